@@ -1,0 +1,74 @@
+#!/usr/bin/env node
+/**
+ * `tally`: the headless face of the same core the tray app uses. Sub-commands live in electron/cli/ and
+ * are imported only when run, so `tally --help` prints without loading HTTP or keychain modules.
+ */
+import type { Command, CommandIo } from './cli/command.js';
+
+const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default: Command }> }> = {
+  live: { summary: 'List channels that are live now', load: () => import('./cli/live.js') },
+  search: { summary: 'Search past channels by time range and keyword', load: () => import('./cli/search.js') },
+  end: { summary: 'Force-end a live channel', load: () => import('./cli/end.js') },
+  login: { summary: 'Store the service ID and secret in the OS keychain', load: () => import('./cli/login.js') },
+  logout: { summary: 'Remove stored credentials from the OS keychain', load: () => import('./cli/logout.js') },
+  listen: { summary: 'Receive recording webhooks and download every recording', load: () => import('./cli/listen.js') },
+  sandbox: { summary: 'Run the local emulator of the service', load: () => import('./cli/sandbox.js') },
+  serve: { summary: 'Serve the popover UI in a browser over the headless core', load: () => import('./cli/serve.js') },
+};
+
+export const MAIN_HELP = `tally: live channels, search, force-end and never-lost recordings, from the terminal.
+
+Usage: tally <command> [options]
+
+Commands:
+${Object.entries(COMMANDS)
+  .map(([name, c]) => `  ${name.padEnd(9)}${c.summary}`)
+  .join('\n')}
+
+Global options:
+  --json         Print machine-readable JSON instead of tables (where a command prints data)
+  -h, --help     Show help for tally or for a command
+  -v, --version  Print the version
+
+Credentials come from TALLY_SERVICE_ID / TALLY_SECRET or from the keychain (tally login).
+Hosts: TALLY_BASE_URL, TALLY_CONSOLE_API_URL, TALLY_ADMIN_URL. State folder: TALLY_HOME.
+Run "tally <command> --help" for the options of a command.
+`;
+
+/** Runs the CLI; returns the exit code. Exported so tests can drive it in-process. */
+export async function main(argv: string[], io: CommandIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '-h' || name === '--help' || name === 'help') {
+    if (name === 'help' && rest[0] && COMMANDS[rest[0]]) return main([rest[0], '--help'], io);
+    io.stdout.write(MAIN_HELP);
+    return 0;
+  }
+  if (name === '-v' || name === '--version') {
+    const { readFileSync } = await import('node:fs');
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    io.stdout.write(`${pkg.version}\n`);
+    return 0;
+  }
+  const entry = COMMANDS[name];
+  if (!entry) {
+    io.stderr.write(`tally: unknown command "${name}". Run "tally --help" for the list.\n`);
+    return 2;
+  }
+  const command = (await entry.load()).default;
+  if (rest.includes('--help') || rest.includes('-h')) {
+    io.stdout.write(command.help);
+    return 0;
+  }
+  const { UsageError } = await import('./cli/command.js');
+  try {
+    return await command.run(rest, io);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr.write(`tally ${name}: ${error.message}\nRun "tally ${name} --help" for usage.\n`);
+      return 2;
+    }
+    const { formatError } = await import('./cli/output.js');
+    io.stderr.write(`tally ${name}: ${formatError(error)}\n`);
+    return 1;
+  }
+}

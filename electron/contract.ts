@@ -1,0 +1,335 @@
+/**
+ * The one typed contract between the renderer and the core. The renderer knows only this file, so the
+ * same popover runs in Electron (IPC through the preload) and in a browser (WebSocket to `tally serve`).
+ *
+ * - `RequestMap`: request name -> argument tuple and result. Names are namespaced `area:verb`.
+ * - `EventMap`: push events from the core.
+ * - `requestSchemas`: zod schemas for every argument tuple, checked on the core side of both transports.
+ * - `createBridge`: builds the named-method object (`tally.channels.live()`) over any `invoke`/`subscribe`
+ *   pair; the preload and the WebSocket client both use it, so both transports expose the same shape.
+ *
+ * This file must stay free of Node and Electron imports: it is bundled into the renderer and the preload.
+ */
+import { z } from 'zod';
+
+// ---------------------------------------------------------------------------------------------------
+// Data shapes (JSON: dates are ISO strings)
+
+export interface ChannelView {
+  id: string;
+  serviceId: string | null;
+  state: 'live' | 'ended';
+  createdAt: string;
+  endedAt: string | null;
+  durationSeconds: number | null;
+  watchers: number | null;
+  cumulativeSessions: number | null;
+}
+
+export interface SearchQuery {
+  /** ISO 8601 start of the period. */
+  since: string;
+  /** ISO 8601 end of the period. */
+  until: string;
+  keyword?: string;
+}
+
+export interface SearchResultView {
+  totalCount: number;
+  channels: ChannelView[];
+  /** True when the service capped the answer and not every channel could be fetched. */
+  truncated: boolean;
+}
+
+export type RecordingState = 'pending' | 'downloading' | 'saved' | 'failed' | 'expired';
+
+export interface RecordingView {
+  key: string;
+  channelId: string;
+  /** 'server' for broadcast recordings from the webhook, 'client' for web SDK uploads. */
+  source: 'server' | 'client';
+  state: RecordingState;
+  receivedAt: string;
+  /** When the service deletes the file (server recordings only). */
+  deadline: string | null;
+  bytes: number | null;
+  totalBytes: number | null;
+  /** Smoothed bytes per second while downloading. */
+  rate: number | null;
+  etaSeconds: number | null;
+  /** File name (not the full path: the renderer never needs the file system layout). */
+  fileName: string | null;
+  error: string | null;
+  attempts: number;
+}
+
+export interface GapView {
+  channelId: string;
+  endedAt: string;
+}
+
+export interface GapReport {
+  /** Start of the checked period (when Tally was last running), or null if never ran before. */
+  since: string | null;
+  checkedAt: string | null;
+  missing: GapView[];
+  error: string | null;
+}
+
+export type TunnelProvider = 'none' | 'url' | 'ngrok' | 'localtunnel';
+
+export interface TunnelStatus {
+  provider: TunnelProvider;
+  state: 'off' | 'connecting' | 'reachable' | 'unreachable' | 'error';
+  /** Public webhook URL to paste into the console (with its token), when known. */
+  publicUrl: string | null;
+  /** Local webhook URL (loopback). */
+  localUrl: string | null;
+  /** Web SDK `recordUrl` for client audio uploads, when known. */
+  uploadUrl: string | null;
+  lastCheckedAt: string | null;
+  message: string | null;
+  /** Whether the current public URL is the one registered with the service. */
+  registered: boolean;
+}
+
+export interface CredentialsStatus {
+  configured: boolean;
+  serviceId: string | null;
+  /** Where the credentials come from. 'sandbox' means demo mode against the embedded sandbox. */
+  source: 'env' | 'keychain' | 'sandbox' | null;
+  /** False on Linux without a Secret Service: the UI explains instead of storing in clear. */
+  keychainAvailable: boolean;
+  keychainMessage: string | null;
+}
+
+export type Language = 'system' | 'en' | 'ko';
+
+/** Settings as the renderer sees them: never a secret, never a token. */
+export interface SettingsView {
+  recordingsFolder: string;
+  pollIntervalSec: number;
+  fileNameTemplate: string;
+  concurrency: number;
+  notifications: { saved: boolean; failed: boolean; unreachable: boolean };
+  launchAtLogin: boolean;
+  language: Language;
+  tunnel: { provider: TunnelProvider; publicUrl: string | null; ngrokDomain: string | null; localtunnelHost: string | null };
+  autoRegisterWebhook: boolean;
+  endpoints: { baseUrl: string | null; consoleApiUrl: string | null; adminUrl: string | null };
+  uploadOrigins: string[];
+  demoMode: boolean;
+  receivingPaused: boolean;
+}
+
+export interface AppInfo {
+  version: string;
+  platform: string;
+  transport: 'ipc' | 'ws';
+  demo: boolean;
+  /** Whether native pickers / reveal-in-folder exist (Electron) or not (browser). */
+  native: boolean;
+}
+
+export interface ErrorView {
+  code: string;
+  message: string;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Argument schemas (checked on the core side; the renderer is untrusted)
+
+const isoDate = z.iso.datetime({ offset: true });
+const channelId = z.string().min(1).max(4096);
+const origin = z.string().max(2048);
+const httpUrl = z
+  .string()
+  .max(2048)
+  .refine((s) => /^https?:\/\//i.test(s) && URL.canParse(s), 'must be an http(s) URL');
+
+export const SearchQuerySchema = z
+  .object({ since: isoDate, until: isoDate, keyword: z.string().max(1024).optional() })
+  .strict()
+  .refine((q) => Date.parse(q.since) <= Date.parse(q.until), { message: 'since must not be after until', path: ['since'] });
+
+export const SettingsPatchSchema = z
+  .object({
+    recordingsFolder: z.string().min(1).max(4096),
+    pollIntervalSec: z.number().int().min(2).max(3600),
+    fileNameTemplate: z.string().min(1).max(256),
+    concurrency: z.number().int().min(1).max(10),
+    notifications: z.object({ saved: z.boolean(), failed: z.boolean(), unreachable: z.boolean() }).strict().partial(),
+    launchAtLogin: z.boolean(),
+    language: z.enum(['system', 'en', 'ko']),
+    tunnel: z
+      .object({
+        provider: z.enum(['none', 'url', 'ngrok', 'localtunnel']),
+        publicUrl: httpUrl.nullable(),
+        ngrokDomain: z.string().max(253).nullable(),
+        localtunnelHost: httpUrl.nullable(),
+      })
+      .strict()
+      .partial(),
+    autoRegisterWebhook: z.boolean(),
+    endpoints: z
+      .object({ baseUrl: httpUrl.nullable(), consoleApiUrl: httpUrl.nullable(), adminUrl: httpUrl.nullable() })
+      .strict()
+      .partial(),
+    uploadOrigins: z.array(origin).max(50),
+    demoMode: z.boolean(),
+    receivingPaused: z.boolean(),
+  })
+  .strict()
+  .partial();
+
+export type SettingsPatch = z.infer<typeof SettingsPatchSchema>;
+
+export const CredentialsInputSchema = z
+  .object({
+    serviceId: z.string().trim().min(1).max(256),
+    secret: z.string().min(1).max(4096),
+  })
+  .strict();
+
+export type CredentialsInput = z.infer<typeof CredentialsInputSchema>;
+
+const none = z.tuple([]);
+const key = z.string().min(1).max(256);
+
+/** Every request: its argument tuple schema. The result types are in `RequestMap`. */
+export const requestSchemas = {
+  'app:info': none,
+  'channels:live': none,
+  'channels:search': z.tuple([SearchQuerySchema]),
+  'channels:end': z.tuple([channelId]),
+  'recordings:list': none,
+  'recordings:retry': z.tuple([key]),
+  'recordings:reveal': z.tuple([key]),
+  'recordings:open': z.tuple([key]),
+  'recordings:gaps': none,
+  'settings:get': none,
+  'settings:update': z.tuple([SettingsPatchSchema]),
+  'settings:chooseFolder': none,
+  'credentials:status': none,
+  'credentials:set': z.tuple([CredentialsInputSchema]),
+  'credentials:clear': none,
+  'credentials:test': z.tuple([CredentialsInputSchema.optional()]),
+  'tunnel:status': none,
+  'webhook:register': none,
+  'clipboard:write': z.tuple([z.string().max(65536)]),
+} as const satisfies Record<string, z.ZodType<readonly unknown[]>>;
+
+export type RequestName = keyof typeof requestSchemas;
+
+export interface RequestMap {
+  'app:info': { args: []; result: AppInfo };
+  'channels:live': { args: []; result: ChannelView[] };
+  'channels:search': { args: [query: SearchQuery]; result: SearchResultView };
+  'channels:end': { args: [channelId: string]; result: { ended: true } };
+  'recordings:list': { args: []; result: RecordingView[] };
+  'recordings:retry': { args: [key: string]; result: RecordingView };
+  'recordings:reveal': { args: [key: string]; result: { ok: boolean } };
+  'recordings:open': { args: [key: string]; result: { ok: boolean } };
+  'recordings:gaps': { args: []; result: GapReport };
+  'settings:get': { args: []; result: SettingsView };
+  'settings:update': { args: [patch: SettingsPatch]; result: SettingsView };
+  'settings:chooseFolder': { args: []; result: SettingsView | null };
+  'credentials:status': { args: []; result: CredentialsStatus };
+  'credentials:set': { args: [credentials: CredentialsInput]; result: CredentialsStatus };
+  'credentials:clear': { args: []; result: CredentialsStatus };
+  'credentials:test': { args: [credentials?: CredentialsInput]; result: { ok: boolean; message: string } };
+  'tunnel:status': { args: []; result: TunnelStatus };
+  'webhook:register': { args: []; result: TunnelStatus };
+  'clipboard:write': { args: [text: string]; result: { ok: boolean } };
+}
+
+// Compile-time check that the schema map and the type map name the same requests.
+type _SameKeys = [RequestName] extends [keyof RequestMap] ? ([keyof RequestMap] extends [RequestName] ? true : never) : never;
+const _sameKeys: _SameKeys = true;
+void _sameKeys;
+
+export const REQUEST_NAMES = Object.keys(requestSchemas) as RequestName[];
+
+export interface EventMap {
+  /** The live list changed (pushed on every poll while someone is subscribed). */
+  'channels:live': ChannelView[];
+  /** A recording was added or changed state. */
+  'recordings:changed': RecordingView;
+  /** Throttled download progress (at most a few per second per recording). */
+  'recordings:progress': RecordingView;
+  'recordings:gaps': GapReport;
+  'tunnel:status': TunnelStatus;
+  'settings:changed': SettingsView;
+  'credentials:changed': CredentialsStatus;
+  /** A background error worth showing (e.g. the live poll failed). */
+  'app:error': ErrorView;
+}
+
+export type EventName = keyof EventMap;
+
+export const EVENT_NAMES: readonly EventName[] = [
+  'channels:live',
+  'recordings:changed',
+  'recordings:progress',
+  'recordings:gaps',
+  'tunnel:status',
+  'settings:changed',
+  'credentials:changed',
+  'app:error',
+];
+
+// ---------------------------------------------------------------------------------------------------
+// Transport-independent bridge
+
+/** What a transport provides: a request/response call and an event subscription. */
+export interface Transport {
+  invoke(name: RequestName, args: readonly unknown[]): Promise<unknown>;
+  subscribe(event: EventName, listener: (payload: unknown) => void): () => void;
+}
+
+type Split<S extends string> = S extends `${infer A}:${infer B}` ? [A, B] : never;
+type Areas = Split<RequestName>[0];
+type VerbsOf<A extends string> = { [K in RequestName]: Split<K>[0] extends A ? Split<K>[1] : never }[RequestName];
+type RequestFor<A extends string, V extends string> = `${A}:${V}` & RequestName;
+
+/** `tally.channels.live()`, `tally.settings.update(patch)`, ... plus `tally.on(event, listener)`. */
+export type TallyBridge = {
+  [A in Areas]: {
+    [V in VerbsOf<A>]: (
+      ...args: RequestMap[RequestFor<A, V>]['args']
+    ) => Promise<RequestMap[RequestFor<A, V>]['result']>;
+  };
+} & {
+  /** Subscribes to a push event; returns the unsubscribe function. */
+  on<E extends EventName>(event: E, listener: (payload: EventMap[E]) => void): () => void;
+};
+
+/** Builds the named-method bridge over a transport. Used by the preload and the WebSocket client alike. */
+export function createBridge(transport: Transport): TallyBridge {
+  const bridge: Record<string, Record<string, (...args: unknown[]) => Promise<unknown>>> = {};
+  for (const name of REQUEST_NAMES) {
+    const [area, verb] = name.split(':') as [string, string];
+    (bridge[area] ??= {})[verb] = (...args: unknown[]) => transport.invoke(name, args);
+  }
+  const on = (event: EventName, listener: (payload: unknown) => void) => {
+    if (!EVENT_NAMES.includes(event)) throw new Error(`Unknown event "${String(event)}"`);
+    return transport.subscribe(event, listener);
+  };
+  return Object.freeze({ ...bridge, on }) as unknown as TallyBridge;
+}
+
+/** Errors cross the transport as `{ code, message }`; this rebuilds an Error the UI can show. */
+export class RemoteError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'RemoteError';
+  }
+}
+
+/** Handler map the core implements once for both transports. */
+export type RequestHandlers = {
+  [K in RequestName]: (...args: RequestMap[K]['args']) => Promise<RequestMap[K]['result']>;
+};

@@ -1,0 +1,104 @@
+/**
+ * Typed errors shared by the core, the CLI and the app. Every message is written for a producer, not a
+ * developer: it says what went wrong and what to do. None of them ever carries the project secret.
+ */
+
+/** Base class: `code` is stable and machine-readable; `message` is for people. */
+export abstract class TallyError extends Error {
+  abstract readonly code: string;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+  /** A plain object safe to log or send over IPC (no cause chain, no request options). */
+  toJSON(): { code: string; name: string; message: string } {
+    return { code: this.code, name: this.name, message: this.message };
+  }
+}
+
+/** The service refused the service ID / secret pair (any 401/403, or a body that says so). */
+export class BadCredentialsError extends TallyError {
+  readonly code = 'bad_credentials';
+  constructor(message = 'The service rejected the service ID and secret. Check them in the console (Project Information) and log in again.') {
+    super(message);
+  }
+}
+
+/** The service does not know the channel. */
+export class UnknownChannelError extends TallyError {
+  readonly code = 'unknown_channel';
+  constructor(readonly channelId: string) {
+    super(`The service has no live channel with ID "${channelId}".`);
+  }
+}
+
+/** Force termination answered `send: false`: the channel was not ended. */
+export class ChannelNotEndedError extends TallyError {
+  readonly code = 'not_ended';
+  constructor(readonly channelId: string) {
+    super(`The service did not end channel "${channelId}" (it answered send: false). It may still be live; try again.`);
+  }
+}
+
+/** The service answered with an unexpected status. `bodySnippet` is the first bytes, HTML summarised. */
+export class ServiceError extends TallyError {
+  readonly code = 'service_error';
+  constructor(
+    readonly status: number,
+    readonly bodySnippet: string,
+    readonly endpoint: string,
+  ) {
+    super(`The service answered ${status} for ${endpoint}${bodySnippet ? `: ${bodySnippet}` : ' with an empty body'}.`);
+  }
+}
+
+/** No answer in time. */
+export class TimeoutError extends TallyError {
+  readonly code = 'timeout';
+  constructor(
+    readonly endpoint: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`The service did not answer ${endpoint} within ${Math.round(timeoutMs / 100) / 10} s.`);
+  }
+}
+
+/** The host could not be reached at all (DNS, refused, reset before any answer). */
+export class NetworkError extends TallyError {
+  readonly code = 'network';
+  constructor(
+    readonly endpoint: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`Could not reach the service for ${endpoint}: ${reason}. Check the network connection and the host settings.`, options);
+  }
+}
+
+/** A response (or file) did not have the documented shape. `paths` names every bad field. */
+export class ResponseShapeError extends TallyError {
+  readonly code = 'response_shape';
+  constructor(
+    readonly endpoint: string,
+    readonly paths: readonly string[],
+    detail: string,
+  ) {
+    super(`The service answered ${endpoint} in an unexpected shape: ${detail}`);
+  }
+}
+
+/** Input from a caller (CLI flag, IPC argument, settings file, webhook) failed validation. */
+export class ValidationError extends TallyError {
+  readonly code = 'invalid_input';
+  constructor(
+    readonly paths: readonly string[],
+    detail: string,
+  ) {
+    super(detail);
+  }
+}
+
+/** Something the user must configure first (credentials, folder, keychain). */
+export class ConfigError extends TallyError {
+  readonly code = 'config';
+}

@@ -1,0 +1,25 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * The folder for settings and state (journal, queue, tokens). It is the same folder Electron's
+ * `app.getPath('userData')` gives for productName "Tally", so the app and the CLI share state.
+ * `TALLY_HOME` overrides it for scripts and tests.
+ */
+export function appDataDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string {
+  if (env.TALLY_HOME) return env.TALLY_HOME;
+  const home = homedir();
+  switch (platform) {
+    case 'darwin':
+      return join(home, 'Library', 'Application Support', 'Tally');
+    case 'win32':
+      return join(env.APPDATA ?? join(home, 'AppData', 'Roaming'), 'Tally');
+    default:
+      return join(env.XDG_CONFIG_HOME ?? join(home, '.config'), 'Tally');
+  }
+}
+
+/** Default recordings folder: ~/Movies/Tally on macOS, ~/Videos/Tally elsewhere. */
+export function defaultRecordingsDir(platform: NodeJS.Platform = process.platform): string {
+  return join(homedir(), platform === 'darwin' ? 'Movies' : 'Videos', 'Tally');
+}

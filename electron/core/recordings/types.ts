@@ -1,0 +1,64 @@
+/**
+ * Shared vocabulary of the recording pipeline: the webhook receiver writes jobs into the durable inbox,
+ * the download manager moves them through their states. Both sides code against these types only.
+ */
+
+/** Where a job stands. `saved`, `expired` and `failed` with `final: true` are terminal. */
+export type JobState = 'pending' | 'downloading' | 'saved' | 'failed' | 'expired';
+
+/** A recording the service told us about, as kept in the durable inbox. */
+export interface RecordingJob {
+  /** Dedupe key: the same recording announced twice (any shape) maps to the same key. */
+  key: string;
+  channelId: string;
+  /** Download URL as received (already checked against the download-origin policy). */
+  url: string;
+  /** ISO time the webhook was durably accepted. */
+  receivedAt: string;
+  /** ISO time after which the service deletes the file (receivedAt + 6 h). */
+  deadline: string;
+  /** Size in bytes announced by the webhook (`filesize`), if any. */
+  announcedBytes: number | null;
+  /** Duration as announced by the webhook (free text), if any. */
+  duration: string | null;
+  thumbnail: string | null;
+  /** Which webhook shape delivered it: 'json' | 'get' | 'form' | 'spec' ... (informational). */
+  shape: string;
+  state: JobState;
+  /** Download attempts so far. */
+  attempts: number;
+  /** Final path once saved (absolute). */
+  path: string | null;
+  /** Bytes on disk once saved, or bytes so far while downloading (last checkpoint). */
+  bytes: number | null;
+  /** Expected total size once known (Content-Length / filesize). */
+  totalBytes: number | null;
+  /** Human-readable reason for failed/expired, or the last transient error while retrying. */
+  error: string | null;
+  /** ISO time of the last state change. */
+  updatedAt: string;
+}
+
+/** The fields a new job starts from; the inbox fills in key, state, attempts and times. */
+export interface NewRecording {
+  channelId: string;
+  url: string;
+  announcedBytes: number | null;
+  duration: string | null;
+  thumbnail: string | null;
+  shape: string;
+}
+
+/** What the download manager needs from the durable inbox. */
+export interface JobStore {
+  list(): RecordingJob[];
+  get(key: string): RecordingJob | undefined;
+  /** Durably applies a patch (fsync'd before the promise resolves) and returns the updated job. */
+  update(key: string, patch: Partial<Omit<RecordingJob, 'key' | 'channelId' | 'url' | 'receivedAt'>>): Promise<RecordingJob>;
+  /** Fires after a new (non-duplicate) job is durably added. */
+  on(event: 'added', listener: (job: RecordingJob) => void): unknown;
+  off(event: 'added', listener: (job: RecordingJob) => void): unknown;
+}
+
+/** Retention promised by the service: the file is deleted 6 hours after the webhook. */
+export const RETENTION_MS = 6 * 60 * 60 * 1000;
