@@ -1,0 +1,77 @@
+/**
+ * A throwaway nginx on loopback serving one folder, optionally with a per-connection `limit_rate`
+ * (the way a throttled origin caps a single connection). Used as the peer origin for download benches.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { freePort } from './harness.js';
+
+export interface Nginx {
+  origin: string;
+  stop(): Promise<void>;
+}
+
+export async function startNginx(opts: { root: string; workDir: string; limitRate?: string }): Promise<Nginx> {
+  const port = await freePort();
+  await mkdir(join(opts.workDir, 'logs'), { recursive: true });
+  const conf = join(opts.workDir, 'nginx.conf');
+  await writeFile(
+    conf,
+    `daemon off;
+master_process off;
+worker_processes 1;
+error_log ${join(opts.workDir, 'logs', 'error.log')} warn;
+pid ${join(opts.workDir, 'nginx.pid')};
+events { worker_connections 256; }
+http {
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  client_body_temp_path ${opts.workDir}/body;
+  proxy_temp_path ${opts.workDir}/proxy;
+  fastcgi_temp_path ${opts.workDir}/fastcgi;
+  uwsgi_temp_path ${opts.workDir}/uwsgi;
+  scgi_temp_path ${opts.workDir}/scgi;
+  server {
+    listen 127.0.0.1:${port};
+    root ${opts.root};
+    etag on;
+    ${opts.limitRate ? `limit_rate ${opts.limitRate};` : ''}
+  }
+}
+`,
+  );
+  const bin = ['/usr/sbin/nginx', 'nginx'].find(Boolean) as string;
+  const child: ChildProcess = spawn(bin, ['-c', conf, '-p', opts.workDir], { stdio: 'ignore' });
+  await waitForPort(port, child);
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+function waitForPort(port: number, child: ChildProcess): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let done = false;
+    child.once('exit', (code) => {
+      if (!done) reject(new Error(`nginx exited with ${code}`));
+    });
+    const attempt = () => {
+      const sock = connect(port, '127.0.0.1');
+      sock.once('connect', () => {
+        done = true;
+        sock.destroy();
+        resolve();
+      });
+      sock.once('error', () => setTimeout(attempt, 20));
+    };
+    attempt();
+  });
+}

@@ -1,0 +1,107 @@
+/** `tally login`: checks the service ID and secret against the service, then stores them in the OS keychain. */
+import { TallyError } from '../core/errors.js';
+import type { Command, CommandIo } from './command.js';
+import { UsageError } from './command.js';
+import {
+  CONNECTION_OPTIONS,
+  connectionFlags,
+  createApi,
+  endpointsFor,
+  isTty,
+  loadSettings,
+  openCredentialStore,
+  parseCommandArgs,
+  readAll,
+  readHidden,
+  readLine,
+} from './context.js';
+import { formatError } from './output.js';
+
+const help = `Usage: tally login [options]
+
+Store the project's service ID and secret (console: Project Information) in the OS keychain
+(Keychain on macOS, Credential Manager on Windows, the Secret Service on Linux). They are checked
+against the service first. The secret is never echoed, written to a file or printed.
+
+On a terminal you are asked for both; the secret is typed without echo. When stdin is not a terminal
+(or with --secret-stdin) the secret is read from stdin and --service-id (or TALLY_SERVICE_ID) is needed.
+
+Options:
+  --service-id <id>   Service ID (asked for on a terminal when missing)
+  --secret-stdin      Read the secret from stdin instead of prompting
+  --no-verify         Store without checking against the service
+  --base-url <url>    Signalling host used for the check (TALLY_BASE_URL)
+  -h, --help          Show this help
+
+Examples:
+  tally login
+  tally login --service-id my-service-id
+  printf '%s' "$SECRET" | tally login --service-id my-service-id --secret-stdin
+  tally login --service-id my-service-id --no-verify < secret.txt
+`;
+
+const command: Command = {
+  help,
+  async run(argv: string[], io: CommandIo): Promise<number> {
+    const { values } = parseCommandArgs(argv, {
+      ...CONNECTION_OPTIONS,
+      'secret-stdin': { type: 'boolean' },
+      'no-verify': { type: 'boolean' },
+    });
+    const flags = connectionFlags(values);
+    const terminal = isTty(io.stdin);
+    const secretFromStdin = values['secret-stdin'] === true || !terminal;
+
+    let serviceId = flags.serviceId ?? '';
+    if (!serviceId) {
+      if (terminal) {
+        io.stderr.write('Service ID: ');
+        serviceId = ((await readLine(io)) ?? '').trim();
+      } else {
+        serviceId = io.env.TALLY_SERVICE_ID?.trim() ?? '';
+      }
+    }
+    if (!serviceId) {
+      throw new UsageError(
+        terminal ? 'A service ID is needed.' : 'stdin is not a terminal: pass --service-id (or set TALLY_SERVICE_ID).',
+      );
+    }
+
+    const secret = secretFromStdin
+      ? stripLineBreak(await readAll(io))
+      : (await readHidden(io, 'Secret (typing is hidden): ')).trim();
+    if (!secret) throw new UsageError(secretFromStdin ? 'No secret on stdin.' : 'The secret is empty.');
+    if (/[\r\n]/.test(secret)) throw new UsageError('The secret must be a single line.');
+
+    const credentials = { serviceId, secret };
+    let liveCount: number | null = null;
+    if (values['no-verify'] !== true) {
+      const { settings } = loadSettings(io);
+      const api = createApi(io, endpointsFor(io, flags, settings), credentials);
+      try {
+        liveCount = (await api.testConnection()).liveCount;
+      } catch (error) {
+        if (!(error instanceof TallyError)) throw error;
+        io.stderr.write(`tally login: ${formatError(error)}\nNothing was stored.`);
+        io.stderr.write(error.code === 'bad_credentials' ? '\n' : ' Use --no-verify to store without checking.\n');
+        return 1;
+      }
+    }
+
+    await openCredentialStore().save(credentials);
+    const check =
+      liveCount === null ? ' (not verified)' : `: ${liveCount} ${liveCount === 1 ? 'channel' : 'channels'} live now`;
+    io.stdout.write(`Logged in as ${serviceId}${check}. The credentials are stored in the OS keychain.\n`);
+    if (io.env.TALLY_SERVICE_ID || io.env.TALLY_SECRET) {
+      io.stderr.write('Note: TALLY_SERVICE_ID / TALLY_SECRET are set and take precedence over the keychain.\n');
+    }
+    return 0;
+  },
+};
+
+/** A piped secret usually ends with one line break that is not part of it. */
+function stripLineBreak(text: string): string {
+  return text.replace(/\r?\n$/, '').trim();
+}
+
+export default command;

@@ -1,0 +1,711 @@
+/**
+ * The client of the service's three channel endpoints and its admin API. Every answer is validated and
+ * normalised into `Channel`; every failure becomes one of our typed errors. got's own errors are never
+ * rethrown or attached as `cause`, because they carry the request options, and those hold the secret.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import got, { RequestError, TimeoutError as GotTimeoutError } from 'got';
+import { z } from 'zod';
+import type { Endpoints } from './endpoints.js';
+import {
+  BadCredentialsError,
+  ChannelNotEndedError,
+  NetworkError,
+  ResponseShapeError,
+  ServiceError,
+  TimeoutError,
+  UnknownChannelError,
+  ValidationError,
+} from './errors.js';
+import type { Channel, Credentials, SearchResult } from './model.js';
+import { parseUnknown } from './validate.js';
+
+/** A search answer, plus whether some matching channels could not be fetched (see `ChannelApi.search`). */
+export interface ApiSearchResult extends SearchResult {
+  /** True when the service holds more matching channels than could be listed, even after splitting. */
+  truncated: boolean;
+}
+
+export interface ChannelApiOptions {
+  endpoints: Endpoints;
+  /** Fixed credentials, or a function asked before every call (so a new login applies at once). */
+  credentials: Credentials | (() => Promise<Credentials>);
+  /** Per attempt. Default 10 s. */
+  timeoutMs?: number;
+  /** Extra attempts for reads (live list, search). Default 3. */
+  retries?: number;
+  /** Base of the exponential backoff; each wait is random in [0, base·2^attempt] ("full jitter"). Default 300 ms. */
+  retryBaseMs?: number;
+  userAgent?: string;
+  /** Aborts every call of this client. */
+  signal?: AbortSignal;
+  /** Source of jitter, replaceable for tests. */
+  random?: () => number;
+}
+
+/** Per-call options. */
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+const PATHS = {
+  live: '/lambda/broadcast-channel-list',
+  search: '/v1/search',
+  end: '/lambda/channel-force-termination',
+} as const;
+
+/** Recursion limit of search splitting: 44 halvings reach one second from any range a Date can hold. */
+const MAX_SPLIT_DEPTH = 48;
+/** Hard cap on requests one search may make (the real budget scales with the result size). */
+const MAX_SEARCH_REQUESTS = 400;
+const MAX_BACKOFF_MS = 10_000;
+/** Latest epoch second a Date can represent. */
+const MAX_EPOCH_SECONDS = 8.64e12;
+
+/** Error codes that mean the request never left this machine or never reached a server: safe to resend. */
+const NEVER_SENT_CODES = new Set(['ECONNREFUSED', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH', 'EADDRNOTAVAIL']);
+
+// ---------------------------------------------------------------------------------------------------------
+// Response schemas. Liberal where it is harmless (numeric strings, extra fields, `chid` or `id`), strict
+// where a wrong guess would show wrong data (dates must parse, counts must be whole numbers).
+
+const numericString = z
+  .string()
+  .trim()
+  .regex(/^\d+(\.\d+)?$/, 'expected a number')
+  .transform(Number);
+
+const epochSeconds = z
+  .union([z.number(), numericString])
+  .pipe(z.number().finite().min(0).max(MAX_EPOCH_SECONDS, 'is not a plausible Unix time in seconds'));
+
+const count = z
+  .union([z.number(), numericString])
+  .pipe(z.number().int('expected a whole number').min(0))
+  .nullable()
+  .optional()
+  .transform((value) => value ?? null);
+
+const ISO_TIME_RE = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/i;
+
+const isoTime = z
+  .string()
+  .trim()
+  .regex(ISO_TIME_RE, 'expected an ISO 8601 time')
+  .transform((value, ctx) => {
+    // The service documents UTC; a missing zone is read as UTC, not as this machine's local time.
+    const withZone = /(?:Z|[+-]\d{2}:?\d{2})$/i.test(value) ? value : `${value}Z`;
+    const date = new Date(withZone.replace(' ', 'T'));
+    if (Number.isNaN(date.getTime()) || !isRealCalendarDay(value)) {
+      ctx.addIssue({ code: 'custom', message: 'is not a real date' });
+      return z.NEVER;
+    }
+    return date;
+  });
+
+/** Date parsing rolls 31 February over into March; a producer should see an error instead. */
+function isRealCalendarDay(iso: string): boolean {
+  const [year, month, day] = iso.slice(0, 10).split('-').map(Number) as [number, number, number];
+  if (month < 1 || month > 12 || day < 1) return false;
+  return day <= new Date(Date.UTC(year, month, 0)).getUTCDate();
+}
+
+const channelId = z.string().min(1, 'channel ID is empty');
+
+const LiveItemSchema = z
+  .object({
+    id: channelId.optional(),
+    chid: channelId.optional(),
+    serviceId: z.string().nullable().optional(),
+    createTime: isoTime,
+    numOfWatchers: count,
+  })
+  .superRefine((item, ctx) => {
+    if (item.id === undefined && item.chid === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['id'], message: 'channel ID is missing' });
+    }
+  });
+
+/** JSON `null` is read as "nothing live": the empty case is undocumented and null says nothing else. */
+const LiveListSchema = z.array(LiveItemSchema).nullable();
+
+const SearchItemSchema = z
+  .object({
+    chid: channelId.optional(),
+    id: channelId.optional(),
+    createTime: epochSeconds,
+    endTime: epochSeconds.nullable().optional(),
+    peerCount: count,
+  })
+  .superRefine((item, ctx) => {
+    if (item.chid === undefined && item.id === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['chid'], message: 'channel ID is missing' });
+    }
+  });
+
+const SearchSchema = z.object({
+  startTime: epochSeconds.optional(),
+  currentTime: epochSeconds.optional(),
+  totalCount: z.union([z.number(), numericString]).pipe(z.number().int().min(0)).optional(),
+  items: z.array(SearchItemSchema),
+});
+
+const EndSchema = z.object({
+  send: z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]),
+});
+
+/** Live list item → Channel. Exported for tests and for the sandbox's own checks. */
+export function parseLiveList(data: unknown, endpoint: string = PATHS.live): Channel[] {
+  const items = parseUnknown(LiveListSchema, data, shapeError(endpoint)) ?? [];
+  return items.map((item) => ({
+    id: (item.id ?? item.chid) as string,
+    serviceId: item.serviceId ?? null,
+    state: 'live' as const,
+    createdAt: item.createTime,
+    endedAt: null,
+    watchers: item.numOfWatchers,
+    cumulativeSessions: null,
+  }));
+}
+
+/** Search answer → SearchResult (one request's worth; `ChannelApi.search` merges several). */
+export function parseSearch(
+  data: unknown,
+  fallback: { startTime: Date; now: Date },
+  endpoint: string = PATHS.search,
+): SearchResult {
+  const body = parseUnknown(SearchSchema, data, shapeError(endpoint));
+  const channels = body.items.map((item): Channel => {
+    // An end time of 0 or none means the channel has not ended yet (search can see live channels too).
+    const ended = item.endTime !== undefined && item.endTime !== null && item.endTime > 0;
+    return {
+      id: (item.chid ?? item.id) as string,
+      serviceId: null,
+      state: ended ? 'ended' : 'live',
+      createdAt: fromEpochSeconds(item.createTime),
+      endedAt: ended ? fromEpochSeconds(item.endTime as number) : null,
+      watchers: null,
+      cumulativeSessions: item.peerCount,
+    };
+  });
+  return {
+    startTime: body.startTime === undefined ? fallback.startTime : fromEpochSeconds(body.startTime),
+    currentTime: body.currentTime === undefined ? fallback.now : fromEpochSeconds(body.currentTime),
+    totalCount: body.totalCount ?? channels.length,
+    channels,
+  };
+}
+
+function fromEpochSeconds(seconds: number): Date {
+  return new Date(Math.round(seconds * 1000));
+}
+
+function shapeError(endpoint: string) {
+  return (paths: string[], detail: string) => new ResponseShapeError(endpoint, paths, detail);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Body inspection
+
+const UNAUTHORIZED_RE =
+  /unauthori[sz]ed|forbidden|invalid[ _-]?(secret|service[ _-]?id|credential|key|token|auth)|(wrong|bad|incorrect)[ _-]?(secret|credential|service[ _-]?id)|authenticat(ion|e)[ _-]?(failed|error|required)|not[ _-]?authori[sz]ed|access[ _-]?denied/i;
+const NOT_FOUND_RE = /not[ _-]?found|no[ _-]such[ _-]channel|unknown[ _-]channel|does[ _-]not[ _-]exist|not[ _-]exist/i;
+
+/** The short strings of a JSON error body (`error`, `message`, `reason`...), top level and one level down. */
+function messageStrings(body: unknown): string[] {
+  if (typeof body === 'string') return [body];
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return [];
+  const out: string[] = [];
+  for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
+    if (typeof value === 'string' && /error|message|msg|reason|result|status|detail|code/i.test(key)) {
+      out.push(value.slice(0, 500));
+    } else if (typeof value === 'object' && value !== null && !Array.isArray(value) && /error/i.test(key)) {
+      out.push(...messageStrings(value));
+    }
+  }
+  return out;
+}
+
+function saysUnauthorized(body: unknown): boolean {
+  return messageStrings(body).some((s) => UNAUTHORIZED_RE.test(s));
+}
+
+function saysNotFound(body: unknown): boolean {
+  return messageStrings(body).some((s) => NOT_FOUND_RE.test(s));
+}
+
+function looksLikeHtml(text: string, contentType: string): boolean {
+  return /\bhtml\b/i.test(contentType) || /^\s*<(!doctype|html|head|body|title|h\d)\b/i.test(text);
+}
+
+const ENTITIES: Readonly<Record<string, string>> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+
+function htmlText(fragment: string): string {
+  return fragment
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/&(#\d+|#x[0-9a-f]+|[a-z]+);/gi, (whole, name: string) => {
+      if (name.startsWith('#x') || name.startsWith('#X')) return safeChar(parseInt(name.slice(2), 16));
+      if (name.startsWith('#')) return safeChar(Number(name.slice(1)));
+      return ENTITIES[name.toLowerCase()] ?? whole;
+    })
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+function safeChar(code: number): string {
+  return Number.isInteger(code) && code > 31 && code < 0x110000 ? String.fromCodePoint(code) : ' ';
+}
+
+/**
+ * A short, single-line, markup-free summary of a response body for error messages: an HTML page
+ * becomes its title or first heading; anything else its first ~200 characters. Occurrences of the
+ * secret are masked in case a server echoes the request.
+ */
+export function summarizeBody(text: string, contentType = '', secret?: string): string {
+  const masked = maskSecret(text, secret);
+  if (!masked.trim()) return '';
+  if (looksLikeHtml(masked, contentType)) {
+    const title = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(masked)?.[1];
+    const heading = /<h[1-6][^>]*>([\s\S]*?)<\/h[1-6]>/i.exec(masked)?.[1];
+    const summary = htmlText(title ?? '') || htmlText(heading ?? '');
+    return summary ? `HTML page "${clip(summary, 120)}"` : 'an HTML page';
+  }
+  return clip(masked.replace(CONTROL_CHARS, ' ').replace(/\s+/g, ' ').trim(), 200);
+}
+
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARS = /[\u0000-\u001f\u007f]+/g;
+
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+function maskSecret(text: string, secret?: string): string {
+  if (!secret) return text;
+  let out = text;
+  const variants = new Set([secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)]);
+  for (const v of variants) if (v) out = out.split(v).join('***');
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The client
+
+interface RequestSpec {
+  /** Label used in errors: the path, never the full URL with its query. */
+  endpoint: string;
+  url: string;
+  method: 'POST' | 'PUT';
+  body?: unknown;
+  headers?: Record<string, string>;
+  kind: 'read' | 'write';
+}
+
+interface RawResponse {
+  status: number;
+  text: string;
+  contentType: string;
+}
+
+/** Marks failures that may be retried and how. Kept outside the error objects so they stay plain. */
+const transient = new WeakSet<Error>();
+const neverSent = new WeakSet<Error>();
+
+/** Client of the service. Construct one per set of endpoints; it holds no connection state. */
+export class ChannelApi {
+  readonly #endpoints: Endpoints;
+  readonly #credentials: () => Promise<Credentials>;
+  readonly #timeoutMs: number;
+  readonly #retries: number;
+  readonly #retryBaseMs: number;
+  readonly #userAgent: string;
+  readonly #signal: AbortSignal | undefined;
+  readonly #random: () => number;
+
+  constructor(options: ChannelApiOptions) {
+    this.#endpoints = {
+      baseUrl: options.endpoints.baseUrl.replace(/\/+$/, ''),
+      consoleApiUrl: options.endpoints.consoleApiUrl.replace(/\/+$/, ''),
+      adminUrl: options.endpoints.adminUrl.replace(/\/+$/, ''),
+    };
+    const creds = options.credentials;
+    this.#credentials = typeof creds === 'function' ? creds : async () => creds;
+    this.#timeoutMs = options.timeoutMs ?? 10_000;
+    this.#retries = Math.max(0, options.retries ?? 3);
+    this.#retryBaseMs = Math.max(0, options.retryBaseMs ?? 300);
+    this.#userAgent = options.userAgent ?? 'Tally';
+    this.#signal = options.signal;
+    this.#random = options.random ?? Math.random;
+  }
+
+  /** Channels broadcasting now. */
+  async listLive(options: CallOptions = {}): Promise<Channel[]> {
+    const { serviceId, secret } = await this.#credentials();
+    const data = await this.#call(
+      {
+        endpoint: PATHS.live,
+        url: this.#endpoints.baseUrl + PATHS.live,
+        method: 'POST',
+        body: { serviceId, secret },
+        kind: 'read',
+      },
+      secret,
+      options,
+    );
+    return parseLiveList(data);
+  }
+
+  /**
+   * Channels in a time range, newest first. The service answers at most some number of items per
+   * request while `totalCount` counts them all; when items are missing the range is halved again and
+   * again (down to one second) and the answers merged by channel ID. `truncated` says if some could
+   * still not be listed.
+   */
+  async search(q: { since: Date; until: Date; keyword?: string }, options: CallOptions = {}): Promise<ApiSearchResult> {
+    if (!(q.since instanceof Date) || Number.isNaN(q.since.getTime())) {
+      throw new ValidationError(['since'], 'The start of the search period is not a valid time.');
+    }
+    if (!(q.until instanceof Date) || Number.isNaN(q.until.getTime())) {
+      throw new ValidationError(['until'], 'The end of the search period is not a valid time.');
+    }
+    if (q.since.getTime() > q.until.getTime()) {
+      throw new ValidationError(['since', 'until'], 'The search period starts after it ends.');
+    }
+    const keyword = q.keyword ?? '';
+    const start = Math.floor(q.since.getTime() / 1000);
+    const end = Math.ceil(q.until.getTime() / 1000);
+    const merged = new Map<string, Channel>();
+    let requests = 0;
+    let truncated = false;
+
+    const fetchRange = async (from: number, to: number): Promise<SearchResult> => {
+      requests += 1;
+      const result = await this.#searchOnce(from, to, keyword, options);
+      for (const channel of result.channels) merged.set(channel.id, channel);
+      return result;
+    };
+
+    let budget = MAX_SEARCH_REQUESTS;
+    const split = async (from: number, to: number, parentTotal: number, depth: number): Promise<void> => {
+      if (to - from <= 1 || depth >= MAX_SPLIT_DEPTH || requests + 2 > budget) {
+        truncated = true;
+        return;
+      }
+      // Halves share their boundary second: whether the service's bounds are inclusive is not
+      // documented, and the Map removes the duplicates this may bring.
+      const mid = from + Math.floor((to - from) / 2);
+      const halves = [
+        { from, to: mid, result: await fetchRange(from, mid) },
+        { from: mid, to, result: await fetchRange(mid, to) },
+      ];
+      // Both halves as full as the whole: splitting separates nothing (channels spanning the whole
+      // range, or a service ignoring the period), and going deeper would only multiply requests.
+      if (halves.every((h) => h.result.totalCount >= parentTotal)) {
+        truncated = true;
+        return;
+      }
+      for (const half of halves) {
+        if (half.result.totalCount > half.result.channels.length) {
+          await split(half.from, half.to, half.result.totalCount, depth + 1);
+        }
+      }
+    };
+
+    const first = await fetchRange(start, end);
+    if (first.totalCount > first.channels.length) {
+      // Enough requests for a well-behaved service to list everything a few times over, and no more.
+      const pages = Math.ceil(first.totalCount / Math.max(1, first.channels.length));
+      budget = Math.min(MAX_SEARCH_REQUESTS, 20 + 6 * pages);
+      await split(start, end, first.totalCount, 0);
+    }
+
+    const channels = [...merged.values()].sort(newestFirst);
+    const totalCount = Math.max(first.totalCount, channels.length);
+    return {
+      startTime: first.startTime,
+      currentTime: first.currentTime,
+      totalCount,
+      channels,
+      truncated: truncated || channels.length < totalCount,
+    };
+  }
+
+  async #searchOnce(from: number, to: number, keyword: string, options: CallOptions): Promise<SearchResult> {
+    const { serviceId, secret } = await this.#credentials();
+    const data = await this.#call(
+      {
+        endpoint: PATHS.search,
+        url: this.#endpoints.consoleApiUrl + PATHS.search,
+        method: 'POST',
+        body: { serviceId, secret, keyword, starttime: from, endtime: to },
+        kind: 'read',
+      },
+      secret,
+      options,
+    );
+    return parseSearch(data, { startTime: new Date(from * 1000), now: new Date() });
+  }
+
+  /**
+   * Force-ends a channel. Never resent after the request may have reached the service: ending is not
+   * something to do twice by accident, and a second answer could wrongly say "unknown channel".
+   */
+  async endChannel(id: string, options: CallOptions = {}): Promise<void> {
+    if (typeof id !== 'string' || id.length === 0) throw new ValidationError(['channelId'], 'A channel ID is needed.');
+    const { serviceId, secret } = await this.#credentials();
+    const data = await this.#call(
+      {
+        endpoint: PATHS.end,
+        url: this.#endpoints.baseUrl + PATHS.end,
+        method: 'POST',
+        body: { serviceId, secret, channelId: id },
+        kind: 'write',
+      },
+      secret,
+      options,
+      id,
+    );
+    const { send } = parseUnknown(EndSchema, data, shapeError(PATHS.end));
+    if (!send) throw new ChannelNotEndedError(id);
+  }
+
+  /** Sets the URL that receives the recording-complete webhook (admin API). */
+  async setRecordHook(url: string, options: CallOptions = {}): Promise<void> {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new ValidationError(['url'], 'The webhook URL is not a valid URL.');
+    }
+    if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
+      throw new ValidationError(['url'], 'The webhook URL must start with https:// or http://.');
+    }
+    const { serviceId, secret } = await this.#credentials();
+    const path = `/api/recordhook/${encodeURIComponent(serviceId)}`;
+    await this.#call(
+      {
+        endpoint: path,
+        url: this.#endpoints.adminUrl + path,
+        method: 'PUT',
+        body: { url },
+        headers: { secret },
+        kind: 'write',
+      },
+      secret,
+      options,
+    );
+  }
+
+  /** Turns server-side recording on or off for the project (admin API; the service must have approved it). */
+  async setServerRecording(enabled: boolean, options: CallOptions = {}): Promise<void> {
+    const { serviceId, secret } = await this.#credentials();
+    const path = `/api/record/${encodeURIComponent(serviceId)}/${enabled ? 1 : 0}`;
+    await this.#call(
+      { endpoint: path, url: this.#endpoints.adminUrl + path, method: 'PUT', headers: { secret }, kind: 'write' },
+      secret,
+      options,
+    );
+  }
+
+  /** Checks host and credentials with one live-list call. */
+  async testConnection(options: CallOptions = {}): Promise<{ ok: true; liveCount: number }> {
+    const live = await this.listLive(options);
+    return { ok: true, liveCount: live.length };
+  }
+
+  /** One logical call: attempts with backoff, then interpretation of the answer. */
+  async #call(spec: RequestSpec, secret: string, options: CallOptions, channelId?: string): Promise<unknown> {
+    const signal = combineSignals(this.#signal, options.signal);
+    for (let attempt = 0; ; attempt += 1) {
+      throwIfAborted(signal);
+      try {
+        const response = await this.#send(spec, signal);
+        return interpret(spec, response, secret, channelId);
+      } catch (error) {
+        if (signal?.aborted) throw abortReason(signal);
+        const retry =
+          error instanceof Error &&
+          attempt < this.#retries &&
+          (neverSent.has(error) || (spec.kind === 'read' && transient.has(error)));
+        if (!retry) throw error;
+        const ceiling = Math.min(MAX_BACKOFF_MS, this.#retryBaseMs * 2 ** attempt);
+        const wait = Math.floor(this.#random() * ceiling);
+        try {
+          await sleep(wait, undefined, signal ? { signal } : undefined);
+        } catch {
+          throw abortReason(signal);
+        }
+      }
+    }
+  }
+
+  async #send(spec: RequestSpec, signal: AbortSignal | undefined): Promise<RawResponse> {
+    try {
+      const response = await got(spec.url, {
+        method: spec.method,
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json',
+          'user-agent': this.#userAgent,
+          ...spec.headers,
+        },
+        // A string body, not got's `json` option: nothing of ours ends up in a parsed-options dump.
+        body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
+        throwHttpErrors: false,
+        // Redirects could carry the secret to another host; an unexpected 3xx is reported instead.
+        followRedirect: false,
+        retry: { limit: 0 },
+        timeout: { request: this.#timeoutMs },
+        responseType: 'text',
+        signal,
+      });
+      const contentType = response.headers['content-type'];
+      return { status: response.statusCode, text: response.body, contentType: contentType ?? '' };
+    } catch (error) {
+      if (signal?.aborted) throw abortReason(signal);
+      throw translateTransportError(error, spec, this.#timeoutMs);
+    }
+  }
+}
+
+function newestFirst(a: Channel, b: Channel): number {
+  const diff = b.createdAt.getTime() - a.createdAt.getTime();
+  if (diff !== 0) return diff;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/** got's errors become ours here and only here; nothing of the original object survives. */
+function translateTransportError(error: unknown, spec: RequestSpec, timeoutMs: number): Error {
+  if (error instanceof GotTimeoutError) {
+    const result = new TimeoutError(spec.endpoint, timeoutMs);
+    // A timeout while connecting means nothing was sent; later phases may have reached the service.
+    if (error.event === 'lookup' || error.event === 'connect') neverSent.add(result);
+    transient.add(result);
+    return result;
+  }
+  const code = error instanceof RequestError ? String(error.code ?? '') : '';
+  const host = safeHost(spec.url);
+  const result = new NetworkError(spec.endpoint, describeCode(code, host, error));
+  if (NEVER_SENT_CODES.has(code)) neverSent.add(result);
+  transient.add(result);
+  return result;
+}
+
+function describeCode(code: string, host: string, error: unknown): string {
+  switch (code) {
+    case 'ECONNREFUSED':
+      return `connection refused by ${host}`;
+    case 'ENOTFOUND':
+      return `host ${host} not found`;
+    case 'EAI_AGAIN':
+      return `the name lookup for ${host} failed temporarily`;
+    case 'ECONNRESET':
+      return `the connection to ${host} was reset`;
+    case 'EPIPE':
+      return `the connection to ${host} closed while sending`;
+    case 'ETIMEDOUT':
+      return `the connection to ${host} timed out`;
+    case 'ENETUNREACH':
+    case 'EHOSTUNREACH':
+      return `${host} is unreachable from this network`;
+    case 'ERR_STREAM_PREMATURE_CLOSE':
+      return `the connection to ${host} closed before the whole answer arrived`;
+    default:
+      break;
+  }
+  if (/CERT|SSL|TLS/i.test(code)) return `the TLS certificate of ${host} was not accepted (${code})`;
+  if (error instanceof Error && error.name === 'ReadError') return `the answer from ${host} was cut off`;
+  if (/^[A-Z][A-Z0-9_]{1,40}$/.test(code)) return `the connection to ${host} failed (${code})`;
+  return `the connection to ${host} failed`;
+}
+
+function safeHost(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'the host';
+  }
+}
+
+/** Status and body → parsed JSON, or the typed error the answer means. */
+function interpret(spec: RequestSpec, res: RawResponse, secret: string, channelId?: string): unknown {
+  const html = looksLikeHtml(res.text, res.contentType);
+  let json: unknown = undefined;
+  let jsonOk = false;
+  if (res.text.trim() && !html) {
+    try {
+      json = JSON.parse(res.text) as unknown;
+      jsonOk = true;
+    } catch {
+      jsonOk = false;
+    }
+  }
+
+  if (res.status === 401 || res.status === 403) throw new BadCredentialsError();
+  if (res.status < 200 || res.status >= 300) {
+    if (jsonOk && saysUnauthorized(json)) throw new BadCredentialsError();
+    if (channelId !== undefined && ((res.status === 404 && !html) || (jsonOk && saysNotFound(json)))) {
+      throw new UnknownChannelError(channelId);
+    }
+    const error = new ServiceError(res.status, summarizeBody(res.text, res.contentType, secret), spec.endpoint);
+    if (res.status >= 500 || res.status === 429 || res.status === 408) transient.add(error);
+    throw error;
+  }
+
+  // 2xx from here on.
+  if (spec.method === 'PUT') {
+    // The admin API's answers are undocumented: any 2xx is success unless the body says otherwise.
+    if (jsonOk && saysUnauthorized(json)) throw new BadCredentialsError();
+    return jsonOk ? json : null;
+  }
+  if (!res.text.trim()) {
+    throw new ResponseShapeError(spec.endpoint, [], `the body was empty (status ${res.status}).`);
+  }
+  if (html) {
+    throw new ResponseShapeError(
+      spec.endpoint,
+      [],
+      `expected JSON but got ${summarizeBody(res.text, res.contentType, secret)}.`,
+    );
+  }
+  if (!jsonOk) {
+    const error = new ResponseShapeError(
+      spec.endpoint,
+      [],
+      `expected JSON but got "${summarizeBody(res.text, res.contentType, secret)}".`,
+    );
+    // Unparseable JSON on a read is usually a cut-off body; another attempt is harmless.
+    transient.add(error);
+    throw error;
+  }
+  if (saysUnauthorized(json) && !isExpectedShape(spec, json)) throw new BadCredentialsError();
+  if (channelId !== undefined && saysNotFound(json) && !isExpectedShape(spec, json)) {
+    throw new UnknownChannelError(channelId);
+  }
+  return json;
+}
+
+function isExpectedShape(spec: RequestSpec, json: unknown): boolean {
+  if (spec.endpoint === PATHS.live) return Array.isArray(json);
+  if (spec.endpoint === PATHS.search) return typeof json === 'object' && json !== null && 'items' in json;
+  if (spec.endpoint === PATHS.end) return typeof json === 'object' && json !== null && 'send' in json;
+  return false;
+}
+
+function combineSignals(a?: AbortSignal, b?: AbortSignal): AbortSignal | undefined {
+  if (a && b) return AbortSignal.any([a, b]);
+  return a ?? b;
+}
+
+function throwIfAborted(signal?: AbortSignal): void {
+  if (signal?.aborted) throw abortReason(signal);
+}
+
+/** The signal's reason (an AbortError DOMException by default), as fetch does. */
+function abortReason(signal?: AbortSignal): Error {
+  const reason: unknown = signal?.reason;
+  if (reason instanceof Error) return reason;
+  const error = new Error('The operation was aborted.');
+  error.name = 'AbortError';
+  return error;
+}

@@ -1,0 +1,135 @@
+/**
+ * The installed entry point, `node bin/tally.js`, as a real child process over the built CLI in dist/.
+ * dist/ is rebuilt with tsc first, but only when it is missing or older than a source file.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox } from '../electron/core/sandbox/index.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** Source files whose compiled twin must exist and be newer (same selection as tsconfig.build.json). */
+function staleOutputs(): string[] {
+  const stale: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) {
+        if (entry.name !== 'preload') walk(path);
+        continue;
+      }
+      if (!entry.name.endsWith('.ts') || /\.(spec|test)\.ts$/.test(entry.name) || entry.name.endsWith('.d.ts'))
+        continue;
+      const out = join(ROOT, 'dist', relative(ROOT, path)).replace(/\.ts$/, '.js');
+      let outTime = 0;
+      try {
+        outTime = statSync(out).mtimeMs;
+      } catch {
+        // missing output
+      }
+      if (outTime < statSync(path).mtimeMs) stale.push(relative(ROOT, path));
+    }
+  };
+  walk(join(ROOT, 'electron'));
+  return stale;
+}
+
+function build(): Promise<void> {
+  return new Promise((resolve) => {
+    // tsc emits even when files owned by work in progress elsewhere have type errors; the checks below
+    // say whether what the CLI needs was produced.
+    execFile(
+      process.execPath,
+      [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
+      { cwd: ROOT },
+      () => resolve(),
+    );
+  });
+}
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function tally(args: string[], env: NodeJS.ProcessEnv): Promise<Result> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(ROOT, 'bin/tally.js'), ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('bin/tally.js', () => {
+  let home: string;
+  let sb: Awaited<ReturnType<typeof startSandbox>>;
+
+  beforeAll(async () => {
+    if (staleOutputs().length > 0) await build();
+    const cliFiles = staleOutputs().filter((f) => f === 'electron/cli.ts' || f.startsWith('electron/cli/'));
+    expect(cliFiles, 'the CLI was not compiled').toEqual([]);
+    home = await mkdtemp(join(tmpdir(), 'tally-bin-'));
+    sb = await startSandbox({ searchIndexDelayMs: 0, seed: 1 });
+  }, 180_000);
+
+  afterAll(async () => {
+    await sb?.close();
+    if (home) await rm(home, { recursive: true, force: true });
+  });
+
+  it('prints the main help and exits 0', async () => {
+    const result = await tally(['--help'], { TALLY_HOME: home });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^tally: live channels/);
+    expect(result.stdout).toContain('Usage: tally <command> [options]');
+    for (const name of ['live', 'search', 'end', 'login', 'logout'])
+      expect(result.stdout).toMatch(new RegExp(`\\n  ${name} `));
+    expect(result.stderr).toBe('');
+  });
+
+  it('prints a command help', async () => {
+    const result = await tally(['search', '--help'], { TALLY_HOME: home });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^Usage: tally search/);
+  });
+
+  it('exits 2 on an unknown command or a bad option', async () => {
+    const unknown = await tally(['frobnicate'], { TALLY_HOME: home });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/unknown command "frobnicate"/);
+    const bad = await tally(['search', '--since', 'whenever'], { TALLY_HOME: home });
+    expect(bad.code).toBe(2);
+  });
+
+  it('lists live channels from the sandbox as JSON, and exits 1 on a refused connection', async () => {
+    sb.control.startBroadcast({ id: 'bin-live', watchers: 2 });
+    const env = {
+      TALLY_HOME: home,
+      TALLY_BASE_URL: sb.endpoints.baseUrl,
+      TALLY_SERVICE_ID: sb.credentials.serviceId,
+      TALLY_SECRET: sb.credentials.secret,
+    };
+    const ok = await tally(['live', '--json'], env);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect((JSON.parse(ok.stdout) as Array<{ id: string }>).map((c) => c.id)).toEqual(['bin-live']);
+
+    const refused = await tally(['live'], { ...env, TALLY_BASE_URL: 'http://127.0.0.1:9', TALLY_RETRIES: '0' });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^tally live: Could not reach the service/);
+    expect(refused.stderr).not.toContain(sb.credentials.secret);
+  });
+});

@@ -1,0 +1,214 @@
+/**
+ * The keychain for real: a Secret Service (gnome-keyring) on a private D-Bus session. Run it as
+ *
+ *   dbus-run-session -- sh -c 'echo -n pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null; npx vitest run tests/keychain.spec.ts'
+ *
+ * Without a session bus the file fails on purpose (a silently skipped keychain test proves nothing),
+ * unless TALLY_SKIP_KEYCHAIN_TESTS=1 says the skip is intended.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../electron/cli.js';
+import type { CommandIo } from '../electron/cli/command.js';
+import {
+  CredentialStore,
+  KEYCHAIN_SERVICE,
+  KeyringSecretStore,
+  NO_SECRET_SERVICE_MESSAGE,
+  PROJECT_ACCOUNT,
+} from '../electron/core/credentials.js';
+import { startSandbox } from '../electron/core/sandbox/index.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const linux = process.platform === 'linux';
+const hasBus = Boolean(process.env.DBUS_SESSION_BUS_ADDRESS);
+const skipRequested = process.env.TALLY_SKIP_KEYCHAIN_TESTS === '1';
+
+describe.runIf(linux && !hasBus && !skipRequested)('keychain test setup', () => {
+  it('needs a D-Bus session with a Secret Service', () => {
+    throw new Error(
+      'DBUS_SESSION_BUS_ADDRESS is not set, so the real keychain cannot be tested. Run: ' +
+        "dbus-run-session -- sh -c 'echo -n pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null; " +
+        "npx vitest run tests/keychain.spec.ts' (or set TALLY_SKIP_KEYCHAIN_TESTS=1 to skip on purpose).",
+    );
+  });
+});
+
+describe.runIf(linux && hasBus)('KeyringSecretStore on the Secret Service', () => {
+  // A service name of its own, so these entries never touch a real Tally login.
+  const store = new KeyringSecretStore({ service: `Tally-test-${randomBytes(4).toString('hex')}` });
+  const accounts = ['plain', 'unicode', 'overwrite'];
+  afterAll(async () => {
+    for (const account of accounts) await store.delete(account);
+  });
+
+  it('round-trips a value and deletes it', async () => {
+    expect(await store.get('plain')).toBeNull();
+    await store.set('plain', 'value-1');
+    expect(await store.get('plain')).toBe('value-1');
+    expect(await store.delete('plain')).toBe(true);
+    expect(await store.get('plain')).toBeNull();
+    expect(await store.delete('plain')).toBe(false);
+  });
+
+  it('overwrites an existing value', async () => {
+    await store.set('overwrite', 'first');
+    await store.set('overwrite', 'second');
+    expect(await store.get('overwrite')).toBe('second');
+  });
+
+  it('keeps unicode and long values intact', async () => {
+    const value = `비밀-🔑-ключ-${'x'.repeat(2000)}`;
+    await store.set('unicode', value);
+    expect(await store.get('unicode')).toBe(value);
+  });
+
+  it('carries credentials and tokens through CredentialStore', async () => {
+    const creds = new CredentialStore(store);
+    accounts.push(PROJECT_ACCOUNT, 'token:ngrok');
+    await creds.save({ serviceId: 'svc-ü', secret: 's3crét' });
+    await creds.setToken('ngrok', 'tok');
+    expect(await creds.load({})).toEqual({ serviceId: 'svc-ü', secret: 's3crét' });
+    expect(await creds.getToken('ngrok')).toBe('tok');
+    expect(await creds.clear()).toBe(true);
+    expect(await creds.load({})).toBeNull();
+  });
+});
+
+describe.runIf(linux && hasBus)('tally login and tally live with the real keychain', () => {
+  const real = new KeyringSecretStore({ service: KEYCHAIN_SERVICE });
+  let previous: string | null = null;
+  let sb: Awaited<ReturnType<typeof startSandbox>>;
+  let home: string;
+
+  beforeAll(async () => {
+    // The CLI files its entry under the real service name; keep whatever a developer had there.
+    previous = await real.get(PROJECT_ACCOUNT);
+    await real.delete(PROJECT_ACCOUNT);
+    sb = await startSandbox({ searchIndexDelayMs: 0, seed: 1, secret: `kc-${randomBytes(6).toString('hex')}` });
+    home = await mkdtemp(join(tmpdir(), 'tally-keychain-'));
+  });
+  afterAll(async () => {
+    if (previous === null) await real.delete(PROJECT_ACCOUNT);
+    else await real.set(PROJECT_ACCOUNT, previous);
+    await sb?.close();
+    if (home) await rm(home, { recursive: true, force: true });
+  });
+
+  async function run(argv: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+    const stdout = new PassThrough();
+    const stderr = new PassThrough();
+    let out = '';
+    let err = '';
+    stdout.on('data', (c: Buffer) => (out += c.toString()));
+    stderr.on('data', (c: Buffer) => (err += c.toString()));
+    const stdin = new PassThrough();
+    if (input !== undefined) stdin.end(input);
+    const io: CommandIo = {
+      stdout,
+      stderr,
+      stdin,
+      // No TALLY_SERVICE_ID / TALLY_SECRET: the credentials can only come from the keychain.
+      env: {
+        TALLY_BASE_URL: sb.endpoints.baseUrl,
+        TALLY_CONSOLE_API_URL: sb.endpoints.consoleApiUrl,
+        TALLY_ADMIN_URL: sb.endpoints.adminUrl,
+        TALLY_HOME: home,
+        TALLY_RETRIES: '0',
+      },
+      signal: new AbortController().signal,
+    };
+    const code = await main(argv, io);
+    return { code, stdout: out, stderr: err };
+  }
+
+  it('stores what login reads from stdin, and live uses it', async () => {
+    const { serviceId, secret } = sb.credentials;
+    const before = await run(['live']);
+    expect(before.code).toBe(1);
+    expect(before.stderr).toMatch(/No credentials: run "tally login"/);
+
+    const login = await run(['login', '--service-id', serviceId, '--secret-stdin'], `${secret}\n`);
+    expect(login.code).toBe(0);
+    expect(login.stdout).toMatch(new RegExp(`^Logged in as ${serviceId}: 0 channels live now\\.`));
+    expect(login.stdout + login.stderr).not.toContain(secret);
+    expect(JSON.parse((await real.get(PROJECT_ACCOUNT)) ?? '{}')).toEqual({ serviceId, secret });
+
+    sb.control.startBroadcast({ id: 'kc-live', watchers: 5 });
+    const live = await run(['live']);
+    expect(live.code).toBe(0);
+    expect(live.stdout).toMatch(/^kc-live\s+5\s/m);
+
+    const logout = await run(['logout']);
+    expect(logout.code).toBe(0);
+    expect(await real.get(PROJECT_ACCOUNT)).toBeNull();
+    expect((await run(['live'])).code).toBe(1);
+  });
+});
+
+/** Runs KeyringSecretStore in a child process whose D-Bus address leads nowhere. */
+function runWithoutSecretService(): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const script = `
+    const { createServer } = await import('vite');
+    const server = await createServer({
+      configFile: false, logLevel: 'silent', appType: 'custom',
+      server: { middlewareMode: true, hmr: false, watch: null },
+      optimizeDeps: { noDiscovery: true, include: [] },
+    });
+    const results = [];
+    try {
+      const { KeyringSecretStore } = await server.ssrLoadModule(${JSON.stringify(join(ROOT, 'electron/core/credentials.ts'))});
+      const attempt = async (label, action) => {
+        try {
+          await action(new KeyringSecretStore({ service: 'Tally-test-nobus' }));
+          results.push({ label, ok: true });
+        } catch (e) {
+          results.push({ label, name: e.name, code: e.code, message: e.message, cause: e.cause === undefined ? null : 'present' });
+        }
+      };
+      await attempt('get (no socket)', (s) => s.get('x'));
+      await attempt('set (no socket)', (s) => s.set('x', 'must-not-be-stored-anywhere'));
+      delete process.env.DBUS_SESSION_BUS_ADDRESS;
+      await attempt('delete (no bus address)', (s) => s.delete('x'));
+    } finally {
+      await server.close();
+    }
+    process.stdout.write(JSON.stringify(results));
+  `;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: ROOT,
+      env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(tmpdir(), 'no-such-bus', 'socket')}` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe.runIf(linux && (hasBus || !skipRequested))('without a Secret Service', () => {
+  it('throws a ConfigError that says what to do, and never stores anywhere else', async () => {
+    const { code, stdout, stderr } = await runWithoutSecretService();
+    expect(code, stderr).toBe(0);
+    const results = JSON.parse(stdout) as Array<Record<string, unknown>>;
+    expect(results).toHaveLength(3);
+    for (const result of results) {
+      expect(result, String(result.label)).toMatchObject({
+        name: 'ConfigError',
+        code: 'config',
+        message: `${NO_SECRET_SERVICE_MESSAGE}.`,
+        cause: null,
+      });
+    }
+  });
+});
