@@ -1,0 +1,383 @@
+import { appendFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Inbox, JOURNAL_FILE, JournalWriteError, UnknownJobError, recordingKey } from './inbox.js';
+import type { JournalFile } from './inbox.js';
+import { RETENTION_MS } from './types.js';
+import type { NewRecording, RecordingJob } from './types.js';
+
+let dir: string;
+const open: Inbox[] = [];
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'tally-inbox-'));
+});
+
+afterEach(async () => {
+  for (const inbox of open.splice(0)) await inbox.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function openInbox(options?: Parameters<typeof Inbox.open>[1]): Promise<Inbox> {
+  const inbox = await Inbox.open(dir, options);
+  open.push(inbox);
+  return inbox;
+}
+
+function rec(channelId: string, url = `https://s3.amazonaws.com/svc/r4nd/${channelId}.mp4`): NewRecording {
+  return { channelId, url, announcedBytes: 1000, duration: '12', thumbnail: null, shape: 'json' };
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+async function journalLines(): Promise<string[]> {
+  return (await readFile(join(dir, JOURNAL_FILE), 'utf8')).split('\n').filter((line) => line !== '');
+}
+
+describe('Inbox.add', () => {
+  it('creates a pending job with a 6 hour deadline and emits added after the write', async () => {
+    const inbox = await openInbox();
+    const added: RecordingJob[] = [];
+    inbox.on('added', (job) => added.push(job));
+    const now = new Date('2024-05-01T10:00:00.000Z');
+    const { job, duplicate } = await inbox.add(rec('ch1'), now);
+    expect(duplicate).toBe(false);
+    expect(job).toMatchObject({
+      channelId: 'ch1',
+      state: 'pending',
+      attempts: 0,
+      receivedAt: '2024-05-01T10:00:00.000Z',
+      deadline: new Date(now.getTime() + RETENTION_MS).toISOString(),
+      announcedBytes: 1000,
+      totalBytes: 1000,
+      path: null,
+      bytes: null,
+      error: null,
+      updatedAt: '2024-05-01T10:00:00.000Z',
+    });
+    expect(job.key).toBe(recordingKey(job.url));
+    expect(added).toEqual([job]);
+    expect(inbox.get(job.key)).toEqual(job);
+    expect(await journalLines()).toHaveLength(1);
+  });
+
+  it('returns copies, so callers cannot change the stored job', async () => {
+    const inbox = await openInbox();
+    const { job } = await inbox.add(rec('ch1'));
+    job.state = 'saved';
+    (inbox.list()[0] as RecordingJob).state = 'failed';
+    expect(inbox.get(job.key)?.state).toBe('pending');
+  });
+
+  it('detects the same URL as a duplicate, whatever the host case, default port or query order', async () => {
+    const inbox = await openInbox();
+    const base = 'https://s3.amazonaws.com/svc/r/ch.mp4?X-Amz-Date=1&X-Amz-Signature=abc';
+    const first = await inbox.add(rec('ch', base));
+    for (const url of [
+      'HTTPS://S3.AmazonAWS.com:443/svc/r/ch.mp4?X-Amz-Date=1&X-Amz-Signature=abc',
+      'https://s3.amazonaws.com/svc/r/ch.mp4?X-Amz-Signature=abc&X-Amz-Date=1',
+      'https://s3.amazonaws.com/svc/r/ch.mp4?X-Amz-Date=1&X-Amz-Signature=abc#t=10',
+    ]) {
+      const again = await inbox.add({ ...rec('other-shape', url), shape: 'spec' });
+      expect(again.duplicate, url).toBe(true);
+      expect(again.job.key).toBe(first.job.key);
+    }
+    const signedAgain = await inbox.add(rec('ch', 'https://s3.amazonaws.com/svc/r/ch.mp4?X-Amz-Signature=zzz'));
+    expect(signedAgain.duplicate).toBe(false);
+    expect(inbox.list()).toHaveLength(2);
+    expect(await journalLines()).toHaveLength(2);
+  });
+
+  it('writes once for concurrent adds of one recording and marks all but one duplicate', async () => {
+    const inbox = await openInbox();
+    const results = await Promise.all(Array.from({ length: 5 }, () => inbox.add(rec('same'))));
+    expect(results.filter((r) => !r.duplicate)).toHaveLength(1);
+    expect(new Set(results.map((r) => r.job.key)).size).toBe(1);
+    expect(await journalLines()).toHaveLength(1);
+  });
+
+  it('treats an old-shape URL without the random segment as the same recording, within the retention window', async () => {
+    const inbox = await openInbox();
+    const now = new Date('2024-05-01T10:00:00Z');
+    const first = await inbox.add(rec('show', 'https://s3.amazonaws.com/svc/Xy12/show.mp4'), now);
+    const old = await inbox.add({ ...rec('show', 'https://s3.amazonaws.com/svc/show.mp4'), shape: 'get' }, now);
+    expect(old).toMatchObject({ duplicate: true, job: { key: first.job.key } });
+    const later = new Date(now.getTime() + RETENTION_MS + 1000);
+    expect((await inbox.add(rec('show', 'https://s3.amazonaws.com/svc/show.mp4'), later)).duplicate).toBe(false);
+  });
+
+  it('keeps two recordings of a reused channel ID apart when both carry a random segment', async () => {
+    const inbox = await openInbox();
+    await inbox.add(rec('daily', 'https://s3.amazonaws.com/svc/aaa/daily.mp4'));
+    const second = await inbox.add(rec('daily', 'https://s3.amazonaws.com/svc/bbb/daily.mp4'));
+    expect(second.duplicate).toBe(false);
+    const otherChannel = await inbox.add(rec('other', 'https://s3.amazonaws.com/svc/daily.mp4'));
+    expect(otherChannel.duplicate).toBe(false);
+    expect(inbox.list()).toHaveLength(3);
+  });
+
+  it('group-commits 500 concurrent adds: all resolve, far fewer fsyncs, all survive a reopen', async () => {
+    let syncs = 0;
+    const inbox = await openInbox({
+      wrapJournal: (file) => ({
+        write: (b, o, l) => file.write(b, o, l),
+        datasync: () => {
+          syncs += 1;
+          return file.datasync();
+        },
+        truncate: (n) => file.truncate(n),
+        close: () => file.close(),
+      }),
+    });
+    const results = await Promise.all(Array.from({ length: 500 }, (_, i) => inbox.add(rec(`ch-${i}`))));
+    expect(results.every((r) => !r.duplicate)).toBe(true);
+    expect(syncs).toBeGreaterThan(0);
+    expect(syncs).toBeLessThan(100);
+    await inbox.close();
+    const reopened = await openInbox();
+    expect(reopened.replay).toMatchObject({ jobs: 500, lines: 500, skippedLines: 0, truncatedBytes: 0 });
+    expect(new Set(reopened.list().map((job) => job.channelId)).size).toBe(500);
+    expect(reopened.pending()).toHaveLength(500);
+  });
+
+  it('does not resolve (or show the job) before the fsync completes', async () => {
+    const gate = deferred();
+    const syncing = deferred();
+    let hold = true;
+    const inbox = await openInbox({
+      wrapJournal: (file) => ({
+        write: (b, o, l) => file.write(b, o, l),
+        datasync: async () => {
+          if (hold) {
+            syncing.resolve();
+            await gate.promise;
+          }
+          return file.datasync();
+        },
+        truncate: (n) => file.truncate(n),
+        close: () => file.close(),
+      }),
+    });
+    let settled = false;
+    const adding = inbox.add(rec('slow')).then((r) => {
+      settled = true;
+      return r;
+    });
+    await syncing.promise;
+    // The fsync is now in flight: a second add queues behind it rather than being written alone.
+    const queued = inbox.add(rec('queued'));
+    expect(settled).toBe(false);
+    expect(inbox.list()).toEqual([]);
+    hold = false;
+    gate.resolve();
+    expect((await adding).duplicate).toBe(false);
+    await queued;
+    expect(inbox.list().map((j) => j.channelId)).toEqual(['slow', 'queued']);
+  });
+});
+
+describe('Inbox write failures', () => {
+  function failingDisk(state: { fail: boolean; partial?: boolean }): (file: JournalFile) => JournalFile {
+    return (file) => ({
+      write: async (b, o, l) => {
+        if (!state.fail) return file.write(b, o, l);
+        if (state.partial) await file.write(b, o, Math.max(1, Math.floor(l / 2)));
+        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      },
+      datasync: () => file.datasync(),
+      truncate: (n) => file.truncate(n),
+      close: () => file.close(),
+    });
+  }
+
+  it('rejects every add of the failed batch with a clear error and acknowledges nothing', async () => {
+    const state = { fail: false, partial: true };
+    const inbox = await openInbox({ wrapJournal: failingDisk(state) });
+    await inbox.add(rec('before'));
+    state.fail = true;
+    const failures = await Promise.allSettled([inbox.add(rec('lost-1')), inbox.add(rec('lost-2'))]);
+    for (const failure of failures) {
+      expect(failure.status).toBe('rejected');
+      const reason = (failure as PromiseRejectedResult).reason as Error;
+      expect(reason).toBeInstanceOf(JournalWriteError);
+      expect(reason.message).toMatch(/ENOSPC.*Free disk space/);
+    }
+    expect(inbox.list().map((j) => j.channelId)).toEqual(['before']);
+    state.fail = false;
+    await inbox.add(rec('after'));
+    // The rejected recording can be announced again and is then a new job, not a duplicate.
+    expect((await inbox.add(rec('lost-1'))).duplicate).toBe(false);
+    await inbox.close();
+    const reopened = await openInbox();
+    expect(reopened.replay.skippedLines).toBe(0);
+    expect(reopened.list().map((j) => j.channelId)).toEqual(['before', 'after', 'lost-1']);
+  });
+
+  it('rejects updates that cannot be written and keeps the previous state', async () => {
+    const state = { fail: false };
+    const inbox = await openInbox({ wrapJournal: failingDisk(state) });
+    const { job } = await inbox.add(rec('u'));
+    state.fail = true;
+    await expect(inbox.update(job.key, { state: 'downloading' })).rejects.toBeInstanceOf(JournalWriteError);
+    expect(inbox.get(job.key)?.state).toBe('pending');
+  });
+
+  it('fails an fsync error the same way', async () => {
+    const inbox = await openInbox({
+      wrapJournal: (file) => ({
+        write: (b, o, l) => file.write(b, o, l),
+        datasync: () => Promise.reject(Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' })),
+        truncate: (n) => file.truncate(n),
+        close: () => file.close(),
+      }),
+    });
+    await expect(inbox.add(rec('x'))).rejects.toThrow(/EIO/);
+    expect(inbox.list()).toEqual([]);
+  });
+});
+
+describe('Inbox.update', () => {
+  it('applies patches durably, in call order, ignoring identity fields', async () => {
+    const inbox = await openInbox();
+    const { job } = await inbox.add(rec('u'));
+    const updates: string[] = [];
+    inbox.on('updated', (j) => updates.push(j.state));
+    const [a, b] = await Promise.all([
+      inbox.update(job.key, { state: 'downloading', attempts: 1 }),
+      inbox.update(job.key, { bytes: 500, updatedAt: '2030-01-01T00:00:00.000Z' }),
+      inbox.update(job.key, { ...({ url: 'https://evil.example.com/x', key: 'k', channelId: 'c' } as object) }),
+    ]);
+    expect(a?.state).toBe('downloading');
+    expect(b).toMatchObject({ state: 'downloading', attempts: 1, bytes: 500, updatedAt: '2030-01-01T00:00:00.000Z' });
+    expect(updates).toEqual(['downloading', 'downloading', 'downloading']);
+    await inbox.update(job.key, { state: 'saved', path: '/tmp/u.mp4', bytes: 1000 });
+    expect(inbox.pending()).toEqual([]);
+    await inbox.close();
+    const reopened = await openInbox();
+    expect(reopened.get(job.key)).toMatchObject({
+      key: job.key,
+      url: job.url,
+      channelId: 'u',
+      state: 'saved',
+      attempts: 1,
+      path: '/tmp/u.mp4',
+      bytes: 1000,
+    });
+  });
+
+  it('rejects an unknown key', async () => {
+    const inbox = await openInbox();
+    await expect(inbox.update('nope', { state: 'saved' })).rejects.toBeInstanceOf(UnknownJobError);
+  });
+});
+
+describe('Inbox replay', () => {
+  it('cuts off a torn last line after a crash and keeps working', async () => {
+    const first = await openInbox();
+    await first.add(rec('a'));
+    await first.add(rec('b'));
+    await first.close();
+    const torn = '{"v":1,"job":{"key":"abc","channelId":"tor';
+    await appendFile(join(dir, JOURNAL_FILE), torn);
+    const reopened = await openInbox();
+    expect(reopened.replay).toMatchObject({ jobs: 2, skippedLines: 0, truncatedBytes: torn.length });
+    const text = await readFile(join(dir, JOURNAL_FILE), 'utf8');
+    expect(text.endsWith('\n')).toBe(true);
+    expect(text).not.toContain('"tor');
+    await reopened.add(rec('c'));
+    await reopened.close();
+    const third = await openInbox();
+    expect(third.replay).toMatchObject({ jobs: 3, skippedLines: 0, truncatedBytes: 0 });
+  });
+
+  it('keeps a complete last record whose newline was lost', async () => {
+    const first = await openInbox();
+    const { job } = await first.add(rec('a'));
+    await first.close();
+    const content = await readFile(join(dir, JOURNAL_FILE), 'utf8');
+    await writeFile(join(dir, JOURNAL_FILE), content.slice(0, -1));
+    const reopened = await openInbox();
+    expect(reopened.get(job.key)?.channelId).toBe('a');
+    await reopened.add(rec('b'));
+    await reopened.close();
+    expect((await openInbox()).replay).toMatchObject({ jobs: 2, skippedLines: 0 });
+  });
+
+  it('skips and counts corrupt lines in the middle instead of crashing', async () => {
+    const first = await openInbox();
+    const { job } = await first.add(rec('a'));
+    await first.close();
+    await appendFile(join(dir, JOURNAL_FILE), 'garbage\n{"v":1,"job":{"key":"x"}}\n{"v":2}\n\n');
+    const more = await openInbox();
+    await more.update(job.key, { state: 'downloading' });
+    await more.add(rec('b'));
+    await more.close();
+    const reopened = await openInbox();
+    expect(reopened.replay).toMatchObject({ jobs: 2, skippedLines: 3 });
+    expect(reopened.get(job.key)?.state).toBe('downloading');
+  });
+
+  it('creates the folder and the journal with owner-only permissions', async () => {
+    const nested = join(dir, 'a', 'b');
+    const inbox = await Inbox.open(nested);
+    open.push(inbox);
+    await inbox.add(rec('x'));
+    if (process.platform !== 'win32') expect((await stat(join(nested, JOURNAL_FILE))).mode & 0o077).toBe(0);
+  });
+});
+
+describe('Inbox.compact', () => {
+  it('rewrites one line per job atomically, and later writes land in the new file', async () => {
+    const inbox = await openInbox();
+    const { job } = await inbox.add(rec('a'));
+    for (let i = 1; i <= 20; i++) await inbox.update(job.key, { bytes: i * 10 });
+    await inbox.add(rec('b'));
+    expect(await journalLines()).toHaveLength(22);
+    await inbox.compact();
+    expect(await journalLines()).toHaveLength(2);
+    await inbox.update(job.key, { state: 'saved' });
+    expect(await journalLines()).toHaveLength(3);
+    await inbox.close();
+    const reopened = await openInbox();
+    expect(reopened.get(job.key)).toMatchObject({ bytes: 200, state: 'saved' });
+    expect(reopened.list()).toHaveLength(2);
+  });
+
+  it('compacts by itself when the journal grows past the limit, without losing concurrent adds', async () => {
+    const inbox = await openInbox({ compactAfterLines: 30 });
+    const { job } = await inbox.add(rec('hot'));
+    const work: Promise<unknown>[] = [];
+    for (let i = 0; i < 60; i++) {
+      work.push(inbox.update(job.key, { bytes: i }));
+      if (i % 10 === 0) work.push(inbox.add(rec(`side-${i}`)));
+    }
+    await Promise.all(work);
+    // The writer runs a due compaction before the next batch, so after one more add it has certainly happened.
+    await inbox.add(rec('final'));
+    const lines = (await journalLines()).length;
+    expect(lines).toBeLessThanOrEqual(31);
+    await inbox.close();
+    const reopened = await openInbox();
+    expect(reopened.replay.lines).toBe(lines);
+    expect(reopened.list()).toHaveLength(8);
+    expect(reopened.get(job.key)?.bytes).toBe(59);
+  });
+});
+
+describe('Inbox.close', () => {
+  it('finishes queued writes, then refuses new ones', async () => {
+    const inbox = await openInbox();
+    const pending = inbox.add(rec('last'));
+    await inbox.close();
+    expect((await pending).duplicate).toBe(false);
+    await expect(inbox.add(rec('too-late'))).rejects.toBeInstanceOf(JournalWriteError);
+    await expect(inbox.compact()).rejects.toBeInstanceOf(JournalWriteError);
+    const reopened = await openInbox();
+    expect(reopened.list().map((j) => j.channelId)).toEqual(['last']);
+  });
+});

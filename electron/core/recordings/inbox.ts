@@ -1,0 +1,503 @@
+/**
+ * The durable inbox: an append-only JSON-lines journal of recording jobs. A webhook is acknowledged only after
+ * its job is on disk (fsync'd), so a crash, a full disk or a power cut never turns an acknowledged webhook into
+ * a lost recording. Every line is a full snapshot of one job (`{"v":1,"job":{...}}`); replay keeps the last
+ * snapshot per key, so a damaged line costs at most one intermediate state.
+ *
+ * Throughput comes from group commit: appends queued while an fsync is in flight are written with one write and
+ * one fsync in the next batch, so the cost of an fsync is shared by every webhook that arrived meanwhile.
+ *
+ * Dedupe: the key is sha256 of the normalised URL (scheme and host lowercased, default port dropped, query
+ * parameters sorted but kept, since presigned S3 URLs differ only there; fragment dropped). A secondary index
+ * (channel ID + host + file name) catches one more case: the older webhook shape announced URLs without the
+ * random path segment, so the same recording may arrive as `/svc/<ch>.mp4` and `/svc/<rand>/<ch>.mp4`. Two URLs
+ * are treated as one recording only when they differ by exactly that one segment and arrive within the
+ * retention window. Two new-shape URLs with the same channel ID stay separate jobs: clients reuse channel IDs
+ * (a broadcast restarted after a drop), and downloading twice is better than losing a recording.
+ */
+import { createHash } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { TallyError } from '../errors.js';
+import { RETENTION_MS } from './types.js';
+import type { JobStore, NewRecording, RecordingJob } from './types.js';
+
+/** The part of a FileHandle the journal uses; `wrapJournal` may replace it (test seam for failing disks). */
+export interface JournalFile {
+  write(buffer: Buffer, offset: number, length: number): Promise<{ bytesWritten: number }>;
+  datasync(): Promise<void>;
+  truncate(length: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface InboxOptions {
+  /** Rewrite the journal once it holds more lines than this and more than twice the number of jobs. */
+  compactAfterLines?: number;
+  /** Test seam: wraps every journal handle, e.g. to inject ENOSPC or to hold an fsync. */
+  wrapJournal?: (file: JournalFile) => JournalFile;
+}
+
+/** What `open` found while replaying the journal. */
+export interface ReplayReport {
+  jobs: number;
+  lines: number;
+  /** Complete lines that were not valid JSON or not a job (skipped, never fatal). */
+  skippedLines: number;
+  /** Bytes of an unterminated, unparsable last line cut off after a crash. */
+  truncatedBytes: number;
+}
+
+/** The journal could not be written: nothing in the affected batch was acknowledged. */
+export class JournalWriteError extends TallyError {
+  readonly code = 'journal_write';
+}
+
+/** `update` was given a key the inbox does not hold. */
+export class UnknownJobError extends TallyError {
+  readonly code = 'unknown_job';
+  constructor(readonly key: string) {
+    super(`No recording with key ${key} is known.`);
+  }
+}
+
+export type JobPatch = Parameters<JobStore['update']>[1];
+
+interface InboxEvents {
+  added: [job: RecordingJob];
+  updated: [job: RecordingJob];
+}
+
+interface Pending {
+  line: string;
+  /** Runs inside the writer right after the fsync, before anyone else can observe the journal. */
+  apply: () => void;
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+export const JOURNAL_FILE = 'inbox.jsonl';
+const DEFAULT_COMPACT_AFTER_LINES = 10_000;
+/** Bounds the latency of one batch under a flood: a batch writes at most this many bytes. */
+const MAX_BATCH_BYTES = 1 << 20;
+
+const jobSchema = z.looseObject({
+  key: z.string().min(1),
+  channelId: z.string(),
+  url: z.string(),
+  receivedAt: z.string(),
+  deadline: z.string(),
+  announcedBytes: z.number().nullable(),
+  duration: z.string().nullable(),
+  thumbnail: z.string().nullable(),
+  shape: z.string(),
+  state: z.enum(['pending', 'downloading', 'saved', 'failed', 'expired']),
+  attempts: z.number().int().nonnegative(),
+  path: z.string().nullable(),
+  bytes: z.number().nullable(),
+  totalBytes: z.number().nullable(),
+  error: z.string().nullable(),
+  updatedAt: z.string(),
+});
+const lineSchema = z.object({ v: z.literal(1), job: jobSchema });
+
+/** The dedupe key of a recording URL (32 hex characters). */
+export function recordingKey(url: string | URL): string {
+  const parsed = new URL(url);
+  parsed.hash = '';
+  parsed.searchParams.sort();
+  const normal = `${parsed.protocol}//${parsed.host}${parsed.pathname}${parsed.search}`;
+  return createHash('sha256').update(normal).digest('hex').slice(0, 32);
+}
+
+/** Whether the download manager is done with a job. */
+export function isTerminal(job: RecordingJob): boolean {
+  return job.state === 'saved' || job.state === 'expired' || job.state === 'failed';
+}
+
+/** The durable job journal; see the file comment for the format and dedupe rules. */
+export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
+  readonly path: string;
+  readonly replay: ReplayReport;
+  readonly #dir: string;
+  readonly #options: InboxOptions;
+  readonly #jobs = new Map<string, RecordingJob>();
+  /** channel + host + file name → keys, for the old/new URL shape dedupe. */
+  readonly #aliases = new Map<string, string[]>();
+  readonly #adding = new Map<string, Promise<RecordingJob>>();
+  readonly #chains = new Map<string, Promise<unknown>>();
+  #file: JournalFile;
+  #queue: Pending[] = [];
+  #compactWaiters: { resolve: () => void; reject: (error: Error) => void }[] = [];
+  #pumping: Promise<void> | null = null;
+  /** Bytes known to be complete and durable at the end of the journal. */
+  #size: number;
+  #lines: number;
+  /** A failed write may have left a partial line that could not be cut off: start the next batch on a new line. */
+  #dirtyTail = false;
+  #closed = false;
+
+  private constructor(dir: string, file: JournalFile, replay: ReplayReport, size: number, options: InboxOptions) {
+    super();
+    this.#dir = dir;
+    this.path = join(dir, JOURNAL_FILE);
+    this.#file = file;
+    this.replay = replay;
+    this.#size = size;
+    this.#lines = replay.lines;
+    this.#options = options;
+  }
+
+  /**
+   * Opens (creating if needed) `dir/inbox.jsonl` and replays it. A torn last line is cut off (or completed if
+   * it parses), damaged lines in the middle are skipped and counted in `replay.skippedLines`.
+   */
+  static async open(dir: string, options: InboxOptions = {}): Promise<Inbox> {
+    await mkdir(dir, { recursive: true });
+    const path = join(dir, JOURNAL_FILE);
+    let content: Buffer;
+    let created = false;
+    try {
+      content = await readFile(path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      content = Buffer.alloc(0);
+      created = true;
+    }
+    const report: ReplayReport = { jobs: 0, lines: 0, skippedLines: 0, truncatedBytes: 0 };
+    const snapshots = new Map<string, RecordingJob>();
+    const lastNewline = content.lastIndexOf(0x0a);
+    const complete = content.subarray(0, lastNewline + 1);
+    const tail = content.subarray(lastNewline + 1);
+    for (const text of complete.toString('utf8').split('\n')) {
+      if (text.trim() === '') continue;
+      const job = parseLine(text);
+      if (job) {
+        snapshots.set(job.key, job);
+        report.lines += 1;
+      } else report.skippedLines += 1;
+    }
+    const raw = await open(path, 'a', 0o600);
+    const file = options.wrapJournal ? options.wrapJournal(raw) : raw;
+    let size = complete.length;
+    try {
+      if (tail.length > 0) {
+        const job = parseLine(tail.toString('utf8'));
+        if (job) {
+          // Written whole but the newline never made it: keep the job, it may have been acknowledged.
+          snapshots.set(job.key, job);
+          report.lines += 1;
+          await writeFully(file, Buffer.from('\n'));
+          size = content.length + 1;
+        } else {
+          await file.truncate(complete.length);
+          report.truncatedBytes = tail.length;
+        }
+        await file.datasync();
+      }
+      if (created) await syncDir(dir);
+    } catch (error) {
+      await file.close().catch(() => undefined);
+      throw error;
+    }
+    const inbox = new Inbox(dir, file, report, size, options);
+    for (const job of snapshots.values()) inbox.#remember(job);
+    report.jobs = snapshots.size;
+    if (inbox.#shouldCompact()) inbox.compact().catch(() => undefined);
+    return inbox;
+  }
+
+  /**
+   * Adds a recording unless it is already known. Resolves only after the job is fsync'd.
+   * @throws JournalWriteError when the journal cannot be written (the webhook must not be acknowledged).
+   */
+  async add(rec: NewRecording, now: Date = new Date()): Promise<{ job: RecordingJob; duplicate: boolean }> {
+    this.#assertOpen();
+    const key = recordingKey(rec.url);
+    const known = this.#jobs.get(key) ?? this.#aliasOf(rec, now);
+    if (known) return { job: { ...known }, duplicate: true };
+    const inFlight = this.#adding.get(key);
+    if (inFlight) return { job: { ...(await inFlight) }, duplicate: true };
+
+    const receivedAt = now.toISOString();
+    const job: RecordingJob = {
+      key,
+      channelId: rec.channelId,
+      url: rec.url,
+      receivedAt,
+      deadline: new Date(now.getTime() + RETENTION_MS).toISOString(),
+      announcedBytes: rec.announcedBytes,
+      duration: rec.duration,
+      thumbnail: rec.thumbnail,
+      shape: rec.shape,
+      state: 'pending',
+      attempts: 0,
+      path: null,
+      bytes: null,
+      totalBytes: rec.announcedBytes,
+      error: null,
+      updatedAt: receivedAt,
+    };
+    const written = this.#append(job, () => this.#remember(job)).then(() => job);
+    this.#adding.set(key, written);
+    try {
+      await written;
+    } finally {
+      this.#adding.delete(key);
+    }
+    this.emit('added', { ...job });
+    return { job: { ...job }, duplicate: false };
+  }
+
+  /**
+   * Durably applies a patch (identity fields are ignored) and returns the updated job. Updates to one key are
+   * applied in call order; `updatedAt` defaults to now.
+   */
+  update(key: string, patch: JobPatch): Promise<RecordingJob> {
+    const previous = this.#chains.get(key) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(() => this.#applyUpdate(key, patch));
+    this.#chains.set(key, next);
+    void next.then(
+      () => this.#chains.get(key) === next && this.#chains.delete(key),
+      () => this.#chains.get(key) === next && this.#chains.delete(key),
+    );
+    return next;
+  }
+
+  get(key: string): RecordingJob | undefined {
+    const job = this.#jobs.get(key);
+    return job ? { ...job } : undefined;
+  }
+
+  /** Every job, oldest first. */
+  list(): RecordingJob[] {
+    return [...this.#jobs.values()].map((job) => ({ ...job })).sort(byReceivedAt);
+  }
+
+  /** Jobs the download manager still has to finish, oldest first. */
+  pending(): RecordingJob[] {
+    return this.list().filter((job) => !isTerminal(job));
+  }
+
+  /** Rewrites the journal with one line per job: tmp file, fsync, rename, fsync of the folder. */
+  compact(): Promise<void> {
+    if (this.#closed) return Promise.reject(new JournalWriteError('The recordings inbox is closed.'));
+    return new Promise((resolve, reject) => {
+      this.#compactWaiters.push({ resolve, reject });
+      this.#kick();
+    });
+  }
+
+  /** Waits for queued writes, then closes the journal. Later calls to add/update reject. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    while (this.#pumping) await this.#pumping;
+    await this.#file.close();
+  }
+
+  async #applyUpdate(key: string, patch: JobPatch): Promise<RecordingJob> {
+    this.#assertOpen();
+    const current = this.#jobs.get(key);
+    if (!current) throw new UnknownJobError(key);
+    const clean: Record<string, unknown> = { ...patch };
+    for (const field of ['key', 'channelId', 'url', 'receivedAt']) delete clean[field];
+    const job: RecordingJob = { ...current, ...clean, updatedAt: patch.updatedAt ?? new Date().toISOString() };
+    await this.#append(job, () => this.#jobs.set(key, job));
+    this.emit('updated', { ...job });
+    return { ...job };
+  }
+
+  #append(job: RecordingJob, apply: () => void): Promise<void> {
+    if (this.#closed) return Promise.reject(new JournalWriteError('The recordings inbox is closed.'));
+    const line = `${JSON.stringify({ v: 1, job })}\n`;
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ line, apply, resolve, reject });
+      this.#kick();
+    });
+  }
+
+  #kick(): void {
+    if (this.#pumping) return;
+    this.#pumping = this.#pump().finally(() => {
+      this.#pumping = null;
+      if (this.#queue.length > 0 || this.#compactWaiters.length > 0) this.#kick();
+    });
+  }
+
+  /** The single writer: batches, compactions and their order all go through here. */
+  async #pump(): Promise<void> {
+    for (;;) {
+      if (this.#compactWaiters.length > 0) {
+        const waiters = this.#compactWaiters.splice(0);
+        try {
+          await this.#rewrite();
+          for (const waiter of waiters) waiter.resolve();
+        } catch (error) {
+          const failure = new JournalWriteError('Could not compact the recordings journal.', { cause: error });
+          for (const waiter of waiters) waiter.reject(failure);
+        }
+        continue;
+      }
+      if (this.#queue.length === 0) return;
+      const batch = this.#takeBatch();
+      const data = Buffer.from((this.#dirtyTail ? '\n' : '') + batch.map((p) => p.line).join(''), 'utf8');
+      try {
+        await writeFully(this.#file, data);
+        await this.#file.datasync();
+      } catch (error) {
+        await this.#cutBack();
+        const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+        const failure = new JournalWriteError(
+          `Could not write the recordings journal (${reason}). Free disk space or check the app data folder.`,
+          { cause: error },
+        );
+        for (const pending of batch) pending.reject(failure);
+        continue;
+      }
+      this.#size += data.length;
+      this.#lines += batch.length;
+      this.#dirtyTail = false;
+      for (const pending of batch) {
+        pending.apply();
+        pending.resolve();
+      }
+      if (this.#shouldCompact()) this.#compactWaiters.push({ resolve: () => undefined, reject: () => undefined });
+    }
+  }
+
+  #takeBatch(): Pending[] {
+    let bytes = 0;
+    let count = 0;
+    for (const pending of this.#queue) {
+      if (count > 0 && bytes + pending.line.length > MAX_BATCH_BYTES) break;
+      bytes += pending.line.length;
+      count += 1;
+    }
+    return this.#queue.splice(0, count);
+  }
+
+  /** After a failed write: drop whatever part of the batch reached the file, so no rejected job comes back. */
+  async #cutBack(): Promise<void> {
+    try {
+      await this.#file.truncate(this.#size);
+      await this.#file.datasync();
+    } catch {
+      this.#dirtyTail = true;
+    }
+  }
+
+  async #rewrite(): Promise<void> {
+    const tmp = `${this.path}.tmp`;
+    const lines = this.list().map((job) => `${JSON.stringify({ v: 1, job })}\n`);
+    const data = Buffer.from(lines.join(''), 'utf8');
+    const out = await open(tmp, 'w', 0o600);
+    try {
+      await writeFully(out, data);
+      await out.sync();
+    } finally {
+      await out.close();
+    }
+    try {
+      await rename(tmp, this.path);
+    } catch (error) {
+      await rm(tmp, { force: true });
+      throw error;
+    }
+    await syncDir(this.#dir);
+    // The old handle points at the replaced inode: appends must go to the new file from now on.
+    const raw: FileHandle = await open(this.path, 'a', 0o600);
+    const previous = this.#file;
+    this.#file = this.#options.wrapJournal ? this.#options.wrapJournal(raw) : raw;
+    this.#size = data.length;
+    this.#lines = lines.length;
+    this.#dirtyTail = false;
+    await previous.close().catch(() => undefined);
+  }
+
+  #shouldCompact(): boolean {
+    const limit = this.#options.compactAfterLines ?? DEFAULT_COMPACT_AFTER_LINES;
+    return this.#lines > limit && this.#lines > 2 * this.#jobs.size;
+  }
+
+  #remember(job: RecordingJob): void {
+    const isNew = !this.#jobs.has(job.key);
+    this.#jobs.set(job.key, job);
+    const alias = aliasKey(job.channelId, job.url);
+    if (isNew && alias) this.#aliases.set(alias, [...(this.#aliases.get(alias) ?? []), job.key]);
+  }
+
+  /** A known job for the same recording announced with the other URL shape (see the file comment). */
+  #aliasOf(rec: NewRecording, now: Date): RecordingJob | undefined {
+    const alias = aliasKey(rec.channelId, rec.url);
+    if (!alias) return undefined;
+    for (const key of this.#aliases.get(alias) ?? []) {
+      const job = this.#jobs.get(key);
+      if (!job) continue;
+      const age = Math.abs(now.getTime() - Date.parse(job.receivedAt));
+      if (age <= RETENTION_MS && differByRandomSegment(job.url, rec.url)) return job;
+    }
+    return undefined;
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new JournalWriteError('The recordings inbox is closed.');
+  }
+}
+
+function parseLine(text: string): RecordingJob | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const result = lineSchema.safeParse(value);
+  return result.success ? (result.data.job as RecordingJob) : null;
+}
+
+function byReceivedAt(a: RecordingJob, b: RecordingJob): number {
+  return a.receivedAt < b.receivedAt ? -1 : a.receivedAt > b.receivedAt ? 1 : 0;
+}
+
+function aliasKey(channelId: string, url: string): string | null {
+  try {
+    const parsed = new URL(url);
+    const file = parsed.pathname.split('/').pop() ?? '';
+    return file ? `${channelId}\n${parsed.host}\n${file}` : null;
+  } catch {
+    return null;
+  }
+}
+
+/** `/svc/ch.mp4` vs `/svc/<random>/ch.mp4`: the longer path minus its second-to-last segment is the shorter. */
+function differByRandomSegment(a: string, b: string): boolean {
+  const pa = new URL(a).pathname.split('/');
+  const pb = new URL(b).pathname.split('/');
+  const [long, short] = pa.length > pb.length ? [pa, pb] : [pb, pa];
+  if (long.length !== short.length + 1 || short.length < 2) return false;
+  const trimmed = [...long.slice(0, -2), long[long.length - 1]];
+  return trimmed.join('/') === short.join('/');
+}
+
+async function writeFully(file: JournalFile, data: Buffer): Promise<void> {
+  let offset = 0;
+  while (offset < data.length) {
+    const { bytesWritten } = await file.write(data, offset, data.length - offset);
+    if (bytesWritten <= 0) throw new Error('the disk accepted no bytes');
+    offset += bytesWritten;
+  }
+}
+
+/** Makes a rename or a new file's directory entry durable. Windows cannot open folders: there it is a no-op. */
+async function syncDir(dir: string): Promise<void> {
+  if (process.platform === 'win32') return;
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,413 @@
+/**
+ * The front door of the recording pipeline: a small HTTP server that takes recording-complete webhooks and
+ * writes them into the durable inbox. It answers 200 only after the job is fsync'd, and does nothing slow (no
+ * download, no DNS): the service documents no retries, so the answer must be fast and truthful.
+ *
+ * Routes are `/<prefix>/<token>[/<subpath>]`; anything else is 404, with tokens compared in constant time.
+ * Built in: `/hooks/<hooks token>` (webhooks) and `/healthz/<hooks token>` (self-check through a tunnel).
+ * Other features (web client uploads) mount their own prefix with `addRoute` and their own token.
+ */
+import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { STATUS_CODES, createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { ConfigError } from '../errors.js';
+import type { DownloadOriginPolicy } from '../net/url-policy.js';
+import type { Inbox } from '../recordings/inbox.js';
+import type { RecordingJob } from '../recordings/types.js';
+import { WebhookRejection, parseWebhook } from './parse.js';
+import type { TokenName, TokenStore } from './token.js';
+
+export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
+
+export interface ReceiverTimeouts {
+  /** Time allowed for the request headers (slowloris). */
+  headersMs?: number;
+  /** Time allowed for the whole request including the body. */
+  requestMs?: number;
+  /** Idle keep-alive connections are closed after this. */
+  keepAliveMs?: number;
+  /** How often Node checks the two limits above (tests use a short interval). */
+  checkIntervalMs?: number;
+}
+
+export interface WebhookReceiverOptions {
+  inbox: Pick<Inbox, 'add'>;
+  policy: DownloadOriginPolicy;
+  tokens: TokenStore;
+  /** Loopback by default: the public side is a tunnel, never an open port. */
+  host?: string;
+  port?: number;
+  maxBodyBytes?: number;
+  timeouts?: ReceiverTimeouts;
+  maxConnections?: number;
+}
+
+/** Why a request was refused, for the activity log. Never carries a token or a full URL. */
+export interface Rejection {
+  status: number;
+  reason: string;
+  remoteAddress: string;
+}
+
+export interface RouteInfo {
+  /** What follows `/<prefix>/<token>`, without the leading slash ('' for the route itself). */
+  subpath: string;
+  /** The request URL (path and query) parsed against a placeholder origin. */
+  url: URL;
+  remoteAddress: string;
+}
+
+/**
+ * A mounted route's handler. It owns the request: method checks, body reading and the answer. If it throws
+ * before answering, the receiver answers 500.
+ */
+export type RouteHandler = (req: IncomingMessage, res: ServerResponse, info: RouteInfo) => void | Promise<void>;
+
+interface ReceiverEvents {
+  /** A new job is on disk. `warnings` names webhook fields that were ignored (e.g. a malformed filesize). */
+  received: [job: RecordingJob, warnings: string[]];
+  duplicate: [job: RecordingJob];
+  rejected: [rejection: Rejection];
+}
+
+interface Route {
+  token: TokenName;
+  handler: RouteHandler;
+}
+
+/** The client went away mid-request: there is nobody to answer. */
+class ClientGone extends Error {}
+
+/** See the file comment. Create, `start()`, hand `localUrl` to the tunnel, `stop()` on quit. */
+export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
+  /** Random per instance: the tunnel health check compares it to know it reached this very receiver. */
+  readonly instanceId = randomBytes(12).toString('base64url');
+  readonly #inbox: Pick<Inbox, 'add'>;
+  readonly #policy: DownloadOriginPolicy;
+  readonly #tokens: TokenStore;
+  readonly #host: string;
+  readonly #port: number;
+  readonly #maxBody: number;
+  readonly #timeouts: Required<ReceiverTimeouts>;
+  readonly #maxConnections: number;
+  readonly #routes = new Map<string, Route>();
+  readonly #inFlight = new Set<Promise<void>>();
+  /** Sockets that got an answer before their request was fully read (they close after it). */
+  readonly #answered = new WeakSet<Duplex>();
+  #server: Server | null = null;
+  #stopping = false;
+
+  constructor(opts: WebhookReceiverOptions) {
+    super();
+    this.#inbox = opts.inbox;
+    this.#policy = opts.policy;
+    this.#tokens = opts.tokens;
+    this.#host = opts.host ?? '127.0.0.1';
+    this.#port = opts.port ?? 0;
+    this.#maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    this.#maxConnections = opts.maxConnections ?? 1024;
+    this.#timeouts = {
+      headersMs: opts.timeouts?.headersMs ?? 10_000,
+      requestMs: opts.timeouts?.requestMs ?? 30_000,
+      keepAliveMs: opts.timeouts?.keepAliveMs ?? 5_000,
+      checkIntervalMs: opts.timeouts?.checkIntervalMs ?? 1_000,
+    };
+    this.#routes.set('hooks', { token: 'hooks', handler: (req, res, info) => this.#onWebhook(req, res, info) });
+    this.#routes.set('healthz', { token: 'hooks', handler: (req, res, info) => this.#onHealth(req, res, info) });
+  }
+
+  /**
+   * Mounts `/<prefix>/<token of tokenName>[/...]`. The token is loaded (created if needed) before this resolves.
+   * Works before or after `start()`.
+   */
+  async addRoute(prefix: string, tokenName: TokenName, handler: RouteHandler): Promise<void> {
+    if (!/^[a-z][a-z0-9-]{0,31}$/.test(prefix)) throw new Error(`Invalid route prefix "${prefix.slice(0, 40)}".`);
+    if (this.#routes.has(prefix)) throw new Error(`The route /${prefix} is already mounted.`);
+    await this.#tokens.get(tokenName);
+    this.#routes.set(prefix, { token: tokenName, handler });
+  }
+
+  /** Listens on host:port (port 0 picks a free one). */
+  async start(): Promise<void> {
+    if (this.#server) return;
+    for (const route of this.#routes.values()) await this.#tokens.get(route.token);
+    const server = createServer({
+      headersTimeout: this.#timeouts.headersMs,
+      requestTimeout: this.#timeouts.requestMs,
+      keepAliveTimeout: this.#timeouts.keepAliveMs,
+      connectionsCheckingInterval: this.#timeouts.checkIntervalMs,
+    });
+    server.maxConnections = this.#maxConnections;
+    server.on('request', (req, res) => this.#track(req, res));
+    server.on('clientError', (error, socket) => this.#onClientError(error, socket));
+    await new Promise<void>((resolve, reject) => {
+      const onError = (error: NodeJS.ErrnoException): void => {
+        const where = `${this.#host}:${this.#port}`;
+        const why =
+          error.code === 'EADDRINUSE'
+            ? 'the port is already in use (is another Tally running?)'
+            : error.code === 'EACCES'
+              ? 'permission denied'
+              : (error.code ?? error.message);
+        reject(new ConfigError(`The webhook receiver could not listen on ${where}: ${why}.`, { cause: error }));
+      };
+      server.once('error', onError);
+      server.listen(this.#port, this.#host, () => {
+        server.off('error', onError);
+        resolve();
+      });
+    });
+    // After listen, a server error must not crash the app; there is nobody to hand it to.
+    server.on('error', () => undefined);
+    this.#stopping = false;
+    this.#server = server;
+  }
+
+  /**
+   * Stops accepting, lets in-flight requests (a webhook waiting for its journal write) answer, then closes every
+   * socket. A request still running after `graceMs` (a stalled upload) is cut off.
+   */
+  async stop(graceMs = 10_000): Promise<void> {
+    const server = this.#server;
+    if (!server) return;
+    this.#stopping = true;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, graceMs);
+    });
+    const drained = (async () => {
+      while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+    })();
+    await Promise.race([drained, grace]);
+    clearTimeout(timer);
+    server.closeAllConnections();
+    await closed;
+    this.#server = null;
+  }
+
+  get port(): number {
+    const address = this.#server?.address();
+    if (!address || typeof address === 'string') throw new Error('The webhook receiver is not listening.');
+    return (address as AddressInfo).port;
+  }
+
+  /** `/hooks/<token>`: the path to register with the service (behind the tunnel's origin). */
+  get hookPath(): string {
+    return this.routePath('hooks');
+  }
+
+  /** `/healthz/<token>`: answers `{ok:true,id:instanceId}`. */
+  get healthPath(): string {
+    return this.routePath('healthz');
+  }
+
+  /** The path of a mounted route, with its current token. */
+  routePath(prefix: string): string {
+    const route = this.#routes.get(prefix);
+    const token = route ? this.#tokens.peek(route.token) : undefined;
+    if (!route || token === undefined) throw new Error(`The route /${prefix} is not mounted or not loaded.`);
+    return `/${prefix}/${token}`;
+  }
+
+  /** The loopback origin, e.g. `http://127.0.0.1:40123`. */
+  get origin(): string {
+    const host = this.#host.includes(':') ? `[${this.#host}]` : this.#host;
+    return `http://${host}:${this.port}`;
+  }
+
+  /** The full local webhook URL (contains the token: treat it as a secret). */
+  get localUrl(): string {
+    return `${this.origin}${this.hookPath}`;
+  }
+
+  /** New webhook token; the old URL answers 404 from now on. Resolves to the new local URL. */
+  async rotateToken(): Promise<string> {
+    await this.#tokens.rotate('hooks');
+    return this.#server ? this.localUrl : this.hookPath;
+  }
+
+  #track(req: IncomingMessage, res: ServerResponse): void {
+    const done = new Promise<void>((resolve) => {
+      res.once('close', resolve);
+      this.#dispatch(req, res)
+        .catch((error: unknown) => {
+          if (error instanceof ClientGone) {
+            res.destroy();
+            return;
+          }
+          if (!res.headersSent) this.#json(req, res, 500, { error: 'internal error' });
+          else res.destroy();
+        })
+        .finally(() => {
+          if (res.writableEnded || res.destroyed) return;
+          // A handler that returned without answering would hang the client and stop().
+          if (!res.headersSent) this.#json(req, res, 500, { error: 'internal error' });
+          else res.end();
+        });
+    });
+    this.#inFlight.add(done);
+    void done.then(() => this.#inFlight.delete(done));
+  }
+
+  async #dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const remoteAddress = req.socket.remoteAddress ?? '';
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://receiver.invalid');
+    } catch {
+      return this.#reject(req, res, 400, 'bad request target');
+    }
+    const [, prefix = '', token = '', ...rest] = url.pathname.split('/');
+    const route = this.#routes.get(prefix);
+    // Compare even when the route is unknown, so timing says nothing about which prefixes exist.
+    const tokenOk = this.#tokens.matches(route?.token ?? 'hooks', token);
+    if (!route || !tokenOk) return this.#reject(req, res, 404, 'unknown path');
+    await route.handler(req, res, { subpath: rest.join('/'), url, remoteAddress });
+  }
+
+  async #onWebhook(req: IncomingMessage, res: ServerResponse, info: RouteInfo): Promise<void> {
+    if (info.subpath !== '') return this.#reject(req, res, 404, 'unknown path');
+    const method = req.method ?? '';
+    if (method !== 'GET' && method !== 'POST') {
+      return this.#reject(req, res, 405, `method ${method.slice(0, 16)} not allowed`, { Allow: 'GET, POST' });
+    }
+    const body = method === 'POST' ? await readCapped(req, this.#maxBody) : Buffer.alloc(0);
+    if (body === null) return this.#reject(req, res, 413, `the body is larger than ${this.#maxBody} bytes`);
+
+    let parsed;
+    try {
+      parsed = parseWebhook({ method, query: info.url.searchParams, contentType: req.headers['content-type'], body });
+    } catch (error) {
+      if (error instanceof WebhookRejection) {
+        return this.#reject(req, res, error.status, error.reason, error.status === 405 ? { Allow: 'GET, POST' } : {});
+      }
+      throw error;
+    }
+    const verdict = this.#policy.check(parsed.url);
+    if (!verdict.ok) return this.#reject(req, res, 422, verdict.reason);
+
+    let outcome;
+    try {
+      outcome = await this.#inbox.add(parsed);
+    } catch {
+      // Not on disk means not acknowledged: a 5xx lets a retrying sender try again.
+      return this.#reject(req, res, 503, 'the recording could not be stored; try again', { 'Retry-After': '5' });
+    }
+    if (outcome.duplicate) {
+      this.#json(req, res, 200, { ok: true, duplicate: true });
+      this.emit('duplicate', outcome.job);
+    } else {
+      this.#json(req, res, 200, { ok: true });
+      this.emit('received', outcome.job, parsed.warnings);
+    }
+  }
+
+  #onHealth(req: IncomingMessage, res: ServerResponse, info: RouteInfo): void {
+    if (info.subpath !== '') return this.#reject(req, res, 404, 'unknown path');
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      return this.#reject(req, res, 405, `method ${(req.method ?? '').slice(0, 16)} not allowed`, {
+        Allow: 'GET, HEAD',
+      });
+    }
+    this.#json(req, res, 200, { ok: true, id: this.instanceId });
+  }
+
+  #reject(
+    req: IncomingMessage,
+    res: ServerResponse,
+    status: number,
+    reason: string,
+    headers: Record<string, string> = {},
+  ): void {
+    this.#json(req, res, status, { error: reason }, headers);
+    this.emit('rejected', { status, reason, remoteAddress: req.socket.remoteAddress ?? '' });
+  }
+
+  #json(
+    req: IncomingMessage,
+    res: ServerResponse,
+    status: number,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ): void {
+    const text = JSON.stringify(body);
+    res.statusCode = status;
+    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('Content-Length', Buffer.byteLength(text));
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    // An unread body (rejected early, too large) is not drained: closing is cheaper and bounds the work.
+    if (this.#stopping || !req.complete) {
+      res.setHeader('Connection', 'close');
+      this.#answered.add(req.socket);
+    }
+    res.end(req.method === 'HEAD' ? undefined : text);
+  }
+
+  #onClientError(error: Error & { code?: string }, socket: Duplex): void {
+    const remoteAddress = (socket as Socket).remoteAddress ?? '';
+    // After an early answer the rest of the request may not parse; the client already has its answer.
+    if (error.code === 'ECONNRESET' || !socket.writable || this.#answered.has(socket)) {
+      socket.destroy();
+      return;
+    }
+    const status =
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? 431
+        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || error.code === 'ERR_HTTP_HEADERS_TIMEOUT'
+          ? 408
+          : 400;
+    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    this.emit('rejected', { status, reason: 'malformed or incomplete request', remoteAddress });
+  }
+}
+
+/**
+ * Reads the body, but never more than `max` bytes: a declared larger Content-Length is refused before reading,
+ * and a streamed body stops being read at `max + 1`. Resolves null when too large.
+ */
+function readCapped(req: IncomingMessage, max: number): Promise<Buffer | null> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > max) return Promise.resolve(null);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = (): void => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onGone);
+      req.off('close', onClose);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > max) {
+        cleanup();
+        req.pause();
+        resolve(null);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => {
+      cleanup();
+      resolve(Buffer.concat(chunks, size));
+    };
+    const onGone = (): void => {
+      cleanup();
+      reject(new ClientGone());
+    };
+    const onClose = (): void => {
+      if (!req.complete) onGone();
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onGone);
+    req.on('close', onClose);
+  });
+}
