@@ -1,0 +1,403 @@
+/**
+ * Keeps a tunnel open and proves it works end to end: the receiver is asked for its self-check THROUGH the
+ * public URL, and must answer with this process's instance nonce (any other answer means the URL reaches
+ * somebody else's server). Broken tunnels are reopened with exponential backoff and jitter.
+ */
+import { EventEmitter } from 'node:events';
+import { z } from 'zod';
+import { ConfigError, ValidationError } from '../errors.js';
+import { tunnelRequest } from './http.js';
+import type { ConnectToOverride } from './http.js';
+import type { LocalTarget, TunnelProvider, TunnelState, TunnelStatus } from './types.js';
+
+export interface BackoffOptions {
+  /** First delay. Default 1 s. */
+  baseMs: number;
+  /** Cap. Default 5 min. */
+  maxMs: number;
+  /** Share of the delay that is random, 0..1. Default 0.5 ("equal jitter"). */
+  jitter: number;
+}
+
+export const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 1_000, maxMs: 300_000, jitter: 0.5 };
+
+/**
+ * Delay before reconnect attempt `attempt` (1-based): `base * 2^(attempt-1)` capped at `max`, of which the
+ * `jitter` share is scaled by `random()` so many clients do not retry in step.
+ */
+export function backoffDelay(
+  attempt: number,
+  options: BackoffOptions = DEFAULT_BACKOFF,
+  random: () => number = Math.random,
+): number {
+  const exponential = Math.min(options.maxMs, options.baseMs * 2 ** Math.max(0, attempt - 1));
+  const jitter = Math.min(1, Math.max(0, options.jitter));
+  return Math.round(exponential * (1 - jitter) + exponential * jitter * Math.min(1, Math.max(0, random())));
+}
+
+export type SelfCheckResult =
+  { ok: true } | { ok: false; reason: 'foreign' | 'status' | 'shape' | 'network' | 'timeout'; message: string };
+
+const SelfCheckSchema = z.object({ ok: z.literal(true), id: z.string() });
+
+export interface SelfCheckOptions {
+  /** Full self-check URL through the tunnel. */
+  url: string;
+  /** The receiver's instance nonce. */
+  expectedId: string;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  testOnlyConnectTo?: ConnectToOverride;
+}
+
+/**
+ * Asks the receiver for `{ ok: true, id }` through the public URL. Never throws; the message names the
+ * public origin only (the path carries the webhook token).
+ */
+export async function checkSelf(options: SelfCheckOptions): Promise<SelfCheckResult> {
+  const where = safeOrigin(options.url);
+  let response;
+  try {
+    response = await tunnelRequest(options.url, {
+      headers: {
+        accept: 'application/json',
+        // Interstitial pages of the public tunnel services are skipped for requests that say so.
+        'bypass-tunnel-reminder': 'tally',
+        'ngrok-skip-browser-warning': 'tally',
+      },
+      timeoutMs: options.timeoutMs ?? 10_000,
+      signal: options.signal,
+      maxBodyBytes: 4096,
+      testOnlyConnectTo: options.testOnlyConnectTo,
+    });
+  } catch (error) {
+    const reason = (error as { reason?: string }).reason === 'timeout' ? 'timeout' : 'network';
+    return { ok: false, reason, message: `Could not reach Tally through ${where}: ${(error as Error).message}.` };
+  }
+  if (response.status !== 200) {
+    return {
+      ok: false,
+      reason: 'status',
+      message: `${where} answered ${response.status} instead of Tally's self-check: the tunnel is not forwarding to this receiver.`,
+    };
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(response.body.toString('utf8'));
+  } catch {
+    body = undefined;
+  }
+  const parsed = SelfCheckSchema.safeParse(body);
+  if (!parsed.success) {
+    return {
+      ok: false,
+      reason: 'shape',
+      message: `${where} answered, but not with Tally's self-check: another server is behind this URL.`,
+    };
+  }
+  if (parsed.data.id !== options.expectedId) {
+    return {
+      ok: false,
+      reason: 'foreign',
+      message: `${where} reaches a different Tally receiver, not this one (another instance or an old tunnel owns this URL).`,
+    };
+  }
+  return { ok: true };
+}
+
+function safeOrigin(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return 'the public URL';
+  }
+}
+
+export interface UrlChange {
+  /** Previous public webhook URL (null before the first one). */
+  previous: string | null;
+  /** New public webhook URL (null when the provider is local only). */
+  current: string | null;
+  publicBaseUrl: string | null;
+}
+
+export interface ReconnectScheduled {
+  attempt: number;
+  delayMs: number;
+  reason: string;
+}
+
+export interface TunnelSupervisorEvents {
+  status: [status: TunnelStatus];
+  'url-changed': [change: UrlChange];
+  'reconnect-scheduled': [info: ReconnectScheduled];
+}
+
+export interface TunnelSupervisorOptions {
+  provider: TunnelProvider;
+  /** Where the receiver listens. */
+  local: LocalTarget;
+  /** The receiver's own webhook URL (loopback), shown in the status. */
+  localUrl: string | null;
+  /** Public webhook URL for a public base, e.g. `${base}/hooks/${token}`. */
+  webhookUrl: (publicBaseUrl: string) => string;
+  /** Public self-check URL for a public base, e.g. `${base}/healthz/${token}`. */
+  selfCheckUrl: (publicBaseUrl: string) => string;
+  /** Public upload URL (web SDK `recordUrl`), when the receiver takes uploads. */
+  uploadUrl?: (publicBaseUrl: string) => string;
+  /** The receiver's instance nonce, which the self-check must echo. */
+  expectedId: string;
+  /** Time between checks while reachable. Default 60 s. */
+  checkIntervalMs?: number;
+  /** Time between checks after a failed one. Default 10 s. */
+  retryCheckIntervalMs?: number;
+  checkTimeoutMs?: number;
+  /** Failed checks in a row before the tunnel is reopened. Default 3. */
+  maxFailedChecks?: number;
+  backoff?: Partial<BackoffOptions>;
+  now?: () => Date;
+  random?: () => number;
+  testOnlyConnectTo?: ConnectToOverride;
+}
+
+type Phase = 'stopped' | 'opening' | 'open' | 'waiting';
+
+/**
+ * Owns one provider: opens it, checks it, reopens it. Emits `status` on every change, `url-changed` when
+ * the public webhook URL changes (including the first one), and `reconnect-scheduled` before each wait.
+ * All timers are unref'd; `stop()` releases everything.
+ */
+export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
+  readonly #options: TunnelSupervisorOptions;
+  readonly #provider: TunnelProvider;
+  readonly #backoff: BackoffOptions;
+  readonly #now: () => Date;
+  readonly #random: () => number;
+  #phase: Phase = 'stopped';
+  /** Bumped on every (re)open and on stop; async work from an older generation is dropped. */
+  #generation = 0;
+  #attempt = 0;
+  #failedChecks = 0;
+  #timer: NodeJS.Timeout | null = null;
+  #abort: AbortController | null = null;
+  #publicBaseUrl: string | null = null;
+  /** Last public webhook URL announced by `url-changed`; survives stop/start so a restart compares right. */
+  #announcedUrl: string | null = null;
+  #warning: string | null = null;
+  #registeredUrl: string | null = null;
+  #status: TunnelStatus;
+  #checking = false;
+
+  constructor(options: TunnelSupervisorOptions) {
+    super();
+    this.#options = options;
+    this.#provider = options.provider;
+    this.#backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
+    this.#now = options.now ?? (() => new Date());
+    this.#random = options.random ?? Math.random;
+    this.#status = {
+      provider: this.#provider.kind,
+      state: 'off',
+      publicUrl: null,
+      localUrl: options.localUrl,
+      uploadUrl: null,
+      lastCheckedAt: null,
+      message: null,
+      registered: false,
+    };
+  }
+
+  /** The latest status (a copy). */
+  get status(): TunnelStatus {
+    return { ...this.#status };
+  }
+
+  /** The current public base URL (no webhook path), or null. */
+  get publicBaseUrl(): string | null {
+    return this.#publicBaseUrl;
+  }
+
+  /** Opens the provider and starts checking. Calling it again while running does nothing. */
+  start(): void {
+    if (this.#phase !== 'stopped') return;
+    this.#provider.on('closed', this.#onClosed);
+    this.#provider.on('error', this.#onError);
+    this.#attempt = 0;
+    void this.#open();
+  }
+
+  /** Stops checking and closes the provider. The status becomes `off`. */
+  async stop(): Promise<void> {
+    if (this.#phase === 'stopped') return;
+    this.#phase = 'stopped';
+    this.#generation++;
+    this.#clearTimer();
+    this.#abort?.abort();
+    this.#abort = null;
+    this.#provider.off('closed', this.#onClosed);
+    this.#provider.off('error', this.#onError);
+    await this.#provider.close().catch(() => {});
+    this.#publicBaseUrl = null;
+    this.#update({ state: 'off', publicUrl: null, uploadUrl: null, message: 'Tunnel stopped.' });
+  }
+
+  /** Runs a self-check now (e.g. the user pressed "Check"), unless no tunnel is open. */
+  checkNow(): void {
+    if (this.#phase !== 'open' || this.#publicBaseUrl === null || this.#checking) return;
+    this.#clearTimer();
+    void this.#check(this.#generation);
+  }
+
+  /** Records which public webhook URL is registered with the service, so the status can say so. */
+  setRegisteredUrl(url: string | null): void {
+    if (url === this.#registeredUrl) return;
+    this.#registeredUrl = url;
+    const registered = this.#status.publicUrl !== null && this.#status.publicUrl === url;
+    if (registered !== this.#status.registered) this.#update({});
+  }
+
+  readonly #onClosed = (reason: string): void => {
+    if (this.#phase !== 'open') return;
+    this.#reconnect(`Tunnel closed: ${reason}`);
+  };
+
+  readonly #onError = (error: Error): void => {
+    if (this.#phase !== 'open') return;
+    this.#reconnect(`Tunnel failed: ${error.message}`);
+  };
+
+  async #open(): Promise<void> {
+    const generation = ++this.#generation;
+    this.#phase = 'opening';
+    this.#failedChecks = 0;
+    const abort = new AbortController();
+    this.#abort = abort;
+    this.#update({ state: 'connecting', message: `Opening the ${this.#provider.kind} tunnel...` });
+    let result;
+    try {
+      result = await this.#provider.open(this.#options.local, abort.signal);
+    } catch (error) {
+      if (generation !== this.#generation) return;
+      const message = error instanceof Error ? error.message : String(error);
+      if (error instanceof ConfigError || error instanceof ValidationError) {
+        // Retrying cannot fix a setting; wait for the user to change it.
+        this.#phase = 'waiting';
+        this.#update({ state: 'error', message });
+        return;
+      }
+      this.#scheduleOpen(message, 'error');
+      return;
+    }
+    if (generation !== this.#generation) return;
+    this.#phase = 'open';
+    this.#warning = result.warning ?? null;
+    this.#setPublicBaseUrl(result.publicBaseUrl);
+    if (result.publicBaseUrl === null) {
+      this.#attempt = 0;
+      this.#update({
+        state: 'off',
+        message: 'No tunnel: the receiver is reachable only on this computer or network.',
+      });
+      return;
+    }
+    this.#update({ state: 'connecting', message: `Checking ${result.publicBaseUrl}...` });
+    await this.#check(generation);
+  }
+
+  async #check(generation: number): Promise<void> {
+    const base = this.#publicBaseUrl;
+    if (base === null || generation !== this.#generation) return;
+    this.#checking = true;
+    let result: SelfCheckResult;
+    try {
+      result = await checkSelf({
+        url: this.#options.selfCheckUrl(base),
+        expectedId: this.#options.expectedId,
+        timeoutMs: this.#options.checkTimeoutMs ?? 10_000,
+        signal: this.#abort?.signal,
+        testOnlyConnectTo: this.#options.testOnlyConnectTo,
+      });
+    } finally {
+      this.#checking = false;
+    }
+    if (generation !== this.#generation || this.#phase !== 'open') return;
+    const lastCheckedAt = this.#now().toISOString();
+    if (result.ok) {
+      this.#failedChecks = 0;
+      this.#attempt = 0;
+      const message =
+        this.#warning ??
+        `Reachable through ${this.#provider.kind === 'url' ? 'your public URL' : this.#provider.kind}.`;
+      this.#update({ state: 'reachable', lastCheckedAt, message });
+      this.#schedule(() => void this.#check(generation), this.#options.checkIntervalMs ?? 60_000);
+      return;
+    }
+    this.#failedChecks++;
+    const max = this.#options.maxFailedChecks ?? 3;
+    this.#update({ state: 'unreachable', lastCheckedAt, message: result.message });
+    if (this.#failedChecks >= max) {
+      this.#reconnect(`${result.message} (${this.#failedChecks} failed checks in a row)`, 'unreachable');
+      return;
+    }
+    this.#schedule(() => void this.#check(generation), this.#options.retryCheckIntervalMs ?? 10_000);
+  }
+
+  /** Closes the provider, then waits the backoff delay and opens it again. */
+  #reconnect(reason: string, state: TunnelState = 'connecting'): void {
+    this.#generation++;
+    this.#phase = 'waiting';
+    this.#clearTimer();
+    this.#abort?.abort();
+    const generation = this.#generation;
+    void this.#provider
+      .close()
+      .catch(() => {})
+      .then(() => {
+        if (generation === this.#generation) this.#scheduleOpen(reason, state);
+      });
+  }
+
+  #scheduleOpen(reason: string, state: TunnelState): void {
+    this.#phase = 'waiting';
+    this.#attempt++;
+    const delayMs = backoffDelay(this.#attempt, this.#backoff, this.#random);
+    const seconds = delayMs < 1000 ? `${delayMs} ms` : `${Math.round(delayMs / 100) / 10} s`;
+    this.#update({ state, message: `${reason} Retrying in ${seconds}.` });
+    this.emit('reconnect-scheduled', { attempt: this.#attempt, delayMs, reason });
+    const generation = this.#generation;
+    this.#schedule(() => {
+      if (generation === this.#generation && this.#phase === 'waiting') void this.#open();
+    }, delayMs);
+  }
+
+  #setPublicBaseUrl(base: string | null): void {
+    const previous = this.#announcedUrl;
+    const current = base === null ? null : this.#options.webhookUrl(base);
+    this.#publicBaseUrl = base;
+    this.#announcedUrl = current;
+    const uploadUrl = base !== null && this.#options.uploadUrl ? this.#options.uploadUrl(base) : null;
+    this.#status = { ...this.#status, publicUrl: current, uploadUrl };
+    if (previous !== current) this.emit('url-changed', { previous, current, publicBaseUrl: base });
+  }
+
+  #update(patch: Partial<TunnelStatus>): void {
+    const next: TunnelStatus = { ...this.#status, ...patch };
+    next.registered = next.publicUrl !== null && next.publicUrl === this.#registeredUrl;
+    this.#status = next;
+    this.emit('status', { ...next });
+  }
+
+  #schedule(fn: () => void, ms: number): void {
+    this.#clearTimer();
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      fn();
+    }, ms);
+    this.#timer.unref();
+  }
+
+  #clearTimer(): void {
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
+  }
+}

@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, ValidationError } from '../errors.js';
+import { createTunnelProvider, parseTunnelFlag } from './index.js';
+import { LocalTunnel } from './localtunnel.js';
+import { NgrokTunnel } from './ngrok.js';
+import { NoTunnel } from './none.js';
+import { UrlTunnel, validatePublicUrl } from './url.js';
+
+describe('validatePublicUrl', () => {
+  it('accepts https and strips the trailing slash, keeping a path prefix', async () => {
+    expect(validatePublicUrl('https://tally.example.com/')).toEqual({ url: 'https://tally.example.com' });
+    expect(validatePublicUrl(' https://box.tail1234.ts.net/tally/ ')).toEqual({
+      url: 'https://box.tail1234.ts.net/tally',
+    });
+    expect(validatePublicUrl('https://tally.example.com:8443')).toEqual({ url: 'https://tally.example.com:8443' });
+    expect(await new UrlTunnel('https://tally.example.com/').open({ host: '127.0.0.1', port: 1 })).toEqual({
+      publicBaseUrl: 'https://tally.example.com',
+    });
+  });
+
+  it('accepts plain http only for loopback or LAN hosts, with a warning', () => {
+    expect(validatePublicUrl('http://127.0.0.1:8080').warning).toMatch(
+      /^Plain http on 127\.0\.0\.1:8080: only this computer/,
+    );
+    expect(validatePublicUrl('http://localhost:8080').warning).toMatch(/only this computer/);
+    expect(validatePublicUrl('http://192.168.1.20:8080').warning).toMatch(/only your local network/);
+    expect(validatePublicUrl('http://[fd00::1]:8080').warning).toMatch(/only your local network/);
+    expect(validatePublicUrl('http://100.101.102.103').warning).toMatch(/local network/);
+    expect(validatePublicUrl('http://nas.local').warning).toMatch(/local network/);
+    expect(validatePublicUrl('https://10.0.0.5').warning).toBe(
+      '10.0.0.5 is on your local network: the service on the internet cannot reach it.',
+    );
+    expect(() => validatePublicUrl('http://tally.example.com')).toThrow(/must use https/);
+    expect(() => validatePublicUrl('http://8.8.8.8')).toThrow(/must use https/);
+  });
+
+  it('refuses credentials, queries, fragments, other schemes, the webhook path and unusable hosts', () => {
+    const cases: [string, RegExp][] = [
+      ['https://user:pw@tally.example.com', /user name or password/],
+      ['https://tally.example.com/?a=1', /query/],
+      ['https://tally.example.com/#x', /fragment/],
+      ['https://tally.example.com/?', /query/],
+      ['ftp://tally.example.com', /must start with https/],
+      ['tally.example.com', /is not a URL/],
+      ['https://tally.example.com/hooks/abc', /without \/hooks/],
+      ['https://0.0.0.0', /not an address anyone can connect to/],
+    ];
+    for (const [value, message] of cases) {
+      expect(() => validatePublicUrl(value), value).toThrow(message);
+      expect(() => validatePublicUrl(value), value).toThrow(ValidationError);
+    }
+  });
+});
+
+describe('parseTunnelFlag', () => {
+  it('reads provider names and public URLs', () => {
+    expect(parseTunnelFlag('none')).toEqual({ provider: 'none' });
+    expect(parseTunnelFlag('NGROK')).toEqual({ provider: 'ngrok' });
+    expect(parseTunnelFlag('localtunnel')).toEqual({ provider: 'localtunnel' });
+    expect(parseTunnelFlag('lt')).toEqual({ provider: 'localtunnel' });
+    expect(parseTunnelFlag('https://tally.example.com/')).toEqual({
+      provider: 'url',
+      publicUrl: 'https://tally.example.com',
+    });
+  });
+
+  it('explains a wrong value', () => {
+    expect(() => parseTunnelFlag('cloudflare')).toThrow(
+      new ValidationError(
+        ['--tunnel'],
+        'Unknown tunnel "cloudflare". Use none, ngrok, localtunnel or a public https URL.',
+      ),
+    );
+    expect(() => parseTunnelFlag('url')).toThrow(/Give the public URL itself/);
+    expect(() => parseTunnelFlag('http://tally.example.com')).toThrow(/must use https/);
+  });
+});
+
+describe('createTunnelProvider', () => {
+  it('builds each provider from settings', () => {
+    expect(createTunnelProvider({ provider: 'none' })).toBeInstanceOf(NoTunnel);
+    expect(createTunnelProvider({ provider: 'url', publicUrl: 'https://t.example.com' })).toBeInstanceOf(UrlTunnel);
+    const lt = createTunnelProvider({ provider: 'localtunnel', localtunnelHost: 'https://lt.example.com/' });
+    expect(lt).toBeInstanceOf(LocalTunnel);
+    expect((lt as LocalTunnel).host).toBe('https://lt.example.com');
+    const ngrok = createTunnelProvider(
+      { provider: 'ngrok', ngrokDomain: 'a.ngrok-free.app' },
+      { ngrokAuthtoken: 'tok' },
+    );
+    expect(ngrok).toBeInstanceOf(NgrokTunnel);
+    expect((ngrok as NgrokTunnel).domain).toBe('a.ngrok-free.app');
+  });
+
+  it('says what is missing', () => {
+    expect(() => createTunnelProvider({ provider: 'url' })).toThrow(ConfigError);
+    expect(() => createTunnelProvider({ provider: 'url', publicUrl: null })).toThrow(/Set the public URL in Settings/);
+    expect(() => createTunnelProvider({ provider: 'ngrok' }, { ngrokAuthtoken: null })).toThrow(
+      'Set the ngrok authtoken in Settings or with `tally login --ngrok`.',
+    );
+    expect(() => createTunnelProvider({ provider: 'localtunnel', localtunnelHost: 'lt.example.com' })).toThrow(
+      ConfigError,
+    );
+    expect(() => createTunnelProvider({ provider: 'carrier-pigeon' as 'none' })).toThrow(/Unknown tunnel provider/);
+  });
+});

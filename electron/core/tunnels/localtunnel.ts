@@ -1,0 +1,236 @@
+/**
+ * localtunnel through the `localtunnel` client package, against the public server or a self-hosted one.
+ *
+ * The package's tunnel sockets (TunnelCluster) are used as they are, but its control request is replaced:
+ * upstream retries a failed `GET <host>/?new` every second forever on a timer nothing can cancel (a down
+ * server would keep the process alive), and it connects its tunnel sockets to any `ip` the server names.
+ * Here the control request is one abortable call with a deadline, its answer is validated, and the `ip`
+ * field is dropped so every connection the client makes goes to the configured `host` only.
+ */
+import { createRequire } from 'node:module';
+import type { EventEmitter } from 'node:events';
+import { z } from 'zod';
+import { ConfigError } from '../errors.js';
+import { tunnelRequest, TunnelHttpError } from './http.js';
+import { TunnelError, TunnelProviderBase, abortError, throwIfAborted } from './types.js';
+import type { LocalTarget, TunnelOpenResult } from './types.js';
+
+/** The public server, as the client package defaults to it. */
+export const DEFAULT_LOCALTUNNEL_HOST = 'https://localtunnel.me';
+
+/** Upper bound on tunnel sockets, whatever the server asks for. */
+const MAX_CONNECTIONS = 10;
+
+export interface LocaltunnelOptions {
+  /** Tunnel server base URL; defaults to the public server. Self-hosting keeps webhooks off a shared service. */
+  host?: string | null;
+  /** Ask for this subdomain (the server may hand out another one when it is taken). */
+  subdomain?: string | null;
+  /** Deadline for the control request and the first tunnel socket. Default 15 s. */
+  openTimeoutMs?: number;
+}
+
+/** What a localtunnel server answers to `GET /?new` or `GET /<id>`. */
+const TunnelInfoSchema = z.object({
+  id: z.string().min(1).max(253),
+  port: z.number().int().min(1).max(65535),
+  max_conn_count: z.number().int().min(1).optional(),
+  url: z
+    .string()
+    .max(2048)
+    .refine((s) => /^https?:\/\//i.test(s) && URL.canParse(s), 'must be an http(s) URL'),
+  cached_url: z.string().max(2048).optional(),
+});
+type TunnelInfo = z.infer<typeof TunnelInfoSchema>;
+
+/** The slice of the package's `Tunnel` class used here (lib/Tunnel.js, stable since 2.0.0). */
+interface LtTunnel extends EventEmitter {
+  url?: string;
+  clientId?: string;
+  open(callback: (error?: Error) => void): void;
+  close(): void;
+  _init(callback: (error: Error | null, info?: unknown) => void): void;
+  _getInfo(body: Record<string, unknown>): unknown;
+}
+type LtTunnelClass = new (options: Record<string, unknown>) => LtTunnel;
+
+const require = createRequire(import.meta.url);
+let tunnelClass: LtTunnelClass | undefined;
+function loadTunnelClass(): LtTunnelClass {
+  tunnelClass ??= require('localtunnel/lib/Tunnel.js') as LtTunnelClass;
+  return tunnelClass;
+}
+
+/**
+ * Checks a localtunnel server setting: an http(s) URL without credentials, query or fragment.
+ * @throws ConfigError naming what is wrong.
+ */
+export function normalizeLocaltunnelHost(value: string): string {
+  const text = value.trim();
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ConfigError(`"${text}" is not a localtunnel server URL. Use e.g. https://tunnel.example.com.`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new ConfigError('The localtunnel server URL must start with https:// or http://.');
+  }
+  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
+    throw new ConfigError('The localtunnel server URL must not contain a user name, password, query or fragment.');
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
+/** localtunnel: a random (or requested) subdomain of the server, which changes on every reconnect. */
+export class LocalTunnel extends TunnelProviderBase {
+  readonly kind = 'localtunnel' as const;
+  readonly host: string;
+  readonly #subdomain: string | null;
+  readonly #openTimeoutMs: number;
+  #tunnel: LtTunnel | null = null;
+  #session = 0;
+
+  /** @throws ConfigError when the host or subdomain is unusable. */
+  constructor(options: LocaltunnelOptions = {}) {
+    super();
+    this.host = normalizeLocaltunnelHost(options.host ?? DEFAULT_LOCALTUNNEL_HOST);
+    const subdomain = options.subdomain?.trim().toLowerCase() || null;
+    if (subdomain !== null && !/^[a-z0-9][a-z0-9-]{2,61}[a-z0-9]$/.test(subdomain)) {
+      throw new ConfigError('A localtunnel subdomain is 4 to 63 lowercase letters, digits or hyphens.');
+    }
+    this.#subdomain = subdomain;
+    this.#openTimeoutMs = options.openTimeoutMs ?? 15_000;
+  }
+
+  async open(local: LocalTarget, signal?: AbortSignal): Promise<TunnelOpenResult> {
+    throwIfAborted(signal);
+    this.#closeTunnel();
+    const session = ++this.#session;
+    const deadline = AbortSignal.timeout(this.#openTimeoutMs);
+    const opening = signal ? AbortSignal.any([signal, deadline]) : deadline;
+
+    const Tunnel = loadTunnelClass();
+    const tunnel = new Tunnel({ port: local.port, local_host: local.host, host: this.host });
+    this.#tunnel = tunnel;
+    let ready = false;
+    // Always listened to: a late socket error after close must not become an uncaught 'error'.
+    tunnel.on('error', (error: Error) => {
+      if (ready && session === this.#session) {
+        this.emit('error', new TunnelError(`The localtunnel connection failed: ${error.message}`));
+      }
+    });
+    tunnel.on('close', () => {
+      if (ready && session === this.#session) this.emit('closed', 'The localtunnel client closed.');
+    });
+    tunnel._init = (callback) => {
+      requestTunnel(this.host, this.#subdomain, opening).then(
+        (info) => {
+          const maxConn = Math.min(info.max_conn_count ?? 1, MAX_CONNECTIONS);
+          // No `ip`: tunnel sockets go to the host's own name, never to an address the server picks.
+          callback(null, tunnel._getInfo({ id: info.id, port: info.port, url: info.url, max_conn_count: maxConn }));
+        },
+        (error: unknown) => callback(error instanceof Error ? error : new Error(String(error))),
+      );
+    };
+
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const onAbort = (): void =>
+          reject(signal?.aborted ? abortError(signal) : openTimeout(this.host, this.#openTimeoutMs));
+        const settle = (error?: Error): void => {
+          opening.removeEventListener('abort', onAbort);
+          tunnel.off('url', onUrl);
+          tunnel.off('error', settle);
+          if (error) reject(error);
+          else resolve();
+        };
+        const onUrl = (): void => settle();
+        opening.addEventListener('abort', onAbort, { once: true });
+        // 'url' fires when the first tunnel socket is connected: only then can a request get through.
+        tunnel.once('url', onUrl);
+        tunnel.once('error', settle);
+        tunnel.open((error) => {
+          if (error) settle(error);
+        });
+      });
+    } catch (error) {
+      if (session === this.#session) this.#closeTunnel();
+      throw error instanceof TunnelError || (error instanceof Error && error.name === 'AbortError')
+        ? error
+        : new TunnelError(
+            `The localtunnel server at ${this.host} could not open a tunnel: ${(error as Error).message}`,
+          );
+    }
+    if (session !== this.#session) throw new TunnelError('The localtunnel tunnel was closed while it was opening.');
+    ready = true;
+    const url = tunnel.url ?? '';
+    return { publicBaseUrl: url.replace(/\/+$/, '') };
+  }
+
+  async close(): Promise<void> {
+    this.#session++;
+    this.#closeTunnel();
+  }
+
+  /** The subdomain the server assigned to the current tunnel, if any. */
+  get clientId(): string | null {
+    return this.#tunnel?.clientId ?? null;
+  }
+
+  #closeTunnel(): void {
+    const tunnel = this.#tunnel;
+    this.#tunnel = null;
+    // Closing destroys every tunnel socket; the cluster then stops reopening them.
+    tunnel?.close();
+  }
+}
+
+function openTimeout(host: string, ms: number): TunnelError {
+  return new TunnelError(`The localtunnel server at ${host} did not open a tunnel within ${Math.round(ms / 1000)} s.`);
+}
+
+/** One control request: `GET <host>/?new` or `GET <host>/<subdomain>`. Follows a redirect only on the same host. */
+async function requestTunnel(host: string, subdomain: string | null, signal: AbortSignal): Promise<TunnelInfo> {
+  let url = new URL(`${host}/${subdomain === null ? '?new' : encodeURIComponent(subdomain)}`);
+  const hostname = url.hostname;
+  for (let hop = 0; ; hop++) {
+    let response;
+    try {
+      response = await tunnelRequest(url, { headers: { accept: 'application/json' }, signal, timeoutMs: 15_000 });
+    } catch (error) {
+      if (error instanceof TunnelHttpError && error.reason === 'aborted') throw abortError(signal);
+      throw new TunnelError(`Could not reach the localtunnel server at ${host}: ${(error as Error).message}.`);
+    }
+    const location = response.headers.location;
+    if (response.status >= 300 && response.status < 400 && location !== undefined && hop < 2) {
+      const next = new URL(location, url);
+      if (next.hostname !== hostname || (next.protocol !== 'https:' && next.protocol !== 'http:')) {
+        throw new TunnelError(
+          `The localtunnel server at ${host} redirects to ${next.origin}. Set that address as the server instead.`,
+        );
+      }
+      url = next;
+      continue;
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(response.body.toString('utf8'));
+    } catch {
+      body = undefined;
+    }
+    if (response.status !== 200) {
+      const message = typeof body === 'object' && body !== null ? (body as { message?: unknown }).message : undefined;
+      throw new TunnelError(
+        `The localtunnel server at ${host} answered ${response.status}${typeof message === 'string' ? `: ${message.slice(0, 200)}` : ''}.`,
+      );
+    }
+    const parsed = TunnelInfoSchema.safeParse(body);
+    if (!parsed.success) {
+      throw new TunnelError(
+        `The server at ${host} did not answer like a localtunnel server (expected JSON with id, port and url).`,
+      );
+    }
+    return parsed.data;
+  }
+}

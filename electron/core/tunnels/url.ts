@@ -1,0 +1,111 @@
+import { isIP } from 'node:net';
+import { ValidationError } from '../errors.js';
+import { classifyAddress } from '../net/url-policy.js';
+import { TunnelProviderBase } from './types.js';
+import type { LocalTarget, TunnelOpenResult } from './types.js';
+
+/** A producer-supplied public URL, checked and normalised. */
+export interface ValidatedPublicUrl {
+  /** The URL without a trailing slash. */
+  url: string;
+  /** Set when the URL works but only on this machine or network. */
+  warning?: string;
+}
+
+const LAN_SUFFIXES = ['.local', '.lan', '.home.arpa', '.internal'];
+
+/** Where a hostname points: this machine, the local network, or (as far as we can tell) the internet. */
+function reach(hostname: string): 'loopback' | 'lan' | 'internet' | 'invalid' {
+  const host = hostname.toLowerCase().replace(/^\[|\]$/g, '');
+  if (isIP(host) !== 0) {
+    const category = classifyAddress(host);
+    if (category === null) return 'internet';
+    if (category === 'loopback') return 'loopback';
+    // Tailscale and other overlay networks hand out carrier-grade NAT addresses: reachable like a LAN.
+    if (category === 'private' || category === 'link-local' || category === 'shared (carrier-grade NAT)') return 'lan';
+    return 'invalid';
+  }
+  if (host === 'localhost' || host.endsWith('.localhost')) return 'loopback';
+  if (!host.includes('.') || LAN_SUFFIXES.some((suffix) => host.endsWith(suffix))) return 'lan';
+  return 'internet';
+}
+
+/**
+ * Checks the public URL a producer gives for the `url` provider (reverse proxy, Tailscale Funnel, a named
+ * cloudflared tunnel...). It must be https; plain http is accepted only for loopback or LAN hosts, with a
+ * warning. Credentials, query strings and fragments are refused: the caller appends `/hooks/<token>`.
+ * @throws ValidationError with a message for the producer.
+ */
+export function validatePublicUrl(value: string): ValidatedPublicUrl {
+  const text = value.trim();
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ValidationError(
+      ['publicUrl'],
+      `"${text}" is not a URL. Give the public https address, e.g. https://tally.example.com.`,
+    );
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new ValidationError(['publicUrl'], `The public URL must start with https:// (got ${url.protocol}).`);
+  }
+  if (url.username !== '' || url.password !== '') {
+    throw new ValidationError(['publicUrl'], 'The public URL must not contain a user name or password.');
+  }
+  if (url.search !== '' || url.hash !== '' || text.includes('?') || text.includes('#')) {
+    throw new ValidationError(['publicUrl'], 'The public URL must not have a query (?...) or fragment (#...).');
+  }
+  if (/\/hooks(\/|$)/.test(url.pathname)) {
+    throw new ValidationError(
+      ['publicUrl'],
+      'Give the base address that forwards to Tally, without /hooks/...: Tally adds the webhook path itself.',
+    );
+  }
+  const where = reach(url.hostname);
+  if (where === 'invalid') {
+    throw new ValidationError(['publicUrl'], `${url.hostname} is not an address anyone can connect to.`);
+  }
+  const base = url.href.replace(/\/+$/, '');
+  const local = where === 'loopback' ? 'this computer' : 'your local network';
+  if (url.protocol === 'http:') {
+    if (where === 'internet') {
+      throw new ValidationError(
+        ['publicUrl'],
+        'The public URL must use https: webhooks cross the internet. Plain http is only accepted for addresses on this computer or your local network.',
+      );
+    }
+    return {
+      url: base,
+      warning: `Plain http on ${url.host}: only ${local} can reach it, so the service can deliver webhooks here only if it runs there too.`,
+    };
+  }
+  if (where !== 'internet') {
+    return { url: base, warning: `${url.host} is on ${local}: the service on the internet cannot reach it.` };
+  }
+  return { url: base };
+}
+
+/** The producer's own public URL, forwarded to the receiver by something outside Tally. */
+export class UrlTunnel extends TunnelProviderBase {
+  readonly kind = 'url' as const;
+  readonly #url: ValidatedPublicUrl;
+
+  /** @throws ValidationError when the URL is unusable (checked here so a bad setting fails early). */
+  constructor(publicUrl: string) {
+    super();
+    this.#url = validatePublicUrl(publicUrl);
+  }
+
+  get publicBaseUrl(): string {
+    return this.#url.url;
+  }
+
+  async open(_local: LocalTarget, _signal?: AbortSignal): Promise<TunnelOpenResult> {
+    return this.#url.warning === undefined
+      ? { publicBaseUrl: this.#url.url }
+      : { publicBaseUrl: this.#url.url, warning: this.#url.warning };
+  }
+
+  async close(): Promise<void> {}
+}
