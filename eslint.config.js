@@ -8,7 +8,9 @@ const noElectron = {
   'no-restricted-imports': [
     'error',
     {
-      paths: [{ name: 'electron', message: 'electron/core and renderer/ stay Electron-free: go through the contract.' }],
+      paths: [
+        { name: 'electron', message: 'electron/core and renderer/ stay Electron-free: go through the contract.' },
+      ],
       patterns: [{ group: ['electron/*'], message: 'electron/core and renderer/ stay Electron-free.' }],
     },
   ],
@@ -36,4 +38,18 @@ export default tseslint.config(
     languageOptions: { globals: { ...globals.browser } },
   },
   { files: ['electron/core/**', 'renderer/**'], rules: noElectron },
+  // Only the IPC transport calls ipcMain / ipcRenderer (GitHub Desktop keeps that to two small wrappers).
+  {
+    files: ['electron/**/*.ts'],
+    ignores: ['electron/main/ipc.ts', 'electron/preload/index.ts', '**/*.spec.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'MemberExpression[object.name=/^ipc(Main|Renderer)$/]',
+          message: 'Only electron/main/ipc.ts and the preload use ipcMain/ipcRenderer: add a contract request instead.',
+        },
+      ],
+    },
+  },
 );

@@ -2,13 +2,21 @@
 // Entry point for the `tally` bin: runs the built CLI (npm's install step builds dist/ via `prepare`).
 import { main } from '../dist/electron/cli.js';
 
+// The first SIGINT/SIGTERM asks the running command to stop gracefully (journal flushed, part files kept);
+// a second one, a moment later, forces the exit. Signals within the first second are not counted as that
+// second request: `conf` pulls in `when-exit`, whose handler re-raises the same signal at once after its
+// own cleanup, and that echo must not turn a graceful stop into a forced one.
 const controller = new AbortController();
-let stopping = false;
+let firstSignalAt = 0;
 for (const sig of ['SIGINT', 'SIGTERM']) {
   process.on(sig, () => {
-    if (stopping) process.exit(130);
-    stopping = true;
-    controller.abort();
+    const now = Date.now();
+    if (firstSignalAt === 0) {
+      firstSignalAt = now;
+      controller.abort();
+    } else if (now - firstSignalAt > 1000) {
+      process.exit(130);
+    }
   });
 }
 const code = await main(process.argv.slice(2), {

@@ -2,55 +2,13 @@
  * The installed entry point, `node bin/tally.js`, as a real child process over the built CLI in dist/.
  * dist/ is rebuilt with tsc first, but only when it is missing or older than a source file.
  */
-import { execFile, spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../electron/core/sandbox/index.js';
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-
-/** Source files whose compiled twin must exist and be newer (same selection as tsconfig.build.json). */
-function staleOutputs(): string[] {
-  const stale: string[] = [];
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) {
-        if (entry.name !== 'preload') walk(path);
-        continue;
-      }
-      if (!entry.name.endsWith('.ts') || /\.(spec|test)\.ts$/.test(entry.name) || entry.name.endsWith('.d.ts'))
-        continue;
-      const out = join(ROOT, 'dist', relative(ROOT, path)).replace(/\.ts$/, '.js');
-      let outTime = 0;
-      try {
-        outTime = statSync(out).mtimeMs;
-      } catch {
-        // missing output
-      }
-      if (outTime < statSync(path).mtimeMs) stale.push(relative(ROOT, path));
-    }
-  };
-  walk(join(ROOT, 'electron'));
-  return stale;
-}
-
-function build(): Promise<void> {
-  return new Promise((resolve) => {
-    // tsc emits even when files owned by work in progress elsewhere have type errors; the checks below
-    // say whether what the CLI needs was produced.
-    execFile(
-      process.execPath,
-      [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
-      { cwd: ROOT },
-      () => resolve(),
-    );
-  });
-}
+import { ensureBuiltCli, ROOT, staleOutputs } from './support/built-cli.js';
 
 interface Result {
   code: number | null;
@@ -79,7 +37,7 @@ describe('bin/tally.js', () => {
   let sb: Awaited<ReturnType<typeof startSandbox>>;
 
   beforeAll(async () => {
-    if (staleOutputs().length > 0) await build();
+    await ensureBuiltCli();
     const cliFiles = staleOutputs().filter((f) => f === 'electron/cli.ts' || f.startsWith('electron/cli/'));
     expect(cliFiles, 'the CLI was not compiled').toEqual([]);
     home = await mkdtemp(join(tmpdir(), 'tally-bin-'));

@@ -66,7 +66,7 @@ async function handle(service: SandboxService, req: IncomingMessage, res: Server
     return;
   }
   const method = req.method ?? 'GET';
-  service.events.emit('request', { method, path, target: 'api' });
+  service.events.emit('request', { method, path, target: 'api', range: null });
   const fault = service.faults.api.take(path);
   if (fault?.delayMs) {
     try {

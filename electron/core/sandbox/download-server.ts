@@ -60,7 +60,7 @@ export function createDownloadServer(service: SandboxService): Server {
 async function handle(service: SandboxService, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const method = req.method ?? 'GET';
   const path = rawPath(req);
-  service.events.emit('request', { method, path, target: 'download' });
+  service.events.emit('request', { method, path, target: 'download', range: req.headers.range ?? null });
   const fault = service.faults.download.take(path);
   if (fault?.delayMs) {
     try {

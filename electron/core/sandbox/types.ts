@@ -134,6 +134,8 @@ export interface SandboxRequestEvent {
   method: string;
   path: string;
   target: SandboxTarget;
+  /** The Range header of a download request (to observe resumes), or null. */
+  range: string | null;
 }
 
 export interface SandboxControl {

@@ -1,0 +1,240 @@
+/**
+ * The Electron main process: one boot sequence in a fixed order (electron/fiddle's `onReady`). Every
+ * feature is a service from this folder with its Electron objects passed in; this file only wires
+ * them to the real Electron modules and to the core.
+ *
+ *   before ready: single-instance lock, app id, sandbox for every renderer, web-contents defaults
+ *   on ready:     hide the dock, harden the session, app menu, create the core, register ALL IPC
+ *                 handlers (before any window exists), tray, notifications, progress, start the core.
+ *   quitting:     the core is stopped (awaited, with a timeout) before the process exits.
+ */
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import {
+  app,
+  BrowserWindow,
+  clipboard,
+  dialog,
+  ipcMain,
+  Menu,
+  nativeImage,
+  Notification,
+  screen,
+  session,
+  shell,
+  Tray,
+} from 'electron';
+import { EVENT_NAMES } from '../contract.js';
+import type { AppCore } from '../core/app/types.js';
+import { createAppCore } from '../core/app/app-core.js';
+import { KeyringSecretStore } from '../core/credentials.js';
+import { installGracefulQuit } from './graceful-quit.js';
+import { createSenderCheck, EventPusher, registerIpc } from './ipc.js';
+import type { AppPage } from './ipc.js';
+import { describeError, redactSecrets } from './log.js';
+import type { Log } from './log.js';
+import { NotificationService } from './notifications.js';
+import { createPlatformHooks } from './platform-hooks.js';
+import { PopoverWindow } from './popover.js';
+import { ProgressService } from './progress.js';
+import { hardenSession, openExternalSafe } from './security.js';
+import { SystemTrayService } from './tray.js';
+import type { TrayIconState } from './tray.js';
+
+const APP_ID = 'com.tally.app';
+
+const logger =
+  (scope: string): Log =>
+  (line) =>
+    console.error(`[${scope}] ${redactSecrets(line)}`);
+const log = logger('main');
+
+/** A dev server is honoured only in an unpackaged run, and only on loopback. */
+function devServerUrl(): string | null {
+  const raw = process.env.TALLY_DEV_SERVER_URL;
+  if (!raw || app.isPackaged) return null;
+  try {
+    const url = new URL(raw);
+    if (url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) return url.origin;
+  } catch {
+    // fall through
+  }
+  log('TALLY_DEV_SERVER_URL must be an http URL on loopback; loading the built page instead');
+  return null;
+}
+
+function resourcePaths() {
+  const root = app.getAppPath();
+  const page: AppPage = {
+    fileUrl: pathToFileURL(join(root, 'dist', 'renderer', 'index.html')).href,
+    devServerUrl: devServerUrl(),
+  };
+  return {
+    page,
+    preload: join(root, 'dist', 'preload', 'index.cjs'),
+    // Tray icons ship beside app.asar (extraResources) so the OS can read them; in development they
+    // come straight from build/.
+    trayIcons: app.isPackaged ? join(process.resourcesPath, 'tray') : join(root, 'build', 'tray'),
+  };
+}
+
+function trayIconFile(state: TrayIconState): string {
+  // macOS draws template images in the menu bar's own colour; attention keeps its colour to stand out.
+  if (process.platform === 'darwin' && state !== 'attention') return 'trayTemplate.png';
+  return `tray-${state}.png`;
+}
+
+/** Everything from app-ready on. */
+async function onReady(): Promise<void> {
+  const paths = resourcePaths();
+  app.dock?.hide();
+  hardenSession(session.defaultSession, { devServerUrl: paths.page.devServerUrl });
+  // A tray app has no menu bar, but macOS routes Cmd+C/V/X/A through the application menu's Edit items.
+  Menu.setApplicationMenu(
+    process.platform === 'darwin' ? Menu.buildFromTemplate([{ role: 'appMenu' }, { role: 'editMenu' }]) : null,
+  );
+
+  const pusher = new EventPusher();
+  const progress = new ProgressService({
+    setProgressBar: (value, mode) => popover.window?.setProgressBar(value, { mode }),
+    setBadgeCount: (count) => void app.setBadgeCount(count),
+  });
+  const openExternal = (url: string) =>
+    void openExternalSafe(url, { openExternal: (u) => shell.openExternal(u), log: logger('external') }).catch(
+      (error: unknown) => log(`could not open a link: ${describeError(error)}`),
+    );
+
+  let core: AppCore | null = null;
+  const popover = new PopoverWindow({
+    createWindow: (options) => new BrowserWindow(options),
+    preloadPath: paths.preload,
+    page: paths.page,
+    screen,
+    openExternal,
+    devTools: !app.isPackaged,
+    onVisibilityChange: (visible) => core?.setVisible(visible),
+    onWindowCreated: (win) => {
+      pusher.attach(win.webContents);
+      progress.invalidate();
+    },
+    onPageLoading: () => pusher.reset(),
+    log: logger('popover'),
+  });
+
+  app.on('second-instance', () => popover.show());
+
+  const hooks = createPlatformHooks({
+    showItemInFolder: (path) => shell.showItemInFolder(path),
+    openPath: (path) => shell.openPath(path),
+    showOpenDialog: (options) =>
+      popover.whileHeldOpen(() => {
+        const parent = popover.window;
+        return parent ? dialog.showOpenDialog(parent, options) : dialog.showOpenDialog(options);
+      }),
+    writeText: (text) => clipboard.writeText(text),
+    setLoginItemSettings: (settings) => app.setLoginItemSettings(settings),
+    // Only a packaged app has a stable executable to autostart (the AppImage itself when run as one).
+    linuxAutostart: app.isPackaged
+      ? {
+          dir: join(process.env.XDG_CONFIG_HOME || join(homedir(), '.config'), 'autostart'),
+          execPath: process.env.APPIMAGE || process.execPath,
+        }
+      : undefined,
+  });
+
+  const appCore: AppCore = await createAppCore({
+    home: app.getPath('userData'),
+    secrets: new KeyringSecretStore(),
+    hooks,
+    transport: 'ipc',
+    demo: process.env.TALLY_DEMO === '1' || undefined,
+  });
+  core = appCore;
+  installGracefulQuit({ app, stop: () => appCore.stop(), onQuitting: () => popover.allowClose(), log: logger('quit') });
+
+  // All handlers exist before the first window does, so no early request can miss its handler.
+  registerIpc({
+    ipcMain,
+    handlers: appCore.handlers,
+    isTrustedSender: createSenderCheck({ getWebContents: () => popover.window?.webContents ?? null, page: paths.page }),
+    onReady: () => pusher.markReady(),
+    log: logger('ipc'),
+  });
+
+  const tray = new SystemTrayService({
+    createTray: (image) => new Tray(image),
+    loadIcon: (state) => nativeImage.createFromPath(join(paths.trayIcons, trayIconFile(state))),
+    buildMenu: (template) => Menu.buildFromTemplate(template),
+    showMessageBox: (options) => dialog.showMessageBox(options),
+    handlers: appCore.handlers,
+    popover: {
+      toggle: (bounds) => popover.toggle(bounds),
+      show: () => popover.show(),
+      showSection: (section) => popover.showSection(section),
+    },
+    openFolder: (folder) =>
+      void shell.openPath(folder).then((problem) => problem && log(`could not open the recordings folder: ${problem}`)),
+    quit: () => app.quit(),
+    log: logger('tray'),
+  });
+
+  const notifications = new NotificationService({
+    createNotification: (options) => new Notification(options),
+    isSupported: () => Notification.isSupported(),
+    reveal: (path) => shell.showItemInFolder(path),
+    showPopover: () => popover.show(),
+  });
+
+  for (const name of EVENT_NAMES) appCore.on(name, (payload) => pusher.send(name, payload));
+  appCore.on('tray:snapshot', (snapshot) => {
+    tray.setSnapshot(snapshot);
+    progress.update(snapshot);
+  });
+  appCore.on('notify', (payload) => notifications.notify(payload));
+  appCore.on('settings:changed', (settings) => notifications.setSettings(settings.notifications));
+
+  tray.setSnapshot(appCore.traySnapshot());
+  try {
+    notifications.setSettings((await appCore.handlers['settings:get']()).notifications);
+    await appCore.start();
+  } catch (error) {
+    // The tray stays up (to show the problem and to quit); the popover explains through app:error.
+    log(`the core did not start: ${describeError(error)}`);
+  }
+}
+
+function main(): void {
+  // TALLY_HOME points the app and the CLI at the same state folder in scripts and tests. It must be set
+  // before the single-instance lock, which lives in the userData folder.
+  if (process.env.TALLY_HOME) app.setPath('userData', process.env.TALLY_HOME);
+  if (!app.requestSingleInstanceLock()) {
+    // Another Tally is running; it shows its popover on 'second-instance'.
+    app.quit();
+    return;
+  }
+  app.setAppUserModelId(APP_ID);
+  app.enableSandbox();
+  // Defaults for any web contents, including ones the popover service does not know about.
+  app.on('web-contents-created', (_event, contents) => {
+    contents.setWindowOpenHandler(() => ({ action: 'deny' }));
+    contents.on('will-attach-webview', (event) => event.preventDefault());
+  });
+  // A tray app keeps running with no window open.
+  app.on('window-all-closed', () => {});
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => app.quit());
+
+  app
+    .whenReady()
+    .then(onReady)
+    .catch((error: unknown) => {
+      log(`startup failed: ${describeError(error)}`);
+      dialog.showErrorBox(
+        'Tally could not start',
+        'Something went wrong while starting Tally. The details are in the log.',
+      );
+      app.exit(1);
+    });
+}
+
+main();

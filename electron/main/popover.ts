@@ -1,0 +1,259 @@
+/**
+ * The popover: a frameless window anchored to the tray icon that hides when it loses focus. It is
+ * created lazily on first use and re-created if its renderer dies. The BrowserWindow factory and the
+ * screen are injected, so the behaviour is tested in plain Node with fakes.
+ */
+import type { BrowserWindow, BrowserWindowConstructorOptions, Display, Point, Rectangle } from 'electron';
+import type { AppPage } from './ipc.js';
+import { isAppPageUrl } from './ipc.js';
+import { computePopoverPosition, hasUsableBounds } from './popover-position.js';
+import { hardenWebContents } from './security.js';
+
+export const POPOVER_SIZE = Object.freeze({ width: 380, height: 560 });
+
+/**
+ * A click on the tray icon first blurs (and so hides) an open popover on Windows and Linux, then
+ * arrives as a click that would open it again. A click this soon after a blur-hide means "close".
+ */
+export const BLUR_CLICK_GRACE_MS = 150;
+
+export interface PopoverScreen {
+  getCursorScreenPoint(): Point;
+  getDisplayNearestPoint(point: Point): Display;
+  getDisplayMatching(rect: Rectangle): Display;
+}
+
+export interface PopoverOptions {
+  createWindow: (options: BrowserWindowConstructorOptions) => BrowserWindow;
+  /** Absolute path of dist/preload/index.cjs. */
+  preloadPath: string;
+  page: AppPage;
+  screen: PopoverScreen;
+  /** Opens a URL outside the app (already vetted by `openExternalSafe`). */
+  openExternal: (url: string) => void;
+  platform?: NodeJS.Platform;
+  now?: () => number;
+  devTools?: boolean;
+  /** The popover became visible or hidden (live polling runs only while it is visible). */
+  onVisibilityChange?: (visible: boolean) => void;
+  /** A new window exists (to attach the event pusher to its webContents). */
+  onWindowCreated?: (window: BrowserWindow) => void;
+  /** The page started a new document (load or reload): pushed events must wait for it. */
+  onPageLoading?: () => void;
+  log?: (line: string) => void;
+}
+
+/** The window options: locked-down web preferences whatever else changes. */
+export function popoverWindowOptions(
+  preloadPath: string,
+  platform: NodeJS.Platform,
+  devTools = false,
+): BrowserWindowConstructorOptions {
+  return {
+    width: POPOVER_SIZE.width,
+    height: POPOVER_SIZE.height,
+    show: false,
+    frame: false,
+    resizable: false,
+    movable: false,
+    minimizable: false,
+    maximizable: false,
+    fullscreenable: false,
+    skipTaskbar: true,
+    alwaysOnTop: true,
+    title: 'Tally',
+    ...(platform === 'darwin' ? { hiddenInMissionControl: true } : {}),
+    webPreferences: {
+      preload: preloadPath,
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+      nodeIntegrationInSubFrames: false,
+      webSecurity: true,
+      allowRunningInsecureContent: false,
+      webviewTag: false,
+      spellcheck: false,
+      navigateOnDragDrop: false,
+      devTools,
+    },
+  };
+}
+
+export class PopoverWindow {
+  readonly #options: PopoverOptions;
+  readonly #platform: NodeJS.Platform;
+  readonly #now: () => number;
+  #window: BrowserWindow | null = null;
+  #pageReady = false;
+  #showWhenReady: Rectangle | null | undefined = undefined;
+  #hiddenByBlurAt = Number.NEGATIVE_INFINITY;
+  #allowClose = false;
+  #holds = 0;
+
+  constructor(options: PopoverOptions) {
+    this.#options = options;
+    this.#platform = options.platform ?? process.platform;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** The window if it exists (it is created on first show). */
+  get window(): BrowserWindow | null {
+    return this.#window && !this.#window.isDestroyed() ? this.#window : null;
+  }
+
+  isVisible(): boolean {
+    return this.window?.isVisible() ?? false;
+  }
+
+  /**
+   * Tray click: hides an open popover, otherwise shows it next to the icon. A click right after the
+   * popover hid on blur is that same click's blur, so it leaves the popover closed.
+   */
+  toggle(trayBounds?: Rectangle | null): void {
+    if (this.isVisible()) {
+      this.hide();
+      return;
+    }
+    if (this.#now() - this.#hiddenByBlurAt < BLUR_CLICK_GRACE_MS) return;
+    this.show(trayBounds);
+  }
+
+  /** Shows the popover anchored to the tray bounds (or near the cursor when they are unknown). */
+  show(trayBounds?: Rectangle | null): void {
+    const win = this.#ensureWindow();
+    if (!this.#pageReady) {
+      // First load: show once painted, without a white flash.
+      this.#showWhenReady = trayBounds ?? null;
+      return;
+    }
+    this.#place(win, trayBounds);
+    win.show();
+    win.focus();
+  }
+
+  hide(): void {
+    const win = this.window;
+    if (win?.isVisible()) win.hide();
+  }
+
+  /** Shows the popover on a page section, e.g. `settings` (the renderer routes on the hash). */
+  showSection(section: string, trayBounds?: Rectangle | null): void {
+    const hash = `#${encodeURIComponent(section)}`;
+    const existing = this.window;
+    if (existing) {
+      // Same page, new fragment: an in-page navigation, the page keeps its state.
+      void existing
+        .loadURL(this.#pageUrl() + hash)
+        .catch((error: unknown) => this.#log(`could not open ${section}: ${String(error)}`));
+    } else {
+      this.#ensureWindow(hash);
+    }
+    this.show(trayBounds);
+  }
+
+  /**
+   * Keeps the popover open while `task` runs: a native dialog (folder picker, message box) takes focus,
+   * and the blur must not hide the dialog's parent under it.
+   */
+  async whileHeldOpen<T>(task: () => Promise<T>): Promise<T> {
+    this.#holds++;
+    try {
+      return await task();
+    } finally {
+      this.#holds--;
+    }
+  }
+
+  /** Lets the window close for real (called when the app quits). */
+  allowClose(): void {
+    this.#allowClose = true;
+  }
+
+  destroy(): void {
+    this.#allowClose = true;
+    this.window?.destroy();
+    this.#window = null;
+  }
+
+  #pageUrl(): string {
+    return this.#options.page.devServerUrl || this.#options.page.fileUrl;
+  }
+
+  #ensureWindow(hash = ''): BrowserWindow {
+    const existing = this.window;
+    if (existing) return existing;
+    const options = this.#options;
+    const win = options.createWindow(popoverWindowOptions(options.preloadPath, this.#platform, options.devTools));
+    this.#window = win;
+    this.#pageReady = false;
+    const contents = win.webContents;
+
+    hardenWebContents(contents, {
+      isAppPage: (url) => isAppPageUrl(url, options.page),
+      openExternal: options.openExternal,
+    });
+    if (this.#platform === 'darwin') win.setVisibleOnAllWorkspaces(true, { visibleOnFullScreen: true });
+
+    win.on('blur', () => {
+      if (this.#holds > 0 || !win.isVisible() || contents.isDevToolsOpened()) return;
+      this.#hiddenByBlurAt = this.#now();
+      win.hide();
+    });
+    win.on('show', () => options.onVisibilityChange?.(true));
+    win.on('hide', () => options.onVisibilityChange?.(false));
+    win.on('close', (event) => {
+      // Alt+F4 / Cmd+W hide the popover; only quitting closes it.
+      if (this.#allowClose) return;
+      event.preventDefault();
+      win.hide();
+    });
+    win.on('closed', () => {
+      if (this.#window === win) this.#window = null;
+      options.onVisibilityChange?.(false);
+    });
+    win.once('ready-to-show', () => {
+      this.#pageReady = true;
+      const pending = this.#showWhenReady;
+      this.#showWhenReady = undefined;
+      if (pending !== undefined) this.show(pending);
+    });
+    contents.on('before-input-event', (_event, input) => {
+      if (input.type === 'keyDown' && input.key === 'Escape') this.hide();
+    });
+    contents.on('did-start-navigation', (details) => {
+      if (details.isMainFrame && !details.isSameDocument) options.onPageLoading?.();
+    });
+    contents.on('render-process-gone', (_event, details) => {
+      // A dead renderer never recovers its bridge: drop the window, the next click builds a new one.
+      this.#log(`popover renderer gone (${details.reason}); it will be re-created`);
+      if (this.#window === win) this.#window = null;
+      win.destroy();
+    });
+
+    options.onWindowCreated?.(win);
+    void win
+      .loadURL(this.#pageUrl() + hash)
+      .catch((error: unknown) => this.#log(`could not load the popover page: ${String(error)}`));
+    return win;
+  }
+
+  #place(win: BrowserWindow, trayBounds: Rectangle | null | undefined): void {
+    const { screen } = this.#options;
+    const cursor = screen.getCursorScreenPoint();
+    const display = hasUsableBounds(trayBounds)
+      ? screen.getDisplayMatching(trayBounds)
+      : screen.getDisplayNearestPoint(cursor);
+    const position = computePopoverPosition({
+      trayBounds,
+      workArea: display.workArea,
+      windowSize: POPOVER_SIZE,
+      platform: this.#platform,
+      cursor,
+    });
+    win.setBounds({ ...position, ...POPOVER_SIZE });
+  }
+
+  #log(line: string): void {
+    (this.#options.log ?? console.error)(`[popover] ${line}`);
+  }
+}
