@@ -12,5 +12,6 @@ await build({
   format: 'cjs',
   target: 'node22',
   external: ['electron'],
+  minify: true,
   logLevel: 'warning',
 });

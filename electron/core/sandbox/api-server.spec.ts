@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox, type SandboxOptions } from './index.js';
-import { postJson, waitFor } from './testing.js';
+import { postJson, waitFor } from './test-helpers.js';
 
 let sandbox: Sandbox | null = null;
 

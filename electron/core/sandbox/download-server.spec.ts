@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseRange } from './download-server.js';
 import { startSandbox, type RecordingInfo, type Sandbox, type SandboxOptions } from './index.js';
-import { rawRequest, walkBoxes } from './testing.js';
+import { rawRequest, walkBoxes } from './test-helpers.js';
 
 let sandbox: Sandbox | null = null;
 

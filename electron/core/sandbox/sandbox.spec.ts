@@ -3,7 +3,7 @@ import { request, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SandboxClosedError, startSandbox, type BroadcastInfo, type Sandbox } from './index.js';
-import { rawRequest, startReceiver } from './testing.js';
+import { rawRequest, startReceiver } from './test-helpers.js';
 
 const open: Sandbox[] = [];
 

@@ -1,0 +1,246 @@
+/**
+ * What `tally listen` prints: either NDJSON (one object per line, for scripts) or lines for people, with a
+ * progress bar that redraws in place on a terminal and steps every 25 % when piped to a file.
+ */
+import type { TunnelStatus } from '../contract.js';
+import type { ExpiredEvent, FailedEvent, ProgressEvent, SavedEvent } from '../core/download/manager.js';
+import type { GapReportResult } from '../core/recordings/gap-report.js';
+import type { RecordingJob } from '../core/recordings/types.js';
+import type { Rejection } from '../core/webhook/receiver.js';
+import { formatBytes, formatDuration } from './output.js';
+
+export interface UploadedInfo {
+  path: string;
+  bytes: number;
+  contentType: string;
+  fileName?: string;
+}
+
+export interface ReadyInfo {
+  localUrl: string;
+  publicUrl: string | null;
+  uploadUrl?: string | null;
+  uploadOrigins: string[];
+  note: string | null;
+}
+
+export interface ListenPrinter {
+  ready(info: ReadyInfo): void;
+  received(job: RecordingJob, warnings: string[]): void;
+  duplicate(job: RecordingJob): void;
+  rejected(r: Rejection): void;
+  progress(p: ProgressEvent): void;
+  saved(e: SavedEvent): void;
+  failed(e: FailedEvent): void;
+  expired(e: ExpiredEvent): void;
+  uploaded(e: UploadedInfo): void;
+  tunnel(s: TunnelStatus): void;
+  registered(url: string): void;
+  registrationFailed(url: string, message: string): void;
+  gaps(report: GapReportResult): void;
+  stopping(): void;
+  close(): void;
+}
+
+const PROGRESS_EVERY_MS = 500;
+const BAR_WIDTH = 24;
+
+/** `[██████████░░░░░░░░░░░░░░]  42%` for a known total, a bouncing block otherwise. */
+export function progressBar(bytes: number, total: number | null, width = BAR_WIDTH): string {
+  if (!total || total <= 0) {
+    const pos = Math.floor(bytes / (1024 * 1024)) % width;
+    return `[${'░'.repeat(pos)}█${'░'.repeat(Math.max(0, width - pos - 1))}]   ?%`;
+  }
+  const ratio = Math.min(1, bytes / total);
+  const filled = Math.round(ratio * width);
+  return `[${'█'.repeat(filled)}${'░'.repeat(width - filled)}] ${String(Math.floor(ratio * 100)).padStart(3)}%`;
+}
+
+function clock(d = new Date()): string {
+  return d.toTimeString().slice(0, 8);
+}
+
+export function createListenPrinter(opts: {
+  out: NodeJS.WritableStream;
+  ndjson: boolean;
+  tty: boolean;
+  folder: string;
+}): ListenPrinter {
+  const { out } = opts;
+  const lastProgress = new Map<string, { at: number; step: number }>();
+  let statusLineOpen = false;
+
+  const json = (obj: Record<string, unknown>) => out.write(`${JSON.stringify(obj)}\n`);
+  const line = (text: string) => {
+    if (statusLineOpen) {
+      out.write('\r\x1b[2K');
+      statusLineOpen = false;
+    }
+    out.write(`${clock()} ${text}\n`);
+  };
+  const jobRef = (job: Pick<RecordingJob, 'channelId' | 'key'>) => ({ channelId: job.channelId, key: job.key });
+
+  return {
+    ready(info) {
+      if (opts.ndjson) {
+        json({
+          type: 'ready',
+          localUrl: info.localUrl,
+          publicUrl: info.publicUrl,
+          uploadUrl: info.uploadUrl ?? null,
+          folder: opts.folder,
+          ...(info.note ? { note: info.note } : {}),
+        });
+        return;
+      }
+      const lines = ['Tally is listening for recordings.'];
+      if (info.publicUrl) lines.push(`  Webhook URL (paste into the console): ${info.publicUrl}`);
+      else
+        lines.push(
+          '  No public URL: the service can only reach this receiver through a tunnel (--tunnel ngrok,',
+          '  --tunnel localtunnel or --tunnel https://your.public.host).',
+        );
+      lines.push(`  Local webhook URL: ${info.localUrl}`, `  Saving to: ${opts.folder}`);
+      if (info.uploadUrl) lines.push(`  Web client recordUrl: ${info.uploadUrl}`);
+      if (info.uploadUrl && info.uploadOrigins.length === 0) {
+        lines.push('  No web app origin may upload yet: add one with --upload-origin https://app.example.');
+      }
+      if (info.note) lines.push(`  ${info.note}`);
+      lines.push('Press Ctrl-C to stop; unfinished downloads resume on the next start.', '');
+      out.write(lines.join('\n') + '\n');
+    },
+    received(job, warnings) {
+      if (opts.ndjson) {
+        json({
+          type: 'received',
+          ...jobRef(job),
+          url: job.url,
+          announcedBytes: job.announcedBytes,
+          shape: job.shape,
+          deadline: job.deadline,
+          ...(warnings.length ? { warnings } : {}),
+        });
+        return;
+      }
+      const size = job.announcedBytes === null ? '' : ` (${formatBytes(job.announcedBytes)} announced)`;
+      line(`received  ${job.channelId}${size}${warnings.length ? ` (ignored: ${warnings.join('; ')})` : ''}`);
+    },
+    duplicate(job) {
+      if (opts.ndjson) json({ type: 'duplicate', ...jobRef(job) });
+      else line(`duplicate ${job.channelId} (already known, not downloaded again)`);
+    },
+    rejected(r) {
+      if (opts.ndjson) json({ type: 'rejected', status: r.status, reason: r.reason, remoteAddress: r.remoteAddress });
+      else line(`rejected  ${r.status} ${r.reason} (from ${r.remoteAddress})`);
+    },
+    progress(p) {
+      const now = Date.now();
+      const prev = lastProgress.get(p.key);
+      const done = p.total !== null && p.bytes >= p.total;
+      if (opts.ndjson) {
+        if (prev && now - prev.at < PROGRESS_EVERY_MS && !done) return;
+        lastProgress.set(p.key, { at: now, step: 0 });
+        json({
+          type: 'progress',
+          channelId: p.channelId,
+          key: p.key,
+          bytes: p.bytes,
+          total: p.total,
+          rate: Math.round(p.rate),
+          etaSeconds: p.etaSeconds,
+          deadline: p.deadline,
+        });
+        return;
+      }
+      const eta = p.etaSeconds === null ? '' : ` ETA ${formatDuration(p.etaSeconds * 1000)}`;
+      const text = `${progressBar(p.bytes, p.total)} ${p.channelId} ${formatBytes(p.bytes)} ${formatBytes(p.rate)}/s${eta}`;
+      if (opts.tty) {
+        if (prev && now - prev.at < 100 && !done) return;
+        lastProgress.set(p.key, { at: now, step: 0 });
+        out.write(`\r\x1b[2K${clock()} ${text}`);
+        statusLineOpen = true;
+        return;
+      }
+      // Piped output: one line per quarter, so logs stay readable.
+      const step = p.total ? Math.floor((p.bytes / p.total) * 4) : 0;
+      if (prev && prev.step >= step) return;
+      lastProgress.set(p.key, { at: now, step });
+      if (step > 0 && step < 4) line(text);
+    },
+    saved(e) {
+      lastProgress.delete(e.job.key);
+      if (opts.ndjson) json({ type: 'saved', ...jobRef(e.job), path: e.path, bytes: e.bytes });
+      else line(`saved     ${e.job.channelId} → ${e.path} (${formatBytes(e.bytes)}, verified)`);
+    },
+    failed(e) {
+      if (opts.ndjson) {
+        json({
+          type: 'failed',
+          ...jobRef(e.job),
+          error: e.error.message,
+          willRetry: e.willRetry,
+          nextAttemptAt: e.nextAttemptAt,
+        });
+        return;
+      }
+      const next = e.willRetry && e.nextAttemptAt ? ` (retrying at ${clock(new Date(e.nextAttemptAt))})` : ' (not retried)';
+      line(`failed    ${e.job.channelId}: ${e.error.message}${next}`);
+    },
+    expired(e) {
+      lastProgress.delete(e.job.key);
+      if (opts.ndjson) json({ type: 'expired', ...jobRef(e.job), reason: e.reason });
+      else line(`expired   ${e.job.channelId}: ${e.reason}`);
+    },
+    uploaded(e) {
+      if (opts.ndjson) json({ type: 'uploaded', path: e.path, bytes: e.bytes, contentType: e.contentType });
+      else line(`uploaded  ${e.path} (${formatBytes(e.bytes)}, ${e.contentType})`);
+    },
+    tunnel(s) {
+      if (opts.ndjson) {
+        json({ type: 'tunnel', provider: s.provider, state: s.state, publicUrl: s.publicUrl, message: s.message });
+        return;
+      }
+      if (s.state === 'connecting') return;
+      line(`tunnel    ${s.provider}: ${s.state}${s.publicUrl ? ` ${s.publicUrl}` : ''}${s.message ? ` (${s.message})` : ''}`);
+    },
+    registered(url) {
+      if (opts.ndjson) json({ type: 'registered', url });
+      else line(`registered the webhook URL with the service: ${url}`);
+    },
+    registrationFailed(url, message) {
+      if (opts.ndjson) json({ type: 'registration-failed', url, message });
+      else line(`could not register ${url}: ${message}`);
+    },
+    gaps(report) {
+      if (opts.ndjson) {
+        json({
+          type: 'gaps',
+          since: report.since?.toISOString() ?? null,
+          missing: report.missing.map((m) => ({ channelId: m.channelId, endedAt: m.endedAt.toISOString() })),
+          error: report.error,
+        });
+        return;
+      }
+      if (report.error) line(`missed-recordings check skipped: ${report.error}`);
+      else if (report.missing.length) {
+        line(
+          `possibly missed: ${report.missing.length} channel(s) ended while Tally was not running with no recording webhook: ${report.missing
+            .slice(0, 10)
+            .map((m) => m.channelId)
+            .join(', ')}${report.missing.length > 10 ? ', …' : ''}`,
+        );
+      }
+    },
+    stopping() {
+      if (!opts.ndjson) line('stopping: journal flushed, unfinished downloads resume on the next start.');
+      else json({ type: 'stopping' });
+    },
+    close() {
+      if (statusLineOpen) out.write('\n');
+      statusLineOpen = false;
+      // Printed only after the journal is closed: a script may treat it as "safe to restart".
+      if (opts.ndjson) json({ type: 'stopped' });
+      else line('stopped.');
+    },
+  };
+}

@@ -1,0 +1,341 @@
+/**
+ * The recording pipeline as one unit: durable inbox, webhook receiver, download manager, tunnel supervisor,
+ * optional auto-registration of the public webhook URL, and the gap report. `tally listen` and the app
+ * core both run exactly this, so headless and tray behave the same.
+ *
+ * Start order matters for "nothing lost": the inbox is replayed first, the downloader resumes pending jobs,
+ * then the receiver starts accepting, then the tunnel exposes it. Stop is the reverse, and the journal is
+ * closed last so every acknowledged webhook is on disk.
+ */
+import { EventEmitter } from 'node:events';
+import { mkdir } from 'node:fs/promises';
+import { DownloadManager, type ExpiredEvent, type FailedEvent, type ProgressEvent, type SavedEvent } from '../download/manager.js';
+import type { DownloadOriginPolicy } from '../net/url-policy.js';
+import { AutoRegistrar, createTunnelProvider, TunnelSupervisor, type NgrokSdk, type TunnelSettingsInput } from '../tunnels/index.js';
+import type { TunnelStatus } from '../../contract.js';
+import { WebhookReceiver, type Rejection } from '../webhook/receiver.js';
+import { TokenStore } from '../webhook/token.js';
+import { UploadLog } from '../uploads/upload-log.js';
+import { mountUploads, type UploadedEvent, type UploadRoute } from '../uploads/upload-route.js';
+import type { SearchResult } from '../model.js';
+import { findGaps, readHeartbeat, writeHeartbeat, type GapReportResult } from './gap-report.js';
+import { Inbox } from './inbox.js';
+import { acquireStateLock, type StateLock } from './state-lock.js';
+import type { RecordingJob } from './types.js';
+
+export interface PipelineOptions {
+  /** State folder: journal, tokens, heartbeat, registration record. */
+  stateDir: string;
+  /** Recordings folder. */
+  folder: string;
+  policy: DownloadOriginPolicy;
+  host?: string;
+  port?: number;
+  tunnel?: TunnelSettingsInput;
+  ngrokAuthtoken?: string | null;
+  /** Replaces the ngrok SDK's cloud boundary (tests only). */
+  ngrokSdk?: NgrokSdk;
+  /** Register the public webhook URL through the admin API whenever it changes. */
+  register?: boolean;
+  /** Needed for registration and the gap report; without it both are skipped with a clear message. */
+  api?: {
+    setRecordHook(url: string): Promise<void>;
+    search(q: { since: Date; until: Date }): Promise<Pick<SearchResult, 'channels'>>;
+  } | null;
+  /** Identifies the project for the registration record (the service ID). */
+  projectScope?: string | null;
+  concurrency?: number;
+  fileNameTemplate?: string;
+  segments?: number;
+  retryBaseMs?: number;
+  tunnelCheckIntervalMs?: number;
+  heartbeatIntervalMs?: number;
+  /** Web client uploads (`/uploads/<token>`, the SDK's recordUrl); off when absent. */
+  uploads?: PipelineUploadOptions;
+}
+
+export interface PipelineUploadOptions {
+  /** Sub-folder of the recordings folder for client uploads (default `client`). */
+  subfolder?: string;
+  /** Largest accepted upload in bytes (default 2 GiB). */
+  maxBytes?: number;
+  /** Page origins allowed to upload from a browser (read on every request). */
+  allowedOrigins: () => readonly string[];
+  /**
+   * Longest a single request may take, uploads included (default 6 h). Node's whole-request timeout also covers
+   * webhooks, so it is raised only when uploads are on; stalled uploads are cut off by an idle timeout instead.
+   */
+  requestTimeoutMs?: number;
+}
+
+/** A saved web client upload, as re-emitted by the pipeline (`uploaded`). */
+export type PipelineUploadedEvent = Pick<
+  UploadedEvent,
+  'id' | 'path' | 'bytes' | 'contentType' | 'fileName' | 'origin' | 'receivedAt' | 'sha256' | 'warning'
+>;
+
+export interface PipelineReady {
+  localUrl: string;
+  publicUrl: string | null;
+  tunnel: TunnelStatus;
+  /** The recordUrl for the web SDK: public when a tunnel is up, else local; null when uploads are off. */
+  uploadUrl: string | null;
+  /** Loopback upload URL (contains the uploads token), null when uploads are off. */
+  localUploadUrl: string | null;
+}
+
+export interface PipelineEvents {
+  received: [job: RecordingJob, warnings: string[]];
+  duplicate: [job: RecordingJob];
+  rejected: [rejection: Rejection];
+  progress: [event: ProgressEvent];
+  saved: [event: SavedEvent];
+  failed: [event: FailedEvent];
+  expired: [event: ExpiredEvent];
+  tunnel: [status: TunnelStatus];
+  registered: [info: { url: string }];
+  'registration-failed': [info: { url: string; message: string }];
+  gaps: [report: GapReportResult];
+  /** Any job state change that is durably recorded (for views listing recordings). */
+  changed: [job: RecordingJob];
+  /** A web client upload was saved (and logged). */
+  uploaded: [event: PipelineUploadedEvent];
+}
+
+export class RecordingPipeline extends EventEmitter<PipelineEvents> {
+  readonly inbox: Inbox;
+  readonly receiver: WebhookReceiver;
+  readonly downloads: DownloadManager;
+  readonly supervisor: TunnelSupervisor;
+  readonly registrar: AutoRegistrar | null;
+  readonly #opts: PipelineOptions;
+  #heartbeat: NodeJS.Timeout | null = null;
+  #detachRegistrar: (() => void) | null = null;
+  #downloadsPaused = false;
+  #running = false;
+  #lastGaps: GapReportResult | null = null;
+  readonly #lock: StateLock;
+  #uploads: UploadRoute | null = null;
+  #uploadLog: UploadLog | null = null;
+
+  private constructor(opts: PipelineOptions, inbox: Inbox, tokens: TokenStore, lock: StateLock) {
+    super();
+    this.#opts = opts;
+    this.#lock = lock;
+    this.inbox = inbox;
+    this.receiver = new WebhookReceiver({
+      inbox,
+      policy: opts.policy,
+      tokens,
+      host: opts.host ?? '127.0.0.1',
+      port: opts.port ?? 0,
+      ...(opts.uploads ? { timeouts: { requestMs: opts.uploads.requestTimeoutMs ?? 6 * 60 * 60 * 1000 } } : {}),
+    });
+    this.downloads = new DownloadManager({
+      store: inbox,
+      folder: opts.folder,
+      policy: opts.policy,
+      concurrency: opts.concurrency,
+      fileNameTemplate: opts.fileNameTemplate,
+      segments: opts.segments,
+      retryBaseMs: opts.retryBaseMs,
+    });
+    const provider = createTunnelProvider(opts.tunnel ?? { provider: 'none' }, {
+      ngrokAuthtoken: opts.ngrokAuthtoken ?? null,
+      ngrokSdk: opts.ngrokSdk,
+    });
+    const receiver = this.receiver;
+    this.supervisor = new TunnelSupervisor({
+      provider,
+      get local() {
+        return { host: opts.host ?? '127.0.0.1', port: receiver.port };
+      },
+      localUrl: null,
+      webhookUrl: (base) => `${base}${receiver.hookPath}`,
+      selfCheckUrl: (base) => `${base}${receiver.healthPath}`,
+      ...(opts.uploads ? { uploadUrl: (base: string) => `${base}${receiver.routePath('uploads')}` } : {}),
+      expectedId: receiver.instanceId,
+      checkIntervalMs: opts.tunnelCheckIntervalMs,
+    });
+    this.registrar =
+      opts.api && opts.register !== undefined
+        ? new AutoRegistrar({
+            api: opts.api,
+            stateDir: opts.stateDir,
+            enabled: opts.register,
+            scope: opts.projectScope ?? null,
+          })
+        : null;
+
+    this.receiver.on('received', (job, warnings) => this.emit('received', job, warnings));
+    this.receiver.on('duplicate', (job) => this.emit('duplicate', job));
+    this.receiver.on('rejected', (r) => this.emit('rejected', r));
+    this.downloads.on('progress', (e) => this.emit('progress', e));
+    this.downloads.on('saved', (e) => this.emit('saved', e));
+    this.downloads.on('failed', (e) => this.emit('failed', e));
+    this.downloads.on('expired', (e) => this.emit('expired', e));
+    this.inbox.on('added', (job) => this.emit('changed', job));
+    this.inbox.on('updated', (job) => this.emit('changed', job));
+    this.supervisor.on('status', (s) => this.emit('tunnel', s));
+    this.registrar?.on('registered', (r) => this.emit('registered', { url: r.url }));
+    this.registrar?.on('failed', ({ url, error }) => this.emit('registration-failed', { url, message: error.message }));
+  }
+
+  /** Opens the journal and the token store; nothing listens yet. */
+  static async open(opts: PipelineOptions): Promise<RecordingPipeline> {
+    await mkdir(opts.stateDir, { recursive: true });
+    await mkdir(opts.folder, { recursive: true });
+    const lock = await acquireStateLock(opts.stateDir);
+    try {
+      const inbox = await Inbox.open(opts.stateDir);
+      const tokens = await TokenStore.open(opts.stateDir);
+      const pipeline = new RecordingPipeline(opts, inbox, tokens, lock);
+      if (opts.uploads) await pipeline.#mountUploads(opts.uploads).catch(async (error: unknown) => {
+        await inbox.close();
+        throw error;
+      });
+      return pipeline;
+    } catch (error) {
+      await lock.release();
+      throw error;
+    }
+  }
+
+  async #mountUploads(uploads: PipelineUploadOptions): Promise<void> {
+    const log = await UploadLog.open(this.#opts.stateDir);
+    try {
+      this.#uploads = await mountUploads(this.receiver, {
+        folder: this.#opts.folder,
+        subfolder: uploads.subfolder,
+        maxBytes: uploads.maxBytes,
+        allowedOrigins: uploads.allowedOrigins,
+        log,
+      });
+    } catch (error) {
+      await log.close();
+      throw error;
+    }
+    this.#uploadLog = log;
+    this.#uploads.on('uploaded', (e) =>
+      this.emit('uploaded', {
+        id: e.id,
+        path: e.path,
+        bytes: e.bytes,
+        contentType: e.contentType,
+        fileName: e.fileName,
+        origin: e.origin,
+        receivedAt: e.receivedAt,
+        sha256: e.sha256,
+        ...(e.warning ? { warning: e.warning } : {}),
+      }),
+    );
+    this.#uploads.on('rejected', (r) => this.emit('rejected', { status: r.status, reason: `upload: ${r.reason}`, remoteAddress: r.remoteAddress }));
+  }
+
+  /** The upload route when uploads are on (its folder, cap and events). */
+  get uploads(): UploadRoute | null {
+    return this.#uploads;
+  }
+
+  /** The durable list of saved web client uploads, when uploads are on (`list()` after a restart too). */
+  get uploadLog(): UploadLog | null {
+    return this.#uploadLog;
+  }
+
+  get running(): boolean {
+    return this.#running;
+  }
+
+  get lastGapReport(): GapReportResult | null {
+    return this.#lastGaps;
+  }
+
+  /** Starts everything; resolves when the receiver listens and the tunnel has been asked to open. */
+  async start(): Promise<PipelineReady> {
+    if (this.#running) return this.ready();
+    this.#running = true;
+    const lastRunning = await readHeartbeat(this.#opts.stateDir);
+    if (!this.#downloadsPaused) this.downloads.start();
+    try {
+      await this.receiver.start();
+    } catch (error) {
+      // Not running after all: `stop()` then only closes the journal and leaves the heartbeat alone, so
+      // the gap report of the next start still covers the time before this failed one.
+      this.#running = false;
+      await this.downloads.stop();
+      throw error;
+    }
+    await writeHeartbeat(this.#opts.stateDir);
+    const every = this.#opts.heartbeatIntervalMs ?? 60_000;
+    this.#heartbeat = setInterval(() => void writeHeartbeat(this.#opts.stateDir).catch(() => {}), every);
+    this.#heartbeat.unref();
+    if (this.registrar) this.#detachRegistrar = this.registrar.attach(this.supervisor);
+    this.supervisor.start();
+    void this.checkGaps(lastRunning);
+    return this.ready();
+  }
+
+  ready(): PipelineReady {
+    const tunnel = this.supervisor.status;
+    const localUploadUrl = this.#uploads ? `${this.receiver.origin}${this.receiver.routePath('uploads')}` : null;
+    return {
+      localUrl: this.receiver.localUrl,
+      publicUrl: tunnel.publicUrl,
+      tunnel: { ...tunnel, localUrl: this.receiver.localUrl },
+      uploadUrl: this.#uploads ? (tunnel.uploadUrl ?? localUploadUrl) : null,
+      localUploadUrl,
+    };
+  }
+
+  /**
+   * Channels that ended since `since` (default: the last heartbeat before this start) with no recording in
+   * the inbox. Emits `gaps` and remembers the result.
+   */
+  async checkGaps(since: Date | null): Promise<GapReportResult> {
+    const api = this.#opts.api;
+    const known = new Set(this.inbox.list().map((j) => j.channelId));
+    const report = api
+      ? await findGaps({ since, search: (q) => api.search(q), knownChannelIds: known })
+      : { since, checkedAt: new Date(), missing: [], error: since ? 'No credentials: missed recordings cannot be checked.' : null };
+    this.#lastGaps = report;
+    this.emit('gaps', report);
+    return report;
+  }
+
+  /**
+   * Pauses or resumes downloading. Webhooks are still received and journalled while paused: refusing them
+   * would lose recordings, because the service does not resend.
+   */
+  async setDownloadsPaused(paused: boolean): Promise<void> {
+    if (paused === this.#downloadsPaused) return;
+    this.#downloadsPaused = paused;
+    if (!this.#running) return;
+    if (paused) await this.downloads.stop();
+    else this.downloads.start();
+  }
+
+  get downloadsPaused(): boolean {
+    return this.#downloadsPaused;
+  }
+
+  /** Graceful stop: tunnel closed, receiver drained, downloads aborted with part files kept, journal closed. */
+  async stop(): Promise<void> {
+    if (!this.#running) {
+      await this.inbox.close();
+      await this.#uploadLog?.close();
+      await this.#lock.release();
+      return;
+    }
+    this.#running = false;
+    if (this.#heartbeat) clearInterval(this.#heartbeat);
+    this.#heartbeat = null;
+    this.#detachRegistrar?.();
+    await this.supervisor.stop();
+    await this.receiver.stop();
+    await this.downloads.stop();
+    await writeHeartbeat(this.#opts.stateDir).catch(() => {});
+    await this.inbox.close();
+    await this.#uploadLog?.close();
+    await this.#lock.release();
+  }
+}

@@ -1,0 +1,179 @@
+/**
+ * `tally listen` end to end: the built CLI as a child process, the sandbox as the service over real HTTP,
+ * real files. Covers every webhook shape, duplicates, rejections, a reset mid-body, and `kill -9` in the
+ * middle of a download followed by a restart that resumes with a Range request and ends byte-identical.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox, type SandboxRequestEvent } from '../electron/core/sandbox/index.js';
+import { ensureBuiltCli } from './support/built-cli.js';
+import { startListen, type ListenEvent, type ListenProcess } from './support/listen-process.js';
+
+function sha256File(path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const hash = createHash('sha256');
+    createReadStream(path)
+      .on('data', (c) => hash.update(c))
+      .once('error', reject)
+      .once('end', () => resolve(hash.digest('hex')));
+  });
+}
+
+describe('tally listen (child process against the sandbox)', () => {
+  let sb: Sandbox;
+  let home: string;
+  let folder: string;
+  let listen: ListenProcess | null = null;
+
+  const env = () => ({
+    TALLY_HOME: home,
+    TALLY_DOWNLOAD_ORIGINS: sb.downloadOrigin,
+    TALLY_BASE_URL: sb.endpoints.baseUrl,
+    TALLY_CONSOLE_API_URL: sb.endpoints.consoleApiUrl,
+    TALLY_ADMIN_URL: sb.endpoints.adminUrl,
+    TALLY_SERVICE_ID: sb.credentials.serviceId,
+    TALLY_SECRET: sb.credentials.secret,
+  });
+
+  async function start(): Promise<{ proc: ListenProcess; ready: ListenEvent }> {
+    const proc = startListen(['--folder', folder, '--port', '0', '--tunnel', 'none'], env());
+    listen = proc;
+    const ready = await proc.waitFor((e) => e.type === 'ready', 'ready');
+    sb.control.setWebhookUrl(String(ready.localUrl));
+    return { proc, ready };
+  }
+
+  async function stop(proc: ListenProcess): Promise<void> {
+    if (proc.child.exitCode !== null || proc.child.signalCode !== null) return;
+    proc.child.kill('SIGTERM');
+    const { code } = await proc.exited;
+    expect(code, proc.stderr()).toBe(0);
+  }
+
+  beforeAll(async () => {
+    await ensureBuiltCli();
+    sb = await startSandbox({ searchIndexDelayMs: 0, seed: 7 });
+  }, 180_000);
+
+  afterAll(async () => {
+    await sb?.close();
+  });
+
+  beforeEach(async () => {
+    home = await mkdtemp(join(tmpdir(), 'tally-listen-home-'));
+    folder = await mkdtemp(join(tmpdir(), 'tally-listen-out-'));
+    sb.control.setFaults('download', null);
+    sb.control.setWebhookShape('json');
+  });
+
+  afterEach(async () => {
+    if (listen) await stop(listen);
+    listen = null;
+    await rm(home, { recursive: true, force: true });
+    await rm(folder, { recursive: true, force: true });
+  });
+
+  it('prints ready with the full local webhook URL, then saves a recording from each webhook shape', async () => {
+    const { proc, ready } = await start();
+    expect(ready.localUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/hooks\/[A-Za-z0-9_-]{22,}$/);
+    expect(ready.publicUrl).toBeNull();
+
+    for (const shape of ['json', 'get', 'spec'] as const) {
+      sb.control.setWebhookShape(shape);
+      const id = `shape-${shape}-${Date.now()}`;
+      sb.control.startBroadcast({ id, record: true, recordingBytes: 300_000 });
+      const rec = await sb.control.endBroadcast(id);
+      expect(rec).not.toBeNull();
+      const received = await proc.waitFor((e) => e.type === 'received' && e.channelId === id, `received ${id}`);
+      expect(received.shape).toBe(shape === 'spec' ? 'spec' : shape);
+      const saved = await proc.waitFor((e) => e.type === 'saved' && e.channelId === id, `saved ${id}`);
+      expect(saved.bytes).toBe(rec!.size);
+      expect(String(saved.path).startsWith(folder)).toBe(true);
+      expect(await sha256File(String(saved.path))).toBe(await rec!.sha256());
+    }
+  });
+
+  it('acknowledges a repeated webhook without downloading twice, and rejects a foreign URL', async () => {
+    const { proc, ready } = await start();
+    const id = `dup-${Date.now()}`;
+    sb.control.startBroadcast({ id, record: true, recordingBytes: 100_000 });
+    await sb.control.endBroadcast(id);
+    await proc.waitFor((e) => e.type === 'saved' && e.channelId === id, 'saved');
+    const delivery = await sb.control.resendWebhook(id);
+    expect(delivery.status).toBe(200);
+    await proc.waitFor((e) => e.type === 'duplicate' && e.channelId === id, 'duplicate');
+    expect((await readdir(folder)).filter((f) => f.endsWith('.mp4'))).toHaveLength(1);
+
+    const res = await fetch(String(ready.localUrl), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ id: 'evil', url: 'https://evil.example/x/evil.mp4' }),
+    });
+    expect(res.status).toBe(422);
+    const rejected = await proc.waitFor((e) => e.type === 'rejected', 'rejected');
+    expect(rejected.status).toBe(422);
+    expect(String(rejected.reason)).toMatch(/not allowed|origin/i);
+  });
+
+  it('survives a connection reset mid-body and still saves a byte-identical file', async () => {
+    const { proc } = await start();
+    sb.control.setFaults('download', { resetAfterBytes: 50_000, times: 1 });
+    const id = `reset-${Date.now()}`;
+    sb.control.startBroadcast({ id, record: true, recordingBytes: 400_000 });
+    const rec = await sb.control.endBroadcast(id);
+    const saved = await proc.waitFor((e) => e.type === 'saved' && e.channelId === id, 'saved');
+    expect(await sha256File(String(saved.path))).toBe(await rec!.sha256());
+  });
+
+  it('resumes with a Range request after kill -9 mid-download, leaving no truncated final file', async () => {
+    const first = await start();
+    const ranges: string[] = [];
+    const onRequest = (r: SandboxRequestEvent) => {
+      if (r.target === 'download' && r.range) ranges.push(r.range);
+    };
+    sb.control.events.on('request', onRequest);
+    try {
+      // Throttled so the kill lands mid-transfer; small segments threshold is irrelevant at this size.
+      sb.control.setFaults('download', { rateBytesPerSec: 200_000 });
+      const id = `kill-${Date.now()}`;
+      sb.control.startBroadcast({ id, record: true, recordingBytes: 1_500_000 });
+      const rec = await sb.control.endBroadcast(id);
+      await first.proc.waitFor(
+        (e) => e.type === 'progress' && e.channelId === id && Number(e.bytes) > 200_000,
+        'progress past 200 kB',
+      );
+      first.proc.child.kill('SIGKILL');
+      await first.proc.exited;
+      listen = null;
+      const before = await readdir(folder);
+      expect(before.filter((f) => f.endsWith('.mp4')), 'a final name exists before the download finished').toEqual([]);
+      const part = before.find((f) => f.endsWith('.part'));
+      expect(part, `no part file in ${before.join(', ')}`).toBeDefined();
+      const partBytes = (await stat(join(folder, part!))).size;
+      expect(partBytes).toBeGreaterThan(0);
+
+      sb.control.setFaults('download', null);
+      const second = await start();
+      const saved = await second.proc.waitFor((e) => e.type === 'saved' && e.channelId === id, 'saved after restart');
+      expect(await sha256File(String(saved.path))).toBe(await rec!.sha256());
+      expect(ranges.some((r) => /^bytes=[1-9]\d*-/.test(r)), `ranges seen: ${ranges.join(' | ')}`).toBe(true);
+    } finally {
+      sb.control.events.off('request', onRequest);
+    }
+  });
+
+  it('stops gracefully on SIGTERM with exit code 0', async () => {
+    const { proc } = await start();
+    proc.child.kill('SIGTERM');
+    const { code } = await proc.exited;
+    expect(code, proc.stderr()).toBe(0);
+    const types = proc.events.map((e) => e.type);
+    expect(types).toContain('stopping');
+    expect(types.at(-1)).toBe('stopped');
+    listen = null;
+  });
+});
