@@ -150,6 +150,23 @@ describe.runIf(linux && hasBus)('tally login and tally live with the real keycha
     expect(await real.get(PROJECT_ACCOUNT)).toBeNull();
     expect((await run(['live'])).code).toBe(1);
   });
+
+  it('stores the ngrok authtoken with login --ngrok, never echoing it', async () => {
+    const account = 'token:ngrok';
+    const saved = await real.get(account);
+    try {
+      const token = `ngrok_${randomBytes(8).toString('hex')}`;
+      const result = await run(['login', '--ngrok'], `${token}\n`);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/ngrok authtoken is stored in the OS keychain/);
+      expect(result.stdout + result.stderr).not.toContain(token);
+      expect(await new CredentialStore(real).getToken('ngrok')).toBe(token);
+      expect((await run(['login', '--ngrok'], 'two words\n')).code).toBe(2);
+    } finally {
+      if (saved === null) await real.delete(account);
+      else await real.set(account, saved);
+    }
+  });
 });
 
 /** Runs KeyringSecretStore in a child process whose D-Bus address leads nowhere. */

@@ -26,7 +26,11 @@ against the service first. The secret is never echoed, written to a file or prin
 On a terminal you are asked for both; the secret is typed without echo. When stdin is not a terminal
 (or with --secret-stdin) the secret is read from stdin and --service-id (or TALLY_SERVICE_ID) is needed.
 
+With --ngrok, stores an ngrok authtoken instead (used by "tally listen --tunnel ngrok" and the app),
+read the same way: hidden prompt on a terminal, or stdin.
+
 Options:
+  --ngrok             Store the ngrok authtoken instead of the project credentials
   --service-id <id>   Service ID (asked for on a terminal when missing)
   --secret-stdin      Read the secret from stdin instead of prompting
   --no-verify         Store without checking against the service
@@ -38,6 +42,7 @@ Examples:
   tally login --service-id my-service-id
   printf '%s' "$SECRET" | tally login --service-id my-service-id --secret-stdin
   tally login --service-id my-service-id --no-verify < secret.txt
+  printf '%s' "$NGROK_AUTHTOKEN" | tally login --ngrok
 `;
 
 const command: Command = {
@@ -47,10 +52,22 @@ const command: Command = {
       ...CONNECTION_OPTIONS,
       'secret-stdin': { type: 'boolean' },
       'no-verify': { type: 'boolean' },
+      ngrok: { type: 'boolean' },
     });
     const flags = connectionFlags(values);
     const terminal = isTty(io.stdin);
     const secretFromStdin = values['secret-stdin'] === true || !terminal;
+
+    if (values.ngrok === true) {
+      if (flags.serviceId) throw new UsageError('--ngrok stores only the ngrok authtoken: drop --service-id.');
+      const token = secretFromStdin
+        ? stripLineBreak(await readAll(io))
+        : (await readHidden(io, 'ngrok authtoken (typing is hidden): ')).trim();
+      if (!token || /\s/.test(token)) throw new UsageError('The ngrok authtoken must be one word with no spaces.');
+      await openCredentialStore().setToken('ngrok', token);
+      io.stdout.write('The ngrok authtoken is stored in the OS keychain.\n');
+      return 0;
+    }
 
     let serviceId = flags.serviceId ?? '';
     if (!serviceId) {
