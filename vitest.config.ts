@@ -12,7 +12,7 @@ export default defineConfig({
         test: {
           name: 'node',
           environment: 'node',
-          include: ['electron/**/*.spec.ts', 'tests/**/*.spec.ts', 'scripts/**/*.spec.ts'],
+          include: ['electron/**/*.spec.ts', 'tests/**/*.spec.ts', 'scripts/**/*.spec.ts', 'bench/**/*.spec.ts'],
           exclude: ['tests/e2e/**', 'node_modules/**'],
           testTimeout: 30_000,
           hookTimeout: 30_000,

@@ -1,0 +1,120 @@
+import { render, screen, waitFor, within } from '@testing-library/svelte';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it } from 'vitest';
+import App from './App.svelte';
+import { ManualClock, TestBridge, appInfo, channel, settingsView } from './lib/test-bridge.js';
+import type { ConnectionSource, ConnectionState } from './lib/transport-ws.js';
+
+/** A connection the spec drives by hand. */
+class FakeConnection implements ConnectionSource {
+  state: ConnectionState = 'open';
+  readonly #listeners = new Set<(s: ConnectionState) => void>();
+  onState(listener: (s: ConnectionState) => void) {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+  set(state: ConnectionState) {
+    this.state = state;
+    for (const l of this.#listeners) l(state);
+  }
+}
+
+function setup(bridge = new TestBridge(), systemLanguage = 'en-US') {
+  const connection = new FakeConnection();
+  const result = render(App, { bridge: bridge.bridge, connection, clock: new ManualClock(), systemLanguage });
+  return { bridge, connection, result, user: userEvent.setup({ delay: null }) };
+}
+
+describe('App', () => {
+  it('is a tablist with arrow-key navigation and labelled panels', async () => {
+    const { user } = setup();
+    const live = screen.getByRole('tab', { name: 'Live' });
+    expect(live).toHaveAttribute('aria-selected', 'true');
+    expect(screen.getByRole('tabpanel', { name: 'Live' })).toBeInTheDocument();
+
+    live.focus();
+    await user.keyboard('{ArrowRight}');
+    const search = screen.getByRole('tab', { name: 'Search' });
+    expect(search).toHaveFocus();
+    expect(search).toHaveAttribute('aria-selected', 'true');
+    expect(live).toHaveAttribute('tabindex', '-1');
+    expect(screen.getByRole('tabpanel', { name: 'Search' })).toBeInTheDocument();
+
+    await user.keyboard('{End}');
+    expect(screen.getByRole('tab', { name: 'Settings' })).toHaveFocus();
+    await user.keyboard('{ArrowRight}');
+    expect(screen.getByRole('tab', { name: 'Live' })).toHaveFocus();
+    await user.keyboard('{ArrowLeft}');
+    expect(screen.getByRole('tabpanel', { name: 'Settings' })).toBeInTheDocument();
+    expect(location.hash).toBe('#settings');
+  });
+
+  it('keeps live history while another tab is shown', async () => {
+    const bridge = new TestBridge({ 'channels:live': () => [channel({ id: 'alpha', watchers: 2 })] });
+    const { user } = setup(bridge);
+    await screen.findByText('alpha');
+    await user.click(screen.getByRole('tab', { name: 'Search' }));
+    bridge.emit('channels:live', [channel({ id: 'alpha', watchers: 8 })]);
+    await user.click(screen.getByRole('tab', { name: 'Live' }));
+    expect(screen.getByRole('img', { name: /now 8, lowest 2, highest 8/ })).toBeInTheDocument();
+  });
+
+  it('switches every label to Korean when the language setting changes', async () => {
+    const { bridge, user } = setup();
+    await user.click(screen.getByRole('tab', { name: 'Settings' }));
+    await user.selectOptions(await screen.findByRole('combobox', { name: 'Language' }), 'ko');
+
+    await waitFor(() => expect(screen.getByRole('tab', { name: '설정' })).toBeInTheDocument());
+    expect(bridge.callsOf('settings:update')).toEqual([[{ language: 'ko' }]]);
+    expect(screen.getAllByRole('tab').map((t) => t.textContent?.trim())).toEqual(['실시간', '검색', '녹화', '설정']);
+    expect(screen.getByRole('combobox', { name: '언어' })).toHaveValue('ko');
+    expect(document.documentElement.lang).toBe('ko');
+
+    await user.click(screen.getByRole('tab', { name: '실시간' }));
+    expect(await screen.findByText('지금 방송 중인 채널이 없습니다')).toBeInTheDocument();
+  });
+
+  it("follows the system language when set to 'system'", async () => {
+    const bridge = new TestBridge();
+    bridge.settings = settingsView({ language: 'system' });
+    setup(bridge, 'ko-KR');
+    expect(await screen.findByRole('tab', { name: '검색' })).toBeInTheDocument();
+  });
+
+  it('shows the demo pill, a reconnect banner, and refetches after reconnecting', async () => {
+    const bridge = new TestBridge({ 'app:info': () => appInfo({ demo: true }) });
+    const { connection } = setup(bridge);
+    expect(await screen.findByText('Demo')).toBeInTheDocument();
+    await waitFor(() => expect(bridge.callsOf('channels:live')).toHaveLength(1));
+
+    connection.set('reconnecting');
+    expect(await screen.findByText(/^Reconnecting…/, { selector: '[role="status"]' })).toBeInTheDocument();
+
+    connection.set('open');
+    await waitFor(() => expect(screen.queryByText(/^Reconnecting…/, { selector: '[role="status"]' })).toBeNull());
+    await waitFor(() => expect(bridge.callsOf('channels:live')).toHaveLength(2));
+    expect(bridge.callsOf('recordings:list')).toHaveLength(2);
+  });
+
+  it('shows background errors in dismissible banners', async () => {
+    const { bridge, user } = setup();
+    await waitFor(() => expect(bridge.listenerCount('app:error')).toBe(1));
+    bridge.emit('app:error', { code: 'poll_failed', message: 'The live poll failed: service unreachable.' });
+    bridge.emit('app:error', { code: 'poll_failed', message: 'The live poll failed: service unreachable.' });
+
+    const alerts = await screen.findAllByRole('alert');
+    expect(alerts).toHaveLength(1);
+    expect(alerts[0]).toHaveTextContent('The live poll failed: service unreachable.');
+    await user.click(within(alerts[0]!).getByRole('button', { name: 'Dismiss' }));
+    expect(screen.queryByRole('alert')).not.toBeInTheDocument();
+  });
+
+  it('unsubscribes from every event when closed', async () => {
+    const { bridge, result } = setup();
+    await waitFor(() => expect(bridge.listenerCount('channels:live')).toBe(1));
+    result.unmount();
+    for (const event of ['channels:live', 'recordings:changed', 'settings:changed', 'app:error'] as const) {
+      expect(bridge.listenerCount(event)).toBe(0);
+    }
+  });
+});

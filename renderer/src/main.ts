@@ -1,0 +1,16 @@
+/**
+ * Entry point: picks the transport (Electron preload or WebSocket to `tally serve`) and mounts the popover.
+ */
+import { mount } from 'svelte';
+import { config } from 'zod';
+import App from './App.svelte';
+import { getBridge } from './lib/bridge.js';
+import './app.css';
+
+// The strict CSP has no 'unsafe-eval': keep zod from probing `new Function` (which logs a CSP violation).
+config({ jitless: true });
+
+const { bridge, connection } = getBridge();
+const target = document.getElementById('app');
+if (!target) throw new Error('Missing #app element');
+mount(App, { target, props: { bridge, connection } });

@@ -1,0 +1,72 @@
+/**
+ * App-wide state: what the core says about itself, the connection, and background errors for the banner.
+ */
+import type { AppInfo, ErrorView, TallyBridge } from '../../../electron/contract.js';
+import type { ConnectionSource, ConnectionState } from '../lib/transport-ws.js';
+
+export interface BannerError extends ErrorView {
+  id: number;
+}
+
+/** Keeps the banner readable when the same failure repeats on every poll. */
+const MAX_ERRORS = 3;
+
+export class AppStore {
+  info = $state.raw<AppInfo | null>(null);
+  connection = $state<ConnectionState>('connecting');
+  errors = $state.raw<BannerError[]>([]);
+  #nextId = 1;
+
+  constructor(
+    private readonly bridge: TallyBridge,
+    private readonly source: ConnectionSource,
+  ) {
+    this.connection = source.state;
+  }
+
+  get demo(): boolean {
+    return this.info?.demo ?? false;
+  }
+
+  /** Native pickers and reveal-in-folder exist only in the Electron shell. */
+  get native(): boolean {
+    return this.info?.native ?? false;
+  }
+
+  /** Subscribes to errors and connection changes; `onReconnected` runs after a dropped link comes back. */
+  start(onReconnected?: () => void): () => void {
+    let wasDown = false;
+    const offState = this.source.onState((state) => {
+      this.connection = state;
+      if (state === 'reconnecting') wasDown = true;
+      if (state === 'open' && wasDown) {
+        wasDown = false;
+        onReconnected?.();
+        void this.load();
+      }
+    });
+    const offError = this.bridge.on('app:error', (error) => this.push(error));
+    void this.load();
+    return () => {
+      offState();
+      offError();
+    };
+  }
+
+  async load(): Promise<void> {
+    try {
+      this.info = await this.bridge.app.info();
+    } catch {
+      // The header simply shows no demo pill; views report their own failures.
+    }
+  }
+
+  push(error: ErrorView): void {
+    const rest = this.errors.filter((e) => e.code !== error.code || e.message !== error.message);
+    this.errors = [...rest, { ...error, id: this.#nextId++ }].slice(-MAX_ERRORS);
+  }
+
+  dismiss(id: number): void {
+    this.errors = this.errors.filter((e) => e.id !== id);
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * Channel history search: period presets, results, client-side sorting, copy and CSV export.
+ */
+import type { ChannelView, SearchQuery, SearchResultView, TallyBridge } from '../../../electron/contract.js';
+import { systemClock, type Clock } from '../lib/clock.js';
+import { channelsToCsv, downloadText } from '../lib/csv.js';
+import { copyText } from '../lib/clipboard.js';
+import { messageOf } from '../lib/errors.js';
+import { HOUR, presetRange, toLocalInput, type Preset, type RangeProblem } from '../lib/periods.js';
+
+export { PRESETS, type Preset } from '../lib/periods.js';
+
+export type SortKey = 'id' | 'createdAt' | 'endedAt' | 'durationSeconds' | 'cumulativeSessions';
+export type SortDirection = 'ascending' | 'descending';
+export type SearchStatus = 'idle' | 'loading' | 'ready' | 'error';
+
+function compare(key: SortKey): (a: ChannelView, b: ChannelView) => number {
+  return (a, b) => {
+    const x = a[key];
+    const y = b[key];
+    // Missing values (a channel still live has no end) sort last in both directions.
+    if (x === null || y === null) return x === y ? 0 : x === null ? 1 : -1;
+    return x < y ? -1 : x > y ? 1 : 0;
+  };
+}
+
+export class SearchStore {
+  preset = $state<Preset>('hour');
+  customSince = $state('');
+  customUntil = $state('');
+  keyword = $state('');
+  status = $state<SearchStatus>('idle');
+  error = $state<string | null>(null);
+  rangeError = $state<RangeProblem | null>(null);
+  result = $state.raw<SearchResultView | null>(null);
+  sortKey = $state<SortKey>('createdAt');
+  sortDirection = $state<SortDirection>('descending');
+
+  sorted = $derived.by(() => {
+    const rows = this.result?.channels ?? [];
+    const cmp = compare(this.sortKey);
+    const sign = this.sortDirection === 'ascending' ? 1 : -1;
+    return [...rows].sort((a, b) => {
+      const c = cmp(a, b);
+      const nullOrder = (a[this.sortKey] === null) !== (b[this.sortKey] === null);
+      return nullOrder ? c : c * sign;
+    });
+  });
+
+  constructor(
+    private readonly bridge: TallyBridge,
+    private readonly clock: Clock = systemClock,
+  ) {}
+
+  /** Switching to Custom starts from the last 24 hours so the inputs are never blank. */
+  choosePreset(preset: Preset): void {
+    this.preset = preset;
+    this.rangeError = null;
+    if (preset === 'custom' && !this.customSince && !this.customUntil) {
+      const now = this.clock.now();
+      this.customSince = toLocalInput(now - 24 * HOUR);
+      this.customUntil = toLocalInput(now);
+    }
+  }
+
+  /** The query the form currently describes, or why it cannot be sent. */
+  query(): SearchQuery | RangeProblem {
+    const range = presetRange(this.preset, this.clock.now(), { since: this.customSince, until: this.customUntil });
+    if (typeof range === 'string') return range;
+    const keyword = this.keyword.trim();
+    return keyword ? { ...range, keyword } : range;
+  }
+
+  async search(): Promise<void> {
+    const query = this.query();
+    if (typeof query === 'string') {
+      this.rangeError = query;
+      return;
+    }
+    this.rangeError = null;
+    this.status = 'loading';
+    this.error = null;
+    try {
+      this.result = await this.bridge.channels.search(query);
+      this.status = 'ready';
+    } catch (error) {
+      this.error = messageOf(error);
+      this.status = 'error';
+    }
+  }
+
+  /** First activation sorts by the column (newest/largest first for dates and numbers); again flips it. */
+  toggleSort(key: SortKey): void {
+    if (this.sortKey === key) {
+      this.sortDirection = this.sortDirection === 'ascending' ? 'descending' : 'ascending';
+    } else {
+      this.sortKey = key;
+      this.sortDirection = key === 'id' ? 'ascending' : 'descending';
+    }
+  }
+
+  /** Copies through the core (works without clipboard permission), else the browser clipboard. */
+  copy(text: string): Promise<void> {
+    return copyText(this.bridge, text);
+  }
+
+  /** The results in the current sort order, as a CSV download. */
+  exportCsv(): void {
+    const stamp = toLocalInput(this.clock.now()).replace('T', '-').replace(':', '');
+    downloadText(channelsToCsv(this.sorted), `tally-channels-${stamp}.csv`);
+  }
+}

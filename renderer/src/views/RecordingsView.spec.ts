@@ -1,0 +1,170 @@
+import { render, screen, waitFor, within } from '@testing-library/svelte';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import type { RecordingView, TunnelStatus } from '../../../electron/contract.js';
+import { ManualClock, TestBridge, gapReport, recording, tunnelStatus } from '../lib/test-bridge.js';
+import { RecordingsStore } from '../stores/recordings.svelte.js';
+import RecordingsView from './RecordingsView.svelte';
+
+const NOW = Date.parse('2024-05-14T12:00:00.000Z');
+const inMinutes = (m: number) => new Date(NOW + m * 60_000).toISOString();
+
+function setup(
+  list: RecordingView[],
+  options: { native?: boolean; tunnel?: TunnelStatus | null; bridge?: TestBridge } = {},
+) {
+  const bridge = options.bridge ?? new TestBridge();
+  bridge.handle('recordings:list', () => list);
+  const clock = new ManualClock(NOW);
+  const store = new RecordingsStore(bridge.bridge, clock);
+  onTestFinished(store.start());
+  render(RecordingsView, { store, native: options.native ?? true, tunnel: options.tunnel ?? null });
+  return { bridge, clock, store, user: userEvent.setup({ delay: null }) };
+}
+
+const section = (name: string) => screen.getByRole('region', { name });
+
+describe('RecordingsView', () => {
+  it('shows download progress, rate, ETA and the deletion deadline', async () => {
+    setup([
+      recording({
+        key: 'k1',
+        channelId: 'show-1',
+        state: 'downloading',
+        bytes: 25_000_000,
+        totalBytes: 100_000_000,
+        rate: 2_500_000,
+        etaSeconds: 30,
+        deadline: inMinutes(5 * 60 + 12),
+      }),
+    ]);
+    const bar = await screen.findByRole('progressbar', { name: 'Download of show-1' });
+    expect(bar).toHaveAttribute('aria-valuenow', '25');
+    expect(bar).toHaveAttribute('aria-valuemax', '100');
+    expect(bar).toHaveAttribute('aria-valuetext', '25 MB of 100 MB');
+    const item = bar.closest('li')!;
+    expect(item).toHaveTextContent('2.5 MB/s');
+    expect(item).toHaveTextContent('30s left');
+    const deadline = within(item).getByText('Expires in 5h 12m');
+    expect(deadline).toHaveClass('ok');
+  });
+
+  it('turns the deadline amber under an hour and red under 15 minutes as time passes', async () => {
+    const { clock } = setup([recording({ key: 'k', channelId: 'late', state: 'pending', deadline: inMinutes(61) })]);
+    const bar = await screen.findByRole('progressbar', { name: 'Download of late' });
+    expect(bar).not.toHaveAttribute('aria-valuenow');
+    expect(bar).toHaveAttribute('aria-valuetext', 'Waiting to download');
+    expect(screen.getByText(/Expires in/)).toHaveClass('ok');
+
+    clock.advance(2 * 60_000);
+    await waitFor(() => expect(screen.getByText('Expires in 59m')).toHaveClass('soon'));
+
+    clock.advance(45 * 60_000);
+    await waitFor(() => expect(screen.getByText('Expires in 14m')).toHaveClass('urgent'));
+  });
+
+  it('merges progress and change events by key and never moves a finished one back', async () => {
+    const { bridge } = setup([
+      recording({ key: 'k1', channelId: 'show-1', state: 'downloading', bytes: 0, totalBytes: 1000 }),
+    ]);
+    await screen.findByRole('progressbar', { name: 'Download of show-1' });
+
+    bridge.emit(
+      'recordings:progress',
+      recording({ key: 'k1', channelId: 'show-1', state: 'downloading', bytes: 500, totalBytes: 1000 }),
+    );
+    await waitFor(() =>
+      expect(screen.getByRole('progressbar', { name: 'Download of show-1' })).toHaveAttribute('aria-valuenow', '50'),
+    );
+
+    bridge.emit(
+      'recordings:changed',
+      recording({ key: 'k1', channelId: 'show-1', state: 'saved', fileName: 'show-1.mp4', bytes: 1000 }),
+    );
+    // A throttled progress update that trails the state change.
+    bridge.emit(
+      'recordings:progress',
+      recording({ key: 'k1', channelId: 'show-1', state: 'downloading', bytes: 900, totalBytes: 1000 }),
+    );
+
+    await waitFor(() => expect(within(section('Saved')).getByText('show-1.mp4')).toBeInTheDocument());
+    expect(screen.queryByRole('progressbar')).not.toBeInTheDocument();
+    expect(screen.queryByRole('region', { name: 'In progress' })).not.toBeInTheDocument();
+  });
+
+  it('opens and reveals saved files natively, and hides both in a browser', async () => {
+    const saved = recording({ key: 'k9', channelId: 'show-9', state: 'saved', fileName: 'show-9.mp4', bytes: 2048 });
+    const { bridge, user } = setup([saved]);
+    await user.click(await screen.findByRole('button', { name: 'Open show-9.mp4' }));
+    await user.click(screen.getByRole('button', { name: 'Show show-9.mp4 in folder' }));
+    expect(bridge.callsOf('recordings:open')).toEqual([['k9']]);
+    expect(bridge.callsOf('recordings:reveal')).toEqual([['k9']]);
+  });
+
+  it('has no Open or Reveal without native access', async () => {
+    setup([recording({ key: 'k9', state: 'saved', fileName: 'show-9.mp4' })], { native: false });
+    expect(await screen.findByText('show-9.mp4')).toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: /Open/ })).not.toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: /in folder/ })).not.toBeInTheDocument();
+  });
+
+  it('lists failures with their reason and retries them', async () => {
+    const bridge = new TestBridge();
+    bridge.handle('recordings:retry', (key) =>
+      recording({ key, channelId: 'show-3', state: 'pending', deadline: inMinutes(90) }),
+    );
+    const { user } = setup(
+      [
+        recording({ key: 'k3', channelId: 'show-3', state: 'failed', error: 'HTTP 403 from the download host' }),
+        recording({ key: 'k4', channelId: 'show-4', state: 'expired', error: null, source: 'client' }),
+      ],
+      { bridge },
+    );
+    const failed = await screen.findByRole('region', { name: 'Failed or expired' });
+    expect(within(failed).getByText('HTTP 403 from the download host')).toBeInTheDocument();
+    expect(within(failed).getByText('The service deleted the file before it could be downloaded.')).toBeInTheDocument();
+    expect(within(failed).getByText('Web client')).toBeInTheDocument();
+
+    await user.click(within(failed).getByRole('button', { name: 'Retry download of show-3' }));
+    expect(bridge.callsOf('recordings:retry')).toEqual([['k3']]);
+    expect(await screen.findByRole('progressbar', { name: 'Download of show-3' })).toBeInTheDocument();
+  });
+
+  it('shows a failed retry beside the recording', async () => {
+    const bridge = new TestBridge().fail('recordings:retry', 'expired', 'The file is gone.');
+    const { user } = setup([recording({ key: 'k3', channelId: 'show-3', state: 'failed' })], { bridge });
+    await user.click(await screen.findByRole('button', { name: 'Retry download of show-3' }));
+    expect(await screen.findByRole('alert')).toHaveTextContent('The file is gone.');
+  });
+
+  it('reports channels whose recording may have been missed, and updates from events', async () => {
+    const bridge = new TestBridge();
+    bridge.handle('recordings:gaps', () =>
+      gapReport({ since: '2024-05-13T20:00:00Z', missing: [{ channelId: 'gone-1', endedAt: '2024-05-14T01:00:00Z' }] }),
+    );
+    setup([recording({ key: 'k', state: 'saved', fileName: 'a.mp4' })], { bridge });
+
+    const missed = await screen.findByRole('region', { name: 'Possibly missed' });
+    expect(within(missed).getByText('gone-1')).toBeInTheDocument();
+    expect(within(missed).getByText(/ended while Tally was not running/)).toBeInTheDocument();
+
+    bridge.emit('recordings:gaps', gapReport({ missing: [{ channelId: 'gone-2', endedAt: '2024-05-14T02:00:00Z' }] }));
+    await waitFor(() => expect(within(section('Possibly missed')).getByText('gone-2')).toBeInTheDocument());
+    expect(screen.queryByText('gone-1')).not.toBeInTheDocument();
+  });
+
+  it('explains where recordings come from and the webhook status when there are none', async () => {
+    setup([], {
+      tunnel: tunnelStatus({ state: 'reachable', publicUrl: 'https://abc.example.dev/webhook/t0k', registered: false }),
+    });
+    expect(await screen.findByText('No recordings yet')).toBeInTheDocument();
+    expect(screen.getByText(/sends its recording to Tally’s webhook/)).toBeInTheDocument();
+    expect(screen.getByText('Webhook URL: https://abc.example.dev/webhook/t0k')).toBeInTheDocument();
+    expect(screen.getByText(/Not registered with the service yet/)).toBeInTheDocument();
+  });
+
+  it('says so when there is no public webhook URL yet', async () => {
+    setup([], { tunnel: tunnelStatus() });
+    expect(await screen.findByText(/No public webhook URL yet/)).toBeInTheDocument();
+  });
+});

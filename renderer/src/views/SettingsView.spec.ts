@@ -1,0 +1,205 @@
+import { render, screen, waitFor, within } from '@testing-library/svelte';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { TestBridge, credentialsStatus, settingsView, tunnelStatus } from '../lib/test-bridge.js';
+import { SettingsStore } from '../stores/settings.svelte.js';
+import SettingsView from './SettingsView.svelte';
+
+function setup(bridge = new TestBridge(), native = true) {
+  const store = new SettingsStore(bridge.bridge);
+  onTestFinished(store.start());
+  render(SettingsView, { store, native });
+  return { bridge, store, user: userEvent.setup({ delay: null }) };
+}
+
+/** Replaces a text field's value and commits it the way a user does (typing, then leaving the field). */
+async function replace(user: ReturnType<typeof userEvent.setup>, field: HTMLElement, value: string) {
+  await user.clear(field);
+  if (value) await user.type(field, value);
+  await user.tab();
+}
+
+describe('SettingsView', () => {
+  it('saves each change with exactly the patch for that field', async () => {
+    const { bridge, user } = setup();
+    await user.click(await screen.findByText('Advanced'));
+
+    await replace(user, screen.getByRole('spinbutton', { name: 'Live refresh (seconds)' }), '10');
+    await user.selectOptions(screen.getByRole('combobox', { name: 'How the service reaches Tally' }), 'ngrok');
+    await user.click(screen.getByRole('checkbox', { name: 'Open Tally at login' }));
+    await user.click(screen.getByRole('checkbox', { name: 'A recording fails or expires' }));
+    await replace(user, screen.getByRole('textbox', { name: 'Console API URL' }), 'https://console.example.com');
+
+    await waitFor(() => expect(bridge.callsOf('settings:update')).toHaveLength(5));
+    expect(bridge.callsOf('settings:update')).toEqual([
+      [{ pollIntervalSec: 10 }],
+      [{ tunnel: { provider: 'ngrok' } }],
+      [{ launchAtLogin: true }],
+      [{ notifications: { failed: false } }],
+      [{ endpoints: { consoleApiUrl: 'https://console.example.com' } }],
+    ]);
+    // The view follows what the core answered.
+    expect(screen.getByRole('textbox', { name: 'Static domain (optional)' })).toBeInTheDocument();
+    expect(screen.getByRole('checkbox', { name: 'Open Tally at login' })).toBeChecked();
+    expect(bridge.settings.pollIntervalSec).toBe(10);
+  });
+
+  it('rejects a bad URL beside the field without calling the core', async () => {
+    const bridge = new TestBridge();
+    bridge.settings = settingsView({
+      tunnel: { provider: 'url', publicUrl: null, ngrokDomain: null, localtunnelHost: null },
+    });
+    const { user } = setup(bridge);
+
+    const field = await screen.findByRole('textbox', { name: 'Public URL' });
+    await replace(user, field, 'ftp://files.example.com');
+
+    expect(field).toHaveAttribute('aria-invalid', 'true');
+    expect(field).toHaveAccessibleDescription(/Enter a full http:\/\/ or https:\/\/ address\./);
+    expect(bridge.callsOf('settings:update')).toEqual([]);
+
+    await replace(user, field, 'https://tally.example.com');
+    await waitFor(() =>
+      expect(bridge.callsOf('settings:update')).toEqual([[{ tunnel: { publicUrl: 'https://tally.example.com' } }]]),
+    );
+    expect(field).toHaveAttribute('aria-invalid', 'false');
+  });
+
+  it('checks number ranges on the client', async () => {
+    const { bridge, user } = setup();
+    await user.click(await screen.findByText('Advanced'));
+    const field = screen.getByRole('spinbutton', { name: 'Parallel downloads' });
+    await replace(user, field, '50');
+    expect(screen.getByText('Enter a whole number from 1 to 10.')).toBeInTheDocument();
+    expect(bridge.callsOf('settings:update')).toEqual([]);
+  });
+
+  it('shows an error from the core beside the field and snaps a checkbox back', async () => {
+    const bridge = new TestBridge().fail(
+      'settings:update',
+      'launch_failed',
+      'Login items are managed by your administrator.',
+    );
+    const { user } = setup(bridge);
+    const box = await screen.findByRole('checkbox', { name: 'Open Tally at login' });
+    await user.click(box);
+    expect(await screen.findByText('Login items are managed by your administrator.')).toBeInTheDocument();
+    expect(box).not.toBeChecked();
+  });
+
+  it('sends the secret once and never shows it back', async () => {
+    const bridge = new TestBridge();
+    bridge.credentials = credentialsStatus({ configured: true, serviceId: 'svc-1', source: 'keychain' });
+    const { user } = setup(bridge);
+
+    const serviceId = await screen.findByRole('textbox', { name: 'Service ID' });
+    const secret = screen.getByLabelText('Secret');
+    expect(screen.getByText('Secret stored in the keychain')).toBeInTheDocument();
+    await waitFor(() => expect(serviceId).toHaveValue('svc-1'));
+    expect(secret).toHaveAttribute('type', 'password');
+    expect(secret).toHaveValue('');
+
+    await user.type(secret, 's3cr3t-value');
+    await user.click(screen.getByRole('button', { name: 'Save' }));
+
+    await waitFor(() =>
+      expect(bridge.callsOf('credentials:set')).toEqual([[{ serviceId: 'svc-1', secret: 's3cr3t-value' }]]),
+    );
+    expect(await screen.findByText('Credentials saved.')).toBeInTheDocument();
+    expect(secret).toHaveValue('');
+    expect(document.body.innerHTML).not.toContain('s3cr3t-value');
+    expect(screen.getByRole('button', { name: 'Save' })).toBeDisabled();
+  });
+
+  it('tests the stored credentials and reports the answer', async () => {
+    const bridge = new TestBridge();
+    bridge.credentials = credentialsStatus({ configured: true, serviceId: 'svc-1', source: 'keychain' });
+    bridge.handle('credentials:test', () => ({ ok: false, message: 'The service rejected the secret.' }));
+    const { user } = setup(bridge);
+
+    await user.click(await screen.findByRole('button', { name: 'Test connection' }));
+    expect(await screen.findByRole('alert')).toHaveTextContent('The service rejected the secret.');
+    expect(bridge.callsOf('credentials:test')).toEqual([[]]);
+  });
+
+  it('explains a missing keychain plainly and does not offer to save', async () => {
+    const bridge = new TestBridge();
+    bridge.credentials = credentialsStatus({
+      keychainAvailable: false,
+      keychainMessage: 'No Secret Service is running. Install gnome-keyring, or set TALLY_SECRET.',
+    });
+    const { user } = setup(bridge);
+
+    expect(await screen.findByRole('note')).toHaveTextContent('No Secret Service is running.');
+    await user.type(screen.getByRole('textbox', { name: 'Service ID' }), 'svc');
+    await user.type(screen.getByLabelText('Secret'), 'secret');
+    expect(screen.getByRole('button', { name: 'Save' })).toBeDisabled();
+  });
+
+  it('manages the allowed upload origins', async () => {
+    const bridge = new TestBridge();
+    bridge.tunnel = tunnelStatus({ uploadUrl: 'https://abc.example.dev/upload/t0k' });
+    const { user } = setup(bridge);
+
+    expect(await screen.findByText('Add your web app’s origin to allow uploads.')).toBeInTheDocument();
+    expect(screen.getByRole('textbox', { name: 'Upload URL (recordUrl)' })).toHaveValue(
+      'https://abc.example.dev/upload/t0k',
+    );
+
+    const input = screen.getByRole('textbox', { name: 'New origin' });
+    await user.type(input, 'https://app.example.com/path{Enter}');
+    expect(screen.getByText(/Enter an origin like/)).toBeInTheDocument();
+    expect(bridge.callsOf('settings:update')).toEqual([]);
+
+    await user.clear(input);
+    await user.type(input, 'https://App.Example.com/{Enter}');
+    await waitFor(() =>
+      expect(bridge.callsOf('settings:update')).toEqual([[{ uploadOrigins: ['https://app.example.com'] }]]),
+    );
+    const list = await screen.findByRole('list', { name: 'Allowed upload origins' });
+    expect(within(list).getByText('https://app.example.com')).toBeInTheDocument();
+    expect(input).toHaveValue('');
+
+    await user.click(screen.getByRole('button', { name: 'Remove https://app.example.com' }));
+    await waitFor(() => expect(bridge.callsOf('settings:update').at(-1)).toEqual([{ uploadOrigins: [] }]));
+  });
+
+  it('shows the tunnel status, copies and registers the webhook URL', async () => {
+    const bridge = new TestBridge();
+    bridge.tunnel = tunnelStatus({
+      provider: 'ngrok',
+      state: 'reachable',
+      publicUrl: 'https://abc.ngrok.example/webhook/t0k',
+      message: 'Checked a moment ago',
+    });
+    const { user } = setup(bridge);
+
+    expect(await screen.findByText('Reachable')).toBeInTheDocument();
+    expect(screen.getByText('Not registered with the service')).toBeInTheDocument();
+    await user.click(screen.getByRole('button', { name: 'Copy webhook URL' }));
+    expect(bridge.clipboard).toEqual(['https://abc.ngrok.example/webhook/t0k']);
+
+    await user.click(screen.getByRole('button', { name: 'Register with the service' }));
+    expect(await screen.findByText('Registered with the service')).toBeInTheDocument();
+    expect(bridge.callsOf('webhook:register')).toHaveLength(1);
+
+    bridge.emit('tunnel:status', tunnelStatus({ provider: 'ngrok', state: 'unreachable', message: 'Tunnel closed' }));
+    expect(await screen.findByText('Unreachable')).toBeInTheDocument();
+    expect(screen.getByText('— Tunnel closed')).toBeInTheDocument();
+  });
+
+  it('uses the native folder picker in Electron and a text field in a browser', async () => {
+    const bridge = new TestBridge();
+    bridge.handle('settings:chooseFolder', () => (bridge.settings = settingsView({ recordingsFolder: '/media/rec' })));
+    const { user } = setup(bridge, true);
+    await user.click(await screen.findByRole('button', { name: 'Choose…' }));
+    expect(await screen.findByText('/media/rec')).toBeInTheDocument();
+  });
+
+  it('edits the folder as text without native access', async () => {
+    const { bridge, user } = setup(new TestBridge(), false);
+    expect(screen.queryByRole('button', { name: 'Choose…' })).not.toBeInTheDocument();
+    await replace(user, await screen.findByRole('textbox', { name: 'Folder path' }), '/srv/tally');
+    await waitFor(() => expect(bridge.callsOf('settings:update')).toEqual([[{ recordingsFolder: '/srv/tally' }]]));
+  });
+});
