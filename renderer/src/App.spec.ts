@@ -49,6 +49,17 @@ describe('App', () => {
     expect(location.hash).toBe('#settings');
   });
 
+  it('follows a hash change to another tab (the tray opens #settings in an open popover)', async () => {
+    setup();
+    expect(screen.getByRole('tab', { name: 'Live' })).toHaveAttribute('aria-selected', 'true');
+    location.hash = '#settings';
+    window.dispatchEvent(new HashChangeEvent('hashchange'));
+    await waitFor(() => expect(screen.getByRole('tab', { name: 'Settings' })).toHaveAttribute('aria-selected', 'true'));
+    location.hash = '#nonsense';
+    window.dispatchEvent(new HashChangeEvent('hashchange'));
+    expect(screen.getByRole('tab', { name: 'Settings' })).toHaveAttribute('aria-selected', 'true');
+  });
+
   it('keeps live history while another tab is shown', async () => {
     const bridge = new TestBridge({ 'channels:live': () => [channel({ id: 'alpha', watchers: 2 })] });
     const { user } = setup(bridge);
