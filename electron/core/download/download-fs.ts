@@ -1,0 +1,95 @@
+/**
+ * The file-system calls the engine makes, behind one object so tests can inject failures (ENOSPC in the
+ * middle of a write, a statfs reporting a full disk) while everything else stays the real file system.
+ */
+import * as fsp from 'node:fs/promises';
+import path from 'node:path';
+import type { StatfsFunction } from './disk.js';
+
+/** The subset of `FileHandle` the engine writes through. */
+export interface PartHandle {
+  writev(buffers: NodeJS.ArrayBufferView[], position?: number | null): Promise<{ bytesWritten: number }>;
+  read(buffer: Buffer, offset: number, length: number, position: number | null): Promise<{ bytesRead: number }>;
+  truncate(len?: number): Promise<void>;
+  sync(): Promise<void>;
+  datasync(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DownloadFs {
+  open(file: string, flags: string): Promise<PartHandle>;
+  stat(file: string): Promise<{ size: number; isFile(): boolean }>;
+  rename(from: string, to: string): Promise<void>;
+  unlink(file: string): Promise<void>;
+  readFile(file: string, encoding: 'utf8'): Promise<string>;
+  statfs: StatfsFunction;
+}
+
+/** The real file system. */
+export const nodeFs: DownloadFs = {
+  open: (file, flags) => fsp.open(file, flags),
+  stat: (file) => fsp.stat(file),
+  rename: (from, to) => fsp.rename(from, to),
+  unlink: (file) => fsp.unlink(file),
+  readFile: (file, encoding) => fsp.readFile(file, encoding),
+  statfs: (file) => fsp.statfs(file),
+};
+
+/** The real file system with some calls replaced. */
+export function downloadFs(overrides?: Partial<DownloadFs>): DownloadFs {
+  return overrides ? { ...nodeFs, ...overrides } : nodeFs;
+}
+
+/** Size of a file, or null when it does not exist. */
+export async function sizeOf(fsx: DownloadFs, file: string): Promise<number | null> {
+  try {
+    return (await fsx.stat(file)).size;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
+/** Deletes a file; a missing file is fine. */
+export async function removeIfExists(fsx: DownloadFs, file: string): Promise<void> {
+  try {
+    await fsx.unlink(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+}
+
+/**
+ * Makes a rename or creation in `dir` durable. Windows cannot open directories; there NTFS journals the
+ * metadata itself, so the failure is ignored.
+ */
+export async function fsyncDir(fsx: DownloadFs, dir: string): Promise<void> {
+  let handle: PartHandle | null = null;
+  try {
+    handle = await fsx.open(dir, 'r');
+    await handle.sync();
+  } catch {
+    // Best effort: see above.
+  } finally {
+    await handle?.close().catch(() => undefined);
+  }
+}
+
+/** Writes `text` to `file` atomically and durably: temp file, fsync, rename, fsync of the directory. */
+export async function writeFileAtomic(fsx: DownloadFs, file: string, text: string): Promise<void> {
+  const tmp = `${file}.tmp`;
+  const handle = await fsx.open(tmp, 'w');
+  try {
+    const data = Buffer.from(text, 'utf8');
+    let written = 0;
+    while (written < data.length) {
+      const { bytesWritten } = await handle.writev([data.subarray(written)], written);
+      written += bytesWritten;
+    }
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await fsx.rename(tmp, file);
+  await fsyncDir(fsx, path.dirname(file));
+}

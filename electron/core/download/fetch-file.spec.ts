@@ -1,0 +1,480 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import * as fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { DownloadOriginPolicy } from '../net/url-policy.js';
+import type { DownloadFs, PartHandle } from './download-fs.js';
+import {
+  DestinationExistsError,
+  DiskFullError,
+  DownloadRefusedError,
+  HttpStatusError,
+  NetworkError,
+  TimeoutError,
+  VerificationError,
+} from './errors.js';
+import type { DownloadOptions, DownloadPolicy } from './fetch-file.js';
+import { downloadFile, forgetCommit } from './fetch-file.js';
+import { statePathFor } from './part-state.js';
+import type { TestFileInfo } from './test-server.js';
+import { TestServer } from './test-server.js';
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+/** Follows any redirect: for tests that are not about the policy. */
+const openPolicy: DownloadPolicy = {
+  checkRedirect: (from, location) => ({ ok: true, url: new URL(location, from) }),
+};
+
+let server: TestServer;
+let dir: string;
+let counter = 0;
+
+beforeAll(async () => {
+  server = await TestServer.start();
+});
+afterAll(async () => {
+  await server.close();
+});
+beforeEach(async () => {
+  dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'tally-dl-'));
+});
+afterEach(async () => {
+  server.setFaults(null);
+  server.releasePaused();
+  await fsp.rm(dir, { recursive: true, force: true });
+});
+
+function publish(
+  size: number,
+  spec: { etag?: string | null; seed?: number } = {},
+): { file: TestFileInfo; urlPath: string } {
+  counter += 1;
+  const urlPath = `/svc/rand${counter}/ch${counter}.mp4`;
+  return { file: server.addFile(urlPath, { size, ...spec }), urlPath };
+}
+
+function paths(name = 'rec'): { dest: string; partPath: string } {
+  return { dest: path.join(dir, `${name}.mp4`), partPath: path.join(dir, `${name}.mp4.part`) };
+}
+
+function options(urlPath: string, extra: Partial<DownloadOptions> = {}): DownloadOptions {
+  return { url: server.url(urlPath), ...paths(), policy: openPolicy, ...extra };
+}
+
+async function sha256File(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+async function exists(file: string): Promise<boolean> {
+  return fsp.access(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+async function sizeOf(file: string): Promise<number> {
+  return (await fsp.stat(file)).size;
+}
+
+/** A file system whose part-file writes fail with ENOSPC once `limit` bytes were written. */
+function diskThatFillsAfter(limit: number): Partial<DownloadFs> {
+  let written = 0;
+  return {
+    open: async (file, flags) => {
+      const handle = await fsp.open(file, flags);
+      if (!file.endsWith('.part')) return handle;
+      const wrapped: PartHandle = {
+        writev: async (buffers, position) => {
+          const length = buffers.reduce((sum, b) => sum + b.byteLength, 0);
+          if (written + length > limit) {
+            throw Object.assign(new Error('ENOSPC: no space left on device, write'), {
+              code: 'ENOSPC',
+              syscall: 'write',
+            });
+          }
+          written += length;
+          return handle.writev(buffers, position ?? undefined);
+        },
+        read: (buffer, offset, length, position) => handle.read(buffer, offset, length, position),
+        truncate: (len) => handle.truncate(len),
+        sync: () => handle.sync(),
+        datasync: () => handle.datasync(),
+        close: () => handle.close(),
+      };
+      return wrapped;
+    },
+  };
+}
+
+describe('downloadFile: sequential', () => {
+  it('downloads a file byte-identically, verifies the MD5 ETag and leaves no part behind', async () => {
+    const { file, urlPath } = publish(1 * MiB + 123);
+    const progress: number[] = [];
+    const result = await downloadFile(options(urlPath, { onProgress: (p) => progress.push(p.bytes) }));
+
+    const { dest, partPath } = paths();
+    expect(result).toMatchObject({
+      path: dest,
+      bytes: file.size,
+      md5: file.md5(),
+      resumedFrom: 0,
+      alreadySaved: false,
+    });
+    expect(await sha256File(dest)).toBe(file.sha256());
+    expect(await exists(partPath)).toBe(false);
+    expect(await exists(statePathFor(partPath))).toBe(false);
+    expect(server.fileRequests(urlPath).map((r) => r.range)).toEqual(['bytes=0-']);
+    expect(progress.at(-1)).toBe(file.size);
+  });
+
+  it('resumes after a connection reset mid-body with Range and If-Range', async () => {
+    const { file, urlPath } = publish(2 * MiB);
+    server.setFaults({ resetAfterBytes: 300_000, times: 1 });
+    await expect(downloadFile(options(urlPath))).rejects.toBeInstanceOf(NetworkError);
+    expect(await sizeOf(paths().partPath)).toBe(300_000);
+
+    const result = await downloadFile(options(urlPath));
+    const second = server.fileRequests(urlPath)[1];
+    expect(second?.range).toBe('bytes=300000-');
+    expect(second?.ifRange).toBe(file.etag);
+    expect(second?.status).toBe(206);
+    expect(result.resumedFrom).toBe(300_000);
+    expect(await sha256File(result.path)).toBe(file.sha256());
+  });
+
+  it('resumes after being aborted (as if the process had been killed)', async () => {
+    const { file, urlPath } = publish(1 * MiB);
+    server.setFaults({ pauseAfterBytes: 400_000, times: 1 });
+    const controller = new AbortController();
+    const first = downloadFile(
+      options(urlPath, {
+        signal: controller.signal,
+        progressIntervalMs: 0,
+        onProgress: (p) => {
+          if (p.bytes >= 400_000) controller.abort();
+        },
+      }),
+    );
+    await expect(first).rejects.toMatchObject({ name: 'AbortError' });
+    expect(await sizeOf(paths().partPath)).toBe(400_000);
+
+    const result = await downloadFile(options(urlPath));
+    expect(server.fileRequests(urlPath).at(-1)?.range).toBe('bytes=400000-');
+    expect(await sha256File(result.path)).toBe(file.sha256());
+  });
+
+  it('starts over when the server ignores Range (200 instead of 206)', async () => {
+    const { file, urlPath } = publish(1 * MiB);
+    server.setFaults({ resetAfterBytes: 100_000, times: 1 });
+    await expect(downloadFile(options(urlPath))).rejects.toBeInstanceOf(NetworkError);
+
+    server.setFaults({ noRange: true });
+    const result = await downloadFile(options(urlPath));
+    const second = server.fileRequests(urlPath)[1];
+    expect(second).toMatchObject({ range: 'bytes=100000-', status: 200 });
+    expect(result.restarted).toBe(true);
+    expect(await sha256File(result.path)).toBe(file.sha256());
+  });
+
+  it('starts over when the file changed on the server between attempts (If-Range)', async () => {
+    const { urlPath } = publish(1 * MiB);
+    server.setFaults({ resetAfterBytes: 100_000, times: 1 });
+    await expect(downloadFile(options(urlPath))).rejects.toBeInstanceOf(NetworkError);
+
+    const changed = server.addFile(urlPath, { size: 1 * MiB + 7, seed: 99 });
+    const result = await downloadFile(options(urlPath));
+    expect(server.fileRequests(urlPath)[1]?.status).toBe(200);
+    expect(result.bytes).toBe(changed.size);
+    expect(await sha256File(result.path)).toBe(changed.sha256());
+  });
+
+  it('treats a wrong Content-Length as an interrupted download, then completes it (416 with a full part)', async () => {
+    const { file, urlPath } = publish(512 * KiB);
+    // A 200 whose Content-Length promises more than is sent (a 206 is judged by its Content-Range instead).
+    server.setFaults({ wrongContentLength: true, noRange: true, times: 1 });
+    await expect(downloadFile(options(urlPath))).rejects.toBeInstanceOf(NetworkError);
+    expect(await exists(paths().dest)).toBe(false);
+    expect(await sizeOf(paths().partPath)).toBe(file.size);
+
+    const result = await downloadFile(options(urlPath));
+    expect(server.fileRequests(urlPath)[1]).toMatchObject({ range: `bytes=${file.size}-`, status: 416 });
+    expect(await sha256File(result.path)).toBe(file.sha256());
+  });
+
+  it('rejects an ETag mismatch: VerificationError, part deleted, no final file', async () => {
+    const { urlPath } = publish(256 * KiB, { etag: '"0123456789abcdef0123456789abcdef"' });
+    const error = await downloadFile(options(urlPath)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(VerificationError);
+    expect(error).toMatchObject({ kind: 'md5', expected: '0123456789abcdef0123456789abcdef' });
+    const { dest, partPath } = paths();
+    expect(await exists(dest)).toBe(false);
+    expect(await exists(partPath)).toBe(false);
+    expect(await exists(statePathFor(partPath))).toBe(false);
+  });
+
+  it('rejects a file whose size differs from the size the webhook announced', async () => {
+    const { file, urlPath } = publish(100 * KiB);
+    const error = await downloadFile(options(urlPath, { expectedBytes: file.size + 1 })).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(VerificationError);
+    expect(error).toMatchObject({ kind: 'announced-size', expected: file.size + 1, actual: file.size });
+    expect(await exists(paths().dest)).toBe(false);
+    expect(await exists(paths().partPath)).toBe(false);
+  });
+
+  it('accepts a multipart-style ETag without an MD5 check', async () => {
+    const { file, urlPath } = publish(100 * KiB, { etag: '"0123456789abcdef0123456789abcdef-3"' });
+    const result = await downloadFile(options(urlPath));
+    expect(result.md5).toBeNull();
+    expect(await sha256File(result.path)).toBe(file.sha256());
+  });
+
+  it('reports HTTP errors with status and a short hint, and makes no file', async () => {
+    const { urlPath } = publish(10 * KiB);
+    server.setFaults({ status: 404, times: 1 });
+    const notFound = await downloadFile(options(urlPath)).catch((e: unknown) => e);
+    expect(notFound).toBeInstanceOf(HttpStatusError);
+    expect(notFound).toMatchObject({ status: 404, gone: true, detail: 'NoSuchKey' });
+
+    server.setFaults({ status: 503, html: true, times: 1 });
+    const unavailable = await downloadFile(options(urlPath)).catch((e: unknown) => e);
+    expect(unavailable).toMatchObject({ status: 503, gone: false });
+    expect((unavailable as Error).message).toContain('HTML page');
+    expect(await exists(paths().dest)).toBe(false);
+  });
+
+  it('gives up on a stalled connection with TimeoutError and keeps the part', async () => {
+    const { urlPath } = publish(512 * KiB);
+    server.setFaults({ pauseAfterBytes: 64 * KiB, times: 1 });
+    const error = await downloadFile(options(urlPath, { timeoutMs: 150 })).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(await sizeOf(paths().partPath)).toBe(64 * KiB);
+  });
+});
+
+describe('downloadFile: segmented', () => {
+  it('uses parallel ranges against a per-connection throttle and reassembles the exact bytes', async () => {
+    const size = 3 * MiB;
+    const rate = 1 * MiB;
+    const { file, urlPath } = publish(size);
+    server.setFaults({ rateBytesPerSec: rate });
+    server.maxActive = 0;
+    const started = performance.now();
+    const result = await downloadFile(options(urlPath, { segmentThresholdBytes: 1 * MiB, segments: 4 }));
+    const elapsedMs = performance.now() - started;
+
+    expect(await sha256File(result.path)).toBe(file.sha256());
+    const responses = server.fileRequests(urlPath);
+    expect(server.maxActive).toBeGreaterThanOrEqual(3);
+    expect(result.connections).toBeGreaterThanOrEqual(3);
+    // No single throttled connection carried more than half the file: the total rate exceeded one connection's cap.
+    expect(Math.max(...responses.map((r) => r.sent))).toBeLessThanOrEqual(size / 2);
+    // One connection needs size/rate = 3 s at least (enforced by the server); parallel ranges must beat it clearly.
+    expect(elapsedMs).toBeLessThan((size / rate) * 1000 * 0.75);
+  });
+
+  it('resumes each segment from its checkpoint after an abort', async () => {
+    const size = 2 * MiB;
+    const { file, urlPath } = publish(size);
+    server.setFaults({ rateBytesPerSec: 2 * MiB });
+    const controller = new AbortController();
+    const first = downloadFile(
+      options(urlPath, {
+        segmentThresholdBytes: 1 * MiB,
+        segments: 4,
+        checkpointIntervalMs: 0,
+        progressIntervalMs: 0,
+        signal: controller.signal,
+        onProgress: (p) => {
+          if (p.bytes >= size / 3) controller.abort();
+        },
+      }),
+    );
+    await expect(first).rejects.toMatchObject({ name: 'AbortError' });
+    const sidecar = JSON.parse(await fsp.readFile(statePathFor(paths().partPath), 'utf8')) as {
+      mode: string;
+      segments: Array<{ start: number; end: number; pos: number }>;
+    };
+    expect(sidecar.mode).toBe('segmented');
+    const done = sidecar.segments.reduce((sum, s) => sum + s.pos - s.start, 0);
+    expect(done).toBeGreaterThan(0);
+
+    const before = server.fileRequests(urlPath).length;
+    server.setFaults(null);
+    const result = await downloadFile(
+      options(urlPath, { segmentThresholdBytes: 1 * MiB, segments: 4, minSplitBytes: 64 * MiB }),
+    );
+    const resumed = server.fileRequests(urlPath).slice(before);
+    const unfinished = sidecar.segments.filter((s) => s.pos < s.end);
+    // One request per unfinished segment, each starting at its checkpoint and ending at its end.
+    expect(resumed.map((r) => r.range).sort()).toEqual(unfinished.map((s) => `bytes=${s.pos}-${s.end - 1}`).sort());
+    expect(unfinished.some((s) => s.pos > s.start)).toBe(true);
+    // Nothing already on disk was fetched again.
+    expect(resumed.reduce((sum, r) => sum + r.sent, 0)).toBe(size - done);
+    expect(result.resumedFrom).toBe(done);
+    expect(await sha256File(result.path)).toBe(file.sha256());
+  });
+
+  it('falls back to one connection when the server does not support ranges', async () => {
+    const { file, urlPath } = publish(2 * MiB);
+    server.setFaults({ noRange: true });
+    server.maxActive = 0;
+    const result = await downloadFile(options(urlPath, { segmentThresholdBytes: 256 * KiB }));
+    expect(server.fileRequests(urlPath)).toHaveLength(1);
+    expect(server.maxActive).toBe(1);
+    expect(await sha256File(result.path)).toBe(file.sha256());
+  });
+
+  it('verifies the MD5 of a segmented download after reassembly', async () => {
+    const { urlPath } = publish(2 * MiB, { etag: '"ffffffffffffffffffffffffffffffff"' });
+    const error = await downloadFile(options(urlPath, { segmentThresholdBytes: 256 * KiB })).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(VerificationError);
+    expect(await exists(paths().dest)).toBe(false);
+    expect(await exists(paths().partPath)).toBe(false);
+  });
+
+  it('survives a reset of one segment connection', { timeout: 5000 }, async () => {
+    const { file, urlPath } = publish(2 * MiB);
+    server.setFaults({ resetAfterBytes: 50_000, times: 2 });
+    const result = await downloadFile(options(urlPath, { segmentThresholdBytes: 256 * KiB, segments: 4 }));
+    expect(await sha256File(result.path)).toBe(file.sha256());
+  });
+});
+
+describe('downloadFile: redirects and policy', () => {
+  it('follows allowed redirects, checking every hop', async () => {
+    const { file, urlPath } = publish(64 * KiB);
+    server.addRedirect('/hop1', '/hop2', 301);
+    server.addRedirect('/hop2', server.url(urlPath), 307);
+    const policy = new DownloadOriginPolicy([server.origin]);
+    const result = await downloadFile(options('/hop1', { policy }));
+    expect(await sha256File(result.path)).toBe(file.sha256());
+  });
+
+  it('refuses a redirect to an origin the policy does not allow, without contacting it', async () => {
+    const other = await TestServer.start();
+    try {
+      const target = other.addFile('/x.mp4', { size: 1000 });
+      void target;
+      server.addRedirect('/evil', other.url('/x.mp4'));
+      const policy = new DownloadOriginPolicy([server.origin]);
+      const error = await downloadFile(options('/evil', { policy })).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(DownloadRefusedError);
+      expect(other.requests).toHaveLength(0);
+      expect(await exists(paths().partPath)).toBe(false);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('refuses more than five redirects', async () => {
+    for (let i = 0; i < 7; i += 1) server.addRedirect(`/loop${i}`, `/loop${i + 1}`);
+    const error = await downloadFile(options('/loop0')).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DownloadRefusedError);
+    expect((error as Error).message).toContain('more than 5');
+  });
+
+  it('refuses a host whose DNS answer is internal (through the policy lookup)', async () => {
+    const { urlPath } = publish(1000);
+    const port = new URL(server.origin).port;
+    const policy = new DownloadOriginPolicy([`http://recordings.example:${port}`], {
+      resolver: (_host, _opts, callback) => callback(null, [{ address: '127.0.0.1', family: 4 }]),
+    });
+    const before = server.requests.length;
+    const error = await downloadFile({
+      url: `http://recordings.example:${port}${urlPath}`,
+      ...paths(),
+      policy,
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DownloadRefusedError);
+    expect(server.requests.length).toBe(before);
+  });
+
+  it('refuses the first URL when the policy has a check and it fails', async () => {
+    const policy = new DownloadOriginPolicy(['https://s3.amazonaws.com']);
+    const error = await downloadFile(options('/anything.mp4', { policy })).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DownloadRefusedError);
+  });
+});
+
+describe('downloadFile: disk space and final name', () => {
+  it('maps ENOSPC to DiskFullError, keeps the part and resumes later', async () => {
+    const { file, urlPath } = publish(1 * MiB);
+    const error = await downloadFile(options(urlPath, { fs: diskThatFillsAfter(300_000) })).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DiskFullError);
+    expect((error as Error).message).toContain(`The disk is full: free space in ${dir}`);
+    expect((error as Error).message).toContain('the partial download is kept');
+    const kept = await sizeOf(paths().partPath);
+    expect(kept).toBeGreaterThan(0);
+    expect(kept).toBeLessThanOrEqual(300_000);
+
+    const result = await downloadFile(options(urlPath));
+    expect(server.fileRequests(urlPath).at(-1)?.range).toBe(`bytes=${kept}-`);
+    expect(await sha256File(result.path)).toBe(file.sha256());
+  });
+
+  it('refuses to start when statfs says the file cannot fit (announced size): no request is made', async () => {
+    const { file, urlPath } = publish(100 * KiB);
+    const before = server.requests.length;
+    const error = await downloadFile(
+      options(urlPath, { expectedBytes: file.size, fs: { statfs: async () => ({ bavail: 10, bsize: 4096 }) } }),
+    ).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DiskFullError);
+    expect(error).toMatchObject({ neededBytes: file.size, availableBytes: 40960 });
+    expect(server.requests.length).toBe(before);
+    expect(await exists(paths().partPath)).toBe(false);
+  });
+
+  it('refuses before writing when the server-announced size cannot fit', async () => {
+    const { urlPath } = publish(100 * KiB);
+    const error = await downloadFile(
+      options(urlPath, { fs: { statfs: async () => ({ bavail: 1, bsize: 4096 }) } }),
+    ).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DiskFullError);
+    expect(await exists(paths().partPath)).toBe(false);
+  });
+
+  it('never overwrites a different existing file; the verified part is finished later without a new body', async () => {
+    const { file, urlPath } = publish(100 * KiB);
+    const { dest, partPath } = paths();
+    await fsp.writeFile(dest, 'precious');
+    const error = await downloadFile(options(urlPath)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DestinationExistsError);
+    expect(await fsp.readFile(dest, 'utf8')).toBe('precious');
+    expect(await sizeOf(partPath)).toBe(file.size);
+
+    const requests = server.fileRequests(urlPath).length;
+    const other = path.join(dir, 'rec (2).mp4');
+    const result = await downloadFile(options(urlPath, { dest: async () => other }));
+    expect(result.path).toBe(other);
+    expect(server.fileRequests(urlPath).length).toBe(requests);
+    expect(await sha256File(other)).toBe(file.sha256());
+    expect(await fsp.readFile(dest, 'utf8')).toBe('precious');
+  });
+
+  it('keeps a commit record on request so a rerun reports the saved file instead of downloading again', async () => {
+    const { urlPath } = publish(50 * KiB);
+    const first = await downloadFile(options(urlPath, { keepCommitRecord: true }));
+    const { partPath } = paths();
+    expect(await exists(statePathFor(partPath))).toBe(true);
+    const requests = server.fileRequests(urlPath).length;
+
+    const again = await downloadFile(options(urlPath, { keepCommitRecord: true, dest: async () => 'unused' }));
+    expect(again).toMatchObject({ path: first.path, bytes: first.bytes, alreadySaved: true });
+    expect(server.fileRequests(urlPath).length).toBe(requests);
+    await forgetCommit(partPath);
+    expect(await exists(statePathFor(partPath))).toBe(false);
+  });
+
+  it('closes every connection it opened (no socket outlives the call)', async () => {
+    const { urlPath } = publish(2 * MiB);
+    await downloadFile(options(urlPath, { segmentThresholdBytes: 256 * KiB }));
+    await server.allSocketsClosed();
+    expect(server.openSockets).toBe(0);
+  });
+});

@@ -1,0 +1,468 @@
+/**
+ * The single-file download engine. It streams into `<part>` (memory stays flat whatever the size), resumes
+ * a part left by an earlier run with `Range` + `If-Range`, switches to parallel ranges for big files, verifies
+ * size and MD5, and only then renames the part onto the final name and fsyncs the folder. A file that is not
+ * proven complete is never given its final name.
+ */
+import { createHash } from 'node:crypto';
+import type { Hash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import path from 'node:path';
+import type { EngineContext } from './context.js';
+import { ifRangeValidator, RestartFromZero, transferError } from './context.js';
+import { ensureFreeSpace } from './disk.js';
+import type { DownloadFs } from './download-fs.js';
+import { downloadFs, fsyncDir, removeIfExists, sizeOf } from './download-fs.js';
+import {
+  DestinationExistsError,
+  DownloadRefusedError,
+  HttpStatusError,
+  NetworkError,
+  VerificationError,
+} from './errors.js';
+import { pumpToFile } from './file-sink.js';
+import type { DownloadPolicy } from './http-request.js';
+import {
+  Agents,
+  contentLength,
+  describeEndpoint,
+  errorHint,
+  openResponse,
+  parseContentRange,
+  toDownloadError,
+} from './http-request.js';
+import type { PartState } from './part-state.js';
+import { readPartState, removePartState, statePathFor, writePartState } from './part-state.js';
+import type { DownloadProgress } from './progress.js';
+import { ProgressMeter } from './progress.js';
+import { planSegments, runSegmented, segmentBytes } from './segmented.js';
+import { md5FromEtag, verifyPart } from './verify.js';
+
+export type { DownloadPolicy } from './http-request.js';
+export type { DownloadProgress } from './progress.js';
+export type { DownloadFs, PartHandle } from './download-fs.js';
+
+export const DEFAULT_SEGMENTS = 4;
+export const DEFAULT_SEGMENT_THRESHOLD_BYTES = 32 * 1024 * 1024;
+/** Idle time (no byte received) before a connection is given up. */
+export const DEFAULT_TIMEOUT_MS = 30_000;
+
+export interface DownloadOptions {
+  url: string;
+  /**
+   * Final path, or a function choosing it once the file is verified (e.g. `chooseFreeName`, which reserves
+   * the name with an empty file). The part is renamed onto it only if it is absent or an empty reservation.
+   */
+  dest: string | (() => Promise<string>);
+  /** The part file; must be in the same folder (file system) as `dest` for an atomic rename. */
+  partPath: string;
+  /** Size announced by the webhook; the file must match it. */
+  expectedBytes?: number | null;
+  policy: DownloadPolicy;
+  signal?: AbortSignal;
+  onProgress?(p: DownloadProgress): void;
+  /** Maximum parallel ranges (default 4; 1 disables segmenting). */
+  segments?: number;
+  /** Files larger than this are fetched in parallel ranges (default 32 MiB). */
+  segmentThresholdBytes?: number;
+  /** Idle timeout per connection (default 30 s). */
+  timeoutMs?: number;
+  /** Test seam: replaces file-system calls (e.g. to inject ENOSPC). */
+  fs?: Partial<DownloadFs>;
+  /**
+   * Keep the sidecar (with the name the file was saved under) after the rename, so a caller that records
+   * the result durably can remove it afterwards with `forgetCommit`. A restart in between then finds the
+   * saved file instead of downloading a second copy.
+   */
+  keepCommitRecord?: boolean;
+  /** Minimum time between two `onProgress` calls (default 250 ms; 0 reports every write). */
+  progressIntervalMs?: number;
+  /** Minimum time between durable checkpoints of segment progress (default 1000 ms). */
+  checkpointIntervalMs?: number;
+  /** A running segment is split for an idle connection when at least twice this is left (default 4 MiB). */
+  minSplitBytes?: number;
+}
+
+export interface DownloadResult {
+  /** Where the file now is. */
+  path: string;
+  bytes: number;
+  /** MD5 of the file when it was computed (the ETag carried one), else null. */
+  md5: string | null;
+  etag: string | null;
+  /** Bytes that were already in the part when this call started (0 for a fresh download). */
+  resumedFrom: number;
+  /** The part had to be discarded because the server ignored the range or its copy changed. */
+  restarted: boolean;
+  /** Highest number of parallel connections used. */
+  connections: number;
+  /** The file had already been saved by an earlier run (nothing was downloaded). */
+  alreadySaved: boolean;
+}
+
+interface TransferOutcome {
+  total: number | null;
+  etag: string | null;
+  lastModified: string | null;
+  /** MD5 computed while streaming the whole file from byte 0, else null. */
+  md5: string | null;
+  /** The server sent the whole file instead of the rest: the part was rewritten from byte 0. */
+  restarted?: boolean;
+}
+
+/**
+ * Downloads `url` to `dest` through `partPath`, resuming whatever an earlier call left there.
+ * @throws DownloadRefusedError (policy), HttpStatusError, NetworkError/TimeoutError (part kept),
+ *   VerificationError (part deleted), DiskFullError (part kept), DestinationExistsError (verified part kept),
+ *   or the signal's abort reason (part kept).
+ */
+export async function downloadFile(opts: DownloadOptions): Promise<DownloadResult> {
+  const fsx = downloadFs(opts.fs);
+  const segments = Math.max(1, Math.floor(opts.segments ?? DEFAULT_SEGMENTS));
+  const agents = new Agents(segments + 1);
+  const ctx: EngineContext = {
+    fsx,
+    agents,
+    policy: opts.policy,
+    signal: opts.signal,
+    timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    partPath: opts.partPath,
+    folder: path.dirname(path.resolve(opts.partPath)),
+    meter: new ProgressMeter(opts.onProgress, opts.progressIntervalMs),
+    segments,
+    minSplitBytes: opts.minSplitBytes ?? 4 * 1024 * 1024,
+    checkpointIntervalMs: opts.checkpointIntervalMs ?? 1000,
+    maxConnections: 0,
+  };
+  try {
+    return await run(ctx, opts);
+  } finally {
+    agents.destroy();
+  }
+}
+
+async function run(ctx: EngineContext, opts: DownloadOptions): Promise<DownloadResult> {
+  const { fsx, partPath } = ctx;
+  opts.signal?.throwIfAborted();
+  let url: URL;
+  if (opts.policy.check) {
+    const verdict = opts.policy.check(opts.url);
+    if (!verdict.ok) throw new DownloadRefusedError(verdict.reason);
+    url = verdict.url;
+  } else {
+    try {
+      url = new URL(opts.url);
+    } catch {
+      throw new DownloadRefusedError('the download URL is not a valid absolute URL');
+    }
+  }
+
+  let state = await readPartState(fsx, partPath);
+  let partSize = await sizeOf(fsx, partPath);
+  let preferredDest: string | null = null;
+
+  if (state?.committed) {
+    const { path: savedPath, bytes } = state.committed;
+    if (partSize === null) {
+      if ((await sizeOf(fsx, savedPath)) === bytes) {
+        if (!opts.keepCommitRecord) await removePartState(fsx, partPath);
+        return {
+          path: savedPath,
+          bytes,
+          md5: null,
+          etag: state.etag,
+          resumedFrom: bytes,
+          restarted: false,
+          connections: 0,
+          alreadySaved: true,
+        };
+      }
+    } else {
+      // Interrupted between the commit record and the rename: finish onto the same reserved name if still ours.
+      const existing = await sizeOf(fsx, savedPath);
+      if (existing === null || existing === 0) preferredDest = savedPath;
+    }
+  }
+  if (partSize === null && state) {
+    await removePartState(fsx, partPath);
+    state = null;
+  }
+  const resumedFrom = state?.mode === 'segmented' && state.segments ? segmentBytes(state.segments) : (partSize ?? 0);
+
+  const knownTotal = state?.total ?? opts.expectedBytes ?? null;
+  ctx.meter.reset(resumedFrom, knownTotal);
+  if (knownTotal !== null) await ensureFreeSpace(ctx.folder, knownTotal - resumedFrom, fsx.statfs);
+
+  let outcome: TransferOutcome;
+  let restarted = false;
+  if (state && state.total !== null && partSize === state.total && isComplete(state)) {
+    // Everything is already here (crash after the last byte): verify locally, no request.
+    outcome = { total: state.total, etag: state.etag, lastModified: state.lastModified, md5: null };
+  } else {
+    let allowSegments = true;
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        outcome =
+          state?.mode === 'segmented'
+            ? await resumeSegmented(ctx, url, state)
+            : await transferSequential(ctx, url, state, partSize ?? 0, opts, allowSegments);
+        break;
+      } catch (error) {
+        if (!(error instanceof RestartFromZero)) throw error;
+        if (attempt >= 2) {
+          throw new NetworkError(describeEndpoint(url), `the server kept changing the file (${error.message})`);
+        }
+        restarted = true;
+        allowSegments = false;
+        await removeIfExists(fsx, partPath);
+        await removePartState(fsx, partPath);
+        state = null;
+        partSize = 0;
+        ctx.meter.reset(0, ctx.meter.total);
+      }
+    }
+  }
+  ctx.meter.flush();
+
+  return finalize(ctx, opts, outcome, {
+    resumedFrom,
+    restarted: restarted || outcome.restarted === true,
+    preferredDest,
+  });
+}
+
+function isComplete(state: PartState): boolean {
+  return state.mode === 'sequential' || (state.segments ?? []).every((s) => s.pos === s.end);
+}
+
+async function resumeSegmented(ctx: EngineContext, url: URL, state: PartState): Promise<TransferOutcome> {
+  if (state.total !== null)
+    await ensureFreeSpace(ctx.folder, state.total - segmentBytes(state.segments ?? []), ctx.fsx.statfs);
+  await runSegmented(ctx, url, state, null);
+  return { total: state.total, etag: state.etag, lastModified: state.lastModified, md5: null };
+}
+
+/**
+ * One request from `offset` (a Range request even from 0, which tells whether ranges work), then either the
+ * body is streamed into the part, or, for a big file on a range-capable server, the segmented download takes
+ * over with this response as its first segment.
+ */
+async function transferSequential(
+  ctx: EngineContext,
+  url: URL,
+  state: PartState | null,
+  startOffset: number,
+  opts: DownloadOptions,
+  allowSegments: boolean,
+): Promise<TransferOutcome> {
+  let offset = startOffset;
+  const headers: Record<string, string> = { range: `bytes=${offset}-` };
+  const validator = offset > 0 ? ifRangeValidator(state) : null;
+  if (validator) headers['if-range'] = validator;
+  let opened = await openResponse({
+    url,
+    headers,
+    policy: ctx.policy,
+    agents: ctx.agents,
+    signal: ctx.signal,
+    timeoutMs: ctx.timeoutMs,
+  });
+  let res: IncomingMessage = opened.res;
+  let status = res.statusCode ?? 0;
+
+  if (status === 416) {
+    const range = parseContentRange(res.headers['content-range']);
+    res.resume();
+    const serverTotal = range?.total ?? null;
+    if (offset > 0 && (serverTotal === offset || (serverTotal === null && state?.total === offset))) {
+      // The part already holds the whole file: only verification is left.
+      return { total: offset, etag: state?.etag ?? null, lastModified: state?.lastModified ?? null, md5: null };
+    }
+    if (offset > 0) throw new RestartFromZero('the part is larger than the file on the server');
+    // `bytes=0-` on an empty object is unsatisfiable (S3 does this): ask again without a range.
+    opened = await openResponse({
+      url,
+      policy: ctx.policy,
+      agents: ctx.agents,
+      signal: ctx.signal,
+      timeoutMs: ctx.timeoutMs,
+    });
+    res = opened.res;
+    status = res.statusCode ?? 0;
+  }
+
+  let total: number | null;
+  let rangesWork: boolean;
+  if (status === 200) {
+    // Either no range support or If-Range saw a different file: the body is the whole file from byte 0.
+    total = contentLength(res);
+    rangesWork = res.headers['accept-ranges'] === 'bytes';
+    offset = 0;
+  } else if (status === 206) {
+    const range = parseContentRange(res.headers['content-range']);
+    if (!range || range.start !== offset) {
+      res.destroy();
+      throw new RestartFromZero('the server answered a different range than asked');
+    }
+    total = range.total;
+    rangesWork = true;
+    const etag = res.headers.etag ?? null;
+    if (offset > 0 && state) {
+      const changed =
+        (state.etag !== null && etag !== null && etag !== state.etag) ||
+        (state.total !== null && total !== null && total !== state.total);
+      if (changed) {
+        res.destroy();
+        throw new RestartFromZero('the file on the server changed since the part was written');
+      }
+    }
+  } else {
+    throw new HttpStatusError(status, opened.url.host, await errorHint(res));
+  }
+
+  const etag = res.headers.etag ?? null;
+  const lastModified = res.headers['last-modified'] ?? null;
+  ctx.meter.reset(offset, total ?? opts.expectedBytes ?? null);
+  ctx.meter.flush();
+  try {
+    if (total !== null) await ensureFreeSpace(ctx.folder, total - offset, ctx.fsx.statfs);
+  } catch (error) {
+    res.destroy();
+    throw error;
+  }
+
+  const threshold = opts.segmentThresholdBytes ?? DEFAULT_SEGMENT_THRESHOLD_BYTES;
+  if (allowSegments && offset === 0 && total !== null && total > threshold && ctx.segments > 1 && rangesWork) {
+    const segState: PartState = {
+      version: 1,
+      mode: 'segmented',
+      etag,
+      lastModified,
+      total,
+      segments: planSegments(total, ctx.segments),
+    };
+    try {
+      // The sidecar goes first: a segmented part without it would be a file with holes nobody can trust.
+      await writePartState(ctx.fsx, ctx.partPath, segState);
+      const created = await ctx.fsx.open(ctx.partPath, 'w');
+      await created.close();
+    } catch (error) {
+      res.destroy();
+      throw transferError(ctx, error, opened.url);
+    }
+    await runSegmented(ctx, opened.url, segState, res);
+    return { total, etag, lastModified, md5: null };
+  }
+
+  const seqState: PartState = { version: 1, mode: 'sequential', etag, lastModified, total };
+  const hash: Hash | null = offset === 0 && md5FromEtag(etag) ? createHash('md5') : null;
+  let written = 0;
+  try {
+    await writePartState(ctx.fsx, ctx.partPath, seqState);
+    const handle = await ctx.fsx.open(ctx.partPath, offset === 0 ? 'w' : 'r+');
+    try {
+      const result = await pumpToFile(res, {
+        handle,
+        position: offset,
+        limit: () => total ?? Number.MAX_SAFE_INTEGER,
+        hash,
+        onWritten: (bytes) => ctx.meter.add(bytes),
+      });
+      written = result.written;
+      await handle.sync();
+    } finally {
+      await handle.close().catch(() => undefined);
+    }
+  } catch (error) {
+    res.destroy();
+    throw transferError(ctx, error, opened.url);
+  }
+  const size = offset + written;
+  if (total !== null && size < total) {
+    throw new NetworkError(describeEndpoint(opened.url), 'the connection closed before the whole file arrived');
+  }
+  return {
+    total: total ?? size,
+    etag,
+    lastModified,
+    md5: hash ? hash.digest('hex') : null,
+    restarted: startOffset > 0 && offset === 0,
+  };
+}
+
+async function finalize(
+  ctx: EngineContext,
+  opts: DownloadOptions,
+  outcome: TransferOutcome,
+  info: { resumedFrom: number; restarted: boolean; preferredDest: string | null },
+): Promise<DownloadResult> {
+  const { fsx, partPath } = ctx;
+  const size = (await sizeOf(fsx, partPath)) ?? 0;
+  let md5: string | null;
+  try {
+    ({ md5 } = await verifyPart(
+      fsx,
+      partPath,
+      size,
+      { serverBytes: outcome.total, announcedBytes: opts.expectedBytes ?? null, md5: md5FromEtag(outcome.etag) },
+      outcome.md5,
+      ctx.signal,
+    ));
+  } catch (error) {
+    if (error instanceof VerificationError) {
+      // A corrupt part must not be resumed: the next attempt starts from byte 0.
+      await removeIfExists(fsx, partPath);
+      await removePartState(fsx, partPath);
+    }
+    throw error;
+  }
+
+  ctx.signal?.throwIfAborted();
+  const dest = info.preferredDest ?? (typeof opts.dest === 'function' ? await opts.dest() : opts.dest);
+  const base: PartState = {
+    version: 1,
+    mode: 'sequential',
+    etag: outcome.etag,
+    lastModified: outcome.lastModified,
+    total: size,
+  };
+  try {
+    await writePartState(fsx, partPath, { ...base, committed: { path: dest, bytes: size } });
+    const existing = await sizeOf(fsx, dest);
+    if (existing !== null && existing > 0) {
+      await writePartState(fsx, partPath, base);
+      throw new DestinationExistsError(dest);
+    }
+    await fsx.rename(partPath, dest);
+    await fsyncDir(fsx, path.dirname(dest));
+    if (path.dirname(dest) !== path.dirname(partPath)) await fsyncDir(fsx, path.dirname(partPath));
+    if (!opts.keepCommitRecord) await removePartState(fsx, partPath);
+  } catch (error) {
+    if (error instanceof DestinationExistsError) throw error;
+    throw transferError(ctx, error, new URL(opts.url));
+  }
+  return {
+    path: dest,
+    bytes: size,
+    md5,
+    etag: outcome.etag,
+    resumedFrom: info.resumedFrom,
+    restarted: info.restarted,
+    connections: ctx.maxConnections || 1,
+    alreadySaved: false,
+  };
+}
+
+/** Removes the commit record kept by `keepCommitRecord` once the caller has recorded the result durably. */
+export async function forgetCommit(partPath: string, fs?: Partial<DownloadFs>): Promise<void> {
+  await removePartState(downloadFs(fs), partPath);
+}
+
+/** Deletes a part and its sidecar (a job the user gave up on). */
+export async function discardPart(partPath: string, fs?: Partial<DownloadFs>): Promise<void> {
+  const fsx = downloadFs(fs);
+  await removeIfExists(fsx, partPath);
+  await removePartState(fsx, partPath);
+}
+
+export { statePathFor, toDownloadError };

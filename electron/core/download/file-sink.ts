@@ -1,0 +1,157 @@
+/**
+ * Moves a response body into the part file at a given offset with positional writes. Backpressure comes from
+ * the Writable (at most ~1 MiB queued per connection), writes are batched with writev while the previous one
+ * is in flight, and a moving upper bound lets a segment be shortened while it is being fetched.
+ */
+import type { Hash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { Writable } from 'node:stream';
+import type { PartHandle } from './download-fs.js';
+
+/** Bytes buffered per connection before the socket is paused. */
+const SINK_HIGH_WATER_MARK = 1 << 19;
+
+/** Writes every byte of `buffers` at `position`, looping over short writes. */
+export async function writeAllAt(handle: PartHandle, buffers: Buffer[], position: number): Promise<void> {
+  let pending = buffers.filter((b) => b.length > 0);
+  let at = position;
+  while (pending.length > 0) {
+    const { bytesWritten } = await handle.writev(pending, at);
+    if (bytesWritten <= 0) throw Object.assign(new Error('The file system accepted no bytes.'), { code: 'EIO' });
+    at += bytesWritten;
+    let skip = bytesWritten;
+    const rest: Buffer[] = [];
+    for (const buffer of pending) {
+      if (skip >= buffer.length) {
+        skip -= buffer.length;
+        continue;
+      }
+      rest.push(skip > 0 ? buffer.subarray(skip) : buffer);
+      skip = 0;
+    }
+    pending = rest;
+  }
+}
+
+export interface SinkOptions {
+  handle: PartHandle;
+  /** Offset of the first byte of the body in the file. */
+  position: number;
+  /** Exclusive upper bound, read before every write (a segment may be split while running). */
+  limit: () => number;
+  /** Fed with exactly the bytes written, in order. */
+  hash?: Hash | null;
+  /** Called synchronously when a write is issued, with the position after it (before it completes). */
+  onIssue?: (nextIssued: number) => void;
+  /** Called after each completed write with its size and the next position (bytes are then in the file). */
+  onWritten?: (bytes: number, nextPosition: number) => void;
+}
+
+class PositionalSink extends Writable {
+  /** Position where the next write will go (counts issued, not completed, writes). */
+  issued: number;
+  reachedLimit = false;
+  #inFlight: Promise<void> = Promise.resolve();
+
+  constructor(private readonly opts: SinkOptions) {
+    super({ highWaterMark: SINK_HIGH_WATER_MARK });
+    this.issued = opts.position;
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    this._writev([{ chunk }], callback);
+  }
+
+  override _writev(chunks: Array<{ chunk: Buffer }>, callback: (error?: Error | null) => void): void {
+    if (this.reachedLimit) {
+      callback();
+      return;
+    }
+    const limit = this.opts.limit();
+    let room = limit - this.issued;
+    const buffers: Buffer[] = [];
+    let length = 0;
+    for (const { chunk } of chunks) {
+      if (room <= 0) break;
+      const piece = chunk.length > room ? chunk.subarray(0, room) : chunk;
+      buffers.push(piece);
+      this.opts.hash?.update(piece);
+      room -= piece.length;
+      length += piece.length;
+    }
+    const position = this.issued;
+    this.issued += length;
+    // Only the write that reaches the limit announces it, once it is on disk (callback() below may start the next).
+    const reachesLimit = this.issued >= limit;
+    if (reachesLimit) this.reachedLimit = true;
+    this.opts.onIssue?.(this.issued);
+    const write = length > 0 ? writeAllAt(this.opts.handle, buffers, position) : Promise.resolve();
+    this.#inFlight = write.then(
+      () => {
+        if (length > 0) this.opts.onWritten?.(length, position + length);
+        callback();
+        if (reachesLimit) this.emit('limit');
+      },
+      (error: Error) => callback(error),
+    );
+  }
+
+  /** Resolves once no write is in flight (whatever its outcome). */
+  idle(): Promise<void> {
+    return this.#inFlight.catch(() => undefined);
+  }
+}
+
+export interface PumpResult {
+  /** Bytes written to the file. */
+  written: number;
+  /** The limit was reached (the rest of the body, if any, was discarded and the response destroyed). */
+  reachedLimit: boolean;
+}
+
+/**
+ * Pipes `res` into the file. Resolves when the body ended (or the limit was reached) and every byte is
+ * written; rejects with the stream or write error only after any write in flight has settled, so the caller
+ * may checkpoint or close the file right away.
+ */
+export function pumpToFile(res: IncomingMessage, opts: SinkOptions): Promise<PumpResult> {
+  let written = 0;
+  const sink = new PositionalSink({
+    ...opts,
+    onWritten: (bytes, next) => {
+      written += bytes;
+      opts.onWritten?.(bytes, next);
+    },
+  });
+  return new Promise<PumpResult>((resolve, reject) => {
+    let settled = false;
+    const finish = (error: Error | null): void => {
+      if (settled) return;
+      settled = true;
+      res.unpipe(sink);
+      if (error || sink.reachedLimit) res.destroy();
+      void sink.idle().then(() => {
+        sink.destroy();
+        if (error) reject(error);
+        else resolve({ written, reachedLimit: sink.reachedLimit });
+      });
+    };
+    sink.once('limit', () => finish(null));
+    sink.once('finish', () => finish(null));
+    sink.once('error', (error) => finish(error));
+    res.once('error', (error) => finish(error));
+    res.once('close', () => {
+      // A body cut short without an 'error' (seen with some proxies) must not pass as complete.
+      if (!res.complete && !sink.reachedLimit) {
+        finish(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
+      }
+    });
+    // IncomingMessage only emits 'error' when someone listens: a body that died before we got here (while
+    // the caller was still preparing the file) is only visible as `destroyed`.
+    if (res.destroyed) {
+      finish(res.errored ?? Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
+      return;
+    }
+    res.pipe(sink);
+  });
+}

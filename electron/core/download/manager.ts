@@ -1,0 +1,396 @@
+/**
+ * The download queue: takes jobs from the durable inbox and keeps at them until each recording is saved or the
+ * service has deleted it (6 hours after the webhook). Transient failures are retried with exponential backoff
+ * and full jitter, the last attempt is timed for the deadline itself, and every state change goes through the
+ * store before it is announced, so a crash at any point resumes where it was and never saves a file twice.
+ *
+ * States: `pending` (queued, or waiting for a retry: `error` holds the last transient error), `downloading`,
+ * then one of the terminal `saved`, `expired` (the service deleted the file first) or `failed` (refused by
+ * the download-origin policy: only a manual `retry` starts it again).
+ */
+import { createHash } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { TallyError } from '../errors.js';
+import { chooseFreeName, extFromUrl, renderFileName, safeFileName } from '../recordings/filename.js';
+import type { JobStore, RecordingJob } from '../recordings/types.js';
+import type { DownloadFs } from './download-fs.js';
+import { downloadFs, sizeOf } from './download-fs.js';
+import { DownloadRefusedError, HttpStatusError, VerificationError, formatBytes } from './errors.js';
+import type { DownloadPolicy, DownloadProgress } from './fetch-file.js';
+import { downloadFile, forgetCommit } from './fetch-file.js';
+import { isAbortError } from './http-request.js';
+
+export interface DownloadManagerOptions {
+  store: JobStore;
+  /** Recordings folder (created if missing). */
+  folder: string;
+  policy: DownloadPolicy;
+  /** Downloads at once (default 3). */
+  concurrency?: number;
+  /** File-name template (`{channelId}`, `{date}`, `{time}`, `{datetime}`); default `{channelId}`. */
+  fileNameTemplate?: string;
+  /** Clock (ms since epoch) for deadlines and retry times. */
+  now?: () => number;
+  /** Jitter source in [0, 1). */
+  random?: () => number;
+  /** First retry delay cap (default 2 s); doubles per attempt. */
+  retryBaseMs?: number;
+  /** Largest retry delay (default 5 min). */
+  retryMaxMs?: number;
+  /** Parallel ranges per download (default 4). */
+  segments?: number;
+  /** Size above which ranges are used (default 32 MiB). */
+  segmentThresholdBytes?: number;
+  /** Idle timeout per connection (default 30 s). */
+  timeoutMs?: number;
+  /** Minimum time between two byte checkpoints written to the store (default 1000 ms). */
+  checkpointIntervalMs?: number;
+  /** Minimum time between two 'progress' events per download (default 250 ms). */
+  progressIntervalMs?: number;
+  /** Test seam passed to the engine. */
+  fs?: Partial<DownloadFs>;
+}
+
+export interface ProgressEvent extends DownloadProgress {
+  key: string;
+  channelId: string;
+  /** ISO time the service deletes the file. */
+  deadline: string;
+}
+
+export interface SavedEvent {
+  job: RecordingJob;
+  path: string;
+  bytes: number;
+}
+
+export interface FailedEvent {
+  job: RecordingJob;
+  error: Error;
+  willRetry: boolean;
+  /** ISO time of the next attempt, or null. */
+  nextAttemptAt: string | null;
+}
+
+export interface ExpiredEvent {
+  job: RecordingJob;
+  reason: string;
+}
+
+export interface DownloadManagerEvents {
+  progress: [ProgressEvent];
+  saved: [SavedEvent];
+  failed: [FailedEvent];
+  expired: [ExpiredEvent];
+}
+
+/** After this many identical announced-size mismatches the webhook's `filesize` is taken to be wrong. */
+const ANNOUNCED_SIZE_STRIKES = 2;
+
+/**
+ * Where the part of a job lives in `folder`: channel-derived (recognisable in a file listing) plus a hash of the
+ * job key, so two recordings of the same channel never share a part and a restart finds the same one.
+ */
+export function partPathFor(folder: string, job: Pick<RecordingJob, 'key' | 'channelId' | 'url'>): string {
+  const tag = createHash('sha256').update(job.key).digest('hex').slice(0, 10);
+  const ext = extFromUrl(job.url);
+  return path.join(folder, `${safeFileName(job.channelId, { maxBytes: 80 })}.${tag}${ext}.part`);
+}
+
+function formatTime(ms: number): string {
+  return new Date(ms)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, ' UTC');
+}
+
+interface Running {
+  controller: AbortController;
+  task: Promise<void>;
+}
+
+export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
+  readonly #store: JobStore;
+  readonly #policy: DownloadPolicy;
+  #folder: string;
+  #concurrency: number;
+  readonly #template: string | undefined;
+  readonly #now: () => number;
+  readonly #random: () => number;
+  readonly #retryBaseMs: number;
+  readonly #retryMaxMs: number;
+  readonly #opts: DownloadManagerOptions;
+
+  readonly #queue: string[] = [];
+  readonly #running = new Map<string, Running>();
+  readonly #timers = new Map<string, NodeJS.Timeout>();
+  readonly #writes = new Set<Promise<unknown>>();
+  /** key → [actual size, strikes] of announced-size mismatches. */
+  readonly #sizeStrikes = new Map<string, [number, number]>();
+  /** key → folder of the part, for jobs started in this session and not finished. */
+  readonly #jobFolders = new Map<string, string>();
+  #started = false;
+  #stopped = false;
+
+  constructor(opts: DownloadManagerOptions) {
+    super();
+    this.#opts = opts;
+    this.#store = opts.store;
+    this.#policy = opts.policy;
+    this.#folder = opts.folder;
+    this.#concurrency = Math.max(1, Math.floor(opts.concurrency ?? 3));
+    this.#template = opts.fileNameTemplate;
+    this.#now = opts.now ?? Date.now;
+    this.#random = opts.random ?? Math.random;
+    this.#retryBaseMs = opts.retryBaseMs ?? 2000;
+    this.#retryMaxMs = opts.retryMaxMs ?? 5 * 60 * 1000;
+  }
+
+  /** Subscribes to new jobs and resumes every unfinished one (a job left `downloading` by a crash included). */
+  start(): void {
+    if (this.#started) return;
+    this.#started = true;
+    this.#stopped = false;
+    this.#store.on('added', this.#onAdded);
+    for (const job of this.#store.list()) {
+      if (job.state === 'pending' || job.state === 'downloading') this.#enqueue(job.key);
+    }
+  }
+
+  /** Starts a `failed` or `expired` job again now, or skips the wait of a job waiting for its next retry. */
+  async retry(key: string): Promise<void> {
+    const job = this.#store.get(key);
+    if (!job || job.state === 'saved' || this.#running.has(key)) return;
+    this.#clearTimer(key);
+    this.#sizeStrikes.delete(key);
+    if (job.state === 'failed' || job.state === 'expired') {
+      await this.#write(key, { state: 'pending', error: null, updatedAt: this.#iso() });
+    }
+    this.#enqueue(key);
+  }
+
+  /** Stops every download (parts are kept), cancels retry timers and waits for the store writes. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#started = false;
+    this.#store.off('added', this.#onAdded);
+    for (const key of [...this.#timers.keys()]) this.#clearTimer(key);
+    this.#queue.length = 0;
+    const tasks = [...this.#running.values()];
+    for (const { controller } of tasks) controller.abort();
+    await Promise.allSettled(tasks.map((t) => t.task));
+    while (this.#writes.size > 0) await Promise.allSettled([...this.#writes]);
+  }
+
+  /** New downloads go to `folder`; running ones finish where they started. */
+  setFolder(folder: string): void {
+    this.#folder = folder;
+  }
+
+  setConcurrency(concurrency: number): void {
+    this.#concurrency = Math.max(1, Math.floor(concurrency));
+    this.#pump();
+  }
+
+  get folder(): string {
+    return this.#folder;
+  }
+
+  /** Keys downloading right now. */
+  get active(): string[] {
+    return [...this.#running.keys()];
+  }
+
+  #onAdded = (job: RecordingJob): void => {
+    if (job.state === 'pending' || job.state === 'downloading') this.#enqueue(job.key);
+  };
+
+  #iso(ms = this.#now()): string {
+    return new Date(ms).toISOString();
+  }
+
+  #enqueue(key: string): void {
+    if (this.#stopped || this.#running.has(key) || this.#queue.includes(key) || this.#timers.has(key)) return;
+    this.#queue.push(key);
+    this.#pump();
+  }
+
+  #pump(): void {
+    while (!this.#stopped && this.#running.size < this.#concurrency && this.#queue.length > 0) {
+      const key = this.#queue.shift() as string;
+      const job = this.#store.get(key);
+      if (!job || (job.state !== 'pending' && job.state !== 'downloading')) continue;
+      const controller = new AbortController();
+      const task = this.#attempt(job, controller.signal)
+        .catch((error: unknown) => {
+          // The store itself failed (e.g. its disk is full). The job keeps its last durable state; try again
+          // later, when a commit record (if the file was saved) lets the next attempt finish without a download.
+          const delay = this.#retryMaxMs;
+          this.emit('failed', {
+            job,
+            error: error as Error,
+            willRetry: !this.#stopped,
+            nextAttemptAt: this.#stopped ? null : this.#iso(this.#now() + delay),
+          });
+          this.#schedule(key, delay);
+        })
+        .finally(() => {
+          this.#running.delete(key);
+          this.#pump();
+        });
+      this.#running.set(key, { controller, task });
+    }
+  }
+
+  #clearTimer(key: string): void {
+    const timer = this.#timers.get(key);
+    if (timer) clearTimeout(timer);
+    this.#timers.delete(key);
+  }
+
+  #write(key: string, patch: Parameters<JobStore['update']>[1]): Promise<RecordingJob> {
+    const write = this.#store.update(key, patch);
+    this.#writes.add(write);
+    void write.then(
+      () => this.#writes.delete(write),
+      () => this.#writes.delete(write),
+    );
+    return write;
+  }
+
+  async #attempt(initial: RecordingJob, signal: AbortSignal): Promise<void> {
+    const key = initial.key;
+    // A retry continues in the folder its part is in, even if the folder setting changed meanwhile.
+    const folder = this.#jobFolders.get(key) ?? this.#folder;
+    this.#jobFolders.set(key, folder);
+    const deadline = Date.parse(initial.deadline);
+    const partPath = partPathFor(folder, initial);
+    const ext = extFromUrl(initial.url);
+    const name = renderFileName(this.#template, { channelId: initial.channelId, receivedAt: initial.receivedAt, ext });
+    const base = name.slice(0, name.length - ext.length);
+    const strikes = this.#sizeStrikes.get(key);
+    const trustAnnounced = !strikes || strikes[1] < ANNOUNCED_SIZE_STRIKES;
+
+    let job = await this.#write(key, {
+      state: 'downloading',
+      attempts: initial.attempts + 1,
+      updatedAt: this.#iso(),
+    });
+    let lastCheckpoint = 0;
+    let checkpoint: Promise<unknown> | null = null;
+    try {
+      await mkdir(folder, { recursive: true });
+      const result = await downloadFile({
+        url: job.url,
+        partPath,
+        dest: async () => (await chooseFreeName(folder, base, ext)).path,
+        expectedBytes: trustAnnounced ? job.announcedBytes : null,
+        policy: this.#policy,
+        signal,
+        keepCommitRecord: true,
+        ...(this.#opts.segments !== undefined ? { segments: this.#opts.segments } : {}),
+        ...(this.#opts.segmentThresholdBytes !== undefined
+          ? { segmentThresholdBytes: this.#opts.segmentThresholdBytes }
+          : {}),
+        ...(this.#opts.timeoutMs !== undefined ? { timeoutMs: this.#opts.timeoutMs } : {}),
+        ...(this.#opts.fs ? { fs: this.#opts.fs } : {}),
+        ...(this.#opts.progressIntervalMs !== undefined ? { progressIntervalMs: this.#opts.progressIntervalMs } : {}),
+        onProgress: (p) => {
+          this.emit('progress', { key, channelId: job.channelId, deadline: job.deadline, ...p });
+          const now = this.#now();
+          if (!checkpoint && now - lastCheckpoint >= (this.#opts.checkpointIntervalMs ?? 1000)) {
+            lastCheckpoint = now;
+            checkpoint = this.#write(key, { bytes: p.bytes, totalBytes: p.total })
+              .catch(() => undefined)
+              .finally(() => {
+                checkpoint = null;
+              });
+          }
+        },
+      });
+      await checkpoint;
+      job = await this.#write(key, {
+        state: 'saved',
+        path: result.path,
+        bytes: result.bytes,
+        totalBytes: result.bytes,
+        error: null,
+        updatedAt: this.#iso(),
+      });
+      // Only now that the store knows the path may the record that prevents a second copy go.
+      await forgetCommit(partPath, this.#opts.fs).catch(() => undefined);
+      this.#sizeStrikes.delete(key);
+      this.#jobFolders.delete(key);
+      this.emit('saved', { job, path: result.path, bytes: result.bytes });
+    } catch (error) {
+      await checkpoint;
+      if (signal.aborted || isAbortError(error)) {
+        await this.#write(key, { state: 'pending', updatedAt: this.#iso() });
+        return;
+      }
+      await this.#handleFailure(job, error instanceof Error ? error : new Error(String(error)), deadline, partPath);
+    }
+  }
+
+  async #handleFailure(job: RecordingJob, error: Error, deadline: number, partPath: string): Promise<void> {
+    const key = job.key;
+    const now = this.#now();
+    const message = describe(error);
+
+    if (error instanceof DownloadRefusedError) {
+      const failed = await this.#write(key, { state: 'failed', error: message, updatedAt: this.#iso(now) });
+      this.emit('failed', { job: failed, error, willRetry: false, nextAttemptAt: null });
+      return;
+    }
+
+    if (now >= deadline) {
+      const partBytes = await sizeOf(downloadFs(this.#opts.fs), partPath).catch(() => null);
+      const at = formatTime(deadline);
+      let reason =
+        error instanceof HttpStatusError && error.gone
+          ? `The service deleted the recording 6 hours after the broadcast ended (at ${at}).`
+          : `The recording could not be downloaded before the service deleted it (at ${at}): ${message}`;
+      if (partBytes) reason += ` A partial copy (${formatBytes(partBytes)}) is kept at ${partPath}.`;
+      const expired = await this.#write(key, { state: 'expired', error: reason, updatedAt: this.#iso(now) });
+      this.emit('expired', { job: expired, reason });
+      return;
+    }
+
+    if (error instanceof VerificationError && error.kind === 'announced-size') {
+      const actual = Number(error.actual);
+      const previous = this.#sizeStrikes.get(key);
+      this.#sizeStrikes.set(key, [actual, previous && previous[0] === actual ? previous[1] + 1 : 1]);
+    }
+
+    const attempts = job.attempts;
+    const cap = Math.min(this.#retryMaxMs, this.#retryBaseMs * 2 ** Math.min(30, Math.max(0, attempts - 1)));
+    let nextAt = now + Math.max(1, Math.floor(this.#random() * cap));
+    // The final attempt happens at the deadline itself: the file may still be there until that very moment.
+    if (nextAt > deadline) nextAt = deadline;
+    const pending = await this.#write(key, { state: 'pending', error: message, updatedAt: this.#iso(now) });
+    this.emit('failed', { job: pending, error, willRetry: true, nextAttemptAt: this.#iso(nextAt) });
+    this.#schedule(key, nextAt - now);
+  }
+
+  #schedule(key: string, delayMs: number): void {
+    if (this.#stopped || this.#timers.has(key)) return;
+    const timer = setTimeout(
+      () => {
+        this.#timers.delete(key);
+        this.#enqueue(key);
+      },
+      Math.max(0, delayMs),
+    );
+    timer.unref();
+    this.#timers.set(key, timer);
+  }
+}
+
+/** One line for the job's `error` field: our messages as they are, anything else prefixed. */
+function describe(error: Error): string {
+  if (error instanceof TallyError) return error.message;
+  const code = (error as NodeJS.ErrnoException).code;
+  return `Could not save the recording: ${code ? `${code} ` : ''}${error.message}`;
+}

@@ -1,0 +1,214 @@
+/**
+ * Parallel ranged download into one part file, like `aria2c -x4 -s4`: origins that throttle each connection
+ * (nginx `limit_rate`, many CDNs) give N times the speed. Every connection writes its bytes at their offset;
+ * segment progress is checkpointed (fdatasync, then the sidecar) about once a second, so after a crash each
+ * segment resumes where its last durable byte was. A connection that runs out of work takes over the second
+ * half of the segment with the most bytes left, so one slow connection does not hold up the end.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { EngineContext } from './context.js';
+import { ifRangeValidator, RestartFromZero, transferError } from './context.js';
+import { HttpStatusError, NetworkError, TimeoutError } from './errors.js';
+import { pumpToFile } from './file-sink.js';
+import { abortError, describeEndpoint, errorHint, openResponse, parseContentRange } from './http-request.js';
+import type { PartState, Segment } from './part-state.js';
+import { writePartState } from './part-state.js';
+
+/** How often a segment may fail without making progress before the whole download fails. */
+const SEGMENT_RETRIES = 2;
+
+interface LiveSegment extends Segment {
+  active: boolean;
+  /** Position after the last issued write (may be ahead of `pos` while a write is in flight). */
+  issued: number;
+  failures: number;
+}
+
+/** Splits [0, total) into `count` contiguous segments of nearly equal size (each at least 1 byte). */
+export function planSegments(total: number, count: number): Segment[] {
+  const n = Math.max(1, Math.min(Math.floor(count), total));
+  const size = Math.floor(total / n);
+  const segments: Segment[] = [];
+  for (let i = 0; i < n; i += 1) {
+    const start = i * size;
+    const end = i === n - 1 ? total : start + size;
+    segments.push({ start, end, pos: start });
+  }
+  return segments;
+}
+
+/** Bytes of the part already on disk according to the segment list. */
+export function segmentBytes(segments: readonly Segment[]): number {
+  return segments.reduce((sum, seg) => sum + (seg.pos - seg.start), 0);
+}
+
+/**
+ * Fetches every unfinished segment of `state` with up to `ctx.segments` connections. `first` is an already
+ * open response starting at byte 0 (the probe of a fresh download), used for the segment at 0.
+ * @throws RestartFromZero when the server stops honouring ranges or its copy changed; transfer errors.
+ */
+export async function runSegmented(
+  ctx: EngineContext,
+  url: URL,
+  state: PartState,
+  first: IncomingMessage | null,
+): Promise<void> {
+  const total = state.total;
+  if (total === null || !state.segments) throw new RestartFromZero('segmented state without a size');
+  const segs: LiveSegment[] = state.segments
+    .map((s) => ({ ...s, active: false, issued: s.pos, failures: 0 }))
+    .sort((a, b) => a.start - b.start);
+  const validator = ifRangeValidator(state);
+  const handle = await ctx.fsx.open(ctx.partPath, 'r+').catch((error: unknown) => {
+    first?.destroy();
+    throw transferError(ctx, error, url);
+  });
+
+  const inner = new AbortController();
+  const onOuterAbort = (): void => inner.abort(ctx.signal?.reason);
+  if (ctx.signal?.aborted) onOuterAbort();
+  else ctx.signal?.addEventListener('abort', onOuterAbort, { once: true });
+
+  let fatal: Error | null = null;
+  const fail = (error: Error): void => {
+    fatal ??= error;
+    inner.abort(error);
+  };
+
+  const snapshot = (): PartState => ({ ...state, segments: segs.map(({ start, end, pos }) => ({ start, end, pos })) });
+  let lastCheckpoint = performance.now();
+  let checkpointing: Promise<void> | null = null;
+  const checkpoint = async (): Promise<void> => {
+    // Snapshot first: every position in it was written before the datasync below starts.
+    const snap = snapshot();
+    await handle.datasync();
+    await writePartState(ctx.fsx, ctx.partPath, snap);
+  };
+  const maybeCheckpoint = (): void => {
+    const now = performance.now();
+    if (checkpointing || now - lastCheckpoint < ctx.checkpointIntervalMs) return;
+    lastCheckpoint = now;
+    checkpointing = checkpoint()
+      .catch((error: unknown) => fail(transferError(ctx, error, url)))
+      .finally(() => {
+        checkpointing = null;
+      });
+  };
+
+  const pick = (): LiveSegment | null => {
+    const idle = segs.find((s) => !s.active && s.pos < s.end);
+    if (idle) return idle;
+    let best: LiveSegment | null = null;
+    for (const s of segs) {
+      if (s.active && (!best || s.end - s.issued > best.end - best.issued)) best = s;
+    }
+    if (!best || best.end - best.issued < 2 * ctx.minSplitBytes) return null;
+    const mid = best.issued + Math.floor((best.end - best.issued) / 2);
+    const stolen: LiveSegment = { start: mid, end: best.end, pos: mid, issued: mid, active: false, failures: 0 };
+    best.end = mid;
+    segs.splice(segs.indexOf(best) + 1, 0, stolen);
+    return stolen;
+  };
+
+  let open = 0;
+  const fetchSegment = async (seg: LiveSegment, response: IncomingMessage | null): Promise<void> => {
+    let res = response;
+    if (!res) {
+      const headers: Record<string, string> = { range: `bytes=${seg.pos}-${seg.end - 1}` };
+      if (validator) headers['if-range'] = validator;
+      const opened = await openResponse({
+        url,
+        headers,
+        policy: ctx.policy,
+        agents: ctx.agents,
+        signal: inner.signal,
+        timeoutMs: ctx.timeoutMs,
+      });
+      res = opened.res;
+      const status = res.statusCode ?? 0;
+      if (status === 206) {
+        const range = parseContentRange(res.headers['content-range']);
+        const etag = res.headers.etag ?? null;
+        const changed = state.etag !== null && etag !== null && etag !== state.etag;
+        if (!range || range.start !== seg.pos || (range.total !== null && range.total !== total) || changed) {
+          res.destroy();
+          throw new RestartFromZero('the server copy changed while downloading');
+        }
+      } else if (status === 200 || status === 416) {
+        res.destroy();
+        throw new RestartFromZero('the server stopped honouring byte ranges');
+      } else {
+        throw new HttpStatusError(status, opened.url.host, await errorHint(res));
+      }
+    }
+    const result = await pumpToFile(res, {
+      handle,
+      position: seg.pos,
+      limit: () => seg.end,
+      onIssue: (next) => {
+        seg.issued = next;
+      },
+      onWritten: (bytes, next) => {
+        seg.pos = next;
+        ctx.meter.add(bytes);
+        maybeCheckpoint();
+      },
+    }).catch((error: unknown) => {
+      throw transferError(ctx, error, url);
+    });
+    if (!result.reachedLimit && seg.pos < seg.end) {
+      throw new NetworkError(describeEndpoint(url), 'the connection closed before its part of the file was complete');
+    }
+  };
+
+  const worker = async (initial: IncomingMessage | null): Promise<void> => {
+    let response = initial;
+    while (!inner.signal.aborted) {
+      const seg = response ? (segs.find((s) => s.start === 0 && s.pos === 0) ?? null) : pick();
+      if (!seg) {
+        response?.destroy();
+        return;
+      }
+      const before = seg.pos;
+      seg.active = true;
+      open += 1;
+      ctx.maxConnections = Math.max(ctx.maxConnections, open);
+      try {
+        await fetchSegment(seg, response);
+      } catch (error) {
+        if (inner.signal.aborted) return;
+        const transient = error instanceof NetworkError || error instanceof TimeoutError;
+        if (transient && seg.pos > before) seg.failures = 0;
+        else if (transient) seg.failures += 1;
+        if (!transient || seg.failures > SEGMENT_RETRIES) {
+          fail(error as Error);
+          return;
+        }
+      } finally {
+        seg.active = false;
+        open -= 1;
+        response = null;
+      }
+    }
+  };
+
+  try {
+    const workers: Promise<void>[] = [worker(first)];
+    for (let i = 1; i < ctx.segments; i += 1) workers.push(worker(null));
+    await Promise.all(workers);
+    await checkpointing;
+    const failure: Error | null = fatal ?? (ctx.signal?.aborted ? abortError(ctx.signal) : null);
+    if (failure) {
+      if (!(failure instanceof RestartFromZero)) await checkpoint().catch(() => undefined);
+      throw failure;
+    }
+    if (segs.some((s) => s.pos < s.end)) {
+      await checkpoint().catch(() => undefined);
+      throw new NetworkError(describeEndpoint(url), 'some parts of the file could not be fetched');
+    }
+    await handle.sync();
+  } finally {
+    ctx.signal?.removeEventListener('abort', onOuterAbort);
+    await handle.close().catch(() => undefined);
+  }
+}
