@@ -114,7 +114,12 @@ export interface SettingsView {
   notifications: { saved: boolean; failed: boolean; unreachable: boolean };
   launchAtLogin: boolean;
   language: Language;
-  tunnel: { provider: TunnelProvider; publicUrl: string | null; ngrokDomain: string | null; localtunnelHost: string | null };
+  tunnel: {
+    provider: TunnelProvider;
+    publicUrl: string | null;
+    ngrokDomain: string | null;
+    localtunnelHost: string | null;
+  };
   autoRegisterWebhook: boolean;
   endpoints: { baseUrl: string | null; consoleApiUrl: string | null; adminUrl: string | null };
   uploadOrigins: string[];
@@ -150,7 +155,10 @@ const httpUrl = z
 export const SearchQuerySchema = z
   .object({ since: isoDate, until: isoDate, keyword: z.string().max(1024).optional() })
   .strict()
-  .refine((q) => Date.parse(q.since) <= Date.parse(q.until), { message: 'since must not be after until', path: ['since'] });
+  .refine((q) => Date.parse(q.since) <= Date.parse(q.until), {
+    message: 'since must not be after until',
+    path: ['since'],
+  });
 
 export const SettingsPatchSchema = z
   .object({
@@ -244,7 +252,11 @@ export interface RequestMap {
 }
 
 // Compile-time check that the schema map and the type map name the same requests.
-type _SameKeys = [RequestName] extends [keyof RequestMap] ? ([keyof RequestMap] extends [RequestName] ? true : never) : never;
+type _SameKeys = [RequestName] extends [keyof RequestMap]
+  ? [keyof RequestMap] extends [RequestName]
+    ? true
+    : never
+  : never;
 const _sameKeys: _SameKeys = true;
 void _sameKeys;
 

@@ -19,7 +19,10 @@ if (!built() || process.env.TALLY_REBUILD) {
 }
 
 const hasDisplay =
-  process.platform === 'darwin' || process.platform === 'win32' || !!process.env.DISPLAY || !!process.env.WAYLAND_DISPLAY;
+  process.platform === 'darwin' ||
+  process.platform === 'win32' ||
+  !!process.env.DISPLAY ||
+  !!process.env.WAYLAND_DISPLAY;
 
 /** Path of the Electron binary, downloading it on first start (the install step skips the download). */
 function electronBinary() {

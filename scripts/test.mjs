@@ -36,15 +36,24 @@ const vitest = ['node_modules/.bin/vitest', 'run'];
 if (which('dbus-run-session') && which('gnome-keyring-daemon')) {
   // The password only unlocks a throwaway keyring inside this private session bus.
   const inner = `echo -n tally-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null && exec ${vitest.join(' ')}`;
-  run('unit, integration and component tests (with a real Secret Service)', 'dbus-run-session', ['--', 'sh', '-c', inner]);
+  run('unit, integration and component tests (with a real Secret Service)', 'dbus-run-session', [
+    '--',
+    'sh',
+    '-c',
+    inner,
+  ]);
 } else if (process.env.CI) {
   console.error('CI needs dbus-run-session and gnome-keyring-daemon for the keychain tests (see .ci/run).');
   process.exit(1);
 } else {
-  console.warn('dbus-run-session or gnome-keyring is missing: keychain tests are skipped (apt-get install dbus gnome-keyring).');
+  console.warn(
+    'dbus-run-session or gnome-keyring is missing: keychain tests are skipped (apt-get install dbus gnome-keyring).',
+  );
   run('unit, integration and component tests', vitest[0], vitest.slice(1), { TALLY_SKIP_KEYCHAIN_TESTS: '1' });
 }
 
-if (existsSync('vitest.e2e.config.ts')) run('end-to-end tests (Chromium)', vitest[0], ['run', '-c', 'vitest.e2e.config.ts']);
-if (!quick && existsSync('bench/run.ts')) run('benchmarks (short mode)', 'npm', ['run', '--silent', 'bench', '--', '--quick']);
+if (existsSync('vitest.e2e.config.ts'))
+  run('end-to-end tests (Chromium)', vitest[0], ['run', '-c', 'vitest.e2e.config.ts']);
+if (!quick && existsSync('bench/run.ts'))
+  run('benchmarks (short mode)', 'npm', ['run', '--silent', 'bench', '--', '--quick']);
 process.stdout.write('\nAll checks passed.\n');

@@ -150,7 +150,10 @@ describe('tally listen (child process against the sandbox)', () => {
       await first.proc.exited;
       listen = null;
       const before = await readdir(folder);
-      expect(before.filter((f) => f.endsWith('.mp4')), 'a final name exists before the download finished').toEqual([]);
+      expect(
+        before.filter((f) => f.endsWith('.mp4')),
+        'a final name exists before the download finished',
+      ).toEqual([]);
       const part = before.find((f) => f.endsWith('.part'));
       expect(part, `no part file in ${before.join(', ')}`).toBeDefined();
       const partBytes = (await stat(join(folder, part!))).size;
@@ -160,7 +163,10 @@ describe('tally listen (child process against the sandbox)', () => {
       const second = await start();
       const saved = await second.proc.waitFor((e) => e.type === 'saved' && e.channelId === id, 'saved after restart');
       expect(await sha256File(String(saved.path))).toBe(await rec!.sha256());
-      expect(ranges.some((r) => /^bytes=[1-9]\d*-/.test(r)), `ranges seen: ${ranges.join(' | ')}`).toBe(true);
+      expect(
+        ranges.some((r) => /^bytes=[1-9]\d*-/.test(r)),
+        `ranges seen: ${ranges.join(' | ')}`,
+      ).toBe(true);
     } finally {
       sb.control.events.off('request', onRequest);
     }

@@ -183,7 +183,8 @@ export function createListenPrinter(opts: {
         });
         return;
       }
-      const next = e.willRetry && e.nextAttemptAt ? ` (retrying at ${clock(new Date(e.nextAttemptAt))})` : ' (not retried)';
+      const next =
+        e.willRetry && e.nextAttemptAt ? ` (retrying at ${clock(new Date(e.nextAttemptAt))})` : ' (not retried)';
       line(`failed    ${e.job.channelId}: ${e.error.message}${next}`);
     },
     expired(e) {
@@ -201,7 +202,9 @@ export function createListenPrinter(opts: {
         return;
       }
       if (s.state === 'connecting') return;
-      line(`tunnel    ${s.provider}: ${s.state}${s.publicUrl ? ` ${s.publicUrl}` : ''}${s.message ? ` (${s.message})` : ''}`);
+      line(
+        `tunnel    ${s.provider}: ${s.state}${s.publicUrl ? ` ${s.publicUrl}` : ''}${s.message ? ` (${s.message})` : ''}`,
+      );
     },
     registered(url) {
       if (opts.ndjson) json({ type: 'registered', url });

@@ -172,7 +172,8 @@ const command: Command = {
         uploadOrigins,
         note: credentialsProblem ? 'No credentials: registration and the missed-recordings report are off.' : null,
       });
-      if (!io.signal.aborted) await new Promise<void>((done) => io.signal.addEventListener('abort', () => done(), { once: true }));
+      if (!io.signal.aborted)
+        await new Promise<void>((done) => io.signal.addEventListener('abort', () => done(), { once: true }));
       printer.stopping();
     } finally {
       await pipeline.stop();

@@ -19,7 +19,9 @@ export abstract class TallyError extends Error {
 /** The service refused the service ID / secret pair (any 401/403, or a body that says so). */
 export class BadCredentialsError extends TallyError {
   readonly code = 'bad_credentials';
-  constructor(message = 'The service rejected the service ID and secret. Check them in the console (Project Information) and log in again.') {
+  constructor(
+    message = 'The service rejected the service ID and secret. Check them in the console (Project Information) and log in again.',
+  ) {
     super(message);
   }
 }
@@ -71,7 +73,10 @@ export class NetworkError extends TallyError {
     readonly reason: string,
     options?: { cause?: unknown },
   ) {
-    super(`Could not reach the service for ${endpoint}: ${reason}. Check the network connection and the host settings.`, options);
+    super(
+      `Could not reach the service for ${endpoint}: ${reason}. Check the network connection and the host settings.`,
+      options,
+    );
   }
 }
 

@@ -20,7 +20,12 @@ export function staleOutputs(): string[] {
         if (entry.name !== 'preload') walk(path);
         continue;
       }
-      if (!entry.name.endsWith('.ts') || /\.(spec|test)\.ts$/.test(entry.name) || entry.name.startsWith('test-') || entry.name.endsWith('.d.ts'))
+      if (
+        !entry.name.endsWith('.ts') ||
+        /\.(spec|test)\.ts$/.test(entry.name) ||
+        entry.name.startsWith('test-') ||
+        entry.name.endsWith('.d.ts')
+      )
         continue;
       const out = join(ROOT, 'dist', relative(ROOT, path)).replace(/\.ts$/, '.js');
       let outTime = 0;
@@ -48,7 +53,6 @@ function build(): Promise<void> {
     );
   });
 }
-
 
 let building: Promise<void> | null = null;
 

@@ -35,7 +35,7 @@ export interface AppCoreEvents extends EventMap {
   /** The tray summary changed. */
   'tray:snapshot': TraySnapshot;
   /** A notification worth showing natively (the shell decides per the notification settings). */
-  'notify': { kind: 'saved' | 'failed' | 'expired' | 'unreachable'; title: string; body: string; path?: string };
+  notify: { kind: 'saved' | 'failed' | 'expired' | 'unreachable'; title: string; body: string; path?: string };
 }
 
 export interface AppCore {

@@ -26,7 +26,7 @@ let stateDir: string;
 let inbox: Inbox;
 let policy: DownloadOriginPolicy;
 let managers: DownloadManager[];
-let requests: Array<SandboxRequestEvent & { range?: string | null }>;
+let requests: SandboxRequestEvent[];
 let broadcasts = 0;
 
 beforeEach(async () => {

@@ -66,7 +66,9 @@ export async function findGaps(opts: {
   try {
     const { channels } = await opts.search({ since, until: now });
     const missing = channels
-      .filter((c: Channel) => c.endedAt !== null && c.endedAt.getTime() >= since.getTime() && c.endedAt.getTime() <= cutoff)
+      .filter(
+        (c: Channel) => c.endedAt !== null && c.endedAt.getTime() >= since.getTime() && c.endedAt.getTime() <= cutoff,
+      )
       .filter((c) => !opts.knownChannelIds.has(c.id))
       .map((c) => ({ channelId: c.id, endedAt: c.endedAt as Date }))
       .sort((a, b) => b.endedAt.getTime() - a.endedAt.getTime());

@@ -9,9 +9,21 @@
  */
 import { EventEmitter } from 'node:events';
 import { mkdir } from 'node:fs/promises';
-import { DownloadManager, type ExpiredEvent, type FailedEvent, type ProgressEvent, type SavedEvent } from '../download/manager.js';
+import {
+  DownloadManager,
+  type ExpiredEvent,
+  type FailedEvent,
+  type ProgressEvent,
+  type SavedEvent,
+} from '../download/manager.js';
 import type { DownloadOriginPolicy } from '../net/url-policy.js';
-import { AutoRegistrar, createTunnelProvider, TunnelSupervisor, type NgrokSdk, type TunnelSettingsInput } from '../tunnels/index.js';
+import {
+  AutoRegistrar,
+  createTunnelProvider,
+  TunnelSupervisor,
+  type NgrokSdk,
+  type TunnelSettingsInput,
+} from '../tunnels/index.js';
 import type { TunnelStatus } from '../../contract.js';
 import { WebhookReceiver, type Rejection } from '../webhook/receiver.js';
 import { TokenStore } from '../webhook/token.js';
@@ -190,10 +202,11 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
       const inbox = await Inbox.open(opts.stateDir);
       const tokens = await TokenStore.open(opts.stateDir);
       const pipeline = new RecordingPipeline(opts, inbox, tokens, lock);
-      if (opts.uploads) await pipeline.#mountUploads(opts.uploads).catch(async (error: unknown) => {
-        await inbox.close();
-        throw error;
-      });
+      if (opts.uploads)
+        await pipeline.#mountUploads(opts.uploads).catch(async (error: unknown) => {
+          await inbox.close();
+          throw error;
+        });
       return pipeline;
     } catch (error) {
       await lock.release();
@@ -229,7 +242,9 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
         ...(e.warning ? { warning: e.warning } : {}),
       }),
     );
-    this.#uploads.on('rejected', (r) => this.emit('rejected', { status: r.status, reason: `upload: ${r.reason}`, remoteAddress: r.remoteAddress }));
+    this.#uploads.on('rejected', (r) =>
+      this.emit('rejected', { status: r.status, reason: `upload: ${r.reason}`, remoteAddress: r.remoteAddress }),
+    );
   }
 
   /** The upload route when uploads are on (its folder, cap and events). */
@@ -296,7 +311,12 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     const known = new Set(this.inbox.list().map((j) => j.channelId));
     const report = api
       ? await findGaps({ since, search: (q) => api.search(q), knownChannelIds: known })
-      : { since, checkedAt: new Date(), missing: [], error: since ? 'No credentials: missed recordings cannot be checked.' : null };
+      : {
+          since,
+          checkedAt: new Date(),
+          missing: [],
+          error: since ? 'No credentials: missed recordings cannot be checked.' : null,
+        };
     this.#lastGaps = report;
     this.emit('gaps', report);
     return report;

@@ -54,7 +54,10 @@ export interface JobStore {
   list(): RecordingJob[];
   get(key: string): RecordingJob | undefined;
   /** Durably applies a patch (fsync'd before the promise resolves) and returns the updated job. */
-  update(key: string, patch: Partial<Omit<RecordingJob, 'key' | 'channelId' | 'url' | 'receivedAt'>>): Promise<RecordingJob>;
+  update(
+    key: string,
+    patch: Partial<Omit<RecordingJob, 'key' | 'channelId' | 'url' | 'receivedAt'>>,
+  ): Promise<RecordingJob>;
   /** Fires after a new (non-duplicate) job is durably added. */
   on(event: 'added', listener: (job: RecordingJob) => void): unknown;
   off(event: 'added', listener: (job: RecordingJob) => void): unknown;
