@@ -85,7 +85,7 @@ export function parseCommandArgs<T extends NonNullable<ParseArgsConfig['options'
   argv: string[],
   options: T,
   allowPositionals = false,
-) {
+): ReturnType<typeof parseArgs<{ args: string[]; options: T; allowPositionals: boolean; strict: true }>> {
   try {
     return parseArgs({ args: argv, options, allowPositionals, strict: true });
   } catch (error) {
@@ -106,7 +106,12 @@ export function setSecretStoreForTesting(store: SecretStore | null): void {
 
 /** The credential store over the OS keychain (or the test override). */
 export function openCredentialStore(): CredentialStore {
-  return new CredentialStore(secretStoreOverride ?? new KeyringSecretStore());
+  return new CredentialStore(openSecretStore());
+}
+
+/** The OS keychain as a raw SecretStore (or the test override), for commands that build an app core. */
+export function openSecretStore(): SecretStore {
+  return secretStoreOverride ?? new KeyringSecretStore();
 }
 
 /** Settings from the state folder TALLY_HOME names (or the app data folder). */

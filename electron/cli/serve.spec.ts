@@ -1,0 +1,231 @@
+/**
+ * `tally serve --sandbox` in-process through the real CLI entry: the built page over HTTP with its guards
+ * (Host, path traversal), and the contract over a real WebSocket with its guards (token, Origin) and its
+ * validation, against the embedded demo sandbox.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { main } from '../cli.js';
+import { UI_CSP } from '../core/app/ui-server.js';
+import { MemorySecretStore } from '../core/credentials.js';
+import { openSettingsStore } from '../core/settings.js';
+import type { CommandIo } from './command.js';
+import { setSecretStoreForTesting } from './context.js';
+import { isLoopbackHost, parseServeArgs, uiDir } from './serve.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+function makeIo(signal: AbortSignal, env: NodeJS.ProcessEnv) {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let err = '';
+  stderr.on('data', (c: Buffer) => (err += c.toString()));
+  const io: CommandIo = { stdout, stderr, stdin: new PassThrough(), env, signal };
+  return { io, stdout, err: () => err };
+}
+
+function firstLine(stream: PassThrough): Promise<string> {
+  return new Promise((resolve) => {
+    let buffered = '';
+    const onData = (c: Buffer) => {
+      buffered += c.toString();
+      const nl = buffered.indexOf('\n');
+      if (nl !== -1) {
+        stream.off('data', onData);
+        resolve(buffered.slice(0, nl));
+      }
+    };
+    stream.on('data', onData);
+  });
+}
+
+/** A raw GET: fetch would normalise the path and refuses to set Host. */
+function rawGet(
+  origin: string,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+  const url = new URL(origin);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: url.hostname, port: url.port, path, method: 'GET', headers }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Opens a WebSocket; resolves with it once open, or rejects with the HTTP status of a refusal. */
+function connect(url: string, origin: string): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { origin });
+    ws.once('open', () => resolve(ws));
+    ws.once('unexpected-response', (_req, res) => reject(new Error(`status ${res.statusCode}`)));
+    ws.once('error', reject);
+  });
+}
+
+interface Client {
+  ws: WebSocket;
+  invoke(
+    name: string,
+    args: unknown,
+  ): Promise<{ ok: boolean; result?: unknown; error?: { code: string; message: string } }>;
+  nextEvent(event: string): Promise<unknown>;
+}
+
+function client(ws: WebSocket): Client {
+  let id = 0;
+  const pending = new Map<number, (msg: never) => void>();
+  const waiters: { event: string; resolve: (payload: unknown) => void }[] = [];
+  ws.on('message', (data) => {
+    const msg = JSON.parse(String(data)) as { type: string; id?: number; event?: string; payload?: unknown };
+    if (msg.type === 'result' && msg.id !== undefined) pending.get(msg.id)?.(msg as never);
+    if (msg.type === 'event') {
+      const index = waiters.findIndex((w) => w.event === msg.event);
+      if (index >= 0) waiters.splice(index, 1)[0]?.resolve(msg.payload);
+    }
+  });
+  return {
+    ws,
+    invoke(name, args) {
+      const n = ++id;
+      return new Promise((resolve) => {
+        pending.set(n, resolve as never);
+        ws.send(JSON.stringify({ id: n, type: 'invoke', name, args }));
+      });
+    },
+    nextEvent(event) {
+      return new Promise((resolve) => waiters.push({ event, resolve }));
+    },
+  };
+}
+
+describe('tally serve', () => {
+  let home: string;
+  let controller: AbortController;
+  let exit: Promise<number>;
+  let ready: { type: string; url: string; demo: boolean };
+  let origin: string;
+  let token: string;
+  let stderr: () => string;
+
+  beforeAll(async () => {
+    // The page is the real built renderer; build it once when this checkout has not yet.
+    if (!existsSync(join(uiDir(), 'index.html'))) {
+      await promisify(execFile)('npx', ['vite', 'build'], { cwd: ROOT });
+    }
+    setSecretStoreForTesting(new MemorySecretStore());
+    home = await mkdtemp(join(tmpdir(), 'tally-serve-'));
+    openSettingsStore(home).update({ receiverPort: 0, recordingsFolder: join(home, 'recordings') });
+    controller = new AbortController();
+    const made = makeIo(controller.signal, { TALLY_HOME: home });
+    stderr = made.err;
+    const line = firstLine(made.stdout);
+    exit = main(['serve', '--sandbox', '--port', '0', '--json', '--no-open'], made.io);
+    ready = JSON.parse(await Promise.race([line, exit.then((code) => `exit ${code}: ${made.err()}`)])) as typeof ready;
+    const url = new URL(ready.url);
+    origin = url.origin;
+    token = url.searchParams.get('token') ?? '';
+  }, 120_000);
+
+  afterAll(async () => {
+    controller?.abort();
+    if (exit) expect(await exit).toBe(0);
+    setSecretStoreForTesting(null);
+    if (home) await rm(home, { recursive: true, force: true });
+  });
+
+  it('prints one ready line with a loopback URL carrying a token, in demo mode', () => {
+    expect(ready).toEqual({
+      type: 'ready',
+      url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/\?token=/),
+      demo: true,
+    });
+    expect(token.length).toBeGreaterThanOrEqual(20);
+    expect(stderr()).not.toContain(token);
+  });
+
+  it('serves the page with its security headers and refuses other Host names', async () => {
+    const page = await fetch(`${origin}/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toBe(UI_CSP);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await page.text()).toContain('<div id="app">');
+    const rebound = await rawGet(origin, '/', { host: `evil.example:${new URL(origin).port}` });
+    expect(rebound.status).toBe(421);
+  });
+
+  it.each([
+    '/../package.json',
+    '/%2e%2e/package.json',
+    '/%2e%2e%2fpackage.json',
+    '/..%5cpackage.json',
+    '/assets/../../package.json',
+  ])('answers 404 to the traversal %s', async (path) => {
+    const res = await rawGet(origin, path, { host: new URL(origin).host });
+    expect(res.status).toBe(404);
+    expect(res.body).not.toContain('"name"');
+  });
+
+  it('refuses a WebSocket with a wrong token (401) or from another origin (403)', async () => {
+    const wsBase = `ws://${new URL(origin).host}/ws`;
+    await expect(connect(`${wsBase}?token=wrong-${token}`, origin)).rejects.toThrow('status 401');
+    await expect(connect(`${wsBase}?token=${token}`, 'http://evil.example')).rejects.toThrow('status 403');
+  });
+
+  it('answers contract requests, validates them, and pushes live lists once visible', async () => {
+    const ws = await connect(`ws://${new URL(origin).host}/ws?token=${token}`, origin);
+    const c = client(ws);
+    try {
+      const live = await c.invoke('channels:live', []);
+      expect(live.ok).toBe(true);
+      expect(Array.isArray(live.result)).toBe(true);
+      expect((live.result as unknown[]).length).toBeGreaterThan(0);
+      expect((live.result as Record<string, unknown>[])[0]).toMatchObject({ id: expect.any(String), state: 'live' });
+
+      expect(await c.invoke('channels:end', [42])).toMatchObject({ ok: false, error: { code: 'invalid_input' } });
+      expect(await c.invoke('channels:search', [{ since: 'yesterday', until: 'now' }])).toMatchObject({
+        ok: false,
+        error: { code: 'invalid_input' },
+      });
+      expect(await c.invoke('app:shutdown', [])).toMatchObject({ ok: false, error: { code: 'invalid_input' } });
+      expect(await c.invoke('app:info', [])).toMatchObject({
+        ok: true,
+        result: { transport: 'ws', demo: true, native: false },
+      });
+
+      const pushed = c.nextEvent('channels:live');
+      ws.send(JSON.stringify({ type: 'subscribe', event: 'channels:live' }));
+      ws.send(JSON.stringify({ type: 'visibility', visible: true }));
+      expect(Array.isArray(await pushed)).toBe(true);
+    } finally {
+      ws.close();
+    }
+  });
+});
+
+describe('tally serve arguments', () => {
+  it('refuses a non-loopback host unless --allow-remote, and explains why', async () => {
+    expect(() => parseServeArgs(['--host', '0.0.0.0'])).toThrow(/token travels in the link/);
+    expect(parseServeArgs(['--host', '0.0.0.0', '--allow-remote']).host).toBe('0.0.0.0');
+    expect(parseServeArgs([])).toEqual({ port: 0, host: '127.0.0.1', sandbox: false, open: true, json: false });
+    expect(() => parseServeArgs(['--port', '70000'])).toThrow(/--port/);
+    expect(isLoopbackHost('127.0.0.2')).toBe(true);
+    expect(isLoopbackHost('::1')).toBe(true);
+    expect(isLoopbackHost('192.168.1.4')).toBe(false);
+    const errors = makeIo(new AbortController().signal, {});
+    expect(await main(['serve', '--host', '10.0.0.1'], errors.io)).toBe(2);
+    expect(errors.err()).toMatch(/--allow-remote/);
+  });
+});

@@ -1,0 +1,431 @@
+/**
+ * The app core against the real embedded sandbox over HTTP, with real temp folders: live list, force-end,
+ * search, a recording that flows webhook -> receiver -> download -> folder, settings, credentials, the tray
+ * summary and a clean stop. The keychain is its in-memory twin here (the real one is tested elsewhere).
+ */
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RecordingView } from '../../contract.js';
+import { MemorySecretStore, PROJECT_ACCOUNT } from '../credentials.js';
+import { startSandbox, type Sandbox } from '../sandbox/index.js';
+import { openSettingsStore, type SettingsPatch } from '../settings.js';
+import { createAppCore, type AppCoreOptions, type TallyAppCore } from './app-core.js';
+import type { AppCoreEvents, TraySnapshot } from './types.js';
+
+const cleanups: (() => Promise<unknown>)[] = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function tempHome(settings: SettingsPatch = {}): Promise<string> {
+  const home = await mkdtemp(join(tmpdir(), 'tally-core-'));
+  cleanups.push(() => rm(home, { recursive: true, force: true }));
+  // Port 0 and a folder in the temp home: parallel test files must not fight over 8787 or ~/Videos.
+  openSettingsStore(home).update({ receiverPort: 0, recordingsFolder: join(home, 'recordings'), ...settings });
+  return home;
+}
+
+async function makeCore(home: string, extra: Partial<AppCoreOptions> = {}): Promise<TallyAppCore> {
+  const core = await createAppCore({
+    home,
+    secrets: new MemorySecretStore(),
+    transport: 'ws',
+    demo: true,
+    env: {},
+    version: '9.9.9',
+    // timeFactor 1 keeps the demo's own broadcasts running for minutes: the test decides what ends.
+    sandboxOptions: { timeFactor: 1, searchIndexDelayMs: 0, seed: 11 },
+    pollIntervalMs: 40,
+    pipelineOverrides: { retryBaseMs: 20 },
+    ...extra,
+  });
+  cleanups.push(() => core.stop());
+  return core;
+}
+
+/** Resolves with the first payload of `event` that satisfies `test`. */
+function next<E extends keyof AppCoreEvents>(
+  core: TallyAppCore,
+  event: E,
+  test: (payload: AppCoreEvents[E]) => boolean = () => true,
+): Promise<AppCoreEvents[E]> {
+  return new Promise((resolve) => {
+    const off = core.on(event, (payload) => {
+      if (!test(payload)) return;
+      off();
+      resolve(payload);
+    });
+  });
+}
+
+function collect<E extends keyof AppCoreEvents>(
+  core: TallyAppCore,
+  event: E,
+): { at: number; payload: AppCoreEvents[E] }[] {
+  const seen: { at: number; payload: AppCoreEvents[E] }[] = [];
+  core.on(event, (payload) => seen.push({ at: Date.now(), payload }));
+  return seen;
+}
+
+function sandboxOf(core: TallyAppCore): Sandbox {
+  const sandbox = core.testOnly.sandbox();
+  if (!sandbox) throw new Error('no demo sandbox');
+  return sandbox;
+}
+
+const liveIds = (sandbox: Sandbox) =>
+  sandbox.control
+    .listBroadcasts({ state: 'live' })
+    .map((b) => b.id)
+    .sort();
+
+describe('AppCore in demo mode', () => {
+  it('lists the sandbox live channels, force-ends one and finds it in search', async () => {
+    const core = await makeCore(await tempHome());
+    const pushes = collect(core, 'channels:live');
+    await core.start();
+    const sandbox = sandboxOf(core);
+    expect(await core.handlers['app:info']()).toEqual({
+      version: '9.9.9',
+      platform: process.platform,
+      transport: 'ws',
+      demo: true,
+      native: false,
+    });
+
+    const live = await core.handlers['channels:live']();
+    expect(live.map((c) => c.id).sort()).toEqual(liveIds(sandbox));
+    expect(live.length).toBeGreaterThan(0);
+    expect(live.every((c) => c.state === 'live' && c.endedAt === null)).toBe(true);
+
+    const victim = live[0]?.id as string;
+    await expect(core.handlers['channels:end'](victim)).resolves.toEqual({ ended: true });
+    expect((await core.handlers['channels:live']()).map((c) => c.id)).not.toContain(victim);
+    // The refresh after ending was pushed, without the ended channel.
+    expect(pushes.at(-1)?.payload.map((c) => c.id)).not.toContain(victim);
+
+    const found = await core.handlers['channels:search']({
+      since: new Date(Date.now() - 3_600_000).toISOString(),
+      until: new Date(Date.now() + 60_000).toISOString(),
+      keyword: victim,
+    });
+    expect(found.truncated).toBe(false);
+    expect(found.channels).toEqual([expect.objectContaining({ id: victim, state: 'ended' })]);
+    await expect(core.handlers['channels:end']('no-such-channel')).rejects.toMatchObject({ code: 'unknown_channel' });
+  });
+
+  it('receives a sandbox recording through the webhook and saves it byte for byte', async () => {
+    const home = await tempHome();
+    const core = await makeCore(home);
+    const changes = collect(core, 'recordings:changed');
+    const progress = collect(core, 'recordings:progress');
+    const trays = collect(core, 'tray:snapshot');
+    const notes = collect(core, 'notify');
+    await core.start();
+    const sandbox = sandboxOf(core);
+    expect((await core.handlers['tunnel:status']()).registered).toBe(true);
+
+    // Slow the download host so the transfer spans several progress reports.
+    sandbox.control.setFaults('download', { rateBytesPerSec: 300_000 });
+    const saved = next(core, 'recordings:changed', (v) => v.channelId === 'rec-1' && v.state === 'saved');
+    // The journal says saved first; the notification follows once the download's commit record is gone.
+    const notified = next(core, 'notify', (n) => n.kind === 'saved');
+    sandbox.control.startBroadcast({ id: 'rec-1', record: true, recordingBytes: 240_000 });
+    const recording = await sandbox.control.endBroadcast('rec-1');
+    expect(sandbox.control.webhookDeliveries().at(-1)).toMatchObject({ channelId: 'rec-1', status: 200 });
+    const view = await saved;
+    const note = await notified;
+
+    const states = changes.filter((c) => c.payload.channelId === 'rec-1').map((c) => c.payload.state);
+    expect(states).toContain('downloading');
+    expect(states.at(-1)).toBe('saved');
+    expect(view).toMatchObject({ source: 'server', bytes: 240_000, totalBytes: 240_000, rate: null, error: null });
+    expect(view.fileName).toMatch(/^rec-1.*\.mp4$/);
+
+    const listed = await core.handlers['recordings:list']();
+    expect(listed).toEqual([view]);
+    const bytes = await readFile(join(home, 'recordings', view.fileName as string));
+    expect(createHash('sha256').update(bytes).digest('hex')).toBe(await recording?.sha256());
+
+    const mine = progress.filter((p) => p.payload.key === view.key);
+    expect(mine.length).toBeGreaterThan(1);
+    for (const p of mine) expect(p.payload).toMatchObject({ state: 'downloading', totalBytes: 240_000 });
+    for (let i = 1; i < mine.length; i++) {
+      expect((mine[i]?.at ?? 0) - (mine[i - 1]?.at ?? 0)).toBeGreaterThanOrEqual(240);
+    }
+    expect(mine.some((p) => (p.payload.rate ?? 0) > 0)).toBe(true);
+
+    expect(trays.some((t) => t.payload.downloading === 1)).toBe(true);
+    expect(core.traySnapshot()).toMatchObject({ downloading: 0, progress: null, attention: null });
+    expect(note).toMatchObject({ kind: 'saved', path: join(home, 'recordings', view.fileName as string) });
+    expect(notes).toHaveLength(1);
+    await expect(core.handlers['recordings:retry']('unknown')).rejects.toMatchObject({ code: 'invalid_input' });
+    // No native shell here: reveal and open say so instead of failing.
+    expect(await core.handlers['recordings:reveal'](view.key)).toEqual({ ok: false });
+    expect((await core.handlers['recordings:gaps']()).missing).toEqual([]);
+  });
+
+  it('reveals saved recordings through the platform hooks only', async () => {
+    const revealed: string[] = [];
+    const core = await makeCore(await tempHome(), { hooks: { revealFile: (p) => void revealed.push(p) } });
+    await core.start();
+    const sandbox = sandboxOf(core);
+    const saved = next(core, 'recordings:changed', (v) => v.state === 'saved');
+    sandbox.control.startBroadcast({ id: 'rec-2', record: true, recordingBytes: 4096 });
+    await sandbox.control.endBroadcast('rec-2');
+    const view: RecordingView = await saved;
+    expect(await core.handlers['recordings:reveal'](view.key)).toEqual({ ok: true });
+    expect(await core.handlers['recordings:open'](view.key)).toEqual({ ok: false });
+    expect(revealed).toEqual([expect.stringMatching(/rec-2.*\.mp4$/)]);
+    expect(await core.handlers['clipboard:write']('x')).toEqual({ ok: false });
+  });
+
+  it('keeps the tray count in step with the live list and reports poll errors once', async () => {
+    const core = await makeCore(await tempHome());
+    const errors = collect(core, 'app:error');
+    const first = next(core, 'tray:snapshot', (t) => t.liveCount > 0);
+    await core.start();
+    const sandbox = sandboxOf(core);
+    const snapshot: TraySnapshot = await first;
+    expect(snapshot.liveChannels.map((c) => c.id).sort()).toEqual(liveIds(sandbox));
+    expect(snapshot.liveCount).toBe(liveIds(sandbox).length);
+
+    sandbox.control.startBroadcast({ id: 'tray-new' });
+    await next(core, 'tray:snapshot', (t) => t.liveChannels.some((c) => c.id === 'tray-new'));
+
+    // A failing service: many polls, one error event.
+    let liveRequests = 0;
+    sandbox.control.events.on('request', (r: { path: string }) => {
+      if (r.path === '/lambda/broadcast-channel-list') liveRequests++;
+    });
+    sandbox.control.setFaults('api', { status: 503, path: '/lambda/' });
+    core.setVisible(true);
+    const failedPolls = new Promise<void>((resolve) => {
+      sandbox.control.events.on('request', () => liveRequests >= 6 && resolve());
+    });
+    await failedPolls;
+    expect(errors.map((e) => e.payload.code)).toEqual(['service_error']);
+    sandbox.control.setFaults('api', null);
+    await next(core, 'channels:live');
+    sandbox.control.setFaults('api', { status: 401, path: '/lambda/' });
+    const refused = await next(core, 'app:error');
+    expect(refused.code).toBe('bad_credentials');
+    await expect.poll(() => core.traySnapshot().attention).toMatch(/refused/);
+    sandbox.control.setFaults('api', null);
+    await next(core, 'tray:snapshot', (t) => t.attention === null);
+  });
+
+  it('round-trips settings, applies them live and keeps them for the next start', async () => {
+    const home = await tempHome();
+    const core = await makeCore(home);
+    await core.start();
+    const changed = next(core, 'settings:changed');
+    const view = await core.handlers['settings:update']({
+      pollIntervalSec: 7,
+      concurrency: 2,
+      language: 'ko',
+      notifications: { saved: false },
+      fileNameTemplate: '{date}-{channelId}',
+      uploadOrigins: ['https://example.com/'],
+      receivingPaused: true,
+      tunnel: { ngrokDomain: '' },
+    });
+    expect(view).toMatchObject({
+      pollIntervalSec: 7,
+      concurrency: 2,
+      language: 'ko',
+      notifications: { saved: false, failed: true, unreachable: true },
+      fileNameTemplate: '{date}-{channelId}',
+      uploadOrigins: ['https://example.com'],
+      receivingPaused: true,
+      demoMode: true,
+      recordingsFolder: join(home, 'recordings'),
+      tunnel: { provider: 'none', publicUrl: null, ngrokDomain: null, localtunnelHost: null },
+    });
+    expect(await changed).toEqual(view);
+    expect(await core.handlers['settings:get']()).toEqual(view);
+    expect(core.testOnly.pipeline()?.downloadsPaused).toBe(true);
+    expect(core.traySnapshot().receivingPaused).toBe(true);
+    // Nothing secret ever appears in the view.
+    expect(JSON.stringify(view)).not.toMatch(/secret|token/i);
+
+    await expect(core.handlers['settings:update']({ recordingsFolder: 'relative/path' })).rejects.toMatchObject({
+      code: 'invalid_input',
+    });
+    expect((await core.handlers['settings:get']()).recordingsFolder).toBe(join(home, 'recordings'));
+    await expect(core.handlers['settings:chooseFolder']()).rejects.toMatchObject({ code: 'config' });
+    await core.stop();
+
+    // A new core on the same home reads the same settings; pausing is for this run only.
+    const again = await makeCore(home);
+    expect(await again.handlers['settings:get']()).toEqual({ ...view, receivingPaused: false });
+  });
+
+  it('sends demo recordings to <home>/demo-recordings unless a folder was chosen', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'tally-core-'));
+    cleanups.push(() => rm(home, { recursive: true, force: true }));
+    openSettingsStore(home).update({ receiverPort: 0 });
+    const core = await makeCore(home);
+    expect((await core.handlers['settings:get']()).recordingsFolder).toBe(join(home, 'demo-recordings'));
+    await core.start();
+    expect(core.traySnapshot().recordingsFolder).toBe(join(home, 'demo-recordings'));
+    // Sending the demo folder back (a whole form saved) does not make it the real folder.
+    await core.handlers['settings:update']({ recordingsFolder: join(home, 'demo-recordings') });
+    expect(openSettingsStore(home).get().recordingsFolder).not.toBe(join(home, 'demo-recordings'));
+  });
+
+  it('restarts the tunnel on a provider change and reports an unreachable public URL once', async () => {
+    const gone: Server = createServer();
+    await new Promise<void>((resolve) => gone.listen(0, '127.0.0.1', resolve));
+    const closedPort = (gone.address() as { port: number }).port;
+    await new Promise((resolve) => gone.close(resolve));
+    const core = await makeCore(await tempHome());
+    const notes = collect(core, 'notify');
+    await core.start();
+    const unreachable = next(core, 'tunnel:status', (s) => s.state === 'unreachable');
+    const attention = next(core, 'tray:snapshot', (t) => t.attention !== null);
+    await core.handlers['settings:update']({
+      tunnel: { provider: 'url', publicUrl: `http://127.0.0.1:${closedPort}` },
+    });
+    const status = await unreachable;
+    expect(status).toMatchObject({ provider: 'url', localUrl: expect.stringMatching(/\/hooks\//) });
+    expect(status.publicUrl).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${closedPort}/hooks/`));
+    expect((await attention).attention).toMatch(/unreachable/);
+    expect(notes.map((n) => n.payload.kind)).toEqual(['unreachable']);
+
+    await core.handlers['settings:update']({ tunnel: { provider: 'none', publicUrl: null } });
+    expect(await core.handlers['tunnel:status']()).toMatchObject({ provider: 'none', state: 'off', publicUrl: null });
+    expect(core.traySnapshot().attention).toBeNull();
+  });
+
+  it('falls back to a free port when the receiver port is taken, and says so', async () => {
+    const blocker: Server = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise((resolve) => blocker.close(resolve)));
+    const busy = (blocker.address() as { port: number }).port;
+    const core = await makeCore(await tempHome({ receiverPort: busy }));
+    await core.start();
+    const status = await core.handlers['tunnel:status']();
+    expect(status.message).toContain(`Port ${busy} is in use`);
+    expect(new URL(status.localUrl as string).port).not.toBe(String(busy));
+    expect(status.registered).toBe(true);
+    await expect(core.handlers['webhook:register']()).resolves.toMatchObject({ registered: true });
+  });
+});
+
+describe('AppCore credentials', () => {
+  it('tests before storing, leaves demo mode with good credentials and returns to it when they are cleared', async () => {
+    const secrets = new MemorySecretStore();
+    const core = await makeCore(await tempHome(), { secrets, demo: undefined });
+    const credentialEvents = collect(core, 'credentials:changed');
+    await core.start();
+    const demo = sandboxOf(core);
+    expect(await core.handlers['credentials:status']()).toEqual({
+      configured: true,
+      serviceId: 'sandbox-service',
+      source: 'sandbox',
+      keychainAvailable: true,
+      keychainMessage: null,
+    });
+
+    // The "real" service for this test is a second sandbox with its own project.
+    const real = await startSandbox({ serviceId: 'real-svc', secret: 'real-secret', seed: 5 });
+    cleanups.push(() => real.close());
+    real.control.startBroadcast({ id: 'real-1' });
+    await core.handlers['settings:update']({ endpoints: real.endpoints });
+
+    const wrong = { serviceId: 'real-svc', secret: 'not-it' };
+    await expect(core.handlers['credentials:set'](wrong)).rejects.toMatchObject({ code: 'bad_credentials' });
+    expect(await secrets.get(PROJECT_ACCOUNT)).toBeNull();
+    expect(await core.handlers['credentials:test'](wrong)).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/rejected/),
+    });
+    expect(await core.handlers['credentials:test']()).toMatchObject({ ok: true });
+    expect((await core.handlers['app:info']()).demo).toBe(true);
+
+    const good = { serviceId: 'real-svc', secret: 'real-secret' };
+    expect(await core.handlers['credentials:test'](good)).toEqual({
+      ok: true,
+      message: 'Connected: 1 channel live now.',
+    });
+    const status = await core.handlers['credentials:set'](good);
+    expect(status).toMatchObject({ configured: true, serviceId: 'real-svc', source: 'keychain' });
+    expect(JSON.parse((await secrets.get(PROJECT_ACCOUNT)) as string)).toEqual(good);
+    expect(credentialEvents.at(-1)?.payload).toEqual(status);
+    expect((await core.handlers['app:info']()).demo).toBe(false);
+    expect(core.testOnly.sandbox()).toBeNull();
+    await expect(fetch(`${demo.apiUrl}/_sandbox`)).rejects.toThrow();
+    expect((await core.handlers['channels:live']()).map((c) => c.id)).toEqual(['real-1']);
+    expect((await core.handlers['settings:get']()).demoMode).toBe(false);
+    // With a loopback receiver and no tunnel there is nothing the real service could call.
+    await expect(core.handlers['webhook:register']()).rejects.toThrow(/tunnel provider first/);
+
+    const cleared = await core.handlers['credentials:clear']();
+    expect(cleared).toMatchObject({ configured: true, source: 'sandbox' });
+    expect(await secrets.get(PROJECT_ACCOUNT)).toBeNull();
+    expect((await core.handlers['app:info']()).demo).toBe(true);
+  });
+
+  it('reports an unavailable keychain and refuses to store, but still uses credentials from the environment', async () => {
+    const real = await startSandbox({ serviceId: 'env-svc', secret: 'env-secret', seed: 6 });
+    cleanups.push(() => real.close());
+    const home = await tempHome({ endpoints: real.endpoints });
+    const core = await makeCore(home, {
+      demo: undefined,
+      env: { TALLY_SERVICE_ID: 'env-svc', TALLY_SECRET: 'env-secret' },
+      keychainUnavailable: 'No Secret Service is running.',
+    });
+    await core.start();
+    expect(await core.handlers['credentials:status']()).toEqual({
+      configured: true,
+      serviceId: 'env-svc',
+      source: 'env',
+      keychainAvailable: false,
+      keychainMessage: 'No Secret Service is running.',
+    });
+    expect((await core.handlers['app:info']()).demo).toBe(false);
+    await expect(
+      core.handlers['credentials:set']({ serviceId: 'env-svc', secret: 'env-secret' }),
+    ).rejects.toMatchObject({
+      code: 'config',
+      message: expect.stringContaining('No Secret Service'),
+    });
+    expect(await core.handlers['channels:live']()).toEqual([]);
+  });
+
+  it('answers "no credentials" when demo mode is off and nothing is configured', async () => {
+    const core = await makeCore(await tempHome({ demoMode: false }), { demo: undefined });
+    await expect(core.handlers['channels:live']()).rejects.toMatchObject({ code: 'config', message: /starting/ });
+    await core.start();
+    await expect(core.handlers['channels:live']()).rejects.toMatchObject({ code: 'config', message: /No credentials/ });
+    expect(await core.handlers['credentials:test']()).toMatchObject({ ok: false, message: /No credentials/ });
+    // The receiver still runs: a webhook registered by hand keeps arriving.
+    expect((await core.handlers['tunnel:status']()).localUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/hooks\//);
+    expect(await core.handlers['recordings:list']()).toEqual([]);
+  });
+});
+
+describe('AppCore shutdown', () => {
+  it('stops the poller, pipeline and sandbox: no server, socket or timer stays open', async () => {
+    const count = () =>
+      process.getActiveResourcesInfo().filter((r) => r === 'TCPServerWrap' || r === 'TCPSocketWrap' || r === 'Timeout')
+        .length;
+    const before = count();
+    const core = await makeCore(await tempHome());
+    core.on('tray:snapshot', () => {});
+    core.setVisible(true);
+    await core.start();
+    await next(core, 'channels:live');
+    expect(count()).toBeGreaterThan(before);
+    await core.stop();
+    await core.stop();
+    await expect.poll(count, { timeout: 5000 }).toBeLessThanOrEqual(before);
+    await expect(core.handlers['channels:live']()).rejects.toMatchObject({ code: 'config' });
+  });
+});

@@ -1,0 +1,47 @@
+/**
+ * The one place a request from a renderer becomes a call into the core, for both transports (Electron
+ * IPC and the WebSocket of `tally serve`): unknown names and bad arguments are refused with a precise
+ * validation error, and every failure leaves as a `{ code, message }` envelope with no stack, no cause
+ * chain and no request options (which is where a secret could hide).
+ */
+import { REQUEST_NAMES, requestSchemas, type RequestHandlers, type RequestName } from '../../contract.js';
+import { TallyError } from '../errors.js';
+import { describeIssues } from '../validate.js';
+
+export type Envelope = { ok: true; result: unknown } | { ok: false; error: { code: string; message: string } };
+
+const KNOWN = new Set<string>(REQUEST_NAMES);
+
+export function isRequestName(name: unknown): name is RequestName {
+  return typeof name === 'string' && KNOWN.has(name);
+}
+
+/** Maps any thrown value to the envelope the renderer sees. Unknown errors get a generic message. */
+export function errorEnvelope(error: unknown, log?: (message: string) => void): Envelope {
+  if (error instanceof TallyError) return { ok: false, error: { code: error.code, message: error.message } };
+  log?.(`internal error: ${error instanceof Error ? error.message : String(error)}`);
+  return { ok: false, error: { code: 'internal', message: 'Something went wrong inside Tally. Try again.' } };
+}
+
+/** Validates `args` for `name` and runs the handler. Never throws. */
+export async function dispatchRequest(
+  handlers: RequestHandlers,
+  name: unknown,
+  args: unknown,
+  log?: (message: string) => void,
+): Promise<Envelope> {
+  if (!isRequestName(name)) {
+    return { ok: false, error: { code: 'invalid_input', message: `Unknown request "${String(name).slice(0, 64)}".` } };
+  }
+  const parsed = requestSchemas[name].safeParse(Array.isArray(args) ? args : []);
+  if (!Array.isArray(args) || !parsed.success) {
+    const detail = parsed.success ? 'arguments must be an array' : describeIssues(parsed.error.issues).detail;
+    return { ok: false, error: { code: 'invalid_input', message: `Invalid arguments for ${name}: ${detail}` } };
+  }
+  try {
+    const handler = handlers[name] as (...a: unknown[]) => Promise<unknown>;
+    return { ok: true, result: await handler(...(parsed.data as unknown[])) };
+  } catch (error) {
+    return errorEnvelope(error, log);
+  }
+}

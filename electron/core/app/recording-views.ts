@@ -1,0 +1,156 @@
+/**
+ * Recordings as the renderer sees them. A view is built from a durable job (any source) plus the live
+ * download progress the core remembers for it; nothing of the file system layout but the file name leaves.
+ * Two sources share one key space: the webhook inbox ('server', keyed by the inbox) and web client uploads
+ * ('client', keyed `upload:<id>`).
+ */
+import { basename } from 'node:path';
+import type { RecordingView } from '../../contract.js';
+import type { RecordingJob } from '../recordings/types.js';
+
+export type RecordingSourceKind = RecordingView['source'];
+
+/** Live progress of one download, as the download manager reports it. */
+export interface LiveProgress {
+  bytes: number;
+  total: number | null;
+  rate: number;
+  etaSeconds: number | null;
+}
+
+/** Key prefix of client uploads in views, so one key space covers both sources. */
+export const UPLOAD_KEY_PREFIX = 'upload:';
+
+/** What a view needs of a saved client upload (the pipeline's upload log records fit). */
+export interface ClientUploadRecord {
+  id: string;
+  path: string;
+  fileName: string;
+  bytes: number;
+  receivedAt: string;
+}
+
+/** Job (+ live progress while downloading) -> RecordingView. */
+export function recordingView(
+  job: RecordingJob,
+  progress: LiveProgress | null | undefined,
+  source: RecordingSourceKind = 'server',
+): RecordingView {
+  const live = job.state === 'downloading' && progress ? progress : null;
+  return {
+    key: job.key,
+    channelId: job.channelId,
+    source,
+    state: job.state,
+    receivedAt: job.receivedAt,
+    deadline: source === 'server' ? job.deadline : null,
+    bytes: live ? live.bytes : job.bytes,
+    totalBytes: live?.total ?? job.totalBytes ?? job.announcedBytes,
+    rate: live ? live.rate : null,
+    etaSeconds: live ? live.etaSeconds : null,
+    fileName: job.path ? basename(job.path) : null,
+    error: job.error,
+    attempts: job.attempts,
+  };
+}
+
+/** A client upload is saved the moment it is listed: it arrived whole or not at all. */
+export function uploadView(record: ClientUploadRecord): RecordingView {
+  return {
+    key: `${UPLOAD_KEY_PREFIX}${record.id}`,
+    channelId: '',
+    source: 'client',
+    state: 'saved',
+    receivedAt: record.receivedAt,
+    deadline: null,
+    bytes: record.bytes,
+    totalBytes: record.bytes,
+    rate: null,
+    etaSeconds: null,
+    fileName: record.fileName,
+    error: null,
+    attempts: 1,
+  };
+}
+
+/** Newest first; the key breaks ties so the order is stable. */
+export function newestFirst(a: RecordingView, b: RecordingView): number {
+  if (a.receivedAt !== b.receivedAt) return a.receivedAt < b.receivedAt ? 1 : -1;
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+}
+
+/**
+ * What makes a change worth a `recordings:changed` push. Byte checkpoints the journal writes every second
+ * are not: they already travel as `recordings:progress`.
+ */
+export function changeSignature(view: RecordingView): string {
+  return JSON.stringify([view.state, view.attempts, view.error, view.fileName, view.totalBytes, view.deadline]);
+}
+
+export interface ProgressThrottleOptions {
+  /** Minimum time between two pushes for one recording. */
+  minIntervalMs: number;
+  push: (key: string, progress: LiveProgress) => void;
+  now?: () => number;
+}
+
+/**
+ * Keeps the latest progress per recording and pushes it at most once per `minIntervalMs`, with a trailing
+ * push so the last figure before a pause is not lost.
+ */
+export class ProgressThrottle {
+  readonly #opts: ProgressThrottleOptions;
+  readonly #latest = new Map<string, LiveProgress>();
+  readonly #lastPush = new Map<string, number>();
+  readonly #trailing = new Map<string, NodeJS.Timeout>();
+
+  constructor(opts: ProgressThrottleOptions) {
+    this.#opts = opts;
+  }
+
+  get(key: string): LiveProgress | undefined {
+    return this.#latest.get(key);
+  }
+
+  /** All recordings with live progress. */
+  entries(): [string, LiveProgress][] {
+    return [...this.#latest.entries()];
+  }
+
+  update(key: string, progress: LiveProgress): void {
+    this.#latest.set(key, progress);
+    if (this.#trailing.has(key)) return;
+    const now = (this.#opts.now ?? Date.now)();
+    const wait = (this.#lastPush.get(key) ?? -Infinity) + this.#opts.minIntervalMs - now;
+    if (wait <= 0) {
+      this.#pushNow(key);
+      return;
+    }
+    const timer = setTimeout(() => {
+      this.#trailing.delete(key);
+      if (this.#latest.has(key)) this.#pushNow(key);
+    }, wait);
+    timer.unref();
+    this.#trailing.set(key, timer);
+  }
+
+  /** Forgets a recording (it left `downloading`): no trailing push for it any more. */
+  clear(key: string): void {
+    this.#latest.delete(key);
+    this.#lastPush.delete(key);
+    const timer = this.#trailing.get(key);
+    if (timer) clearTimeout(timer);
+    this.#trailing.delete(key);
+  }
+
+  clearAll(): void {
+    for (const key of [...this.#latest.keys(), ...this.#trailing.keys()]) this.clear(key);
+  }
+
+  #pushNow(key: string): void {
+    const progress = this.#latest.get(key);
+    if (!progress) return;
+    this.#lastPush.set(key, (this.#opts.now ?? Date.now)());
+    this.#opts.push(key, progress);
+  }
+}
