@@ -1,6 +1,7 @@
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Conf from 'conf';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ValidationError } from './errors.js';
 import { defaultRecordingsDir } from './paths.js';
@@ -13,6 +14,8 @@ import {
   migrateSettings,
   migrateSettingsWithWarnings,
   openSettingsStore,
+  type SettingsBackendFactory,
+  type SettingsFileOptions,
 } from './settings.js';
 
 describe('defaults', () => {
@@ -170,6 +173,23 @@ describe('openSettingsStore', () => {
   });
   afterEach(async () => {
     await rm(dir, { recursive: true, force: true });
+  });
+
+  it('opens the file through a supplied backend (the Electron shell passes electron-store) and shares it', async () => {
+    const seen: SettingsFileOptions[] = [];
+    // electron-store is conf with Electron's paths; a second conf instance stands in for it here.
+    const backend: SettingsBackendFactory = (options) => {
+      seen.push(options);
+      return new Conf<Record<string, unknown>>({ ...options, projectName: 'tally-shell' });
+    };
+    const shell = openSettingsStore(dir, backend);
+    shell.update({ concurrency: 7 });
+    expect(seen).toEqual([
+      { cwd: dir, configName: 'settings', accessPropertiesByDotNotation: false, clearInvalidConfig: false },
+    ]);
+    // The CLI's default backend reads what the shell wrote, through the same schema.
+    expect(openSettingsStore(dir).get().concurrency).toBe(7);
+    expect(shell.path).toBe(join(dir, 'settings.json'));
   });
 
   it('starts from defaults without writing, and persists updates', async () => {

@@ -269,13 +269,33 @@ export interface SettingsStore {
   readonly warnings: readonly string[];
 }
 
+/** The options the settings file is opened with, whichever backend opens it. */
+export interface SettingsFileOptions {
+  cwd: string;
+  configName: 'settings';
+  accessPropertiesByDotNotation: false;
+  clearInvalidConfig: false;
+}
+
+/**
+ * Opens the settings file. The CLI and `tally serve` use `conf` itself; the Electron shell passes a
+ * factory that builds an `electron-store` (a `conf` subclass) over the same file, so both share this
+ * schema, these migrations and this repair logic.
+ */
+export type SettingsBackendFactory = (options: SettingsFileOptions) => Pick<Conf<Raw>, 'store' | 'path'>;
+
+const confBackend: SettingsBackendFactory = (options) => new Conf<Raw>({ ...options, projectName: 'tally' });
+
 /**
  * Opens `settings.json` in `dir` (the app data folder by default). A file that is not JSON at all is
  * moved aside to `settings.json.corrupt-<time>` (kept for the user) and defaults are used.
  */
-export function openSettingsStore(dir: string = appDataDir()): SettingsStore {
+export function openSettingsStore(
+  dir: string = appDataDir(),
+  backend: SettingsBackendFactory = confBackend,
+): SettingsStore {
   const corruptNotes: string[] = [];
-  const conf = openConf(dir, corruptNotes);
+  const conf = openConf(dir, corruptNotes, backend);
   let warnings: string[] = [];
 
   const readRaw = (): unknown => {
@@ -318,15 +338,9 @@ export function openSettingsStore(dir: string = appDataDir()): SettingsStore {
   };
 }
 
-function openConf(dir: string, notes: string[]): Conf<Raw> {
+function openConf(dir: string, notes: string[], backend: SettingsBackendFactory): Pick<Conf<Raw>, 'store' | 'path'> {
   const make = () =>
-    new Conf<Raw>({
-      cwd: dir,
-      configName: 'settings',
-      projectName: 'tally',
-      accessPropertiesByDotNotation: false,
-      clearInvalidConfig: false,
-    });
+    backend({ cwd: dir, configName: 'settings', accessPropertiesByDotNotation: false, clearInvalidConfig: false });
   try {
     return make();
   } catch (error) {

@@ -25,10 +25,12 @@ import {
   shell,
   Tray,
 } from 'electron';
+import ElectronStore from 'electron-store';
 import { EVENT_NAMES } from '../contract.js';
 import type { AppCore } from '../core/app/types.js';
 import { createAppCore } from '../core/app/app-core.js';
 import { KeyringSecretStore } from '../core/credentials.js';
+import type { SettingsBackendFactory } from '../core/settings.js';
 import { installGracefulQuit } from './graceful-quit.js';
 import { createSenderCheck, EventPusher, registerIpc } from './ipc.js';
 import type { AppPage } from './ipc.js';
@@ -43,6 +45,18 @@ import { SystemTrayService } from './tray.js';
 import type { TrayIconState } from './tray.js';
 
 const APP_ID = 'com.tally.app';
+
+/**
+ * Settings through electron-store, over the same `settings.json` the CLI uses (electron-store is `conf`
+ * with Electron's paths): the core's schema, migrations and repair logic apply to both.
+ */
+const electronStoreBackend: SettingsBackendFactory = (options) =>
+  new ElectronStore<Record<string, unknown>>({
+    cwd: options.cwd,
+    name: options.configName,
+    accessPropertiesByDotNotation: options.accessPropertiesByDotNotation,
+    clearInvalidConfig: options.clearInvalidConfig,
+  });
 
 const logger =
   (scope: string): Log =>
@@ -149,6 +163,7 @@ async function onReady(): Promise<void> {
     hooks,
     transport: 'ipc',
     demo: process.env.TALLY_DEMO === '1' || undefined,
+    settingsBackend: electronStoreBackend,
   });
   core = appCore;
   installGracefulQuit({ app, stop: () => appCore.stop(), onQuitting: () => popover.allowClose(), log: logger('quit') });

@@ -41,6 +41,7 @@ import {
   applySettingsPatch,
   effectiveDemoMode,
   openSettingsStore,
+  type SettingsBackendFactory,
   type Settings,
   type SettingsStore,
 } from '../settings.js';
@@ -73,6 +74,8 @@ export interface AppCoreOptions {
    */
   keychainUnavailable?: string | null;
   log?: (line: string) => void;
+  /** How the settings file is opened: `conf` by default, `electron-store` in the Electron shell. */
+  settingsBackend?: SettingsBackendFactory;
   /** Tests: options of the demo sandbox (timeFactor, seed, searchIndexDelayMs...). */
   sandboxOptions?: SandboxOptions;
   /** Tests: the live poll interval, instead of the pollIntervalSec setting. */
@@ -205,7 +208,7 @@ class Core implements TallyAppCore {
     this.#log = opts.log ?? (() => {});
     this.#forceDemo = opts.demo === true;
     this.#events.setMaxListeners(0);
-    this.#settings = openSettingsStore(opts.home);
+    this.#settings = openSettingsStore(opts.home, opts.settingsBackend);
     for (const warning of this.#settings.warnings) this.#log(`settings: ${warning}`);
     this.#creds = new CredentialStore(opts.secrets);
     this.#poller = new LivePoller({
