@@ -12,6 +12,13 @@ import { parseFaultSpec } from './faults.js';
 import { HttpError, queryOf, readBody } from './http-util.js';
 import { SandboxConflictError, SandboxNotFoundError, type SandboxService } from './service.js';
 import type { RecordingInfo, SandboxTarget } from './types.js';
+import {
+  CLIENT_RECORDING_TYPES,
+  MAX_CLIENT_RECORDING_BYTES,
+  WEB_CLIENT_PATH,
+  sendWebClientPage,
+  uploadClientRecording,
+} from './web-client.js';
 
 const MAX_CONTROL_BODY_BYTES = 64 * 1024 * 1024;
 
@@ -40,6 +47,14 @@ const resendSchema = z.object({ shape: shapeSchema.optional() }).strict();
 const speedSchema = z.object({ timeFactor: z.number().positive() }).strict();
 const webhookSchema = z.object({ shape: shapeSchema.optional(), url: z.string().nullable().optional() }).strict();
 const recordingSchema = z.object({ enabled: z.boolean() }).strict();
+const clientUploadSchema = z
+  .object({
+    recordUrl: z.url({ protocol: /^https?$/ }),
+    bytes: z.number().int().min(1).max(MAX_CLIENT_RECORDING_BYTES).optional(),
+    mime: z.enum(CLIENT_RECORDING_TYPES).optional(),
+    origin: z.string().optional(),
+  })
+  .strict();
 
 type Handler = (ctx: { service: SandboxService; req: IncomingMessage; params: string[] }) => Promise<unknown>;
 
@@ -150,6 +165,19 @@ const ROUTES: Array<{ method: string; pattern: RegExp; run: Handler; status?: nu
     },
   },
   { method: 'GET', pattern: /^\/_sandbox\/webhooks$/, run: async ({ service }) => service.webhookDeliveries() },
+  {
+    // The web SDK's recorder upload, sent from the sandbox (see web-client.ts); answers with what came back.
+    method: 'POST',
+    pattern: /^\/_sandbox\/web-client\/upload$/,
+    run: async ({ service, req }) => {
+      const { recordUrl, ...opts } = parse(clientUploadSchema, await readJson(req));
+      try {
+        return await uploadClientRecording(recordUrl, { serviceId: service.serviceId, ...opts });
+      } catch (error) {
+        throw new HttpError(502, 'upload_failed', `no answer from the recordUrl: ${(error as Error).message}`);
+      }
+    },
+  },
 ];
 
 /** True for 127.0.0.0/8, ::1 and their IPv4-mapped forms. */
@@ -175,6 +203,10 @@ export async function handleControl(
       throw new HttpError(403, 'forbidden', 'the control API only answers loopback callers');
     }
     const method = req.method ?? 'GET';
+    if (path === WEB_CLIENT_PATH && (method === 'GET' || method === 'HEAD')) {
+      sendWebClientPage(req, res, { serviceId: service.serviceId });
+      return;
+    }
     const matching = ROUTES.map((r) => ({ r, m: r.pattern.exec(path) })).filter((x) => x.m !== null);
     if (matching.length === 0) throw new HttpError(404, 'not_found', 'no such control endpoint');
     const hit = matching.find((x) => x.r.method === method);

@@ -21,6 +21,7 @@ import { Rng } from './rng.js';
 import { SandboxService, assertHttpUrl, type ServiceConfig } from './service.js';
 import { DemoSimulation } from './simulation.js';
 import type { Sandbox, SandboxOptions, WebhookShape } from './types.js';
+import { WEB_CLIENT_PATH, uploadClientRecording, type WebClientSandbox } from './web-client.js';
 
 export type {
   BroadcastInfo,
@@ -36,6 +37,8 @@ export type {
 } from './types.js';
 export { SandboxConflictError, SandboxNotFoundError } from './service.js';
 export { SandboxClosedError } from './clock.js';
+export type { ClientUploadResult, WebClientControl, WebClientSandbox } from './web-client.js';
+export { attachDemoWebClient } from './web-client.js';
 
 export const SANDBOX_DEFAULTS = Object.freeze({
   host: '127.0.0.1',
@@ -108,7 +111,7 @@ function urlHost(host: string): string {
 }
 
 /** Starts both servers (and the demo simulation if asked); resolves once both listen. */
-export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox & WebClientSandbox> {
   const config = resolveConfig(options);
   const host = options.host ?? SANDBOX_DEFAULTS.host;
   const apiPort = port(options.port, 'port');
@@ -158,7 +161,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     endpoints,
     downloadOrigin,
     credentials: Object.freeze({ serviceId: config.serviceId, secret: config.secret }),
-    control: service,
+    // The web client (web-client.ts) rides along on the control object: one place for everything a demo drives.
+    control: Object.assign(service, {
+      uploadClientRecording: (
+        recordUrl: string,
+        opts: Parameters<WebClientSandbox['control']['uploadClientRecording']>[1] = {},
+      ) => uploadClientRecording(recordUrl, { ...opts, serviceId: config.serviceId }),
+    }),
+    webClientUrl: (recordUrl?: string) =>
+      `${apiUrl}${WEB_CLIENT_PATH}${recordUrl ? `?recordUrl=${encodeURIComponent(recordUrl)}` : ''}`,
     close,
   });
 }

@@ -117,9 +117,11 @@ describe('startSandbox', () => {
     await rawRequest(`${s.apiUrl}/_sandbox/broadcasts`);
     await rawRequest(`${s.apiUrl}/lambda/broadcast-channel-list`, { method: 'POST' });
     await rawRequest(`${s.downloadOrigin}/x/y/z.mp4`);
+    await rawRequest(`${s.downloadOrigin}/x/y/z.mp4`, { headers: { range: 'bytes=10-' } });
     expect(seen).toEqual([
-      { method: 'POST', path: '/lambda/broadcast-channel-list', target: 'api' },
-      { method: 'GET', path: '/x/y/z.mp4', target: 'download' },
+      { method: 'POST', path: '/lambda/broadcast-channel-list', target: 'api', range: null },
+      { method: 'GET', path: '/x/y/z.mp4', target: 'download', range: null },
+      { method: 'GET', path: '/x/y/z.mp4', target: 'download', range: 'bytes=10-' },
     ]);
   });
 

@@ -1,0 +1,366 @@
+/**
+ * The sandbox's stand-in for the web SDK's recorder (spec 6.2, SERVICE-FACTS "Web client recordings"): it sends
+ * a finished recording to a `recordUrl` exactly the way the SDK's XMLHttpRequest does: one POST, the raw file as
+ * the body with its media type, and the file name in `X-FILENAME` (`<serviceId>.<6 chars of the session
+ * token><suffix>.ogg`, whatever the real format). Two ways to run it:
+ *
+ * - in a browser: `GET /_sandbox/web-client?recordUrl=...` on the sandbox API origin serves a page that builds
+ *   the recording and posts it with XMLHttpRequest, reporting the SDK's `onRecordEvent` events on the page and
+ *   in `window.__upload` (end-to-end tests wait for `window.__uploadDone`);
+ * - from Node: `uploadClientRecording(recordUrl, ...)`, for the demo and for tests without a browser.
+ *
+ * Nothing is recorded: the "recording" is a small valid WebM header (EBML header, Segment, Info) followed by a
+ * Void element of deterministic filler, so the same size and seed always give the same bytes.
+ */
+import { createHash, randomBytes, randomInt } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { SandboxControl } from './types.js';
+
+/** Path of the page on the sandbox API server. */
+export const WEB_CLIENT_PATH = '/_sandbox/web-client';
+export const DEFAULT_CLIENT_RECORDING_BYTES = 256 * 1024;
+/** Largest generated recording (the browser page builds it in memory). */
+export const MAX_CLIENT_RECORDING_BYTES = 64 * 1024 * 1024;
+/** Media types the SDK sends: webm from Chromium, ogg from Firefox. */
+export const CLIENT_RECORDING_TYPES = ['audio/webm', 'audio/ogg'] as const;
+export type ClientRecordingType = (typeof CLIENT_RECORDING_TYPES)[number];
+
+// EBML header (version 1, DocType "webm" v4), a Segment of unknown size, and an Info element naming the muxer.
+const WEBM_HEAD = [
+  0x1a, 0x45, 0xdf, 0xa3, 0x9f, 0x42, 0x86, 0x81, 0x01, 0x42, 0xf7, 0x81, 0x01, 0x42, 0xf2, 0x81, 0x04, 0x42, 0xf3,
+  0x81, 0x08, 0x42, 0x82, 0x84, 0x77, 0x65, 0x62, 0x6d, 0x42, 0x87, 0x81, 0x04, 0x42, 0x85, 0x81, 0x02, 0x18, 0x53,
+  0x80, 0x67, 0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x15, 0x49, 0xa9, 0x66, 0xa7, 0x2a, 0xd7, 0xb1, 0x83,
+  0x0f, 0x42, 0x40, 0x4d, 0x80, 0x8d, 0x74, 0x61, 0x6c, 0x6c, 0x79, 0x2d, 0x73, 0x61, 0x6e, 0x64, 0x62, 0x6f, 0x78,
+  0x57, 0x41, 0x8d, 0x74, 0x61, 0x6c, 0x6c, 0x79, 0x2d, 0x73, 0x61, 0x6e, 0x64, 0x62, 0x6f, 0x78,
+];
+/** Smallest recording: the head plus an empty Void element (ID and an 8-byte size). */
+export const MIN_CLIENT_RECORDING_BYTES = WEBM_HEAD.length + 9;
+
+/**
+ * The same generator as browser JavaScript, for the page. Kept as plain ES5 text so no build step is involved;
+ * a spec checks it gives byte-identical output to `generateWebm`.
+ */
+export const WEBM_GENERATOR_SOURCE = `function tallyGenerateWebm(size, seed) {
+  var head = ${JSON.stringify(WEBM_HEAD)};
+  if (size < head.length + 9) size = head.length + 9;
+  var out = new Uint8Array(size);
+  out.set(head, 0);
+  var at = head.length;
+  out[at] = 0xec;
+  out[at + 1] = 0x01;
+  var rest = size - at - 9;
+  for (var i = 7; i >= 1; i--) { out[at + 1 + i] = rest % 256; rest = Math.floor(rest / 256); }
+  var x = (seed >>> 0) || 0x9e3779b9;
+  for (var p = at + 9; p < size; p++) {
+    x = (x ^ (x << 13)) >>> 0;
+    x = (x ^ (x >>> 17)) >>> 0;
+    x = (x ^ (x << 5)) >>> 0;
+    out[p] = x & 0xff;
+  }
+  return out;
+}`;
+
+/**
+ * A deterministic WebM-shaped file of `size` bytes (at least MIN_CLIENT_RECORDING_BYTES): same size and seed,
+ * same bytes, in Node and in the page.
+ */
+export function generateWebm(size: number, seed: number): Buffer {
+  const total = Math.max(MIN_CLIENT_RECORDING_BYTES, Math.floor(size));
+  const out = Buffer.alloc(total);
+  out.set(WEBM_HEAD, 0);
+  const at = WEBM_HEAD.length;
+  out[at] = 0xec;
+  out[at + 1] = 0x01;
+  let rest = total - at - 9;
+  for (let i = 7; i >= 1; i -= 1) {
+    out[at + 1 + i] = rest % 256;
+    rest = Math.floor(rest / 256);
+  }
+  let x = seed >>> 0 || 0x9e3779b9;
+  for (let p = at + 9; p < total; p += 1) {
+    x = (x ^ (x << 13)) >>> 0;
+    x = (x ^ (x >>> 17)) >>> 0;
+    x = (x ^ (x << 5)) >>> 0;
+    out[p] = x & 0xff;
+  }
+  return out;
+}
+
+/** Six characters standing in for the start of the SDK's session token. */
+function sessionPrefix(): string {
+  return randomBytes(6).toString('base64url').slice(0, 6);
+}
+
+/** The name the SDK's recorder puts in `X-FILENAME`: `<serviceId>.<6 chars><suffix>.ogg`. */
+export function sdkFileName(serviceId: string, token6: string, suffix: string): string {
+  return `${serviceId}.${token6}${suffix}.ogg`;
+}
+
+export interface ClientUploadOptions {
+  /** The project's service ID (first part of the file name). */
+  serviceId: string;
+  /** Size of the generated recording (default 256 KiB, at most 64 MiB). */
+  bytes?: number;
+  /** Media type of the body (default `audio/webm`, as Chromium records). */
+  mime?: ClientRecordingType;
+  /** Filler seed (default random); the same seed and size give the same bytes. */
+  seed?: number;
+  /** Sent as the `Origin` header, as a browser page on that origin would (default: none, like a native client). */
+  origin?: string;
+  /** Overrides the generated `X-FILENAME`. */
+  fileName?: string;
+  signal?: AbortSignal;
+}
+
+export interface ClientUploadResult {
+  /** HTTP status of the answer. */
+  status: number;
+  ok: boolean;
+  /** The `X-FILENAME` that was sent. */
+  fileName: string;
+  bytes: number;
+  /** Hex sha256 of the bytes sent. */
+  sha256: string;
+  /** The answer body (parsed JSON when it is JSON, else text). */
+  response: unknown;
+}
+
+/**
+ * Sends a generated recording to `recordUrl` the way the web SDK does (see the file comment). Resolves with
+ * the answer whatever its status; rejects only when no answer came (connection refused, aborted).
+ */
+export async function uploadClientRecording(recordUrl: string, opts: ClientUploadOptions): Promise<ClientUploadResult> {
+  const url = new URL(recordUrl);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError('recordUrl must be an http(s) URL');
+  const size = opts.bytes ?? DEFAULT_CLIENT_RECORDING_BYTES;
+  if (!Number.isInteger(size) || size < 1 || size > MAX_CLIENT_RECORDING_BYTES) {
+    throw new RangeError(`bytes must be a whole number from 1 to ${MAX_CLIENT_RECORDING_BYTES}`);
+  }
+  const mime = opts.mime ?? 'audio/webm';
+  if (!CLIENT_RECORDING_TYPES.includes(mime))
+    throw new TypeError(`mime must be one of ${CLIENT_RECORDING_TYPES.join(', ')}`);
+  const body = generateWebm(size, opts.seed ?? randomInt(1, 2 ** 32 - 1));
+  const fileName = opts.fileName ?? sdkFileName(opts.serviceId, sessionPrefix(), `-${Date.now()}`);
+  const headers: Record<string, string> = { 'Content-Type': mime, 'X-FILENAME': fileName };
+  if (opts.origin) headers.Origin = opts.origin;
+  const answer = await fetch(url, { method: 'POST', headers, body, signal: opts.signal, redirect: 'manual' });
+  const text = await answer.text();
+  let response: unknown = text;
+  try {
+    response = JSON.parse(text);
+  } catch {
+    // Not JSON: keep the text.
+  }
+  return {
+    status: answer.status,
+    ok: answer.ok,
+    fileName,
+    bytes: body.length,
+    sha256: createHash('sha256').update(body).digest('hex'),
+    response,
+  };
+}
+
+export interface WebClientPageOptions {
+  serviceId: string;
+  /** Prefilled recordUrl (also read from the page's `?recordUrl=` at run time). */
+  recordUrl?: string | null;
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/**
+ * The web client page. Query parameters: `recordUrl`, `bytes`, `mime` (`audio/webm` | `audio/ogg`), `seed`,
+ * `autostart=1` to send at once. Results land in `window.__upload` (`state`, `status`, `sha256`, `bytes`,
+ * `fileName`, `response`, `error`, `events`) and `window.__uploadDone` turns true when it is over.
+ */
+export function webClientPage(opts: WebClientPageOptions, nonce: string): string {
+  const config = JSON.stringify({ serviceId: opts.serviceId, recordUrl: opts.recordUrl ?? null }).replace(
+    /</g,
+    '\\u003c',
+  );
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Sandbox web client · Tally</title>
+<style nonce="${nonce}">
+  body { font: 15px/1.5 system-ui, sans-serif; margin: 2rem auto; max-width: 44rem; padding: 0 1rem; color: #1c1c1e; }
+  label { display: block; margin: .75rem 0 .25rem; font-weight: 600; }
+  input, select { width: 100%; box-sizing: border-box; padding: .4rem; font: inherit; }
+  button { margin-top: 1rem; padding: .5rem 1rem; font: inherit; }
+  ol { font-family: ui-monospace, monospace; font-size: 13px; padding-left: 1.5rem; }
+  .error { color: #b00020; }
+  .ok { color: #1b6e2d; }
+</style>
+</head>
+<body>
+<h1>Sandbox web client</h1>
+<p>Sends a generated recording to a <code>recordUrl</code> the way the web SDK's recorder does: one
+<code>XMLHttpRequest</code> POST with the file as the body and its name in <code>X-FILENAME</code>.</p>
+<form id="form">
+  <label for="recordUrl">recordUrl</label>
+  <input id="recordUrl" name="recordUrl" type="url" required placeholder="https://…/uploads/…" value="${escapeHtml(opts.recordUrl ?? '')}">
+  <label for="bytes">Size (bytes)</label>
+  <input id="bytes" name="bytes" type="number" min="1" max="${MAX_CLIENT_RECORDING_BYTES}" value="${DEFAULT_CLIENT_RECORDING_BYTES}">
+  <label for="mime">Type</label>
+  <select id="mime" name="mime"><option>audio/webm</option><option>audio/ogg</option></select>
+  <button id="send" type="submit">Send a test recording</button>
+</form>
+<p id="status" role="status" aria-live="polite"></p>
+<ol id="events"></ol>
+<script nonce="${nonce}">
+"use strict";
+var CONFIG = ${config};
+${WEBM_GENERATOR_SOURCE}
+(function () {
+  var params = new URLSearchParams(location.search);
+  var form = document.getElementById('form');
+  var statusLine = document.getElementById('status');
+  var list = document.getElementById('events');
+  var urlInput = document.getElementById('recordUrl');
+  var bytesInput = document.getElementById('bytes');
+  var mimeInput = document.getElementById('mime');
+  if (params.get('recordUrl')) urlInput.value = params.get('recordUrl');
+  if (params.get('bytes')) bytesInput.value = params.get('bytes');
+  if (params.get('mime')) mimeInput.value = params.get('mime');
+  var token6 = Math.random().toString(36).slice(2, 8).padEnd(6, '0');
+  var sent = 0;
+  window.__upload = { state: 'idle', events: [] };
+  window.__uploadDone = false;
+
+  function onRecordEvent(e) {
+    window.__upload.events.push(e);
+    var item = document.createElement('li');
+    item.textContent = JSON.stringify(e);
+    list.appendChild(item);
+  }
+  function finish(patch) {
+    Object.assign(window.__upload, patch);
+    statusLine.textContent = patch.state === 'uploaded' ? 'Uploaded as ' + (patch.response && patch.response.fileName) : 'Upload failed: ' + patch.error;
+    statusLine.className = patch.state === 'uploaded' ? 'ok' : 'error';
+    window.__uploadDone = true;
+  }
+  function hex(buffer) {
+    return Array.prototype.map.call(new Uint8Array(buffer), function (b) { return b.toString(16).padStart(2, '0'); }).join('');
+  }
+  function send() {
+    var size = Math.max(1, Math.min(${MAX_CLIENT_RECORDING_BYTES}, Number(bytesInput.value) || ${DEFAULT_CLIENT_RECORDING_BYTES}));
+    var seed = Number(params.get('seed')) || Math.floor(Math.random() * 4294967295) + 1;
+    var mime = mimeInput.value;
+    var data = tallyGenerateWebm(size, seed);
+    var blob = new Blob([data], { type: mime });
+    sent += 1;
+    var id = token6 + '-' + sent;
+    var fileName = CONFIG.serviceId + '.' + token6 + '-' + Date.now() + '.ogg';
+    window.__uploadDone = false;
+    window.__upload = { state: 'sending', events: window.__upload.events, bytes: blob.size, fileName: fileName, mime: mime };
+    statusLine.textContent = 'Sending…';
+    statusLine.className = '';
+    onRecordEvent({ event: 'stop', id: id, size: blob.size, file: fileName });
+    var digest = window.crypto && window.crypto.subtle ? window.crypto.subtle.digest('SHA-256', data).then(hex) : Promise.resolve(null);
+    digest.then(function (sha256) {
+      window.__upload.sha256 = sha256;
+      var xhr = new XMLHttpRequest();
+      xhr.open('POST', urlInput.value, true);
+      xhr.setRequestHeader('X-FILENAME', fileName);
+      xhr.upload.onprogress = function (ev) { onRecordEvent({ event: 'progress', id: id, size: ev.loaded }); };
+      xhr.onload = function () {
+        var response = null;
+        try { response = JSON.parse(xhr.responseText); } catch (err) { response = xhr.responseText; }
+        if (xhr.status >= 200 && xhr.status < 300) {
+          onRecordEvent({ event: 'uploaded', id: id, size: blob.size });
+          finish({ state: 'uploaded', status: xhr.status, response: response });
+        } else {
+          var message = (response && response.error) || ('HTTP ' + xhr.status);
+          onRecordEvent({ event: 'error', id: id, size: blob.size, error: message });
+          finish({ state: 'error', status: xhr.status, response: response, error: message });
+        }
+      };
+      xhr.onerror = function () {
+        // A refused CORS preflight looks exactly like a network error to the page.
+        var message = 'network or CORS error (is this page origin allowed?)';
+        onRecordEvent({ event: 'error', id: id, size: blob.size, error: message });
+        finish({ state: 'error', status: 0, response: null, error: message });
+      };
+      onRecordEvent({ event: 'upload', id: id, size: blob.size });
+      xhr.send(blob);
+    });
+  }
+  form.addEventListener('submit', function (ev) { ev.preventDefault(); send(); });
+  if (params.get('autostart') === '1') send();
+})();
+</script>
+</body>
+</html>
+`;
+}
+
+/**
+ * Answers a request for the page (GET or HEAD) with a strict CSP: only its own inline script and style run,
+ * and it may connect to any http(s) recordUrl.
+ */
+export function sendWebClientPage(req: IncomingMessage, res: ServerResponse, opts: WebClientPageOptions): void {
+  const nonce = randomBytes(16).toString('base64');
+  const url = new URL(req.url ?? '/', 'http://sandbox.invalid');
+  const html = Buffer.from(
+    webClientPage({ ...opts, recordUrl: opts.recordUrl ?? url.searchParams.get('recordUrl') }, nonce),
+  );
+  res.writeHead(200, {
+    'Content-Type': 'text/html; charset=utf-8',
+    'Content-Length': String(html.length),
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+    'Content-Security-Policy': `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src http: https:; form-action 'none'; base-uri 'none'`,
+  });
+  res.end(req.method === 'HEAD' ? undefined : html);
+}
+
+/** What `startSandbox` adds to the control object for the web client. */
+export interface WebClientControl {
+  /** Sends a generated recording to `recordUrl` as the web SDK does (the project's service ID in the name). */
+  uploadClientRecording(recordUrl: string, opts?: Omit<ClientUploadOptions, 'serviceId'>): Promise<ClientUploadResult>;
+}
+
+/** What `startSandbox` adds to the sandbox for the web client. */
+export interface WebClientSandbox {
+  readonly control: SandboxControl & WebClientControl;
+  /** URL of the web client page on the API origin, with `recordUrl` prefilled when given. */
+  webClientUrl(recordUrl?: string): string;
+}
+
+export interface DemoWebClientOptions {
+  /** Size of each generated recording (default 256 KiB). */
+  bytes?: number;
+  /** Sent as the page origin (default none, like a native client, so no origin needs allowing). */
+  origin?: string;
+  /** Called with each upload's answer, or the error when none came. */
+  onResult?: (result: ClientUploadResult | Error, broadcastId: string) => void;
+}
+
+/**
+ * For the demo: every time a sandbox broadcast ends, a viewer's web client sends its recording to the current
+ * recordUrl, so client recordings show up next to the server ones. `recordUrl` is read at each end (null:
+ * uploads are off, nothing is sent). Returns a function that stops it.
+ */
+export function attachDemoWebClient(
+  sandbox: { readonly control: SandboxControl & WebClientControl },
+  recordUrl: () => string | null,
+  opts: DemoWebClientOptions = {},
+): () => void {
+  const onEnd = (broadcast: { id: string }): void => {
+    const url = recordUrl();
+    if (!url) return;
+    sandbox.control.uploadClientRecording(url, { bytes: opts.bytes, origin: opts.origin }).then(
+      (result) => opts.onResult?.(result, broadcast.id),
+      (error: unknown) => opts.onResult?.(error instanceof Error ? error : new Error(String(error)), broadcast.id),
+    );
+  };
+  sandbox.control.events.on('broadcast:end', onEnd);
+  return () => {
+    sandbox.control.events.off('broadcast:end', onEnd);
+  };
+}

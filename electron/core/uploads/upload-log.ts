@@ -1,0 +1,192 @@
+/**
+ * The record of finished web client uploads: an append-only JSON-lines file (`uploads.jsonl` in the state
+ * folder), one line per saved file, fsync'd before the upload is acknowledged, replayed on open. It lets the
+ * Recordings view list client recordings after a restart without scanning folders. A torn last line (a crash
+ * mid-append) is cut off; damaged lines elsewhere are skipped and counted, never fatal.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+
+export const UPLOAD_LOG_FILE = 'uploads.jsonl';
+
+/** One saved upload. */
+export interface UploadRecord {
+  /** Random, unique per upload (also the Recordings view key, prefixed `upload:`). */
+  id: string;
+  /** Absolute path of the saved file. */
+  path: string;
+  /** File name only. */
+  fileName: string;
+  bytes: number;
+  /** Media type essence as received, e.g. `audio/webm` (parameters dropped). */
+  contentType: string;
+  /** Hex sha256 of the saved bytes. */
+  sha256: string;
+  /** The page origin that sent it, or null for clients without an Origin header. */
+  origin: string | null;
+  /** ISO time the upload finished. */
+  receivedAt: string;
+}
+
+export interface UploadLogReplay {
+  records: number;
+  skippedLines: number;
+  truncatedBytes: number;
+}
+
+const recordSchema = z.looseObject({
+  id: z.string().min(1),
+  path: z.string().min(1),
+  fileName: z.string().min(1),
+  bytes: z.number().int().nonnegative(),
+  contentType: z.string(),
+  sha256: z.string(),
+  origin: z.string().nullable(),
+  receivedAt: z.string(),
+});
+const lineSchema = z.object({ v: z.literal(1), upload: recordSchema });
+
+/** A fresh record id (16 hex characters). */
+export function newUploadId(): string {
+  return randomBytes(8).toString('hex');
+}
+
+/** See the file comment. `open`, `append` per finished upload, `list`, `close` on shutdown. */
+export class UploadLog {
+  readonly path: string;
+  readonly replay: UploadLogReplay;
+  readonly #records: UploadRecord[];
+  readonly #file: FileHandle;
+  #chain: Promise<unknown> = Promise.resolve();
+  #closed = false;
+  /** Bytes known complete and durable. */
+  #size: number;
+  /** A failed append may have left a partial line that could not be cut off: start the next one on a new line. */
+  #dirtyTail = false;
+
+  private constructor(path: string, file: FileHandle, size: number, records: UploadRecord[], replay: UploadLogReplay) {
+    this.path = path;
+    this.#file = file;
+    this.#size = size;
+    this.#records = records;
+    this.replay = replay;
+  }
+
+  /** Opens (creating if needed) `dir/uploads.jsonl` and replays it. */
+  static async open(dir: string): Promise<UploadLog> {
+    await mkdir(dir, { recursive: true });
+    const path = join(dir, UPLOAD_LOG_FILE);
+    let content = Buffer.alloc(0);
+    try {
+      content = await readFile(path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    const lastNewline = content.lastIndexOf(0x0a);
+    const complete = content.subarray(0, lastNewline + 1);
+    const tail = content.subarray(lastNewline + 1);
+    const records: UploadRecord[] = [];
+    const seen = new Set<string>();
+    const replay: UploadLogReplay = { records: 0, skippedLines: 0, truncatedBytes: 0 };
+    const keep = (record: UploadRecord | null): boolean => {
+      if (!record) return false;
+      if (!seen.has(record.id)) {
+        seen.add(record.id);
+        records.push(record);
+      }
+      return true;
+    };
+    for (const text of complete.toString('utf8').split('\n')) {
+      if (text.trim() === '') continue;
+      if (!keep(parseLine(text))) replay.skippedLines += 1;
+    }
+    const file = await open(path, 'a', 0o600);
+    let size = complete.length;
+    try {
+      if (tail.length > 0) {
+        if (keep(parseLine(tail.toString('utf8')))) {
+          // Written whole but the newline never made it: it may have been acknowledged, so keep it.
+          await file.write('\n');
+          size = content.length + 1;
+        } else {
+          await file.truncate(complete.length);
+          replay.truncatedBytes = tail.length;
+        }
+        await file.datasync();
+      }
+      if (content.length === 0) await syncDir(dir);
+    } catch (error) {
+      await file.close();
+      throw error;
+    }
+    replay.records = records.length;
+    return new UploadLog(path, file, size, records, replay);
+  }
+
+  /** Every recorded upload, oldest first (copies). */
+  list(): UploadRecord[] {
+    return this.#records.map((r) => ({ ...r }));
+  }
+
+  /** The record with this id, if any. */
+  get(id: string): UploadRecord | undefined {
+    const record = this.#records.find((r) => r.id === id);
+    return record ? { ...record } : undefined;
+  }
+
+  /** Appends one record and resolves once it is on disk. Appends are serialised. */
+  append(record: UploadRecord): Promise<void> {
+    const run = this.#chain.then(async () => {
+      if (this.#closed) throw new Error('The upload log is closed.');
+      const line = Buffer.from(`${this.#dirtyTail ? '\n' : ''}${JSON.stringify({ v: 1, upload: record })}\n`);
+      try {
+        await this.#file.write(line);
+        await this.#file.datasync();
+      } catch (error) {
+        // Cut off whatever part of the line made it, so the next append does not glue onto it.
+        await this.#file.truncate(this.#size).then(
+          () => (this.#dirtyTail = false),
+          () => (this.#dirtyTail = true),
+        );
+        throw error;
+      }
+      this.#size += line.length;
+      this.#dirtyTail = false;
+      this.#records.push({ ...record });
+    });
+    this.#chain = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Waits for pending appends, then closes the file. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    await this.#chain;
+    this.#closed = true;
+    await this.#file.close();
+  }
+}
+
+async function syncDir(dir: string): Promise<void> {
+  if (process.platform === 'win32') return;
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+function parseLine(text: string): UploadRecord | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const result = lineSchema.safeParse(value);
+  return result.success ? (result.data.upload as UploadRecord) : null;
+}

@@ -1,0 +1,587 @@
+/**
+ * Web client uploads: `POST /uploads/<uploads token>` on the webhook receiver takes a finished recording from
+ * the web SDK (raw body, name in `X-FILENAME`, the way its recorder sends it) or from any other client as
+ * `multipart/form-data` with one file part, and saves it under `<recordings>/<client subfolder>/`.
+ *
+ * Who may upload: the unguessable token in the path is the authentication. A browser page must also come from
+ * an origin the producer allowed (CORS, see cors.ts): a request with a foreign `Origin` is refused before its
+ * body is read. A request without `Origin` is not a cross-origin browser request (curl, a server, a native
+ * app) and is accepted, because holding the token is what counts; refusing it would protect nothing, since
+ * such clients can send any Origin they like.
+ *
+ * How it is saved: streamed to a hidden `.part` file in the target folder (memory stays flat for any size),
+ * hashed on the way, fsync'd, then hard-linked to a free final name (never overwriting: `name (2).webm`...)
+ * so a final name only ever appears with complete content. A dropped connection, a size cap hit mid-stream or a
+ * full disk removes the part: unlike downloads, an upload cannot be resumed, so a partial file is useless.
+ */
+import { createHash } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { link, mkdir, open, readdir, rename, rm } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import path from 'node:path';
+import { ensureFreeSpace, isNoSpaceError, type StatfsFunction } from '../download/disk.js';
+import { DiskFullError, formatBytes } from '../download/errors.js';
+import { chooseFreeName, resolveInside, safeFileName, sanitizeExt } from '../recordings/filename.js';
+import type { RouteHandler, RouteInfo } from '../webhook/receiver.js';
+import { checkOrigin, corsHeaders, preflightHeaders } from './cors.js';
+import { acceptedTypesText, extensionFor, parseMediaType, type MediaType } from './media-type.js';
+import { MultipartError, multipartBoundary, readMultipartFile } from './multipart.js';
+import { newUploadId, type UploadLog, type UploadRecord } from './upload-log.js';
+
+export const UPLOADS_ROUTE = 'uploads';
+export const DEFAULT_UPLOAD_SUBFOLDER = 'client';
+export const DEFAULT_UPLOAD_MAX_BYTES = 2 * 1024 ** 3;
+/** Room for multipart headers and boundaries on top of the file size cap. */
+export const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
+const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
+/** After a refusal mid-body, this much of the rest is read and dropped so the client can read the answer. */
+const DRAIN_MAX_BYTES = 16 * 1024 * 1024;
+const DRAIN_MAX_MS = 5_000;
+/** Writes are batched to about this size: fewer system calls, memory still bounded. */
+const WRITE_BATCH_BYTES = 1024 * 1024;
+const PART_PREFIX = '.upload-';
+const PART_SUFFIX = '.part';
+const MAX_NUMBERED = 9999;
+
+/** The part of a FileHandle the route writes through; `wrapPart` may replace it (test seam for a full disk). */
+export interface PartFile {
+  writev(buffers: Buffer[]): Promise<{ bytesWritten: number }>;
+  sync(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface UploadRouteOptions {
+  /** The recordings folder; uploads land in `<folder>/<subfolder>`. */
+  folder: string;
+  /** A single folder name (default `client`). */
+  subfolder?: string;
+  /** Largest accepted file in bytes (default 2 GiB). */
+  maxBytes?: number;
+  /** Page origins allowed to upload from a browser; read on every request so settings apply at once. */
+  allowedOrigins: () => readonly string[];
+  /** Durable record of finished uploads; when given, a file is acknowledged only once it is logged. */
+  log?: UploadLog | null;
+  /** A connection sending nothing for this long is cut off (default 60 s). */
+  idleTimeoutMs?: number;
+  now?: () => Date;
+  /** Test seam for free-space checks. */
+  statfs?: StatfsFunction;
+  /** Test seam: wraps the part file (e.g. to fail with ENOSPC after some bytes). */
+  wrapPart?: (file: PartFile) => PartFile;
+}
+
+/** A saved upload (the `uploaded` event). */
+export interface UploadedEvent extends UploadRecord {
+  /** How it came: the raw body (web SDK) or a multipart form. */
+  via: 'raw' | 'multipart';
+  /** Set when the file is saved but could not be written to the upload log. */
+  warning?: string;
+}
+
+/** A refused or failed upload, for the activity log. Never carries the token. */
+export interface UploadRejection {
+  status: number;
+  reason: string;
+  origin: string | null;
+  remoteAddress: string;
+}
+
+interface UploadRouteEvents {
+  uploaded: [event: UploadedEvent];
+  rejected: [rejection: UploadRejection];
+}
+
+/** An answer decided before or during the body (status + message for `{error}`). */
+class Refusal extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+/** The client went away (or stalled past the idle timeout): nobody to answer. */
+class ClientGone extends Error {}
+
+interface RequestContext {
+  req: IncomingMessage;
+  res: ServerResponse;
+  origin: string | null;
+  cors: Record<string, string>;
+  remoteAddress: string;
+  /** Content-Length when sent and valid. */
+  declared: number | null;
+}
+
+/**
+ * Decodes an `X-FILENAME` value. Header values reach Node as Latin-1 characters, so a client that sent raw
+ * UTF-8 bytes is read back as UTF-8; a value with valid `%XX` escapes (what a page must do for non-ASCII
+ * names, since XMLHttpRequest refuses them in headers) is percent-decoded. Anything else is taken as is.
+ */
+export function decodeHeaderFileName(value: string | string[] | undefined): string | null {
+  if (value === undefined) return null;
+  let text = Array.isArray(value) ? (value[0] ?? '') : value;
+  if (/[\u0080-\u00ff]/.test(text)) {
+    const bytes = Buffer.from(text, 'latin1');
+    const utf8 = bytes.toString('utf8');
+    if (Buffer.from(utf8, 'utf8').equals(bytes)) text = utf8;
+  }
+  if (/%[0-9A-Fa-f]{2}/.test(text)) {
+    try {
+      text = decodeURIComponent(text);
+    } catch {
+      // Not valid percent-encoding: a literal `%` in a name.
+    }
+  }
+  text = text.trim();
+  return text === '' ? null : text;
+}
+
+/**
+ * The base name (no extension) a client's file name is saved under: its last extension dropped (the real one
+ * comes from the content type), then sanitised exactly like a channel ID. `fallback` when there is no name.
+ */
+export function uploadBaseName(clientName: string | null, fallback: string): string {
+  if (clientName === null) return fallback;
+  const dot = clientName.lastIndexOf('.');
+  const stem = dot > 0 && sanitizeExt(clientName.slice(dot)) !== '' ? clientName.slice(0, dot) : clientName;
+  return safeFileName(stem);
+}
+
+function defaultBaseName(when: Date): string {
+  const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
+  const date = `${pad(when.getFullYear(), 4)}-${pad(when.getMonth() + 1)}-${pad(when.getDate())}`;
+  const time = `${pad(when.getHours())}${pad(when.getMinutes())}${pad(when.getSeconds())}`;
+  return `upload-${date}_${time}`;
+}
+
+/** Handles `/uploads/<token>`; see the file comment. Mount with `mountUploads`. */
+export class UploadRoute extends EventEmitter<UploadRouteEvents> {
+  /** Absolute folder the files land in. */
+  readonly dir: string;
+  readonly maxBytes: number;
+  readonly #opts: UploadRouteOptions;
+  readonly #now: () => Date;
+  readonly #idleMs: number;
+
+  constructor(opts: UploadRouteOptions) {
+    super();
+    this.#opts = opts;
+    this.dir = resolveInside(opts.folder, opts.subfolder ?? DEFAULT_UPLOAD_SUBFOLDER);
+    const max = opts.maxBytes ?? DEFAULT_UPLOAD_MAX_BYTES;
+    if (!Number.isSafeInteger(max) || max < 1) throw new RangeError('maxBytes must be a positive whole number.');
+    this.maxBytes = max;
+    this.#now = opts.now ?? (() => new Date());
+    this.#idleMs = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  }
+
+  /** The receiver route handler (bound). */
+  readonly handle: RouteHandler = (req, res, info) => this.#handle(req, res, info);
+
+  /** Removes part files a crash or a kill left behind (an upload can never resume). Best effort. */
+  async removeStaleParts(): Promise<number> {
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch {
+      return 0;
+    }
+    const stale = names.filter((n) => n.startsWith(PART_PREFIX) && n.endsWith(PART_SUFFIX));
+    await Promise.all(stale.map((n) => rm(path.join(this.dir, n), { force: true }).catch(() => undefined)));
+    return stale.length;
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse, info: RouteInfo): Promise<void> {
+    const verdict = checkOrigin(req.headers.origin, this.#opts.allowedOrigins());
+    const ctx: RequestContext = {
+      req,
+      res,
+      origin: verdict.kind === 'none' ? null : verdict.origin,
+      cors: verdict.kind === 'allowed' ? corsHeaders(verdict.origin) : {},
+      remoteAddress: info.remoteAddress,
+      declared: declaredLength(req),
+    };
+    try {
+      if (info.subpath !== '') throw new Refusal(404, 'unknown path');
+      const method = req.method ?? '';
+      if (method === 'OPTIONS') {
+        if (verdict.kind !== 'allowed') {
+          throw new Refusal(403, verdict.kind === 'refused' ? verdict.message : 'A preflight needs an Origin header.');
+        }
+        const privateNetwork = req.headers['access-control-request-private-network'] === 'true';
+        res.writeHead(204, { ...preflightHeaders(verdict.origin, privateNetwork), 'Content-Length': '0' });
+        res.end();
+        return;
+      }
+      if (method !== 'POST') {
+        throw new Refusal(405, `method ${method.slice(0, 16)} not allowed; upload with POST`, {
+          Allow: 'POST, OPTIONS',
+        });
+      }
+      if (verdict.kind === 'refused') throw new Refusal(403, verdict.message);
+      await this.#upload(ctx);
+    } catch (error) {
+      if (error instanceof ClientGone) {
+        this.#rejected(ctx, 499, error.message);
+        res.destroy();
+        return;
+      }
+      if (!(error instanceof Refusal)) throw error;
+      // A stranger's body is never read; a listed client's is drained a little so it can read why.
+      await this.#answer(ctx, error.status, { error: error.message }, error.headers, verdict.kind !== 'refused');
+      this.#rejected(ctx, error.status, error.message);
+    }
+  }
+
+  async #upload(ctx: RequestContext): Promise<void> {
+    const { req } = ctx;
+    const type = parseMediaType(req.headers['content-type']);
+    const boundary = multipartBoundary(type);
+    if (type?.essence === 'multipart/form-data' && boundary === null) {
+      throw new Refusal(400, 'The multipart Content-Type has no valid boundary.');
+    }
+    if (boundary === null && extensionFor(type) === null) throw unsupported(type);
+    const bodyLimit = this.maxBytes + (boundary !== null ? MULTIPART_OVERHEAD_BYTES : 0);
+    if (ctx.declared !== null && ctx.declared > bodyLimit) throw this.#tooLarge();
+    if (ctx.declared === 0) throw new Refusal(400, 'The upload is empty.');
+    await mkdir(this.dir, { recursive: true });
+    if (ctx.declared !== null) {
+      try {
+        await ensureFreeSpace(this.dir, ctx.declared, this.#opts.statfs);
+      } catch (error) {
+        if (error instanceof DiskFullError) throw diskFull(this.dir, ctx.declared, error.availableBytes);
+        throw error;
+      }
+    }
+
+    const body = this.#body(req, bodyLimit);
+    const partPath = path.join(this.dir, `${PART_PREFIX}${newUploadId()}${PART_SUFFIX}`);
+    const raw = await open(partPath, 'wx');
+    const file = this.#opts.wrapPart ? this.#opts.wrapPart(raw) : raw;
+    let closed = false;
+    let published = false;
+    try {
+      const writer = new BatchWriter(file);
+      let clientName: string | null;
+      let mediaType: MediaType;
+      let bytes = 0;
+      const onData = async (chunk: Buffer): Promise<void> => {
+        bytes += chunk.length;
+        if (bytes > this.maxBytes) throw this.#tooLarge();
+        await writer.add(chunk);
+      };
+      if (boundary !== null) {
+        let fileType: MediaType | null = null;
+        clientName = null;
+        for await (const event of readMultipartFile(body, boundary)) {
+          if (event.type === 'file') {
+            if (extensionFor(event.part.contentType) === null) throw unsupported(event.part.contentType, 'file part');
+            fileType = event.part.contentType;
+            clientName = event.part.fileName !== null && event.part.fileName.trim() !== '' ? event.part.fileName : null;
+          } else await onData(event.chunk);
+        }
+        clientName ??= decodeHeaderFileName(req.headers['x-filename']);
+        mediaType = fileType as MediaType;
+      } else {
+        for await (const chunk of body) await onData(chunk);
+        clientName = decodeHeaderFileName(req.headers['x-filename']);
+        mediaType = type as MediaType;
+      }
+      if (!req.complete) throw new ClientGone('the connection closed before the upload ended');
+      await writer.flush();
+      if (bytes === 0) throw new Refusal(400, 'The upload is empty.');
+      await file.sync();
+      closed = true;
+      await file.close();
+
+      const receivedAt = this.#now();
+      const ext = extensionFor(mediaType) ?? '';
+      const base = uploadBaseName(clientName, defaultBaseName(receivedAt));
+      const finalPath = await publish(partPath, this.dir, base, ext);
+      published = true;
+      await syncDir(this.dir);
+      const record: UploadRecord = {
+        id: newUploadId(),
+        path: finalPath,
+        fileName: path.basename(finalPath),
+        bytes,
+        contentType: mediaType.essence,
+        sha256: writer.sha256(),
+        origin: ctx.origin,
+        receivedAt: receivedAt.toISOString(),
+      };
+      let warning: string | undefined;
+      try {
+        await this.#opts.log?.append(record);
+      } catch (error) {
+        // The file itself is complete and durable: refusing now would only make the client send it again.
+        warning = `Saved, but not added to the upload list (${(error as Error).message}); it will not be listed after a restart.`;
+      }
+      await this.#answer(ctx, 201, { ok: true, fileName: record.fileName, bytes, sha256: record.sha256 }, {}, false);
+      this.emit('uploaded', {
+        ...record,
+        via: boundary !== null ? 'multipart' : 'raw',
+        ...(warning ? { warning } : {}),
+      });
+    } catch (error) {
+      throw this.#classify(error, ctx);
+    } finally {
+      if (!closed) await file.close().catch(() => undefined);
+      if (!published) await rm(partPath, { force: true }).catch(() => undefined);
+    }
+  }
+
+  /** Maps what went wrong while streaming to an answer (or to ClientGone). */
+  #classify(error: unknown, ctx: RequestContext): unknown {
+    if (error instanceof Refusal || error instanceof ClientGone) return error;
+    if (error instanceof MultipartError) return new Refusal(400, error.message);
+    if (isNoSpaceError(error)) return diskFull(this.dir, ctx.declared, null);
+    if (ctx.req.destroyed && !ctx.req.complete) return new ClientGone('the connection closed before the upload ended');
+    const code = (error as NodeJS.ErrnoException | null)?.code;
+    if (code === 'ECONNRESET' || code === 'ERR_STREAM_PREMATURE_CLOSE') {
+      return new ClientGone('the connection closed before the upload ended');
+    }
+    return error;
+  }
+
+  #tooLarge(): Refusal {
+    return new Refusal(413, `The recording is larger than the ${formatBytes(this.maxBytes)} upload limit.`);
+  }
+
+  /**
+   * The request body as chunks, with the body cap and the idle timeout enforced. Iterating it never destroys
+   * the request, so an answer can still be sent after a refusal.
+   */
+  async *#body(req: IncomingMessage, limit: number): AsyncGenerator<Buffer, void, undefined> {
+    let seen = 0;
+    let timer: NodeJS.Timeout | undefined;
+    let idle = false;
+    const arm = (): void => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        idle = true;
+        req.destroy();
+      }, this.#idleMs);
+    };
+    arm();
+    try {
+      for await (const chunk of req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
+        arm();
+        seen += chunk.length;
+        if (seen > limit) throw this.#tooLarge();
+        yield chunk;
+      }
+    } catch (error) {
+      if (idle) throw new ClientGone(`nothing received for ${Math.round(this.#idleMs / 1000)} s`);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async #answer(
+    ctx: RequestContext,
+    status: number,
+    body: unknown,
+    headers: Record<string, string>,
+    drainFirst: boolean,
+  ): Promise<void> {
+    const { req, res } = ctx;
+    if (res.headersSent || res.destroyed) return;
+    let complete = req.complete;
+    if (!complete && drainFirst) {
+      const remaining = ctx.declared === null ? null : ctx.declared - req.socket.bytesRead;
+      if (remaining === null || remaining <= DRAIN_MAX_BYTES) complete = await drain(req);
+    }
+    if (res.destroyed) return;
+    const text = JSON.stringify(body);
+    res.statusCode = status;
+    for (const [name, value] of Object.entries({ ...headers, ...ctx.cors })) res.setHeader(name, value);
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('Content-Length', Buffer.byteLength(text));
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    // An unread rest of the body is not worth reading: close the connection after the answer.
+    if (!complete) res.setHeader('Connection', 'close');
+    res.end(text);
+  }
+
+  #rejected(ctx: RequestContext, status: number, reason: string): void {
+    this.emit('rejected', { status, reason, origin: ctx.origin, remoteAddress: ctx.remoteAddress });
+  }
+}
+
+/** Content-Length as a number, or null when absent or not a plain non-negative integer. */
+function declaredLength(req: IncomingMessage): number | null {
+  const header = req.headers['content-length'];
+  if (header === undefined || !/^\d{1,16}$/.test(header)) return null;
+  return Number(header);
+}
+
+function unsupported(type: MediaType | null, what = 'upload'): Refusal {
+  const got = type ? type.essence : 'no Content-Type';
+  return new Refusal(
+    415,
+    `Unsupported ${what} type (${got.slice(0, 100)}): send ${acceptedTypesText()}, or multipart/form-data with one such file.`,
+  );
+}
+
+function diskFull(dir: string, needed: number | null, available: number | null): Refusal {
+  const detail =
+    needed !== null && available !== null ? ` (${formatBytes(needed)} needed, ${formatBytes(available)} free)` : '';
+  return new Refusal(507, `The disk is full: free space in ${dir}${detail}; the upload was not saved, send it again.`);
+}
+
+/**
+ * Reads and drops the rest of a request (bounded in bytes and time) so the client finishes sending and can
+ * read the answer. Resolves true when the request ended.
+ */
+function drain(req: IncomingMessage): Promise<boolean> {
+  if (req.complete) return Promise.resolve(true);
+  if (req.destroyed) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    let seen = 0;
+    const finish = (ended: boolean): void => {
+      clearTimeout(timer);
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('close', onClose);
+      req.off('error', onError);
+      if (!ended) req.pause();
+      resolve(ended);
+    };
+    const onData = (chunk: Buffer): void => {
+      seen += chunk.length;
+      if (seen > DRAIN_MAX_BYTES) finish(false);
+    };
+    const onEnd = (): void => finish(true);
+    const onClose = (): void => finish(req.complete);
+    const onError = (): void => finish(false);
+    const timer = setTimeout(() => finish(false), DRAIN_MAX_MS);
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('close', onClose);
+    req.on('error', onError);
+    req.resume();
+  });
+}
+
+/**
+ * Writes chunks in batches of about 1 MiB with one write in flight while the next batch fills, hashing on
+ * the way. Memory is bounded by two batches whatever the upload size.
+ */
+class BatchWriter {
+  readonly #file: PartFile;
+  readonly #hash = createHash('sha256');
+  #batch: Buffer[] = [];
+  #batchBytes = 0;
+  #inFlight: Promise<void> | null = null;
+
+  constructor(file: PartFile) {
+    this.#file = file;
+  }
+
+  async add(chunk: Buffer): Promise<void> {
+    this.#hash.update(chunk);
+    this.#batch.push(chunk);
+    this.#batchBytes += chunk.length;
+    if (this.#batchBytes >= WRITE_BATCH_BYTES) await this.#start();
+  }
+
+  async flush(): Promise<void> {
+    await this.#start();
+    await this.#inFlight;
+  }
+
+  sha256(): string {
+    return this.#hash.digest('hex');
+  }
+
+  async #start(): Promise<void> {
+    if (this.#inFlight) await this.#inFlight;
+    this.#inFlight = null;
+    if (this.#batchBytes === 0) return;
+    const buffers = this.#batch;
+    this.#batch = [];
+    this.#batchBytes = 0;
+    const pending = writeAll(this.#file, buffers);
+    // Observed on the next add/flush; this keeps a failure from being an unhandled rejection meanwhile.
+    pending.catch(() => undefined);
+    this.#inFlight = pending;
+  }
+}
+
+async function writeAll(file: PartFile, buffers: Buffer[]): Promise<void> {
+  let rest = buffers;
+  while (rest.length > 0) {
+    const { bytesWritten } = await file.writev(rest);
+    let skip = bytesWritten;
+    const next: Buffer[] = [];
+    for (const buffer of rest) {
+      if (skip >= buffer.length) {
+        skip -= buffer.length;
+        continue;
+      }
+      next.push(skip > 0 ? buffer.subarray(skip) : buffer);
+      skip = 0;
+    }
+    if (bytesWritten === 0 && next.length > 0)
+      throw Object.assign(new Error('write made no progress'), { code: 'EIO' });
+    rest = next;
+  }
+}
+
+/**
+ * Gives the finished part its final name: `base.ext`, else `base (2).ext`... A hard link fails when the name
+ * exists, so nothing is ever overwritten and no empty placeholder is left by a crash. File systems without
+ * hard links (FAT, some network shares) fall back to an O_EXCL reservation and a rename.
+ */
+async function publish(partPath: string, dir: string, base: string, ext: string): Promise<string> {
+  const safeExt = sanitizeExt(ext);
+  for (let n = 1; n <= MAX_NUMBERED; n += 1) {
+    const name = n === 1 ? `${base}${safeExt}` : `${base} (${n})${safeExt}`;
+    const candidate = resolveInside(dir, name);
+    try {
+      await link(partPath, candidate);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') continue;
+      if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'ENOSYS' || code === 'EXDEV') {
+        const reserved = await chooseFreeName(dir, base, safeExt);
+        await rename(partPath, reserved.path);
+        return reserved.path;
+      }
+      throw error;
+    }
+    await rm(partPath, { force: true });
+    return candidate;
+  }
+  throw new Refusal(409, `More than ${MAX_NUMBERED} uploads named "${base}${safeExt}" already exist.`);
+}
+
+async function syncDir(dir: string): Promise<void> {
+  if (process.platform === 'win32') return;
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Creates the upload route and mounts it on `receiver` as `/uploads/<uploads token>`; stale part files of an
+ * earlier run are removed. The route's events: `uploaded` (a file is saved, logged and acknowledged) and
+ * `rejected` (refused or failed, with the status and reason for the activity log).
+ */
+export async function mountUploads(
+  receiver: { addRoute(prefix: string, tokenName: string, handler: RouteHandler): Promise<void> },
+  opts: UploadRouteOptions,
+): Promise<UploadRoute> {
+  const route = new UploadRoute(opts);
+  await route.removeStaleParts();
+  await receiver.addRoute(UPLOADS_ROUTE, UPLOADS_ROUTE, route.handle);
+  return route;
+}

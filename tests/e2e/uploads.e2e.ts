@@ -1,0 +1,118 @@
+/**
+ * Web client uploads end to end in Debian's Chromium: the sandbox's web client page, served from an allowed
+ * origin, sends a generated WebM with XMLHttpRequest exactly as the web SDK does (CORS preflight included), and
+ * the receiver saves the same bytes under client/. The same page from another origin is refused by CORS.
+ */
+import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DownloadOriginPolicy } from '../../electron/core/net/url-policy.js';
+import { startSandbox } from '../../electron/core/sandbox/index.js';
+import { generateWebm, sendWebClientPage } from '../../electron/core/sandbox/web-client.js';
+import { mountUploads, type UploadRejection, type UploadRoute } from '../../electron/core/uploads/upload-route.js';
+import { WebhookReceiver } from '../../electron/core/webhook/receiver.js';
+import { TokenStore } from '../../electron/core/webhook/token.js';
+import { launchChromium } from './browser.js';
+
+interface PageResult {
+  state: string;
+  status: number;
+  sha256: string | null;
+  bytes: number;
+  fileName: string;
+  response: { fileName?: string; bytes?: number; sha256?: string; error?: string } | null;
+  error?: string;
+  events: { event: string }[];
+}
+
+/** The page's globals (this file is type-checked without the DOM library). */
+interface PageGlobals {
+  __upload: PageResult;
+  __uploadDone: boolean;
+}
+
+let dir: string;
+let browser: Browser;
+let sandbox: Awaited<ReturnType<typeof startSandbox>>;
+let receiver: WebhookReceiver;
+let route: UploadRoute;
+let recordUrl: string;
+let otherOrigin: Server;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'tally-uploads-e2e-'));
+  sandbox = await startSandbox();
+  receiver = new WebhookReceiver({
+    inbox: { add: () => Promise.reject(new Error('no webhooks here')) },
+    policy: new DownloadOriginPolicy([sandbox.downloadOrigin]),
+    tokens: await TokenStore.open(join(dir, 'state')),
+  });
+  // Exactly the sandbox API origin, where the web client page lives.
+  route = await mountUploads(receiver, { folder: join(dir, 'recordings'), allowedOrigins: () => [sandbox.apiUrl] });
+  await receiver.start();
+  recordUrl = `${receiver.origin}${receiver.routePath('uploads')}`;
+  // The same page on a second origin that nobody allowed.
+  otherOrigin = createServer((req, res) => sendWebClientPage(req, res, { serviceId: 'sandbox-service' }));
+  otherOrigin.listen(0, '127.0.0.1');
+  await once(otherOrigin, 'listening');
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  otherOrigin?.close();
+  await receiver?.stop(1000);
+  await sandbox?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function runPage(url: string): Promise<PageResult> {
+  const page = await browser.newPage();
+  try {
+    await page.goto(url);
+    await page.waitForFunction(() => (globalThis as unknown as PageGlobals).__uploadDone === true);
+    return await page.evaluate(() => (globalThis as unknown as PageGlobals).__upload);
+  } finally {
+    await page.close();
+  }
+}
+
+const clientDir = (): string => join(dir, 'recordings', 'client');
+
+describe('web client uploads in Chromium', () => {
+  it('saves what a page on an allowed origin sends with XMLHttpRequest, byte for byte', async () => {
+    const result = await runPage(`${sandbox.webClientUrl(recordUrl)}&bytes=300000&seed=5&autostart=1`);
+    expect(result.state).toBe('uploaded');
+    expect(result.status).toBe(201);
+    expect(result.events.map((e) => e.event)).toEqual(expect.arrayContaining(['stop', 'upload', 'uploaded']));
+    expect(result.fileName).toMatch(/^sandbox-service\.[a-z0-9]{6}-\d+\.ogg$/);
+
+    const saved = result.response?.fileName ?? '';
+    expect(saved).toBe(result.fileName.replace(/\.ogg$/, '.webm'));
+    const bytes = await readFile(join(clientDir(), saved));
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    expect(bytes.length).toBe(300_000);
+    expect(sha256).toBe(result.sha256);
+    // The page built exactly what the Node generator builds: nothing was altered on the way.
+    expect(sha256).toBe(createHash('sha256').update(generateWebm(300_000, 5)).digest('hex'));
+  });
+
+  it('refuses the same page from an origin that is not allowed: CORS error in the page, no file', async () => {
+    const before = await readdir(clientDir());
+    const rejected = new Promise<UploadRejection>((resolve) => route.once('rejected', resolve));
+    const port = (otherOrigin.address() as { port: number }).port;
+    const result = await runPage(
+      `http://127.0.0.1:${port}/?recordUrl=${encodeURIComponent(recordUrl)}&bytes=5000&autostart=1`,
+    );
+    expect(result.state).toBe('error');
+    expect(result.status).toBe(0);
+    expect(result.error).toMatch(/CORS/);
+    expect(await rejected).toMatchObject({ status: 403, origin: `http://127.0.0.1:${port}` });
+    expect(await readdir(clientDir())).toEqual(before);
+  });
+});
