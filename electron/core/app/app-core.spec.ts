@@ -42,6 +42,8 @@ async function makeCore(home: string, extra: Partial<AppCoreOptions> = {}): Prom
     sandboxOptions: { timeFactor: 1, searchIndexDelayMs: 0, seed: 11 },
     pollIntervalMs: 40,
     pipelineOverrides: { retryBaseMs: 20 },
+    // The demo's web client uploads on every broadcast end; only the test about it turns it on.
+    demoWebClient: false,
     ...extra,
   });
   cleanups.push(() => core.stop());
@@ -168,6 +170,25 @@ describe('AppCore in demo mode', () => {
     // No native shell here: reveal and open say so instead of failing.
     expect(await core.handlers['recordings:reveal'](view.key)).toEqual({ ok: false });
     expect((await core.handlers['recordings:gaps']()).missing).toEqual([]);
+  });
+
+  it("receives the demo web client's audio upload as a client recording and shows its recordUrl", async () => {
+    const home = await tempHome();
+    const core = await makeCore(home, { demoWebClient: true });
+    await core.start();
+    const sandbox = sandboxOf(core);
+    const tunnel = await core.handlers['tunnel:status']();
+    expect(tunnel.uploadUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/uploads\/[A-Za-z0-9_-]{22,}$/);
+
+    const uploaded = next(core, 'recordings:changed', (v) => v.source === 'client' && v.state === 'saved');
+    sandbox.control.startBroadcast({ id: 'client-1', record: false });
+    await sandbox.control.endBroadcast('client-1');
+    const view = await uploaded;
+    expect(view.fileName).toMatch(/\.webm$/);
+    const listed = await core.handlers['recordings:list']();
+    expect(listed.filter((r) => r.source === 'client')).toEqual([view]);
+    const onDisk = await readFile(join(home, 'recordings', 'client', view.fileName as string));
+    expect(onDisk.byteLength).toBe(view.bytes);
   });
 
   it('reveals saved recordings through the platform hooks only', async () => {

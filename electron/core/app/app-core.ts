@@ -45,7 +45,7 @@ import {
   type Settings,
   type SettingsStore,
 } from '../settings.js';
-import { demoRecordingsDir, demoStateDir, startDemoSandbox } from './demo.js';
+import { demoRecordingsDir, demoStateDir, startDemoSandbox, type DemoSandbox } from './demo.js';
 import { LivePoller } from './live-poller.js';
 import {
   ProgressThrottle,
@@ -78,6 +78,8 @@ export interface AppCoreOptions {
   settingsBackend?: SettingsBackendFactory;
   /** Tests: options of the demo sandbox (timeFactor, seed, searchIndexDelayMs...). */
   sandboxOptions?: SandboxOptions;
+  /** Demo mode: let the sandbox's web client upload a client recording whenever a broadcast ends (default on). */
+  demoWebClient?: boolean;
   /** Tests: the live poll interval, instead of the pollIntervalSec setting. */
   pollIntervalMs?: number;
   /** Tests: pipeline options such as retryBaseMs or ngrokSdk. */
@@ -183,7 +185,8 @@ class Core implements TallyAppCore {
   /** Demo mode was forced by the shell and not yet left by entering credentials. */
   #forceDemo: boolean;
   #demo = false;
-  #sandbox: Sandbox | null = null;
+  #sandbox: DemoSandbox | null = null;
+  #detachWebClient: (() => void) | null = null;
   #api: ChannelApi | null = null;
   #apiCredentials: Credentials | null = null;
   #apiKey: string | null = null;
@@ -699,7 +702,8 @@ class Core implements TallyAppCore {
       this.#sandbox && this.#demo
         ? localUrl !== null && this.#sandbox.control.webhookUrl === localUrl
         : status.registered;
-    return { ...status, localUrl, registered, message };
+    const uploadUrl = status.uploadUrl ?? pipeline.ready().localUploadUrl;
+    return { ...status, localUrl, uploadUrl, registered, message };
   }
 
   async #registerWebhook(): Promise<TunnelStatus> {
@@ -755,6 +759,15 @@ class Core implements TallyAppCore {
       this.#emit('channels:live', []);
       if (demo) {
         this.#sandbox = await startDemoSandbox(this.#opts.home, this.#opts.sandboxOptions);
+        // The demo also shows client recordings: the sandbox's web client uploads one like the web SDK
+        // does whenever a broadcast ends, from its own page origin (which demo mode allows).
+        if (this.#opts.demoWebClient !== false) {
+          const { attachDemoWebClient } = await import('../sandbox/index.js');
+          const sandbox = this.#sandbox;
+          this.#detachWebClient = attachDemoWebClient(sandbox, () => this.#pipeline?.ready().localUploadUrl ?? null, {
+            origin: sandbox.apiUrl,
+          });
+        }
         this.#log('demo mode: the embedded sandbox is running');
       }
     }
@@ -848,6 +861,15 @@ class Core implements TallyAppCore {
       projectScope: scope,
       concurrency: settings.concurrency,
       fileNameTemplate: settings.fileNameTemplate,
+      uploads: {
+        subfolder: settings.clientUploadsSubfolder,
+        maxBytes: settings.uploadMaxBytes,
+        // Read on every request, so a changed origin list applies without restarting the receiver.
+        allowedOrigins: () => {
+          const current = this.#settings.get().uploadOrigins;
+          return demo && this.#sandbox ? [...current, this.#sandbox.apiUrl] : current;
+        },
+      },
       ...this.#opts.pipelineOverrides,
     };
     const key = JSON.stringify({
@@ -861,6 +883,7 @@ class Core implements TallyAppCore {
       hasApi,
       scope,
       template: spec.fileNameTemplate,
+      uploads: [settings.clientUploadsSubfolder, settings.uploadMaxBytes],
       sandbox: demo ? this.#sandbox?.apiUrl : null,
     });
     return { spec, key };
@@ -935,6 +958,8 @@ class Core implements TallyAppCore {
   async #closeSandbox(): Promise<void> {
     const sandbox = this.#sandbox;
     this.#sandbox = null;
+    this.#detachWebClient?.();
+    this.#detachWebClient = null;
     if (sandbox) await sandbox.close();
   }
 

@@ -7,13 +7,16 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { acquireStateLock } from '../recordings/state-lock.js';
-import type { Sandbox, SandboxOptions } from '../sandbox/index.js';
+import type { Sandbox, SandboxOptions, WebClientSandbox } from '../sandbox/index.js';
 
 /**
  * Demo broadcasts last 2-15 virtual minutes; at 20x they come and go within a minute or so of real time,
  * and the 6-hour retention becomes 18 minutes, still far longer than a local download takes.
  */
 export const DEMO_TIME_FACTOR = 20;
+
+/** The embedded sandbox with its web client (which uploads client recordings like the web SDK). */
+export type DemoSandbox = Sandbox & WebClientSandbox;
 
 /** State folder of demo mode, beside the real state in `home`. */
 export function demoStateDir(home: string): string {
@@ -26,7 +29,7 @@ export function demoRecordingsDir(home: string): string {
 }
 
 /** Starts the demo sandbox on loopback with a fresh demo state folder. `overrides` is for tests. */
-export async function startDemoSandbox(home: string, overrides: SandboxOptions = {}): Promise<Sandbox> {
+export async function startDemoSandbox(home: string, overrides: SandboxOptions = {}): Promise<DemoSandbox> {
   await resetDemoState(home);
   // Imported lazily: a producer with credentials never loads the emulator.
   const { startSandbox } = await import('../sandbox/index.js');
