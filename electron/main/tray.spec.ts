@@ -131,7 +131,7 @@ describe('tray summary', () => {
       'Tally: 1 live · downloading 2 (45%)',
     );
     expect(trayTooltip(snapshot({ downloading: 1, progress: null, receivingPaused: true }))).toBe(
-      'Tally: downloading 1 · receiving paused',
+      'Tally: downloading 1 · downloads paused',
     );
     expect(trayTooltip(snapshot({ attention: 'x'.repeat(500) })).length).toBeLessThanOrEqual(127);
     expect(trayTitle(snapshot({ downloading: 1, progress: 0.999 }))).toBe('99%');
@@ -158,7 +158,7 @@ describe('SystemTrayService', () => {
       'Open Tally',
       'separator',
       'Open recordings folder',
-      'Pause receiving',
+      'Pause downloads',
       'Settings…',
       'separator',
       'Quit Tally',
@@ -247,22 +247,22 @@ describe('SystemTrayService', () => {
     expect(opened).toEqual(['/home/me/Videos/Tally']);
     expect(quits()).toBe(1);
 
-    expect(item('Pause receiving')).toMatchObject({ type: 'checkbox', checked: false });
-    click('Pause receiving');
+    expect(item('Pause downloads')).toMatchObject({ type: 'checkbox', checked: false });
+    click('Pause downloads');
     await until(() => updates.length === 1);
     expect(updates).toEqual([{ receivingPaused: true }]);
     tray.setSnapshot(snapshot({ receivingPaused: true }));
-    expect(item('Pause receiving').checked).toBe(true);
+    expect(item('Pause downloads').checked).toBe(true);
   });
 
   it('a failed pause rebuilds the menu from the unchanged state and explains', async () => {
     const { tray, click, menus, boxes, behaviour, until } = setup();
     tray.setSnapshot(snapshot());
     behaviour.updateError = new Error('disk full');
-    click('Pause receiving');
+    click('Pause downloads');
     await until(() => boxes.length === 1);
     expect(menus.built).toHaveLength(2);
-    expect(menus.built[1]!.template.find((i) => i.label === 'Pause receiving')?.checked).toBe(false);
+    expect(menus.built[1]!.template.find((i) => i.label === 'Pause downloads')?.checked).toBe(false);
     expect(boxes[0]).toMatchObject({ type: 'error', message: 'Could not pause receiving' });
     expect(boxes[0]?.detail).not.toContain('disk full');
   });

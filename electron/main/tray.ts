@@ -54,7 +54,7 @@ export function trayTooltip(snapshot: TraySnapshot): string {
     const percent = percentOf(snapshot.progress);
     parts.push(`downloading ${snapshot.downloading}${percent === null ? '' : ` (${percent}%)`}`);
   }
-  if (snapshot.receivingPaused) parts.push('receiving paused');
+  if (snapshot.receivingPaused) parts.push('downloads paused');
   const text = parts.length ? `Tally: ${parts.join(' · ')}` : 'Tally';
   return text.length > 127 ? `${text.slice(0, 126)}…` : text;
 }
@@ -228,7 +228,9 @@ export class SystemTrayService {
     entries.push(
       { label: 'Open recordings folder', action: () => this.#options.openFolder(snapshot.recordingsFolder) },
       {
-        label: 'Pause receiving',
+        // Pausing never refuses webhooks: they are still journalled (the service does not resend), only
+        // the downloads wait. Hence "downloads", whatever the setting is called.
+        label: 'Pause downloads',
         type: 'checkbox',
         checked: snapshot.receivingPaused,
         action: () => void this.#setReceivingPaused(!snapshot.receivingPaused),
