@@ -46,10 +46,15 @@ export class AppStore {
       }
     });
     const offError = this.bridge.on('app:error', (error) => this.push(error));
+    // Demo mode ends when credentials are entered (and can be turned on again): the pill follows it.
+    const offSettings = this.bridge.on('settings:changed', (settings) => {
+      if (this.info && this.info.demo !== settings.demoMode) this.info = { ...this.info, demo: settings.demoMode };
+    });
     void this.load();
     return () => {
       offState();
       offError();
+      offSettings();
     };
   }
 

@@ -1,0 +1,369 @@
+/**
+ * The popover end to end in Debian's Chromium against what `tally serve --sandbox` runs: the headless core
+ * in demo mode and its UI server, in-process (see support/popover-harness.ts for why not through `main`).
+ * The tests drive the embedded sandbox through its control object and watch the page react; they share one
+ * core and run in order (a later test builds on the channels an earlier one started or ended).
+ *
+ * The screenshots in docs/screenshots (shown in the README) are written by the "screenshots" test.
+ */
+import { createHash } from 'node:crypto';
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Locator, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { PROJECT_ACCOUNT } from '../../electron/core/credentials.js';
+import { openSettingsStore } from '../../electron/core/settings.js';
+import {
+  openPopover,
+  shoot,
+  startPopoverHarness,
+  type OpenOptions,
+  type PopoverHarness,
+  type PopoverPage,
+} from './support/popover-harness.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const SHOTS = join(ROOT, 'docs', 'screenshots');
+const MIN = 60_000;
+/** How long a UI change may take to show: polls run every 250 ms, so this is only hit on failure. */
+const eventually = { timeout: 10_000, interval: 50 };
+
+let h: PopoverHarness;
+let pages: PopoverPage[] = [];
+
+beforeAll(async () => {
+  h = await startPopoverHarness(ROOT);
+  await mkdir(SHOTS, { recursive: true });
+});
+
+afterEach(async () => {
+  const errors = pages.flatMap((p) => p.pageErrors);
+  await Promise.all(pages.map((p) => p.close()));
+  pages = [];
+  expect(errors, 'uncaught errors in the page').toEqual([]);
+});
+
+afterAll(async () => {
+  await h?.close();
+});
+
+async function open(opts: OpenOptions = {}): Promise<PopoverPage> {
+  const popover = await openPopover(h, opts);
+  pages.push(popover);
+  return popover;
+}
+
+const liveList = (page: Page): Locator => page.getByRole('list', { name: 'Live channels' });
+
+function endButton(page: Page, id: string): Locator {
+  return page.getByRole('button', { name: `End channel ${id}…`, exact: true });
+}
+
+function liveRow(page: Page, id: string): Locator {
+  return liveList(page)
+    .getByRole('listitem')
+    .filter({ has: endButton(page, id) });
+}
+
+/** IDs of the rows on screen, sorted. */
+async function liveIds(page: Page): Promise<string[]> {
+  const buttons = await liveList(page)
+    .getByRole('button', { name: /^End channel / })
+    .all();
+  const labels = await Promise.all(buttons.map((b) => b.getAttribute('aria-label', { timeout: 1000 })));
+  return labels.map((l) => (l ?? '').replace(/^End channel (.*)…$/, '$1')).sort();
+}
+
+/** The header's demo pill (its explanation is for screen readers only). */
+const demoPill = (page: Page): Locator =>
+  page.getByRole('banner').getByText('Demo: Tally is using its built-in sandbox, not your real service.');
+
+const rowText = (page: Page, id: string) => liveRow(page, id).textContent({ timeout: 1000 });
+
+const sandboxLive = () =>
+  h.sandbox.control
+    .listBroadcasts({ state: 'live' })
+    .map((b) => b.id)
+    .sort();
+
+describe('popover against tally serve --sandbox', () => {
+  it('lists the live broadcasts and follows a new broadcast and changing watcher counts', async () => {
+    const { control } = h.sandbox;
+    const now = Date.now();
+    control.startBroadcast({ id: 'studio-a', watchers: 12, record: false, createdAt: new Date(now - 5 * MIN) });
+    control.startBroadcast({ id: 'studio-b', watchers: 48, record: false, createdAt: new Date(now - 25.5 * MIN) });
+    control.startBroadcast({ id: 'studio-c', watchers: 7, record: false, createdAt: new Date(now - 2 * MIN) });
+
+    const { page } = await open();
+    await expect.poll(() => liveIds(page), eventually).toEqual(['studio-a', 'studio-b', 'studio-c']);
+    expect(await rowText(page, 'studio-a')).toContain('12 watchers');
+    expect(await rowText(page, 'studio-b')).toMatch(/Live for 25m.*48 watchers/);
+    expect(await rowText(page, 'studio-c')).toContain('7 watchers');
+    await page.getByText('3 live', { exact: true }).waitFor();
+    // Demo mode says so in the header.
+    await demoPill(page).waitFor();
+
+    control.startBroadcast({ id: 'studio-d', watchers: 3, record: false });
+    await expect.poll(() => liveIds(page), eventually).toEqual(['studio-a', 'studio-b', 'studio-c', 'studio-d']);
+    await page.getByText('4 live', { exact: true }).waitFor();
+
+    control.setWatchers('studio-a', 95);
+    await expect.poll(() => rowText(page, 'studio-a'), eventually).toContain('95 watchers');
+  });
+
+  it('ends a channel only after the confirmation that names it', async () => {
+    const { page } = await open();
+    await liveRow(page, 'studio-b').waitFor();
+
+    // Cancel first: nothing ends.
+    await endButton(page, 'studio-b').click();
+    const dialog = page.getByRole('dialog', { name: 'End channel studio-b?' });
+    await dialog.waitFor();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    expect(sandboxLive()).toContain('studio-b');
+
+    await endButton(page, 'studio-b').click();
+    await dialog.waitFor();
+    expect(await dialog.textContent()).toContain('Viewers will be disconnected.');
+    await dialog.getByRole('button', { name: 'End channel', exact: true }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await liveRow(page, 'studio-b').waitFor({ state: 'detached' });
+    await page.getByRole('status').filter({ hasText: 'Channel studio-b ended' }).waitFor({ state: 'attached' });
+
+    expect(sandboxLive()).toEqual(['studio-a', 'studio-c', 'studio-d']);
+    const ended = h.sandbox.control.listBroadcasts({ state: 'ended' }).find((b) => b.id === 'studio-b');
+    expect(ended?.endedAt).toBeInstanceOf(Date);
+    // Later polls agree: the row does not come back.
+    await expect.poll(() => liveIds(page), eventually).toEqual(['studio-a', 'studio-c', 'studio-d']);
+  });
+
+  it('finds the ended channel by keyword in Search, with its duration and sessions', async () => {
+    const { page } = await open({ tab: 'search' });
+    expect(await page.getByRole('radio', { name: 'Last hour' }).isChecked()).toBe(true);
+    // "studio" matches four channels, but three are still live: search lists ended channels only.
+    await page.getByRole('searchbox', { name: 'Keyword' }).fill('studio');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+
+    const table = page.getByRole('table', { name: 'Search results' });
+    const rows = table.getByRole('row').filter({ has: page.getByRole('cell') });
+    await expect.poll(() => rows.count(), eventually).toBe(1);
+    await page.getByText('1 channel', { exact: true }).waitFor();
+    const cells = (await rows.first().getByRole('cell').allTextContents()).map((c) => c.trim());
+    // ID, created, ended, duration (25.5 min, floored), sessions (48 pinned watchers + the broadcaster).
+    expect(cells[0]).toBe('studio-b');
+    expect(cells[3]).toBe('25m');
+    expect(cells[4]).toBe('49');
+  });
+
+  it('shows a sandbox recording downloading with a progress bar, then saved on disk byte for byte', async () => {
+    const { control } = h.sandbox;
+    // 6 MB at 2 MB/s: about three seconds of visible progress.
+    control.setFaults('download', { rateBytesPerSec: 2_000_000 });
+    try {
+      control.startBroadcast({ id: 'rec-one', record: true, recordingBytes: 6_000_000, watchers: 20 });
+      const { page } = await open({ tab: 'recordings' });
+      await page.getByRole('tab', { name: 'Recordings', selected: true }).waitFor();
+
+      const recording = await control.endBroadcast('rec-one');
+      if (!recording) throw new Error('the sandbox published no recording');
+      expect(control.webhookDeliveries().at(-1)).toMatchObject({ channelId: 'rec-one', status: 200 });
+
+      const bar = page.getByRole('progressbar', { name: 'Download of rec-one' });
+      const valueNow = async () => Number((await bar.getAttribute('aria-valuenow', { timeout: 1000 })) ?? NaN);
+      await expect.poll(valueNow, eventually).toSatisfy((n: number) => n > 0 && n < 100);
+      expect(await bar.getAttribute('aria-valuetext')).toMatch(/ of 6 MB$/);
+      await page.getByRole('region', { name: 'In progress' }).getByText('rec-one').waitFor();
+
+      const saved = page.getByRole('region', { name: 'Saved' });
+      await saved.getByText('rec-one.mp4').waitFor();
+      await bar.waitFor({ state: 'detached' });
+      expect(await saved.textContent()).toContain('6 MB');
+
+      const view = (await h.core.handlers['recordings:list']()).find((r) => r.channelId === 'rec-one');
+      expect(view).toMatchObject({ state: 'saved', fileName: 'rec-one.mp4', bytes: recording.size });
+      const bytes = await readFile(join(h.recordingsDir, 'rec-one.mp4'));
+      expect(bytes.length).toBe(recording.size);
+      expect(createHash('sha256').update(bytes).digest('hex')).toBe(await recording.sha256());
+    } finally {
+      control.setFaults('download', null);
+    }
+  });
+
+  it('keeps settings across a reload, including the language, and switches back', async () => {
+    const { page } = await open({ tab: 'settings' });
+    const change = async (field: Locator, value: string) => {
+      await field.fill(value);
+      // The view saves on change, which a text field fires when it loses focus.
+      await field.press('Tab');
+    };
+    await page.getByText('Advanced', { exact: true }).click();
+    await change(page.getByLabel('Parallel downloads'), '5');
+    await change(page.getByLabel('Live refresh (seconds)'), '7');
+    await change(page.getByLabel('File name template'), '{channelId}-{date}');
+    await expect
+      .poll(() => h.core.handlers['settings:get'](), eventually)
+      .toMatchObject({ concurrency: 5, pollIntervalSec: 7, fileNameTemplate: '{channelId}-{date}' });
+    await page.getByLabel('Language').selectOption('ko');
+    await page.getByRole('tab', { name: '설정' }).waitFor();
+
+    await page.reload();
+    await page.getByText('연결됨', { exact: true }).waitFor({ state: 'attached' });
+    expect(await page.getByRole('tab').allTextContents()).toEqual(['실시간', '검색', '녹화', '설정']);
+    await page.getByText('고급', { exact: true }).click();
+    expect(await page.getByLabel('동시 다운로드 수').inputValue()).toBe('5');
+    expect(await page.getByLabel('실시간 새로 고침 간격(초)').inputValue()).toBe('7');
+    expect(await page.getByLabel('파일 이름 형식').inputValue()).toBe('{channelId}-{date}');
+    expect(await page.getByLabel('언어').inputValue()).toBe('ko');
+    // On disk, not only in the running core.
+    expect(openSettingsStore(h.home).get()).toMatchObject({
+      concurrency: 5,
+      pollIntervalSec: 7,
+      fileNameTemplate: '{channelId}-{date}',
+      language: 'ko',
+    });
+
+    await page.getByLabel('언어').selectOption('en');
+    await page.getByRole('tab', { name: 'Settings' }).waitFor();
+    await change(page.getByLabel('Parallel downloads'), '3');
+    await change(page.getByLabel('Live refresh (seconds)'), '5');
+    await change(page.getByLabel('File name template'), '{channelId}');
+    await expect
+      .poll(() => openSettingsStore(h.home).get(), eventually)
+      .toMatchObject({ concurrency: 3, pollIntervalSec: 5, fileNameTemplate: '{channelId}', language: 'en' });
+  });
+
+  it('takes screenshots of every view in light and dark', async () => {
+    const { control } = h.sandbox;
+    for (const id of sandboxLive()) await control.endBroadcast(id);
+    // Everything on the Live and Search screenshots is fixed relative to this instant, and the pages' clock
+    // is frozen at it, so ages and times read the same on every run.
+    const at = Date.parse('2025-05-14T09:41:00Z');
+    const ago = (minutes: number) => new Date(at - minutes * MIN);
+    control.startBroadcast({ id: 'q-and-a', watchers: 96, record: false, createdAt: ago(125) });
+    control.startBroadcast({ id: 'main-stage', watchers: 1284, record: false, createdAt: ago(47) });
+    control.startBroadcast({ id: 'interview-room-2', watchers: 312, record: false, createdAt: ago(18) });
+    control.startBroadcast({ id: 'backstage-cam', watchers: 27, record: false, createdAt: ago(6) });
+    const day = (time: string) => new Date(`2025-05-14T${time}:00Z`);
+    control.addEndedChannels([
+      { id: 'night-owl', createdAt: new Date('2025-05-13T23:10:00Z'), endedAt: day('01:40'), peerCount: 580 },
+      { id: 'sound-check', createdAt: day('05:45'), endedAt: day('05:52'), peerCount: 4 },
+      { id: 'morning-show', createdAt: day('06:00'), endedAt: day('07:30'), peerCount: 2408 },
+      { id: 'workshop-a', createdAt: day('07:10'), endedAt: day('08:55'), peerCount: 146 },
+      { id: 'news-0800', createdAt: day('08:00'), endedAt: day('08:28'), peerCount: 913 },
+      { id: 'studio-tour', createdAt: day('08:30'), endedAt: day('09:05'), peerCount: 388 },
+      { id: 'press-briefing', createdAt: day('09:00'), endedAt: day('09:20'), peerCount: 1532 },
+    ]);
+
+    for (const colorScheme of ['light', 'dark'] as const) {
+      const { page } = await open({ colorScheme, fixedTime: at });
+      await expect
+        .poll(() => liveIds(page), eventually)
+        .toEqual(['backstage-cam', 'interview-room-2', 'main-stage', 'q-and-a']);
+      expect(await rowText(page, 'q-and-a')).toContain('Live for 2h 5m');
+      await shoot(page, join(SHOTS, `live-${colorScheme}.png`));
+
+      await page.getByRole('tab', { name: 'Search' }).click();
+      await page.getByRole('radio', { name: 'Today' }).check();
+      await page.getByRole('button', { name: 'Search', exact: true }).click();
+      const rows = page
+        .getByRole('table', { name: 'Search results' })
+        .getByRole('row')
+        .filter({ has: page.getByRole('cell') });
+      await expect.poll(() => rows.count(), eventually).toBe(7);
+      await shoot(page, join(SHOTS, `search-${colorScheme}.png`));
+
+      await page.getByRole('tab', { name: 'Settings' }).click();
+      await page.getByLabel('Service ID').waitFor();
+      await shoot(page, join(SHOTS, `settings-${colorScheme}.png`));
+    }
+
+    // Recordings: rec-one (saved by an earlier test) and one still downloading. Its deadline counts from
+    // when the webhook arrived, so these pages keep the real clock.
+    control.setFaults('download', { rateBytesPerSec: 1_500_000 });
+    try {
+      control.startBroadcast({ id: 'keynote', record: true, recordingBytes: 24_000_000, watchers: 400 });
+      const shots = await Promise.all(
+        (['light', 'dark'] as const).map(async (colorScheme) => ({
+          colorScheme,
+          page: (await open({ colorScheme, tab: 'recordings' })).page,
+        })),
+      );
+      await control.endBroadcast('keynote');
+      for (const { colorScheme, page } of shots) {
+        const bar = page.getByRole('progressbar', { name: 'Download of keynote' });
+        await expect
+          .poll(async () => Number((await bar.getAttribute('aria-valuenow', { timeout: 1000 })) ?? NaN), eventually)
+          .toBeGreaterThanOrEqual(15);
+        await page.getByRole('region', { name: 'Saved' }).getByText('rec-one.mp4').waitFor();
+        await shoot(page, join(SHOTS, `recordings-${colorScheme}.png`));
+      }
+    } finally {
+      control.setFaults('download', null);
+    }
+  });
+
+  it('shows the service error for wrong credentials and stores nothing', async () => {
+    const listCalls: string[] = [];
+    const onRequest = (e: { path: string }) => listCalls.push(e.path);
+    h.service.control.events.on('request', onRequest);
+    try {
+      const { page, received } = await open({ tab: 'settings' });
+      const demoStatus = page.getByText('Demo mode: the built-in sandbox answers instead of the service');
+      await demoStatus.waitFor();
+      const before = await h.core.handlers['credentials:status']();
+      const wrong = 'not-the-secret-4f1c2a';
+
+      await page.getByLabel('Service ID').fill('e2e-project');
+      const secretField = page.getByLabel('Secret', { exact: true });
+      await secretField.fill(wrong);
+      await page.getByRole('button', { name: 'Test connection' }).click();
+      const refused = page.getByRole('alert').filter({ hasText: 'The service rejected the service ID and secret.' });
+      await refused.waitFor();
+
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
+      // The secret field empties once the save attempt is over, accepted or not.
+      await expect.poll(() => secretField.inputValue(), eventually).toBe('');
+      await refused.waitFor();
+      expect(await page.getByRole('button', { name: 'Save', exact: true }).isDisabled()).toBe(true);
+
+      // Both attempts reached the service, and nothing changed.
+      expect(listCalls.filter((p) => p.endsWith('/broadcast-channel-list')).length).toBe(2);
+      expect(await h.core.handlers['credentials:status']()).toEqual(before);
+      expect(before.source).toBe('sandbox');
+      expect(await h.secrets.get(PROJECT_ACCOUNT)).toBeNull();
+      await demoStatus.waitFor();
+      await demoPill(page).waitFor();
+      expect(received.filter((f) => f.includes(wrong))).toEqual([]);
+    } finally {
+      h.service.control.events.off('request', onRequest);
+    }
+  });
+
+  it('never sends the secret to the page, before or after valid credentials are saved', async () => {
+    h.service.control.startBroadcast({ id: 'project-live-1', watchers: 5, record: false });
+    const { page, received } = await open({ tab: 'settings' });
+    await page.getByLabel('Service ID').fill('e2e-project');
+    await page.getByLabel('Secret', { exact: true }).fill(h.serviceSecret);
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'Credentials saved.' }).waitFor();
+    await page.getByText('Secret stored in the keychain').waitFor();
+    // Stored (in the keychain stand-in), and the core left demo mode for the "service".
+    expect(await h.secrets.get(PROJECT_ACCOUNT)).toContain(h.serviceSecret);
+    await demoPill(page).waitFor({ state: 'detached' });
+    await page.getByRole('tab', { name: 'Live' }).click();
+    await liveRow(page, 'project-live-1').waitFor();
+
+    const html = await page.content();
+    const storage = await page.evaluate(() => {
+      const g = globalThis as unknown as { localStorage: object; sessionStorage: object };
+      return JSON.stringify([g.localStorage, g.sessionStorage]);
+    });
+    expect(received.length).toBeGreaterThan(10);
+    for (const secret of [h.serviceSecret, h.sandbox.credentials.secret]) {
+      expect(html).not.toContain(secret);
+      expect(storage).not.toContain(secret);
+      expect(received.filter((f) => f.includes(secret))).toEqual([]);
+    }
+  });
+});

@@ -1,0 +1,177 @@
+/**
+ * What `tally serve --sandbox` runs, started in-process for the popover end-to-end tests: the headless core
+ * in demo mode (createAppCore with demo: true) behind the UI server (startUiServer), plus Chromium pages
+ * sized like the popover.
+ *
+ * Why not `main(['serve', '--sandbox', ...])` itself: serve never says where its embedded sandbox listens, so
+ * a test could not reach the sandbox's control to start and end broadcasts, and serve always turns on the
+ * sandbox's random demo simulation. The calls below are the ones serve.ts makes, with two test seams the
+ * core offers (`sandboxOptions`, `pollIntervalMs`) and an in-memory keychain.
+ *
+ * A second, standalone sandbox stands in for the real service: the configured endpoints point at it, so
+ * entering credentials in Settings (which leaves demo mode) talks to loopback only.
+ */
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { uiDir } from '../../../electron/cli/serve.js';
+import { createAppCore, type TallyAppCore } from '../../../electron/core/app/app-core.js';
+import { startUiServer, type UiServer } from '../../../electron/core/app/ui-server.js';
+import { MemorySecretStore } from '../../../electron/core/credentials.js';
+import { startSandbox, type Sandbox } from '../../../electron/core/sandbox/index.js';
+import { openSettingsStore } from '../../../electron/core/settings.js';
+import { launchChromium } from '../browser.js';
+
+/** The popover's size in the tray app. */
+export const POPOVER = { width: 380, height: 560 } as const;
+
+export interface PopoverHarness {
+  core: TallyAppCore;
+  /** The demo sandbox the core runs (its `control` drives broadcasts). */
+  sandbox: Sandbox;
+  /** Stand-in for the real service, for the credentials tests. */
+  service: Sandbox;
+  serviceSecret: string;
+  secrets: MemorySecretStore;
+  home: string;
+  recordingsDir: string;
+  /** Page link with the access token, as `tally serve` prints it. */
+  url: string;
+  browser: Browser;
+  close(): Promise<void>;
+}
+
+export interface PopoverPage {
+  page: Page;
+  context: BrowserContext;
+  /** Text of every WebSocket frame the page received. */
+  received: string[];
+  /** Uncaught errors in the page. */
+  pageErrors: string[];
+  close(): Promise<void>;
+}
+
+/** The built renderer `tally serve` serves; built here when missing so the file also runs on its own. */
+export function ensureRendererBuilt(root: string): string {
+  const dir = uiDir();
+  if (existsSync(join(dir, 'index.html'))) return dir;
+  const built = spawnSync('npx', ['vite', 'build', '--logLevel', 'error'], { cwd: root, stdio: 'inherit' });
+  if (built.status !== 0 || !existsSync(join(dir, 'index.html'))) {
+    throw new Error(`${join(dir, 'index.html')} is missing and could not be built: run npm run build first.`);
+  }
+  return dir;
+}
+
+/**
+ * Starts the core in demo mode with the sandbox's own simulation off (the tests decide what is live), the
+ * UI server in front of it, and Chromium.
+ *
+ * The state folder has a fixed name (not mkdtemp) because the Settings screenshot shows the recordings
+ * folder path, and the committed screenshots must not change on every run.
+ */
+export async function startPopoverHarness(root: string): Promise<PopoverHarness> {
+  const staticDir = ensureRendererBuilt(root);
+  const home = join(tmpdir(), 'tally-popover-e2e');
+  await rm(home, { recursive: true, force: true });
+  await mkdir(home, { recursive: true });
+  const recordingsDir = join(home, 'recordings');
+  // Port 0: other test files may be running and 8787 is the default receiver port.
+  openSettingsStore(home).update({ receiverPort: 0, recordingsFolder: recordingsDir });
+
+  const serviceSecret = `e2e-${randomBytes(12).toString('hex')}`;
+  const service = await startSandbox({ serviceId: 'e2e-project', secret: serviceSecret, seed: 3 });
+  const secrets = new MemorySecretStore();
+  const core = await createAppCore({
+    home,
+    secrets,
+    transport: 'ws',
+    demo: true,
+    env: {
+      TALLY_BASE_URL: service.endpoints.baseUrl,
+      TALLY_CONSOLE_API_URL: service.endpoints.consoleApiUrl,
+      TALLY_ADMIN_URL: service.endpoints.adminUrl,
+    },
+    version: '0.1.0',
+    sandboxOptions: { demo: false, seed: 7, timeFactor: 1, searchIndexDelayMs: 0 },
+    // Its uploads on every broadcast end carry random names: the Recordings screenshot would change each run.
+    demoWebClient: false,
+    pollIntervalMs: 250,
+    // One connection per download, so a throttled download moves at exactly the throttled rate.
+    pipelineOverrides: { segments: 1, retryBaseMs: 100 },
+  });
+  let ui: UiServer | null = null;
+  let browser: Browser | null = null;
+  const close = async () => {
+    await browser?.close();
+    await ui?.close();
+    await core.stop();
+    await service.close();
+    await rm(home, { recursive: true, force: true });
+  };
+  try {
+    await core.start();
+    const sandbox = core.testOnly.sandbox();
+    if (!sandbox) throw new Error('demo mode did not start the embedded sandbox');
+    ui = await startUiServer({ core, staticDir, host: '127.0.0.1', port: 0 });
+    browser = await launchChromium();
+    return {
+      core,
+      sandbox,
+      service,
+      serviceSecret,
+      secrets,
+      home,
+      recordingsDir,
+      url: ui.url,
+      browser,
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+export interface OpenOptions {
+  colorScheme?: 'light' | 'dark';
+  /** Tab to open (the popover keeps the tab in the hash). */
+  tab?: 'live' | 'search' | 'recordings' | 'settings';
+  /** Freezes the page's Date at this instant (timers keep running), so relative times are stable. */
+  fixedTime?: number;
+}
+
+/** Opens the popover in its own browser context and waits until it is connected. */
+export async function openPopover(h: PopoverHarness, opts: OpenOptions = {}): Promise<PopoverPage> {
+  const context = await h.browser.newContext({
+    viewport: POPOVER,
+    deviceScaleFactor: 2,
+    colorScheme: opts.colorScheme ?? 'light',
+    locale: 'en-US',
+    timezoneId: 'UTC',
+    reducedMotion: 'reduce',
+  });
+  context.setDefaultTimeout(15_000);
+  if (opts.fixedTime !== undefined) await context.clock.setFixedTime(opts.fixedTime);
+  const page = await context.newPage();
+  const received: string[] = [];
+  const pageErrors: string[] = [];
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  page.on('websocket', (ws) => {
+    ws.on('framereceived', ({ payload }) => received.push(typeof payload === 'string' ? payload : payload.toString()));
+  });
+  await page.goto(`${h.url}#${opts.tab ?? 'live'}`);
+  await page.getByText('Connected', { exact: true }).waitFor({ state: 'attached' });
+  return { page, context, received, pageErrors, close: () => context.close() };
+}
+
+/**
+ * A screenshot for the README: the popover as it is, without the text caret. Small files: the popover is
+ * mostly flat colour, which PNG compresses well.
+ */
+export async function shoot(page: Page, path: string): Promise<void> {
+  await page.screenshot({ path, caret: 'hide', animations: 'disabled' });
+}
