@@ -7,7 +7,9 @@
 //   4. end-to-end tests in Chromium and the packaging check
 //   5. benchmarks in their short mode (they print ratios and never fail on timing)
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const args = new Set(process.argv.slice(2));
 const quick = args.has('--quick'); // skip lint/typecheck/bench: for a fast local loop
@@ -34,8 +36,13 @@ if (!quick) {
 
 const vitest = ['node_modules/.bin/vitest', 'run'];
 if (which('dbus-run-session') && which('gnome-keyring-daemon')) {
-  // The password only unlocks a throwaway keyring inside this private session bus.
-  const inner = `echo -n tally-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null && exec ${vitest.join(' ')}`;
+  // A throwaway keyring in a temp folder inside a private session bus: the developer's own keyring is never
+  // opened, and the password only unlocks this one.
+  const keyrings = mkdtempSync(join(tmpdir(), 'tally-keyring-'));
+  process.on('exit', () => rmSync(keyrings, { recursive: true, force: true }));
+  const inner =
+    `echo -n tally-test | XDG_DATA_HOME="${keyrings}" gnome-keyring-daemon --unlock --components=secrets >/dev/null` +
+    ` && node scripts/wait-keyring.mjs && exec ${vitest.join(' ')}`;
   run('unit, integration and component tests (with a real Secret Service)', 'dbus-run-session', [
     '--',
     'sh',
