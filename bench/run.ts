@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   const failures: string[] = [];
   const machine = [
     `CPU: ${cpus()[0]?.model ?? 'unknown'} x${cpus().length}, RAM ${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
-    `node ${process.version}; curl ${await version('curl', ['--version'], /curl (\S+)/)}; aria2c ${await version('aria2c', ['--version'], /aria2 version (\S+)/)}; nginx ${await version('/usr/sbin/nginx', ['-v'], /nginx\/(\S+)/)}`,
+    `node ${process.version}; curl ${await version('curl', ['--version'], /curl (\S+)/)}; aria2c ${await version('aria2c', ['--version'], /aria2 version (\S+)/)}; nginx ${await version('/usr/sbin/nginx', ['-v'], /nginx\/(\S+)/)}; chromium ${await version('chromium', ['--version'], /Chromium (\S+)/)}`,
     `mode: ${quick ? 'quick (CI)' : 'full'}`,
   ];
   for (const file of files) {

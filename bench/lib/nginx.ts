@@ -3,6 +3,7 @@
  * (the way a throttled origin caps a single connection). Used as the peer origin for download benches.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join } from 'node:path';
@@ -43,7 +44,7 @@ http {
 }
 `,
   );
-  const bin = ['/usr/sbin/nginx', 'nginx'].find(Boolean) as string;
+  const bin = existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx';
   const child: ChildProcess = spawn(bin, ['-c', conf, '-p', opts.workDir], { stdio: 'ignore' });
   await waitForPort(port, child);
   return {
@@ -60,8 +61,14 @@ http {
 function waitForPort(port: number, child: ChildProcess): Promise<void> {
   return new Promise((resolve, reject) => {
     let done = false;
+    child.once('error', (error) => {
+      done = true;
+      reject(new Error(`nginx could not be started (${error.message}): install it (Debian package nginx)`));
+    });
     child.once('exit', (code) => {
-      if (!done) reject(new Error(`nginx exited with ${code}`));
+      if (done) return;
+      done = true;
+      reject(new Error(`nginx exited with ${code}`));
     });
     const attempt = () => {
       const sock = connect(port, '127.0.0.1');
@@ -70,7 +77,9 @@ function waitForPort(port: number, child: ChildProcess): Promise<void> {
         sock.destroy();
         resolve();
       });
-      sock.once('error', () => setTimeout(attempt, 20));
+      sock.once('error', () => {
+        if (!done) setTimeout(attempt, 20);
+      });
     };
     attempt();
   });
