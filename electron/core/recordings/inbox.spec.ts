@@ -348,6 +348,36 @@ describe('Inbox.compact', () => {
     expect(reopened.list()).toHaveLength(2);
   });
 
+  it('drops finished jobs older than keepFinishedMs when rewriting, and keeps unfinished ones whatever their age', async () => {
+    let now = Date.parse('2026-01-01T00:00:00Z');
+    const inbox = await openInbox({ keepFinishedMs: 60_000, now: () => now });
+    const old = (await inbox.add(rec('old-saved'), new Date(now))).job;
+    const stuck = (await inbox.add(rec('old-pending'), new Date(now))).job;
+    await inbox.update(old.key, { state: 'saved', updatedAt: new Date(now).toISOString() });
+    now += 120_000;
+    const fresh = (await inbox.add(rec('fresh-saved'), new Date(now))).job;
+    await inbox.update(fresh.key, { state: 'saved', updatedAt: new Date(now).toISOString() });
+
+    await inbox.compact();
+    expect(
+      inbox
+        .list()
+        .map((j) => j.channelId)
+        .sort(),
+    ).toEqual(['fresh-saved', 'old-pending']);
+    expect(inbox.get(stuck.key)?.state).toBe('pending');
+    await inbox.close();
+    const reopened = await openInbox({ keepFinishedMs: 60_000, now: () => now });
+    expect(
+      reopened
+        .list()
+        .map((j) => j.channelId)
+        .sort(),
+    ).toEqual(['fresh-saved', 'old-pending']);
+    // A pruned recording announced again is new work, not a duplicate of something forgotten.
+    expect((await reopened.add(rec('old-saved'), new Date(now))).duplicate).toBe(false);
+  });
+
   it('compacts by itself when the journal grows past the limit, without losing concurrent adds', async () => {
     const inbox = await openInbox({ compactAfterLines: 30 });
     const { job } = await inbox.add(rec('hot'));

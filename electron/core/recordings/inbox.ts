@@ -38,6 +38,14 @@ export interface InboxOptions {
   compactAfterLines?: number;
   /** Test seam: wraps every journal handle, e.g. to inject ENOSPC or to hold an fsync. */
   wrapJournal?: (file: JournalFile) => JournalFile;
+  /**
+   * Finished jobs (saved, expired, failed) older than this are dropped when the journal is rewritten, so
+   * the journal and every `list()` stay small on an always-on machine. Default 30 days: long past the
+   * service's 6-hour retention, so no duplicate webhook can still need them.
+   */
+  keepFinishedMs?: number;
+  /** Clock for pruning (tests). */
+  now?: () => number;
 }
 
 /** What `open` found while replaying the journal. */
@@ -80,6 +88,9 @@ interface Pending {
 
 export const JOURNAL_FILE = 'inbox.jsonl';
 const DEFAULT_COMPACT_AFTER_LINES = 10_000;
+const DEFAULT_KEEP_FINISHED_MS = 30 * 24 * 60 * 60 * 1000;
+/** Rewrite at open when at least this many finished jobs are due for pruning. */
+const PRUNE_AT_OPEN = 1_000;
 /** Bounds the latency of one batch under a flood: a batch writes at most this many bytes. */
 const MAX_BATCH_BYTES = 1 << 20;
 
@@ -205,7 +216,7 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
     const inbox = new Inbox(dir, file, report, size, options);
     for (const job of snapshots.values()) inbox.#remember(job);
     report.jobs = snapshots.size;
-    if (inbox.#shouldCompact()) inbox.compact().catch(() => undefined);
+    if (inbox.#shouldCompact() || inbox.#prunable().length >= PRUNE_AT_OPEN) inbox.compact().catch(() => undefined);
     return inbox;
   }
 
@@ -389,9 +400,29 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
     }
   }
 
+  /** Finished jobs past `keepFinishedMs`. */
+  #prunable(): RecordingJob[] {
+    const cutoff = (this.#options.now ?? Date.now)() - (this.#options.keepFinishedMs ?? DEFAULT_KEEP_FINISHED_MS);
+    return [...this.#jobs.values()].filter((job) => isTerminal(job) && Date.parse(job.updatedAt) < cutoff);
+  }
+
+  #forget(job: RecordingJob): void {
+    this.#jobs.delete(job.key);
+    const alias = aliasKey(job.channelId, job.url);
+    if (!alias) return;
+    const keys = (this.#aliases.get(alias) ?? []).filter((k) => k !== job.key);
+    if (keys.length) this.#aliases.set(alias, keys);
+    else this.#aliases.delete(alias);
+  }
+
   async #rewrite(): Promise<void> {
+    // Pruned only from memory once the rewritten journal no longer holds them (see the rename below).
+    const pruned = this.#prunable();
+    const dropped = new Set(pruned.map((job) => job.key));
     const tmp = `${this.path}.tmp`;
-    const lines = this.list().map((job) => `${JSON.stringify({ v: 1, job })}\n`);
+    const lines = this.list()
+      .filter((job) => !dropped.has(job.key))
+      .map((job) => `${JSON.stringify({ v: 1, job })}\n`);
     const data = Buffer.from(lines.join(''), 'utf8');
     const out = await open(tmp, 'w', 0o600);
     try {
@@ -407,6 +438,7 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
       throw error;
     }
     await syncDir(this.#dir);
+    for (const job of pruned) this.#forget(job);
     // The old handle points at the replaced inode: appends must go to the new file from now on.
     const raw: FileHandle = await open(this.path, 'a', 0o600);
     const previous = this.#file;
