@@ -24,6 +24,7 @@ import { z } from 'zod';
 import { TallyError } from '../errors.js';
 import { RETENTION_MS } from './types.js';
 import type { JobStore, NewRecording, RecordingJob } from './types.js';
+import { syncDir } from '../durable-fs.js';
 
 /** The part of a FileHandle the journal uses; `wrapJournal` may replace it (test seam for failing disks). */
 export interface JournalFile {
@@ -520,16 +521,5 @@ async function writeFully(file: JournalFile, data: Buffer): Promise<void> {
     const { bytesWritten } = await file.write(data, offset, data.length - offset);
     if (bytesWritten <= 0) throw new Error('the disk accepted no bytes');
     offset += bytesWritten;
-  }
-}
-
-/** Makes a rename or a new file's directory entry durable. Windows cannot open folders: there it is a no-op. */
-async function syncDir(dir: string): Promise<void> {
-  if (process.platform === 'win32') return;
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
 }

@@ -9,6 +9,7 @@ import { mkdir, open, readFile } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { syncDir } from '../durable-fs.js';
 
 export const UPLOAD_LOG_FILE = 'uploads.jsonl';
 
@@ -167,16 +168,6 @@ export class UploadLog {
     await this.#chain;
     this.#closed = true;
     await this.#file.close();
-  }
-}
-
-async function syncDir(dir: string): Promise<void> {
-  if (process.platform === 'win32') return;
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
 }
 

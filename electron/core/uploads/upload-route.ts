@@ -27,6 +27,7 @@ import { checkOrigin, corsHeaders, preflightHeaders } from './cors.js';
 import { acceptedTypesText, extensionFor, parseMediaType, type MediaType } from './media-type.js';
 import { MultipartError, multipartBoundary, readMultipartFile } from './multipart.js';
 import { newUploadId, type UploadLog, type UploadRecord } from './upload-log.js';
+import { syncDir } from '../durable-fs.js';
 
 export const UPLOADS_ROUTE = 'uploads';
 export const DEFAULT_UPLOAD_SUBFOLDER = 'client';
@@ -559,16 +560,6 @@ async function publish(partPath: string, dir: string, base: string, ext: string)
     return candidate;
   }
   throw new Refusal(409, `More than ${MAX_NUMBERED} uploads named "${base}${safeExt}" already exist.`);
-}
-
-async function syncDir(dir: string): Promise<void> {
-  if (process.platform === 'win32') return;
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
 }
 
 /**

@@ -9,6 +9,7 @@ import { EventEmitter } from 'node:events';
 import { chmod, mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ValidationError } from '../errors.js';
+import { syncDir } from '../durable-fs.js';
 
 /** Known token names; others matching `[a-z][a-z0-9-]*` are allowed for future routes. */
 export type TokenName = 'hooks' | 'uploads' | (string & {});
@@ -144,14 +145,4 @@ async function tightenMode(file: string): Promise<void> {
   if (process.platform === 'win32') return;
   const info = await stat(file);
   if ((info.mode & 0o077) !== 0) await chmod(file, 0o600);
-}
-
-async function syncDir(dir: string): Promise<void> {
-  if (process.platform === 'win32') return;
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
 }
