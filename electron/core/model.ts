@@ -1,3 +1,5 @@
+import type { ChannelView } from '../contract.js';
+
 /**
  * The one domain model of a channel, whichever endpoint it came from. The live list says `id`,
  * ISO strings and a current watcher count; search says `chid`, epoch seconds and a cumulative session
@@ -18,17 +20,11 @@ export interface Channel {
   cumulativeSessions: number | null;
 }
 
-/** JSON form used by `--json`, IPC and WebSocket: dates as ISO strings, the channel ID as `id`. */
-export interface ChannelJson {
-  id: string;
-  serviceId: string | null;
-  state: 'live' | 'ended';
-  createdAt: string;
-  endedAt: string | null;
-  durationSeconds: number | null;
-  watchers: number | null;
-  cumulativeSessions: number | null;
-}
+/**
+ * JSON form used by `--json`, IPC and WebSocket: dates as ISO strings, the channel ID as `id`. It is the
+ * contract's `ChannelView`, so the CLI and the popover print the same object.
+ */
+export type ChannelJson = ChannelView;
 
 export function channelToJson(c: Channel): ChannelJson {
   return {
