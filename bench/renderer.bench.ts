@@ -5,7 +5,8 @@
  * with playwright-core at the popover's size. Times are taken inside the page with performance.now(): a
  * requestAnimationFrame poll notices the rows, then forces style and layout before reading the clock, so the
  * figure includes the layout of what is shown.
- * - Live: navigation start to every live row in the DOM (the Live list is not virtualised).
+ * - Live: navigation start to the live rows in the DOM: all of them, or for the virtualised list the rows in
+ *   view, with the list's size (aria-setsize) reaching the count.
  * - Search: click on Search to the first virtualised rows, then scrollTop = end to the last row being shown.
  * - DOM size: `document.getElementsByTagName('*').length` once the rows are there.
  */
@@ -52,7 +53,10 @@ function liveProbe(target: number): string {
     };
     const check = () => {
       if (window.__liveReady === undefined) {
-        if (document.querySelectorAll('ul.rows > li.row:not(.skeleton)').length >= ${target}) {
+        // A virtualised list renders only the rows in view; each carries the size of the whole list.
+        const rows = document.querySelectorAll('ul.rows > li.row:not(.skeleton)');
+        const total = Math.max(rows.length, Number(rows[0]?.getAttribute('aria-setsize') ?? 0));
+        if (total >= ${target}) {
           void document.documentElement.offsetHeight;
           window.__liveReady = performance.now();
         }

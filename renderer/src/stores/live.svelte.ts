@@ -5,7 +5,7 @@
 import type { ChannelView, TallyBridge } from '../../../electron/contract.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import { messageOf } from '../lib/errors.js';
-import { EMPTY_HISTORY, RecentlyEnded, nextHistory, type WatcherHistory } from '../lib/live-history.js';
+import { RecentlyEnded, WatcherHistory } from '../lib/live-history.js';
 
 /** Points kept per channel: about a minute and a half to ten minutes, depending on the poll interval. */
 export const HISTORY_POINTS = 60;
@@ -16,8 +16,7 @@ const TICK_MS = 10_000;
 export type LiveStatus = 'loading' | 'ready' | 'error';
 
 export class LiveStore {
-  channels = $state.raw<ChannelView[]>([]);
-  history = $state.raw<WatcherHistory>(EMPTY_HISTORY);
+  channels = $state.raw<readonly ChannelView[]>([]);
   status = $state<LiveStatus>('loading');
   error = $state<string | null>(null);
   filter = $state('');
@@ -30,6 +29,9 @@ export class LiveStore {
   });
 
   readonly #ended = new RecentlyEnded(ENDED_GRACE_MS);
+  readonly #history = new WatcherHistory(HISTORY_POINTS);
+  /** Bumped on every change to `#history`, which is plain data: `historyOf` reads it so sparklines follow. */
+  #historyVersion = $state(0);
 
   constructor(
     private readonly bridge: TallyBridge,
@@ -60,11 +62,22 @@ export class LiveStore {
     }
   }
 
+  /** Watcher counts of a channel since this window opened, oldest first (a new array on each call). */
+  historyOf(id: string): readonly number[] {
+    void this.#historyVersion;
+    return this.#history.get(id);
+  }
+
+  /**
+   * Takes a pushed or fetched list. Linear in channels with small constants (one Map lookup and one ring
+   * write each); an unchanged list keeps the previous array so nothing derived from it is recomputed.
+   */
   apply(list: readonly ChannelView[]): void {
     const now = this.clock.now();
     const live = this.#ended.filter(list, now);
-    this.history = nextHistory(this.history, live, HISTORY_POINTS);
-    this.channels = live;
+    this.#history.record(live);
+    this.#historyVersion += 1;
+    if (!sameChannels(this.channels, live)) this.channels = live;
     this.now = now;
     this.status = 'ready';
     this.error = null;
@@ -76,4 +89,26 @@ export class LiveStore {
     this.#ended.add(id, this.clock.now());
     this.channels = this.channels.filter((c) => c.id !== id);
   }
+}
+
+function sameChannels(a: readonly ChannelView[], b: readonly ChannelView[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i += 1) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (
+      x.id !== y.id ||
+      x.watchers !== y.watchers ||
+      x.createdAt !== y.createdAt ||
+      x.state !== y.state ||
+      x.endedAt !== y.endedAt ||
+      x.durationSeconds !== y.durationSeconds ||
+      x.cumulativeSessions !== y.cumulativeSessions ||
+      x.serviceId !== y.serviceId
+    ) {
+      return false;
+    }
+  }
+  return true;
 }

@@ -1,4 +1,4 @@
-import { render, screen, waitFor, within } from '@testing-library/svelte';
+import { fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { ChannelView } from '../../../electron/contract.js';
@@ -17,6 +17,17 @@ function setup(bridge: TestBridge) {
 }
 
 const rows = () => within(screen.getByRole('list', { name: 'Live channels' })).getAllByRole('listitem');
+
+const ROW = 44;
+const many = (count: number) =>
+  Array.from({ length: count }, (_, i) => channel({ id: `ch-${String(i).padStart(5, '0')}`, watchers: i }));
+
+/** Scrolls the live list so the row at `index` is at the top, as a wheel or scrollbar would. */
+async function scrollTo(index: number) {
+  const viewport = screen.getByRole('list', { name: 'Live channels' }).parentElement!;
+  viewport.scrollTop = index * ROW;
+  await fireEvent.scroll(viewport);
+}
 
 describe('LiveView', () => {
   it('renders each live channel with watchers, a ticking age and a named sparkline', async () => {
@@ -178,5 +189,83 @@ describe('LiveView', () => {
     await userEvent.click(within(alert).getByRole('button', { name: 'Retry' }));
     expect(await screen.findByText('back')).toBeInTheDocument();
     expect(bridge.callsOf('channels:live')).toHaveLength(2);
+  });
+
+  it('keeps 10,000 channels virtualised, renders later rows on scroll and still ends them', async () => {
+    const bridge = new TestBridge({ 'channels:live': () => many(10_000) });
+    setup(bridge);
+    const user = userEvent.setup({ delay: null });
+    await screen.findByText('ch-00000');
+    expect(screen.getByText('10,000 live')).toBeInTheDocument();
+    expect(rows().length).toBeLessThan(100);
+    // Screen readers still hear the size of the whole list and each row's place in it.
+    expect(rows()[0]).toHaveAttribute('aria-setsize', '10000');
+    expect(rows()[0]).toHaveAttribute('aria-posinset', '1');
+    expect(screen.queryByText('ch-07000')).not.toBeInTheDocument();
+
+    await scrollTo(7000);
+    const row = (await screen.findByText('ch-07000')).closest('li')!;
+    expect(row).toHaveAttribute('aria-posinset', '7001');
+    expect(within(row).getByText('7,000 watchers')).toBeInTheDocument();
+    expect(within(row).getByRole('img', { name: /now 7,000/ })).toBeInTheDocument();
+    expect(screen.queryByText('ch-00000')).not.toBeInTheDocument();
+    expect(rows().length).toBeLessThan(100);
+
+    await user.click(within(row).getByRole('button', { name: 'End channel ch-07000…' }));
+    const dialog = screen.getByRole('dialog', { name: 'End channel ch-07000?' });
+    await user.click(within(dialog).getByRole('button', { name: 'End channel' }));
+    await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
+    expect(bridge.callsOf('channels:end')).toEqual([['ch-07000']]);
+    expect(screen.queryByText('ch-07000')).not.toBeInTheDocument();
+    expect(screen.getByText('ch-07001')).toBeInTheDocument();
+    expect(screen.getByText('9,999 live')).toBeInTheDocument();
+    expect(screen.getByRole('searchbox', { name: 'Filter channels' })).toHaveFocus();
+  });
+
+  it('returns focus to the End button even after its row left the DOM or moved', async () => {
+    const list = many(1000);
+    const bridge = new TestBridge({ 'channels:live': () => list });
+    setup(bridge);
+    const user = userEvent.setup({ delay: null });
+    const endOf = (id: string) => screen.getByRole('button', { name: `End channel ${id}…` });
+
+    // Scrolled away while the dialog was open: the row is rendered again, in view, and its button focused.
+    await user.click(await screen.findByRole('button', { name: 'End channel ch-00003…' }));
+    await scrollTo(600);
+    expect(screen.queryByText('ch-00003')).not.toBeInTheDocument();
+    await user.keyboard('{Escape}');
+    await waitFor(() => expect(endOf('ch-00003')).toHaveFocus());
+
+    // A poll moved the channel far down the list meanwhile: focus follows the channel, not the position.
+    await user.click(endOf('ch-00004'));
+    const moved = [...list.slice(0, 4), ...list.slice(5, 900), list[4]!, ...list.slice(900)];
+    bridge.emit('channels:live', moved);
+    await user.click(screen.getByRole('button', { name: 'Cancel' }));
+    await waitFor(() => expect(endOf('ch-00004')).toHaveFocus());
+    expect(endOf('ch-00004').closest('li')).toHaveAttribute('aria-posinset', '900');
+
+    // A channel that left the list altogether hands focus to the filter box.
+    await scrollTo(0);
+    await user.click(endOf('ch-00005'));
+    bridge.emit('channels:live', list.slice(6));
+    await user.keyboard('{Escape}');
+    await waitFor(() => expect(screen.getByRole('searchbox', { name: 'Filter channels' })).toHaveFocus());
+  });
+
+  it('keeps the focused row in the DOM while it is scrolled out of view', async () => {
+    const bridge = new TestBridge({ 'channels:live': () => many(1000) });
+    setup(bridge);
+    const button = await screen.findByRole('button', { name: 'End channel ch-00002…' });
+    button.focus();
+
+    await scrollTo(500);
+    expect(await screen.findByText('ch-00500')).toBeInTheDocument();
+    expect(button).toBeInTheDocument();
+    expect(button).toHaveFocus();
+    expect(rows().length).toBeLessThan(100);
+
+    // Once focus leaves the list the row is let go.
+    screen.getByRole('searchbox', { name: 'Filter channels' }).focus();
+    await waitFor(() => expect(button).not.toBeInTheDocument());
   });
 });
