@@ -21,7 +21,7 @@ const SENTINEL = 'dL7pKGdnNz796PbbjQWNKmHXBZaB9tsX';
 /** Fuse states as bytes in the wire ('0' / '1'); @electron/fuses does not export its enum. */
 const FuseState = { DISABLE: 0x30, ENABLE: 0x31 } as const;
 
-/** js-yaml ships without types; electron-builder itself depends on it. */
+/** js-yaml ships without types (a devDependency, also what electron-builder reads its config with). */
 const yaml = require('js-yaml') as { load(text: string): unknown };
 
 async function loadConfig(): Promise<Record<string, unknown>> {
