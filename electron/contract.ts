@@ -204,11 +204,25 @@ export type CredentialsInput = z.infer<typeof CredentialsInputSchema>;
 const none = z.tuple([]);
 const key = z.string().min(1).max(256);
 
+/**
+ * zod's `object` accepts any non-array object (a Date, a Map, a class instance over IPC's structured clone)
+ * as an empty record; an argument object must be a plain record.
+ */
+function plainRecord<S extends z.ZodType>(schema: S) {
+  return z
+    .custom<unknown>((value) => {
+      if (typeof value !== 'object' || value === null) return false;
+      const proto: unknown = Object.getPrototypeOf(value);
+      return proto === Object.prototype || proto === null;
+    }, 'expected a plain object')
+    .pipe(schema);
+}
+
 /** Every request: its argument tuple schema. The result types are in `RequestMap`. */
 export const requestSchemas = {
   'app:info': none,
   'channels:live': none,
-  'channels:search': z.tuple([SearchQuerySchema]),
+  'channels:search': z.tuple([plainRecord(SearchQuerySchema)]),
   'channels:end': z.tuple([channelId]),
   'recordings:list': none,
   'recordings:retry': z.tuple([key]),
@@ -216,12 +230,12 @@ export const requestSchemas = {
   'recordings:open': z.tuple([key]),
   'recordings:gaps': none,
   'settings:get': none,
-  'settings:update': z.tuple([SettingsPatchSchema]),
+  'settings:update': z.tuple([plainRecord(SettingsPatchSchema)]),
   'settings:chooseFolder': none,
   'credentials:status': none,
-  'credentials:set': z.tuple([CredentialsInputSchema]),
+  'credentials:set': z.tuple([plainRecord(CredentialsInputSchema)]),
   'credentials:clear': none,
-  'credentials:test': z.tuple([CredentialsInputSchema.optional()]),
+  'credentials:test': z.tuple([plainRecord(CredentialsInputSchema).optional()]),
   'tunnel:status': none,
   'webhook:register': none,
   'clipboard:write': z.tuple([z.string().max(65536)]),

@@ -114,6 +114,8 @@ async function onReady(): Promise<void> {
     setProgressBar: (value, mode) => popover.window?.setProgressBar(value, { mode }),
     setBadgeCount: (count) => void app.setBadgeCount(count),
   });
+  // electronegativity OPEN_EXTERNAL_JS_CHECK: shell.openExternal is reached only through openExternalSafe,
+  // which opens nothing but https pages of EXTERNAL_SITES (security.ts; refusals tested in security.spec.ts).
   const openExternal = (url: string) =>
     void openExternalSafe(url, { openExternal: (u) => shell.openExternal(u), log: logger('external') }).catch(
       (error: unknown) => log(`could not open a link: ${describeError(error)}`),
@@ -121,6 +123,10 @@ async function onReady(): Promise<void> {
 
   let core: AppCore | null = null;
   const popover = new PopoverWindow({
+    // electronegativity CONTEXT_ISOLATION_JS_CHECK, SANDBOX_JS_CHECK, AUXCLICK_JS_CHECK: the scanner cannot see
+    // through `options`; they come from windowOptions() in popover.ts with contextIsolation and sandbox true and
+    // nodeIntegration false (popover.spec.ts), and every new window, middle-click included, is denied by
+    // hardenWebContents' setWindowOpenHandler (security.ts).
     createWindow: (options) => new BrowserWindow(options),
     preloadPath: paths.preload,
     page: paths.page,

@@ -16,6 +16,10 @@ export const EXTERNAL_SITES: readonly string[] = Object.freeze(['remotemonster.c
  * The page's Content Security Policy. The packaged page also carries it as a meta tag (file:// has no
  * response headers); this header covers the dev server.
  */
+// electronegativity CSP_GLOBAL_CHECK: it flags `script-src 'self'` (risky only when the origin also serves
+// JSONP, Angular templates or user uploads). Our origin is file:// of the packaged renderer, the dev server, or
+// `tally serve`, which serves only the built renderer: none of those. The same holds for the meta tag in
+// renderer/index.html.
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
   "script-src 'self'",
@@ -53,6 +57,7 @@ export async function openExternalSafe(
     deps.log?.(`refused to open an external URL that is not on the allow-list (${describeUrl(url)})`);
     return false;
   }
+  // electronegativity OPEN_EXTERNAL_JS_CHECK: reached only after the allow-list check just above.
   await deps.openExternal(url);
   return true;
 }
@@ -77,12 +82,14 @@ export function hardenWebContents(
   options: { isAppPage: (url: string) => boolean; openExternal: (url: string) => void },
 ): void {
   contents.setWindowOpenHandler(({ url }) => {
+    // electronegativity OPEN_EXTERNAL_JS_CHECK: options.openExternal is openExternalSafe (index.ts), allow-list first.
     options.openExternal(url);
     return { action: 'deny' };
   });
   contents.on('will-navigate', (event) => {
     if (options.isAppPage(event.url)) return;
     event.preventDefault();
+    // electronegativity OPEN_EXTERNAL_JS_CHECK: options.openExternal is openExternalSafe (index.ts), allow-list first.
     options.openExternal(event.url);
   });
   // Covers subframes too; only the main-frame handler above hands links to the browser.
@@ -109,6 +116,8 @@ export function hardenSession(session: Session, options: { devServerUrl?: string
     callback({ cancel: !devOrigin || !sameOrigin(details.url, devOrigin) });
   });
   session.webRequest.onHeadersReceived(network, (details, callback) => {
+    // electronegativity CSP_GLOBAL_CHECK: "failed to parse" only because `csp` is a variable; it is
+    // CONTENT_SECURITY_POLICY above (or a test's), checked in security.spec.ts.
     callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [csp] } });
   });
 }

@@ -269,6 +269,7 @@ async function transferSequential(
   });
   let res: IncomingMessage = opened.res;
   let status = res.statusCode ?? 0;
+  let ranged = true;
 
   if (status === 416) {
     const range = parseContentRange(res.headers['content-range']);
@@ -289,6 +290,22 @@ async function transferSequential(
     });
     res = opened.res;
     status = res.statusCode ?? 0;
+    ranged = false;
+  }
+  if (status === 200 || status === 206) {
+    // A captive portal or proxy login page answers 200 with HTML, and a broken proxy 200 with nothing: without
+    // an announced size or an MD5 ETag either would "verify" and be saved as the recording, which is then lost.
+    // Neither is what a recording host serves (S3 answers 416, not an empty 200, to a range on an empty object).
+    const type = String(res.headers['content-type'] ?? '').toLowerCase();
+    const notTheFile = /^\s*(text\/html|application\/xhtml\+xml)\b/.test(type)
+      ? 'an HTML page instead of the recording'
+      : ranged && contentLength(res) === 0
+        ? 'an empty answer to a range request'
+        : null;
+    if (notTheFile) {
+      res.destroy();
+      throw new HttpStatusError(status, opened.url.host, notTheFile);
+    }
   }
 
   let total: number | null;

@@ -10,10 +10,10 @@
  */
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { TallyError } from '../errors.js';
-import { chooseFreeName, extFromUrl, renderFileName, safeFileName } from '../recordings/filename.js';
+import { TallyError, ValidationError } from '../errors.js';
+import { extFromUrl, renderFileName, resolveInside, safeFileName, sanitizeExt } from '../recordings/filename.js';
 import type { JobStore, RecordingJob } from '../recordings/types.js';
 import type { DownloadFs } from './download-fs.js';
 import { downloadFs, sizeOf } from './download-fs.js';
@@ -99,6 +99,68 @@ export function partPathFor(folder: string, job: Pick<RecordingJob, 'key' | 'cha
   return path.join(folder, `${safeFileName(job.channelId, { maxBytes: 80 })}.${tag}${ext}.part`);
 }
 
+/** Suffix of the marker file that holds a final name for one job while its file is being put in place. */
+export const RESERVATION_SUFFIX = '.reserved';
+const MAX_NUMBERED = 9999;
+
+/** Markers this process holds (path → job key): authoritative while their content may still be being written. */
+const heldMarkers = new Map<string, string>();
+
+/**
+ * Chooses the final path for a verified download (`base.ext`, then `base (2).ext`...) WITHOUT creating it: a
+ * final name must only ever appear with the complete file, which the engine's rename puts there, so a crash
+ * can never leave an empty or partial file under it. The name is held by a marker `<name>.reserved` that
+ * contains the job key (created exclusively, so other jobs and other processes skip the name); a restart of
+ * the same job finds its own marker and gets the same name back. An EMPTY marker that this process is not
+ * writing was cut short by a crash between its creation and its content (nobody holds it): it is taken over.
+ */
+export async function reserveFinalName(folder: string, base: string, ext: string, key: string): Promise<string> {
+  const safeBase = safeFileName(base);
+  const safeExt = sanitizeExt(ext);
+  for (let n = 1; n <= MAX_NUMBERED; n += 1) {
+    const candidate = resolveInside(folder, n === 1 ? `${safeBase}${safeExt}` : `${safeBase} (${n})${safeExt}`);
+    const marker = `${candidate}${RESERVATION_SUFFIX}`;
+    const holder = heldMarkers.get(marker);
+    if (holder !== undefined && holder !== key) continue;
+    if (holder === undefined) {
+      heldMarkers.set(marker, key);
+      try {
+        await writeFile(marker, key, { flag: 'wx', mode: 0o600 });
+      } catch (error) {
+        const found =
+          (error as NodeJS.ErrnoException).code === 'EEXIST' ? await readFile(marker, 'utf8').catch(() => null) : null;
+        if (found === '') await writeFile(marker, key, { mode: 0o600 }).catch(() => undefined);
+        if (found !== key && found !== '') {
+          heldMarkers.delete(marker);
+          if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+          continue;
+        }
+      }
+    }
+    const taken = await stat(candidate).then(
+      () => true,
+      (error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return false;
+        throw error;
+      },
+    );
+    if (!taken) return candidate;
+    heldMarkers.delete(marker);
+    await rm(marker, { force: true });
+  }
+  throw new ValidationError(
+    ['name'],
+    `More than ${MAX_NUMBERED} files named "${safeBase}${safeExt}" already exist in ${folder}.`,
+  );
+}
+
+/** Removes the marker of a final name once the file is in place and recorded. */
+async function releaseFinalName(finalPath: string): Promise<void> {
+  const marker = `${finalPath}${RESERVATION_SUFFIX}`;
+  heldMarkers.delete(marker);
+  await rm(marker, { force: true }).catch(() => undefined);
+}
+
 function formatTime(ms: number): string {
   return new Date(ms)
     .toISOString()
@@ -133,6 +195,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   readonly #jobFolders = new Map<string, string>();
   #started = false;
   #stopped = false;
+  #sweeping: Promise<void> = Promise.resolve();
 
   constructor(opts: DownloadManagerOptions) {
     super();
@@ -154,8 +217,23 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     this.#started = true;
     this.#stopped = false;
     this.#store.on('added', this.#onAdded);
+    const saved: RecordingJob[] = [];
     for (const job of this.#store.list()) {
       if (job.state === 'pending' || job.state === 'downloading') this.#enqueue(job.key);
+      else if (job.state === 'saved' && job.path) saved.push(job);
+    }
+    this.#sweeping = this.#sweep(saved);
+  }
+
+  /**
+   * A crash after the store recorded a save but before its commit record and name reservation were removed
+   * leaves both behind for good (the job never runs again): remove them. Cheap when there is nothing to remove.
+   */
+  async #sweep(jobs: RecordingJob[]): Promise<void> {
+    for (const job of jobs) {
+      const finalPath = job.path as string;
+      await releaseFinalName(finalPath);
+      await forgetCommit(partPathFor(path.dirname(finalPath), job), this.#opts.fs).catch(() => undefined);
     }
   }
 
@@ -182,6 +260,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     for (const { controller } of tasks) controller.abort();
     await Promise.allSettled(tasks.map((t) => t.task));
     while (this.#writes.size > 0) await Promise.allSettled([...this.#writes]);
+    await this.#sweeping;
   }
 
   /** New downloads go to `folder`; running ones finish where they started. */
@@ -285,7 +364,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
       const result = await downloadFile({
         url: job.url,
         partPath,
-        dest: async () => (await chooseFreeName(folder, base, ext)).path,
+        dest: () => reserveFinalName(folder, base, ext, key),
         expectedBytes: trustAnnounced ? job.announcedBytes : null,
         policy: this.#policy,
         signal,
@@ -319,7 +398,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         error: null,
         updatedAt: this.#iso(),
       });
-      // Only now that the store knows the path may the record that prevents a second copy go.
+      // Only now that the store knows the path may the records that prevent a second copy go.
+      await releaseFinalName(result.path);
       await forgetCommit(partPath, this.#opts.fs).catch(() => undefined);
       this.#sizeStrikes.delete(key);
       this.#jobFolders.delete(key);
