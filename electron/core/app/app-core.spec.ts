@@ -393,6 +393,39 @@ describe('AppCore credentials', () => {
     expect((await core.handlers['app:info']()).demo).toBe(true);
   });
 
+  it('never sends the stored secret to hosts changed after it was entered, until it is entered again', async () => {
+    const secrets = new MemorySecretStore();
+    const real = await startSandbox({ serviceId: 'bound-svc', secret: 'bound-secret', seed: 8 });
+    cleanups.push(() => real.close());
+    // A host that records what reaches it: standing in for wherever a compromised renderer points.
+    const other = await startSandbox({ serviceId: 'bound-svc', secret: 'other', seed: 9 });
+    cleanups.push(() => other.close());
+    const seenByOther: string[] = [];
+    other.control.events.on('request', (r: { path: string }) => seenByOther.push(r.path));
+
+    const core = await makeCore(await tempHome({ endpoints: real.endpoints, demoMode: false }), {
+      secrets,
+      demo: undefined,
+    });
+    await core.start();
+    const good = { serviceId: 'bound-svc', secret: 'bound-secret' };
+    expect(await core.handlers['credentials:set'](good)).toMatchObject({ configured: true, source: 'keychain' });
+    real.control.startBroadcast({ id: 'bound-1' });
+    expect((await core.handlers['channels:live']()).map((c) => c.id)).toEqual(['bound-1']);
+
+    const changed = next(core, 'credentials:changed');
+    await core.handlers['settings:update']({ endpoints: other.endpoints });
+    expect(await changed).toMatchObject({ configured: false, keychainMessage: expect.stringMatching(/hosts changed/) });
+    await expect(core.handlers['channels:live']()).rejects.toMatchObject({ code: 'config' });
+    expect(await core.handlers['credentials:test']()).toMatchObject({ ok: false });
+    expect(seenByOther).toEqual([]);
+
+    // Back to the hosts it was entered for: in use again, without typing it.
+    await core.handlers['settings:update']({ endpoints: real.endpoints });
+    expect(await core.handlers['credentials:status']()).toMatchObject({ configured: true, source: 'keychain' });
+    expect((await core.handlers['channels:live']()).map((c) => c.id)).toEqual(['bound-1']);
+  });
+
   it('reports an unavailable keychain and refuses to store, but still uses credentials from the environment', async () => {
     const real = await startSandbox({ serviceId: 'env-svc', secret: 'env-secret', seed: 6 });
     cleanups.push(() => real.close());

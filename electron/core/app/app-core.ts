@@ -58,6 +58,11 @@ import {
 import { toSettingsView, toStorePatch } from './settings-view.js';
 import type { AppCore, AppCoreEvents, PlatformHooks, TraySnapshot } from './types.js';
 
+/** Keychain entry binding the secret to the hosts it was entered for. */
+const HOSTS_TOKEN = 'hosts';
+const HOSTS_CHANGED =
+  'The service hosts changed since the secret was entered, so it is not sent to them: enter the secret again to use the new hosts.';
+
 export interface AppCoreOptions {
   /** State folder: settings, journal, tokens (appDataDir() or Electron's userData). */
   home: string;
@@ -176,6 +181,12 @@ class Core implements TallyAppCore {
   readonly #signatures = new Map<string, string>();
   #version = '0.0.0';
   #keychain: { available: boolean; message: string | null } = { available: true, message: null };
+  /**
+   * The service hosts the credentials are trusted with (see #loadCredentials). Null until first loaded.
+   * The renderer may change the hosts through settings; it must never be able to send the secret elsewhere.
+   */
+  #trustedHosts: string | null = null;
+  #hostsChanged = false;
 
   #phase: Phase = 'new';
   #queue: Promise<void> = Promise.resolve();
@@ -429,7 +440,11 @@ class Core implements TallyAppCore {
       'credentials:set': async (input) => this.#setCredentials(input),
       'credentials:clear': async () =>
         this.#serial(async () => {
-          if (this.#keychain.available) await this.#creds.clear();
+          if (this.#keychain.available) {
+            await this.#creds.clear();
+            await this.#creds.deleteToken(HOSTS_TOKEN).catch(() => false);
+          }
+          this.#trustedHosts = null;
           this.#badCredentials = false;
           await this.#reconcile();
           return this.#credentialsChanged();
@@ -523,6 +538,8 @@ class Core implements TallyAppCore {
       this.#demo = this.#forceDemo || effectiveDemoMode(this.#settings.get(), (await this.#loadCredentials()) !== null);
     const view = this.#settingsView();
     this.#emit('settings:changed', view);
+    // New hosts may have put the secret out of use (or back in use): the credentials view must say so.
+    if (patch.endpoints !== undefined) await this.#credentialsChanged();
     this.#updateTray();
     return view;
   }
@@ -530,21 +547,46 @@ class Core implements TallyAppCore {
   // -------------------------------------------------------------------------------------------------
   // Credentials
 
+  /**
+   * Credentials for the configured hosts, or null. The secret is bound to the hosts it was entered for:
+   * when the hosts change afterwards (settings are writable from the renderer), the secret is not sent to
+   * the new ones until it is entered again (`credentials:set`). The binding lives in the keychain beside
+   * the secret, and is taken on first use for credentials stored before it existed (e.g. by `tally login`).
+   */
   async #loadCredentials(): Promise<Credentials | null> {
+    let credentials: Credentials | null = null;
     try {
-      const fromEnv = credentialsFromEnv(this.#env);
-      if (fromEnv) return fromEnv;
+      credentials = credentialsFromEnv(this.#env);
     } catch (error) {
       this.#log(`credentials: ${describe(error)}`);
       return null;
     }
-    if (!this.#keychain.available) return null;
-    try {
-      return await this.#creds.stored();
-    } catch (error) {
-      this.#log(`credentials: ${describe(error)}`);
+    if (!credentials && this.#keychain.available) {
+      try {
+        credentials = await this.#creds.stored();
+      } catch (error) {
+        this.#log(`credentials: ${describe(error)}`);
+        return null;
+      }
+    }
+    if (!credentials) return null;
+    const hosts = this.#hostsKey();
+    if (this.#trustedHosts === null) {
+      const bound = this.#keychain.available ? await this.#creds.getToken(HOSTS_TOKEN).catch(() => null) : null;
+      this.#trustedHosts = bound ?? hosts;
+      if (bound === null && this.#keychain.available) await this.#creds.setToken(HOSTS_TOKEN, hosts).catch(() => {});
+    }
+    this.#hostsChanged = this.#trustedHosts !== hosts;
+    if (this.#hostsChanged) {
+      this.#log('credentials: the service hosts changed since the secret was entered; it is not sent to them');
       return null;
     }
+    return credentials;
+  }
+
+  #hostsKey(settings: Settings = this.#settings.get()): string {
+    const e = this.#configuredEndpoints(settings);
+    return JSON.stringify([e.baseUrl, e.consoleApiUrl, e.adminUrl]);
   }
 
   #configuredEndpoints(settings: Settings = this.#settings.get()): Endpoints {
@@ -562,8 +604,26 @@ class Core implements TallyAppCore {
     } catch {
       fromEnv = null;
     }
+    if (fromEnv && this.#hostsChanged) {
+      return {
+        configured: false,
+        serviceId: fromEnv.serviceId,
+        source: 'env',
+        ...keychain,
+        keychainMessage: HOSTS_CHANGED,
+      };
+    }
     if (fromEnv) return { configured: true, serviceId: fromEnv.serviceId, source: 'env', ...keychain };
     const stored = this.#keychain.available ? await this.#creds.stored().catch(() => null) : null;
+    if (stored && this.#hostsChanged) {
+      return {
+        configured: false,
+        serviceId: stored.serviceId,
+        source: 'keychain',
+        keychainAvailable: this.#keychain.available,
+        keychainMessage: HOSTS_CHANGED,
+      };
+    }
     if (stored) return { configured: true, serviceId: stored.serviceId, source: 'keychain', ...keychain };
     return { configured: false, serviceId: null, source: null, ...keychain };
   }
@@ -594,6 +654,10 @@ class Core implements TallyAppCore {
     await this.#testClient(input).testConnection();
     return this.#serial(async () => {
       await this.#creds.save(input);
+      // Entered (and accepted) for the configured hosts: trusted with those from now on.
+      this.#trustedHosts = this.#hostsKey();
+      this.#hostsChanged = false;
+      await this.#creds.setToken(HOSTS_TOKEN, this.#trustedHosts);
       this.#forceDemo = false;
       this.#badCredentials = false;
       if (this.#settings.get().demoMode === true) this.#settings.update({ demoMode: false });

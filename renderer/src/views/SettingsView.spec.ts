@@ -136,6 +136,22 @@ describe('SettingsView', () => {
     expect(screen.getByRole('button', { name: 'Save' })).toBeDisabled();
   });
 
+  it('says why a stored secret is not in use after the hosts changed, and still offers to save', async () => {
+    const bridge = new TestBridge();
+    bridge.credentials = credentialsStatus({
+      configured: false,
+      source: 'keychain',
+      keychainAvailable: true,
+      keychainMessage: 'The service hosts changed since the secret was entered, so it is not sent to them.',
+    });
+    const { user } = setup(bridge);
+    expect(await screen.findByRole('note')).toHaveTextContent('hosts changed since the secret was entered');
+    await user.clear(screen.getByRole('textbox', { name: 'Service ID' }));
+    await user.type(screen.getByRole('textbox', { name: 'Service ID' }), 'svc');
+    await user.type(screen.getByLabelText('Secret'), 'secret');
+    expect(screen.getByRole('button', { name: 'Save' })).toBeEnabled();
+  });
+
   it('manages the allowed upload origins', async () => {
     const bridge = new TestBridge();
     bridge.tunnel = tunnelStatus({ uploadUrl: 'https://abc.example.dev/upload/t0k' });
