@@ -20,6 +20,7 @@ import {
   endpointsFor,
   isTty,
   loadSettings,
+  openCredentialStore,
   parseCommandArgs,
   resolveCredentials,
 } from './context.js';
@@ -117,7 +118,6 @@ const command: Command = {
     if (tunnel.provider === 'ngrok') {
       ngrokAuthtoken = io.env.NGROK_AUTHTOKEN?.trim() || null;
       if (!ngrokAuthtoken) {
-        const { openCredentialStore } = await import('./context.js');
         ngrokAuthtoken = await openCredentialStore().getToken('ngrok');
       }
       if (!ngrokAuthtoken) {
