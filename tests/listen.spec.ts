@@ -172,6 +172,22 @@ describe('tally listen (child process against the sandbox)', () => {
     }
   });
 
+  it('saves a client audio upload under client/ and reports it as an uploaded event', async () => {
+    const { proc, ready } = await start();
+    expect(String(ready.uploadUrl)).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/uploads\/[A-Za-z0-9_-]{22,}$/);
+    const audio = Buffer.alloc(50_000, 7);
+    const res = await fetch(String(ready.uploadUrl), {
+      method: 'POST',
+      headers: { 'content-type': 'audio/webm', 'x-filename': 'svc.abc123-take1.ogg' },
+      body: audio,
+    });
+    expect(res.status).toBe(201);
+    const uploaded = await proc.waitFor((e) => e.type === 'uploaded', 'uploaded');
+    expect(uploaded).toMatchObject({ bytes: audio.length, contentType: 'audio/webm' });
+    expect(String(uploaded.path)).toBe(join(folder, 'client', 'svc.abc123-take1.webm'));
+    expect((await stat(String(uploaded.path))).size).toBe(audio.length);
+  });
+
   it('stops gracefully on SIGTERM with exit code 0', async () => {
     const { proc } = await start();
     proc.child.kill('SIGTERM');
