@@ -5,6 +5,7 @@ import { BadCredentialsError, UnknownChannelError } from '../core/errors.js';
 import { FakeWebContents } from '../../tests/fakes/electron.js';
 import { createSenderCheck, EventPusher, isAppPageUrl, registerIpc } from './ipc.js';
 import type { FrameLike, IpcMainLike, SenderEvent } from './ipc.js';
+import { VALID_ARGS } from '../../tests/security/support/contract-cases.js';
 
 const FILE_URL = 'file:///Applications/Tally.app/Contents/Resources/app.asar/dist/renderer/index.html';
 const page = { fileUrl: FILE_URL };
@@ -68,28 +69,8 @@ function setup() {
   return { ipcMain, contents, handlers, calls, logs, trusted, dispose, readies: () => readies };
 }
 
-/** Arguments every request accepts. */
-const VALID: Record<RequestName, unknown[]> = {
-  'app:info': [],
-  'channels:live': [],
-  'channels:search': [{ since: '2024-01-01T00:00:00Z', until: '2024-01-02T00:00:00Z' }],
-  'channels:end': ['1581324488053_Dc5aQ'],
-  'recordings:list': [],
-  'recordings:retry': ['k1'],
-  'recordings:reveal': ['k1'],
-  'recordings:open': ['k1'],
-  'recordings:gaps': [],
-  'settings:get': [],
-  'settings:update': [{ pollIntervalSec: 5 }],
-  'settings:chooseFolder': [],
-  'credentials:status': [],
-  'credentials:set': [{ serviceId: 'svc', secret: 's3cr3t-value' }],
-  'credentials:clear': [],
-  'credentials:test': [],
-  'tunnel:status': [],
-  'webhook:register': [],
-  'clipboard:write': ['text'],
-};
+/** Arguments every request accepts (shared with the contract fuzzer). */
+const VALID = VALID_ARGS;
 
 describe('isAppPageUrl', () => {
   it('accepts only our index.html (any hash or query), or the configured dev server', () => {
