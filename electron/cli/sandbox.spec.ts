@@ -1,40 +1,12 @@
-import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { main } from '../cli.js';
-import type { CommandIo } from './command.js';
+import { captureIo, firstLine } from './test-io.js';
 import { parseSandboxArgs } from './sandbox.js';
-
-function makeIo(signal: AbortSignal) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c: Buffer) => (out += c.toString()));
-  stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const io: CommandIo = { stdout, stderr, stdin: new PassThrough(), env: {}, signal };
-  return { io, stdout, out: () => out, err: () => err };
-}
-
-/** Resolves with the first complete line written to `stream`. */
-function firstLine(stream: PassThrough): Promise<string> {
-  return new Promise((resolve) => {
-    let buffered = '';
-    const onData = (c: Buffer) => {
-      buffered += c.toString();
-      const nl = buffered.indexOf('\n');
-      if (nl !== -1) {
-        stream.off('data', onData);
-        resolve(buffered.slice(0, nl));
-      }
-    };
-    stream.on('data', onData);
-  });
-}
 
 describe('tally sandbox', () => {
   it('prints one JSON line with endpoints and credentials, serves until aborted, then exits 0', async () => {
     const controller = new AbortController();
-    const { io, stdout } = makeIo(controller.signal);
+    const { io, stdout } = captureIo(controller.signal);
     const line = firstLine(stdout);
     const exit = main(['sandbox', '--json', '--seed', '3', '--service-id', 'svc', '--secret', 's3cret', '--quiet'], io);
     const ready = JSON.parse(await line) as Record<string, unknown> & { env: Record<string, string> };
@@ -65,7 +37,7 @@ describe('tally sandbox', () => {
 
   it('prints export lines and events in human mode', async () => {
     const controller = new AbortController();
-    const { io, stdout, out } = makeIo(controller.signal);
+    const { io, stdout, out } = captureIo(controller.signal);
     const printed = new Promise<void>((resolve) => {
       stdout.on('data', () => {
         if (out().includes('Press Ctrl+C to stop.')) resolve();
@@ -96,14 +68,14 @@ describe('tally sandbox', () => {
       ['--webhook-url', 'ftp://x'],
       ['extra'],
     ]) {
-      const { io, err } = makeIo(new AbortController().signal);
+      const { io, err } = captureIo(new AbortController().signal);
       expect(await main(['sandbox', ...argv], io), argv.join(' ')).toBe(2);
       expect(err()).toMatch(/^tally sandbox: .+\nRun "tally sandbox --help" for usage\.\n$/);
     }
   });
 
   it('has a help text naming every flag', async () => {
-    const { io, out } = makeIo(new AbortController().signal);
+    const { io, out } = captureIo(new AbortController().signal);
     expect(await main(['sandbox', '--help'], io)).toBe(0);
     for (const flag of [
       '--port',

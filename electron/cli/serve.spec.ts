@@ -9,7 +9,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -17,35 +16,11 @@ import { main } from '../cli.js';
 import { UI_CSP } from '../core/app/ui-server.js';
 import { MemorySecretStore } from '../core/credentials.js';
 import { openSettingsStore } from '../core/settings.js';
-import type { CommandIo } from './command.js';
+import { captureIo, firstLine } from './test-io.js';
 import { setSecretStoreForTesting } from './context.js';
 import { isLoopbackHost, parseServeArgs, uiDir } from './serve.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-
-function makeIo(signal: AbortSignal, env: NodeJS.ProcessEnv) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let err = '';
-  stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const io: CommandIo = { stdout, stderr, stdin: new PassThrough(), env, signal };
-  return { io, stdout, err: () => err };
-}
-
-function firstLine(stream: PassThrough): Promise<string> {
-  return new Promise((resolve) => {
-    let buffered = '';
-    const onData = (c: Buffer) => {
-      buffered += c.toString();
-      const nl = buffered.indexOf('\n');
-      if (nl !== -1) {
-        stream.off('data', onData);
-        resolve(buffered.slice(0, nl));
-      }
-    };
-    stream.on('data', onData);
-  });
-}
 
 /** A raw GET: fetch would normalise the path and refuses to set Host. */
 function rawGet(
@@ -129,7 +104,7 @@ describe('tally serve', () => {
     home = await mkdtemp(join(tmpdir(), 'tally-serve-'));
     openSettingsStore(home).update({ receiverPort: 0, recordingsFolder: join(home, 'recordings') });
     controller = new AbortController();
-    const made = makeIo(controller.signal, { TALLY_HOME: home });
+    const made = captureIo(controller.signal, { TALLY_HOME: home });
     stderr = made.err;
     const line = firstLine(made.stdout);
     exit = main(['serve', '--sandbox', '--port', '0', '--json', '--no-open'], made.io);
@@ -224,7 +199,7 @@ describe('tally serve arguments', () => {
     expect(isLoopbackHost('127.0.0.2')).toBe(true);
     expect(isLoopbackHost('::1')).toBe(true);
     expect(isLoopbackHost('192.168.1.4')).toBe(false);
-    const errors = makeIo(new AbortController().signal, {});
+    const errors = captureIo(new AbortController().signal, {});
     expect(await main(['serve', '--host', '10.0.0.1'], errors.io)).toBe(2);
     expect(errors.err()).toMatch(/--allow-remote/);
   });

@@ -1,0 +1,31 @@
+/** Test helpers for driving `main()` in-process: captured stdout/stderr and waiting on printed lines. */
+import { PassThrough } from 'node:stream';
+import type { CommandIo } from './command.js';
+
+/** A CommandIo whose output is captured; `stdout` stays readable for `firstLine`. */
+export function captureIo(signal: AbortSignal, env: NodeJS.ProcessEnv = {}) {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (c: Buffer) => (out += c.toString()));
+  stderr.on('data', (c: Buffer) => (err += c.toString()));
+  const io: CommandIo = { stdout, stderr, stdin: new PassThrough(), env, signal };
+  return { io, stdout, out: () => out, err: () => err };
+}
+
+/** Resolves with the first complete line written to `stream`. */
+export function firstLine(stream: PassThrough): Promise<string> {
+  return new Promise((resolve) => {
+    let buffered = '';
+    const onData = (c: Buffer) => {
+      buffered += c.toString();
+      const nl = buffered.indexOf('\n');
+      if (nl !== -1) {
+        stream.off('data', onData);
+        resolve(buffered.slice(0, nl));
+      }
+    };
+    stream.on('data', onData);
+  });
+}
