@@ -8,9 +8,12 @@ await build({
   entryPoints: ['electron/preload/index.ts'],
   outfile: 'dist/preload/index.cjs',
   bundle: true,
-  platform: 'node',
+  // A sandboxed preload is a browser context with `require('electron')` only; since Electron 45 it has no
+  // Buffer, setImmediate or `events`/`timers`/`url` either. Building for the browser makes a Node built-in
+  // pulled in by a dependency fail here, at build time, instead of in the user's popover.
+  platform: 'browser',
   format: 'cjs',
-  target: 'node22',
+  target: 'chrome140',
   external: ['electron'],
   minify: true,
   logLevel: 'warning',

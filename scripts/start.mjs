@@ -4,9 +4,12 @@
 // (no display, or its runtime cannot be downloaded) it serves the same popover UI in a browser through
 // `tally serve --sandbox`, so the same sandbox-backed core is always reachable.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { ensureProjectNode } from './project-node.mjs';
 
+ensureProjectNode();
 const require = createRequire(import.meta.url);
 const extra = process.argv.slice(2);
 
@@ -24,21 +27,30 @@ const hasDisplay =
   !!process.env.DISPLAY ||
   !!process.env.WAYLAND_DISPLAY;
 
-/** Path of the Electron binary, downloading it on first start (the install step skips the download). */
+/** The runtime binary if it is already on disk; never triggers a download (requiring `electron` would). */
+function installedElectron() {
+  const dir = dirname(require.resolve('electron/package.json'));
+  const pathFile = join(dir, 'path.txt');
+  if (!existsSync(pathFile)) return null;
+  const bin = join(dir, 'dist', readFileSync(pathFile, 'utf8').trim());
+  return existsSync(bin) && statSync(bin).size > 0 ? bin : null;
+}
+
+/**
+ * Path of the Electron binary, fetched on first start: since Electron 42 the package downloads its runtime on
+ * first `require('electron')` instead of at install. The download's own output is kept for one line on failure.
+ */
 function electronBinary() {
-  const read = () => {
-    try {
-      const p = require('electron');
-      return typeof p === 'string' && existsSync(p) && statSync(p).size > 0 ? p : null;
-    } catch {
-      return null;
-    }
-  };
-  let bin = read();
+  const present = installedElectron();
+  if (present) return present;
+  console.log('Fetching the Electron runtime for this platform (first start only)…');
+  const r = spawnSync(process.execPath, ['-e', "require('electron')"], { encoding: 'utf8', stdio: 'pipe' });
+  const bin = installedElectron();
   if (!bin) {
-    console.log('Fetching the Electron runtime for this platform (first start only)…');
-    const r = spawnSync(process.execPath, [require.resolve('electron/install.js')], { stdio: 'inherit' });
-    if (r.status === 0) bin = read();
+    const lines = `${r.stderr ?? ''}`.split('\n').map((l) => l.trim());
+    // The first error line is the download's own (e.g. "TypeError: fetch failed"), before electron's advice.
+    const reason = lines.find((l) => /^\w*Error\b|ENOTFOUND|ECONNREFUSED|EAI_AGAIN/.test(l));
+    console.log(`The Electron runtime could not be fetched${reason ? ` (${reason.slice(0, 160)})` : ''}.`);
   }
   return bin;
 }

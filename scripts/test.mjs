@@ -10,6 +10,11 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ensureProjectNode } from './project-node.mjs';
+
+// The suite runs under the Node that Electron bundles (.nvmrc), installed by the project when missing.
+ensureProjectNode();
+process.stdout.write(`node ${process.version} (${process.execPath})\n`);
 
 const args = new Set(process.argv.slice(2));
 const quick = args.has('--quick'); // skip lint/typecheck/bench: for a fast local loop

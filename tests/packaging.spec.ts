@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as asar from '@electron/asar';
-import { FuseV1Options, getCurrentFuseWire } from '@electron/fuses';
+import { FuseState, FuseV1Options, getCurrentFuseWire } from '@electron/fuses';
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -18,8 +18,6 @@ const require = createRequire(import.meta.url);
 const root = join(import.meta.dirname, '..');
 const BUILT = ['dist/electron/main/index.js', 'dist/preload/index.cjs', 'dist/renderer/index.html'];
 const SENTINEL = 'dL7pKGdnNz796PbbjQWNKmHXBZaB9tsX';
-/** Fuse states as bytes in the wire ('0' / '1'); @electron/fuses does not export its enum. */
-const FuseState = { DISABLE: 0x30, ENABLE: 0x31 } as const;
 
 /** js-yaml ships without types (a devDependency, also what electron-builder reads its config with). */
 const yaml = require('js-yaml') as { load(text: string): unknown };
@@ -101,14 +99,15 @@ describe('packaged app (electron-builder --dir --linux)', () => {
     work = await mkdtemp(join(tmpdir(), 'tally-pack-'));
     const electronDist = join(work, 'electron-dist');
     await mkdir(electronDist);
-    // A stand-in executable carrying Electron's fuse wire (version 1, 8 fuses, Electron's defaults).
+    // A stand-in executable carrying Electron 45's fuse wire: version 1 and 9 fuses at Electron's defaults (the
+    // ninth, WasmTrapHandlers, is new since 1.x of @electron/fuses; electron-builder leaves it as shipped).
     const placeholder = join(electronDist, 'electron');
     await writeFile(
       placeholder,
       Buffer.concat([
         Buffer.from(`#!/bin/sh\n# placeholder\n${SENTINEL}`),
-        Buffer.from([1, 8]),
-        Buffer.from('10110001\n'),
+        Buffer.from([1, 9]),
+        Buffer.from('101100011\n'),
       ]),
     );
     await chmod(placeholder, 0o755);
@@ -150,6 +149,8 @@ describe('packaged app (electron-builder --dir --linux)', () => {
     const required = new Set([...bundle.matchAll(/\brequire\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1]));
     expect([...required]).toEqual(['electron']);
     expect(bundle).toContain('exposeInMainWorld');
+    // Electron 45 took these out of sandboxed preloads.
+    expect(bundle).not.toMatch(/\b(Buffer|setImmediate|clearImmediate|process\.nextTick)\b/);
   });
 
   it('leaves out sources, specs, maps, tooling and dev dependencies', () => {
@@ -203,5 +204,17 @@ describe('packaged app (electron-builder --dir --linux)', () => {
     expect(wire[FuseV1Options.EnableCookieEncryption]).toBe(FuseState.ENABLE);
     // The popover loads from file://, which needs these privileges.
     expect(wire[FuseV1Options.GrantFileProtocolExtraPrivileges]).toBe(FuseState.ENABLE);
+    // Not a security fuse: Electron's default is kept.
+    expect(wire[FuseV1Options.WasmTrapHandlers]).toBe(FuseState.ENABLE);
+  });
+
+  it('packs the Electron major that package.json pins, inside the supported window (latest three majors)', () => {
+    const manifest = JSON.parse(asar.extractFile(archive, 'package.json').toString()) as {
+      devDependencies?: Record<string, string>;
+    };
+    // Dev dependencies are stripped from the packed manifest; the version comes from the installed package.
+    expect(manifest.devDependencies).toBeUndefined();
+    const installed = (require('electron/package.json') as { version: string }).version;
+    expect(Number(installed.split('.')[0])).toBeGreaterThanOrEqual(45);
   });
 });

@@ -205,6 +205,7 @@ async function onReady(): Promise<void> {
     isSupported: () => Notification.isSupported(),
     reveal: (path) => shell.showItemInFolder(path),
     showPopover: () => popover.show(),
+    log: logger('notifications'),
   });
 
   for (const name of EVENT_NAMES) appCore.on(name, (payload) => pusher.send(name, payload));

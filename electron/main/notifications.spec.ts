@@ -7,6 +7,7 @@ import { ProgressService } from './progress.js';
 function setup(supported = true) {
   const factory = fakeNotificationFactory();
   const revealed: string[] = [];
+  const logged: string[] = [];
   let popovers = 0;
   let now = 0;
   const service = new NotificationService({
@@ -15,9 +16,11 @@ function setup(supported = true) {
     reveal: (path) => revealed.push(path),
     showPopover: () => popovers++,
     now: () => now,
+    log: (line) => logged.push(line),
   });
   return {
     service,
+    logged,
     made: factory.made,
     revealed,
     popovers: () => popovers,
@@ -101,6 +104,17 @@ describe('NotificationService', () => {
     // After the burst is clicked away, the next one starts afresh.
     service.notify(saved('d.mp4'));
     expect(made.at(-1)!.options.title).toBe('Recording saved');
+  });
+
+  it('forgets a notification the OS refused (unsigned macOS app), so the next save is not merged into it', () => {
+    const { service, made, logged, advance } = setup();
+    service.notify(saved('a.mp4'));
+    made[0]!.fail('Notifications are not allowed for this application');
+    expect(logged).toEqual(['notification not shown: Notifications are not allowed for this application']);
+    advance(1000);
+    service.notify(saved('b.mp4'));
+    expect(made[1]!.options).toMatchObject({ title: 'Recording saved', body: 'b.mp4' });
+    expect(made[0]!.closed).toBe(false);
   });
 });
 

@@ -23,6 +23,8 @@ export interface NotificationServiceOptions {
   showPopover: () => void;
   settings?: NotificationSettings;
   now?: () => number;
+  /** Where a notification the OS refused is reported. */
+  log?: (line: string) => void;
 }
 
 /** Which setting governs a notification kind. */
@@ -89,6 +91,13 @@ export class NotificationService {
       else this.#options.showPopover();
     });
     notification.on('close', forget);
+    // Since Electron 42 macOS shows notifications through UNNotification, which refuses unsigned apps with a
+    // 'failed' event (https://github.com/electron/electron/blob/main/docs/breaking-changes.md): forget it, so
+    // later saves are not merged into a notification nobody saw, and say why once in the log.
+    notification.on('failed', (_event, error) => {
+      forget();
+      this.#options.log?.(`notification not shown: ${error}`);
+    });
     notification.show();
     if (payload.kind === 'saved') this.#savedBurst = { notification, count, at: now };
     return true;

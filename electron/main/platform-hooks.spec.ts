@@ -31,7 +31,10 @@ function setup(platform: NodeJS.Platform, patch: Partial<PlatformHookDeps> = {})
       dialogs.push(options);
       return { canceled: false, filePaths: ['/picked'] };
     },
-    writeText: (text) => calls.push(`clip ${text}`),
+    writeText: async (text) => {
+      if (text === 'denied') throw new Error('clipboard write refused');
+      calls.push(`clip ${text}`);
+    },
     setLoginItemSettings: (settings) => loginItems.push(settings),
     ...patch,
   });
@@ -43,8 +46,13 @@ describe('createPlatformHooks', () => {
     const { hooks, calls } = setup('darwin');
     hooks.revealFile('/rec/a.mp4');
     await hooks.openFile('/rec/a.mp4');
-    hooks.writeClipboard('https://x.ngrok.app/hook?token=t');
+    await hooks.writeClipboard('https://x.ngrok.app/hook?token=t');
     expect(calls).toEqual(['reveal /rec/a.mp4', 'open /rec/a.mp4', 'clip https://x.ngrok.app/hook?token=t']);
+  });
+
+  it('awaits the asynchronous clipboard (Electron 44+), so a refused write is an error, not a silent no-op', async () => {
+    const { hooks } = setup('linux');
+    await expect(hooks.writeClipboard('denied')).rejects.toThrow('clipboard write refused');
   });
 
   it('turns a failed open into a ConfigError the user can read', async () => {

@@ -16,8 +16,12 @@ export interface PlatformHookDeps {
   openPath: (path: string) => Promise<string>;
   /** `dialog.showOpenDialog`, parented to the popover when it is open. */
   showOpenDialog: (options: OpenDialogOptions) => Promise<OpenDialogReturnValue>;
-  /** `clipboard.writeText`. */
-  writeText: (text: string) => void;
+  /**
+   * `clipboard.writeText`. Asynchronous since Electron 44, which aligned the clipboard with the W3C Clipboard
+   * API (https://github.com/electron/electron/blob/main/docs/breaking-changes.md): awaited so a failed write
+   * reaches the renderer as an error instead of vanishing.
+   */
+  writeText: (text: string) => Promise<void>;
   /** `app.setLoginItemSettings` (macOS and Windows only). */
   setLoginItemSettings: (settings: { openAtLogin: boolean }) => void;
   /** Linux has no login-item API: an XDG autostart entry is written instead. */
@@ -44,8 +48,8 @@ export function createPlatformHooks(deps: PlatformHookDeps): Required<PlatformHo
       });
       return result.canceled ? null : (result.filePaths[0] ?? null);
     },
-    writeClipboard(text) {
-      deps.writeText(text);
+    async writeClipboard(text) {
+      await deps.writeText(text);
     },
     async setLaunchAtLogin(enabled) {
       if (platform === 'linux') {

@@ -1,6 +1,6 @@
 /**
- * Download progress outside the tray icon: the window progress bar (taskbar on Windows, launcher on
- * Linux Unity) and the app badge count. A tray app with a hidden dock and `skipTaskbar` shows little of
+ * Download progress outside the tray icon: the window progress bar (taskbar on Windows, the launcher
+ * entry on Linux desktops that read LauncherEntry over D-Bus since Electron 44) and the app badge count. A tray app with a hidden dock and `skipTaskbar` shows little of
  * this, so the tray tooltip/title stay the main progress display; this only mirrors them where the OS
  * has a place. Updates reach the OS only when the value changes.
  */

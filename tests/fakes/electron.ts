@@ -230,6 +230,10 @@ export class FakeNotification extends EventEmitter {
   click(): void {
     this.emit('click');
   }
+  /** What macOS does to an unsigned app since Electron 42. */
+  fail(error: string): void {
+    this.emit('failed', { preventDefault() {} }, error);
+  }
 }
 
 export function fakeNotificationFactory() {

@@ -554,7 +554,7 @@ class Core implements TallyAppCore {
    * the secret, and is taken on first use for credentials stored before it existed (e.g. by `tally login`).
    */
   async #loadCredentials(): Promise<Credentials | null> {
-    let credentials: Credentials | null = null;
+    let credentials: Credentials | null;
     try {
       credentials = credentialsFromEnv(this.#env);
     } catch (error) {
@@ -598,7 +598,7 @@ class Core implements TallyAppCore {
     if (this.#sandbox && this.#demo) {
       return { configured: true, serviceId: this.#sandbox.credentials.serviceId, source: 'sandbox', ...keychain };
     }
-    let fromEnv: Credentials | null = null;
+    let fromEnv: Credentials | null;
     try {
       fromEnv = credentialsFromEnv(this.#env);
     } catch {
@@ -751,7 +751,7 @@ class Core implements TallyAppCore {
       };
     }
     const status = pipeline.supervisor.status;
-    let localUrl: string | null = null;
+    let localUrl: string | null;
     try {
       localUrl = pipeline.receiver.localUrl;
     } catch {

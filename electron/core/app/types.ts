@@ -13,7 +13,7 @@ export interface PlatformHooks {
   openFile?(path: string): Promise<void> | void;
   /** Native folder picker; resolves to the chosen absolute path or null when cancelled. */
   chooseFolder?(current: string): Promise<string | null>;
-  writeClipboard?(text: string): Promise<void> | void;
+  writeClipboard?(text: string): Promise<void>;
   /** Applies the launch-at-login setting to the OS. */
   setLaunchAtLogin?(enabled: boolean): Promise<void> | void;
 }

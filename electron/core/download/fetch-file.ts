@@ -373,7 +373,7 @@ async function transferSequential(
 
   const seqState: PartState = { version: 1, mode: 'sequential', etag, lastModified, total };
   const hash: Hash | null = offset === 0 && md5FromEtag(etag) ? createHash('md5') : null;
-  let written = 0;
+  let written: number;
   try {
     await writePartState(ctx.fsx, ctx.partPath, seqState);
     const handle = await ctx.fsx.open(ctx.partPath, offset === 0 ? 'w' : 'r+');

@@ -139,6 +139,11 @@ function requestOnce(url: URL, headers: Record<string, string>, opts: OpenOption
     });
     req.once('response', (res) => {
       response = res;
+      // Stop reading the socket until the body's reader is attached (it resumes it). Between the headers and
+      // that moment the caller awaits file-system work; since Node 22, an early FIN read meanwhile destroys the
+      // response together with the body bytes already buffered, so a short body cut by a reset lost everything
+      // that had arrived instead of leaving it in the part file to resume from.
+      res.socket?.pause();
       resolve(res);
     });
     req.once('error', (error) => {

@@ -209,7 +209,7 @@ describe('kill -9 in the middle of a download', () => {
 });
 
 describe('memory', () => {
-  it('keeps memory flat: a 256 MiB segmented download adds well under 64 MB to the peak RSS', async () => {
+  it('keeps memory flat: a 256 MiB segmented download adds well under 96 MB to the peak RSS', async () => {
     const size = 256 * MiB;
     server.addFile('/big/one.mp4', { size, etag: null });
     const dest = path.join(dir, 'one.mp4');
@@ -226,7 +226,11 @@ describe('memory', () => {
     expect(done.result?.connections).toBeGreaterThan(1);
     expect((await fsp.stat(dest)).size).toBe(size);
     // Growth over the process as it was just before the download (Node itself and the engine's modules).
+    // The bound is the V8 of Node 24 (and Electron 45): its larger young generation lets socket read buffers
+    // already written to disk wait longer for a scavenge (about 35 MB of ArrayBuffers at peak on Node 20, 75 MB
+    // on 24; with --max-semi-space-size=1 it is 37 MB again). What the engine itself holds stays ~2 MiB (4
+    // connections x the sink's 512 KiB), so a leak of the file's size (256 MiB) still fails clearly.
     const growth = (done.maxRssBytes ?? Infinity) - (done.rssBeforeBytes ?? 0);
-    expect(growth).toBeLessThan(64 * MiB);
+    expect(growth).toBeLessThan(96 * MiB);
   });
 });

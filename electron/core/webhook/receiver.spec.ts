@@ -84,7 +84,7 @@ function send(
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
-        let parsed: unknown = null;
+        let parsed: unknown;
         try {
           parsed = JSON.parse(text);
         } catch {

@@ -1,6 +1,8 @@
 /**
  * The WebSocket transport against a real `ws` server on 127.0.0.1 (port 0), speaking the documented
- * protocol. The client side is jsdom's WebSocket, as in a browser page.
+ * protocol. The client side is the `ws` package's WebSocket, which implements the browser's event API
+ * (addEventListener, MessageEvent.data, CloseEvent.code): jsdom's own WebSocket dispatches Node `Event`s from
+ * another realm under Node 24 and never opens. A real browser's WebSocket is covered by the Chromium e2e tests.
  */
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
@@ -19,7 +21,7 @@ import {
 } from './transport-ws.js';
 
 // The dom project resolves the 'browser' condition, which maps `ws` to a stub: load the Node build.
-const { WebSocketServer } = createRequire(import.meta.url)('ws') as typeof WsModule;
+const { WebSocketServer, WebSocket: NodeWebSocket } = createRequire(import.meta.url)('ws') as typeof WsModule;
 
 /** One server-side socket with its received messages as an awaitable queue. */
 class Peer {
@@ -80,7 +82,13 @@ async function startServer() {
 }
 
 function connect(url: string, options: Partial<ConstructorParameters<typeof WsTransport>[0]> = {}) {
-  const transport = new WsTransport({ url, backoff: () => 5, visibility: null, ...options });
+  const transport = new WsTransport({
+    url,
+    backoff: () => 5,
+    visibility: null,
+    WebSocket: NodeWebSocket as unknown as typeof WebSocket,
+    ...options,
+  });
   cleanups.push(() => transport.close());
   return transport;
 }
