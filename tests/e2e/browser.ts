@@ -16,7 +16,8 @@ export function chromiumPath(): string {
   return found;
 }
 
-export async function launchChromium(): Promise<Browser> {
+/** `extraArgs`: flags for one suite, e.g. the file-access flag the shell test's file:// page needs. */
+export async function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: chromiumPath(),
     args: [
@@ -28,6 +29,7 @@ export async function launchChromium(): Promise<Browser> {
       '--disable-component-update',
       '--disable-sync',
       '--no-first-run',
+      ...extraArgs,
     ],
   });
 }

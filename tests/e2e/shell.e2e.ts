@@ -1,0 +1,190 @@
+/**
+ * The real Electron main process end to end: `electron/main/index.ts` boots over the `electron` stand-in
+ * (support/electron-standin.ts, aliased in vitest.e2e.config.ts), so its boot sequence, `ipc.ts` with the
+ * trusted-sender check, the built preload and the built renderer in Chromium run as one, against a sandbox
+ * that stands in for the service over real HTTP. Native menus, placement and OS notifications are only
+ * recorded by the stand-in (see its header for what it cannot show).
+ *
+ * The tests share one app and run in order, as a producer would use it: tray click, Live, end a channel,
+ * Recordings, Settings, then the tray menu and notification after a recording is saved, then quit.
+ */
+import { once } from 'node:events';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../electron/core/sandbox/index.js';
+import { openSettingsStore } from '../../electron/core/settings.js';
+import { launchChromium } from './browser.js';
+import {
+  app,
+  builtPaths,
+  configureStandin,
+  recorded,
+  standinEvents,
+  type BrowserWindowStandin,
+  type NotificationStandin,
+  type TrayStandin,
+} from './support/electron-standin.js';
+import { ensureRendererBuilt } from './support/popover-harness.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const eventually = { timeout: 15_000, interval: 50 };
+
+let sandbox: Sandbox;
+let browser: Browser;
+let home: string;
+let recordingsDir: string;
+let tray: TrayStandin;
+let win: BrowserWindowStandin;
+let page: Page;
+/** The webhook receiver's local URL, as the app reported it. */
+let hookUrl = '';
+const savedEnv = { ...process.env };
+
+beforeAll(async () => {
+  ensureRendererBuilt(ROOT);
+  sandbox = await startSandbox({ searchIndexDelayMs: 0, seed: 11 });
+  home = await mkdtemp(join(tmpdir(), 'tally-shell-e2e-'));
+  recordingsDir = join(home, 'recordings');
+  // Port 0: another test file may hold 8787. One-second live refresh keeps the walk short.
+  openSettingsStore(home).update({ receiverPort: 0, recordingsFolder: recordingsDir, pollIntervalSec: 1 });
+  Object.assign(process.env, {
+    TALLY_HOME: home,
+    TALLY_SERVICE_ID: sandbox.credentials.serviceId,
+    TALLY_SECRET: sandbox.credentials.secret,
+    TALLY_BASE_URL: sandbox.endpoints.baseUrl,
+    TALLY_CONSOLE_API_URL: sandbox.endpoints.consoleApiUrl,
+    TALLY_ADMIN_URL: sandbox.endpoints.adminUrl,
+    TALLY_DOWNLOAD_ORIGINS: sandbox.downloadOrigin,
+  });
+  // Electron's GrantFileProtocolExtraPrivileges fuse lets the file:// page load its module scripts; this
+  // flag is Chromium's equivalent.
+  browser = await launchChromium(['--allow-file-access-from-files']);
+  configureStandin({ browser, appPath: ROOT });
+
+  const trayCreated = once(standinEvents, 'tray') as Promise<[TrayStandin]>;
+  await import('../../electron/main/index.js');
+  app.emitReady();
+  [tray] = await trayCreated;
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await sandbox?.close();
+  if (home) await rm(home, { recursive: true, force: true });
+  process.env = savedEnv;
+});
+
+describe('the tray app over the Electron stand-in', () => {
+  it('opens the popover from the tray click: locked-down window, real preload, page from file://', async () => {
+    const windowCreated = once(standinEvents, 'window') as Promise<[BrowserWindowStandin]>;
+    tray.click();
+    [win] = await windowCreated;
+    expect(win.options.webPreferences).toMatchObject({
+      preload: builtPaths(ROOT).preload,
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+    });
+    if (!win.isVisible()) await once(win, 'show');
+    page = win.webContents.page as Page;
+    expect(page.url()).toMatch(/^file:\/\/.*\/dist\/renderer\/index\.html/);
+    // The page talks over the preload's window.tally (IPC), not a WebSocket.
+    expect(await page.evaluate(() => typeof (globalThis as { tally?: unknown }).tally)).toBe('object');
+    await page.getByRole('tab', { name: 'Live' }).waitFor();
+    // Anchored under the tray icon, on the display's work area.
+    expect(win.getBounds()).toMatchObject({ width: 380, height: 560 });
+    expect(win.getBounds().y).toBeGreaterThanOrEqual(32);
+  });
+
+  it('Live: shows a channel on air and ends it after the confirmation, over IPC', async () => {
+    sandbox.control.startBroadcast({ id: 'shell-keynote', record: true, recordingBytes: 400_000, watchers: 12 });
+    sandbox.control.startBroadcast({ id: 'shell-panel', record: false, watchers: 3 });
+    const row = (id: string) =>
+      page.getByRole('list', { name: 'Live channels' }).getByRole('listitem').filter({ hasText: id });
+    await row('shell-keynote').waitFor();
+    await row('shell-panel').waitFor();
+
+    // The receiver's address comes from the app itself, through the preload, for the sandbox's webhook.
+    const status = await page.evaluate(() =>
+      (
+        globalThis as unknown as { tally: { tunnel: { status(): Promise<{ localUrl: string | null }> } } }
+      ).tally.tunnel.status(),
+    );
+    expect(status.localUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/hooks\//);
+    hookUrl = String(status.localUrl);
+    sandbox.control.setWebhookUrl(hookUrl);
+
+    await page.getByRole('button', { name: 'End channel shell-keynote…', exact: true }).click();
+    const dialog = page.getByRole('dialog', { name: 'End channel shell-keynote?' });
+    await dialog.getByRole('button', { name: 'End channel', exact: true }).click();
+    await row('shell-keynote').waitFor({ state: 'detached' });
+    const ended = sandbox.control.listBroadcasts({ state: 'ended' }).find((b) => b.id === 'shell-keynote');
+    expect(ended?.endedAt).toBeInstanceOf(Date);
+    expect(sandbox.control.listBroadcasts({ state: 'live' }).map((b) => b.id)).toEqual(['shell-panel']);
+  });
+
+  it('Recordings: the ended channel’s recording is downloaded, verified and listed', async () => {
+    await page.getByRole('tab', { name: 'Recordings' }).click();
+    const saved = page.getByRole('region', { name: 'Saved' });
+    await saved.getByText('shell-keynote.mp4').waitFor({ timeout: 20_000 });
+    const recording = sandbox.control.getRecording('shell-keynote');
+    const bytes = await readFile(join(recordingsDir, 'shell-keynote.mp4'));
+    expect(bytes.length).toBe(recording?.size);
+    expect(createHash('sha256').update(bytes).digest('hex')).toBe(await recording?.sha256());
+  });
+
+  it('after a save, the tray shows a notification and its menu reflects what is live', async () => {
+    await expect
+      .poll(() => recorded.notifications.map((n: NotificationStandin) => n.options.title), eventually)
+      .toContain('Recording saved');
+    const notification = recorded.notifications.find((n) => n.options.title === 'Recording saved');
+    expect(notification?.options.body).toContain('shell-keynote');
+    // Linux gets the menu attached (AppIndicator sends no clicks); it lists the channel still live.
+    await expect
+      .poll(() => tray.contextMenu?.items.map((i) => i.label ?? i.type), eventually)
+      .toEqual(expect.arrayContaining(['Open Tally', '1 live', 'End shell-panel…']));
+    // Clicking the notification reveals the file through the shell.
+    notification?.emit('click');
+    expect(recorded.shell.at(-1)).toBe(`reveal ${join(recordingsDir, 'shell-keynote.mp4')}`);
+  });
+
+  it('Settings: a change made in the page reaches the settings file through IPC', async () => {
+    await page.getByRole('tab', { name: 'Settings' }).click();
+    await page.getByText('Advanced', { exact: true }).click();
+    const field = page.getByLabel('Parallel downloads');
+    await field.fill('4');
+    await field.press('Tab');
+    await expect.poll(() => openSettingsStore(home).get().concurrency, eventually).toBe(4);
+  });
+
+  it('refuses IPC from any other window, even one showing the same page (the trusted-sender check)', async () => {
+    const { BrowserWindow } = await import('./support/electron-standin.js');
+    const rogue = new BrowserWindow({ webPreferences: { preload: builtPaths(ROOT).preload } });
+    try {
+      await rogue.loadURL(page.url().split('#')[0] ?? '');
+      const outcome = await rogue.webContents.page?.evaluate(() =>
+        (globalThis as unknown as { tally: { settings: { get(): Promise<unknown> } } }).tally.settings.get().then(
+          () => 'answered',
+          (error: Error) => error.message,
+        ),
+      );
+      expect(outcome).toBe('This request is not allowed from here.');
+    } finally {
+      rogue.destroy();
+    }
+  });
+
+  it('quits cleanly: the core stops (its receiver closes) before the app exits', async () => {
+    expect((await fetch(hookUrl, { method: 'POST', body: '{}' })).status).toBeLessThan(500);
+    const quit = once(standinEvents, 'quit');
+    app.quit();
+    await quit;
+    expect(app.quitting).toBe(true);
+    await expect(fetch(hookUrl, { method: 'POST', body: '{}' })).rejects.toThrow();
+    expect(recorded.pageErrors).toEqual([]);
+  });
+});
