@@ -2,7 +2,8 @@
  * Crash tests: a real child process downloads from the test server and is SIGKILLed mid-body; this process
  * then resumes from what the child left on disk. Also measures the child's peak RSS on a large download.
  *
- * How the child runs TypeScript without a loader (Node 20 cannot strip types): before the tests, the engine's
+ * How the child runs TypeScript without a loader (Node 24 strips types, but the sources import `./x.js` files that
+ * exist only once compiled): before the tests, the engine's
  * sources (fetch-file.ts and everything it imports relatively) are transpiled file by file with TypeScript's
  * `transpileModule` into a fresh folder under node_modules/.cache, and the plain .mjs fixture imports that
  * copy. This needs only the `typescript` dev dependency, takes a fraction of a second, never reads a stale
