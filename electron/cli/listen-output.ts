@@ -7,7 +7,7 @@ import type { ExpiredEvent, FailedEvent, ProgressEvent, SavedEvent } from '../co
 import type { GapReportResult } from '../core/recordings/gap-report.js';
 import type { RecordingJob } from '../core/recordings/types.js';
 import type { Rejection } from '../core/webhook/receiver.js';
-import { formatBytes, formatDuration } from './output.js';
+import { formatBytes, formatDuration, terminalSafe } from './output.js';
 
 export interface UploadedInfo {
   path: string;
@@ -76,7 +76,8 @@ export function createListenPrinter(opts: {
       out.write('\r\x1b[2K');
       statusLineOpen = false;
     }
-    out.write(`${clock()} ${text}\n`);
+    // Everything printed for humans passes here (or through the status line below): webhook fields are hostile.
+    out.write(`${clock()} ${terminalSafe(text)}\n`);
   };
   const jobRef = (job: Pick<RecordingJob, 'channelId' | 'key'>) => ({ channelId: job.channelId, key: job.key });
 
@@ -107,7 +108,7 @@ export function createListenPrinter(opts: {
       }
       if (info.note) lines.push(`  ${info.note}`);
       lines.push('Press Ctrl-C to stop; unfinished downloads resume on the next start.', '');
-      out.write(lines.join('\n') + '\n');
+      out.write(lines.map(terminalSafe).join('\n') + '\n');
     },
     received(job, warnings) {
       if (opts.ndjson) {
@@ -157,7 +158,7 @@ export function createListenPrinter(opts: {
       if (opts.tty) {
         if (prev && now - prev.at < 100 && !done) return;
         lastProgress.set(p.key, { at: now, step: 0 });
-        out.write(`\r\x1b[2K${clock()} ${text}`);
+        out.write(`\r\x1b[2K${clock()} ${terminalSafe(text)}`);
         statusLineOpen = true;
         return;
       }

@@ -35,7 +35,7 @@ export interface Column<T> {
 
 /** Renders rows as an aligned text table with a header line; columns are separated by two spaces. */
 export function table<T>(rows: readonly T[], columns: readonly Column<T>[]): string {
-  const cells = rows.map((row) => columns.map((c) => truncate(sanitize(c.value(row)), c.maxWidth)));
+  const cells = rows.map((row) => columns.map((c) => truncate(terminalSafe(c.value(row)), c.maxWidth)));
   const headers = columns.map((c) => c.header);
   const widths = columns.map((_, i) =>
     Math.max(displayWidth(headers[i] ?? ''), ...cells.map((r) => displayWidth(r[i] ?? ''))),
@@ -58,8 +58,11 @@ function pad(text: string, width: number, align: 'left' | 'right', last: boolean
   return last ? text : text + fill;
 }
 
-/** Channel IDs are hostile text: control characters would move the cursor or forge lines. */
-function sanitize(text: string): string {
+/**
+ * Channel IDs, URLs and error messages from webhooks are hostile text: control characters would move the
+ * cursor, recolour the terminal or forge whole lines (CR/LF), and bidi overrides would reorder what is shown.
+ */
+export function terminalSafe(text: string): string {
   // eslint-disable-next-line no-control-regex
   return text.replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, '�');
 }

@@ -5,12 +5,12 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { main } from '../cli.js';
 import { UI_CSP } from '../core/app/ui-server.js';
@@ -187,6 +187,74 @@ describe('tally serve', () => {
     } finally {
       ws.close();
     }
+  });
+});
+
+describe('tally serve opening a browser', () => {
+  let home: string;
+  let controller: AbortController;
+  let exit: Promise<number>;
+  let printed: URL;
+  let opened: URL;
+
+  beforeAll(async () => {
+    setSecretStoreForTesting(new MemorySecretStore());
+    home = await mkdtemp(join(tmpdir(), 'tally-serve-open-'));
+    openSettingsStore(home).update({ receiverPort: 0, recordingsFolder: join(home, 'recordings') });
+    // $BROWSER stands in for the desktop's opener: it records the command line every local user could read.
+    const argvFile = join(home, 'opener-argv.txt');
+    const opener = join(home, 'opener.sh');
+    await writeFile(opener, `#!/bin/sh\nprintf '%s' "$*" > "${argvFile}.tmp" && mv "${argvFile}.tmp" "${argvFile}"\n`);
+    await chmod(opener, 0o755);
+    controller = new AbortController();
+    const made = captureIo(controller.signal, { TALLY_HOME: home, DISPLAY: ':99', BROWSER: opener });
+    const line = firstLine(made.stdout);
+    exit = main(['serve', '--sandbox', '--port', '0', '--json'], made.io);
+    const ready = JSON.parse(await Promise.race([line, exit.then((c) => `exit ${c}: ${made.err()}`)])) as {
+      url: string;
+    };
+    printed = new URL(ready.url);
+    await vi.waitFor(() => expect(existsSync(argvFile)).toBe(true), { timeout: 10_000, interval: 20 });
+    opened = new URL(await readFile(argvFile, 'utf8'));
+  }, 120_000);
+
+  afterAll(async () => {
+    controller?.abort();
+    if (exit) expect(await exit).toBe(0);
+    setSecretStoreForTesting(null);
+    if (home) await rm(home, { recursive: true, force: true });
+  });
+
+  it('hands the opener a one-time code, never the token', () => {
+    const token = printed.searchParams.get('token') ?? '';
+    expect(token.length).toBeGreaterThanOrEqual(20);
+    expect(opened.origin).toBe(printed.origin);
+    expect(opened.href).not.toContain(token);
+    expect(opened.searchParams.get('code')).toMatch(/^[\w-]{20,}$/);
+  });
+
+  it('trades the code once for an HttpOnly cookie that opens the WebSocket; a second use is refused', async () => {
+    const host = opened.host;
+    const first = await rawGet(opened.origin, `/?${opened.searchParams}`, { host });
+    expect(first.status).toBe(303);
+    expect(first.headers.location).toBe('/');
+    const cookie = String((first.headers['set-cookie'] as string[] | undefined)?.[0] ?? '');
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Strict/);
+    const again = await rawGet(opened.origin, `/?${opened.searchParams}`, { host });
+    expect(again.status).toBe(401);
+    expect(again.body).toContain('already used or has expired');
+
+    const wsUrl = `ws://${host}/ws`;
+    await expect(connect(wsUrl, opened.origin)).rejects.toThrow('status 401');
+    const ws = await new Promise<WebSocket>((resolve, reject) => {
+      const socket = new WebSocket(wsUrl, { origin: opened.origin, headers: { cookie: cookie.split(';')[0] ?? '' } });
+      socket.once('open', () => resolve(socket));
+      socket.once('unexpected-response', (_req, res) => reject(new Error(`status ${res.statusCode}`)));
+    });
+    const answer = await client(ws).invoke('app:info', []);
+    expect(answer).toMatchObject({ ok: true, result: { demo: true } });
+    ws.close();
   });
 });
 

@@ -91,9 +91,14 @@ export function canOpenBrowser(env: NodeJS.ProcessEnv, platform: NodeJS.Platform
   return Boolean(env.DISPLAY || env.WAYLAND_DISPLAY);
 }
 
-function openBrowser(url: string, platform: NodeJS.Platform = process.platform): void {
-  const [cmd, args] =
-    platform === 'darwin'
+/**
+ * Opens `url` with `$BROWSER` when set (the convention xdg-open, Python and npm follow), else the platform's
+ * opener. Whatever runs it shows its arguments to every local user, so `url` must not carry the token.
+ */
+function openBrowser(url: string, env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): void {
+  const [cmd, args] = env.BROWSER
+    ? [env.BROWSER, [url]]
+    : platform === 'darwin'
       ? ['open', [url]]
       : platform === 'win32'
         ? ['cmd', ['/c', 'start', '""', url]]
@@ -188,7 +193,11 @@ const command: Command = {
         if (demo) io.stdout.write('Demo mode: the data comes from the embedded sandbox, not the service.\n');
         io.stdout.write('Press Ctrl+C to stop.\n');
       }
-      if (args.open && canOpenBrowser(io.env)) openBrowser(url);
+      if (args.open && canOpenBrowser(io.env)) {
+        const once = new URL(ui.oneTimeUrl());
+        if (wildcard) once.hostname = '127.0.0.1';
+        openBrowser(once.href, io.env);
+      }
       await waitForAbort(io.signal);
     } finally {
       await ui?.close();

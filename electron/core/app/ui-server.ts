@@ -6,7 +6,10 @@
  * Guards, because a page on any website can try to talk to loopback:
  * - Host must be this server's own loopback name (DNS rebinding gives another Host);
  * - the WebSocket Origin must be this server's own origin (cross-site pages send theirs);
- * - the token is compared in constant time.
+ * - the token is compared in constant time;
+ * - the link handed to a browser opener carries a one-time code, not the token: an opener's command line is
+ *   visible to every local user (`ps`), so the code is spent on first use (and expires within a minute) and
+ *   traded for an HttpOnly, SameSite=Strict cookie that carries the token from then on.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -52,8 +55,10 @@ const ClientMessage = z.discriminatedUnion('type', [
 ]);
 
 export interface UiServer {
-  /** Ready-to-open URL including the token. */
+  /** Ready-to-open URL including the token (to print: stdout is not visible to other users). */
   readonly url: string;
+  /** A link for a browser opener: a one-time code instead of the token (see the header). */
+  oneTimeUrl(): string;
   readonly origin: string;
   readonly port: number;
   close(): Promise<void>;
@@ -81,12 +86,28 @@ function sameToken(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+/** How long a one-time code stays valid: long enough for a browser to start. */
+export const ONE_TIME_CODE_TTL_MS = 60_000;
+
+/** The token from the session cookie, if the request carries one for this server's port. */
+function cookieToken(req: IncomingMessage, name: string): string {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return '';
+}
+
 export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
   const host = opts.host ?? '127.0.0.1';
   const token = opts.token ?? randomBytes(16).toString('base64url');
   const root = resolve(opts.staticDir);
   const sockets = new Set<Socket>();
   let port = 0;
+  /** Unspent one-time codes and when they expire. */
+  const codes = new Map<string, number>();
+  // Cookies are not isolated by port: the name carries it, so two `tally serve` on one host keep their own.
+  const cookieName = () => `tally_ui_${port}`;
 
   /** Host header values that name this server; anything else is DNS rebinding or a proxy. */
   const extra = (opts.extraHosts ?? []).map((h) =>
@@ -124,7 +145,28 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
       res.writeHead(405, { ...baseHeaders, Allow: 'GET, HEAD' }).end();
       return;
     }
-    const { pathname } = new URL(req.url ?? '/', 'http://x');
+    const { pathname, searchParams } = new URL(req.url ?? '/', 'http://x');
+    const code = searchParams.get('code');
+    if (code !== null && (pathname === '/' || pathname === '/index.html')) {
+      const expires = codes.get(code);
+      codes.delete(code);
+      if (expires === undefined || expires < Date.now()) {
+        res
+          .writeHead(401, { ...baseHeaders, 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' })
+          .end('This link was already used or has expired. Use the link `tally serve` printed, or start it again.\n');
+        return;
+      }
+      // The fragment (#settings) survives a redirect without one, so the page opens where it was asked to.
+      res
+        .writeHead(303, {
+          ...baseHeaders,
+          Location: '/',
+          'Cache-Control': 'no-store',
+          'Set-Cookie': `${cookieName()}=${token}; HttpOnly; SameSite=Strict; Path=/`,
+        })
+        .end();
+      return;
+    }
     let rel: string;
     try {
       rel = decodeURIComponent(pathname);
@@ -168,7 +210,8 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     if (url.pathname !== '/ws') return refuse(404, 'Not Found');
     if (!allowedHosts().has(req.headers.host ?? '')) return refuse(421, 'Misdirected Request');
     if (!allowedOrigins().has(req.headers.origin ?? '')) return refuse(403, 'Forbidden');
-    if (!sameToken(url.searchParams.get('token') ?? '', token)) return refuse(401, 'Unauthorized');
+    const offered = url.searchParams.get('token') ?? cookieToken(req, cookieName());
+    if (!sameToken(offered, token)) return refuse(401, 'Unauthorized');
     wss.handleUpgrade(req, socket, head, (ws) => onClient(ws));
   });
 
@@ -239,6 +282,13 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
   let closed: Promise<void> | null = null;
   return {
     url: `${origin}/?token=${token}`,
+    oneTimeUrl() {
+      const now = Date.now();
+      for (const [c, expires] of codes) if (expires < now) codes.delete(c);
+      const fresh = randomBytes(16).toString('base64url');
+      codes.set(fresh, now + ONE_TIME_CODE_TTL_MS);
+      return `${origin}/?code=${fresh}`;
+    },
     origin,
     port,
     close() {

@@ -1,0 +1,50 @@
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import type { RecordingJob } from '../core/recordings/types.js';
+import { createListenPrinter } from './listen-output.js';
+
+/** A webhook's channel ID that tries to forge a "saved" line and recolour the terminal. */
+const HOSTILE = 'evil\r\n12:00:00 saved     bank-keynote → /home/me/Recordings/bank.mp4\x1b[31m\x1b]0;owned\x07\u202e';
+
+function printer(ndjson = false) {
+  const out = new PassThrough();
+  let text = '';
+  out.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+  const p = createListenPrinter({ out, ndjson, tty: false, folder: '/rec' });
+  return { p, text: () => text };
+}
+
+const job = (channelId: string) =>
+  ({
+    channelId,
+    key: `k-${channelId.length}`,
+    url: 'https://s3.amazonaws.com/b/x.mp4',
+    announcedBytes: 10,
+  }) as unknown as RecordingJob;
+
+describe('listen printer (human output)', () => {
+  it('prints hostile channel IDs and messages on one line each, with no control or bidi characters', () => {
+    const { p, text } = printer();
+    p.received(job(HOSTILE), []);
+    p.failed({
+      job: job(HOSTILE),
+      error: new Error(`HTTP 404 for ${HOSTILE}`),
+      willRetry: false,
+      nextAttemptAt: null,
+    } as never);
+    p.expired({ job: job(HOSTILE), reason: HOSTILE } as never);
+    const lines = text().trimEnd().split('\n');
+    expect(lines).toHaveLength(3);
+    // eslint-disable-next-line no-control-regex
+    expect(text().replace(/\n/g, '')).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e]/);
+    expect(lines[0]).toContain('received  evil��12:00:00 saved');
+  });
+
+  it('leaves NDJSON to JSON escaping, which already keeps each event on one line', () => {
+    const { p, text } = printer(true);
+    p.received(job(HOSTILE), []);
+    const lines = text().trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0] ?? '')).toMatchObject({ type: 'received', channelId: HOSTILE });
+  });
+});
