@@ -1,3 +1,4 @@
+import { ConfigError } from '../core/errors.js';
 /** The shape every `tally` sub-command module exports. Commands are imported lazily to keep start-up fast. */
 export interface CommandIo {
   stdout: NodeJS.WritableStream;
@@ -18,4 +19,24 @@ export interface Command {
 /** A usage error: exit code 2 with the message and a pointer to `--help`. */
 export class UsageError extends Error {
   override name = 'UsageError';
+}
+
+/**
+ * Turns a server's failure to listen into one line naming the port and the flag that sets it (instead of an
+ * "unexpected internal error"); other errors pass through unchanged.
+ */
+export function explainListenError(error: unknown, flagFor: (port: number) => string): unknown {
+  const e = error as NodeJS.ErrnoException & { port?: number };
+  const port = typeof e?.port === 'number' ? e.port : null;
+  if (port === null) return error;
+  const flag = flagFor(port);
+  if (e.code === 'EADDRINUSE')
+    return new ConfigError(`Port ${port} is already in use: choose another with ${flag} (0 picks a free one).`);
+  if (e.code === 'EACCES')
+    return new ConfigError(`Port ${port} needs administrator rights here: choose one above 1023 with ${flag}.`);
+  if (e.code === 'EADDRNOTAVAIL')
+    return new ConfigError(
+      `This computer has no such address to listen on for port ${port}: check --host and ${flag}.`,
+    );
+  return error;
 }

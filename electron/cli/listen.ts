@@ -3,7 +3,6 @@
  * asked), journals them durably, downloads and verifies every recording into the folder, and keeps doing
  * so until Ctrl-C / SIGTERM, when it stops gracefully (journal flushed, part files kept for resume).
  */
-import { resolve } from 'node:path';
 import { ConfigError } from '../core/errors.js';
 import type { Credentials } from '../core/model.js';
 import { DownloadOriginPolicy } from '../core/net/url-policy.js';
@@ -25,6 +24,7 @@ import {
   resolveCredentials,
 } from './context.js';
 import { createListenPrinter } from './listen-output.js';
+import { ensureWritableFolder } from '../core/folder-check.js';
 
 const help = `Usage: tally listen [--folder DIR] [options]
 
@@ -83,7 +83,13 @@ const command: Command = {
     if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 10) {
       throw new UsageError('--concurrency must be 1..10.');
     }
-    const folder = resolve(values.folder ?? settings.recordingsFolder);
+    // Checked before anything starts: a folder that cannot hold recordings is one clear line, not a wedge.
+    const folder = await ensureWritableFolder(values.folder ?? settings.recordingsFolder, {
+      source:
+        values.folder === undefined
+          ? 'the recordings folder (the recordingsFolder setting)'
+          : 'the recordings folder (--folder)',
+    });
 
     let tunnel: TunnelSettingsInput = {
       provider: settings.tunnel.provider,

@@ -1,3 +1,7 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../cli.js';
 import { captureIo, firstLine } from './test-io.js';
@@ -126,5 +130,27 @@ describe('tally sandbox', () => {
       json: false,
       quiet: false,
     });
+  });
+});
+
+describe('ports already taken', () => {
+  it.each([
+    ['sandbox', ['sandbox', '--quiet']],
+    ['serve', ['serve', '--sandbox', '--no-open']],
+  ])('tally %s on a busy port says which port and which flag, in one line', async (name, argv) => {
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const port = (busy.address() as AddressInfo).port;
+    const home = await mkdtemp(join(tmpdir(), 'tally-port-'));
+    try {
+      const { io, err } = captureIo(new AbortController().signal, { TALLY_HOME: home });
+      expect(await main([...argv, '--port', String(port)], io)).toBe(1);
+      expect(err().trimEnd().split('\n').at(-1)).toBe(
+        `tally ${name}: Port ${port} is already in use: choose another with --port (0 picks a free one).`,
+      );
+    } finally {
+      busy.close();
+      await rm(home, { recursive: true, force: true });
+    }
   });
 });

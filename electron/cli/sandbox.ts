@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import type { Sandbox, SandboxOptions, WebhookShape } from '../core/sandbox/index.js';
-import { UsageError, type Command, type CommandIo } from './command.js';
+import { explainListenError, UsageError, type Command, type CommandIo } from './command.js';
 
 const help = `Usage: tally sandbox [options]
 
@@ -189,7 +189,11 @@ const command: Command = {
   async run(argv, io) {
     const { options, json, quiet } = parseSandboxArgs(argv);
     const { startSandbox } = await import('../core/sandbox/index.js');
-    const sandbox = await startSandbox(options);
+    const sandbox = await startSandbox(options).catch((error: unknown) => {
+      throw explainListenError(error, (port) =>
+        port === options.downloadPort && port !== options.port ? '--download-port' : '--port',
+      );
+    });
     try {
       const env = sandboxEnv(sandbox);
       if (json) {

@@ -12,7 +12,7 @@ import type { ParseArgsConfig } from 'node:util';
 import { MemorySecretStore, PROJECT_ACCOUNT, type SecretStore } from '../core/credentials.js';
 import { ConfigError } from '../core/errors.js';
 import { appDataDir } from '../core/paths.js';
-import { UsageError, type Command, type CommandIo } from './command.js';
+import { explainListenError, UsageError, type Command, type CommandIo } from './command.js';
 import { openSecretStore, parseCommandArgs } from './context.js';
 
 const help = `Usage: tally serve [options]
@@ -180,7 +180,11 @@ const command: Command = {
       }
       const wildcard = args.host === '0.0.0.0' || args.host === '::';
       const extraHosts = isLoopbackHost(args.host) ? [] : wildcard ? interfaceAddresses() : [args.host];
-      ui = await startUiServer({ core, staticDir, host: args.host, port: args.port, extraHosts, log });
+      ui = await startUiServer({ core, staticDir, host: args.host, port: args.port, extraHosts, log }).catch(
+        (error: unknown) => {
+          throw explainListenError(error, () => '--port');
+        },
+      );
       const link = new URL(ui.url);
       // A wildcard address is not something to browse to; loopback always reaches it.
       if (wildcard) link.hostname = '127.0.0.1';

@@ -57,6 +57,7 @@ import {
 } from './recording-views.js';
 import { toSettingsView, toStorePatch } from './settings-view.js';
 import type { AppCore, AppCoreEvents, PlatformHooks, TraySnapshot } from './types.js';
+import { ensureWritableFolder } from '../folder-check.js';
 
 /** Keychain entry binding the secret to the hosts it was entered for. */
 const HOSTS_TOKEN = 'hosts';
@@ -529,6 +530,13 @@ class Core implements TallyAppCore {
     const before = this.#settings.get();
     // Validate before any side effect, so a bad field changes nothing at all.
     const next = applySettingsPatch(before, storePatch);
+    // A folder is accepted only once it exists and takes a file: saving /proc/x would otherwise wedge the pipeline.
+    if (storePatch.recordingsFolder !== undefined && storePatch.recordingsFolder !== before.recordingsFolder) {
+      next.recordingsFolder = await ensureWritableFolder(next.recordingsFolder, {
+        source: 'the Recordings folder (Settings)',
+      });
+      storePatch.recordingsFolder = next.recordingsFolder;
+    }
     if (next.launchAtLogin !== before.launchAtLogin) await this.#hooks.setLaunchAtLogin?.(next.launchAtLogin);
     if (Object.keys(storePatch).length > 0) this.#settings.update(storePatch);
     if (patch.demoMode === false) this.#forceDemo = false;

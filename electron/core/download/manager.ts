@@ -10,7 +10,8 @@
  */
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { ensureWritableFolder } from '../folder-check.js';
 import path from 'node:path';
 import { TallyError, ValidationError } from '../errors.js';
 import { extFromUrl, renderFileName, resolveInside, safeFileName, sanitizeExt } from '../recordings/filename.js';
@@ -360,7 +361,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     let lastCheckpoint = 0;
     let checkpoint: Promise<unknown> | null = null;
     try {
-      await mkdir(folder, { recursive: true });
+      // Not a recursive mkdir: on a file system that refuses folders it would spin (see folder-check.ts).
+      await ensureWritableFolder(folder, { source: 'the recordings folder' });
       const result = await downloadFile({
         url: job.url,
         partPath,

@@ -8,7 +8,7 @@
  * closed last so every acknowledged webhook is on disk.
  */
 import { EventEmitter } from 'node:events';
-import { mkdir } from 'node:fs/promises';
+import { ensureWritableFolder } from '../folder-check.js';
 import {
   DownloadManager,
   type ExpiredEvent,
@@ -195,8 +195,8 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
 
   /** Opens the journal and the token store; nothing listens yet. */
   static async open(opts: PipelineOptions): Promise<RecordingPipeline> {
-    await mkdir(opts.stateDir, { recursive: true });
-    await mkdir(opts.folder, { recursive: true });
+    await ensureWritableFolder(opts.stateDir, { source: 'the state folder (TALLY_HOME)' });
+    await ensureWritableFolder(opts.folder, { source: 'the recordings folder' });
     const lock = await acquireStateLock(opts.stateDir);
     try {
       const inbox = await Inbox.open(opts.stateDir);

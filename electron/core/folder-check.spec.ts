@@ -1,0 +1,111 @@
+/**
+ * Folders are checked (created level by level, then a real file written) before anything relies on them:
+ * bad folders give one clear ConfigError naming the folder and where it came from, and nothing spins.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { main } from '../cli.js';
+import { captureIo } from '../cli/test-io.js';
+import { createAppCore } from './app/app-core.js';
+import { MemorySecretStore } from './credentials.js';
+import { ConfigError } from './errors.js';
+import { ensureWritableFolder } from './folder-check.js';
+import { openSettingsStore } from './settings.js';
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+async function temp(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'tally-folder-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+const source = 'the recordings folder (--folder)';
+
+describe('ensureWritableFolder', () => {
+  it('creates every missing level and leaves no probe file behind', async () => {
+    const dir = await temp();
+    const folder = join(dir, 'a', 'b', 'c');
+    await expect(ensureWritableFolder(folder, { source })).resolves.toBe(folder);
+    expect(await readdir(folder)).toEqual([]);
+  });
+
+  it('accepts a folder reached through a symbolic link the user made (a recordings disk)', async () => {
+    const dir = await temp();
+    await mkdir(join(dir, 'disk'));
+    await symlink(join(dir, 'disk'), join(dir, 'Recordings'));
+    await expect(ensureWritableFolder(join(dir, 'Recordings'), { source })).resolves.toBe(join(dir, 'Recordings'));
+  });
+
+  it('refuses a path through a file, naming the folder and the flag', async () => {
+    const dir = await temp();
+    await writeFile(join(dir, 'file'), 'x');
+    const error = await ensureWritableFolder(join(dir, 'file', 'sub'), { source }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toBe(
+      `Cannot use ${join(dir, 'file', 'sub')} as the recordings folder (--folder): a part of the path is a file, not a folder. Choose another folder.`,
+    );
+  });
+
+  it.runIf(existsSync('/proc/self'))(
+    'refuses a folder in /proc at once, where a recursive mkdir spins for ever',
+    async () => {
+      const started = Date.now();
+      await expect(ensureWritableFolder('/proc/tally-recordings/x', { source })).rejects.toThrow(
+        'this file system does not allow folders there',
+      );
+      expect(Date.now() - started).toBeLessThan(1000);
+    },
+  );
+
+  it.runIf(existsSync('/sys/kernel'))(
+    'refuses an existing folder that does not take files (even as root)',
+    async () => {
+      await expect(ensureWritableFolder('/sys/kernel', { source })).rejects.toThrow(
+        /Cannot use \/sys\/kernel as the recordings folder \(--folder\): (permission denied|the file system is read-only)/,
+      );
+    },
+  );
+});
+
+describe.runIf(existsSync('/proc/self'))('bad folders do not wedge the CLI or the app', () => {
+  it('tally listen --folder /proc/recordings exits 1 with one line naming --folder', async () => {
+    const home = await temp();
+    const { io, err } = captureIo(new AbortController().signal, {
+      TALLY_HOME: home,
+      TALLY_SERVICE_ID: 'svc',
+      TALLY_SECRET: 'not-used',
+    });
+    const code = await main(['listen', '--folder', '/proc/recordings', '--port', '0', '--tunnel', 'none'], io);
+    expect(code).toBe(1);
+    expect(err().trimEnd().split('\n')).toEqual([
+      'tally listen: Cannot use /proc/recordings as the recordings folder (--folder): this file system does not allow folders there. Choose another folder.',
+    ]);
+  });
+
+  it('the app refuses the folder in Settings, keeps the old one, and the next change still completes', async () => {
+    const home = await temp();
+    const good = join(home, 'recordings');
+    openSettingsStore(home).update({ receiverPort: 0, recordingsFolder: good });
+    const core = await createAppCore({
+      home,
+      secrets: new MemorySecretStore(),
+      transport: 'ws',
+      demo: false,
+      env: {},
+      version: '9.9.9',
+    });
+    cleanups.push(() => core.stop());
+    await expect(core.handlers['settings:update']({ recordingsFolder: '/proc/not-writable' })).rejects.toThrow(
+      'Cannot use /proc/not-writable as the Recordings folder (Settings): this file system does not allow folders there.',
+    );
+    expect(openSettingsStore(home).get().recordingsFolder).toBe(good);
+    await expect(core.handlers['settings:update']({ concurrency: 2 })).resolves.toMatchObject({ concurrency: 2 });
+  });
+});
