@@ -177,7 +177,8 @@ describe('downloadFile: sequential', () => {
     server.setFaults({ noRange: true });
     const result = await downloadFile(options(urlPath));
     const second = server.fileRequests(urlPath)[1];
-    expect(second).toMatchObject({ range: 'bytes=100000-', status: 200 });
+    // A resume was asked for (the part kept what reached the disk), and the 200 made it start over.
+    expect(second).toMatchObject({ range: expect.stringMatching(/^bytes=[1-9]\d*-$/), status: 200 });
     expect(result.restarted).toBe(true);
     expect(await sha256File(result.path)).toBe(file.sha256());
   });

@@ -125,25 +125,34 @@ export function pumpToFile(res: IncomingMessage, opts: SinkOptions): Promise<Pum
   });
   return new Promise<PumpResult>((resolve, reject) => {
     let settled = false;
-    const finish = (error: Error | null): void => {
+    const finish = (error: Error | null, fromBody = false): void => {
       if (settled) return;
       settled = true;
       res.unpipe(sink);
       if (error || sink.reachedLimit) res.destroy();
-      void sink.idle().then(() => {
+      const done = () => {
         sink.destroy();
         if (error) reject(error);
         else resolve({ written, reachedLimit: sink.reachedLimit });
-      });
+      };
+      if (error && fromBody && !sink.errored && !sink.reachedLimit) {
+        // The connection failed, not the file: what the sink already holds arrived intact and in order, so it is
+        // written before giving up. The next attempt then resumes after it instead of fetching it again.
+        sink.once('finish', done);
+        sink.once('error', done);
+        sink.end();
+        return;
+      }
+      void sink.idle().then(done);
     };
     sink.once('limit', () => finish(null));
     sink.once('finish', () => finish(null));
     sink.once('error', (error) => finish(error));
-    res.once('error', (error) => finish(error));
+    res.once('error', (error) => finish(error, true));
     res.once('close', () => {
       // A body cut short without an 'error' (seen with some proxies) must not pass as complete.
       if (!res.complete && !sink.reachedLimit) {
-        finish(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
+        finish(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }), true);
       }
     });
     // IncomingMessage only emits 'error' when someone listens: a body that died before we got here (while

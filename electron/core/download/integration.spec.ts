@@ -118,7 +118,12 @@ describe('download manager with the inbox, the origin policy and the sandbox', (
     const { job } = await announce(info);
     const event = await saved(m, job.key);
     const gets = requests.filter((r) => r.path.endsWith('.mp4'));
-    expect(gets.map((r) => r.range)).toEqual(['bytes=0-', 'bytes=700000-']);
+    expect(gets.map((r) => r.range)).toEqual(['bytes=0-', expect.stringMatching(/^bytes=\d+-$/)]);
+    // It resumes after what reached the disk. When a host cuts the connection, Node drops the few KiB still
+    // buffered in the response (not yet handed to the file), so the resume point may sit a little before the cut.
+    const resumedAt = Number(/^bytes=(\d+)-$/.exec(gets[1]?.range ?? '')?.[1]);
+    expect(resumedAt).toBeGreaterThan(700_000 - 256 * 1024);
+    expect(resumedAt).toBeLessThanOrEqual(700_000);
     expect(await sha256File(event.path)).toBe(await info.sha256());
     expect(inbox.get(job.key)?.attempts).toBe(2);
   });
