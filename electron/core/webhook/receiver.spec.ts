@@ -468,6 +468,46 @@ describe('hardening', () => {
     expect((await send('GET', quick.receiver.healthPath, undefined, {}, quick.receiver)).status).toBe(200);
   });
 
+  it('answers 408 to a webhook body trickled byte by byte, even when the request limit is hours (uploads)', async () => {
+    const quick = await harness({ timeouts: { requestMs: 6 * 60 * 60 * 1000, webhookBodyMs: 300 } });
+    const client = rawClient(quick.receiver.port);
+    client.socket.write(
+      `POST ${quick.receiver.hookPath} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 80\r\n\r\n{`,
+    );
+    await client.closed;
+    expect(client.received()).toMatch(/^HTTP\/1\.1 408 /);
+    expect(client.received()).toContain('the body did not arrive within 1 s');
+    expect(quick.rejected.at(-1)).toMatchObject({ status: 408 });
+    expect(quick.inbox.list()).toEqual([]);
+  });
+
+  it('keeps taking genuine webhooks while slow clients hold every connection slot', async () => {
+    const limited = await harness({
+      maxConnections: 40,
+      timeouts: { headersMs: 60_000, requestMs: 120_000, checkIntervalMs: 1_000 },
+    });
+    // 60 clients that started a request and never finish their headers (no token needed for this).
+    const slow = Array.from({ length: 60 }, () => rawClient(limited.receiver.port));
+    await Promise.all(slow.map((c) => once(c.socket, 'connect')));
+    for (const c of slow) c.socket.write('POST /hooks/guess HTTP/1.1\r\nHost: x\r\nX-Slow: 1\r\n');
+    const ids = Array.from({ length: 10 }, (_, i) => `genuine-${i}`);
+    for (const id of ids) {
+      const url = `https://s3.amazonaws.com/svc-1/Rand0m/${id}.mp4`;
+      const answer = await send('POST', limited.receiver.hookPath, { id, url }, {}, limited.receiver);
+      expect(answer.status, id).toBe(200);
+    }
+    expect(
+      limited.inbox
+        .list()
+        .map((j) => j.channelId)
+        .sort(),
+    ).toEqual(ids);
+    // The slow ones made room: at most the limit stayed open.
+    const open = slow.filter((c) => !c.socket.destroyed && c.socket.readyState === 'open').length;
+    expect(open).toBeLessThanOrEqual(40);
+    for (const c of slow) c.socket.destroy();
+  });
+
   it('refuses oversized headers with 431', async () => {
     const client = rawClient(h.receiver.port);
     client.socket.write(`GET ${h.receiver.healthPath} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);

@@ -25,8 +25,13 @@ export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
 export interface ReceiverTimeouts {
   /** Time allowed for the request headers (slowloris). */
   headersMs?: number;
-  /** Time allowed for the whole request including the body. */
+  /** Time allowed for the whole request including the body (raised for uploads, which can take hours). */
   requestMs?: number;
+  /**
+   * Time allowed for a webhook's body once its headers arrived, whatever `requestMs` is: a webhook is a few
+   * hundred bytes, so a body trickled byte by byte is refused instead of holding a connection for hours.
+   */
+  webhookBodyMs?: number;
   /** Idle keep-alive connections are closed after this. */
   keepAliveMs?: number;
   /** How often Node checks the two limits above (tests use a short interval). */
@@ -97,6 +102,12 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
   readonly #inFlight = new Set<Promise<void>>();
   /** Sockets that got an answer before their request was fully read (they close after it). */
   readonly #answered = new WeakSet<Duplex>();
+  /**
+   * Open connections and whether a request is being handled on them. A connection that has not sent complete
+   * headers (or sits idle between requests) holds nothing: when the limit is reached, the oldest such one makes
+   * room for the newcomer, so slow or silent clients cannot starve genuine webhooks (which need the token).
+   */
+  readonly #connections = new Map<Socket, { busy: boolean; since: number }>();
   #server: Server | null = null;
   #stopping = false;
 
@@ -110,8 +121,9 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
     this.#maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     this.#maxConnections = opts.maxConnections ?? 1024;
     this.#timeouts = {
-      headersMs: opts.timeouts?.headersMs ?? 10_000,
+      headersMs: opts.timeouts?.headersMs ?? 5_000,
       requestMs: opts.timeouts?.requestMs ?? 30_000,
+      webhookBodyMs: opts.timeouts?.webhookBodyMs ?? 10_000,
       keepAliveMs: opts.timeouts?.keepAliveMs ?? 5_000,
       checkIntervalMs: opts.timeouts?.checkIntervalMs ?? 1_000,
     };
@@ -140,7 +152,8 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
       keepAliveTimeout: this.#timeouts.keepAliveMs,
       connectionsCheckingInterval: this.#timeouts.checkIntervalMs,
     });
-    server.maxConnections = this.#maxConnections;
+    // Not server.maxConnections: it refuses the newcomer, which is the genuine webhook under a slow-client flood.
+    server.on('connection', (socket: Socket) => this.#admit(socket));
     server.on('request', (req, res) => this.#track(req, res));
     server.on('clientError', (error, socket) => this.#onClientError(error, socket));
     await new Promise<void>((resolve, reject) => {
@@ -231,7 +244,28 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
     return this.#server ? this.localUrl : this.hookPath;
   }
 
+  #admit(socket: Socket): void {
+    this.#connections.set(socket, { busy: false, since: performance.now() });
+    socket.once('close', () => this.#connections.delete(socket));
+    if (this.#connections.size <= this.#maxConnections) return;
+    let oldest: Socket | null = null;
+    let oldestSince = Infinity;
+    for (const [other, state] of this.#connections) {
+      if (!state.busy && other !== socket && state.since < oldestSince) {
+        oldest = other;
+        oldestSince = state.since;
+      }
+    }
+    // Every other connection is mid-request (bounded by the body deadlines): the newcomer waits its turn elsewhere.
+    (oldest ?? socket).destroy();
+  }
+
   #track(req: IncomingMessage, res: ServerResponse): void {
+    const connection = this.#connections.get(req.socket as Socket);
+    if (connection) connection.busy = true;
+    res.once('close', () => {
+      if (connection) Object.assign(connection, { busy: false, since: performance.now() });
+    });
     const done = new Promise<void>((resolve) => {
       res.once('close', resolve);
       this.#dispatch(req, res)
@@ -276,7 +310,12 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
     if (method !== 'GET' && method !== 'POST') {
       return this.#reject(req, res, 405, `method ${method.slice(0, 16)} not allowed`, { Allow: 'GET, POST' });
     }
-    const body = method === 'POST' ? await readCapped(req, this.#maxBody) : Buffer.alloc(0);
+    const body =
+      method === 'POST' ? await readCapped(req, this.#maxBody, this.#timeouts.webhookBodyMs) : Buffer.alloc(0);
+    if (body === 'late') {
+      const seconds = Math.max(1, Math.round(this.#timeouts.webhookBodyMs / 1000));
+      return this.#reject(req, res, 408, `the body did not arrive within ${seconds} s`);
+    }
     if (body === null) return this.#reject(req, res, 413, `the body is larger than ${this.#maxBody} bytes`);
 
     let parsed;
@@ -370,15 +409,22 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
 
 /**
  * Reads the body, but never more than `max` bytes: a declared larger Content-Length is refused before reading,
- * and a streamed body stops being read at `max + 1`. Resolves null when too large.
+ * and a streamed body stops being read at `max + 1`. Resolves null when too large, 'late' when the whole body
+ * has not arrived within `deadlineMs`.
  */
-function readCapped(req: IncomingMessage, max: number): Promise<Buffer | null> {
+function readCapped(req: IncomingMessage, max: number, deadlineMs: number): Promise<Buffer | null | 'late'> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > max) return Promise.resolve(null);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    const timer = setTimeout(() => {
+      cleanup();
+      req.pause();
+      resolve('late');
+    }, deadlineMs);
     const cleanup = (): void => {
+      clearTimeout(timer);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onGone);
