@@ -144,6 +144,7 @@ const command: Command = {
       api,
       projectScope: credentials?.serviceId ?? null,
       concurrency,
+      maxRecordingBytes: settings.maxRecordingBytes,
       fileNameTemplate: settings.fileNameTemplate,
       uploads: {
         subfolder: settings.clientUploadsSubfolder,

@@ -37,6 +37,7 @@ describe('defaults', () => {
       receiverHost: '127.0.0.1',
       uploadOrigins: [],
       clientUploadsSubfolder: 'client',
+      maxRecordingBytes: 64 * 1024 ** 3,
       uploadMaxBytes: 2 * 1024 ** 3,
       demoMode: null,
     });

@@ -93,6 +93,13 @@ export const SettingsSchema = z.object({
   /** Web page origins allowed to upload client recordings (CORS). */
   uploadOrigins: z.array(origin).default([]),
   clientUploadsSubfolder: folderName.default('client'),
+  /** The largest recording downloaded when neither the server nor the webhook says its size (64 GiB). */
+  maxRecordingBytes: z
+    .number()
+    .int()
+    .min(1024 ** 2)
+    .max(Number.MAX_SAFE_INTEGER)
+    .default(64 * 1024 ** 3),
   uploadMaxBytes: z
     .number()
     .int()

@@ -932,6 +932,7 @@ class Core implements TallyAppCore {
       api,
       projectScope: scope,
       concurrency: settings.concurrency,
+      maxRecordingBytes: settings.maxRecordingBytes,
       fileNameTemplate: settings.fileNameTemplate,
       uploads: {
         subfolder: settings.clientUploadsSubfolder,

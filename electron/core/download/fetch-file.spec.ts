@@ -419,16 +419,45 @@ describe('downloadFile: disk space and final name', () => {
     expect(await sha256File(result.path)).toBe(file.sha256());
   });
 
-  it('refuses to start when statfs says the file cannot fit (announced size): no request is made', async () => {
-    const { file, urlPath } = publish(100 * KiB);
-    const before = server.requests.length;
+  it('does not trust an absurd announced size for the disk check: the server’s length decides', async () => {
+    const { file, urlPath } = publish(3001);
+    // 9007199254740991 bytes announced, 40 KiB free: the old check said "disk full" for ever.
     const error = await downloadFile(
-      options(urlPath, { expectedBytes: file.size, fs: { statfs: async () => ({ bavail: 10, bsize: 4096 }) } }),
+      options(urlPath, {
+        expectedBytes: Number.MAX_SAFE_INTEGER,
+        fs: { statfs: async () => ({ bavail: 10, bsize: 4096 }) },
+      }),
     ).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(DiskFullError);
-    expect(error).toMatchObject({ neededBytes: file.size, availableBytes: 40960 });
-    expect(server.requests.length).toBe(before);
+    // The server says 3001 bytes: that fits, and it is not what was announced, so it is refused as such.
+    expect(error).toBeInstanceOf(VerificationError);
+    expect(error).toMatchObject({ kind: 'announced-size', expected: Number.MAX_SAFE_INTEGER, actual: file.size });
     expect(await exists(paths().partPath)).toBe(false);
+  });
+
+  it('refuses before reading a byte when the server’s length differs from the announced size', async () => {
+    const { urlPath } = publish(200 * KiB);
+    const error = await downloadFile(options(urlPath, { expectedBytes: 1000 })).catch((e: unknown) => e);
+    expect(error).toMatchObject({ kind: 'announced-size', expected: 1000, actual: 200 * KiB });
+    expect(await exists(paths().partPath)).toBe(false);
+  });
+
+  it('stops one byte past the announced size when the server gives no length (nothing more is written)', async () => {
+    const { urlPath } = publish(2 * MiB);
+    server.setFaults({ noContentLength: true, noRange: true });
+    const error = await downloadFile(options(urlPath, { expectedBytes: 1000 })).catch((e: unknown) => e);
+    expect(error).toMatchObject({ kind: 'announced-size', expected: 1000, actual: 1001 });
+    expect(await exists(paths().partPath)).toBe(false);
+    expect(await exists(paths().dest)).toBe(false);
+  });
+
+  it('stops at maxBytes when neither the server nor the webhook says how big the file is', async () => {
+    const { urlPath } = publish(3 * MiB);
+    server.setFaults({ noContentLength: true, noRange: true });
+    const error = await downloadFile(options(urlPath, { maxBytes: 1 * MiB })).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DownloadRefusedError);
+    expect((error as Error).message).toContain('maxRecordingBytes');
+    expect(await exists(paths().partPath)).toBe(false);
+    expect(await exists(paths().dest)).toBe(false);
   });
 
   it('refuses before writing when the server-announced size cannot fit', async () => {

@@ -44,6 +44,8 @@ export type { DownloadFs, PartHandle } from './download-fs.js';
 
 export const DEFAULT_SEGMENTS = 4;
 export const DEFAULT_SEGMENT_THRESHOLD_BYTES = 32 * 1024 * 1024;
+/** 64 GiB: a day of broadcast at a high bitrate, far beyond any real recording, far below a full disk loop. */
+export const DEFAULT_MAX_RECORDING_BYTES = 64 * 1024 ** 3;
 /** Idle time (no byte received) before a connection is given up. */
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
@@ -56,8 +58,13 @@ export interface DownloadOptions {
   dest: string | (() => Promise<string>);
   /** The part file; must be in the same folder (file system) as `dest` for an atomic rename. */
   partPath: string;
-  /** Size announced by the webhook; the file must match it. */
+  /** Size announced by the webhook; the file must match it, and no byte beyond it is written. */
   expectedBytes?: number | null;
+  /**
+   * The most bytes one recording may have when neither the server nor the webhook says how many (a body with no
+   * Content-Length stops here instead of filling the disk). Default DEFAULT_MAX_RECORDING_BYTES.
+   */
+  maxBytes?: number;
   policy: DownloadPolicy;
   signal?: AbortSignal;
   onProgress?(p: DownloadProgress): void;
@@ -191,7 +198,9 @@ async function run(ctx: EngineContext, opts: DownloadOptions): Promise<DownloadR
 
   const knownTotal = state?.total ?? opts.expectedBytes ?? null;
   ctx.meter.reset(resumedFrom, knownTotal);
-  if (knownTotal !== null) await ensureFreeSpace(ctx.folder, knownTotal - resumedFrom, fsx.statfs);
+  // Only a size a server reported is trusted for the disk check: an announcement is webhook text, and an absurd
+  // one ("9007199254740991") would otherwise read as "disk full" for ever.
+  if (state?.total != null) await ensureFreeSpace(ctx.folder, state.total - resumedFrom, fsx.statfs);
 
   let outcome: TransferOutcome;
   let restarted = false;
@@ -337,6 +346,20 @@ async function transferSequential(
     throw new HttpStatusError(status, opened.url.host, await errorHint(res));
   }
 
+  const maxBytes = opts.maxBytes ?? DEFAULT_MAX_RECORDING_BYTES;
+  const expected = opts.expectedBytes ?? null;
+  // The server says how big the file is: refuse before reading a byte when that cannot be the recording.
+  if (total !== null && expected !== null && total !== expected) {
+    res.destroy();
+    throw new VerificationError('announced-size', expected, total);
+  }
+  if (total !== null && total > maxBytes) {
+    res.destroy();
+    throw new DownloadRefusedError(
+      `the server's file has ${total} bytes, more than the ${maxBytes} allowed by the maxRecordingBytes setting`,
+    );
+  }
+
   const etag = res.headers.etag ?? null;
   const lastModified = res.headers['last-modified'] ?? null;
   ctx.meter.reset(offset, total ?? opts.expectedBytes ?? null);
@@ -374,6 +397,8 @@ async function transferSequential(
   const seqState: PartState = { version: 1, mode: 'sequential', etag, lastModified, total };
   const hash: Hash | null = offset === 0 && md5FromEtag(etag) ? createHash('md5') : null;
   let written: number;
+  // Without a Content-Length, one byte past what may arrive is the most ever written: that byte proves excess.
+  const ceiling = total ?? Math.min(expected ?? Number.MAX_SAFE_INTEGER, maxBytes) + 1;
   try {
     await writePartState(ctx.fsx, ctx.partPath, seqState);
     const handle = await ctx.fsx.open(ctx.partPath, offset === 0 ? 'w' : 'r+');
@@ -381,7 +406,7 @@ async function transferSequential(
       const result = await pumpToFile(res, {
         handle,
         position: offset,
-        limit: () => total ?? Number.MAX_SAFE_INTEGER,
+        limit: () => ceiling,
         hash,
         onWritten: (bytes) => ctx.meter.add(bytes),
       });
@@ -395,6 +420,16 @@ async function transferSequential(
     throw transferError(ctx, error, opened.url);
   }
   const size = offset + written;
+  if (total === null && size >= ceiling) {
+    // The part is useless (it is not the announced file, or it is endless): the next attempt starts afresh.
+    await removeIfExists(ctx.fsx, ctx.partPath);
+    await removePartState(ctx.fsx, ctx.partPath);
+    // `size` is expected + 1, the same each time: the manager's strikes then stop trusting a wrong announcement.
+    if (expected !== null && expected < maxBytes) throw new VerificationError('announced-size', expected, size);
+    throw new DownloadRefusedError(
+      `the server sent more than ${maxBytes} bytes without saying how many (the maxRecordingBytes setting)`,
+    );
+  }
   if (total !== null && size < total) {
     throw new NetworkError(describeEndpoint(opened.url), 'the connection closed before the whole file arrived');
   }

@@ -20,7 +20,7 @@ import type { DownloadFs } from './download-fs.js';
 import { downloadFs, sizeOf } from './download-fs.js';
 import { DownloadRefusedError, HttpStatusError, VerificationError, formatBytes } from './errors.js';
 import type { DownloadPolicy, DownloadProgress } from './fetch-file.js';
-import { downloadFile, forgetCommit } from './fetch-file.js';
+import { DEFAULT_MAX_RECORDING_BYTES, downloadFile, forgetCommit } from './fetch-file.js';
 import { isAbortError } from './http-request.js';
 
 export interface DownloadManagerOptions {
@@ -44,6 +44,11 @@ export interface DownloadManagerOptions {
   segments?: number;
   /** Size above which ranges are used (default 32 MiB). */
   segmentThresholdBytes?: number;
+  /**
+   * Largest recording accepted (the maxRecordingBytes setting; default DEFAULT_MAX_RECORDING_BYTES). A larger
+   * announced size is treated as unknown, never trusted for the disk check.
+   */
+  maxRecordingBytes?: number;
   /** Idle timeout per connection (default 30 s). */
   timeoutMs?: number;
   /** Minimum time between two byte checkpoints written to the store (default 1000 ms). */
@@ -351,7 +356,9 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     const name = renderFileName(this.#template, { channelId: initial.channelId, receivedAt: initial.receivedAt, ext });
     const base = name.slice(0, name.length - ext.length);
     const strikes = this.#sizeStrikes.get(key);
-    const trustAnnounced = !strikes || strikes[1] < ANNOUNCED_SIZE_STRIKES;
+    const maxBytes = this.#opts.maxRecordingBytes ?? DEFAULT_MAX_RECORDING_BYTES;
+    const plausible = initial.announcedBytes !== null && initial.announcedBytes <= maxBytes;
+    const trustAnnounced = plausible && (!strikes || strikes[1] < ANNOUNCED_SIZE_STRIKES);
 
     let job = await this.#write(key, {
       state: 'downloading',
@@ -368,6 +375,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         partPath,
         dest: () => reserveFinalName(folder, base, ext, key),
         expectedBytes: trustAnnounced ? job.announcedBytes : null,
+        maxBytes,
         policy: this.#policy,
         signal,
         keepCommitRecord: true,

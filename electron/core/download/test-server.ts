@@ -99,6 +99,8 @@ export interface TestFaults {
   wrongContentLength?: boolean;
   /** Ignore Range and If-Range: always 200 with the whole file. */
   noRange?: boolean;
+  /** Send the body chunked, without Content-Length (and without range support): the size is unknown. */
+  noContentLength?: boolean;
   /** Throttle every response body to this rate (per connection, like nginx limit_rate). */
   rateBytesPerSec?: number;
   /** Stop sending after this many body bytes (of one response) until `releasePaused()`; emits 'paused'. */
@@ -289,7 +291,8 @@ export class TestServer extends EventEmitter {
       'content-type': 'video/mp4',
       'content-length': String(end - start + (faults?.wrongContentLength ? 1000 : 0)),
     };
-    if (!faults?.noRange) headers['accept-ranges'] = 'bytes';
+    if (faults?.noContentLength) delete headers['content-length'];
+    if (!faults?.noRange && !faults?.noContentLength) headers['accept-ranges'] = 'bytes';
     if (status === 206) headers['content-range'] = `bytes ${start}-${end - 1}/${size}`;
     if (file.etag) headers.etag = file.etag;
     if (file.lastModified) headers['last-modified'] = file.lastModified;

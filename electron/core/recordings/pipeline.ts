@@ -58,6 +58,8 @@ export interface PipelineOptions {
   projectScope?: string | null;
   concurrency?: number;
   fileNameTemplate?: string;
+  /** The maxRecordingBytes setting: the cap when neither server nor webhook says how big a recording is. */
+  maxRecordingBytes?: number;
   segments?: number;
   retryBaseMs?: number;
   tunnelCheckIntervalMs?: number;
@@ -149,6 +151,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
       policy: opts.policy,
       concurrency: opts.concurrency,
       fileNameTemplate: opts.fileNameTemplate,
+      maxRecordingBytes: opts.maxRecordingBytes,
       segments: opts.segments,
       retryBaseMs: opts.retryBaseMs,
     });
