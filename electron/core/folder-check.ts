@@ -20,6 +20,11 @@ export interface FolderCheckOptions {
   /** Where the folder was given, for the message: `--folder`, `the Recordings folder setting`... */
   source: string;
   timeoutMs?: number;
+  /**
+   * Write a probe file (default true). Callers about to write into the folder anyway (each download) skip it:
+   * their own file proves the folder, and a probe would show up among the recordings for a moment.
+   */
+  probe?: boolean;
 }
 
 function reason(error: unknown): string {
@@ -45,7 +50,7 @@ function reason(error: unknown): string {
   }
 }
 
-async function check(folder: string): Promise<void> {
+async function check(folder: string, probe: boolean): Promise<void> {
   // Walk up to the deepest part that exists (bounded by the path's depth), then create each missing level once.
   const missing: string[] = [];
   let at = folder;
@@ -75,15 +80,19 @@ async function check(folder: string): Promise<void> {
       if (error.code !== 'EEXIST') throw error;
     });
   }
+  if (!probe) return;
   // A folder can exist and still refuse files (read-only mount, no permission): prove it with a real file.
-  const probe = resolve(folder, `.tally-write-check-${randomBytes(6).toString('hex')}`);
-  const handle = await open(probe, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW);
+  const probeFile = resolve(folder, `.tally-write-check-${randomBytes(6).toString('hex')}`);
+  const handle = await open(
+    probeFile,
+    constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW,
+  );
   try {
     await handle.write(Buffer.from('ok'));
     await handle.sync();
   } finally {
     await handle.close();
-    await rm(probe, { force: true });
+    await rm(probeFile, { force: true });
   }
 }
 
@@ -99,7 +108,7 @@ export async function ensureWritableFolder(path: string, options: FolderCheckOpt
     timer = setTimeout(() => reject(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })), timeoutMs);
   });
   try {
-    await Promise.race([check(folder), timeout]);
+    await Promise.race([check(folder, options.probe ?? true), timeout]);
     return folder;
   } catch (error) {
     const why =

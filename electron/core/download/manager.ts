@@ -369,7 +369,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     let checkpoint: Promise<unknown> | null = null;
     try {
       // Not a recursive mkdir: on a file system that refuses folders it would spin (see folder-check.ts).
-      await ensureWritableFolder(folder, { source: 'the recordings folder' });
+      await ensureWritableFolder(folder, { source: 'the recordings folder', probe: false });
       const result = await downloadFile({
         url: job.url,
         partPath,
