@@ -122,3 +122,25 @@ export async function ensureWritableFolder(path: string, options: FolderCheckOpt
     clearTimeout(timer);
   }
 }
+
+/**
+ * Inside the recordings folder Tally never writes through a symbolic link: one planted where a part file, its
+ * sidecar or a name marker goes would send the download into a file elsewhere. Removes such a link (the link
+ * only, never its target) and returns whether one was there, so the caller can say so.
+ */
+export async function removePlantedLink(file: string): Promise<boolean> {
+  const info = await lstat(file).catch(() => null);
+  if (!info?.isSymbolicLink()) return false;
+  await rm(file, { force: true });
+  return true;
+}
+
+/** Throws a ConfigError naming `folder` when it is a symbolic link: folders Tally makes inside its own are real. */
+export async function refuseLinkedFolder(folder: string, what: string): Promise<void> {
+  const info = await lstat(folder).catch(() => null);
+  if (info?.isSymbolicLink()) {
+    throw new ConfigError(
+      `${what} ${folder} is a symbolic link; Tally does not write through links inside the recordings folder. Remove the link.`,
+    );
+  }
+}

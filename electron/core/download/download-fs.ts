@@ -2,6 +2,7 @@
  * The file-system calls the engine makes, behind one object so tests can inject failures (ENOSPC in the
  * middle of a write, a statfs reporting a full disk) while everything else stays the real file system.
  */
+import { constants } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { StatfsFunction } from './disk.js';
@@ -25,9 +26,29 @@ export interface DownloadFs {
   statfs: StatfsFunction;
 }
 
+const { O_CREAT, O_NOFOLLOW, O_RDWR, O_TRUNC, O_WRONLY } = constants;
+
+/**
+ * The engine's open flags with O_NOFOLLOW for every file it writes: a symbolic link planted at a part or sidecar
+ * path fails the open (ELOOP) instead of sending bytes elsewhere. Read-only opens keep following: they are
+ * folders opened for fsync, and the recordings folder itself may well be a link the user made. Windows has no
+ * O_NOFOLLOW (and making links there needs privilege): the string flags are used as they are.
+ */
+export function noFollowFlags(flags: string): string | number {
+  if (O_NOFOLLOW === undefined) return flags;
+  switch (flags) {
+    case 'w':
+      return O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW;
+    case 'r+':
+      return O_RDWR | O_NOFOLLOW;
+    default:
+      return flags;
+  }
+}
+
 /** The real file system. */
 export const nodeFs: DownloadFs = {
-  open: (file, flags) => fsp.open(file, flags),
+  open: (file, flags) => fsp.open(file, noFollowFlags(flags)),
   stat: (file) => fsp.stat(file),
   rename: (from, to) => fsp.rename(from, to),
   unlink: (file) => fsp.unlink(file),

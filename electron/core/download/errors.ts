@@ -40,6 +40,14 @@ export class DownloadRefusedError extends TallyError {
   }
 }
 
+/**
+ * Something had been put where this download writes (a symbolic link at its part or sidecar). It was removed
+ * without being followed; unlike a refusal, the download is tried again.
+ */
+export class UnsafePathError extends TallyError {
+  readonly code = 'unsafe_path';
+}
+
 /** What a verification compared. */
 export type VerificationKind = 'content-length' | 'announced-size' | 'md5';
 

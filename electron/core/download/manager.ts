@@ -10,18 +10,19 @@
  */
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { ensureWritableFolder } from '../folder-check.js';
+import { lstat, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { ensureWritableFolder, removePlantedLink } from '../folder-check.js';
 import path from 'node:path';
 import { TallyError, ValidationError } from '../errors.js';
 import { extFromUrl, renderFileName, resolveInside, safeFileName, sanitizeExt } from '../recordings/filename.js';
 import type { JobStore, RecordingJob } from '../recordings/types.js';
 import type { DownloadFs } from './download-fs.js';
 import { downloadFs, sizeOf } from './download-fs.js';
-import { DownloadRefusedError, HttpStatusError, VerificationError, formatBytes } from './errors.js';
+import { DownloadRefusedError, HttpStatusError, UnsafePathError, VerificationError, formatBytes } from './errors.js';
 import type { DownloadPolicy, DownloadProgress } from './fetch-file.js';
 import { DEFAULT_MAX_RECORDING_BYTES, downloadFile, forgetCommit } from './fetch-file.js';
 import { isAbortError } from './http-request.js';
+import { statePathFor } from './part-state.js';
 
 export interface DownloadManagerOptions {
   store: JobStore;
@@ -130,6 +131,8 @@ export async function reserveFinalName(folder: string, base: string, ext: string
     if (holder !== undefined && holder !== key) continue;
     if (holder === undefined) {
       heldMarkers.set(marker, key);
+      // A link planted at the marker would make the take-over below write through it: the link goes first.
+      await removePlantedLink(marker);
       try {
         await writeFile(marker, key, { flag: 'wx', mode: 0o600 });
       } catch (error) {
@@ -143,7 +146,8 @@ export async function reserveFinalName(folder: string, base: string, ext: string
         }
       }
     }
-    const taken = await stat(candidate).then(
+    // lstat: anything at the name counts, a link (even a dangling one) too, so a rename never replaces it.
+    const taken = await lstat(candidate).then(
       () => true,
       (error: NodeJS.ErrnoException) => {
         if (error.code === 'ENOENT') return false;
@@ -329,6 +333,23 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     }
   }
 
+  /**
+   * The paths this job writes (part, its sidecar and the sidecar's temporary) must not be symbolic links: a link
+   * found there is removed (never followed) and the attempt fails saying so; the next attempt starts clean.
+   */
+  async #refusePlantedLinks(partPath: string): Promise<void> {
+    const sidecar = statePathFor(partPath);
+    const found: string[] = [];
+    for (const file of [partPath, sidecar, `${sidecar}.tmp`]) {
+      if (await removePlantedLink(file)) found.push(path.basename(file));
+    }
+    if (found.length > 0) {
+      throw new UnsafePathError(
+        `A symbolic link had been put at ${found.join(', ')} in the recordings folder. Tally removed it without following it and tries again.`,
+      );
+    }
+  }
+
   #clearTimer(key: string): void {
     const timer = this.#timers.get(key);
     if (timer) clearTimeout(timer);
@@ -370,6 +391,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     try {
       // Not a recursive mkdir: on a file system that refuses folders it would spin (see folder-check.ts).
       await ensureWritableFolder(folder, { source: 'the recordings folder', probe: false });
+      await this.#refusePlantedLinks(partPath);
       const result = await downloadFile({
         url: job.url,
         partPath,

@@ -28,6 +28,7 @@ import { acceptedTypesText, extensionFor, parseMediaType, type MediaType } from 
 import { MultipartError, multipartBoundary, readMultipartFile } from './multipart.js';
 import { newUploadId, type UploadLog, type UploadRecord } from './upload-log.js';
 import { syncDir } from '../durable-fs.js';
+import { refuseLinkedFolder } from '../folder-check.js';
 
 export const UPLOADS_ROUTE = 'uploads';
 export const DEFAULT_UPLOAD_SUBFOLDER = 'client';
@@ -248,6 +249,10 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
     if (ctx.declared !== null && ctx.declared > bodyLimit) throw this.#tooLarge();
     if (ctx.declared === 0) throw new Refusal(400, 'The upload is empty.');
     await mkdir(this.dir, { recursive: true });
+    // A link at the client sub-folder would put every upload outside the recordings folder.
+    await refuseLinkedFolder(this.dir, 'The client uploads folder').catch((error: unknown) => {
+      throw new Refusal(507, (error as Error).message);
+    });
     if (ctx.declared !== null) {
       try {
         await ensureFreeSpace(this.dir, ctx.declared, this.#opts.statfs);
