@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { lstat, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { lstat, readFile, rm, writeFile } from 'node:fs/promises';
 import { ensureWritableFolder, removePlantedLink } from '../folder-check.js';
 import path from 'node:path';
 import { TallyError, ValidationError } from '../errors.js';
