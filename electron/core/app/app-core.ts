@@ -58,6 +58,7 @@ import {
 import { toSettingsView, toStorePatch } from './settings-view.js';
 import type { AppCore, AppCoreEvents, PlatformHooks, TraySnapshot } from './types.js';
 import { ensureWritableFolder } from '../folder-check.js';
+import { hasMediaExt } from '../recordings/filename.js';
 
 /** Keychain entry binding the secret to the hosts it was entered for. */
 const HOSTS_TOKEN = 'hosts';
@@ -424,7 +425,18 @@ class Core implements TallyAppCore {
       },
 
       'recordings:reveal': async (key) => this.#withSavedFile(key, this.#hooks.revealFile?.bind(this.#hooks)),
-      'recordings:open': async (key) => this.#withSavedFile(key, this.#hooks.openFile?.bind(this.#hooks)),
+      'recordings:open': async (key) => {
+        const openFile = this.#hooks.openFile?.bind(this.#hooks);
+        // Opening hands the file to the desktop: only a media file may be launched, whatever its name became.
+        return this.#withSavedFile(
+          key,
+          openFile &&
+            (async (file) => {
+              if (!hasMediaExt(file)) throw new ConfigError('Tally opens recordings only (video and audio files).');
+              await openFile(file);
+            }),
+        );
+      },
       'recordings:gaps': async () => gapView(this.#pipeline?.lastGapReport ?? null),
 
       'settings:get': async () => this.#settingsView(),

@@ -10,11 +10,18 @@
  */
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { lstat, readFile, rm, writeFile } from 'node:fs/promises';
+import { lstat, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { ensureWritableFolder, removePlantedLink } from '../folder-check.js';
 import path from 'node:path';
 import { TallyError, ValidationError } from '../errors.js';
-import { extFromUrl, renderFileName, resolveInside, safeFileName, sanitizeExt } from '../recordings/filename.js';
+import {
+  extFromUrl,
+  mediaExt,
+  renderFileName,
+  resolveInside,
+  safeFileName,
+  sniffMediaExt,
+} from '../recordings/filename.js';
 import type { JobStore, RecordingJob } from '../recordings/types.js';
 import type { DownloadFs } from './download-fs.js';
 import { downloadFs, sizeOf } from './download-fs.js';
@@ -123,7 +130,7 @@ const heldMarkers = new Map<string, string>();
  */
 export async function reserveFinalName(folder: string, base: string, ext: string, key: string): Promise<string> {
   const safeBase = safeFileName(base);
-  const safeExt = sanitizeExt(ext);
+  const safeExt = mediaExt(ext);
   for (let n = 1; n <= MAX_NUMBERED; n += 1) {
     const candidate = resolveInside(folder, n === 1 ? `${safeBase}${safeExt}` : `${safeBase} (${n})${safeExt}`);
     const marker = `${candidate}${RESERVATION_SUFFIX}`;
@@ -162,6 +169,19 @@ export async function reserveFinalName(folder: string, base: string, ext: string
     ['name'],
     `More than ${MAX_NUMBERED} files named "${safeBase}${safeExt}" already exist in ${folder}.`,
   );
+}
+
+/** The media extension the part's first bytes announce, or null (unknown container, or unreadable). */
+async function sniffPart(partPath: string): Promise<string | null> {
+  const handle = await open(partPath, 'r').catch(() => null);
+  if (!handle) return null;
+  try {
+    const head = Buffer.alloc(64);
+    const { bytesRead } = await handle.read(head, 0, head.length, 0);
+    return sniffMediaExt(head.subarray(0, bytesRead));
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Removes the marker of a final name once the file is in place and recorded. */
@@ -395,7 +415,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
       const result = await downloadFile({
         url: job.url,
         partPath,
-        dest: () => reserveFinalName(folder, base, ext, key),
+        // Named once verified, after the bytes themselves say what the file is (the URL only suggested it).
+        dest: async () => reserveFinalName(folder, base, (await sniffPart(partPath)) ?? ext, key),
         expectedBytes: trustAnnounced ? job.announcedBytes : null,
         maxBytes,
         policy: this.#policy,

@@ -34,6 +34,8 @@ export class TestContent {
   constructor(
     readonly size: number,
     readonly seed = 1,
+    /** Bytes that replace the start of the content (a container signature, for type sniffing). */
+    readonly head: Buffer | null = null,
   ) {
     const next = xorshift(seed * 7919 + 17);
     this.#pattern = new Uint32Array(BLOCK / 4).map(() => next());
@@ -43,7 +45,9 @@ export class TestContent {
     const words = new Uint32Array(this.#pattern);
     const key = mix32(index ^ Math.imul(this.seed, 0x9e3779b1));
     for (let i = 0; i < words.length; i += 1) words[i] = (words[i] ?? 0) ^ key;
-    return Buffer.from(words.buffer);
+    const block = Buffer.from(words.buffer);
+    if (index === 0 && this.head) this.head.copy(block, 0, 0, Math.min(this.head.length, block.length));
+    return block;
   }
 
   /** Bytes [start, end) (end exclusive), produced block by block. */
@@ -78,6 +82,8 @@ export interface TestFileSpec {
   /** 'md5' (default for files up to 64 MiB): `"<md5>"` like S3; a string: sent as is; null: none. */
   etag?: 'md5' | string | null;
   lastModified?: string | null;
+  /** Bytes the file starts with (see TestContent). */
+  head?: Buffer;
 }
 
 export interface TestFileInfo {
@@ -176,7 +182,7 @@ export class TestServer extends EventEmitter {
 
   /** Publishes (or replaces) a file; `sha256()`/`md5()` hash the content on demand. */
   addFile(path: string, spec: TestFileSpec): TestFileInfo {
-    const content = new TestContent(spec.size, spec.seed ?? 1);
+    const content = new TestContent(spec.size, spec.seed ?? 1, spec.head ?? null);
     let md5: string | null = null;
     const md5Of = (): string => (md5 ??= content.digest('md5'));
     const wantMd5 = spec.etag === undefined ? spec.size <= 64 * 1024 * 1024 : spec.etag === 'md5';

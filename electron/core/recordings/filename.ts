@@ -120,16 +120,74 @@ export function sanitizeExt(ext: string): string {
   return /^[A-Za-z0-9]{1,10}$/.test(bare) ? `.${bare.toLowerCase()}` : '';
 }
 
-/** The extension of a download URL's last path segment (`.mp4` for `/svc/x/ch.mp4`), or `fallback`. */
+/**
+ * The extensions a recording may be saved and opened under: video and audio containers only. The webhook's URL is
+ * anyone's text (the default origin allows every S3 bucket), so `.exe`, `.desktop`, `.hta`, `.lnk`, `.html` or
+ * `.sh` from it must never reach the disk, where a double click would run them.
+ */
+export const MEDIA_EXTENSIONS: ReadonlySet<string> = new Set([
+  '.mp4',
+  '.m4v',
+  '.m4a',
+  '.mov',
+  '.webm',
+  '.mkv',
+  '.ogg',
+  '.oga',
+  '.opus',
+  '.mp3',
+  '.aac',
+  '.wav',
+  '.flac',
+  '.ts',
+  '.flv',
+  '.3gp',
+]);
+
+/** `ext` when it is a media extension (lower-cased), else `fallback`. */
+export function mediaExt(ext: string, fallback = '.mp4'): string {
+  const safe = sanitizeExt(ext);
+  return MEDIA_EXTENSIONS.has(safe) ? safe : fallback;
+}
+
+/** Whether a saved file's name ends in a media extension (what "open" may launch). */
+export function hasMediaExt(file: string): boolean {
+  const dot = file.lastIndexOf('.');
+  return dot > 0 && MEDIA_EXTENSIONS.has(file.slice(dot).toLowerCase());
+}
+
+/** The media extension of a download URL's last path segment (`.mp4` for `/svc/x/ch.mp4`), or `fallback`. */
 export function extFromUrl(url: string, fallback = '.mp4'): string {
   try {
     const last = new URL(url).pathname.split('/').pop() ?? '';
     const dot = last.lastIndexOf('.');
-    const ext = dot > 0 ? sanitizeExt(decodeURIComponent(last.slice(dot))) : '';
-    return ext || fallback;
+    return dot > 0 ? mediaExt(decodeURIComponent(last.slice(dot)), fallback) : fallback;
   } catch {
     return fallback;
   }
+}
+
+/**
+ * The container the file's first bytes announce, as an extension, or null when they say nothing known. What the
+ * bytes are beats what the URL says (a WebM body behind a `.mp4` URL is saved as `.webm`).
+ */
+export function sniffMediaExt(head: Uint8Array): string | null {
+  const ascii = (from: number, to: number) => String.fromCharCode(...head.subarray(from, to));
+  if (head.length >= 12 && ascii(4, 8) === 'ftyp') {
+    const brand = ascii(8, 12);
+    if (brand === 'M4A ') return '.m4a';
+    if (brand === 'qt  ') return '.mov';
+    return '.mp4';
+  }
+  if (head.length >= 4 && head[0] === 0x1a && head[1] === 0x45 && head[2] === 0xdf && head[3] === 0xa3) {
+    return ascii(0, Math.min(head.length, 64)).includes('webm') ? '.webm' : '.mkv';
+  }
+  if (head.length >= 4 && ascii(0, 4) === 'OggS') return '.ogg';
+  if (head.length >= 12 && ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WAVE') return '.wav';
+  if (head.length >= 4 && ascii(0, 4) === 'fLaC') return '.flac';
+  if (head.length >= 3 && ascii(0, 3) === 'FLV') return '.flv';
+  if (head.length >= 3 && ascii(0, 3) === 'ID3') return '.mp3';
+  return null;
 }
 
 function pad(n: number, width = 2): string {

@@ -1,6 +1,7 @@
 /**
- * Nothing inside the recordings folder is written through a symbolic link (issue: a link planted at a part file
- * got the download appended to an outside file, and the final name became a link to it).
+ * Hostile input that reaches the disk: nothing inside the recordings folder is written through a symbolic link (a
+ * link planted at a part file once got the download appended to an outside file), and a recording is saved under
+ * a media extension only, chosen by its first bytes before its URL (`.exe`, `.desktop`, `.html`, `.sh` never).
  */
 import { createHash } from 'node:crypto';
 import * as fsp from 'node:fs/promises';
@@ -120,6 +121,56 @@ describe('planted symbolic links', () => {
       expect((await saved).path).toBe(path.join(dir, 'taken (2).mp4'));
       expect(await fsp.readFile(outside, 'utf8')).toBe(OUTSIDE_TEXT);
       expect((await fsp.lstat(path.join(dir, 'taken.mp4'))).isSymbolicLink()).toBe(true);
+    } finally {
+      await m.stop();
+    }
+  });
+});
+
+describe('what a recording is saved as', () => {
+  const WEBM_HEAD = Buffer.from([
+    0x1a,
+    0x45,
+    0xdf,
+    0xa3,
+    0x9f,
+    0x42,
+    0x86,
+    0x81,
+    0x01,
+    0x42,
+    0x82,
+    0x84,
+    ...Buffer.from('webm'),
+  ]);
+
+  it.each([
+    ['/svc/x/payload.exe', null, 'payload.mp4'],
+    ['/svc/x/launcher.desktop', null, 'launcher.mp4'],
+    ['/svc/x/page.html', null, 'page.mp4'],
+    ['/svc/x/run.sh', null, 'run.mp4'],
+    ['/svc/x/talk.mp4', WEBM_HEAD, 'talk.webm'],
+    ['/svc/x/talk2.exe', WEBM_HEAD, 'talk2.webm'],
+  ])('%s is saved under a media extension (%#)', async (urlPath, head, name) => {
+    const file = server.addFile(urlPath, { size: 40_000, ...(head ? { head } : {}) });
+    const store = new MemoryJobStore();
+    const m = new DownloadManager({ store, folder: dir, policy: new DownloadOriginPolicy([server.origin]) });
+    try {
+      const saved = new Promise<SavedEvent>((resolve) => m.once('saved', resolve));
+      m.start();
+      const channelId = path.basename(urlPath).replace(/\.[^.]+$/, '');
+      await store.add({
+        channelId,
+        url: server.url(urlPath),
+        announcedBytes: file.size,
+        duration: null,
+        thumbnail: null,
+        shape: 'json',
+      });
+      const done = await saved;
+      expect(path.basename(done.path)).toBe(name);
+      expect(sha256(await fsp.readFile(done.path))).toBe(file.sha256());
+      expect(await fsp.readdir(dir)).toEqual([name]);
     } finally {
       await m.stop();
     }
