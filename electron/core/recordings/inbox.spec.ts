@@ -1,4 +1,4 @@
-import { appendFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { appendFile, mkdtemp, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -277,6 +277,39 @@ describe('Inbox.update', () => {
 });
 
 describe('Inbox replay', () => {
+  it('opens a journal larger than any string Node can hold, keeping every job around a giant damaged line', async () => {
+    const first = await openInbox();
+    for (const id of ['a', 'b', 'c']) await first.add(rec(id));
+    await first.close();
+    open.splice(0);
+    const path = join(dir, JOURNAL_FILE);
+    // A 600 MB run of zeros without a newline (sparse: no disk used), as a flood or a crash could leave: the old
+    // reader turned the whole file into one string and failed with "Cannot create a string longer than ...".
+    const { size } = await stat(path);
+    await truncate(path, size + 600 * 1024 * 1024);
+    await appendFile(path, '\n');
+    const second = await openInbox();
+    expect(second.replay).toMatchObject({ jobs: 3, lines: 3, skippedLines: 1 });
+    await second.add(rec('d'));
+    await second.close();
+    open.splice(0);
+    const third = await openInbox();
+    expect(third.list().map((j) => j.channelId)).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('cuts off an over-long unterminated tail without holding it', async () => {
+    const first = await openInbox();
+    await first.add(rec('kept'));
+    await first.close();
+    open.splice(0);
+    const path = join(dir, JOURNAL_FILE);
+    const { size } = await stat(path);
+    await truncate(path, size + 5 * 1024 * 1024);
+    const second = await openInbox();
+    expect(second.replay).toMatchObject({ jobs: 1, truncatedBytes: 5 * 1024 * 1024 });
+    expect((await stat(path)).size).toBe(size);
+  });
+
   it('cuts off a torn last line after a crash and keeps working', async () => {
     const first = await openInbox();
     await first.add(rec('a'));

@@ -17,7 +17,7 @@
  */
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -169,43 +169,22 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
   static async open(dir: string, options: InboxOptions = {}): Promise<Inbox> {
     await mkdir(dir, { recursive: true });
     const path = join(dir, JOURNAL_FILE);
-    let content: Buffer;
-    let created = false;
-    try {
-      content = await readFile(path);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      content = Buffer.alloc(0);
-      created = true;
-    }
-    const report: ReplayReport = { jobs: 0, lines: 0, skippedLines: 0, truncatedBytes: 0 };
-    const snapshots = new Map<string, RecordingJob>();
-    const lastNewline = content.lastIndexOf(0x0a);
-    const complete = content.subarray(0, lastNewline + 1);
-    const tail = content.subarray(lastNewline + 1);
-    for (const text of complete.toString('utf8').split('\n')) {
-      if (text.trim() === '') continue;
-      const job = parseLine(text);
-      if (job) {
-        snapshots.set(job.key, job);
-        report.lines += 1;
-      } else report.skippedLines += 1;
-    }
+    const { snapshots, report, completeBytes, tail, totalBytes, created } = await replayJournal(path);
     const raw = await open(path, 'a', 0o600);
     const file = options.wrapJournal ? options.wrapJournal(raw) : raw;
-    let size = complete.length;
+    let size = completeBytes;
     try {
-      if (tail.length > 0) {
-        const job = parseLine(tail.toString('utf8'));
+      if (totalBytes > completeBytes) {
+        const job = tail ? parseLine(tail.toString('utf8')) : null;
         if (job) {
           // Written whole but the newline never made it: keep the job, it may have been acknowledged.
           snapshots.set(job.key, job);
           report.lines += 1;
           await writeFully(file, Buffer.from('\n'));
-          size = content.length + 1;
+          size = totalBytes + 1;
         } else {
-          await file.truncate(complete.length);
-          report.truncatedBytes = tail.length;
+          await file.truncate(completeBytes);
+          report.truncatedBytes = totalBytes - completeBytes;
         }
         await file.datasync();
       }
@@ -421,13 +400,30 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
     const pruned = this.#prunable();
     const dropped = new Set(pruned.map((job) => job.key));
     const tmp = `${this.path}.tmp`;
-    const lines = this.list()
-      .filter((job) => !dropped.has(job.key))
-      .map((job) => `${JSON.stringify({ v: 1, job })}\n`);
-    const data = Buffer.from(lines.join(''), 'utf8');
     const out = await open(tmp, 'w', 0o600);
+    let written = 0;
+    let lineCount = 0;
     try {
-      await writeFully(out, data);
+      // Written in batches of about MAX_BATCH_BYTES: a journal of 100,000 jobs never becomes one big string.
+      let batch: string[] = [];
+      let batchBytes = 0;
+      const flush = async (): Promise<void> => {
+        if (batch.length === 0) return;
+        const data = Buffer.from(batch.join(''), 'utf8');
+        await writeFully(out, data);
+        written += data.length;
+        batch = [];
+        batchBytes = 0;
+      };
+      for (const job of this.#jobs.values()) {
+        if (dropped.has(job.key)) continue;
+        const line = `${JSON.stringify({ v: 1, job })}\n`;
+        batch.push(line);
+        batchBytes += line.length;
+        lineCount += 1;
+        if (batchBytes >= MAX_BATCH_BYTES) await flush();
+      }
+      await flush();
       await out.sync();
     } finally {
       await out.close();
@@ -444,8 +440,8 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
     const raw: FileHandle = await open(this.path, 'a', 0o600);
     const previous = this.#file;
     this.#file = this.#options.wrapJournal ? this.#options.wrapJournal(raw) : raw;
-    this.#size = data.length;
-    this.#lines = lines.length;
+    this.#size = written;
+    this.#lines = lineCount;
     this.#dirtyTail = false;
     await previous.close().catch(() => undefined);
   }
@@ -478,6 +474,86 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
   #assertOpen(): void {
     if (this.#closed) throw new JournalWriteError('The recordings inbox is closed.');
   }
+}
+
+/** A journal line longer than this is damage (no job comes near it with the webhook's field limits). */
+const MAX_LINE_BYTES = 64 * 1024;
+/** Replay reads the journal in chunks of this size, whatever the file's size. */
+const READ_CHUNK_BYTES = 1 << 20;
+
+/**
+ * Replays the journal line by line in fixed-size chunks: memory follows the number of jobs, not the file's size
+ * (a 700 MB journal once could not be opened at all: "Cannot create a string longer than 0x1fffffe8
+ * characters", and every acknowledged recording in it was stranded). An over-long line is skipped as damage
+ * without ever being held whole.
+ */
+async function replayJournal(path: string): Promise<{
+  snapshots: Map<string, RecordingJob>;
+  report: ReplayReport;
+  /** Bytes up to and including the last newline. */
+  completeBytes: number;
+  /** The bytes after the last newline (null when they were too long to be a job). */
+  tail: Buffer | null;
+  totalBytes: number;
+  created: boolean;
+}> {
+  const report: ReplayReport = { jobs: 0, lines: 0, skippedLines: 0, truncatedBytes: 0 };
+  const snapshots = new Map<string, RecordingJob>();
+  let handle: FileHandle;
+  try {
+    handle = await open(path, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    return { snapshots, report, completeBytes: 0, tail: Buffer.alloc(0), totalBytes: 0, created: true };
+  }
+  const take = (line: Buffer): void => {
+    if (line.length === 0 || line.every((b) => b === 0x20 || b === 0x0d || b === 0x09)) return;
+    const job = line.length <= MAX_LINE_BYTES ? parseLine(line.toString('utf8')) : null;
+    if (job) {
+      snapshots.set(job.key, job);
+      report.lines += 1;
+    } else report.skippedLines += 1;
+  };
+  let carry: Buffer[] = [];
+  let carryBytes = 0;
+  /** The current line is already over the limit: its bytes are dropped until its newline. */
+  let oversized = false;
+  let position = 0;
+  let completeBytes = 0;
+  const chunk = Buffer.alloc(READ_CHUNK_BYTES);
+  try {
+    for (;;) {
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, position);
+      if (bytesRead === 0) break;
+      const data = chunk.subarray(0, bytesRead);
+      let start = 0;
+      for (let nl = data.indexOf(0x0a); nl !== -1; nl = data.indexOf(0x0a, start)) {
+        const piece = data.subarray(start, nl);
+        if (oversized || carryBytes + piece.length > MAX_LINE_BYTES) report.skippedLines += 1;
+        else take(carry.length ? Buffer.concat([...carry, piece]) : piece);
+        carry = [];
+        carryBytes = 0;
+        oversized = false;
+        start = nl + 1;
+        completeBytes = position + start;
+      }
+      const rest = data.subarray(start);
+      if (!oversized && carryBytes + rest.length <= MAX_LINE_BYTES) {
+        // Copied: `chunk` is reused by the next read.
+        carry.push(Buffer.from(rest));
+        carryBytes += rest.length;
+      } else {
+        oversized = true;
+        carry = [];
+        carryBytes = 0;
+      }
+      position += bytesRead;
+    }
+  } finally {
+    await handle.close();
+  }
+  const tail = oversized ? null : Buffer.concat(carry);
+  return { snapshots, report, completeBytes, tail, totalBytes: position, created: false };
 }
 
 function parseLine(text: string): RecordingJob | null {

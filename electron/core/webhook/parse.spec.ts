@@ -134,10 +134,16 @@ describe('parseWebhook: accepted shapes', () => {
     expect(post({ id: hostile, url: URL_NEW }).channelId).toBe(hostile);
   });
 
-  it('ignores a channel ID over 1024 characters and uses the file name, with a warning', () => {
-    const parsed = post({ id: 'x'.repeat(1025), url: URL_NEW });
+  it('ignores a channel ID over 256 characters (the flood sent 900) and uses the file name, with a warning', () => {
+    expect(post({ id: 'x'.repeat(256), url: URL_NEW }).channelId).toBe('x'.repeat(256));
+    const parsed = post({ id: 'x'.repeat(900), url: URL_NEW });
     expect(parsed.channelId).toBe('1581324488053_Dc5aQ');
-    expect(parsed.warnings.join()).toMatch(/longer than 1024/);
+    expect(parsed.warnings.join()).toMatch(/longer than 256/);
+  });
+
+  it('refuses a recording URL over 4096 characters (the flood sent 8,000)', () => {
+    const long = `https://s3.amazonaws.com/svc/${'a'.repeat(8000)}/x.mp4`;
+    expect(() => post({ id: 'c', url: long })).toThrow(/longer than 4096 characters/);
   });
 });
 

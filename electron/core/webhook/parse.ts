@@ -41,8 +41,10 @@ export class WebhookRejection extends Error {
 }
 
 /** The docs ask for 4 to 1024 characters; longer IDs fall back to the file name rather than losing the recording. */
-export const MAX_CHANNEL_ID_LENGTH = 1024;
-export const MAX_WEBHOOK_URL_LENGTH = 8192;
+// Real channel IDs are a few dozen characters and presigned S3 URLs under 2,000; the caps leave room and keep
+// one journal line, one log line and one job in memory small whatever a flood of forged webhooks sends.
+export const MAX_CHANNEL_ID_LENGTH = 256;
+export const MAX_WEBHOOK_URL_LENGTH = 4096;
 const MAX_DURATION_LENGTH = 64;
 const MAX_THUMBNAIL_LENGTH = 4096;
 /** URL-encoded keys nest at most this deep: `wrapper[payload][url]`. */
