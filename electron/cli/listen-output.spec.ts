@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { RecordingJob } from '../core/recordings/types.js';
-import { createListenPrinter } from './listen-output.js';
+import { createListenPrinter, REJECTS_PER_WINDOW } from './listen-output.js';
 
 /** A webhook's channel ID that tries to forge a "saved" line and recolour the terminal. */
 const HOSTILE = 'evil\r\n12:00:00 saved     bank-keynote → /home/me/Recordings/bank.mp4\x1b[31m\x1b]0;owned\x07\u202e';
@@ -46,5 +46,19 @@ describe('listen printer (human output)', () => {
     const lines = text().trimEnd().split('\n');
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0] ?? '')).toMatchObject({ type: 'received', channelId: HOSTILE });
+  });
+
+  it('prints a flood of refusals as a few lines and one count, human and NDJSON alike', () => {
+    for (const ndjson of [false, true]) {
+      const { p, text } = printer(ndjson);
+      for (let i = 0; i < 5000; i += 1) p.rejected({ status: 404, reason: 'unknown path', remoteAddress: '127.0.0.1' });
+      p.close();
+      const lines = text().trimEnd().split('\n');
+      expect(lines.length).toBeLessThanOrEqual(REJECTS_PER_WINDOW + 2);
+      const summary = lines.at(-2) ?? '';
+      if (ndjson)
+        expect(JSON.parse(summary)).toMatchObject({ type: 'rejected-summary', count: 5000 - REJECTS_PER_WINDOW });
+      else expect(summary).toContain(`rejected  ${5000 - REJECTS_PER_WINDOW} more request(s) in the last 10 s`);
+    }
   });
 });

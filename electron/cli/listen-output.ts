@@ -60,6 +60,10 @@ function clock(d = new Date()): string {
   return d.toTimeString().slice(0, 8);
 }
 
+/** At most REJECTS_PER_WINDOW refusals are printed per window; the rest are summed up in one line. */
+export const REJECTS_PER_WINDOW = 20;
+const REJECT_WINDOW_MS = 10_000;
+
 export function createListenPrinter(opts: {
   out: NodeJS.WritableStream;
   ndjson: boolean;
@@ -80,6 +84,16 @@ export function createListenPrinter(opts: {
     out.write(`${clock()} ${terminalSafe(text)}\n`);
   };
   const jobRef = (job: Pick<RecordingJob, 'channelId' | 'key'>) => ({ channelId: job.channelId, key: job.key });
+  // Refusals come in floods when someone probes the receiver: a few per window are printed, the rest counted.
+  let rejectWindowStart = 0;
+  let rejectShown = 0;
+  let rejectHidden = 0;
+  const flushHiddenRejections = () => {
+    if (rejectHidden === 0) return;
+    if (opts.ndjson) json({ type: 'rejected-summary', count: rejectHidden, windowSeconds: REJECT_WINDOW_MS / 1000 });
+    else line(`rejected  ${rejectHidden} more request(s) in the last ${REJECT_WINDOW_MS / 1000} s (not shown)`);
+    rejectHidden = 0;
+  };
 
   return {
     ready(info) {
@@ -131,6 +145,17 @@ export function createListenPrinter(opts: {
       else line(`duplicate ${job.channelId} (already known, not downloaded again)`);
     },
     rejected(r) {
+      const now = Date.now();
+      if (now - rejectWindowStart >= REJECT_WINDOW_MS) {
+        flushHiddenRejections();
+        rejectWindowStart = now;
+        rejectShown = 0;
+      }
+      if (rejectShown >= REJECTS_PER_WINDOW) {
+        rejectHidden += 1;
+        return;
+      }
+      rejectShown += 1;
       if (opts.ndjson) json({ type: 'rejected', status: r.status, reason: r.reason, remoteAddress: r.remoteAddress });
       else line(`rejected  ${r.status} ${r.reason} (from ${r.remoteAddress})`);
     },
@@ -240,6 +265,7 @@ export function createListenPrinter(opts: {
       else json({ type: 'stopping' });
     },
     close() {
+      flushHiddenRejections();
       if (statusLineOpen) out.write('\n');
       statusLineOpen = false;
       // Printed only after the journal is closed: a script may treat it as "safe to restart".

@@ -277,6 +277,20 @@ describe('Inbox.update', () => {
 });
 
 describe('Inbox replay', () => {
+  it('counts unfinished jobs in constant time, across updates and a reopen', async () => {
+    const first = await openInbox();
+    const jobs = [];
+    for (const id of ['u1', 'u2', 'u3']) jobs.push((await first.add(rec(id))).job);
+    expect(first.unfinished).toBe(3);
+    await first.update(jobs[0]?.key ?? '', { state: 'downloading' });
+    expect(first.unfinished).toBe(3);
+    await first.update(jobs[1]?.key ?? '', { state: 'saved', path: '/r/u2.mp4', bytes: 1000 });
+    expect(first.unfinished).toBe(2);
+    await first.close();
+    open.splice(0);
+    expect((await openInbox()).unfinished).toBe(2);
+  });
+
   it('opens a journal larger than any string Node can hold, keeping every job around a giant damaged line', async () => {
     const first = await openInbox();
     for (const id of ['a', 'b', 'c']) await first.add(rec(id));

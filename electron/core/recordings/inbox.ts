@@ -150,6 +150,8 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
   /** A failed write may have left a partial line that could not be cut off: start the next batch on a new line. */
   #dirtyTail = false;
   #closed = false;
+  /** Jobs not yet saved, expired or failed, kept in step with every change (read on every webhook). */
+  #unfinished = 0;
 
   private constructor(dir: string, file: JournalFile, replay: ReplayReport, size: number, options: InboxOptions) {
     super();
@@ -267,6 +269,11 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
     return [...this.#jobs.values()].map((job) => ({ ...job })).sort(byReceivedAt);
   }
 
+  /** How many jobs are not finished yet (constant time: the receiver asks on every webhook). */
+  get unfinished(): number {
+    return this.#unfinished;
+  }
+
   /** Jobs the download manager still has to finish, oldest first. */
   pending(): RecordingJob[] {
     return this.list().filter((job) => !isTerminal(job));
@@ -296,7 +303,12 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
     const clean: Record<string, unknown> = { ...patch };
     for (const field of ['key', 'channelId', 'url', 'receivedAt']) delete clean[field];
     const job: RecordingJob = { ...current, ...clean, updatedAt: patch.updatedAt ?? new Date().toISOString() };
-    await this.#append(job, () => this.#jobs.set(key, job));
+    await this.#append(job, () => {
+      const before = this.#jobs.get(key);
+      if (before && !isTerminal(before)) this.#unfinished -= 1;
+      if (!isTerminal(job)) this.#unfinished += 1;
+      this.#jobs.set(key, job);
+    });
     this.emit('updated', { ...job });
     return { ...job };
   }
@@ -387,6 +399,8 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
   }
 
   #forget(job: RecordingJob): void {
+    const known = this.#jobs.get(job.key);
+    if (known && !isTerminal(known)) this.#unfinished -= 1;
     this.#jobs.delete(job.key);
     const alias = aliasKey(job.channelId, job.url);
     if (!alias) return;
@@ -452,7 +466,10 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
   }
 
   #remember(job: RecordingJob): void {
-    const isNew = !this.#jobs.has(job.key);
+    const before = this.#jobs.get(job.key);
+    const isNew = !before;
+    if (before && !isTerminal(before)) this.#unfinished -= 1;
+    if (!isTerminal(job)) this.#unfinished += 1;
     this.#jobs.set(job.key, job);
     const alias = aliasKey(job.channelId, job.url);
     if (isNew && alias) this.#aliases.set(alias, [...(this.#aliases.get(alias) ?? []), job.key]);

@@ -508,6 +508,28 @@ describe('hardening', () => {
     for (const c of slow) c.socket.destroy();
   });
 
+  it('refuses new webhooks with 503 once the unfinished-job cap is reached, and takes them again after', async () => {
+    const capped = await harness({ maxUnfinishedJobs: 3 });
+    const url = (i: number) => `https://s3.amazonaws.com/svc-1/Rand0m/cap-${i}.mp4`;
+    for (let i = 0; i < 3; i += 1) {
+      expect(
+        (await send('POST', capped.receiver.hookPath, { id: `cap-${i}`, url: url(i) }, {}, capped.receiver)).status,
+      ).toBe(200);
+    }
+    const refused = await send('POST', capped.receiver.hookPath, { id: 'cap-3', url: url(3) }, {}, capped.receiver);
+    expect(refused.status).toBe(503);
+    expect(refused.headers['retry-after']).toBe('60');
+    expect(capped.rejected.at(-1)?.reason).toMatch(/^3 recordings are still waiting to download/);
+    expect(capped.inbox.unfinished).toBe(3);
+    // One finishes: room for one more.
+    const first = capped.inbox.list()[0];
+    await capped.inbox.update(first?.key ?? '', { state: 'saved', path: '/x.mp4', bytes: 1 });
+    expect(capped.inbox.unfinished).toBe(2);
+    expect(
+      (await send('POST', capped.receiver.hookPath, { id: 'cap-3', url: url(3) }, {}, capped.receiver)).status,
+    ).toBe(200);
+  });
+
   it('refuses oversized headers with 431', async () => {
     const client = rawClient(h.receiver.port);
     client.socket.write(`GET ${h.receiver.healthPath} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);

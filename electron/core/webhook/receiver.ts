@@ -38,8 +38,16 @@ export interface ReceiverTimeouts {
   checkIntervalMs?: number;
 }
 
+/**
+ * Unfinished recordings beyond which new webhooks are refused (503). A studio has dozens a day; only a flood of
+ * forged webhooks gets here, and refusing then keeps the journal, memory and retries bounded for the real ones.
+ */
+export const DEFAULT_MAX_UNFINISHED_JOBS = 5_000;
+
 export interface WebhookReceiverOptions {
-  inbox: Pick<Inbox, 'add'>;
+  inbox: Pick<Inbox, 'add'> & { readonly unfinished?: number };
+  /** See DEFAULT_MAX_UNFINISHED_JOBS. */
+  maxUnfinishedJobs?: number;
   policy: DownloadOriginPolicy;
   tokens: TokenStore;
   /** Loopback by default: the public side is a tunnel, never an open port. */
@@ -90,7 +98,7 @@ class ClientGone extends Error {}
 export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
   /** Random per instance: the tunnel health check compares it to know it reached this very receiver. */
   readonly instanceId = randomBytes(12).toString('base64url');
-  readonly #inbox: Pick<Inbox, 'add'>;
+  readonly #inbox: WebhookReceiverOptions['inbox'];
   readonly #policy: DownloadOriginPolicy;
   readonly #tokens: TokenStore;
   readonly #host: string;
@@ -98,6 +106,7 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
   readonly #maxBody: number;
   readonly #timeouts: Required<ReceiverTimeouts>;
   readonly #maxConnections: number;
+  readonly #maxUnfinished: number;
   readonly #routes = new Map<string, Route>();
   readonly #inFlight = new Set<Promise<void>>();
   /** Sockets that got an answer before their request was fully read (they close after it). */
@@ -120,6 +129,7 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
     this.#port = opts.port ?? 0;
     this.#maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     this.#maxConnections = opts.maxConnections ?? 1024;
+    this.#maxUnfinished = opts.maxUnfinishedJobs ?? DEFAULT_MAX_UNFINISHED_JOBS;
     this.#timeouts = {
       headersMs: opts.timeouts?.headersMs ?? 5_000,
       requestMs: opts.timeouts?.requestMs ?? 30_000,
@@ -329,6 +339,17 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
     }
     const verdict = this.#policy.check(parsed.url);
     if (!verdict.ok) return this.#reject(req, res, 422, verdict.reason);
+    const unfinished = this.#inbox.unfinished ?? 0;
+    if (unfinished >= this.#maxUnfinished) {
+      // Loud on purpose: the 'rejected' event carries the reason to the CLI output and the app.
+      return this.#reject(
+        req,
+        res,
+        503,
+        `${unfinished} recordings are still waiting to download, the most Tally accepts; new webhooks are refused until some finish`,
+        { 'Retry-After': '60' },
+      );
+    }
 
     let outcome;
     try {
