@@ -22,7 +22,7 @@ export async function bundleHelper(name: string, outDir: string): Promise<string
     bundle: true,
     platform: 'node',
     format: 'esm',
-    target: 'node20',
+    target: 'node24',
     logLevel: 'error',
   });
   return outfile;

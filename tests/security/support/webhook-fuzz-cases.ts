@@ -186,9 +186,13 @@ export function* generateRequests(seed: number, count: number, t: FuzzTargets): 
   const c = t.canaryPort;
 
   // A bounded pool of allowed URLs: most webhooks repeat one (duplicates), so downloads stay a few hundred.
+  // Some allowed URLs end in an executable or page extension: the bytes are anyone's (issue 10, finding 4), and
+  // the saved file must still be a media name (the spec checks every name in the folder).
+  const RISKY_EXTENSIONS = ['.exe', '.desktop', '.hta', '.lnk', '.html', '.sh'];
   const okUrl = () => {
     const n = rng.int(0, 59);
-    return `${t.evilOrigin}/ok/${n}/${enc(ids[n % ids.length] as string)}.mp4`;
+    const ext = n % 4 === 3 ? (RISKY_EXTENSIONS[n % RISKY_EXTENSIONS.length] as string) : '.mp4';
+    return `${t.evilOrigin}/ok/${n}/${enc(ids[n % ids.length] as string)}${ext}`;
   };
   const redirectUrl = () => `${t.evilOrigin}/r/${pick(REFUSED_REDIRECTS)}/${rng.int(0, 2)}/${enc(pick(ids))}.mp4`;
   const goneUrl = () => `${t.evilOrigin}/gone/${rng.int(0, 9)}/gone.mp4`;
@@ -364,7 +368,8 @@ export function* generateRequests(seed: number, count: number, t: FuzzTargets): 
       body: json({
         url: okUrl(),
         id: rng.int(0, 1e9),
-        filesize: pick([-1, 1e300, '1e3', 'NaN', [], {}, true, '9'.repeat(40)]),
+        // '9007199254740991': an absurd but valid size, which once read as "disk full" for ever (finding 6).
+        filesize: pick([-1, 1e300, '1e3', 'NaN', [], {}, true, '9'.repeat(40), '9007199254740991']),
       }),
     }),
     () => ({
