@@ -27,12 +27,13 @@ import type {
   TunnelStatus,
 } from '../../contract.js';
 import { ChannelApi } from '../api-client.js';
-import { CredentialStore, PROJECT_ACCOUNT, credentialsFromEnv, type SecretStore } from '../credentials.js';
+import { CredentialResolver, type CredentialLookup } from '../credential-resolver.js';
+import { CredentialStore, PROJECT_ACCOUNT, type SecretStore } from '../credentials.js';
 import { resolveEndpoints, type Endpoints } from '../endpoints.js';
 import { BadCredentialsError, ConfigError, TallyError, ValidationError } from '../errors.js';
 import { channelToJson, type Channel, type Credentials } from '../model.js';
-import { DownloadOriginPolicy } from '../net/url-policy.js';
-import { defaultRecordingsDir } from '../paths.js';
+import { lineLogger } from '../logger.js';
+import { pipelineOptions, recordingsFolderFor } from '../pipeline/options.js';
 import type { GapReportResult } from '../recordings/gap-report.js';
 import { RecordingPipeline, type PipelineEvents, type PipelineOptions } from '../recordings/pipeline.js';
 import type { RecordingJob } from '../recordings/types.js';
@@ -57,11 +58,6 @@ import {
 } from './recording-views.js';
 import { toSettingsView, toStorePatch } from './settings-view.js';
 import type { AppCore, AppCoreEvents, PlatformHooks, TraySnapshot } from './types.js';
-
-/** Keychain entry binding the secret to the hosts it was entered for. */
-const HOSTS_TOKEN = 'hosts';
-const HOSTS_CHANGED =
-  'The service hosts changed since the secret was entered, so it is not sent to them: enter the secret again to use the new hosts.';
 
 export interface AppCoreOptions {
   /** State folder: settings, journal, tokens (appDataDir() or Electron's userData). */
@@ -182,11 +178,10 @@ class Core implements TallyAppCore {
   #version = '0.0.0';
   #keychain: { available: boolean; message: string | null } = { available: true, message: null };
   /**
-   * The service hosts the credentials are trusted with (see #loadCredentials). Null until first loaded.
-   * The renderer may change the hosts through settings; it must never be able to send the secret elsewhere.
+   * The one way to the secret, with its binding to the hosts it was entered for: the renderer may change
+   * the hosts through settings, and must never be able to send the secret elsewhere.
    */
-  #trustedHosts: string | null = null;
-  #hostsChanged = false;
+  #resolver: CredentialResolver;
 
   #phase: Phase = 'new';
   #queue: Promise<void> = Promise.resolve();
@@ -225,6 +220,7 @@ class Core implements TallyAppCore {
     this.#settings = openSettingsStore(opts.home, opts.settingsBackend);
     for (const warning of this.#settings.warnings) this.#log(`settings: ${warning}`);
     this.#creds = new CredentialStore(opts.secrets);
+    this.#resolver = this.#makeResolver(opts.secrets);
     this.#poller = new LivePoller({
       intervalMs: this.#pollIntervalMs(this.#settings.get()),
       backgroundFactor: BACKGROUND_POLL_FACTOR,
@@ -261,6 +257,7 @@ class Core implements TallyAppCore {
         };
       }
     }
+    if (!this.#keychain.available) this.#resolver = this.#makeResolver(null);
     const credentials = await this.#loadCredentials();
     this.#demo = this.#forceDemo || effectiveDemoMode(this.#settings.get(), credentials !== null);
     this.#folderFor(this.#settings.get());
@@ -440,11 +437,8 @@ class Core implements TallyAppCore {
       'credentials:set': async (input) => this.#setCredentials(input),
       'credentials:clear': async () =>
         this.#serial(async () => {
-          if (this.#keychain.available) {
-            await this.#creds.clear();
-            await this.#creds.deleteToken(HOSTS_TOKEN).catch(() => false);
-          }
-          this.#trustedHosts = null;
+          if (this.#keychain.available) await this.#creds.clear();
+          await this.#resolver.forget();
           this.#badCredentials = false;
           await this.#reconcile();
           return this.#credentialsChanged();
@@ -507,10 +501,7 @@ class Core implements TallyAppCore {
 
   /** The demo keeps its recordings apart unless the producer chose a folder of their own. */
   #folderFor(settings: Settings): string {
-    const folder =
-      this.#demo && settings.recordingsFolder === defaultRecordingsDir()
-        ? demoRecordingsDir(this.#opts.home)
-        : settings.recordingsFolder;
+    const folder = recordingsFolderFor(settings, this.#demo ? { folder: demoRecordingsDir(this.#opts.home) } : null);
     // Remembered for the tray, which asks often and should not read the settings file every time.
     this.#folder = folder;
     return folder;
@@ -547,46 +538,27 @@ class Core implements TallyAppCore {
   // -------------------------------------------------------------------------------------------------
   // Credentials
 
-  /**
-   * Credentials for the configured hosts, or null. The secret is bound to the hosts it was entered for:
-   * when the hosts change afterwards (settings are writable from the renderer), the secret is not sent to
-   * the new ones until it is entered again (`credentials:set`). The binding lives in the keychain beside
-   * the secret, and is taken on first use for credentials stored before it existed (e.g. by `tally login`).
-   */
-  async #loadCredentials(): Promise<Credentials | null> {
-    let credentials: Credentials | null;
-    try {
-      credentials = credentialsFromEnv(this.#env);
-    } catch (error) {
-      this.#log(`credentials: ${describe(error)}`);
-      return null;
-    }
-    if (!credentials && this.#keychain.available) {
-      try {
-        credentials = await this.#creds.stored();
-      } catch (error) {
-        this.#log(`credentials: ${describe(error)}`);
-        return null;
-      }
-    }
-    if (!credentials) return null;
-    const hosts = this.#hostsKey();
-    if (this.#trustedHosts === null) {
-      const bound = this.#keychain.available ? await this.#creds.getToken(HOSTS_TOKEN).catch(() => null) : null;
-      this.#trustedHosts = bound ?? hosts;
-      if (bound === null && this.#keychain.available) await this.#creds.setToken(HOSTS_TOKEN, hosts).catch(() => {});
-    }
-    this.#hostsChanged = this.#trustedHosts !== hosts;
-    if (this.#hostsChanged) {
-      this.#log('credentials: the service hosts changed since the secret was entered; it is not sent to them');
-      return null;
-    }
-    return credentials;
+  #makeResolver(secrets: SecretStore | null): CredentialResolver {
+    return new CredentialResolver({
+      secrets,
+      env: this.#env,
+      reenter: 'enter the secret again in Settings to use the new hosts',
+      noCredentials: NO_CREDENTIALS,
+      log: lineLogger(this.#log),
+    });
   }
 
-  #hostsKey(settings: Settings = this.#settings.get()): string {
-    const e = this.#configuredEndpoints(settings);
-    return JSON.stringify([e.baseUrl, e.consoleApiUrl, e.adminUrl]);
+  /** What the resolver says about the configured hosts; worth a log line whenever it withholds something. */
+  async #lookupCredentials(): Promise<CredentialLookup> {
+    return this.#resolver.lookup(this.#configuredEndpoints());
+  }
+
+  /** Credentials for the configured hosts, or null (none, or withheld: see CredentialResolver). */
+  async #loadCredentials(): Promise<Credentials | null> {
+    const found = await this.#lookupCredentials();
+    if (found.kind === 'ready') return found.credentials;
+    if (found.kind === 'hosts-changed' || found.configured) this.#log(`credentials: ${found.message}`);
+    return null;
   }
 
   #configuredEndpoints(settings: Settings = this.#settings.get()): Endpoints {
@@ -598,33 +570,19 @@ class Core implements TallyAppCore {
     if (this.#sandbox && this.#demo) {
       return { configured: true, serviceId: this.#sandbox.credentials.serviceId, source: 'sandbox', ...keychain };
     }
-    let fromEnv: Credentials | null;
-    try {
-      fromEnv = credentialsFromEnv(this.#env);
-    } catch {
-      fromEnv = null;
+    const found = await this.#lookupCredentials();
+    if (found.kind === 'ready') {
+      return { configured: true, serviceId: found.credentials.serviceId, source: found.source, ...keychain };
     }
-    if (fromEnv && this.#hostsChanged) {
+    if (found.kind === 'hosts-changed') {
       return {
         configured: false,
-        serviceId: fromEnv.serviceId,
-        source: 'env',
+        serviceId: found.serviceId,
+        source: found.source,
         ...keychain,
-        keychainMessage: HOSTS_CHANGED,
+        keychainMessage: found.message,
       };
     }
-    if (fromEnv) return { configured: true, serviceId: fromEnv.serviceId, source: 'env', ...keychain };
-    const stored = this.#keychain.available ? await this.#creds.stored().catch(() => null) : null;
-    if (stored && this.#hostsChanged) {
-      return {
-        configured: false,
-        serviceId: stored.serviceId,
-        source: 'keychain',
-        keychainAvailable: this.#keychain.available,
-        keychainMessage: HOSTS_CHANGED,
-      };
-    }
-    if (stored) return { configured: true, serviceId: stored.serviceId, source: 'keychain', ...keychain };
     return { configured: false, serviceId: null, source: null, ...keychain };
   }
 
@@ -655,9 +613,7 @@ class Core implements TallyAppCore {
     return this.#serial(async () => {
       await this.#creds.save(input);
       // Entered (and accepted) for the configured hosts: trusted with those from now on.
-      this.#trustedHosts = this.#hostsKey();
-      this.#hostsChanged = false;
-      await this.#creds.setToken(HOSTS_TOKEN, this.#trustedHosts);
+      await this.#resolver.bind(this.#configuredEndpoints());
       this.#forceDemo = false;
       this.#badCredentials = false;
       if (this.#settings.get().demoMode === true) this.#settings.update({ demoMode: false });
@@ -887,70 +843,34 @@ class Core implements TallyAppCore {
   }
 
   async #pipelineSpec(settings: Settings): Promise<{ spec: PipelineOptions; key: string }> {
-    const demo = this.#demo && this.#sandbox !== null;
-    const base = DownloadOriginPolicy.fromEnv(this.#env, settings.downloadOrigins);
-    // The sandbox serves recordings from loopback: allowed for its exact origin only, and only in demo mode.
-    const origins = demo && this.#sandbox ? [...base.origins, this.#sandbox.downloadOrigin] : base.origins;
-    const policy = demo ? new DownloadOriginPolicy(origins) : base;
+    const sandbox = this.#demo ? this.#sandbox : null;
     const hasApi = this.#api !== null;
-    const endpoints = this.#configuredEndpoints(settings);
-    const scope = !demo && this.#apiCredentials ? `${this.#apiCredentials.serviceId} ${endpoints.adminUrl}` : null;
-    const tunnel = {
-      provider: settings.tunnel.provider,
-      publicUrl: settings.tunnel.publicUrl ?? null,
-      ngrokDomain: settings.tunnel.ngrokDomain ?? null,
-      localtunnelHost: settings.tunnel.localtunnelHost ?? null,
-    };
-    const ngrokAuthtoken =
-      tunnel.provider === 'ngrok' && this.#keychain.available
-        ? await this.#creds.getToken('ngrok').catch(() => null)
-        : null;
-    const api = hasApi
-      ? {
-          setRecordHook: (url: string) => this.#requireApi().setRecordHook(url),
-          search: (q: { since: Date; until: Date }) => this.#requireApi().search(q),
-        }
-      : null;
-    const spec: PipelineOptions = {
-      stateDir: demo ? demoStateDir(this.#opts.home) : this.#opts.home,
-      folder: this.#folderFor(settings),
-      policy,
-      host: settings.receiverHost,
-      port: settings.receiverPort,
-      tunnel,
-      ngrokAuthtoken,
-      // The demo sandbox gets the local URL directly; only the real service needs the public one.
-      register: hasApi && !demo ? settings.autoRegisterWebhook : undefined,
-      api,
-      projectScope: scope,
-      concurrency: settings.concurrency,
-      fileNameTemplate: settings.fileNameTemplate,
-      uploads: {
-        subfolder: settings.clientUploadsSubfolder,
-        maxBytes: settings.uploadMaxBytes,
-        // Read on every request, so a changed origin list applies without restarting the receiver.
-        allowedOrigins: () => {
-          const current = this.#settings.get().uploadOrigins;
-          return demo && this.#sandbox ? [...current, this.#sandbox.apiUrl] : current;
-        },
-      },
-      ...this.#opts.pipelineOverrides,
-    };
-    const key = JSON.stringify({
-      stateDir: spec.stateDir,
-      origins,
-      host: spec.host,
-      port: spec.port,
-      tunnel,
-      ngrok: ngrokAuthtoken !== null,
-      registrar: spec.register !== undefined,
-      hasApi,
-      scope,
-      template: spec.fileNameTemplate,
-      uploads: [settings.clientUploadsSubfolder, settings.uploadMaxBytes],
-      sandbox: demo ? this.#sandbox?.apiUrl : null,
+    // Keeps the tray's cached folder in step with the one the pipeline is built with.
+    this.#folderFor(settings);
+    const { options, key } = pipelineOptions({
+      settings,
+      currentSettings: () => this.#settings.get(),
+      env: this.#env,
+      home: this.#opts.home,
+      credentials: sandbox ? null : this.#apiCredentials,
+      endpoints: this.#configuredEndpoints(settings),
+      api: hasApi
+        ? {
+            setRecordHook: (url: string) => this.#requireApi().setRecordHook(url),
+            search: (q: { since: Date; until: Date }) => this.#requireApi().search(q),
+          }
+        : null,
+      ngrokAuthtoken: settings.tunnel.provider === 'ngrok' ? await this.#resolver.ngrokAuthtoken() : null,
+      demo: sandbox
+        ? {
+            stateDir: demoStateDir(this.#opts.home),
+            folder: demoRecordingsDir(this.#opts.home),
+            downloadOrigin: sandbox.downloadOrigin,
+            apiUrl: sandbox.apiUrl,
+          }
+        : null,
     });
-    return { spec, key };
+    return { spec: { ...options, ...this.#opts.pipelineOverrides }, key };
   }
 
   async #reconcilePipeline(settings: Settings): Promise<void> {

@@ -35,6 +35,12 @@ import { Inbox } from './inbox.js';
 import { acquireStateLock, type StateLock } from './state-lock.js';
 import type { RecordingJob } from './types.js';
 
+/** The two service calls the pipeline makes: registering the webhook URL and the gap report's search. */
+export interface PipelineApi {
+  setRecordHook(url: string): Promise<void>;
+  search(q: { since: Date; until: Date }): Promise<Pick<SearchResult, 'channels'>>;
+}
+
 export interface PipelineOptions {
   /** State folder: journal, tokens, heartbeat, registration record. */
   stateDir: string;
@@ -50,10 +56,7 @@ export interface PipelineOptions {
   /** Register the public webhook URL through the admin API whenever it changes. */
   register?: boolean;
   /** Needed for registration and the gap report; without it both are skipped with a clear message. */
-  api?: {
-    setRecordHook(url: string): Promise<void>;
-    search(q: { since: Date; until: Date }): Promise<Pick<SearchResult, 'channels'>>;
-  } | null;
+  api?: PipelineApi | null;
   /** Identifies the project for the registration record (the service ID). */
   projectScope?: string | null;
   concurrency?: number;
