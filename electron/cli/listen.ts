@@ -6,7 +6,7 @@
 import { ConfigError } from '../core/errors.js';
 import { appDataDir } from '../core/paths.js';
 import { pipelineOptions } from '../core/pipeline/options.js';
-import { RecordingPipeline } from '../core/recordings/pipeline.js';
+import { RecordingPipeline } from '../core/pipeline/pipeline.js';
 import { parseTunnelFlag, type TunnelSettingsInput } from '../core/tunnels/index.js';
 import type { Command, CommandIo } from './command.js';
 import { UsageError } from './command.js';

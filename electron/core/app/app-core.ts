@@ -35,7 +35,7 @@ import { channelToJson, type Channel, type Credentials } from '../model.js';
 import { lineLogger } from '../logger.js';
 import { pipelineOptions, recordingsFolderFor } from '../pipeline/options.js';
 import type { GapReportResult } from '../recordings/gap-report.js';
-import { RecordingPipeline, type PipelineEvents, type PipelineOptions } from '../recordings/pipeline.js';
+import { RecordingPipeline, type PipelineEvents, type PipelineOptions } from '../pipeline/pipeline.js';
 import type { RecordingJob } from '../recordings/types.js';
 import type { Sandbox, SandboxOptions } from '../sandbox/index.js';
 import {

@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { PipelineOptions } from '../recordings/pipeline.js';
+import type { PipelineOptions } from './pipeline.js';
 import { DEFAULT_SETTINGS, type Settings } from '../settings.js';
 import { pipelineOptions, recordingsFolderFor, type PipelineInputs } from './options.js';
 

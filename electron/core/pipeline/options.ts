@@ -8,7 +8,7 @@ import type { Endpoints } from '../endpoints.js';
 import type { Credentials } from '../model.js';
 import { DownloadOriginPolicy } from '../net/url-policy.js';
 import { defaultRecordingsDir } from '../paths.js';
-import type { PipelineApi, PipelineOptions } from '../recordings/pipeline.js';
+import type { PipelineApi, PipelineOptions } from './pipeline.js';
 import type { Settings } from '../settings.js';
 import type { TunnelSettingsInput } from '../tunnels/index.js';
 

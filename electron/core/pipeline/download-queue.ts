@@ -15,12 +15,12 @@ import path from 'node:path';
 import { TallyError, ValidationError } from '../errors.js';
 import { extFromUrl, renderFileName, resolveInside, safeFileName, sanitizeExt } from '../recordings/filename.js';
 import type { JobStore, RecordingJob } from '../recordings/types.js';
-import type { DownloadFs } from './download-fs.js';
-import { downloadFs, sizeOf } from './download-fs.js';
-import { DownloadRefusedError, HttpStatusError, VerificationError, formatBytes } from './errors.js';
-import type { DownloadPolicy, DownloadProgress } from './fetch-file.js';
-import { downloadFile, forgetCommit } from './fetch-file.js';
-import { isAbortError } from './http-request.js';
+import type { DownloadFs } from '../download/download-fs.js';
+import { downloadFs, sizeOf } from '../download/download-fs.js';
+import { DownloadRefusedError, HttpStatusError, VerificationError, formatBytes } from '../download/errors.js';
+import type { DownloadPolicy, DownloadProgress } from '../download/fetch-file.js';
+import { downloadFile, forgetCommit } from '../download/fetch-file.js';
+import { isAbortError } from '../download/http-request.js';
 
 export interface DownloadManagerOptions {
   store: JobStore;

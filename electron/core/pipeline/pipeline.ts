@@ -15,7 +15,7 @@ import {
   type FailedEvent,
   type ProgressEvent,
   type SavedEvent,
-} from '../download/manager.js';
+} from './download-queue.js';
 import type { DownloadOriginPolicy } from '../net/url-policy.js';
 import {
   AutoRegistrar,
@@ -30,10 +30,10 @@ import { TokenStore } from '../webhook/token.js';
 import { UploadLog } from '../uploads/upload-log.js';
 import { mountUploads, type UploadedEvent, type UploadRoute } from '../uploads/upload-route.js';
 import type { SearchResult } from '../model.js';
-import { findGaps, readHeartbeat, writeHeartbeat, type GapReportResult } from './gap-report.js';
-import { Inbox } from './inbox.js';
-import { acquireStateLock, type StateLock } from './state-lock.js';
-import type { RecordingJob } from './types.js';
+import { findGaps, readHeartbeat, writeHeartbeat, type GapReportResult } from '../recordings/gap-report.js';
+import { Inbox } from '../recordings/inbox.js';
+import { acquireStateLock, type StateLock } from '../recordings/state-lock.js';
+import type { RecordingJob } from '../recordings/types.js';
 
 /** The two service calls the pipeline makes: registering the webhook URL and the gap report's search. */
 export interface PipelineApi {
