@@ -5,6 +5,7 @@
  */
 import { ConfigError } from '../core/errors.js';
 import { appDataDir } from '../core/paths.js';
+import { lineLogger } from '../core/logger.js';
 import { pipelineOptions } from '../core/pipeline/options.js';
 import { RecordingPipeline } from '../core/pipeline/pipeline.js';
 import { parseTunnelFlag, type TunnelSettingsInput } from '../core/tunnels/index.js';
@@ -135,6 +136,7 @@ const command: Command = {
       endpoints,
       api,
       ngrokAuthtoken,
+      log: lineLogger((line) => io.stderr.write(`tally listen: ${line}\n`)),
     });
     const folder = options.folder;
     const pipeline = await RecordingPipeline.open(options);

@@ -852,6 +852,7 @@ class Core implements TallyAppCore {
       currentSettings: () => this.#settings.get(),
       env: this.#env,
       home: this.#opts.home,
+      log: lineLogger(this.#log),
       credentials: sandbox ? null : this.#apiCredentials,
       endpoints: this.#configuredEndpoints(settings),
       api: hasApi
@@ -906,7 +907,8 @@ class Core implements TallyAppCore {
       await pipeline.start();
     } catch (error) {
       detach();
-      await pipeline.stop().catch(() => {});
+      // The start error is what the producer sees; a failed clean-up after it still gets a line.
+      await pipeline.stop().catch((e: unknown) => this.#log(`the pipeline did not stop cleanly: ${describe(e)}`));
       if (!isAddressInUse(error) || !spec.port) throw error;
       // Another program (or another Tally) holds the port: receive on any free port rather than not at all.
       this.#portNote = `Port ${spec.port} is in use, so the receiver listens on another port this time: a webhook URL registered with port ${spec.port} does not reach it.`;
@@ -918,7 +920,7 @@ class Core implements TallyAppCore {
         await pipeline.start();
       } catch (second) {
         detach();
-        await pipeline.stop().catch(() => {});
+        await pipeline.stop().catch((e: unknown) => this.#log(`the pipeline did not stop cleanly: ${describe(e)}`));
         throw second;
       }
     }

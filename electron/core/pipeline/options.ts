@@ -5,6 +5,7 @@
  */
 import { resolve } from 'node:path';
 import type { Endpoints } from '../endpoints.js';
+import type { Logger } from '../logger.js';
 import type { Credentials } from '../model.js';
 import { DownloadOriginPolicy } from '../net/url-policy.js';
 import { defaultRecordingsDir } from '../paths.js';
@@ -50,6 +51,7 @@ export interface PipelineInputs {
   api: PipelineApi | null;
   ngrokAuthtoken: string | null;
   demo?: PipelineDemo | null;
+  log?: Logger;
 }
 
 /**
@@ -103,6 +105,7 @@ export function pipelineOptions(inputs: PipelineInputs): { options: PipelineOpti
     projectScope: scope,
     concurrency: flags.concurrency ?? settings.concurrency,
     fileNameTemplate: settings.fileNameTemplate,
+    ...(inputs.log ? { log: inputs.log } : {}),
     uploads: {
       subfolder: settings.clientUploadsSubfolder,
       maxBytes: settings.uploadMaxBytes,

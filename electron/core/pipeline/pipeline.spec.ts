@@ -6,7 +6,7 @@
  */
 import { once } from 'node:events';
 import { createServer } from 'node:net';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -120,6 +120,19 @@ describe('RecordingPipeline start and stop', () => {
     await second.start();
     expect((await saved).bytes).toBe(recording!.size);
     await second.stop();
+  });
+
+  it('stops cleanly when the last heartbeat cannot be written, and says so in the log', async () => {
+    const lines: string[] = [];
+    const opts = await options({ log: { warn: (line) => lines.push(line) } });
+    const pipeline = await RecordingPipeline.open(opts);
+    await pipeline.start();
+    // A directory where the heartbeat file goes: the rename onto it fails, as on a read-only or full disk.
+    await rm(join(opts.stateDir, 'last-running.json'));
+    await mkdir(join(opts.stateDir, 'last-running.json', 'blocker'), { recursive: true });
+    await pipeline.stop();
+    expect(lines).toEqual([expect.stringMatching(/^heartbeat: could not be written: /)]);
+    expect(await exists(join(opts.stateDir, LOCK_FILE))).toBe(false);
   });
 
   it('leaves the heartbeat alone when the receiver cannot listen, so the next gap report still covers it', async () => {

@@ -32,6 +32,7 @@ import { mountUploads, type UploadedEvent, type UploadRoute } from '../uploads/u
 import type { SearchResult } from '../model.js';
 import { findGaps, readHeartbeat, writeHeartbeat, type GapReportResult } from '../recordings/gap-report.js';
 import { Inbox } from '../recordings/inbox.js';
+import { describeError, silentLogger, type Logger } from '../logger.js';
 import { acquireStateLock, type StateLock } from '../recordings/state-lock.js';
 import type { RecordingJob } from '../recordings/types.js';
 
@@ -67,6 +68,8 @@ export interface PipelineOptions {
   heartbeatIntervalMs?: number;
   /** Web client uploads (`/uploads/<token>`, the SDK's recordUrl); off when absent. */
   uploads?: PipelineUploadOptions;
+  /** Where handled failures are written: the app's log file, the CLI's stderr. */
+  log?: Logger;
 }
 
 export interface PipelineUploadOptions {
@@ -171,6 +174,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
       ...(opts.uploads ? { uploadUrl: (base: string) => `${base}${receiver.routePath('uploads')}` } : {}),
       expectedId: receiver.instanceId,
       checkIntervalMs: opts.tunnelCheckIntervalMs,
+      ...(opts.log ? { log: opts.log } : {}),
     });
     this.registrar =
       opts.api && opts.register !== undefined
@@ -202,7 +206,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     await mkdir(opts.folder, { recursive: true });
     const lock = await acquireStateLock(opts.stateDir);
     try {
-      const inbox = await Inbox.open(opts.stateDir);
+      const inbox = await Inbox.open(opts.stateDir, opts.log ? { log: opts.log } : {});
       const tokens = await TokenStore.open(opts.stateDir);
       const pipeline = new RecordingPipeline(opts, inbox, tokens, lock);
       if (opts.uploads)
@@ -285,7 +289,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     }
     await writeHeartbeat(this.#opts.stateDir);
     const every = this.#opts.heartbeatIntervalMs ?? 60_000;
-    this.#heartbeat = setInterval(() => void writeHeartbeat(this.#opts.stateDir).catch(() => {}), every);
+    this.#heartbeat = setInterval(() => void this.#beat(), every);
     this.#heartbeat.unref();
     if (this.registrar) this.#detachRegistrar = this.registrar.attach(this.supervisor);
     this.supervisor.start();
@@ -342,6 +346,18 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
   }
 
   /** Graceful stop: tunnel closed, receiver drained, downloads aborted with part files kept, journal closed. */
+  /**
+   * A missed heartbeat only makes the next gap report search a longer period, so it never stops the
+   * pipeline; a disk that refuses it is still worth a line, since the journal lives on the same disk.
+   */
+  async #beat(): Promise<void> {
+    try {
+      await writeHeartbeat(this.#opts.stateDir);
+    } catch (error) {
+      (this.#opts.log ?? silentLogger).warn(`heartbeat: could not be written: ${describeError(error)}`);
+    }
+  }
+
   async stop(): Promise<void> {
     if (!this.#running) {
       await this.inbox.close();
@@ -356,7 +372,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     await this.supervisor.stop();
     await this.receiver.stop();
     await this.downloads.stop();
-    await writeHeartbeat(this.#opts.stateDir).catch(() => {});
+    await this.#beat();
     await this.inbox.close();
     await this.#uploadLog?.close();
     await this.#lock.release();

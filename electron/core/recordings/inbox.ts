@@ -25,6 +25,7 @@ import { TallyError } from '../errors.js';
 import { RETENTION_MS } from './types.js';
 import type { JobStore, NewRecording, RecordingJob } from './types.js';
 import { syncDir } from '../durable-fs.js';
+import { describeError, silentLogger, type Logger } from '../logger.js';
 
 /** The part of a FileHandle the journal uses; `wrapJournal` may replace it (test seam for failing disks). */
 export interface JournalFile {
@@ -47,6 +48,8 @@ export interface InboxOptions {
   keepFinishedMs?: number;
   /** Clock for pruning (tests). */
   now?: () => number;
+  /** Where a failed background compaction is reported (the journal itself stays valid). */
+  log?: Logger;
 }
 
 /** What `open` found while replaying the journal. */
@@ -217,7 +220,12 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
     const inbox = new Inbox(dir, file, report, size, options);
     for (const job of snapshots.values()) inbox.#remember(job);
     report.jobs = snapshots.size;
-    if (inbox.#shouldCompact() || inbox.#prunable().length >= PRUNE_AT_OPEN) inbox.compact().catch(() => undefined);
+    if (inbox.#shouldCompact() || inbox.#prunable().length >= PRUNE_AT_OPEN) {
+      // The appended journal stays valid without the rewrite, which is tried again later; say why it failed.
+      inbox.compact().catch((error: unknown) => {
+        (options.log ?? silentLogger).warn(`journal: compacting at open failed: ${describeError(error)}`);
+      });
+    }
     return inbox;
   }
 
