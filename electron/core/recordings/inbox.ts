@@ -24,7 +24,7 @@ import { z } from 'zod';
 import { TallyError } from '../errors.js';
 import { RETENTION_MS } from './types.js';
 import type { JobStore, NewRecording, RecordingJob } from './types.js';
-import { syncDir } from '../durable-fs.js';
+import { syncDir, writeAll } from '../durable-fs.js';
 import { describeError, silentLogger, type Logger } from '../logger.js';
 
 /** The part of a FileHandle the journal uses; `wrapJournal` may replace it (test seam for failing disks). */
@@ -523,11 +523,7 @@ function differByRandomSegment(a: string, b: string): boolean {
   return trimmed.join('/') === short.join('/');
 }
 
-async function writeFully(file: JournalFile, data: Buffer): Promise<void> {
-  let offset = 0;
-  while (offset < data.length) {
-    const { bytesWritten } = await file.write(data, offset, data.length - offset);
-    if (bytesWritten <= 0) throw new Error('the disk accepted no bytes');
-    offset += bytesWritten;
-  }
+/** The journal seam has a plain `write`; one buffer at a time is all it is ever given. */
+function writeFully(file: JournalFile, data: Buffer): Promise<void> {
+  return writeAll({ writev: ([buffer]) => file.write(buffer!, 0, buffer!.length) }, [data]);
 }

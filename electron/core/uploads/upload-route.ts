@@ -27,7 +27,7 @@ import { checkOrigin, corsHeaders, preflightHeaders } from './cors.js';
 import { acceptedTypesText, extensionFor, parseMediaType, type MediaType } from './media-type.js';
 import { MultipartError, multipartBoundary, readMultipartFile } from './multipart.js';
 import { newUploadId, type UploadLog, type UploadRecord } from './upload-log.js';
-import { syncDir } from '../durable-fs.js';
+import { syncDir, writeAll } from '../durable-fs.js';
 
 export const UPLOADS_ROUTE = 'uploads';
 export const DEFAULT_UPLOAD_SUBFOLDER = 'client';
@@ -511,26 +511,6 @@ class BatchWriter {
     // Observed on the next add/flush; this keeps a failure from being an unhandled rejection meanwhile.
     pending.catch(() => undefined);
     this.#inFlight = pending;
-  }
-}
-
-async function writeAll(file: PartFile, buffers: Buffer[]): Promise<void> {
-  let rest = buffers;
-  while (rest.length > 0) {
-    const { bytesWritten } = await file.writev(rest);
-    let skip = bytesWritten;
-    const next: Buffer[] = [];
-    for (const buffer of rest) {
-      if (skip >= buffer.length) {
-        skip -= buffer.length;
-        continue;
-      }
-      next.push(skip > 0 ? buffer.subarray(skip) : buffer);
-      skip = 0;
-    }
-    if (bytesWritten === 0 && next.length > 0)
-      throw Object.assign(new Error('write made no progress'), { code: 'EIO' });
-    rest = next;
   }
 }
 
