@@ -28,6 +28,7 @@ import { acceptedTypesText, extensionFor, parseMediaType, type MediaType } from 
 import { MultipartError, multipartBoundary, readMultipartFile } from './multipart.js';
 import { newUploadId, type UploadLog, type UploadRecord } from './upload-log.js';
 import { syncDir, writeAll } from '../durable-fs.js';
+import { sendJson } from '../http-answer.js';
 
 export const UPLOADS_ROUTE = 'uploads';
 export const DEFAULT_UPLOAD_SUBFOLDER = 'client';
@@ -397,16 +398,8 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
       if (remaining === null || remaining <= DRAIN_MAX_BYTES) complete = await drain(req);
     }
     if (res.destroyed) return;
-    const text = JSON.stringify(body);
-    res.statusCode = status;
-    for (const [name, value] of Object.entries({ ...headers, ...ctx.cors })) res.setHeader(name, value);
-    res.setHeader('Content-Type', 'application/json; charset=utf-8');
-    res.setHeader('Content-Length', Buffer.byteLength(text));
-    res.setHeader('Cache-Control', 'no-store');
-    res.setHeader('X-Content-Type-Options', 'nosniff');
     // An unread rest of the body is not worth reading: close the connection after the answer.
-    if (!complete) res.setHeader('Connection', 'close');
-    res.end(text);
+    sendJson(res, status, body, { headers: { ...headers, ...ctx.cors }, close: !complete });
   }
 
   #rejected(ctx: RequestContext, status: number, reason: string): void {
