@@ -12,8 +12,8 @@ import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { TallyError, ValidationError } from '../errors.js';
-import { extFromUrl, renderFileName, resolveInside, safeFileName, sanitizeExt } from '../recordings/filename.js';
+import { TallyError } from '../errors.js';
+import { extFromUrl, pickFinalName, renderFileName, safeFileName, sanitizeExt } from '../recordings/filename.js';
 import type { JobStore, RecordingJob } from '../recordings/types.js';
 import type { DownloadFs } from '../download/download-fs.js';
 import { downloadFs, sizeOf } from '../download/download-fs.js';
@@ -101,7 +101,6 @@ export function partPathFor(folder: string, job: Pick<RecordingJob, 'key' | 'cha
 
 /** Suffix of the marker file that holds a final name for one job while its file is being put in place. */
 export const RESERVATION_SUFFIX = '.reserved';
-const MAX_NUMBERED = 9999;
 
 /** Markers this process holds (path → job key): authoritative while their content may still be being written. */
 const heldMarkers = new Map<string, string>();
@@ -115,13 +114,10 @@ const heldMarkers = new Map<string, string>();
  * writing was cut short by a crash between its creation and its content (nobody holds it): it is taken over.
  */
 export async function reserveFinalName(folder: string, base: string, ext: string, key: string): Promise<string> {
-  const safeBase = safeFileName(base);
-  const safeExt = sanitizeExt(ext);
-  for (let n = 1; n <= MAX_NUMBERED; n += 1) {
-    const candidate = resolveInside(folder, n === 1 ? `${safeBase}${safeExt}` : `${safeBase} (${n})${safeExt}`);
+  return pickFinalName(folder, safeFileName(base), sanitizeExt(ext), async (candidate) => {
     const marker = `${candidate}${RESERVATION_SUFFIX}`;
     const holder = heldMarkers.get(marker);
-    if (holder !== undefined && holder !== key) continue;
+    if (holder !== undefined && holder !== key) return undefined;
     if (holder === undefined) {
       heldMarkers.set(marker, key);
       try {
@@ -133,7 +129,7 @@ export async function reserveFinalName(folder: string, base: string, ext: string
         if (found !== key && found !== '') {
           heldMarkers.delete(marker);
           if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-          continue;
+          return undefined;
         }
       }
     }
@@ -147,11 +143,8 @@ export async function reserveFinalName(folder: string, base: string, ext: string
     if (!taken) return candidate;
     heldMarkers.delete(marker);
     await rm(marker, { force: true });
-  }
-  throw new ValidationError(
-    ['name'],
-    `More than ${MAX_NUMBERED} files named "${safeBase}${safeExt}" already exist in ${folder}.`,
-  );
+    return undefined;
+  });
 }
 
 /** Removes the marker of a final name once the file is in place and recorded. */

@@ -21,7 +21,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { ensureFreeSpace, isNoSpaceError, type StatfsFunction } from '../download/disk.js';
 import { DiskFullError, formatBytes } from '../download/errors.js';
-import { chooseFreeName, resolveInside, safeFileName, sanitizeExt } from '../recordings/filename.js';
+import { chooseFreeName, pickFinalName, resolveInside, safeFileName, sanitizeExt } from '../recordings/filename.js';
 import type { RouteHandler, RouteInfo } from '../webhook/receiver.js';
 import { checkOrigin, corsHeaders, preflightHeaders } from './cors.js';
 import { acceptedTypesText, extensionFor, parseMediaType, type MediaType } from './media-type.js';
@@ -43,7 +43,6 @@ const DRAIN_MAX_MS = 5_000;
 const WRITE_BATCH_BYTES = 1024 * 1024;
 const PART_PREFIX = '.upload-';
 const PART_SUFFIX = '.part';
-const MAX_NUMBERED = 9999;
 
 /** The part of a FileHandle the route writes through; `wrapPart` may replace it (test seam for a full disk). */
 export interface PartFile {
@@ -514,25 +513,28 @@ class BatchWriter {
  */
 async function publish(partPath: string, dir: string, base: string, ext: string): Promise<string> {
   const safeExt = sanitizeExt(ext);
-  for (let n = 1; n <= MAX_NUMBERED; n += 1) {
-    const name = n === 1 ? `${base}${safeExt}` : `${base} (${n})${safeExt}`;
-    const candidate = resolveInside(dir, name);
-    try {
-      await link(partPath, candidate);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'EEXIST') continue;
-      if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'ENOSYS' || code === 'EXDEV') {
-        const reserved = await chooseFreeName(dir, base, safeExt);
-        await rename(partPath, reserved.path);
-        return reserved.path;
+  return pickFinalName(
+    dir,
+    base,
+    safeExt,
+    async (candidate) => {
+      try {
+        await link(partPath, candidate);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'EEXIST') return undefined;
+        if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'ENOSYS' || code === 'EXDEV') {
+          const reserved = await chooseFreeName(dir, base, safeExt);
+          await rename(partPath, reserved.path);
+          return reserved.path;
+        }
+        throw error;
       }
-      throw error;
-    }
-    await rm(partPath, { force: true });
-    return candidate;
-  }
-  throw new Refusal(409, `More than ${MAX_NUMBERED} uploads named "${base}${safeExt}" already exist.`);
+      await rm(partPath, { force: true });
+      return candidate;
+    },
+    () => new Refusal(409, `More than 9999 uploads named "${base}${safeExt}" already exist.`),
+  );
 }
 
 /**
