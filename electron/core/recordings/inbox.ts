@@ -17,14 +17,15 @@
  */
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { open, rename, rm } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { TallyError } from '../errors.js';
 import { RETENTION_MS } from './types.js';
 import type { JobStore, NewRecording, RecordingJob } from './types.js';
-import { syncDir, writeAll } from '../durable-fs.js';
+import { syncDir } from '../durable-fs.js';
+import { appendFully, openJsonLines } from '../jsonl-journal.js';
 import { describeError, silentLogger, type Logger } from '../logger.js';
 
 /** The part of a FileHandle the journal uses; `wrapJournal` may replace it (test seam for failing disks). */
@@ -170,53 +171,18 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
    * it parses), damaged lines in the middle are skipped and counted in `replay.skippedLines`.
    */
   static async open(dir: string, options: InboxOptions = {}): Promise<Inbox> {
-    await mkdir(dir, { recursive: true });
-    const path = join(dir, JOURNAL_FILE);
-    let content: Buffer;
-    let created = false;
-    try {
-      content = await readFile(path);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      content = Buffer.alloc(0);
-      created = true;
-    }
-    const report: ReplayReport = { jobs: 0, lines: 0, skippedLines: 0, truncatedBytes: 0 };
     const snapshots = new Map<string, RecordingJob>();
-    const lastNewline = content.lastIndexOf(0x0a);
-    const complete = content.subarray(0, lastNewline + 1);
-    const tail = content.subarray(lastNewline + 1);
-    for (const text of complete.toString('utf8').split('\n')) {
-      if (text.trim() === '') continue;
-      const job = parseLine(text);
-      if (job) {
-        snapshots.set(job.key, job);
-        report.lines += 1;
-      } else report.skippedLines += 1;
-    }
-    const raw = await open(path, 'a', 0o600);
-    const file = options.wrapJournal ? options.wrapJournal(raw) : raw;
-    let size = complete.length;
-    try {
-      if (tail.length > 0) {
-        const job = parseLine(tail.toString('utf8'));
-        if (job) {
-          // Written whole but the newline never made it: keep the job, it may have been acknowledged.
-          snapshots.set(job.key, job);
-          report.lines += 1;
-          await writeFully(file, Buffer.from('\n'));
-          size = content.length + 1;
-        } else {
-          await file.truncate(complete.length);
-          report.truncatedBytes = tail.length;
-        }
-        await file.datasync();
-      }
-      if (created) await syncDir(dir);
-    } catch (error) {
-      await file.close().catch(() => undefined);
-      throw error;
-    }
+    const { file, size, replay } = await openJsonLines(
+      dir,
+      JOURNAL_FILE,
+      (text) => {
+        const job = parseLine(text);
+        if (job) snapshots.set(job.key, job);
+        return job !== null;
+      },
+      options.wrapJournal,
+    );
+    const report: ReplayReport = { jobs: 0, ...replay };
     const inbox = new Inbox(dir, file, report, size, options);
     for (const job of snapshots.values()) inbox.#remember(job);
     report.jobs = snapshots.size;
@@ -365,7 +331,7 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
       const batch = this.#takeBatch();
       const data = Buffer.from((this.#dirtyTail ? '\n' : '') + batch.map((p) => p.line).join(''), 'utf8');
       try {
-        await writeFully(this.#file, data);
+        await appendFully(this.#file, data);
         await this.#file.datasync();
       } catch (error) {
         await this.#cutBack();
@@ -435,7 +401,7 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
     const data = Buffer.from(lines.join(''), 'utf8');
     const out = await open(tmp, 'w', 0o600);
     try {
-      await writeFully(out, data);
+      await appendFully(out, data);
       await out.sync();
     } finally {
       await out.close();
@@ -521,9 +487,4 @@ function differByRandomSegment(a: string, b: string): boolean {
   if (long.length !== short.length + 1 || short.length < 2) return false;
   const trimmed = [...long.slice(0, -2), long[long.length - 1]];
   return trimmed.join('/') === short.join('/');
-}
-
-/** The journal seam has a plain `write`; one buffer at a time is all it is ever given. */
-function writeFully(file: JournalFile, data: Buffer): Promise<void> {
-  return writeAll({ writev: ([buffer]) => file.write(buffer!, 0, buffer!.length) }, [data]);
 }
