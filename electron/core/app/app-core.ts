@@ -9,18 +9,11 @@
  * are applied to the running pipeline; anything the pipeline is built from restarts it.
  */
 import { EventEmitter } from 'node:events';
-import { readFileSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type {
   AppInfo,
   ChannelView,
   CredentialsInput,
   CredentialsStatus,
-  ErrorView,
-  GapReport,
-  RecordingView,
   RequestHandlers,
   SettingsPatch,
   SettingsView,
@@ -31,138 +24,46 @@ import { CredentialResolver, type CredentialLookup } from '../credential-resolve
 import { CredentialStore, PROJECT_ACCOUNT, type SecretStore } from '../credentials.js';
 import { resolveEndpoints, type Endpoints } from '../endpoints.js';
 import { BadCredentialsError, ConfigError, TallyError, ValidationError } from '../errors.js';
-import { channelToJson, type Channel, type Credentials } from '../model.js';
 import { lineLogger } from '../logger.js';
+import { channelToJson, type Channel, type Credentials } from '../model.js';
 import { pipelineOptions, recordingsFolderFor } from '../pipeline/options.js';
-import type { GapReportResult } from '../recordings/gap-report.js';
-import { RecordingPipeline, type PipelineEvents, type PipelineOptions } from '../pipeline/pipeline.js';
+import type { PipelineOptions, RecordingPipeline } from '../pipeline/pipeline.js';
 import type { RecordingJob } from '../recordings/types.js';
-import type { Sandbox, SandboxOptions } from '../sandbox/index.js';
+import type { Sandbox } from '../sandbox/index.js';
 import {
   applySettingsPatch,
   effectiveDemoMode,
   openSettingsStore,
-  type SettingsBackendFactory,
   type Settings,
   type SettingsStore,
 } from '../settings.js';
+import {
+  BACKGROUND_POLL_FACTOR,
+  NOT_STARTED,
+  NO_CREDENTIALS,
+  STOPPED,
+  describe,
+  errorView,
+  gapView,
+  readPackageVersion,
+  type AppCoreOptions,
+  type Phase,
+  type TallyAppCore,
+} from './core-support.js';
 import { demoRecordingsDir, demoStateDir, startDemoSandbox, type DemoSandbox } from './demo.js';
 import { LivePoller } from './live-poller.js';
-import {
-  ProgressThrottle,
-  UPLOAD_KEY_PREFIX,
-  changeSignature,
-  newestFirst,
-  recordingView,
-  uploadView,
-} from './recording-views.js';
+import { PipelineHost } from './pipeline-host.js';
+import { recordingView } from './recording-views.js';
 import { toSettingsView, toStorePatch } from './settings-view.js';
-import type { AppCore, AppCoreEvents, PlatformHooks, TraySnapshot } from './types.js';
+import type { AppCoreEvents, PlatformHooks, TraySnapshot } from './types.js';
 
-export interface AppCoreOptions {
-  /** State folder: settings, journal, tokens (appDataDir() or Electron's userData). */
-  home: string;
-  secrets: SecretStore;
-  hooks?: PlatformHooks;
-  transport: 'ipc' | 'ws';
-  /** Force demo mode (`tally serve --sandbox`, TALLY_DEMO=1) until credentials are entered. */
-  demo?: boolean;
-  env?: NodeJS.ProcessEnv;
-  version?: string;
-  /**
-   * Set when `secrets` is a stand-in because the OS keychain could not be used: the reason shown to the
-   * producer. Credentials then come from the environment only and `credentials:set` refuses.
-   */
-  keychainUnavailable?: string | null;
-  log?: (line: string) => void;
-  /** How the settings file is opened: `conf` by default, `electron-store` in the Electron shell. */
-  settingsBackend?: SettingsBackendFactory;
-  /** Tests: options of the demo sandbox (timeFactor, seed, searchIndexDelayMs...). */
-  sandboxOptions?: SandboxOptions;
-  /** Demo mode: let the sandbox's web client upload a client recording whenever a broadcast ends (default on). */
-  demoWebClient?: boolean;
-  /** Tests: the live poll interval, instead of the pollIntervalSec setting. */
-  pollIntervalMs?: number;
-  /** Tests: pipeline options such as retryBaseMs or ngrokSdk. */
-  pipelineOverrides?: Partial<PipelineOptions>;
-}
-
-/** The core plus accessors that exist for tests only. */
-export interface TallyAppCore extends AppCore {
-  readonly testOnly: {
-    sandbox(): Sandbox | null;
-    pipeline(): RecordingPipeline | null;
-  };
-}
-
-/** Hidden polling (tray only) runs this many times slower than visible polling. */
-export const BACKGROUND_POLL_FACTOR = 4;
-/** At most four progress pushes per second and recording. */
-const PROGRESS_INTERVAL_MS = 250;
-/** A failed or expired recording asks for attention for a day; older ones are history. */
-const ATTENTION_WINDOW_MS = 24 * 60 * 60 * 1000;
-
-const NO_CREDENTIALS =
-  'No credentials: enter the service ID and secret in Settings (or set TALLY_SERVICE_ID and TALLY_SECRET), or turn on demo mode.';
-const NOT_STARTED = 'Tally is still starting; try again in a moment.';
-const STOPPED = 'Tally is shutting down.';
-const NO_PUBLIC_URL = 'Choose a tunnel provider first: the service cannot reach a loopback URL.';
-
-type Phase = 'new' | 'running' | 'stopping' | 'stopped';
-
-/** The version in the nearest package.json named tally (source tree, dist or the packaged app). */
-export function readPackageVersion(from: string = dirname(fileURLToPath(import.meta.url))): string {
-  let dir = from;
-  for (let i = 0; i < 6; i++) {
-    try {
-      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: unknown; version?: unknown };
-      if (pkg.name === 'tally' && typeof pkg.version === 'string') return pkg.version;
-    } catch {
-      // Not here; look one folder up.
-    }
-    const up = dirname(dir);
-    if (up === dir) break;
-    dir = up;
-  }
-  return '0.0.0';
-}
-
-function errorView(error: unknown): ErrorView {
-  if (error instanceof TallyError) return { code: error.code, message: error.message };
-  return { code: 'internal', message: 'Something went wrong inside Tally. Try again.' };
-}
-
-function describe(error: unknown): string {
-  return error instanceof TallyError ? error.message : error instanceof Error ? error.name : 'unknown error';
-}
-
-function isAddressInUse(error: unknown): boolean {
-  const cause = error instanceof Error ? (error.cause as { code?: unknown } | undefined) : undefined;
-  return error instanceof ConfigError && cause?.code === 'EADDRINUSE';
-}
-
-/** Control characters in hostile text (channel IDs) must not forge log lines. */
-function clean(text: string, max = 120): string {
-  // eslint-disable-next-line no-control-regex
-  const flat = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, ' ');
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
-
-function gapView(report: GapReportResult | null): GapReport {
-  if (!report) return { since: null, checkedAt: null, missing: [], error: null };
-  return {
-    since: report.since ? report.since.toISOString() : null,
-    checkedAt: report.checkedAt.toISOString(),
-    missing: report.missing.map((m) => ({ channelId: m.channelId, endedAt: m.endedAt.toISOString() })),
-    error: report.error,
-  };
-}
+export { BACKGROUND_POLL_FACTOR, readPackageVersion, type AppCoreOptions, type TallyAppCore } from './core-support.js';
 
 class Core implements TallyAppCore {
   readonly handlers: RequestHandlers;
   readonly testOnly = {
     sandbox: (): Sandbox | null => this.#sandbox,
-    pipeline: (): RecordingPipeline | null => this.#pipeline,
+    pipeline: (): RecordingPipeline | null => this.#host.pipeline,
   };
 
   readonly #opts: AppCoreOptions;
@@ -173,8 +74,7 @@ class Core implements TallyAppCore {
   readonly #creds: CredentialStore;
   readonly #events = new EventEmitter();
   readonly #poller: LivePoller;
-  readonly #progress: ProgressThrottle;
-  readonly #signatures = new Map<string, string>();
+  readonly #host: PipelineHost;
   #version = '0.0.0';
   #keychain: { available: boolean; message: string | null } = { available: true, message: null };
   /**
@@ -196,18 +96,12 @@ class Core implements TallyAppCore {
   #api: ChannelApi | null = null;
   #apiCredentials: Credentials | null = null;
   #apiKey: string | null = null;
-  #pipeline: RecordingPipeline | null = null;
-  #pipelineKey: string | null = null;
-  #detachPipeline: (() => void) | null = null;
-  #pipelineError: string | null = null;
-  #portNote: string | null = null;
   #receivingPaused = false;
   #folder = '';
 
   #live: Channel[] = [];
   #pollErrorKey: string | null = null;
   #badCredentials = false;
-  #unreachableNotified = false;
   #lastTray = '';
 
   constructor(opts: AppCoreOptions) {
@@ -230,14 +124,11 @@ class Core implements TallyAppCore {
       onResult: (channels) => this.#onLive(channels),
       onError: (error) => this.#onPollError(error),
     });
-    this.#progress = new ProgressThrottle({
-      minIntervalMs: PROGRESS_INTERVAL_MS,
-      push: (key, progress) => {
-        const job = this.#pipeline?.inbox.get(key);
-        if (!job || job.state !== 'downloading') return;
-        this.#emit('recordings:progress', recordingView(job, progress));
-        this.#updateTray();
-      },
+    this.#host = new PipelineHost({
+      emit: (event, payload) => this.#emit(event, payload),
+      log: this.#log,
+      updateTray: () => this.#updateTray(),
+      tunnelView: () => this.#tunnelView(),
     });
     this.handlers = this.#buildHandlers();
   }
@@ -287,9 +178,8 @@ class Core implements TallyAppCore {
       this.#poller.stop();
       await this.#queue;
       this.#api = null;
-      await this.#stopPipeline();
+      await this.#host.stop();
       await this.#closeSandbox();
-      this.#progress.clearAll();
       this.#phase = 'stopped';
     })();
     return this.#stopPromise;
@@ -321,33 +211,12 @@ class Core implements TallyAppCore {
   }
 
   traySnapshot(): TraySnapshot {
-    const jobs = this.#pipeline?.inbox.list() ?? [];
-    let downloading = 0;
-    let done = 0;
-    let total = 0;
-    let failed = 0;
-    const now = Date.now();
-    for (const job of jobs) {
-      if (job.state === 'downloading') {
-        downloading++;
-        const live = this.#progress.get(job.key);
-        const size = live?.total ?? job.totalBytes ?? job.announcedBytes;
-        if (size) {
-          total += size;
-          done += Math.min(size, live?.bytes ?? job.bytes ?? 0);
-        }
-      } else if (
-        (job.state === 'failed' || job.state === 'expired') &&
-        now - Date.parse(job.updatedAt) < ATTENTION_WINDOW_MS
-      ) {
-        failed++;
-      }
-    }
+    const { downloading, progress, failed } = this.#host.trayCounts();
     return {
       liveCount: this.#live.length,
       liveChannels: this.#live.map((c) => ({ id: c.id, watchers: c.watchers })),
       downloading,
-      progress: downloading > 0 && total > 0 ? done / total : null,
+      progress,
       attention: this.#attention(failed),
       receivingPaused: this.#receivingPaused,
       recordingsFolder: this.#folder,
@@ -356,8 +225,8 @@ class Core implements TallyAppCore {
 
   #attention(failedRecordings: number): string | null {
     if (this.#badCredentials) return 'The service refused the credentials';
-    if (this.#pipelineError) return 'Recordings are not being received';
-    const tunnel = this.#pipeline?.supervisor.status;
+    if (this.#host.error) return 'Recordings are not being received';
+    const tunnel = this.#host.pipeline?.supervisor.status;
     if (tunnel?.state === 'unreachable') return 'The webhook URL is unreachable';
     if (tunnel?.state === 'error') return 'The tunnel could not start';
     if (failedRecordings === 1) return '1 recording failed';
@@ -409,19 +278,19 @@ class Core implements TallyAppCore {
         return { ended: true };
       },
 
-      'recordings:list': async () => this.#listRecordings(),
+      'recordings:list': async () => this.#host.list(),
 
       'recordings:retry': async (key) => {
         const pipeline = this.#requirePipeline();
         if (!pipeline.inbox.get(key)) throw new ValidationError(['key'], 'No recording with this key is known.');
         await pipeline.downloads.retry(key);
         this.#updateTray();
-        return recordingView(pipeline.inbox.get(key) as RecordingJob, this.#progress.get(key));
+        return recordingView(pipeline.inbox.get(key) as RecordingJob, this.#host.progress.get(key));
       },
 
       'recordings:reveal': async (key) => this.#withSavedFile(key, this.#hooks.revealFile?.bind(this.#hooks)),
       'recordings:open': async (key) => this.#withSavedFile(key, this.#hooks.openFile?.bind(this.#hooks)),
-      'recordings:gaps': async () => gapView(this.#pipeline?.lastGapReport ?? null),
+      'recordings:gaps': async () => gapView(this.#host.pipeline?.lastGapReport ?? null),
 
       'settings:get': async () => this.#settingsView(),
       'settings:update': async (patch) => this.#serial(() => this.#updateSettings(patch)),
@@ -456,28 +325,11 @@ class Core implements TallyAppCore {
     };
   }
 
-  #listRecordings(): RecordingView[] {
-    const jobs = this.#pipeline?.inbox.list() ?? [];
-    const uploads = this.#pipeline?.uploadLog?.list() ?? [];
-    return [...jobs.map((job) => recordingView(job, this.#progress.get(job.key))), ...uploads.map(uploadView)].sort(
-      newestFirst,
-    );
-  }
-
-  /** The saved file behind a view key, of either source; null when there is none (yet). */
-  #savedPath(key: string): string | null {
-    if (key.startsWith(UPLOAD_KEY_PREFIX)) {
-      return this.#pipeline?.uploadLog?.get(key.slice(UPLOAD_KEY_PREFIX.length))?.path ?? null;
-    }
-    const job = this.#pipeline?.inbox.get(key);
-    return job?.state === 'saved' ? job.path : null;
-  }
-
   async #withSavedFile(
     key: string,
     hook: ((path: string) => Promise<void> | void) | undefined,
   ): Promise<{ ok: boolean }> {
-    const path = this.#savedPath(key);
+    const path = this.#host.savedPath(key);
     if (!hook || !path) return { ok: false };
     try {
       await hook(path);
@@ -661,9 +513,9 @@ class Core implements TallyAppCore {
   }
 
   #requirePipeline(): RecordingPipeline {
-    if (this.#pipeline) return this.#pipeline;
+    if (this.#host.pipeline) return this.#host.pipeline;
     if (this.#phase !== 'running') throw new ConfigError(this.#phase === 'new' ? NOT_STARTED : STOPPED);
-    throw new ConfigError(this.#pipelineError ?? 'The webhook receiver is not running.');
+    throw new ConfigError(this.#host.error ?? 'The webhook receiver is not running.');
   }
 
   // -------------------------------------------------------------------------------------------------
@@ -692,72 +544,26 @@ class Core implements TallyAppCore {
   // Tunnel and webhook registration
 
   #tunnelView(): TunnelStatus {
-    const settings = this.#settings.get();
-    const pipeline = this.#pipeline;
-    if (!pipeline) {
-      return {
-        provider: settings.tunnel.provider,
-        state: 'off',
-        publicUrl: null,
-        localUrl: null,
-        uploadUrl: null,
-        lastCheckedAt: null,
-        message: this.#pipelineError ?? (this.#phase === 'new' ? NOT_STARTED : 'The webhook receiver is not running.'),
-        registered: false,
-      };
-    }
-    const status = pipeline.supervisor.status;
-    let localUrl: string | null;
-    try {
-      localUrl = pipeline.receiver.localUrl;
-    } catch {
-      localUrl = null;
-    }
-    const demoNote =
-      this.#sandbox && this.#demo
-        ? 'Demo mode: the embedded sandbox sends its webhooks straight to this computer.'
-        : null;
-    const message = [this.#portNote, demoNote, status.message].filter(Boolean).join(' ') || null;
-    const registered =
-      this.#sandbox && this.#demo
-        ? localUrl !== null && this.#sandbox.control.webhookUrl === localUrl
-        : status.registered;
-    const uploadUrl = status.uploadUrl ?? pipeline.ready().localUploadUrl;
-    return { ...status, localUrl, uploadUrl, registered, message };
+    return this.#host.view(this.#settings.get(), this.#phase, this.#demoTarget());
+  }
+
+  /** The demo sandbox while it stands in for the service, else null. */
+  #demoTarget(): DemoSandbox | null {
+    return this.#demo ? this.#sandbox : null;
   }
 
   async #registerWebhook(): Promise<TunnelStatus> {
     const pipeline = this.#requirePipeline();
-    if (this.#sandbox && this.#demo) {
-      this.#sandbox.control.setWebhookUrl(pipeline.receiver.localUrl);
-    } else {
-      const url = pipeline.supervisor.status.publicUrl;
-      if (!url) throw new ConfigError(NO_PUBLIC_URL);
-      const api = this.#requireApi();
-      if (pipeline.registrar) await this.#track(pipeline.registrar.registerNow(url));
-      else {
-        await this.#track(api.setRecordHook(url));
-        pipeline.supervisor.setRegisteredUrl(url);
-      }
-    }
+    const demo = this.#demoTarget();
+    await this.#host.register(
+      pipeline,
+      demo,
+      (url) => this.#requireApi().setRecordHook(url),
+      (p) => this.#track(p),
+    );
     const view = this.#tunnelView();
     this.#emit('tunnel:status', view);
     return view;
-  }
-
-  #onTunnel(status: TunnelStatus): void {
-    if (status.state === 'unreachable' && !this.#unreachableNotified) {
-      this.#unreachableNotified = true;
-      this.#emit('notify', {
-        kind: 'unreachable',
-        title: 'Webhook unreachable',
-        body: clean(status.message ?? 'The service cannot reach this computer: recordings will not arrive.', 200),
-      });
-    } else if (status.state === 'reachable') {
-      this.#unreachableNotified = false;
-    }
-    this.#emit('tunnel:status', this.#tunnelView());
-    this.#updateTray();
   }
 
   // -------------------------------------------------------------------------------------------------
@@ -773,7 +579,7 @@ class Core implements TallyAppCore {
 
     if (modeChanged) {
       // The old pipeline downloads from the old backend: it goes first.
-      await this.#stopPipeline();
+      await this.#host.stop();
       await this.#closeSandbox();
       this.#live = [];
       this.#emit('channels:live', []);
@@ -784,9 +590,13 @@ class Core implements TallyAppCore {
         if (this.#opts.demoWebClient !== false) {
           const { attachDemoWebClient } = await import('../sandbox/index.js');
           const sandbox = this.#sandbox;
-          this.#detachWebClient = attachDemoWebClient(sandbox, () => this.#pipeline?.ready().localUploadUrl ?? null, {
-            origin: sandbox.apiUrl,
-          });
+          this.#detachWebClient = attachDemoWebClient(
+            sandbox,
+            () => this.#host.pipeline?.ready().localUploadUrl ?? null,
+            {
+              origin: sandbox.apiUrl,
+            },
+          );
         }
         this.#log('demo mode: the embedded sandbox is running');
       }
@@ -806,12 +616,14 @@ class Core implements TallyAppCore {
     this.#poller.setIntervalMs(this.#pollIntervalMs(settings));
 
     try {
-      await this.#reconcilePipeline(settings);
-      this.#pipelineError = null;
+      const { spec, key } = await this.#pipelineSpec(settings);
+      await this.#host.reconcile(spec, key, settings, this.#receivingPaused, this.#demoTarget());
+      this.#host.error = null;
     } catch (error) {
-      this.#pipelineError = `Recordings are not being received: ${describe(error)}`;
-      this.#log(this.#pipelineError);
-      this.#emit('app:error', { code: errorView(error).code, message: this.#pipelineError });
+      const message = `Recordings are not being received: ${describe(error)}`;
+      this.#host.error = message;
+      this.#log(message);
+      this.#emit('app:error', { code: errorView(error).code, message });
       throw error;
     } finally {
       this.#emit('tunnel:status', this.#tunnelView());
@@ -874,144 +686,12 @@ class Core implements TallyAppCore {
     return { spec: { ...options, ...this.#opts.pipelineOverrides }, key };
   }
 
-  async #reconcilePipeline(settings: Settings): Promise<void> {
-    const { spec, key } = await this.#pipelineSpec(settings);
-    if (key !== this.#pipelineKey || !this.#pipeline) {
-      await this.#stopPipeline();
-      await mkdir(spec.folder, { recursive: true });
-      await this.#openPipeline(spec);
-      this.#pipelineKey = key;
-    }
-    const pipeline = this.#pipeline as RecordingPipeline | null;
-    if (!pipeline) return;
-    if (pipeline.downloads.folder !== spec.folder) {
-      await mkdir(spec.folder, { recursive: true });
-      pipeline.downloads.setFolder(spec.folder);
-    }
-    pipeline.downloads.setConcurrency(settings.concurrency);
-    if (pipeline.registrar && pipeline.registrar.enabled !== settings.autoRegisterWebhook) {
-      pipeline.registrar.setEnabled(settings.autoRegisterWebhook);
-    }
-    await pipeline.setDownloadsPaused(this.#receivingPaused);
-    if (this.#sandbox && this.#demo && this.#sandbox.control.webhookUrl !== pipeline.receiver.localUrl) {
-      this.#sandbox.control.setWebhookUrl(pipeline.receiver.localUrl);
-    }
-  }
-
-  async #openPipeline(spec: PipelineOptions): Promise<void> {
-    this.#portNote = null;
-    let pipeline = await RecordingPipeline.open(spec);
-    let detach = this.#attach(pipeline);
-    await pipeline.setDownloadsPaused(this.#receivingPaused);
-    try {
-      await pipeline.start();
-    } catch (error) {
-      detach();
-      // The start error is what the producer sees; a failed clean-up after it still gets a line.
-      await pipeline.stop().catch((e: unknown) => this.#log(`the pipeline did not stop cleanly: ${describe(e)}`));
-      if (!isAddressInUse(error) || !spec.port) throw error;
-      // Another program (or another Tally) holds the port: receive on any free port rather than not at all.
-      this.#portNote = `Port ${spec.port} is in use, so the receiver listens on another port this time: a webhook URL registered with port ${spec.port} does not reach it.`;
-      this.#log(this.#portNote);
-      pipeline = await RecordingPipeline.open({ ...spec, port: 0 });
-      detach = this.#attach(pipeline);
-      await pipeline.setDownloadsPaused(this.#receivingPaused);
-      try {
-        await pipeline.start();
-      } catch (second) {
-        detach();
-        await pipeline.stop().catch((e: unknown) => this.#log(`the pipeline did not stop cleanly: ${describe(e)}`));
-        throw second;
-      }
-    }
-    this.#pipeline = pipeline;
-    this.#detachPipeline = detach;
-    this.#log(`receiving recordings on port ${pipeline.receiver.port}`);
-  }
-
-  async #stopPipeline(): Promise<void> {
-    const pipeline = this.#pipeline;
-    if (!pipeline) return;
-    this.#pipeline = null;
-    this.#pipelineKey = null;
-    // Listeners stay attached while stopping so the jobs it sets back to pending reach the views.
-    await pipeline.stop().catch((error: unknown) => this.#log(`the pipeline did not stop cleanly: ${describe(error)}`));
-    this.#detachPipeline?.();
-    this.#detachPipeline = null;
-    this.#progress.clearAll();
-  }
-
   async #closeSandbox(): Promise<void> {
     const sandbox = this.#sandbox;
     this.#sandbox = null;
     this.#detachWebClient?.();
     this.#detachWebClient = null;
     if (sandbox) await sandbox.close();
-  }
-
-  #attach(pipeline: RecordingPipeline): () => void {
-    const offs: (() => void)[] = [];
-    const on = <K extends keyof PipelineEvents>(event: K, listener: (...args: PipelineEvents[K]) => void) => {
-      // Node's typed EventEmitter cannot relate a generic key to its listener; the signature above does.
-      pipeline.on(event, listener as never);
-      offs.push(() => pipeline.off(event, listener as never));
-    };
-    on('changed', (job) => this.#onJobChanged(job, pipeline));
-    on('progress', (e) =>
-      this.#progress.update(e.key, { bytes: e.bytes, total: e.total, rate: e.rate, etaSeconds: e.etaSeconds }),
-    );
-    on('saved', (e) => {
-      this.#emit('notify', {
-        kind: 'saved',
-        title: 'Recording saved',
-        body: clean(basename(e.path), 200),
-        path: e.path,
-      });
-    });
-    on('failed', (e) => {
-      if (e.willRetry) return;
-      this.#emit('notify', {
-        kind: 'failed',
-        title: 'Recording failed',
-        body: clean(`${e.job.channelId}: ${e.job.error ?? describe(e.error)}`, 200),
-      });
-    });
-    on('expired', (e) => {
-      this.#emit('notify', {
-        kind: 'expired',
-        title: 'Recording expired',
-        body: clean(`${e.job.channelId}: the service deleted it before it could be downloaded.`, 200),
-      });
-    });
-    on('uploaded', (e) => {
-      this.#emit('recordings:changed', uploadView(e));
-      this.#emit('notify', { kind: 'saved', title: 'Upload saved', body: clean(e.fileName, 200), path: e.path });
-    });
-    on('tunnel', (status) => this.#onTunnel(status));
-    on('gaps', (report) => this.#emit('recordings:gaps', gapView(report)));
-    on('registered', () => this.#emit('tunnel:status', this.#tunnelView()));
-    on('registration-failed', (info) =>
-      this.#emit('app:error', {
-        code: 'registration',
-        message: `The webhook URL could not be registered: ${info.message}`,
-      }),
-    );
-    on('rejected', (r) => this.#log(`webhook refused (${r.status}): ${clean(r.reason)}`));
-    return () => {
-      for (const off of offs) off();
-    };
-  }
-
-  #onJobChanged(job: RecordingJob, pipeline: RecordingPipeline): void {
-    if (pipeline !== this.#pipeline && this.#pipeline !== null) return;
-    if (job.state !== 'downloading') this.#progress.clear(job.key);
-    const view = recordingView(job, this.#progress.get(job.key));
-    const signature = changeSignature(view);
-    if (this.#signatures.get(job.key) !== signature) {
-      this.#signatures.set(job.key, signature);
-      this.#emit('recordings:changed', view);
-    }
-    this.#updateTray();
   }
 
   // -------------------------------------------------------------------------------------------------
