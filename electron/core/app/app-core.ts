@@ -20,8 +20,6 @@ import type {
   TunnelStatus,
 } from '../../contract.js';
 import { ChannelApi } from '../api-client.js';
-import { CredentialResolver, type CredentialLookup } from '../credential-resolver.js';
-import { CredentialStore, PROJECT_ACCOUNT, type SecretStore } from '../credentials.js';
 import { resolveEndpoints, type Endpoints } from '../endpoints.js';
 import { BadCredentialsError, ConfigError, TallyError, ValidationError } from '../errors.js';
 import { lineLogger } from '../logger.js';
@@ -52,6 +50,7 @@ import {
 } from './core-support.js';
 import { demoRecordingsDir, demoStateDir, startDemoSandbox, type DemoSandbox } from './demo.js';
 import { LivePoller } from './live-poller.js';
+import { AppCredentials } from './app-credentials.js';
 import { PipelineHost } from './pipeline-host.js';
 import { recordingView } from './recording-views.js';
 import { toSettingsView, toStorePatch } from './settings-view.js';
@@ -71,17 +70,12 @@ class Core implements TallyAppCore {
   readonly #hooks: PlatformHooks;
   readonly #log: (line: string) => void;
   readonly #settings: SettingsStore;
-  readonly #creds: CredentialStore;
+  /** Keychain, the one CredentialResolver (the secret's binding to its hosts) and the refused flag. */
+  readonly #creds: AppCredentials;
   readonly #events = new EventEmitter();
   readonly #poller: LivePoller;
   readonly #host: PipelineHost;
   #version = '0.0.0';
-  #keychain: { available: boolean; message: string | null } = { available: true, message: null };
-  /**
-   * The one way to the secret, with its binding to the hosts it was entered for: the renderer may change
-   * the hosts through settings, and must never be able to send the secret elsewhere.
-   */
-  #resolver: CredentialResolver;
 
   #phase: Phase = 'new';
   #queue: Promise<void> = Promise.resolve();
@@ -101,7 +95,6 @@ class Core implements TallyAppCore {
 
   #live: Channel[] = [];
   #pollErrorKey: string | null = null;
-  #badCredentials = false;
   #lastTray = '';
 
   constructor(opts: AppCoreOptions) {
@@ -113,8 +106,13 @@ class Core implements TallyAppCore {
     this.#events.setMaxListeners(0);
     this.#settings = openSettingsStore(opts.home, opts.settingsBackend);
     for (const warning of this.#settings.warnings) this.#log(`settings: ${warning}`);
-    this.#creds = new CredentialStore(opts.secrets);
-    this.#resolver = this.#makeResolver(opts.secrets);
+    this.#creds = new AppCredentials({
+      secrets: opts.secrets,
+      env: this.#env,
+      keychainUnavailable: opts.keychainUnavailable ?? null,
+      log: this.#log,
+      onBadChange: () => this.#updateTray(),
+    });
     this.#poller = new LivePoller({
       intervalMs: this.#pollIntervalMs(this.#settings.get()),
       backgroundFactor: BACKGROUND_POLL_FACTOR,
@@ -136,19 +134,7 @@ class Core implements TallyAppCore {
   /** Probes the keychain once and works out the starting mode, so views before `start()` are right. */
   async init(): Promise<void> {
     this.#version = this.#opts.version ?? readPackageVersion();
-    if (this.#opts.keychainUnavailable) {
-      this.#keychain = { available: false, message: this.#opts.keychainUnavailable };
-    } else {
-      try {
-        await this.#opts.secrets.get(PROJECT_ACCOUNT);
-      } catch (error) {
-        this.#keychain = {
-          available: false,
-          message: error instanceof ConfigError ? error.message : 'The OS keychain could not be used.',
-        };
-      }
-    }
-    if (!this.#keychain.available) this.#resolver = this.#makeResolver(null);
+    await this.#creds.probe();
     const credentials = await this.#loadCredentials();
     this.#demo = this.#forceDemo || effectiveDemoMode(this.#settings.get(), credentials !== null);
     this.#folderFor(this.#settings.get());
@@ -224,7 +210,7 @@ class Core implements TallyAppCore {
   }
 
   #attention(failedRecordings: number): string | null {
-    if (this.#badCredentials) return 'The service refused the credentials';
+    if (this.#creds.bad) return 'The service refused the credentials';
     if (this.#host.error) return 'Recordings are not being received';
     const tunnel = this.#host.pipeline?.supervisor.status;
     if (tunnel?.state === 'unreachable') return 'The webhook URL is unreachable';
@@ -306,9 +292,7 @@ class Core implements TallyAppCore {
       'credentials:set': async (input) => this.#setCredentials(input),
       'credentials:clear': async () =>
         this.#serial(async () => {
-          if (this.#keychain.available) await this.#creds.clear();
-          await this.#resolver.forget();
-          this.#badCredentials = false;
+          await this.#creds.clear();
           await this.#reconcile();
           return this.#credentialsChanged();
         }),
@@ -390,52 +374,18 @@ class Core implements TallyAppCore {
   // -------------------------------------------------------------------------------------------------
   // Credentials
 
-  #makeResolver(secrets: SecretStore | null): CredentialResolver {
-    return new CredentialResolver({
-      secrets,
-      env: this.#env,
-      reenter: 'enter the secret again in Settings to use the new hosts',
-      noCredentials: NO_CREDENTIALS,
-      log: lineLogger(this.#log),
-    });
-  }
-
-  /** What the resolver says about the configured hosts; worth a log line whenever it withholds something. */
-  async #lookupCredentials(): Promise<CredentialLookup> {
-    return this.#resolver.lookup(this.#configuredEndpoints());
-  }
-
   /** Credentials for the configured hosts, or null (none, or withheld: see CredentialResolver). */
-  async #loadCredentials(): Promise<Credentials | null> {
-    const found = await this.#lookupCredentials();
-    if (found.kind === 'ready') return found.credentials;
-    if (found.kind === 'hosts-changed' || found.configured) this.#log(`credentials: ${found.message}`);
-    return null;
+  #loadCredentials(): Promise<Credentials | null> {
+    return this.#creds.load(this.#configuredEndpoints());
   }
 
   #configuredEndpoints(settings: Settings = this.#settings.get()): Endpoints {
     return resolveEndpoints({ env: this.#env, settings: settings.endpoints });
   }
 
-  async #credentialsStatus(): Promise<CredentialsStatus> {
-    const keychain = { keychainAvailable: this.#keychain.available, keychainMessage: this.#keychain.message };
-    if (this.#sandbox && this.#demo) {
-      return { configured: true, serviceId: this.#sandbox.credentials.serviceId, source: 'sandbox', ...keychain };
-    }
-    const found = await this.#lookupCredentials();
-    if (found.kind === 'ready') {
-      return { configured: true, serviceId: found.credentials.serviceId, source: found.source, ...keychain };
-    }
-    if (found.kind === 'hosts-changed') {
-      return {
-        configured: false,
-        serviceId: found.serviceId,
-        source: found.source,
-        ...keychain,
-        keychainMessage: found.message,
-      };
-    }
-    return { configured: false, serviceId: null, source: null, ...keychain };
+  #credentialsStatus(): Promise<CredentialsStatus> {
+    const sandbox = this.#demoTarget();
+    return this.#creds.status(this.#configuredEndpoints(), sandbox ? sandbox.credentials.serviceId : null);
   }
 
   async #credentialsChanged(): Promise<CredentialsStatus> {
@@ -445,29 +395,14 @@ class Core implements TallyAppCore {
     return status;
   }
 
-  #testClient(input: CredentialsInput): ChannelApi {
-    return new ChannelApi({
-      endpoints: this.#configuredEndpoints(),
-      credentials: { serviceId: input.serviceId.trim(), secret: input.secret.trim() },
-      retries: 1,
-      userAgent: `Tally/${this.#version}`,
-    });
-  }
-
   async #setCredentials(input: CredentialsInput): Promise<CredentialsStatus> {
-    if (!this.#keychain.available) {
-      throw new ConfigError(
-        `The credentials cannot be stored: ${this.#keychain.message ?? 'the OS keychain is not available.'}`,
-      );
-    }
+    this.#creds.assertStorable();
     // Nothing is stored unless the service accepts the pair.
-    await this.#testClient(input).testConnection();
+    await this.#creds.testClient(input, this.#configuredEndpoints(), this.#version).testConnection();
     return this.#serial(async () => {
-      await this.#creds.save(input);
       // Entered (and accepted) for the configured hosts: trusted with those from now on.
-      await this.#resolver.bind(this.#configuredEndpoints());
+      await this.#creds.store(input, this.#configuredEndpoints());
       this.#forceDemo = false;
-      this.#badCredentials = false;
       if (this.#settings.get().demoMode === true) this.#settings.update({ demoMode: false });
       if (this.#phase === 'running') await this.#reconcile();
       else this.#demo = false;
@@ -478,33 +413,20 @@ class Core implements TallyAppCore {
 
   async #testCredentials(input: CredentialsInput | undefined): Promise<{ ok: boolean; message: string }> {
     try {
-      const api = input ? this.#testClient(input) : this.#requireApi();
+      const api = input
+        ? this.#creds.testClient(input, this.#configuredEndpoints(), this.#version)
+        : this.#requireApi();
       const { liveCount } = await api.testConnection();
-      if (!input && this.#badCredentials) {
-        this.#badCredentials = false;
-        this.#updateTray();
-      }
+      if (!input) this.#creds.setBad(false);
       return { ok: true, message: `Connected: ${liveCount} channel${liveCount === 1 ? '' : 's'} live now.` };
     } catch (error) {
-      if (!input && error instanceof BadCredentialsError) this.#markBadCredentials();
+      if (!input && error instanceof BadCredentialsError) this.#creds.setBad(true);
       return { ok: false, message: errorView(error).message };
     }
   }
 
-  #markBadCredentials(): void {
-    if (this.#badCredentials) return;
-    this.#badCredentials = true;
-    this.#updateTray();
-  }
-
-  /** Notes refused credentials on the way through, for the tray. */
-  async #track<T>(promise: Promise<T>): Promise<T> {
-    try {
-      return await promise;
-    } catch (error) {
-      if (error instanceof BadCredentialsError) this.#markBadCredentials();
-      throw error;
-    }
+  #track<T>(promise: Promise<T>): Promise<T> {
+    return this.#creds.track(promise);
   }
 
   #requireApi(): ChannelApi {
@@ -524,7 +446,7 @@ class Core implements TallyAppCore {
   #onLive(channels: Channel[]): void {
     this.#live = channels;
     this.#pollErrorKey = null;
-    this.#badCredentials = false;
+    this.#creds.setBad(false, false);
     this.#emit('channels:live', channels.map(channelToJson));
     this.#updateTray();
   }
@@ -532,7 +454,7 @@ class Core implements TallyAppCore {
   #onPollError(error: unknown): void {
     const view = errorView(error);
     if (!(error instanceof TallyError)) this.#log(`live poll failed: ${describe(error)}`);
-    if (error instanceof BadCredentialsError) this.#markBadCredentials();
+    if (error instanceof BadCredentialsError) this.#creds.setBad(true);
     const key = `${view.code}\u0000${view.message}`;
     // Once per distinct problem, not on every poll while it lasts.
     if (key === this.#pollErrorKey) return;
@@ -673,7 +595,7 @@ class Core implements TallyAppCore {
             search: (q: { since: Date; until: Date }) => this.#requireApi().search(q),
           }
         : null,
-      ngrokAuthtoken: settings.tunnel.provider === 'ngrok' ? await this.#resolver.ngrokAuthtoken() : null,
+      ngrokAuthtoken: settings.tunnel.provider === 'ngrok' ? await this.#creds.ngrokAuthtoken() : null,
       demo: sandbox
         ? {
             stateDir: demoStateDir(this.#opts.home),
