@@ -11,7 +11,6 @@
 import { EventEmitter } from 'node:events';
 import type {
   AppInfo,
-  ChannelView,
   CredentialsInput,
   CredentialsStatus,
   RequestHandlers,
@@ -21,12 +20,11 @@ import type {
 } from '../../contract.js';
 import { ChannelApi } from '../api-client.js';
 import { resolveEndpoints, type Endpoints } from '../endpoints.js';
-import { BadCredentialsError, ConfigError, TallyError, ValidationError } from '../errors.js';
+import { BadCredentialsError, ConfigError, TallyError } from '../errors.js';
 import { lineLogger } from '../logger.js';
 import { channelToJson, type Channel, type Credentials } from '../model.js';
 import { pipelineOptions, recordingsFolderFor } from '../pipeline/options.js';
 import type { PipelineOptions, RecordingPipeline } from '../pipeline/pipeline.js';
-import type { RecordingJob } from '../recordings/types.js';
 import type { Sandbox } from '../sandbox/index.js';
 import {
   applySettingsPatch,
@@ -42,7 +40,6 @@ import {
   STOPPED,
   describe,
   errorView,
-  gapView,
   readPackageVersion,
   type AppCoreOptions,
   type Phase,
@@ -51,8 +48,8 @@ import {
 import { demoRecordingsDir, demoStateDir, startDemoSandbox, type DemoSandbox } from './demo.js';
 import { LivePoller } from './live-poller.js';
 import { AppCredentials } from './app-credentials.js';
+import { channelAndRecordingHandlers } from './handlers.js';
 import { PipelineHost } from './pipeline-host.js';
-import { recordingView } from './recording-views.js';
 import { toSettingsView, toStorePatch } from './settings-view.js';
 import type { AppCoreEvents, PlatformHooks, TraySnapshot } from './types.js';
 
@@ -233,50 +230,20 @@ class Core implements TallyAppCore {
         native: this.#opts.transport === 'ipc',
       }),
 
-      'channels:live': async (): Promise<ChannelView[]> => {
-        const channels = await this.#track(this.#requireApi().listLive());
-        this.#live = channels;
-        this.#updateTray();
-        return channels.map(channelToJson);
-      },
-
-      'channels:search': async (query) => {
-        const api = this.#requireApi();
-        const result = await this.#track(
-          api.search({
-            since: new Date(query.since),
-            until: new Date(query.until),
-            ...(query.keyword ? { keyword: query.keyword } : {}),
-          }),
-        );
-        return {
-          totalCount: result.totalCount,
-          channels: result.channels.map(channelToJson),
-          truncated: result.truncated,
-        };
-      },
-
-      'channels:end': async (channelId) => {
-        await this.#track(this.#requireApi().endChannel(channelId));
-        this.#log('a channel was force-ended');
-        // The list pushed next must not show the ended channel: refresh waits out a poll already running.
-        await this.#poller.refresh();
-        return { ended: true };
-      },
-
-      'recordings:list': async () => this.#host.list(),
-
-      'recordings:retry': async (key) => {
-        const pipeline = this.#requirePipeline();
-        if (!pipeline.inbox.get(key)) throw new ValidationError(['key'], 'No recording with this key is known.');
-        await pipeline.downloads.retry(key);
-        this.#updateTray();
-        return recordingView(pipeline.inbox.get(key) as RecordingJob, this.#host.progress.get(key));
-      },
-
-      'recordings:reveal': async (key) => this.#withSavedFile(key, this.#hooks.revealFile?.bind(this.#hooks)),
-      'recordings:open': async (key) => this.#withSavedFile(key, this.#hooks.openFile?.bind(this.#hooks)),
-      'recordings:gaps': async () => gapView(this.#host.pipeline?.lastGapReport ?? null),
+      ...channelAndRecordingHandlers({
+        api: () => this.#requireApi(),
+        track: (promise) => this.#track(promise),
+        pipeline: () => this.#requirePipeline(),
+        host: this.#host,
+        hooks: this.#hooks,
+        log: this.#log,
+        setLive: (channels) => {
+          this.#live = channels;
+          this.#updateTray();
+        },
+        refreshLive: () => this.#poller.refresh(),
+        updateTray: () => this.#updateTray(),
+      }),
 
       'settings:get': async () => this.#settingsView(),
       'settings:update': async (patch) => this.#serial(() => this.#updateSettings(patch)),
@@ -300,28 +267,7 @@ class Core implements TallyAppCore {
 
       'tunnel:status': async () => this.#tunnelView(),
       'webhook:register': async () => this.#registerWebhook(),
-
-      'clipboard:write': async (text) => {
-        if (!this.#hooks.writeClipboard) return { ok: false };
-        await this.#hooks.writeClipboard(text);
-        return { ok: true };
-      },
     };
-  }
-
-  async #withSavedFile(
-    key: string,
-    hook: ((path: string) => Promise<void> | void) | undefined,
-  ): Promise<{ ok: boolean }> {
-    const path = this.#host.savedPath(key);
-    if (!hook || !path) return { ok: false };
-    try {
-      await hook(path);
-      return { ok: true };
-    } catch (error) {
-      this.#log(`could not show a recording: ${describe(error)}`);
-      return { ok: false };
-    }
   }
 
   // -------------------------------------------------------------------------------------------------
