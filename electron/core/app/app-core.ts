@@ -8,7 +8,6 @@
  * the keychain, and restarts only what differs. Cheap changes (folder, concurrency, pause, auto-register)
  * are applied to the running pipeline; anything the pipeline is built from restarts it.
  */
-import { EventEmitter } from 'node:events';
 import type {
   AppInfo,
   CredentialsInput,
@@ -18,12 +17,11 @@ import type {
   SettingsView,
   TunnelStatus,
 } from '../../contract.js';
-import { ChannelApi } from '../api-client.js';
+import type { ChannelApi } from '../api-client.js';
 import { resolveEndpoints, type Endpoints } from '../endpoints.js';
 import { BadCredentialsError, ConfigError, TallyError } from '../errors.js';
-import { lineLogger } from '../logger.js';
 import { channelToJson, type Channel, type Credentials } from '../model.js';
-import { pipelineOptions, recordingsFolderFor } from '../pipeline/options.js';
+import { recordingsFolderFor } from '../pipeline/options.js';
 import type { PipelineOptions, RecordingPipeline } from '../pipeline/pipeline.js';
 import type { Sandbox } from '../sandbox/index.js';
 import {
@@ -45,7 +43,9 @@ import {
   type Phase,
   type TallyAppCore,
 } from './core-support.js';
-import { demoRecordingsDir, demoStateDir, startDemoSandbox, type DemoSandbox } from './demo.js';
+import { appPipelineSpec, buildAppApi } from './app-pipeline.js';
+import { CoreEvents } from './core-events.js';
+import { demoRecordingsDir, startDemo, type DemoSandbox } from './demo.js';
 import { LivePoller } from './live-poller.js';
 import { AppCredentials } from './app-credentials.js';
 import { channelAndRecordingHandlers } from './handlers.js';
@@ -69,7 +69,7 @@ class Core implements TallyAppCore {
   readonly #settings: SettingsStore;
   /** Keychain, the one CredentialResolver (the secret's binding to its hosts) and the refused flag. */
   readonly #creds: AppCredentials;
-  readonly #events = new EventEmitter();
+  readonly #events: CoreEvents;
   readonly #poller: LivePoller;
   readonly #host: PipelineHost;
   #version = '0.0.0';
@@ -92,7 +92,6 @@ class Core implements TallyAppCore {
 
   #live: Channel[] = [];
   #pollErrorKey: string | null = null;
-  #lastTray = '';
 
   constructor(opts: AppCoreOptions) {
     this.#opts = opts;
@@ -100,7 +99,11 @@ class Core implements TallyAppCore {
     this.#hooks = opts.hooks ?? {};
     this.#log = opts.log ?? (() => {});
     this.#forceDemo = opts.demo === true;
-    this.#events.setMaxListeners(0);
+    this.#events = new CoreEvents(
+      this.#log,
+      () => this.traySnapshot(),
+      () => this.#poller.reschedule(),
+    );
     this.#settings = openSettingsStore(opts.home, opts.settingsBackend);
     for (const warning of this.#settings.warnings) this.#log(`settings: ${warning}`);
     this.#creds = new AppCredentials({
@@ -113,7 +116,7 @@ class Core implements TallyAppCore {
     this.#poller = new LivePoller({
       intervalMs: this.#pollIntervalMs(this.#settings.get()),
       backgroundFactor: BACKGROUND_POLL_FACTOR,
-      wantsBackground: () => this.#events.listenerCount('tray:snapshot') > 0,
+      wantsBackground: () => this.#events.trayListening,
       canPoll: () => this.#api !== null,
       fetch: (signal) => this.#requireApi().listLive({ signal }),
       onResult: (channels) => this.#onLive(channels),
@@ -173,24 +176,7 @@ class Core implements TallyAppCore {
   }
 
   on<E extends keyof AppCoreEvents>(event: E, listener: (payload: AppCoreEvents[E]) => void): () => void {
-    const safe = (payload: AppCoreEvents[E]) => {
-      try {
-        listener(payload);
-      } catch (error) {
-        // One broken listener (a closed window) must not break the core or the other listeners.
-        this.#log(`a ${event} listener failed: ${describe(error)}`);
-      }
-    };
-    this.#events.on(event, safe);
-    if (event === 'tray:snapshot') {
-      // Snapshots are not computed while nobody listens: the next change must reach the new listener.
-      this.#lastTray = '';
-      this.#poller.reschedule();
-    }
-    return () => {
-      this.#events.off(event, safe);
-      if (event === 'tray:snapshot') this.#poller.reschedule();
-    };
+    return this.#events.on(event, listener);
   }
 
   traySnapshot(): TraySnapshot {
@@ -452,25 +438,20 @@ class Core implements TallyAppCore {
       this.#live = [];
       this.#emit('channels:live', []);
       if (demo) {
-        this.#sandbox = await startDemoSandbox(this.#opts.home, this.#opts.sandboxOptions);
-        // The demo also shows client recordings: the sandbox's web client uploads one like the web SDK
-        // does whenever a broadcast ends, from its own page origin (which demo mode allows).
-        if (this.#opts.demoWebClient !== false) {
-          const { attachDemoWebClient } = await import('../sandbox/index.js');
-          const sandbox = this.#sandbox;
-          this.#detachWebClient = attachDemoWebClient(
-            sandbox,
-            () => this.#host.pipeline?.ready().localUploadUrl ?? null,
-            {
-              origin: sandbox.apiUrl,
-            },
-          );
-        }
+        const uploadUrl = () => this.#host.pipeline?.ready().localUploadUrl ?? null;
+        const started = await startDemo(
+          this.#opts.home,
+          this.#opts.sandboxOptions,
+          this.#opts.demoWebClient !== false,
+          uploadUrl,
+        );
+        this.#sandbox = started.sandbox;
+        this.#detachWebClient = started.detachWebClient;
         this.#log('demo mode: the embedded sandbox is running');
       }
     }
 
-    this.#api = this.#buildApi(settings, credentials);
+    this.#api = buildAppApi(this.#demoTarget(), this.#configuredEndpoints(settings), credentials, this.#version);
     this.#apiCredentials = this.#sandbox && demo ? this.#sandbox.credentials : credentials;
     const apiKey = this.#api
       ? JSON.stringify([
@@ -505,53 +486,22 @@ class Core implements TallyAppCore {
     }
   }
 
-  #buildApi(settings: Settings, credentials: Credentials | null): ChannelApi | null {
-    if (this.#demo && this.#sandbox) {
-      return new ChannelApi({
-        endpoints: this.#sandbox.endpoints,
-        credentials: this.#sandbox.credentials,
-        retries: 1,
-        userAgent: `Tally/${this.#version}`,
-      });
-    }
-    if (!credentials) return null;
-    return new ChannelApi({
-      endpoints: this.#configuredEndpoints(settings),
-      credentials,
-      userAgent: `Tally/${this.#version}`,
-    });
-  }
-
   async #pipelineSpec(settings: Settings): Promise<{ spec: PipelineOptions; key: string }> {
-    const sandbox = this.#demo ? this.#sandbox : null;
-    const hasApi = this.#api !== null;
     // Keeps the tray's cached folder in step with the one the pipeline is built with.
     this.#folderFor(settings);
-    const { options, key } = pipelineOptions({
+    return appPipelineSpec({
       settings,
       currentSettings: () => this.#settings.get(),
       env: this.#env,
       home: this.#opts.home,
-      log: lineLogger(this.#log),
-      credentials: sandbox ? null : this.#apiCredentials,
+      log: this.#log,
+      credentials: this.#apiCredentials,
       endpoints: this.#configuredEndpoints(settings),
-      api: hasApi
-        ? {
-            setRecordHook: (url: string) => this.#requireApi().setRecordHook(url),
-            search: (q: { since: Date; until: Date }) => this.#requireApi().search(q),
-          }
-        : null,
+      api: this.#api ? () => this.#requireApi() : null,
       ngrokAuthtoken: settings.tunnel.provider === 'ngrok' ? await this.#creds.ngrokAuthtoken() : null,
-      demo: sandbox
-        ? {
-            stateDir: demoStateDir(this.#opts.home),
-            folder: demoRecordingsDir(this.#opts.home),
-            downloadOrigin: sandbox.downloadOrigin,
-            apiUrl: sandbox.apiUrl,
-          }
-        : null,
+      sandbox: this.#demoTarget(),
+      overrides: this.#opts.pipelineOverrides,
     });
-    return { spec: { ...options, ...this.#opts.pipelineOverrides }, key };
   }
 
   async #closeSandbox(): Promise<void> {
@@ -579,12 +529,7 @@ class Core implements TallyAppCore {
   }
 
   #updateTray(): void {
-    if (this.#events.listenerCount('tray:snapshot') === 0) return;
-    const snapshot = this.traySnapshot();
-    const text = JSON.stringify(snapshot);
-    if (text === this.#lastTray) return;
-    this.#lastTray = text;
-    this.#emit('tray:snapshot', snapshot);
+    this.#events.updateTray();
   }
 }
 
