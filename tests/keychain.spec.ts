@@ -23,6 +23,7 @@ import {
   NO_SECRET_SERVICE_MESSAGE,
   PROJECT_ACCOUNT,
 } from '../electron/core/credentials.js';
+import { HOSTS_TOKEN } from '../electron/core/credential-resolver.js';
 import { startSandbox } from '../electron/core/sandbox/index.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -83,20 +84,27 @@ describe.runIf(linux && hasBus)('KeyringSecretStore on the Secret Service', () =
 
 describe.runIf(linux && hasBus)('tally login and tally live with the real keychain', () => {
   const real = new KeyringSecretStore({ service: KEYCHAIN_SERVICE });
-  let previous: string | null = null;
+  // The secret and the hosts it is bound to (written by login, removed by logout).
+  const ENTRIES = [PROJECT_ACCOUNT, `token:${HOSTS_TOKEN}`];
+  const previous = new Map<string, string | null>();
   let sb: Awaited<ReturnType<typeof startSandbox>>;
   let home: string;
 
   beforeAll(async () => {
-    // The CLI files its entry under the real service name; keep whatever a developer had there.
-    previous = await real.get(PROJECT_ACCOUNT);
-    await real.delete(PROJECT_ACCOUNT);
+    // The CLI files its entries under the real service name; keep whatever a developer had there.
+    for (const account of ENTRIES) {
+      previous.set(account, await real.get(account));
+      await real.delete(account);
+    }
     sb = await startSandbox({ searchIndexDelayMs: 0, seed: 1, secret: `kc-${randomBytes(6).toString('hex')}` });
     home = await mkdtemp(join(tmpdir(), 'tally-keychain-'));
   });
   afterAll(async () => {
-    if (previous === null) await real.delete(PROJECT_ACCOUNT);
-    else await real.set(PROJECT_ACCOUNT, previous);
+    for (const account of ENTRIES) {
+      const value = previous.get(account) ?? null;
+      if (value === null) await real.delete(account);
+      else await real.set(account, value);
+    }
     await sb?.close();
     if (home) await rm(home, { recursive: true, force: true });
   });
@@ -139,6 +147,11 @@ describe.runIf(linux && hasBus)('tally login and tally live with the real keycha
     expect(login.stdout).toMatch(new RegExp(`^Logged in as ${serviceId}: 0 channels live now\\.`));
     expect(login.stdout + login.stderr).not.toContain(secret);
     expect(JSON.parse((await real.get(PROJECT_ACCOUNT)) ?? '{}')).toEqual({ serviceId, secret });
+    expect(JSON.parse((await real.get(`token:${HOSTS_TOKEN}`)) ?? '[]')).toEqual([
+      sb.endpoints.baseUrl,
+      sb.endpoints.consoleApiUrl,
+      sb.endpoints.adminUrl,
+    ]);
 
     sb.control.startBroadcast({ id: 'kc-live', watchers: 5 });
     const live = await run(['live']);
@@ -148,6 +161,7 @@ describe.runIf(linux && hasBus)('tally login and tally live with the real keycha
     const logout = await run(['logout']);
     expect(logout.code).toBe(0);
     expect(await real.get(PROJECT_ACCOUNT)).toBeNull();
+    expect(await real.get(`token:${HOSTS_TOKEN}`)).toBeNull();
     expect((await run(['live'])).code).toBe(1);
   });
 

@@ -5,11 +5,13 @@
 import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
 import { ChannelApi } from '../core/api-client.js';
+import { CredentialResolver } from '../core/credential-resolver.js';
 import { CredentialStore, KeyringSecretStore } from '../core/credentials.js';
 import type { SecretStore } from '../core/credentials.js';
 import { resolveEndpoints } from '../core/endpoints.js';
 import type { Endpoints } from '../core/endpoints.js';
 import { ConfigError } from '../core/errors.js';
+import { lineLogger } from '../core/logger.js';
 import type { Credentials } from '../core/model.js';
 import { appDataDir } from '../core/paths.js';
 import { openSettingsStore } from '../core/settings.js';
@@ -131,37 +133,31 @@ const NO_CREDENTIALS =
   'variables it prints.';
 
 /**
- * Credentials for this run. `--service-id` (or TALLY_SERVICE_ID) picks the project; the secret comes
- * from TALLY_SECRET or, when the keychain holds that same project, from the keychain. The keychain is
- * not opened at all when the environment has both values.
+ * The core's credential resolver over the OS keychain (or the test override), worded for the terminal.
+ * Every command goes through it, so the secret's binding to its hosts holds here exactly as in the app.
+ */
+export function openCredentialResolver(io: Pick<CommandIo, 'env' | 'stderr'>): CredentialResolver {
+  return new CredentialResolver({
+    secrets: openSecretStore(),
+    env: io.env,
+    reenter: 'run "tally login" to enter it again for the new hosts',
+    noCredentials: NO_CREDENTIALS,
+    log: lineLogger((line) => io.stderr.write(`${line}\n`)),
+  });
+}
+
+/**
+ * Credentials for this run, to be sent to `endpoints` only. `--service-id` (or TALLY_SERVICE_ID) picks
+ * the project; the secret comes from TALLY_SECRET or, when the keychain holds that same project and was
+ * entered for these hosts, from the keychain. The keychain is not opened when the environment has both.
  */
 export async function resolveCredentials(
-  io: Pick<CommandIo, 'env'>,
+  io: Pick<CommandIo, 'env' | 'stderr'>,
   flags: ConnectionFlags,
-  store: CredentialStore = openCredentialStore(),
+  endpoints: Endpoints,
+  resolver: CredentialResolver = openCredentialResolver(io),
 ): Promise<Credentials> {
-  const envSecret = io.env.TALLY_SECRET?.trim();
-  const wanted = flags.serviceId ?? io.env.TALLY_SERVICE_ID?.trim();
-  if (wanted && envSecret) return { serviceId: wanted, secret: envSecret };
-  if (envSecret && !wanted) {
-    // Never pair an environment secret with a stored service ID: they may belong to different projects.
-    throw new ConfigError('TALLY_SECRET is set but TALLY_SERVICE_ID is not: set both, or pass --service-id.');
-  }
-  const stored = await store.stored();
-  if (!stored) {
-    if (wanted) {
-      throw new ConfigError(
-        `No secret for service ID "${wanted}": set TALLY_SECRET or run "tally login --service-id ${wanted}".`,
-      );
-    }
-    throw new ConfigError(NO_CREDENTIALS);
-  }
-  if (wanted && wanted !== stored.serviceId) {
-    throw new ConfigError(
-      `The keychain holds credentials for service ID "${stored.serviceId}", not "${wanted}": set TALLY_SECRET or run "tally login --service-id ${wanted}".`,
-    );
-  }
-  return stored;
+  return resolver.require(endpoints, (message) => new ConfigError(message), flags.serviceId);
 }
 
 export interface CliContext {
@@ -176,7 +172,7 @@ export interface CliContext {
 export async function loadContext(io: CommandIo, flags: ConnectionFlags): Promise<CliContext> {
   const { settings, store } = loadSettings(io);
   const endpoints = endpointsFor(io, flags, settings);
-  const credentials = await resolveCredentials(io, flags);
+  const credentials = await resolveCredentials(io, flags, endpoints);
   return { settings, settingsStore: store, endpoints, credentials, api: createApi(io, endpoints, credentials) };
 }
 

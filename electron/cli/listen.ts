@@ -4,10 +4,10 @@
  * so until Ctrl-C / SIGTERM, when it stops gracefully (journal flushed, part files kept for resume).
  */
 import { ConfigError } from '../core/errors.js';
-import type { Credentials } from '../core/model.js';
-import { DownloadOriginPolicy } from '../core/net/url-policy.js';
 import { appDataDir } from '../core/paths.js';
-import { RecordingPipeline } from '../core/recordings/pipeline.js';
+import { lineLogger } from '../core/logger.js';
+import { pipelineOptions } from '../core/pipeline/options.js';
+import { RecordingPipeline } from '../core/pipeline/pipeline.js';
 import { parseTunnelFlag, type TunnelSettingsInput } from '../core/tunnels/index.js';
 import type { Command, CommandIo } from './command.js';
 import { UsageError } from './command.js';
@@ -19,9 +19,8 @@ import {
   endpointsFor,
   isTty,
   loadSettings,
-  openCredentialStore,
+  openCredentialResolver,
   parseCommandArgs,
-  resolveCredentials,
 } from './context.js';
 import { createListenPrinter } from './listen-output.js';
 import { ensureWritableFolder } from '../core/folder-check.js';
@@ -37,8 +36,8 @@ Options:
   --port <n>               Local receiver port (default: the receiverPort setting, 8787; 0 picks a free one)
   --host <addr>            Local receiver address (default 127.0.0.1)
   --tunnel <t>             none | ngrok | localtunnel | <your public https URL> (default: the tunnel setting)
-  --ngrok-domain <d>       Static ngrok domain, so the URL survives restarts (authtoken from the keychain
-                           entry "ngrok" or NGROK_AUTHTOKEN)
+  --ngrok-domain <d>       Static ngrok domain, so the URL survives restarts (authtoken from the keychain,
+                           stored with "tally login --ngrok")
   --localtunnel-host <url> Self-hosted localtunnel server
   --register               Register the public webhook URL with the service (admin API) whenever it changes
   --concurrency <n>        Downloads at once (default 3)
@@ -49,8 +48,9 @@ Options:
 
 ${CONNECTION_HELP}
 Allowed download origins: TALLY_DOWNLOAD_ORIGINS (comma list, wildcard subdomains allowed), default
-https://s3.amazonaws.com. Credentials are optional here: without them, --register and the report of
-recordings missed while Tally was not running are unavailable.
+https://s3.amazonaws.com. Credentials are optional here: without them (or when the hosts changed since
+the secret was entered), --register and the report of recordings missed while Tally was not running are
+unavailable.
 
 Examples:
   tally listen --folder ~/Videos/Tally --tunnel ngrok --ngrok-domain my-name.ngrok.app --register
@@ -74,84 +74,79 @@ const command: Command = {
       ndjson: { type: 'boolean' },
     });
     const flags = connectionFlags(values);
-    const { settings } = loadSettings(io);
-    const home = appDataDir(io.env);
+    const { settings, store } = loadSettings(io);
 
-    const port = values.port === undefined ? settings.receiverPort : Number(values.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError('--port must be 0..65535.');
-    const concurrency = values.concurrency === undefined ? settings.concurrency : Number(values.concurrency);
-    if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 10) {
+    const port = values.port === undefined ? undefined : Number(values.port);
+    if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65_535)) {
+      throw new UsageError('--port must be 0..65535.');
+    }
+    const concurrency = values.concurrency === undefined ? undefined : Number(values.concurrency);
+    if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 10)) {
       throw new UsageError('--concurrency must be 1..10.');
     }
+
+    let tunnel: Partial<TunnelSettingsInput> = {
+      ...(values['ngrok-domain'] === undefined ? {} : { ngrokDomain: values['ngrok-domain'] }),
+      ...(values['localtunnel-host'] === undefined ? {} : { localtunnelHost: values['localtunnel-host'] }),
+    };
+    if (values.tunnel !== undefined) {
+      try {
+        tunnel = { ...tunnel, ...parseTunnelFlag(values.tunnel) };
+      } catch (error) {
+        throw new UsageError(error instanceof Error ? error.message : String(error));
+      }
+    }
+    const provider = tunnel.provider ?? settings.tunnel.provider;
+
+    // Credentials are needed only for registration and the gap report, and only for the hosts they were
+    // entered for: when they are withheld, recordings are still received and the reason is printed.
+    const resolver = openCredentialResolver(io);
+    const endpoints = endpointsFor(io, flags, settings);
+    const found = await resolver.lookup(endpoints, flags.serviceId);
+    if (found.kind !== 'ready' && values.register) throw new ConfigError(found.message);
+    const credentials = found.kind === 'ready' ? found.credentials : null;
+    const note =
+      found.kind === 'ready'
+        ? null
+        : found.kind === 'missing' && !found.configured
+          ? 'No credentials: registration and the missed-recordings report are off.'
+          : `${found.message} Until then, registration and the missed-recordings report are off.`;
+    const api = credentials ? createApi(io, endpoints, credentials) : null;
+
+    const ngrokAuthtoken = provider === 'ngrok' ? await resolver.ngrokAuthtoken() : null;
+    if (provider === 'ngrok' && !ngrokAuthtoken) {
+      throw new ConfigError('ngrok needs an authtoken: store it in the OS keychain with "tally login --ngrok".');
+    }
+
+    const uploadOrigins = values['upload-origin'] ?? [];
+    const { options } = pipelineOptions({
+      settings,
+      currentSettings: () => store.get(),
+      env: io.env,
+      home: appDataDir(io.env),
+      flags: {
+        ...(values.folder === undefined ? {} : { folder: values.folder }),
+        ...(values.host === undefined ? {} : { host: values.host }),
+        ...(port === undefined ? {} : { port }),
+        ...(concurrency === undefined ? {} : { concurrency }),
+        ...(values.register === true ? { register: true } : {}),
+        tunnel,
+        uploadOrigins,
+      },
+      credentials,
+      endpoints,
+      api,
+      ngrokAuthtoken,
+      log: lineLogger((line) => io.stderr.write(`tally listen: ${line}\n`)),
+    });
     // Checked before anything starts: a folder that cannot hold recordings is one clear line, not a wedge.
-    const folder = await ensureWritableFolder(values.folder ?? settings.recordingsFolder, {
+    const folder = await ensureWritableFolder(options.folder, {
       source:
         values.folder === undefined
           ? 'the recordings folder (the recordingsFolder setting)'
           : 'the recordings folder (--folder)',
     });
-
-    let tunnel: TunnelSettingsInput = {
-      provider: settings.tunnel.provider,
-      publicUrl: settings.tunnel.publicUrl ?? null,
-      ngrokDomain: values['ngrok-domain'] ?? settings.tunnel.ngrokDomain ?? null,
-      localtunnelHost: values['localtunnel-host'] ?? settings.tunnel.localtunnelHost ?? null,
-    };
-    if (values.tunnel !== undefined) {
-      let parsed;
-      try {
-        parsed = parseTunnelFlag(values.tunnel);
-      } catch (error) {
-        throw new UsageError(error instanceof Error ? error.message : String(error));
-      }
-      tunnel = { ...tunnel, ...parsed };
-    }
-
-    const policy = DownloadOriginPolicy.fromEnv(io.env, settings.downloadOrigins);
-
-    // Credentials are needed only for registration and the gap report.
-    let credentials: Credentials | null = null;
-    let credentialsProblem: string | null = null;
-    try {
-      credentials = await resolveCredentials(io, flags);
-    } catch (error) {
-      if (values.register) throw error;
-      credentialsProblem = error instanceof Error ? error.message : String(error);
-    }
-    const api = credentials ? createApi(io, endpointsFor(io, flags, settings), credentials) : null;
-
-    let ngrokAuthtoken: string | null = null;
-    if (tunnel.provider === 'ngrok') {
-      ngrokAuthtoken = io.env.NGROK_AUTHTOKEN?.trim() || null;
-      if (!ngrokAuthtoken) {
-        ngrokAuthtoken = await openCredentialStore().getToken('ngrok');
-      }
-      if (!ngrokAuthtoken) {
-        throw new ConfigError('ngrok needs an authtoken: set NGROK_AUTHTOKEN or store it with "tally login --ngrok".');
-      }
-    }
-
-    const uploadOrigins = [...settings.uploadOrigins, ...(values['upload-origin'] ?? [])];
-    const pipeline = await RecordingPipeline.open({
-      stateDir: home,
-      folder,
-      policy,
-      host: values.host ?? settings.receiverHost,
-      port,
-      tunnel,
-      ngrokAuthtoken,
-      register: values.register === true ? true : settings.autoRegisterWebhook && api !== null,
-      api,
-      projectScope: credentials?.serviceId ?? null,
-      concurrency,
-      maxRecordingBytes: settings.maxRecordingBytes,
-      fileNameTemplate: settings.fileNameTemplate,
-      uploads: {
-        subfolder: settings.clientUploadsSubfolder,
-        maxBytes: settings.uploadMaxBytes,
-        allowedOrigins: () => uploadOrigins,
-      },
-    });
+    const pipeline = await RecordingPipeline.open({ ...options, folder });
 
     const printer = createListenPrinter({
       out: io.stdout,
@@ -176,8 +171,8 @@ const command: Command = {
       const ready = await pipeline.start();
       printer.ready({
         ...ready,
-        uploadOrigins,
-        note: credentialsProblem ? 'No credentials: registration and the missed-recordings report are off.' : null,
+        uploadOrigins: [...(options.uploads?.allowedOrigins() ?? [])],
+        note,
       });
       if (!io.signal.aborted)
         await new Promise<void>((done) => io.signal.addEventListener('abort', () => done(), { once: true }));

@@ -9,6 +9,7 @@ import {
   endpointsFor,
   isTty,
   loadSettings,
+  openCredentialResolver,
   openCredentialStore,
   parseCommandArgs,
   readAll,
@@ -21,7 +22,9 @@ const help = `Usage: tally login [options]
 
 Store the project's service ID and secret (console: Project Information) in the OS keychain
 (Keychain on macOS, Credential Manager on Windows, the Secret Service on Linux). They are checked
-against the service first. The secret is never echoed, written to a file or printed.
+against the service first. The secret is never echoed, written to a file or printed. It is bound to the
+three service hosts in use now (flags, environment, settings): if they change later, Tally does not send it
+to the new ones until you run "tally login" again.
 
 On a terminal you are asked for both; the secret is typed without echo. When stdin is not a terminal
 (or with --secret-stdin) the secret is read from stdin and --service-id (or TALLY_SERVICE_ID) is needed.
@@ -91,10 +94,11 @@ const command: Command = {
     if (/[\r\n]/.test(secret)) throw new UsageError('The secret must be a single line.');
 
     const credentials = { serviceId, secret };
+    // The secret is bound to the hosts it is entered for here; other hosts never receive it.
+    const endpoints = endpointsFor(io, flags, loadSettings(io).settings);
     let liveCount: number | null = null;
     if (values['no-verify'] !== true) {
-      const { settings } = loadSettings(io);
-      const api = createApi(io, endpointsFor(io, flags, settings), credentials);
+      const api = createApi(io, endpoints, credentials);
       try {
         liveCount = (await api.testConnection()).liveCount;
       } catch (error) {
@@ -105,7 +109,9 @@ const command: Command = {
       }
     }
 
+    const resolver = openCredentialResolver(io);
     await openCredentialStore().save(credentials);
+    await resolver.bind(endpoints);
     const check =
       liveCount === null ? ' (not verified)' : `: ${liveCount} ${liveCount === 1 ? 'channel' : 'channels'} live now`;
     io.stdout.write(`Logged in as ${serviceId}${check}. The credentials are stored in the OS keychain.\n`);

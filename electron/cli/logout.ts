@@ -1,6 +1,6 @@
 /** `tally logout`: removes the stored credentials (and, with --all, the other tokens) from the OS keychain. */
 import type { Command, CommandIo } from './command.js';
-import { openCredentialStore, parseCommandArgs } from './context.js';
+import { openCredentialResolver, openCredentialStore, parseCommandArgs } from './context.js';
 
 const help = `Usage: tally logout [options]
 
@@ -30,6 +30,7 @@ const command: Command = {
       // Damaged entry: it is removed below all the same.
     }
     const removed = await store.clear();
+    await openCredentialResolver(io).forget();
     if (removed) {
       io.stdout.write(`Removed the stored credentials${stored ? ` for ${stored}` : ''} from the OS keychain.\n`);
     } else {

@@ -29,3 +29,24 @@ export function firstLine(stream: PassThrough): Promise<string> {
     stream.on('data', onData);
   });
 }
+
+/** Resolves with the first complete line written to `stream` that passes `test`, skipping the others. */
+export function lineMatching(stream: PassThrough, test: (line: string) => boolean): Promise<string> {
+  return new Promise((resolve) => {
+    let buffered = '';
+    const onData = (c: Buffer) => {
+      buffered += c.toString();
+      let nl: number;
+      while ((nl = buffered.indexOf('\n')) !== -1) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        if (test(line)) {
+          stream.off('data', onData);
+          resolve(line);
+          return;
+        }
+      }
+    };
+    stream.on('data', onData);
+  });
+}

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DownloadOriginPolicy } from '../../electron/core/net/url-policy.js';
-import { RecordingPipeline } from '../../electron/core/recordings/pipeline.js';
+import { RecordingPipeline } from '../../electron/core/pipeline/pipeline.js';
 import type { RecordingJob } from '../../electron/core/recordings/types.js';
 import {
   REFUSED_REDIRECTS,

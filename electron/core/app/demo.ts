@@ -53,3 +53,19 @@ export async function resetDemoState(home: string): Promise<void> {
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
 }
+
+/**
+ * Starts the demo: the sandbox, and unless turned off its web client, which uploads a client recording like
+ * the web SDK does whenever a broadcast ends, from its own page origin (which demo mode allows).
+ */
+export async function startDemo(
+  home: string,
+  overrides: SandboxOptions | undefined,
+  webClient: boolean,
+  uploadUrl: () => string | null,
+): Promise<{ sandbox: DemoSandbox; detachWebClient: (() => void) | null }> {
+  const sandbox = await startDemoSandbox(home, overrides);
+  if (!webClient) return { sandbox, detachWebClient: null };
+  const { attachDemoWebClient } = await import('../sandbox/index.js');
+  return { sandbox, detachWebClient: attachDemoWebClient(sandbox, uploadUrl, { origin: sandbox.apiUrl }) };
+}

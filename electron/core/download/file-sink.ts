@@ -6,31 +6,15 @@
 import type { Hash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { Writable } from 'node:stream';
+import { writeAll } from '../durable-fs.js';
 import type { PartHandle } from './download-fs.js';
 
 /** Bytes buffered per connection before the socket is paused. */
 const SINK_HIGH_WATER_MARK = 1 << 19;
 
-/** Writes every byte of `buffers` at `position`, looping over short writes. */
-export async function writeAllAt(handle: PartHandle, buffers: Buffer[], position: number): Promise<void> {
-  let pending = buffers.filter((b) => b.length > 0);
-  let at = position;
-  while (pending.length > 0) {
-    const { bytesWritten } = await handle.writev(pending, at);
-    if (bytesWritten <= 0) throw Object.assign(new Error('The file system accepted no bytes.'), { code: 'EIO' });
-    at += bytesWritten;
-    let skip = bytesWritten;
-    const rest: Buffer[] = [];
-    for (const buffer of pending) {
-      if (skip >= buffer.length) {
-        skip -= buffer.length;
-        continue;
-      }
-      rest.push(skip > 0 ? buffer.subarray(skip) : buffer);
-      skip = 0;
-    }
-    pending = rest;
-  }
+/** Writes every byte of `buffers` at `position` (the shared loop over short writes). */
+export function writeAllAt(handle: PartHandle, buffers: Buffer[], position: number): Promise<void> {
+  return writeAll(handle, buffers, position);
 }
 
 export interface SinkOptions {

@@ -279,6 +279,28 @@ export interface FreeName {
 const MAX_NUMBERED = 9999;
 
 /**
+ * The one final-name picker: tries `base + ext`, then `base (2) + ext`, `base (3) + ext`... in `folder`,
+ * asking `claim` for each candidate. `claim` takes the name in its own way (an O_EXCL placeholder, a marker,
+ * a hard link) and returns what the caller wants back, or undefined when the name is taken. `base` and `ext`
+ * are used as given: callers pass names already made safe. After 9999 taken names, `tooMany` is thrown.
+ */
+export async function pickFinalName<T>(
+  folder: string,
+  base: string,
+  ext: string,
+  claim: (path: string, name: string) => Promise<T | undefined>,
+  tooMany: () => Error = () =>
+    new ValidationError(['name'], `More than ${MAX_NUMBERED} files named "${base}${ext}" already exist in ${folder}.`),
+): Promise<T> {
+  for (let n = 1; n <= MAX_NUMBERED; n += 1) {
+    const name = n === 1 ? `${base}${ext}` : `${base} (${n})${ext}`;
+    const claimed = await claim(resolveInside(folder, name), name);
+    if (claimed !== undefined) return claimed;
+  }
+  throw tooMany();
+}
+
+/**
  * Reserves `base + ext`, else `base (2) + ext`, `base (3) + ext`... by creating an empty file with O_EXCL, so
  * two concurrent downloads never pick the same name and an existing file is never overwritten. The caller
  * renames its finished file onto the (empty) reservation. When `isSameFile` says an existing file already is
@@ -290,11 +312,7 @@ export async function chooseFreeName(
   ext: string,
   isSameFile?: (candidate: string) => boolean | Promise<boolean>,
 ): Promise<FreeName> {
-  const safeBase = safeFileName(base);
-  const safeExt = sanitizeExt(ext);
-  for (let n = 1; n <= MAX_NUMBERED; n += 1) {
-    const name = n === 1 ? `${safeBase}${safeExt}` : `${safeBase} (${n})${safeExt}`;
-    const candidate = resolveInside(folder, name);
+  return pickFinalName(folder, safeFileName(base), sanitizeExt(ext), async (candidate, name) => {
     try {
       const handle = await open(candidate, 'wx');
       await handle.close();
@@ -302,10 +320,7 @@ export async function chooseFreeName(
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       if (isSameFile && (await isSameFile(candidate))) return { path: candidate, name, existing: true };
+      return undefined;
     }
-  }
-  throw new ValidationError(
-    ['name'],
-    `More than ${MAX_NUMBERED} files named "${safeBase}${safeExt}" already exist in ${folder}.`,
-  );
+  });
 }

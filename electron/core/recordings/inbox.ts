@@ -17,7 +17,7 @@
  */
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { open, rename, rm } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -25,6 +25,8 @@ import { TallyError } from '../errors.js';
 import { RETENTION_MS } from './types.js';
 import type { JobStore, NewRecording, RecordingJob } from './types.js';
 import { syncDir } from '../durable-fs.js';
+import { appendFully, openJsonLines } from '../jsonl-journal.js';
+import { describeError, silentLogger, type Logger } from '../logger.js';
 
 /** The part of a FileHandle the journal uses; `wrapJournal` may replace it (test seam for failing disks). */
 export interface JournalFile {
@@ -47,6 +49,8 @@ export interface InboxOptions {
   keepFinishedMs?: number;
   /** Clock for pruning (tests). */
   now?: () => number;
+  /** Where a failed background compaction is reported (the journal itself stays valid). */
+  log?: Logger;
 }
 
 /** What `open` found while replaying the journal. */
@@ -169,36 +173,27 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
    * it parses), damaged lines in the middle are skipped and counted in `replay.skippedLines`.
    */
   static async open(dir: string, options: InboxOptions = {}): Promise<Inbox> {
-    await mkdir(dir, { recursive: true });
-    const path = join(dir, JOURNAL_FILE);
-    const { snapshots, report, completeBytes, tail, totalBytes, created } = await replayJournal(path);
-    const raw = await open(path, 'a', 0o600);
-    const file = options.wrapJournal ? options.wrapJournal(raw) : raw;
-    let size = completeBytes;
-    try {
-      if (totalBytes > completeBytes) {
-        const job = tail ? parseLine(tail.toString('utf8')) : null;
-        if (job) {
-          // Written whole but the newline never made it: keep the job, it may have been acknowledged.
-          snapshots.set(job.key, job);
-          report.lines += 1;
-          await writeFully(file, Buffer.from('\n'));
-          size = totalBytes + 1;
-        } else {
-          await file.truncate(completeBytes);
-          report.truncatedBytes = totalBytes - completeBytes;
-        }
-        await file.datasync();
-      }
-      if (created) await syncDir(dir);
-    } catch (error) {
-      await file.close().catch(() => undefined);
-      throw error;
-    }
+    const snapshots = new Map<string, RecordingJob>();
+    const { file, size, replay } = await openJsonLines(
+      dir,
+      JOURNAL_FILE,
+      (text) => {
+        const job = parseLine(text);
+        if (job) snapshots.set(job.key, job);
+        return job !== null;
+      },
+      options.wrapJournal,
+    );
+    const report: ReplayReport = { jobs: 0, ...replay };
     const inbox = new Inbox(dir, file, report, size, options);
     for (const job of snapshots.values()) inbox.#remember(job);
     report.jobs = snapshots.size;
-    if (inbox.#shouldCompact() || inbox.#prunable().length >= PRUNE_AT_OPEN) inbox.compact().catch(() => undefined);
+    if (inbox.#shouldCompact() || inbox.#prunable().length >= PRUNE_AT_OPEN) {
+      // The appended journal stays valid without the rewrite, which is tried again later; say why it failed.
+      inbox.compact().catch((error: unknown) => {
+        (options.log ?? silentLogger).warn(`journal: compacting at open failed: ${describeError(error)}`);
+      });
+    }
     return inbox;
   }
 
@@ -348,7 +343,7 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
       const batch = this.#takeBatch();
       const data = Buffer.from((this.#dirtyTail ? '\n' : '') + batch.map((p) => p.line).join(''), 'utf8');
       try {
-        await writeFully(this.#file, data);
+        await appendFully(this.#file, data);
         await this.#file.datasync();
       } catch (error) {
         await this.#cutBack();
@@ -424,7 +419,7 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
       const flush = async (): Promise<void> => {
         if (batch.length === 0) return;
         const data = Buffer.from(batch.join(''), 'utf8');
-        await writeFully(out, data);
+        await appendFully(out, data);
         written += data.length;
         batch = [];
         batchBytes = 0;
@@ -493,86 +488,6 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
   }
 }
 
-/** A journal line longer than this is damage (no job comes near it with the webhook's field limits). */
-const MAX_LINE_BYTES = 64 * 1024;
-/** Replay reads the journal in chunks of this size, whatever the file's size. */
-const READ_CHUNK_BYTES = 1 << 20;
-
-/**
- * Replays the journal line by line in fixed-size chunks: memory follows the number of jobs, not the file's size
- * (a 700 MB journal once could not be opened at all: "Cannot create a string longer than 0x1fffffe8
- * characters", and every acknowledged recording in it was stranded). An over-long line is skipped as damage
- * without ever being held whole.
- */
-async function replayJournal(path: string): Promise<{
-  snapshots: Map<string, RecordingJob>;
-  report: ReplayReport;
-  /** Bytes up to and including the last newline. */
-  completeBytes: number;
-  /** The bytes after the last newline (null when they were too long to be a job). */
-  tail: Buffer | null;
-  totalBytes: number;
-  created: boolean;
-}> {
-  const report: ReplayReport = { jobs: 0, lines: 0, skippedLines: 0, truncatedBytes: 0 };
-  const snapshots = new Map<string, RecordingJob>();
-  let handle: FileHandle;
-  try {
-    handle = await open(path, 'r');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    return { snapshots, report, completeBytes: 0, tail: Buffer.alloc(0), totalBytes: 0, created: true };
-  }
-  const take = (line: Buffer): void => {
-    if (line.length === 0 || line.every((b) => b === 0x20 || b === 0x0d || b === 0x09)) return;
-    const job = line.length <= MAX_LINE_BYTES ? parseLine(line.toString('utf8')) : null;
-    if (job) {
-      snapshots.set(job.key, job);
-      report.lines += 1;
-    } else report.skippedLines += 1;
-  };
-  let carry: Buffer[] = [];
-  let carryBytes = 0;
-  /** The current line is already over the limit: its bytes are dropped until its newline. */
-  let oversized = false;
-  let position = 0;
-  let completeBytes = 0;
-  const chunk = Buffer.alloc(READ_CHUNK_BYTES);
-  try {
-    for (;;) {
-      const { bytesRead } = await handle.read(chunk, 0, chunk.length, position);
-      if (bytesRead === 0) break;
-      const data = chunk.subarray(0, bytesRead);
-      let start = 0;
-      for (let nl = data.indexOf(0x0a); nl !== -1; nl = data.indexOf(0x0a, start)) {
-        const piece = data.subarray(start, nl);
-        if (oversized || carryBytes + piece.length > MAX_LINE_BYTES) report.skippedLines += 1;
-        else take(carry.length ? Buffer.concat([...carry, piece]) : piece);
-        carry = [];
-        carryBytes = 0;
-        oversized = false;
-        start = nl + 1;
-        completeBytes = position + start;
-      }
-      const rest = data.subarray(start);
-      if (!oversized && carryBytes + rest.length <= MAX_LINE_BYTES) {
-        // Copied: `chunk` is reused by the next read.
-        carry.push(Buffer.from(rest));
-        carryBytes += rest.length;
-      } else {
-        oversized = true;
-        carry = [];
-        carryBytes = 0;
-      }
-      position += bytesRead;
-    }
-  } finally {
-    await handle.close();
-  }
-  const tail = oversized ? null : Buffer.concat(carry);
-  return { snapshots, report, completeBytes, tail, totalBytes: position, created: false };
-}
-
 function parseLine(text: string): RecordingJob | null {
   let value: unknown;
   try {
@@ -606,13 +521,4 @@ function differByRandomSegment(a: string, b: string): boolean {
   if (long.length !== short.length + 1 || short.length < 2) return false;
   const trimmed = [...long.slice(0, -2), long[long.length - 1]];
   return trimmed.join('/') === short.join('/');
-}
-
-async function writeFully(file: JournalFile, data: Buffer): Promise<void> {
-  let offset = 0;
-  while (offset < data.length) {
-    const { bytesWritten } = await file.write(data, offset, data.length - offset);
-    if (bytesWritten <= 0) throw new Error('the disk accepted no bytes');
-    offset += bytesWritten;
-  }
 }

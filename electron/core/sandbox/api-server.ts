@@ -11,6 +11,7 @@ import { htmlErrorPage, replacesAnswer } from './faults.js';
 import { HttpError, bufferSource, rawPath, readBody, responseSignal, sendBody, sleep } from './http-util.js';
 import type { SandboxService } from './service.js';
 import type { FaultSpec } from './types.js';
+import { sendJson } from '../http-answer.js';
 
 /** Largest request body accepted by the service endpoints. */
 export const MAX_API_BODY_BYTES = 1024 * 1024;
@@ -53,7 +54,7 @@ export function createApiServer(service: SandboxService): Server {
         res.destroy();
         return;
       }
-      res.writeHead(500, JSON_HEADERS).end(JSON.stringify({ error: 'internal', message: 'sandbox error' }));
+      sendJson(res, 500, { error: 'internal', message: 'sandbox error' });
     });
   });
 }

@@ -19,6 +19,7 @@ import {
   sendWebClientPage,
   uploadClientRecording,
 } from './web-client.js';
+import { sendJson } from '../http-answer.js';
 
 const MAX_CONTROL_BODY_BYTES = 64 * 1024 * 1024;
 
@@ -222,14 +223,7 @@ export async function handleControl(
     ({ status, body } = errorReply(error));
     if (error instanceof HttpError) Object.assign(headers, error.headers);
   }
-  const payload = Buffer.from(JSON.stringify(body ?? null));
-  res.writeHead(status, {
-    ...headers,
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': String(payload.length),
-    'Cache-Control': 'no-store',
-  });
-  res.end(payload);
+  sendJson(res, status, body, { headers });
 }
 
 function errorReply(error: unknown): { status: number; body: { error: string; message: string } } {

@@ -6,6 +6,7 @@
 import { EventEmitter } from 'node:events';
 import { z } from 'zod';
 import { ConfigError, ValidationError } from '../errors.js';
+import { describeError, silentLogger, type Logger } from '../logger.js';
 import { tunnelRequest } from './http.js';
 import type { ConnectToOverride } from './http.js';
 import type { LocalTarget, TunnelProvider, TunnelState, TunnelStatus } from './types.js';
@@ -158,6 +159,8 @@ export interface TunnelSupervisorOptions {
   now?: () => Date;
   random?: () => number;
   testOnlyConnectTo?: ConnectToOverride;
+  /** Where failures that change nothing for the user still get written (closing a dead tunnel). */
+  log?: Logger;
 }
 
 type Phase = 'stopped' | 'opening' | 'open' | 'waiting';
@@ -236,7 +239,7 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
     this.#abort = null;
     this.#provider.off('closed', this.#onClosed);
     this.#provider.off('error', this.#onError);
-    await this.#provider.close().catch(() => {});
+    await this.#provider.close().catch((error: unknown) => this.#warnClose(error));
     this.#publicBaseUrl = null;
     this.#update({ state: 'off', publicUrl: null, uploadUrl: null, message: 'Tunnel stopped.' });
   }
@@ -351,7 +354,7 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
     const generation = this.#generation;
     void this.#provider
       .close()
-      .catch(() => {})
+      .catch((error: unknown) => this.#warnClose(error))
       .then(() => {
         if (generation === this.#generation) this.#scheduleOpen(reason, state);
       });
@@ -394,6 +397,11 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
       fn();
     }, ms);
     this.#timer.unref();
+  }
+
+  /** A tunnel that will not close is replaced anyway; the line keeps a leaking provider visible. */
+  #warnClose(error: unknown): void {
+    (this.#options.log ?? silentLogger).warn(`tunnel: closing the previous tunnel failed: ${describeError(error)}`);
   }
 
   #clearTimer(): void {

@@ -250,6 +250,7 @@ export class AutoRegistrar extends EventEmitter<AutoRegistrarEvents> {
           this.#source?.setRegisteredUrl?.(url);
           return;
         }
+        // Not lost: #register has emitted `failed` (shown by both faces) and kept it as lastError.
         await this.#register(url).catch(() => {});
       } finally {
         if (this.#pending === url) this.#pending = null;

@@ -5,11 +5,9 @@
  * mid-append) is cut off; damaged lines elsewhere are skipped and counted, never fatal.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
 import { z } from 'zod';
-import { syncDir } from '../durable-fs.js';
+import { openJsonLines } from '../jsonl-journal.js';
 
 export const UPLOAD_LOG_FILE = 'uploads.jsonl';
 
@@ -78,51 +76,23 @@ export class UploadLog {
 
   /** Opens (creating if needed) `dir/uploads.jsonl` and replays it. */
   static async open(dir: string): Promise<UploadLog> {
-    await mkdir(dir, { recursive: true });
-    const path = join(dir, UPLOAD_LOG_FILE);
-    let content = Buffer.alloc(0);
-    try {
-      content = await readFile(path);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    }
-    const lastNewline = content.lastIndexOf(0x0a);
-    const complete = content.subarray(0, lastNewline + 1);
-    const tail = content.subarray(lastNewline + 1);
     const records: UploadRecord[] = [];
     const seen = new Set<string>();
-    const replay: UploadLogReplay = { records: 0, skippedLines: 0, truncatedBytes: 0 };
-    const keep = (record: UploadRecord | null): boolean => {
+    const opened = await openJsonLines(dir, UPLOAD_LOG_FILE, (text) => {
+      const record = parseLine(text);
       if (!record) return false;
       if (!seen.has(record.id)) {
         seen.add(record.id);
         records.push(record);
       }
       return true;
+    });
+    const { path, file, size } = opened;
+    const replay: UploadLogReplay = {
+      records: 0,
+      skippedLines: opened.replay.skippedLines,
+      truncatedBytes: opened.replay.truncatedBytes,
     };
-    for (const text of complete.toString('utf8').split('\n')) {
-      if (text.trim() === '') continue;
-      if (!keep(parseLine(text))) replay.skippedLines += 1;
-    }
-    const file = await open(path, 'a', 0o600);
-    let size = complete.length;
-    try {
-      if (tail.length > 0) {
-        if (keep(parseLine(tail.toString('utf8')))) {
-          // Written whole but the newline never made it: it may have been acknowledged, so keep it.
-          await file.write('\n');
-          size = content.length + 1;
-        } else {
-          await file.truncate(complete.length);
-          replay.truncatedBytes = tail.length;
-        }
-        await file.datasync();
-      }
-      if (content.length === 0) await syncDir(dir);
-    } catch (error) {
-      await file.close();
-      throw error;
-    }
     replay.records = records.length;
     return new UploadLog(path, file, size, records, replay);
   }

@@ -14,14 +14,13 @@
  * so a final name only ever appears with complete content. A dropped connection, a size cap hit mid-stream or a
  * full disk removes the part: unlike downloads, an upload cannot be resumed, so a partial file is useless.
  */
-import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { link, mkdir, open, readdir, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readdir, rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { ensureFreeSpace, isNoSpaceError, type StatfsFunction } from '../download/disk.js';
 import { DiskFullError, formatBytes } from '../download/errors.js';
-import { chooseFreeName, resolveInside, safeFileName, sanitizeExt } from '../recordings/filename.js';
+import { resolveInside } from '../recordings/filename.js';
 import type { RouteHandler, RouteInfo } from '../webhook/receiver.js';
 import { checkOrigin, corsHeaders, preflightHeaders } from './cors.js';
 import { acceptedTypesText, extensionFor, parseMediaType, type MediaType } from './media-type.js';
@@ -29,6 +28,12 @@ import { MultipartError, multipartBoundary, readMultipartFile } from './multipar
 import { newUploadId, type UploadLog, type UploadRecord } from './upload-log.js';
 import { syncDir } from '../durable-fs.js';
 import { refuseLinkedFolder } from '../folder-check.js';
+import { sendJson } from '../http-answer.js';
+import { BatchWriter, publish, type PartFile } from './part-file.js';
+import { decodeHeaderFileName, defaultBaseName, uploadBaseName } from './upload-names.js';
+
+export { decodeHeaderFileName, uploadBaseName } from './upload-names.js';
+export type { PartFile } from './part-file.js';
 
 export const UPLOADS_ROUTE = 'uploads';
 export const DEFAULT_UPLOAD_SUBFOLDER = 'client';
@@ -39,18 +44,8 @@ const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
 /** After a refusal mid-body, this much of the rest is read and dropped so the client can read the answer. */
 const DRAIN_MAX_BYTES = 16 * 1024 * 1024;
 const DRAIN_MAX_MS = 5_000;
-/** Writes are batched to about this size: fewer system calls, memory still bounded. */
-const WRITE_BATCH_BYTES = 1024 * 1024;
 const PART_PREFIX = '.upload-';
 const PART_SUFFIX = '.part';
-const MAX_NUMBERED = 9999;
-
-/** The part of a FileHandle the route writes through; `wrapPart` may replace it (test seam for a full disk). */
-export interface PartFile {
-  writev(buffers: Buffer[]): Promise<{ bytesWritten: number }>;
-  sync(): Promise<void>;
-  close(): Promise<void>;
-}
 
 export interface UploadRouteOptions {
   /** The recordings folder; uploads land in `<folder>/<subfolder>`. */
@@ -115,48 +110,6 @@ interface RequestContext {
   remoteAddress: string;
   /** Content-Length when sent and valid. */
   declared: number | null;
-}
-
-/**
- * Decodes an `X-FILENAME` value. Header values reach Node as Latin-1 characters, so a client that sent raw
- * UTF-8 bytes is read back as UTF-8; a value with valid `%XX` escapes (what a page must do for non-ASCII
- * names, since XMLHttpRequest refuses them in headers) is percent-decoded. Anything else is taken as is.
- */
-export function decodeHeaderFileName(value: string | string[] | undefined): string | null {
-  if (value === undefined) return null;
-  let text = Array.isArray(value) ? (value[0] ?? '') : value;
-  if (/[\u0080-\u00ff]/.test(text)) {
-    const bytes = Buffer.from(text, 'latin1');
-    const utf8 = bytes.toString('utf8');
-    if (Buffer.from(utf8, 'utf8').equals(bytes)) text = utf8;
-  }
-  if (/%[0-9A-Fa-f]{2}/.test(text)) {
-    try {
-      text = decodeURIComponent(text);
-    } catch {
-      // Not valid percent-encoding: a literal `%` in a name.
-    }
-  }
-  text = text.trim();
-  return text === '' ? null : text;
-}
-
-/**
- * The base name (no extension) a client's file name is saved under: its last extension dropped (the real one
- * comes from the content type), then sanitised exactly like a channel ID. `fallback` when there is no name.
- */
-export function uploadBaseName(clientName: string | null, fallback: string): string {
-  if (clientName === null) return fallback;
-  const dot = clientName.lastIndexOf('.');
-  const stem = dot > 0 && sanitizeExt(clientName.slice(dot)) !== '' ? clientName.slice(0, dot) : clientName;
-  return safeFileName(stem);
-}
-
-function defaultBaseName(when: Date): string {
-  const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
-  const date = `${pad(when.getFullYear(), 4)}-${pad(when.getMonth() + 1)}-${pad(when.getDate())}`;
-  const time = `${pad(when.getHours())}${pad(when.getMinutes())}${pad(when.getSeconds())}`;
-  return `upload-${date}_${time}`;
 }
 
 /** Handles `/uploads/<token>`; see the file comment. Mount with `mountUploads`. */
@@ -305,7 +258,9 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
       const receivedAt = this.#now();
       const ext = extensionFor(mediaType) ?? '';
       const base = uploadBaseName(clientName, defaultBaseName(receivedAt));
-      const finalPath = await publish(partPath, this.dir, base, ext);
+      const finalPath = await publish(partPath, this.dir, base, ext, () => {
+        return new Refusal(409, `More than 9999 uploads named "${base}${ext}" already exist.`);
+      });
       published = true;
       await syncDir(this.dir);
       const record: UploadRecord = {
@@ -402,16 +357,8 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
       if (remaining === null || remaining <= DRAIN_MAX_BYTES) complete = await drain(req);
     }
     if (res.destroyed) return;
-    const text = JSON.stringify(body);
-    res.statusCode = status;
-    for (const [name, value] of Object.entries({ ...headers, ...ctx.cors })) res.setHeader(name, value);
-    res.setHeader('Content-Type', 'application/json; charset=utf-8');
-    res.setHeader('Content-Length', Buffer.byteLength(text));
-    res.setHeader('Cache-Control', 'no-store');
-    res.setHeader('X-Content-Type-Options', 'nosniff');
     // An unread rest of the body is not worth reading: close the connection after the answer.
-    if (!complete) res.setHeader('Connection', 'close');
-    res.end(text);
+    sendJson(res, status, body, { headers: { ...headers, ...ctx.cors }, close: !complete });
   }
 
   #rejected(ctx: RequestContext, status: number, reason: string): void {
@@ -472,99 +419,6 @@ function drain(req: IncomingMessage): Promise<boolean> {
     req.on('error', onError);
     req.resume();
   });
-}
-
-/**
- * Writes chunks in batches of about 1 MiB with one write in flight while the next batch fills, hashing on
- * the way. Memory is bounded by two batches whatever the upload size.
- */
-class BatchWriter {
-  readonly #file: PartFile;
-  readonly #hash = createHash('sha256');
-  #batch: Buffer[] = [];
-  #batchBytes = 0;
-  #inFlight: Promise<void> | null = null;
-
-  constructor(file: PartFile) {
-    this.#file = file;
-  }
-
-  async add(chunk: Buffer): Promise<void> {
-    this.#hash.update(chunk);
-    this.#batch.push(chunk);
-    this.#batchBytes += chunk.length;
-    if (this.#batchBytes >= WRITE_BATCH_BYTES) await this.#start();
-  }
-
-  async flush(): Promise<void> {
-    await this.#start();
-    await this.#inFlight;
-  }
-
-  sha256(): string {
-    return this.#hash.digest('hex');
-  }
-
-  async #start(): Promise<void> {
-    if (this.#inFlight) await this.#inFlight;
-    this.#inFlight = null;
-    if (this.#batchBytes === 0) return;
-    const buffers = this.#batch;
-    this.#batch = [];
-    this.#batchBytes = 0;
-    const pending = writeAll(this.#file, buffers);
-    // Observed on the next add/flush; this keeps a failure from being an unhandled rejection meanwhile.
-    pending.catch(() => undefined);
-    this.#inFlight = pending;
-  }
-}
-
-async function writeAll(file: PartFile, buffers: Buffer[]): Promise<void> {
-  let rest = buffers;
-  while (rest.length > 0) {
-    const { bytesWritten } = await file.writev(rest);
-    let skip = bytesWritten;
-    const next: Buffer[] = [];
-    for (const buffer of rest) {
-      if (skip >= buffer.length) {
-        skip -= buffer.length;
-        continue;
-      }
-      next.push(skip > 0 ? buffer.subarray(skip) : buffer);
-      skip = 0;
-    }
-    if (bytesWritten === 0 && next.length > 0)
-      throw Object.assign(new Error('write made no progress'), { code: 'EIO' });
-    rest = next;
-  }
-}
-
-/**
- * Gives the finished part its final name: `base.ext`, else `base (2).ext`... A hard link fails when the name
- * exists, so nothing is ever overwritten and no empty placeholder is left by a crash. File systems without
- * hard links (FAT, some network shares) fall back to an O_EXCL reservation and a rename.
- */
-async function publish(partPath: string, dir: string, base: string, ext: string): Promise<string> {
-  const safeExt = sanitizeExt(ext);
-  for (let n = 1; n <= MAX_NUMBERED; n += 1) {
-    const name = n === 1 ? `${base}${safeExt}` : `${base} (${n})${safeExt}`;
-    const candidate = resolveInside(dir, name);
-    try {
-      await link(partPath, candidate);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'EEXIST') continue;
-      if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'ENOSYS' || code === 'EXDEV') {
-        const reserved = await chooseFreeName(dir, base, safeExt);
-        await rename(partPath, reserved.path);
-        return reserved.path;
-      }
-      throw error;
-    }
-    await rm(partPath, { force: true });
-    return candidate;
-  }
-  throw new Refusal(409, `More than ${MAX_NUMBERED} uploads named "${base}${safeExt}" already exist.`);
 }
 
 /**

@@ -19,6 +19,7 @@ import type { Inbox } from '../recordings/inbox.js';
 import type { RecordingJob } from '../recordings/types.js';
 import { WebhookRejection, parseWebhook } from './parse.js';
 import type { TokenName, TokenStore } from './token.js';
+import { sendJson } from '../http-answer.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
 
@@ -395,19 +396,10 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
     body: unknown,
     headers: Record<string, string> = {},
   ): void {
-    const text = JSON.stringify(body);
-    res.statusCode = status;
-    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-    res.setHeader('Content-Type', 'application/json; charset=utf-8');
-    res.setHeader('Content-Length', Buffer.byteLength(text));
-    res.setHeader('Cache-Control', 'no-store');
-    res.setHeader('X-Content-Type-Options', 'nosniff');
     // An unread body (rejected early, too large) is not drained: closing is cheaper and bounds the work.
-    if (this.#stopping || !req.complete) {
-      res.setHeader('Connection', 'close');
-      this.#answered.add(req.socket);
-    }
-    res.end(req.method === 'HEAD' ? undefined : text);
+    const close = this.#stopping || !req.complete;
+    if (close) this.#answered.add(req.socket);
+    sendJson(res, status, body, { headers, close, head: req.method === 'HEAD' });
   }
 
   #onClientError(error: Error & { code?: string }, socket: Duplex): void {

@@ -9,12 +9,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DownloadOriginPolicy } from '../net/url-policy.js';
-import { downloadFile } from './fetch-file.js';
-import type { FailedEvent, SavedEvent } from './manager.js';
-import { DownloadManager, partPathFor, RESERVATION_SUFFIX } from './manager.js';
+import { downloadFile } from '../download/fetch-file.js';
+import type { FailedEvent, SavedEvent } from './download-queue.js';
+import { DownloadManager, partPathFor, RESERVATION_SUFFIX } from './download-queue.js';
 import { MemoryJobStore } from './memory-job-store.js';
-import { statePathFor } from './part-state.js';
-import { TestServer } from './test-server.js';
+import { statePathFor } from '../download/part-state.js';
+import { TestServer } from '../download/test-server.js';
 
 let server: TestServer;
 let root: string;

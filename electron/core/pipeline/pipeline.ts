@@ -15,7 +15,7 @@ import {
   type FailedEvent,
   type ProgressEvent,
   type SavedEvent,
-} from '../download/manager.js';
+} from './download-queue.js';
 import type { DownloadOriginPolicy } from '../net/url-policy.js';
 import {
   AutoRegistrar,
@@ -30,10 +30,17 @@ import { TokenStore } from '../webhook/token.js';
 import { UploadLog } from '../uploads/upload-log.js';
 import { mountUploads, type UploadedEvent, type UploadRoute } from '../uploads/upload-route.js';
 import type { SearchResult } from '../model.js';
-import { findGaps, readHeartbeat, writeHeartbeat, type GapReportResult } from './gap-report.js';
-import { Inbox } from './inbox.js';
-import { acquireStateLock, type StateLock } from './state-lock.js';
-import type { RecordingJob } from './types.js';
+import { findGaps, readHeartbeat, writeHeartbeat, type GapReportResult } from '../recordings/gap-report.js';
+import { Inbox } from '../recordings/inbox.js';
+import { describeError, silentLogger, type Logger } from '../logger.js';
+import { acquireStateLock, type StateLock } from '../recordings/state-lock.js';
+import type { RecordingJob } from '../recordings/types.js';
+
+/** The two service calls the pipeline makes: registering the webhook URL and the gap report's search. */
+export interface PipelineApi {
+  setRecordHook(url: string): Promise<void>;
+  search(q: { since: Date; until: Date }): Promise<Pick<SearchResult, 'channels'>>;
+}
 
 export interface PipelineOptions {
   /** State folder: journal, tokens, heartbeat, registration record. */
@@ -50,10 +57,7 @@ export interface PipelineOptions {
   /** Register the public webhook URL through the admin API whenever it changes. */
   register?: boolean;
   /** Needed for registration and the gap report; without it both are skipped with a clear message. */
-  api?: {
-    setRecordHook(url: string): Promise<void>;
-    search(q: { since: Date; until: Date }): Promise<Pick<SearchResult, 'channels'>>;
-  } | null;
+  api?: PipelineApi | null;
   /** Identifies the project for the registration record (the service ID). */
   projectScope?: string | null;
   concurrency?: number;
@@ -66,6 +70,8 @@ export interface PipelineOptions {
   heartbeatIntervalMs?: number;
   /** Web client uploads (`/uploads/<token>`, the SDK's recordUrl); off when absent. */
   uploads?: PipelineUploadOptions;
+  /** Where handled failures are written: the app's log file, the CLI's stderr. */
+  log?: Logger;
 }
 
 export interface PipelineUploadOptions {
@@ -171,6 +177,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
       ...(opts.uploads ? { uploadUrl: (base: string) => `${base}${receiver.routePath('uploads')}` } : {}),
       expectedId: receiver.instanceId,
       checkIntervalMs: opts.tunnelCheckIntervalMs,
+      ...(opts.log ? { log: opts.log } : {}),
     });
     this.registrar =
       opts.api && opts.register !== undefined
@@ -202,7 +209,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     await ensureWritableFolder(opts.folder, { source: 'the recordings folder' });
     const lock = await acquireStateLock(opts.stateDir);
     try {
-      const inbox = await Inbox.open(opts.stateDir);
+      const inbox = await Inbox.open(opts.stateDir, opts.log ? { log: opts.log } : {});
       const tokens = await TokenStore.open(opts.stateDir);
       const pipeline = new RecordingPipeline(opts, inbox, tokens, lock);
       if (opts.uploads)
@@ -285,7 +292,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     }
     await writeHeartbeat(this.#opts.stateDir);
     const every = this.#opts.heartbeatIntervalMs ?? 60_000;
-    this.#heartbeat = setInterval(() => void writeHeartbeat(this.#opts.stateDir).catch(() => {}), every);
+    this.#heartbeat = setInterval(() => void this.#beat(), every);
     this.#heartbeat.unref();
     if (this.registrar) this.#detachRegistrar = this.registrar.attach(this.supervisor);
     this.supervisor.start();
@@ -342,6 +349,18 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
   }
 
   /** Graceful stop: tunnel closed, receiver drained, downloads aborted with part files kept, journal closed. */
+  /**
+   * A missed heartbeat only makes the next gap report search a longer period, so it never stops the
+   * pipeline; a disk that refuses it is still worth a line, since the journal lives on the same disk.
+   */
+  async #beat(): Promise<void> {
+    try {
+      await writeHeartbeat(this.#opts.stateDir);
+    } catch (error) {
+      (this.#opts.log ?? silentLogger).warn(`heartbeat: could not be written: ${describeError(error)}`);
+    }
+  }
+
   async stop(): Promise<void> {
     if (!this.#running) {
       await this.inbox.close();
@@ -356,7 +375,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     await this.supervisor.stop();
     await this.receiver.stop();
     await this.downloads.stop();
-    await writeHeartbeat(this.#opts.stateDir).catch(() => {});
+    await this.#beat();
     await this.inbox.close();
     await this.#uploadLog?.close();
     await this.#lock.release();

@@ -13,23 +13,29 @@ import { EventEmitter } from 'node:events';
 import { lstat, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { ensureWritableFolder, removePlantedLink } from '../folder-check.js';
 import path from 'node:path';
-import { TallyError, ValidationError } from '../errors.js';
+import { TallyError } from '../errors.js';
 import {
   extFromUrl,
   mediaExt,
+  pickFinalName,
   renderFileName,
-  resolveInside,
   safeFileName,
   sniffMediaExt,
 } from '../recordings/filename.js';
 import type { JobStore, RecordingJob } from '../recordings/types.js';
-import type { DownloadFs } from './download-fs.js';
-import { downloadFs, sizeOf } from './download-fs.js';
-import { DownloadRefusedError, HttpStatusError, UnsafePathError, VerificationError, formatBytes } from './errors.js';
-import type { DownloadPolicy, DownloadProgress } from './fetch-file.js';
-import { DEFAULT_MAX_RECORDING_BYTES, downloadFile, forgetCommit } from './fetch-file.js';
-import { isAbortError } from './http-request.js';
-import { statePathFor } from './part-state.js';
+import type { DownloadFs } from '../download/download-fs.js';
+import { downloadFs, sizeOf } from '../download/download-fs.js';
+import {
+  DownloadRefusedError,
+  HttpStatusError,
+  UnsafePathError,
+  VerificationError,
+  formatBytes,
+} from '../download/errors.js';
+import type { DownloadPolicy, DownloadProgress } from '../download/fetch-file.js';
+import { DEFAULT_MAX_RECORDING_BYTES, downloadFile, forgetCommit } from '../download/fetch-file.js';
+import { isAbortError } from '../download/http-request.js';
+import { statePathFor } from '../download/part-state.js';
 
 export interface DownloadManagerOptions {
   store: JobStore;
@@ -115,7 +121,6 @@ export function partPathFor(folder: string, job: Pick<RecordingJob, 'key' | 'cha
 
 /** Suffix of the marker file that holds a final name for one job while its file is being put in place. */
 export const RESERVATION_SUFFIX = '.reserved';
-const MAX_NUMBERED = 9999;
 
 /** Markers this process holds (path → job key): authoritative while their content may still be being written. */
 const heldMarkers = new Map<string, string>();
@@ -129,13 +134,10 @@ const heldMarkers = new Map<string, string>();
  * writing was cut short by a crash between its creation and its content (nobody holds it): it is taken over.
  */
 export async function reserveFinalName(folder: string, base: string, ext: string, key: string): Promise<string> {
-  const safeBase = safeFileName(base);
-  const safeExt = mediaExt(ext);
-  for (let n = 1; n <= MAX_NUMBERED; n += 1) {
-    const candidate = resolveInside(folder, n === 1 ? `${safeBase}${safeExt}` : `${safeBase} (${n})${safeExt}`);
+  return pickFinalName(folder, safeFileName(base), mediaExt(ext), async (candidate) => {
     const marker = `${candidate}${RESERVATION_SUFFIX}`;
     const holder = heldMarkers.get(marker);
-    if (holder !== undefined && holder !== key) continue;
+    if (holder !== undefined && holder !== key) return undefined;
     if (holder === undefined) {
       heldMarkers.set(marker, key);
       // A link planted at the marker would make the take-over below write through it: the link goes first.
@@ -149,7 +151,7 @@ export async function reserveFinalName(folder: string, base: string, ext: string
         if (found !== key && found !== '') {
           heldMarkers.delete(marker);
           if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-          continue;
+          return undefined;
         }
       }
     }
@@ -164,11 +166,8 @@ export async function reserveFinalName(folder: string, base: string, ext: string
     if (!taken) return candidate;
     heldMarkers.delete(marker);
     await rm(marker, { force: true });
-  }
-  throw new ValidationError(
-    ['name'],
-    `More than ${MAX_NUMBERED} files named "${safeBase}${safeExt}" already exist in ${folder}.`,
-  );
+    return undefined;
+  });
 }
 
 /** The media extension the part's first bytes announce, or null (unknown container, or unreadable). */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DownloadOriginPolicy } from '../net/url-policy.js';
-import { RecordingPipeline, type PipelineOptions, type PipelineUploadedEvent } from '../recordings/pipeline.js';
+import { RecordingPipeline, type PipelineOptions, type PipelineUploadedEvent } from './pipeline.js';
 
 const dirs: string[] = [];
 

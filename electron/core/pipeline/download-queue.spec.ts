@@ -7,11 +7,11 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { DownloadOriginPolicy } from '../net/url-policy.js';
 import type { NewRecording, RecordingJob } from '../recordings/types.js';
 import { RETENTION_MS } from '../recordings/types.js';
-import type { ExpiredEvent, FailedEvent, SavedEvent } from './manager.js';
-import { DownloadManager, partPathFor } from './manager.js';
-import { downloadFile } from './fetch-file.js';
+import type { ExpiredEvent, FailedEvent, SavedEvent } from './download-queue.js';
+import { DownloadManager, partPathFor } from './download-queue.js';
+import { downloadFile } from '../download/fetch-file.js';
 import { MemoryJobStore } from './memory-job-store.js';
-import { TestServer } from './test-server.js';
+import { TestServer } from '../download/test-server.js';
 
 const KiB = 1024;
 

@@ -1,0 +1,152 @@
+/**
+ * The app core's credentials: whether the keychain can be used, the one CredentialResolver (with the
+ * secret's binding to its hosts), the status the Settings view shows, and whether the service has refused
+ * the credentials lately (for the tray).
+ */
+import type { CredentialsInput, CredentialsStatus } from '../../contract.js';
+import { ChannelApi } from '../api-client.js';
+import { CredentialResolver } from '../credential-resolver.js';
+import { CredentialStore, PROJECT_ACCOUNT, type SecretStore } from '../credentials.js';
+import type { Endpoints } from '../endpoints.js';
+import { BadCredentialsError, ConfigError } from '../errors.js';
+import { lineLogger } from '../logger.js';
+import type { Credentials } from '../model.js';
+import { NO_CREDENTIALS } from './core-support.js';
+
+export interface AppCredentialsOptions {
+  secrets: SecretStore;
+  env: NodeJS.ProcessEnv;
+  /** Set when `secrets` is a stand-in because the OS keychain could not be used: the reason to show. */
+  keychainUnavailable?: string | null;
+  log: (line: string) => void;
+  /** Called when the refused-credentials flag changes. */
+  onBadChange: () => void;
+}
+
+export class AppCredentials {
+  readonly #opts: AppCredentialsOptions;
+  readonly #store: CredentialStore;
+  #resolver: CredentialResolver;
+  #keychain: { available: boolean; message: string | null } = { available: true, message: null };
+  #bad = false;
+
+  constructor(opts: AppCredentialsOptions) {
+    this.#opts = opts;
+    this.#store = new CredentialStore(opts.secrets);
+    this.#resolver = this.#makeResolver(opts.secrets);
+  }
+
+  /** Probes the keychain once; without one, credentials come from the environment only. */
+  async probe(): Promise<void> {
+    if (this.#opts.keychainUnavailable) {
+      this.#keychain = { available: false, message: this.#opts.keychainUnavailable };
+    } else {
+      try {
+        await this.#opts.secrets.get(PROJECT_ACCOUNT);
+      } catch (error) {
+        this.#keychain = {
+          available: false,
+          message: error instanceof ConfigError ? error.message : 'The OS keychain could not be used.',
+        };
+      }
+    }
+    if (!this.#keychain.available) this.#resolver = this.#makeResolver(null);
+  }
+
+  /** Credentials for `endpoints`, or null (none, or withheld: see CredentialResolver). */
+  async load(endpoints: Endpoints): Promise<Credentials | null> {
+    const found = await this.#resolver.lookup(endpoints);
+    if (found.kind === 'ready') return found.credentials;
+    if (found.kind === 'hosts-changed' || found.configured) this.#opts.log(`credentials: ${found.message}`);
+    return null;
+  }
+
+  /** The Settings view of the credentials for `endpoints`; `sandboxServiceId` while the demo stands in. */
+  async status(endpoints: Endpoints, sandboxServiceId: string | null): Promise<CredentialsStatus> {
+    const keychain = { keychainAvailable: this.#keychain.available, keychainMessage: this.#keychain.message };
+    if (sandboxServiceId !== null)
+      return { configured: true, serviceId: sandboxServiceId, source: 'sandbox', ...keychain };
+    const found = await this.#resolver.lookup(endpoints);
+    if (found.kind === 'ready') {
+      return { configured: true, serviceId: found.credentials.serviceId, source: found.source, ...keychain };
+    }
+    if (found.kind === 'hosts-changed') {
+      return {
+        configured: false,
+        serviceId: found.serviceId,
+        source: found.source,
+        ...keychain,
+        keychainMessage: found.message,
+      };
+    }
+    return { configured: false, serviceId: null, source: null, ...keychain };
+  }
+
+  /** Refuses early when there is no keychain to store into. */
+  assertStorable(): void {
+    if (this.#keychain.available) return;
+    throw new ConfigError(
+      `The credentials cannot be stored: ${this.#keychain.message ?? 'the OS keychain is not available.'}`,
+    );
+  }
+
+  /** Stores credentials the service accepted, bound to the hosts they were entered for. */
+  async store(input: CredentialsInput, endpoints: Endpoints): Promise<void> {
+    await this.#store.save(input);
+    await this.#resolver.bind(endpoints);
+    this.setBad(false);
+  }
+
+  /** Removes the stored credentials and their binding. */
+  async clear(): Promise<void> {
+    if (this.#keychain.available) await this.#store.clear();
+    await this.#resolver.forget();
+    this.setBad(false);
+  }
+
+  ngrokAuthtoken(): Promise<string | null> {
+    return this.#resolver.ngrokAuthtoken();
+  }
+
+  /** A client for checking typed-in credentials against `endpoints` before anything is stored. */
+  testClient(input: CredentialsInput, endpoints: Endpoints, version: string): ChannelApi {
+    return new ChannelApi({
+      endpoints,
+      credentials: { serviceId: input.serviceId.trim(), secret: input.secret.trim() },
+      retries: 1,
+      userAgent: `Tally/${version}`,
+    });
+  }
+
+  /** Whether the service refused the credentials in use (cleared by the next success). */
+  get bad(): boolean {
+    return this.#bad;
+  }
+
+  /** `notify` false when the caller updates the views itself right after. */
+  setBad(bad: boolean, notify = true): void {
+    if (bad === this.#bad) return;
+    this.#bad = bad;
+    if (notify) this.#opts.onBadChange();
+  }
+
+  /** Notes refused credentials on the way through, for the tray. */
+  async track<T>(promise: Promise<T>): Promise<T> {
+    try {
+      return await promise;
+    } catch (error) {
+      if (error instanceof BadCredentialsError) this.setBad(true);
+      throw error;
+    }
+  }
+
+  #makeResolver(secrets: SecretStore | null): CredentialResolver {
+    return new CredentialResolver({
+      secrets,
+      env: this.#opts.env,
+      reenter: 'enter the secret again in Settings to use the new hosts',
+      noCredentials: NO_CREDENTIALS,
+      log: lineLogger(this.#opts.log),
+    });
+  }
+}

@@ -1,0 +1,124 @@
+/**
+ * The contract requests about channels and recordings: thin over the service client and the pipeline
+ * host, so the app core keeps only what changes its own state (settings, credentials, mode).
+ */
+import type { ChannelView, RequestHandlers } from '../../contract.js';
+import type { ChannelApi } from '../api-client.js';
+import { ConfigError, ValidationError } from '../errors.js';
+import { channelToJson, type Channel } from '../model.js';
+import type { RecordingPipeline } from '../pipeline/pipeline.js';
+import { hasMediaExt } from '../recordings/filename.js';
+import type { RecordingJob } from '../recordings/types.js';
+import { describe, gapView } from './core-support.js';
+import type { PipelineHost } from './pipeline-host.js';
+import { recordingView } from './recording-views.js';
+import type { PlatformHooks } from './types.js';
+
+/** What these handlers need from the core. */
+export interface HandlerContext {
+  /** The service client, or a ConfigError saying why there is none. */
+  api(): ChannelApi;
+  /** Notes refused credentials on the way through. */
+  track<T>(promise: Promise<T>): Promise<T>;
+  /** The running pipeline, or a ConfigError saying why there is none. */
+  pipeline(): RecordingPipeline;
+  host: PipelineHost;
+  hooks: PlatformHooks;
+  log(line: string): void;
+  /** A fresh live list fetched on request: the tray shows it too. */
+  setLive(channels: Channel[]): void;
+  /** Polls the live list now (after a poll already running). */
+  refreshLive(): Promise<void>;
+  updateTray(): void;
+}
+
+type Handled =
+  | 'channels:live'
+  | 'channels:search'
+  | 'channels:end'
+  | 'recordings:list'
+  | 'recordings:retry'
+  | 'recordings:reveal'
+  | 'recordings:open'
+  | 'recordings:gaps'
+  | 'clipboard:write';
+
+export function channelAndRecordingHandlers(ctx: HandlerContext): Pick<RequestHandlers, Handled> {
+  const { hooks } = ctx;
+  const withSavedFile = async (
+    key: string,
+    hook: ((path: string) => Promise<void> | void) | undefined,
+  ): Promise<{ ok: boolean }> => {
+    const path = ctx.host.savedPath(key);
+    if (!hook || !path) return { ok: false };
+    try {
+      await hook(path);
+      return { ok: true };
+    } catch (error) {
+      ctx.log(`could not show a recording: ${describe(error)}`);
+      return { ok: false };
+    }
+  };
+  return {
+    'channels:live': async (): Promise<ChannelView[]> => {
+      const channels = await ctx.track(ctx.api().listLive());
+      ctx.setLive(channels);
+      return channels.map(channelToJson);
+    },
+
+    'channels:search': async (query) => {
+      const api = ctx.api();
+      const result = await ctx.track(
+        api.search({
+          since: new Date(query.since),
+          until: new Date(query.until),
+          ...(query.keyword ? { keyword: query.keyword } : {}),
+        }),
+      );
+      return {
+        totalCount: result.totalCount,
+        channels: result.channels.map(channelToJson),
+        truncated: result.truncated,
+      };
+    },
+
+    'channels:end': async (channelId) => {
+      await ctx.track(ctx.api().endChannel(channelId));
+      ctx.log('a channel was force-ended');
+      // The list pushed next must not show the ended channel: refresh waits out a poll already running.
+      await ctx.refreshLive();
+      return { ended: true };
+    },
+
+    'recordings:list': async () => ctx.host.list(),
+
+    'recordings:retry': async (key) => {
+      const pipeline = ctx.pipeline();
+      if (!pipeline.inbox.get(key)) throw new ValidationError(['key'], 'No recording with this key is known.');
+      await pipeline.downloads.retry(key);
+      ctx.updateTray();
+      return recordingView(pipeline.inbox.get(key) as RecordingJob, ctx.host.progress.get(key));
+    },
+
+    'recordings:reveal': async (key) => withSavedFile(key, hooks.revealFile?.bind(hooks)),
+    'recordings:open': async (key) => {
+      const openFile = hooks.openFile?.bind(hooks);
+      // Opening hands the file to the desktop: only a media file may be launched, whatever its name became.
+      return withSavedFile(
+        key,
+        openFile &&
+          (async (file: string) => {
+            if (!hasMediaExt(file)) throw new ConfigError('Tally opens recordings only (video and audio files).');
+            await openFile(file);
+          }),
+      );
+    },
+    'recordings:gaps': async () => gapView(ctx.host.pipeline?.lastGapReport ?? null),
+
+    'clipboard:write': async (text) => {
+      if (!hooks.writeClipboard) return { ok: false };
+      await hooks.writeClipboard(text);
+      return { ok: true };
+    },
+  };
+}

@@ -1,0 +1,330 @@
+/**
+ * The app core's side of the recording pipeline: opens it (on another port when the configured one is
+ * taken), keeps it in step with the settings, turns its events into view pushes and notifications, and
+ * answers what the views ask about recordings, the tunnel and the tray's progress.
+ */
+import { mkdir } from 'node:fs/promises';
+import { basename } from 'node:path';
+import type { RecordingView, TunnelStatus } from '../../contract.js';
+import { ConfigError } from '../errors.js';
+import { RecordingPipeline, type PipelineEvents, type PipelineOptions } from '../pipeline/pipeline.js';
+import type { RecordingJob } from '../recordings/types.js';
+import type { Settings } from '../settings.js';
+import {
+  ATTENTION_WINDOW_MS,
+  NOT_STARTED,
+  NO_PUBLIC_URL,
+  PROGRESS_INTERVAL_MS,
+  clean,
+  describe,
+  gapView,
+  isAddressInUse,
+  type Phase,
+} from './core-support.js';
+import {
+  ProgressThrottle,
+  UPLOAD_KEY_PREFIX,
+  changeSignature,
+  newestFirst,
+  recordingView,
+  uploadView,
+} from './recording-views.js';
+import type { AppCoreEvents } from './types.js';
+
+/** What the host needs from the core around it. */
+export interface PipelineHostDeps {
+  emit<E extends keyof AppCoreEvents>(event: E, payload: AppCoreEvents[E]): void;
+  log(line: string): void;
+  updateTray(): void;
+  /** The tunnel view as the core shows it (it adds the demo's note and registration). */
+  tunnelView(): TunnelStatus;
+}
+
+/** The embedded demo sandbox, when the pipeline receives from it instead of the service. */
+export interface DemoWebhookTarget {
+  control: { readonly webhookUrl: string | null; setWebhookUrl(url: string | null): void };
+}
+
+/** How the tray counts what the pipeline is doing. */
+export interface TrayCounts {
+  downloading: number;
+  progress: number | null;
+  /** Failed or expired within the last day. */
+  failed: number;
+}
+
+export class PipelineHost {
+  readonly #deps: PipelineHostDeps;
+  readonly progress: ProgressThrottle;
+  readonly #signatures = new Map<string, string>();
+  #pipeline: RecordingPipeline | null = null;
+  #key: string | null = null;
+  #detach: (() => void) | null = null;
+  #portNote: string | null = null;
+  #unreachableNotified = false;
+  /** Why recordings are not being received, shown until the next successful reconcile. */
+  error: string | null = null;
+
+  constructor(deps: PipelineHostDeps) {
+    this.#deps = deps;
+    this.progress = new ProgressThrottle({
+      minIntervalMs: PROGRESS_INTERVAL_MS,
+      push: (key, progress) => {
+        const job = this.#pipeline?.inbox.get(key);
+        if (!job || job.state !== 'downloading') return;
+        deps.emit('recordings:progress', recordingView(job, progress));
+        deps.updateTray();
+      },
+    });
+  }
+
+  get pipeline(): RecordingPipeline | null {
+    return this.#pipeline;
+  }
+
+  /**
+   * Rebuilds the pipeline when `key` (see pipelineOptions) changed, else applies the cheap settings to the
+   * running one.
+   */
+  async reconcile(
+    spec: PipelineOptions,
+    key: string,
+    settings: Settings,
+    paused: boolean,
+    demo: DemoWebhookTarget | null,
+  ): Promise<void> {
+    if (key !== this.#key || !this.#pipeline) {
+      await this.stop();
+      await mkdir(spec.folder, { recursive: true });
+      await this.#open(spec, paused);
+      this.#key = key;
+    }
+    const pipeline = this.#pipeline as RecordingPipeline | null;
+    if (!pipeline) return;
+    if (pipeline.downloads.folder !== spec.folder) {
+      await mkdir(spec.folder, { recursive: true });
+      pipeline.downloads.setFolder(spec.folder);
+    }
+    pipeline.downloads.setConcurrency(settings.concurrency);
+    if (pipeline.registrar && pipeline.registrar.enabled !== settings.autoRegisterWebhook) {
+      pipeline.registrar.setEnabled(settings.autoRegisterWebhook);
+    }
+    await pipeline.setDownloadsPaused(paused);
+    if (demo && demo.control.webhookUrl !== pipeline.receiver.localUrl) {
+      demo.control.setWebhookUrl(pipeline.receiver.localUrl);
+    }
+  }
+
+  async stop(): Promise<void> {
+    const pipeline = this.#pipeline;
+    if (!pipeline) return;
+    this.#pipeline = null;
+    this.#key = null;
+    // Listeners stay attached while stopping so the jobs it sets back to pending reach the views.
+    await pipeline
+      .stop()
+      .catch((error: unknown) => this.#deps.log(`the pipeline did not stop cleanly: ${describe(error)}`));
+    this.#detach?.();
+    this.#detach = null;
+    this.progress.clearAll();
+  }
+
+  /** The tunnel status with the receiver's URLs, the port note and the demo's registration. */
+  view(settings: Settings, phase: Phase, demo: DemoWebhookTarget | null): TunnelStatus {
+    const pipeline = this.#pipeline;
+    if (!pipeline) {
+      return {
+        provider: settings.tunnel.provider,
+        state: 'off',
+        publicUrl: null,
+        localUrl: null,
+        uploadUrl: null,
+        lastCheckedAt: null,
+        message: this.error ?? (phase === 'new' ? NOT_STARTED : 'The webhook receiver is not running.'),
+        registered: false,
+      };
+    }
+    const status = pipeline.supervisor.status;
+    let localUrl: string | null;
+    try {
+      localUrl = pipeline.receiver.localUrl;
+    } catch {
+      // Not listening (yet or any more): the view shows no local URL rather than failing.
+      localUrl = null;
+    }
+    const demoNote = demo ? 'Demo mode: the embedded sandbox sends its webhooks straight to this computer.' : null;
+    const message = [this.#portNote, demoNote, status.message].filter(Boolean).join(' ') || null;
+    const registered = demo ? localUrl !== null && demo.control.webhookUrl === localUrl : status.registered;
+    const uploadUrl = status.uploadUrl ?? pipeline.ready().localUploadUrl;
+    return { ...status, localUrl, uploadUrl, registered, message };
+  }
+
+  /** Registers the public webhook URL now (or points the demo sandbox at the local one). */
+  async register(
+    pipeline: RecordingPipeline,
+    demo: DemoWebhookTarget | null,
+    setRecordHook: (url: string) => Promise<void>,
+    track: <T>(promise: Promise<T>) => Promise<T>,
+  ): Promise<void> {
+    if (demo) {
+      demo.control.setWebhookUrl(pipeline.receiver.localUrl);
+      return;
+    }
+    const url = pipeline.supervisor.status.publicUrl;
+    if (!url) throw new ConfigError(NO_PUBLIC_URL);
+    if (pipeline.registrar) await track(pipeline.registrar.registerNow(url));
+    else {
+      await track(setRecordHook(url));
+      pipeline.supervisor.setRegisteredUrl(url);
+    }
+  }
+
+  /** Downloads and client uploads together, newest first. */
+  list(): RecordingView[] {
+    const jobs = this.#pipeline?.inbox.list() ?? [];
+    const uploads = this.#pipeline?.uploadLog?.list() ?? [];
+    return [...jobs.map((job) => recordingView(job, this.progress.get(job.key))), ...uploads.map(uploadView)].sort(
+      newestFirst,
+    );
+  }
+
+  /** The saved file behind a view key, of either source; null when there is none (yet). */
+  savedPath(key: string): string | null {
+    if (key.startsWith(UPLOAD_KEY_PREFIX)) {
+      return this.#pipeline?.uploadLog?.get(key.slice(UPLOAD_KEY_PREFIX.length))?.path ?? null;
+    }
+    const job = this.#pipeline?.inbox.get(key);
+    return job?.state === 'saved' ? job.path : null;
+  }
+
+  trayCounts(now: number = Date.now()): TrayCounts {
+    let downloading = 0;
+    let done = 0;
+    let total = 0;
+    let failed = 0;
+    for (const job of this.#pipeline?.inbox.list() ?? []) {
+      if (job.state === 'downloading') {
+        downloading++;
+        const live = this.progress.get(job.key);
+        const size = live?.total ?? job.totalBytes ?? job.announcedBytes;
+        if (size) {
+          total += size;
+          done += Math.min(size, live?.bytes ?? job.bytes ?? 0);
+        }
+      } else if (
+        (job.state === 'failed' || job.state === 'expired') &&
+        now - Date.parse(job.updatedAt) < ATTENTION_WINDOW_MS
+      ) {
+        failed++;
+      }
+    }
+    return { downloading, progress: downloading > 0 && total > 0 ? done / total : null, failed };
+  }
+
+  async #open(spec: PipelineOptions, paused: boolean): Promise<void> {
+    this.#portNote = null;
+    const log = this.#deps.log;
+    // The start error is what the producer sees; a failed clean-up after it still gets a line.
+    const discard = (pipeline: RecordingPipeline) =>
+      pipeline.stop().catch((e: unknown) => log(`the pipeline did not stop cleanly: ${describe(e)}`));
+    let pipeline = await RecordingPipeline.open(spec);
+    let detach = this.#attach(pipeline);
+    await pipeline.setDownloadsPaused(paused);
+    try {
+      await pipeline.start();
+    } catch (error) {
+      detach();
+      await discard(pipeline);
+      if (!isAddressInUse(error) || !spec.port) throw error;
+      // Another program (or another Tally) holds the port: receive on any free port rather than not at all.
+      this.#portNote = `Port ${spec.port} is in use, so the receiver listens on another port this time: a webhook URL registered with port ${spec.port} does not reach it.`;
+      log(this.#portNote);
+      pipeline = await RecordingPipeline.open({ ...spec, port: 0 });
+      detach = this.#attach(pipeline);
+      await pipeline.setDownloadsPaused(paused);
+      try {
+        await pipeline.start();
+      } catch (second) {
+        detach();
+        await discard(pipeline);
+        throw second;
+      }
+    }
+    this.#pipeline = pipeline;
+    this.#detach = detach;
+    log(`receiving recordings on port ${pipeline.receiver.port}`);
+  }
+
+  #attach(pipeline: RecordingPipeline): () => void {
+    const { emit, log } = this.#deps;
+    const offs: (() => void)[] = [];
+    const on = <K extends keyof PipelineEvents>(event: K, listener: (...args: PipelineEvents[K]) => void) => {
+      // Node's typed EventEmitter cannot relate a generic key to its listener; the signature above does.
+      pipeline.on(event, listener as never);
+      offs.push(() => pipeline.off(event, listener as never));
+    };
+    on('changed', (job) => this.#onJobChanged(job, pipeline));
+    on('progress', (e) =>
+      this.progress.update(e.key, { bytes: e.bytes, total: e.total, rate: e.rate, etaSeconds: e.etaSeconds }),
+    );
+    on('saved', (e) => {
+      emit('notify', { kind: 'saved', title: 'Recording saved', body: clean(basename(e.path), 200), path: e.path });
+    });
+    on('failed', (e) => {
+      if (e.willRetry) return;
+      emit('notify', {
+        kind: 'failed',
+        title: 'Recording failed',
+        body: clean(`${e.job.channelId}: ${e.job.error ?? describe(e.error)}`, 200),
+      });
+    });
+    on('expired', (e) => {
+      emit('notify', {
+        kind: 'expired',
+        title: 'Recording expired',
+        body: clean(`${e.job.channelId}: the service deleted it before it could be downloaded.`, 200),
+      });
+    });
+    on('uploaded', (e) => {
+      emit('recordings:changed', uploadView(e));
+      emit('notify', { kind: 'saved', title: 'Upload saved', body: clean(e.fileName, 200), path: e.path });
+    });
+    on('tunnel', (status) => this.#onTunnel(status));
+    on('gaps', (report) => emit('recordings:gaps', gapView(report)));
+    on('registered', () => emit('tunnel:status', this.#deps.tunnelView()));
+    on('registration-failed', (info) =>
+      emit('app:error', { code: 'registration', message: `The webhook URL could not be registered: ${info.message}` }),
+    );
+    on('rejected', (r) => log(`webhook refused (${r.status}): ${clean(r.reason)}`));
+    return () => {
+      for (const off of offs) off();
+    };
+  }
+
+  #onJobChanged(job: RecordingJob, pipeline: RecordingPipeline): void {
+    if (pipeline !== this.#pipeline && this.#pipeline !== null) return;
+    if (job.state !== 'downloading') this.progress.clear(job.key);
+    const view = recordingView(job, this.progress.get(job.key));
+    const signature = changeSignature(view);
+    if (this.#signatures.get(job.key) !== signature) {
+      this.#signatures.set(job.key, signature);
+      this.#deps.emit('recordings:changed', view);
+    }
+    this.#deps.updateTray();
+  }
+
+  #onTunnel(status: TunnelStatus): void {
+    if (status.state === 'unreachable' && !this.#unreachableNotified) {
+      this.#unreachableNotified = true;
+      this.#deps.emit('notify', {
+        kind: 'unreachable',
+        title: 'Webhook unreachable',
+        body: clean(status.message ?? 'The service cannot reach this computer: recordings will not arrive.', 200),
+      });
+    } else if (status.state === 'reachable') {
+      this.#unreachableNotified = false;
+    }
+    this.#deps.emit('tunnel:status', this.#deps.tunnelView());
+    this.#deps.updateTray();
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * The one JSON-lines journal opener, for the recordings inbox and the upload log. Both append one JSON
+ * object per line and must come back after a crash at any byte: complete lines are replayed (a damaged one
+ * is skipped and counted, never fatal), and a last line without its newline is either completed, when it
+ * parses (it may have been acknowledged), or cut off.
+ */
+import { mkdir, open, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { syncDir, writeAll } from './durable-fs.js';
+
+/** What replaying found. */
+export interface JsonLinesReplay {
+  /** Lines kept (including a completed torn last line). */
+  lines: number;
+  /** Complete lines that `accept` refused (not JSON, not a record): skipped. */
+  skippedLines: number;
+  /** Bytes of an unterminated, unacceptable last line, cut off. */
+  truncatedBytes: number;
+}
+
+/** The part of a file handle a journal writes through (a test seam may stand in for it). */
+export interface JournalHandle {
+  write(buffer: Buffer, offset: number, length: number): Promise<{ bytesWritten: number }>;
+  truncate(len?: number): Promise<void>;
+  datasync(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface OpenedJournal<F extends JournalHandle> {
+  path: string;
+  /** Open for appending, positioned after the last complete line. */
+  file: F;
+  /** Bytes known complete and durable. */
+  size: number;
+  replay: JsonLinesReplay;
+}
+
+/** Appends `data` whole through the journal handle's plain `write`. */
+export function appendFully(file: JournalHandle, data: Buffer): Promise<void> {
+  return writeAll({ writev: ([buffer]) => file.write(buffer!, 0, buffer!.length) }, [data]);
+}
+
+/** A line longer than this is damage (no record comes near it with the webhook's field caps). */
+export const MAX_LINE_BYTES = 64 * 1024;
+/** Replay reads the file in chunks of this size, whatever its size. */
+const READ_CHUNK_BYTES = 1 << 20;
+
+/**
+ * Replays `path` line by line in fixed-size chunks: memory follows the records kept, not the file's size (a
+ * 700 MB journal once could not be opened at all, "Cannot create a string longer than 0x1fffffe8 characters",
+ * which stranded every acknowledged recording in it). An over-long line is skipped as damage without ever being
+ * held whole. Resolves with the bytes up to the last newline and the unterminated tail (null when over-long).
+ */
+async function replayLines(
+  path: string,
+  accept: (line: string) => boolean,
+  replay: JsonLinesReplay,
+): Promise<{ completeBytes: number; tail: Buffer | null; totalBytes: number } | null> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+  const take = (line: Buffer): void => {
+    const text = line.toString('utf8');
+    if (text.trim() === '') return;
+    if (accept(text)) replay.lines += 1;
+    else replay.skippedLines += 1;
+  };
+  let carry: Buffer[] = [];
+  let carryBytes = 0;
+  /** The current line is already over the limit: its bytes are dropped until its newline. */
+  let oversized = false;
+  let position = 0;
+  let completeBytes = 0;
+  const chunk = Buffer.alloc(READ_CHUNK_BYTES);
+  try {
+    for (;;) {
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, position);
+      if (bytesRead === 0) break;
+      const data = chunk.subarray(0, bytesRead);
+      let start = 0;
+      for (let nl = data.indexOf(0x0a); nl !== -1; nl = data.indexOf(0x0a, start)) {
+        const piece = data.subarray(start, nl);
+        if (oversized || carryBytes + piece.length > MAX_LINE_BYTES) replay.skippedLines += 1;
+        else take(carry.length ? Buffer.concat([...carry, piece]) : piece);
+        carry = [];
+        carryBytes = 0;
+        oversized = false;
+        start = nl + 1;
+        completeBytes = position + start;
+      }
+      const rest = data.subarray(start);
+      if (!oversized && carryBytes + rest.length <= MAX_LINE_BYTES) {
+        // Copied: `chunk` is reused by the next read.
+        if (rest.length > 0) carry.push(Buffer.from(rest));
+        carryBytes += rest.length;
+      } else {
+        oversized = true;
+        carry = [];
+        carryBytes = 0;
+      }
+      position += bytesRead;
+    }
+  } finally {
+    await handle.close();
+  }
+  return { completeBytes, tail: oversized ? null : Buffer.concat(carry), totalBytes: position };
+}
+
+/**
+ * Opens (creating if needed) `dir/name` for appending and replays it line by line through `accept`, which
+ * returns whether it took the line. `wrap` may replace the handle (tests inject a full disk through it).
+ */
+export async function openJsonLines<F extends JournalHandle = FileHandle>(
+  dir: string,
+  name: string,
+  accept: (line: string) => boolean,
+  wrap: (raw: FileHandle) => F = (raw) => raw as unknown as F,
+): Promise<OpenedJournal<F>> {
+  await mkdir(dir, { recursive: true });
+  const path = join(dir, name);
+  const replay: JsonLinesReplay = { lines: 0, skippedLines: 0, truncatedBytes: 0 };
+  const found = await replayLines(path, accept, replay);
+  const created = found === null;
+  const { completeBytes, tail, totalBytes } = found ?? { completeBytes: 0, tail: Buffer.alloc(0), totalBytes: 0 };
+  const file = wrap(await open(path, 'a', 0o600));
+  let size = completeBytes;
+  try {
+    if (totalBytes > completeBytes) {
+      if (tail !== null && accept(tail.toString('utf8'))) {
+        // Written whole but the newline never made it: keep the record, it may have been acknowledged.
+        replay.lines += 1;
+        await appendFully(file, Buffer.from('\n'));
+        size = totalBytes + 1;
+      } else {
+        await file.truncate(completeBytes);
+        replay.truncatedBytes = totalBytes - completeBytes;
+      }
+      await file.datasync();
+    }
+    if (created) await syncDir(dir);
+  } catch (error) {
+    // The open failure is what the caller reports; the handle must not leak either way.
+    await file.close().catch(() => undefined);
+    throw error;
+  }
+  return { path, file, size, replay };
+}

@@ -1,0 +1,132 @@
+/**
+ * Settings + environment + flags -> recording pipeline options, for the app core and `tally listen`
+ * alike. The two faces used to assemble these separately and drifted apart (registration scope, upload
+ * origins read once or on every request); now both call `pipelineOptions` and only their inputs differ.
+ */
+import { resolve } from 'node:path';
+import type { Endpoints } from '../endpoints.js';
+import type { Logger } from '../logger.js';
+import type { Credentials } from '../model.js';
+import { DownloadOriginPolicy } from '../net/url-policy.js';
+import { defaultRecordingsDir } from '../paths.js';
+import type { PipelineApi, PipelineOptions } from './pipeline.js';
+import type { Settings } from '../settings.js';
+import type { TunnelSettingsInput } from '../tunnels/index.js';
+
+/** What `tally listen` may override on its command line; the app passes none. */
+export interface PipelineFlags {
+  folder?: string;
+  host?: string;
+  port?: number;
+  tunnel?: Partial<TunnelSettingsInput>;
+  /** `--register`: register even when the autoRegisterWebhook setting is off. */
+  register?: boolean;
+  concurrency?: number;
+  /** Extra browser origins allowed to upload, besides the uploadOrigins setting. */
+  uploadOrigins?: readonly string[];
+}
+
+/** The embedded demo sandbox, when the app runs against it instead of the service. */
+export interface PipelineDemo {
+  stateDir: string;
+  /** Where recordings go while the recordings folder is still the default one. */
+  folder: string;
+  /** The sandbox's loopback download origin, allowed in demo mode only. */
+  downloadOrigin: string;
+  /** The sandbox page's origin, whose web client uploads like the web SDK does. */
+  apiUrl: string;
+}
+
+export interface PipelineInputs {
+  settings: Settings;
+  /** The settings as they are now: upload origins are read on every request, so edits apply at once. */
+  currentSettings: () => Settings;
+  env: NodeJS.ProcessEnv;
+  /** The state folder (TALLY_HOME or the app data folder). */
+  home: string;
+  flags?: PipelineFlags;
+  /** Credentials from the CredentialResolver (so already bound to `endpoints`), or null. */
+  credentials: Credentials | null;
+  endpoints: Endpoints;
+  api: PipelineApi | null;
+  ngrokAuthtoken: string | null;
+  demo?: PipelineDemo | null;
+  log?: Logger;
+}
+
+/**
+ * The recordings folder: a flag wins, then the setting, except that the demo keeps its recordings apart
+ * while the setting is still the default.
+ */
+export function recordingsFolderFor(settings: Settings, demo: Pick<PipelineDemo, 'folder'> | null, flag?: string) {
+  if (flag !== undefined) return resolve(flag);
+  if (demo && settings.recordingsFolder === defaultRecordingsDir()) return demo.folder;
+  return resolve(settings.recordingsFolder);
+}
+
+/**
+ * The registration record's scope: the project and the admin host it was registered with, so switching
+ * either registers the webhook URL again.
+ */
+export function registrationScope(credentials: Credentials, endpoints: Endpoints): string {
+  return `${credentials.serviceId} ${endpoints.adminUrl}`;
+}
+
+/**
+ * Pipeline options plus a key that changes exactly when a running pipeline has to be rebuilt (the cheap
+ * settings such as folder and concurrency are applied to a running pipeline instead).
+ */
+export function pipelineOptions(inputs: PipelineInputs): { options: PipelineOptions; key: string } {
+  const { settings, flags = {}, demo = null, api, credentials } = inputs;
+  const base = DownloadOriginPolicy.fromEnv(inputs.env, settings.downloadOrigins);
+  // The sandbox serves recordings from loopback: allowed for its exact origin only, and only in demo mode.
+  const origins = demo ? [...base.origins, demo.downloadOrigin] : base.origins;
+  const policy = demo ? new DownloadOriginPolicy(origins) : base;
+  const tunnel: TunnelSettingsInput = {
+    provider: settings.tunnel.provider,
+    publicUrl: settings.tunnel.publicUrl ?? null,
+    ngrokDomain: settings.tunnel.ngrokDomain ?? null,
+    localtunnelHost: settings.tunnel.localtunnelHost ?? null,
+    ...flags.tunnel,
+  };
+  const scope = !demo && credentials ? registrationScope(credentials, inputs.endpoints) : null;
+  const extraOrigins = [...(flags.uploadOrigins ?? []), ...(demo ? [demo.apiUrl] : [])];
+  const options: PipelineOptions = {
+    stateDir: demo ? demo.stateDir : inputs.home,
+    folder: recordingsFolderFor(settings, demo, flags.folder),
+    policy,
+    host: flags.host ?? settings.receiverHost,
+    port: flags.port ?? settings.receiverPort,
+    tunnel,
+    ngrokAuthtoken: inputs.ngrokAuthtoken,
+    // The demo sandbox gets the local URL directly; only the real service needs the public one.
+    register: api && !demo ? (flags.register ?? settings.autoRegisterWebhook) : undefined,
+    api,
+    projectScope: scope,
+    concurrency: flags.concurrency ?? settings.concurrency,
+    maxRecordingBytes: settings.maxRecordingBytes,
+    fileNameTemplate: settings.fileNameTemplate,
+    ...(inputs.log ? { log: inputs.log } : {}),
+    uploads: {
+      subfolder: settings.clientUploadsSubfolder,
+      maxBytes: settings.uploadMaxBytes,
+      allowedOrigins: () => [...inputs.currentSettings().uploadOrigins, ...extraOrigins],
+    },
+  };
+  const key = JSON.stringify({
+    stateDir: options.stateDir,
+    origins,
+    host: options.host,
+    port: options.port,
+    tunnel,
+    ngrok: inputs.ngrokAuthtoken !== null,
+    registrar: options.register !== undefined,
+    hasApi: api !== null,
+    scope,
+    template: options.fileNameTemplate,
+    maxRecordingBytes: settings.maxRecordingBytes,
+    uploads: [settings.clientUploadsSubfolder, settings.uploadMaxBytes],
+    sandbox: demo ? demo.apiUrl : null,
+  });
+  return { options, key };
+}
