@@ -21,7 +21,6 @@ import {
   VerificationError,
 } from './errors.js';
 import { pumpToFile } from './file-sink.js';
-import type { DownloadPolicy } from './http-request.js';
 import {
   Agents,
   contentLength,
@@ -33,9 +32,9 @@ import {
 } from './http-request.js';
 import type { PartState } from './part-state.js';
 import { readPartState, removePartState, statePathFor, writePartState } from './part-state.js';
-import type { DownloadProgress } from './progress.js';
 import { ProgressMeter } from './progress.js';
 import { planSegments, runSegmented, segmentBytes } from './segmented.js';
+import { DEFAULT_MAX_RECORDING_BYTES, overflowError, refuseServerLength, sizeCeiling } from './size-limits.js';
 import { md5FromEtag, verifyPart } from './verify.js';
 
 export type { DownloadPolicy } from './http-request.js';
@@ -44,68 +43,12 @@ export type { DownloadFs, PartHandle } from './download-fs.js';
 
 export const DEFAULT_SEGMENTS = 4;
 export const DEFAULT_SEGMENT_THRESHOLD_BYTES = 32 * 1024 * 1024;
-/** 64 GiB: a day of broadcast at a high bitrate, far beyond any real recording, far below a full disk loop. */
-export const DEFAULT_MAX_RECORDING_BYTES = 64 * 1024 ** 3;
+export { DEFAULT_MAX_RECORDING_BYTES } from './size-limits.js';
 /** Idle time (no byte received) before a connection is given up. */
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
-export interface DownloadOptions {
-  url: string;
-  /**
-   * Final path, or a function choosing it once the file is verified (e.g. `chooseFreeName`, which reserves
-   * the name with an empty file). The part is renamed onto it only if it is absent or an empty reservation.
-   */
-  dest: string | (() => Promise<string>);
-  /** The part file; must be in the same folder (file system) as `dest` for an atomic rename. */
-  partPath: string;
-  /** Size announced by the webhook; the file must match it, and no byte beyond it is written. */
-  expectedBytes?: number | null;
-  /**
-   * The most bytes one recording may have when neither the server nor the webhook says how many (a body with no
-   * Content-Length stops here instead of filling the disk). Default DEFAULT_MAX_RECORDING_BYTES.
-   */
-  maxBytes?: number;
-  policy: DownloadPolicy;
-  signal?: AbortSignal;
-  onProgress?(p: DownloadProgress): void;
-  /** Maximum parallel ranges (default 4; 1 disables segmenting). */
-  segments?: number;
-  /** Files larger than this are fetched in parallel ranges (default 32 MiB). */
-  segmentThresholdBytes?: number;
-  /** Idle timeout per connection (default 30 s). */
-  timeoutMs?: number;
-  /** Test seam: replaces file-system calls (e.g. to inject ENOSPC). */
-  fs?: Partial<DownloadFs>;
-  /**
-   * Keep the sidecar (with the name the file was saved under) after the rename, so a caller that records
-   * the result durably can remove it afterwards with `forgetCommit`. A restart in between then finds the
-   * saved file instead of downloading a second copy.
-   */
-  keepCommitRecord?: boolean;
-  /** Minimum time between two `onProgress` calls (default 250 ms; 0 reports every write). */
-  progressIntervalMs?: number;
-  /** Minimum time between durable checkpoints of segment progress (default 1000 ms). */
-  checkpointIntervalMs?: number;
-  /** A running segment is split for an idle connection when at least twice this is left (default 4 MiB). */
-  minSplitBytes?: number;
-}
-
-export interface DownloadResult {
-  /** Where the file now is. */
-  path: string;
-  bytes: number;
-  /** MD5 of the file when it was computed (the ETag carried one), else null. */
-  md5: string | null;
-  etag: string | null;
-  /** Bytes that were already in the part when this call started (0 for a fresh download). */
-  resumedFrom: number;
-  /** The part had to be discarded because the server ignored the range or its copy changed. */
-  restarted: boolean;
-  /** Highest number of parallel connections used. */
-  connections: number;
-  /** The file had already been saved by an earlier run (nothing was downloaded). */
-  alreadySaved: boolean;
-}
+export type { DownloadOptions, DownloadResult } from './download-options.js';
+import type { DownloadOptions, DownloadResult } from './download-options.js';
 
 interface TransferOutcome {
   total: number | null;
@@ -346,18 +289,12 @@ async function transferSequential(
     throw new HttpStatusError(status, opened.url.host, await errorHint(res));
   }
 
-  const maxBytes = opts.maxBytes ?? DEFAULT_MAX_RECORDING_BYTES;
-  const expected = opts.expectedBytes ?? null;
+  const limits = { expected: opts.expectedBytes ?? null, maxBytes: opts.maxBytes ?? DEFAULT_MAX_RECORDING_BYTES };
   // The server says how big the file is: refuse before reading a byte when that cannot be the recording.
-  if (total !== null && expected !== null && total !== expected) {
+  const refusal = refuseServerLength(total, limits);
+  if (refusal) {
     res.destroy();
-    throw new VerificationError('announced-size', expected, total);
-  }
-  if (total !== null && total > maxBytes) {
-    res.destroy();
-    throw new DownloadRefusedError(
-      `the server's file has ${total} bytes, more than the ${maxBytes} allowed by the maxRecordingBytes setting`,
-    );
+    throw refusal;
   }
 
   const etag = res.headers.etag ?? null;
@@ -397,8 +334,7 @@ async function transferSequential(
   const seqState: PartState = { version: 1, mode: 'sequential', etag, lastModified, total };
   const hash: Hash | null = offset === 0 && md5FromEtag(etag) ? createHash('md5') : null;
   let written: number;
-  // Without a Content-Length, one byte past what may arrive is the most ever written: that byte proves excess.
-  const ceiling = total ?? Math.min(expected ?? Number.MAX_SAFE_INTEGER, maxBytes) + 1;
+  const ceiling = sizeCeiling(total, limits);
   try {
     await writePartState(ctx.fsx, ctx.partPath, seqState);
     const handle = await ctx.fsx.open(ctx.partPath, offset === 0 ? 'w' : 'r+');
@@ -424,11 +360,7 @@ async function transferSequential(
     // The part is useless (it is not the announced file, or it is endless): the next attempt starts afresh.
     await removeIfExists(ctx.fsx, ctx.partPath);
     await removePartState(ctx.fsx, ctx.partPath);
-    // `size` is expected + 1, the same each time: the manager's strikes then stop trusting a wrong announcement.
-    if (expected !== null && expected < maxBytes) throw new VerificationError('announced-size', expected, size);
-    throw new DownloadRefusedError(
-      `the server sent more than ${maxBytes} bytes without saying how many (the maxRecordingBytes setting)`,
-    );
+    throw overflowError(size, limits);
   }
   if (total !== null && size < total) {
     throw new NetworkError(describeEndpoint(opened.url), 'the connection closed before the whole file arrived');

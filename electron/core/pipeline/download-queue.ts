@@ -10,18 +10,10 @@
  */
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { lstat, open, readFile, rm, writeFile } from 'node:fs/promises';
-import { ensureWritableFolder, removePlantedLink } from '../folder-check.js';
 import path from 'node:path';
 import { TallyError } from '../errors.js';
-import {
-  extFromUrl,
-  mediaExt,
-  pickFinalName,
-  renderFileName,
-  safeFileName,
-  sniffMediaExt,
-} from '../recordings/filename.js';
+import { ensureWritableFolder, removePlantedLink } from '../folder-check.js';
+import { extFromUrl, renderFileName, safeFileName } from '../recordings/filename.js';
 import type { JobStore, RecordingJob } from '../recordings/types.js';
 import type { DownloadFs } from '../download/download-fs.js';
 import { downloadFs, sizeOf } from '../download/download-fs.js';
@@ -36,6 +28,9 @@ import type { DownloadPolicy, DownloadProgress } from '../download/fetch-file.js
 import { DEFAULT_MAX_RECORDING_BYTES, downloadFile, forgetCommit } from '../download/fetch-file.js';
 import { isAbortError } from '../download/http-request.js';
 import { statePathFor } from '../download/part-state.js';
+import { releaseFinalName, reserveFinalName, sniffPart } from './final-names.js';
+
+export { RESERVATION_SUFFIX, reserveFinalName } from './final-names.js';
 
 export interface DownloadManagerOptions {
   store: JobStore;
@@ -117,77 +112,6 @@ export function partPathFor(folder: string, job: Pick<RecordingJob, 'key' | 'cha
   const tag = createHash('sha256').update(job.key).digest('hex').slice(0, 10);
   const ext = extFromUrl(job.url);
   return path.join(folder, `${safeFileName(job.channelId, { maxBytes: 80 })}.${tag}${ext}.part`);
-}
-
-/** Suffix of the marker file that holds a final name for one job while its file is being put in place. */
-export const RESERVATION_SUFFIX = '.reserved';
-
-/** Markers this process holds (path → job key): authoritative while their content may still be being written. */
-const heldMarkers = new Map<string, string>();
-
-/**
- * Chooses the final path for a verified download (`base.ext`, then `base (2).ext`...) WITHOUT creating it: a
- * final name must only ever appear with the complete file, which the engine's rename puts there, so a crash
- * can never leave an empty or partial file under it. The name is held by a marker `<name>.reserved` that
- * contains the job key (created exclusively, so other jobs and other processes skip the name); a restart of
- * the same job finds its own marker and gets the same name back. An EMPTY marker that this process is not
- * writing was cut short by a crash between its creation and its content (nobody holds it): it is taken over.
- */
-export async function reserveFinalName(folder: string, base: string, ext: string, key: string): Promise<string> {
-  return pickFinalName(folder, safeFileName(base), mediaExt(ext), async (candidate) => {
-    const marker = `${candidate}${RESERVATION_SUFFIX}`;
-    const holder = heldMarkers.get(marker);
-    if (holder !== undefined && holder !== key) return undefined;
-    if (holder === undefined) {
-      heldMarkers.set(marker, key);
-      // A link planted at the marker would make the take-over below write through it: the link goes first.
-      await removePlantedLink(marker);
-      try {
-        await writeFile(marker, key, { flag: 'wx', mode: 0o600 });
-      } catch (error) {
-        const found =
-          (error as NodeJS.ErrnoException).code === 'EEXIST' ? await readFile(marker, 'utf8').catch(() => null) : null;
-        if (found === '') await writeFile(marker, key, { mode: 0o600 }).catch(() => undefined);
-        if (found !== key && found !== '') {
-          heldMarkers.delete(marker);
-          if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-          return undefined;
-        }
-      }
-    }
-    // lstat: anything at the name counts, a link (even a dangling one) too, so a rename never replaces it.
-    const taken = await lstat(candidate).then(
-      () => true,
-      (error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT') return false;
-        throw error;
-      },
-    );
-    if (!taken) return candidate;
-    heldMarkers.delete(marker);
-    await rm(marker, { force: true });
-    return undefined;
-  });
-}
-
-/** The media extension the part's first bytes announce, or null (unknown container, or unreadable). */
-async function sniffPart(partPath: string): Promise<string | null> {
-  const handle = await open(partPath, 'r').catch(() => null);
-  if (!handle) return null;
-  try {
-    const head = Buffer.alloc(64);
-    const { bytesRead } = await handle.read(head, 0, head.length, 0);
-    return sniffMediaExt(head.subarray(0, bytesRead));
-  } finally {
-    await handle.close();
-  }
-}
-
-/** Removes the marker of a final name once the file is in place and recorded. */
-async function releaseFinalName(finalPath: string): Promise<void> {
-  const marker = `${finalPath}${RESERVATION_SUFFIX}`;
-  heldMarkers.delete(marker);
-  await rm(marker, { force: true }).catch(() => undefined);
 }
 
 function formatTime(ms: number): string {

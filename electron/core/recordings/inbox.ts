@@ -15,13 +15,13 @@
  * retention window. Two new-shape URLs with the same channel ID stay separate jobs: clients reuse channel IDs
  * (a broadcast restarted after a drop), and downloading twice is better than losing a recording.
  */
-import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { open, rename, rm } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { TallyError } from '../errors.js';
+import { aliasKey, differByRandomSegment, recordingKey } from './recording-key.js';
 import { RETENTION_MS } from './types.js';
 import type { JobStore, NewRecording, RecordingJob } from './types.js';
 import { syncDir } from '../durable-fs.js';
@@ -119,19 +119,12 @@ const jobSchema = z.looseObject({
 });
 const lineSchema = z.object({ v: z.literal(1), job: jobSchema });
 
-/** The dedupe key of a recording URL (32 hex characters). */
-export function recordingKey(url: string | URL): string {
-  const parsed = new URL(url);
-  parsed.hash = '';
-  parsed.searchParams.sort();
-  const normal = `${parsed.protocol}//${parsed.host}${parsed.pathname}${parsed.search}`;
-  return createHash('sha256').update(normal).digest('hex').slice(0, 32);
-}
-
 /** Whether the download manager is done with a job. */
 export function isTerminal(job: RecordingJob): boolean {
   return job.state === 'saved' || job.state === 'expired' || job.state === 'failed';
 }
+
+export { recordingKey } from './recording-key.js';
 
 /** The durable job journal; see the file comment for the format and dedupe rules. */
 export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
@@ -501,24 +494,4 @@ function parseLine(text: string): RecordingJob | null {
 
 function byReceivedAt(a: RecordingJob, b: RecordingJob): number {
   return a.receivedAt < b.receivedAt ? -1 : a.receivedAt > b.receivedAt ? 1 : 0;
-}
-
-function aliasKey(channelId: string, url: string): string | null {
-  try {
-    const parsed = new URL(url);
-    const file = parsed.pathname.split('/').pop() ?? '';
-    return file ? `${channelId}\n${parsed.host}\n${file}` : null;
-  } catch {
-    return null;
-  }
-}
-
-/** `/svc/ch.mp4` vs `/svc/<random>/ch.mp4`: the longer path minus its second-to-last segment is the shorter. */
-function differByRandomSegment(a: string, b: string): boolean {
-  const pa = new URL(a).pathname.split('/');
-  const pb = new URL(b).pathname.split('/');
-  const [long, short] = pa.length > pb.length ? [pa, pb] : [pb, pa];
-  if (long.length !== short.length + 1 || short.length < 2) return false;
-  const trimmed = [...long.slice(0, -2), long[long.length - 1]];
-  return trimmed.join('/') === short.join('/');
 }

@@ -1,0 +1,64 @@
+/**
+ * What `downloadFile` takes and gives back (split from fetch-file.ts, which re-exports both).
+ */
+import type { DownloadFs } from './download-fs.js';
+import type { DownloadPolicy } from './http-request.js';
+import type { DownloadProgress } from './progress.js';
+
+export interface DownloadOptions {
+  url: string;
+  /**
+   * Final path, or a function choosing it once the file is verified (e.g. `chooseFreeName`, which reserves
+   * the name with an empty file). The part is renamed onto it only if it is absent or an empty reservation.
+   */
+  dest: string | (() => Promise<string>);
+  /** The part file; must be in the same folder (file system) as `dest` for an atomic rename. */
+  partPath: string;
+  /** Size announced by the webhook; the file must match it, and no byte beyond it is written. */
+  expectedBytes?: number | null;
+  /**
+   * The most bytes one recording may have when neither the server nor the webhook says how many (a body with no
+   * Content-Length stops here instead of filling the disk). Default DEFAULT_MAX_RECORDING_BYTES.
+   */
+  maxBytes?: number;
+  policy: DownloadPolicy;
+  signal?: AbortSignal;
+  onProgress?(p: DownloadProgress): void;
+  /** Maximum parallel ranges (default 4; 1 disables segmenting). */
+  segments?: number;
+  /** Files larger than this are fetched in parallel ranges (default 32 MiB). */
+  segmentThresholdBytes?: number;
+  /** Idle timeout per connection (default 30 s). */
+  timeoutMs?: number;
+  /** Test seam: replaces file-system calls (e.g. to inject ENOSPC). */
+  fs?: Partial<DownloadFs>;
+  /**
+   * Keep the sidecar (with the name the file was saved under) after the rename, so a caller that records
+   * the result durably can remove it afterwards with `forgetCommit`. A restart in between then finds the
+   * saved file instead of downloading a second copy.
+   */
+  keepCommitRecord?: boolean;
+  /** Minimum time between two `onProgress` calls (default 250 ms; 0 reports every write). */
+  progressIntervalMs?: number;
+  /** Minimum time between durable checkpoints of segment progress (default 1000 ms). */
+  checkpointIntervalMs?: number;
+  /** A running segment is split for an idle connection when at least twice this is left (default 4 MiB). */
+  minSplitBytes?: number;
+}
+
+export interface DownloadResult {
+  /** Where the file now is. */
+  path: string;
+  bytes: number;
+  /** MD5 of the file when it was computed (the ETag carried one), else null. */
+  md5: string | null;
+  etag: string | null;
+  /** Bytes that were already in the part when this call started (0 for a fresh download). */
+  resumedFrom: number;
+  /** The part had to be discarded because the server ignored the range or its copy changed. */
+  restarted: boolean;
+  /** Highest number of parallel connections used. */
+  connections: number;
+  /** The file had already been saved by an earlier run (nothing was downloaded). */
+  alreadySaved: boolean;
+}

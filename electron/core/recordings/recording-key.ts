@@ -1,0 +1,35 @@
+/**
+ * Recording identity for dedupe (see inbox.ts): the key of a URL, and the alias that matches the older webhook
+ * shape's URL without the random path segment to the newer one with it.
+ */
+import { createHash } from 'node:crypto';
+
+/** The dedupe key of a recording URL (32 hex characters). */
+export function recordingKey(url: string | URL): string {
+  const parsed = new URL(url);
+  parsed.hash = '';
+  parsed.searchParams.sort();
+  const normal = `${parsed.protocol}//${parsed.host}${parsed.pathname}${parsed.search}`;
+  return createHash('sha256').update(normal).digest('hex').slice(0, 32);
+}
+
+/** channel + host + file name, or null for a URL without a file name. */
+export function aliasKey(channelId: string, url: string): string | null {
+  try {
+    const parsed = new URL(url);
+    const file = parsed.pathname.split('/').pop() ?? '';
+    return file ? `${channelId}\n${parsed.host}\n${file}` : null;
+  } catch {
+    return null;
+  }
+}
+
+/** `/svc/ch.mp4` vs `/svc/<random>/ch.mp4`: the longer path minus its second-to-last segment is the shorter. */
+export function differByRandomSegment(a: string, b: string): boolean {
+  const pa = new URL(a).pathname.split('/');
+  const pb = new URL(b).pathname.split('/');
+  const [long, short] = pa.length > pb.length ? [pa, pb] : [pb, pa];
+  if (long.length !== short.length + 1 || short.length < 2) return false;
+  const trimmed = [...long.slice(0, -2), long[long.length - 1]];
+  return trimmed.join('/') === short.join('/');
+}
