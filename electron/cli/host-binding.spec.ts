@@ -151,3 +151,14 @@ describe('the secret stays with the hosts it was entered for', () => {
     expect((await run(['live'])).stderr).toBe(`tally live: ${REFUSAL}\n`);
   });
 });
+
+describe('the ngrok authtoken comes from the keychain, for the CLI as for the app', () => {
+  it('ignores NGROK_AUTHTOKEN and says where to store the token', async () => {
+    const made = captureIo(new AbortController().signal, { ...env(), NGROK_AUTHTOKEN: 'env-token-not-used' });
+    const code = await main(['listen', '--folder', join(home, 'rec'), '--port', '0', '--tunnel', 'ngrok'], made.io);
+    expect(code).toBe(1);
+    expect(made.err()).toBe(
+      'tally listen: ngrok needs an authtoken: store it in the OS keychain with "tally login --ngrok".\n',
+    );
+  });
+});

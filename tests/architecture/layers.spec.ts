@@ -2,7 +2,8 @@
  * The layering of electron/core is a lint rule, not a habit: these specs prove the rule bites on an
  * upward import (through ESLint itself, with the project's own config), and that no import cycle exists.
  */
-import { resolve } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
@@ -70,5 +71,30 @@ describe('import graph', () => {
     expect(findCycles([a, b], ROOT)).toEqual([
       ['tests/architecture/fixtures/cycle-a.ts', 'tests/architecture/fixtures/cycle-b.ts'],
     ]);
+  });
+});
+
+/** Source files a person edits (specs, e2e tests, test helpers and fixtures are test code). */
+function editedSources(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (entry.name !== 'node_modules' && entry.name !== 'test-fixtures') out.push(...editedSources(path));
+    } else if (/\.(ts|svelte|js|mjs)$/.test(entry.name) && !/\.(spec|e2e)\.ts$|\.d\.ts$|^test-/.test(entry.name)) {
+      out.push(path);
+    }
+  }
+  return out;
+}
+
+describe('file size', () => {
+  it('keeps every non-test source file at 500 lines or fewer', () => {
+    const files = ['electron', 'renderer/src', 'scripts', 'bench'].flatMap((d) => editedSources(`${ROOT}/${d}`));
+    expect(files.length).toBeGreaterThan(100);
+    const long = files
+      .map((f) => ({ file: relative(ROOT, f), lines: readFileSync(f, 'utf8').split('\n').length - 1 }))
+      .filter((f) => f.lines > 500);
+    expect(long).toEqual([]);
   });
 });

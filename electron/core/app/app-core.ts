@@ -36,6 +36,10 @@ import {
   NOT_STARTED,
   NO_CREDENTIALS,
   STOPPED,
+  LiveState,
+  SerialQueue,
+  checkFolderChange,
+  traySnapshotOf,
   describe,
   errorView,
   readPackageVersion,
@@ -52,7 +56,6 @@ import { channelAndRecordingHandlers } from './handlers.js';
 import { PipelineHost } from './pipeline-host.js';
 import { toSettingsView, toStorePatch } from './settings-view.js';
 import type { AppCoreEvents, PlatformHooks, TraySnapshot } from './types.js';
-import { ensureWritableFolder } from '../folder-check.js';
 
 export { BACKGROUND_POLL_FACTOR, readPackageVersion, type AppCoreOptions, type TallyAppCore } from './core-support.js';
 
@@ -76,7 +79,7 @@ class Core implements TallyAppCore {
   #version = '0.0.0';
 
   #phase: Phase = 'new';
-  #queue: Promise<void> = Promise.resolve();
+  readonly #queue = new SerialQueue();
   #startPromise: Promise<void> | null = null;
   #stopPromise: Promise<void> | null = null;
 
@@ -91,8 +94,7 @@ class Core implements TallyAppCore {
   #receivingPaused = false;
   #folder = '';
 
-  #live: Channel[] = [];
-  #pollErrorKey: string | null = null;
+  readonly #live = new LiveState();
 
   constructor(opts: AppCoreOptions) {
     this.#opts = opts;
@@ -163,7 +165,7 @@ class Core implements TallyAppCore {
     this.#stopPromise ??= (async () => {
       this.#phase = 'stopping';
       this.#poller.stop();
-      await this.#queue;
+      await this.#queue.idle();
       this.#api = null;
       await this.#host.stop();
       await this.#closeSandbox();
@@ -181,31 +183,12 @@ class Core implements TallyAppCore {
   }
 
   traySnapshot(): TraySnapshot {
-    const { downloading, progress, failed } = this.#host.trayCounts();
-    return {
-      liveCount: this.#live.length,
-      liveChannels: this.#live.map((c) => ({ id: c.id, watchers: c.watchers })),
-      downloading,
-      progress,
-      attention: this.#attention(failed),
+    return traySnapshotOf(this.#live.channels, this.#host, {
+      credentialsRefused: this.#creds.bad,
       receivingPaused: this.#receivingPaused,
       recordingsFolder: this.#folder,
-    };
+    });
   }
-
-  #attention(failedRecordings: number): string | null {
-    if (this.#creds.bad) return 'The service refused the credentials';
-    if (this.#host.error) return 'Recordings are not being received';
-    const tunnel = this.#host.pipeline?.supervisor.status;
-    if (tunnel?.state === 'unreachable') return 'The webhook URL is unreachable';
-    if (tunnel?.state === 'error') return 'The tunnel could not start';
-    if (failedRecordings === 1) return '1 recording failed';
-    if (failedRecordings > 1) return `${failedRecordings} recordings failed`;
-    return null;
-  }
-
-  // -------------------------------------------------------------------------------------------------
-  // Handlers
 
   #buildHandlers(): RequestHandlers {
     return {
@@ -219,13 +202,13 @@ class Core implements TallyAppCore {
 
       ...channelAndRecordingHandlers({
         api: () => this.#requireApi(),
-        track: (promise) => this.#track(promise),
+        track: (promise) => this.#creds.track(promise),
         pipeline: () => this.#requirePipeline(),
         host: this.#host,
         hooks: this.#hooks,
         log: this.#log,
         setLive: (channels) => {
-          this.#live = channels;
+          this.#live.channels = channels;
           this.#updateTray();
         },
         refreshLive: () => this.#poller.refresh(),
@@ -289,13 +272,7 @@ class Core implements TallyAppCore {
     const before = this.#settings.get();
     // Validate before any side effect, so a bad field changes nothing at all.
     const next = applySettingsPatch(before, storePatch);
-    // A folder is accepted only once it exists and takes a file: saving /proc/x would otherwise wedge the pipeline.
-    if (storePatch.recordingsFolder !== undefined && storePatch.recordingsFolder !== before.recordingsFolder) {
-      next.recordingsFolder = await ensureWritableFolder(next.recordingsFolder, {
-        source: 'the Recordings folder (Settings)',
-      });
-      storePatch.recordingsFolder = next.recordingsFolder;
-    }
+    await checkFolderChange(before, next, storePatch);
     if (next.launchAtLogin !== before.launchAtLogin) await this.#hooks.setLaunchAtLogin?.(next.launchAtLogin);
     if (Object.keys(storePatch).length > 0) this.#settings.update(storePatch);
     if (patch.demoMode === false) this.#forceDemo = false;
@@ -351,22 +328,10 @@ class Core implements TallyAppCore {
     });
   }
 
-  async #testCredentials(input: CredentialsInput | undefined): Promise<{ ok: boolean; message: string }> {
-    try {
-      const api = input
-        ? this.#creds.testClient(input, this.#configuredEndpoints(), this.#version)
-        : this.#requireApi();
-      const { liveCount } = await api.testConnection();
-      if (!input) this.#creds.setBad(false);
-      return { ok: true, message: `Connected: ${liveCount} channel${liveCount === 1 ? '' : 's'} live now.` };
-    } catch (error) {
-      if (!input && error instanceof BadCredentialsError) this.#creds.setBad(true);
-      return { ok: false, message: errorView(error).message };
-    }
-  }
-
-  #track<T>(promise: Promise<T>): Promise<T> {
-    return this.#creds.track(promise);
+  #testCredentials(input: CredentialsInput | undefined): Promise<{ ok: boolean; message: string }> {
+    const api = () =>
+      input ? this.#creds.testClient(input, this.#configuredEndpoints(), this.#version) : this.#requireApi();
+    return this.#creds.test(api, input === undefined);
   }
 
   #requireApi(): ChannelApi {
@@ -380,14 +345,9 @@ class Core implements TallyAppCore {
     throw new ConfigError(this.#host.error ?? 'The webhook receiver is not running.');
   }
 
-  // -------------------------------------------------------------------------------------------------
-  // Live list
-
   #onLive(channels: Channel[]): void {
-    this.#live = channels;
-    this.#pollErrorKey = null;
     this.#creds.setBad(false, false);
-    this.#emit('channels:live', channels.map(channelToJson));
+    this.#emit('channels:live', this.#live.succeeded(channels).map(channelToJson));
     this.#updateTray();
   }
 
@@ -395,11 +355,7 @@ class Core implements TallyAppCore {
     const view = errorView(error);
     if (!(error instanceof TallyError)) this.#log(`live poll failed: ${describe(error)}`);
     if (error instanceof BadCredentialsError) this.#creds.setBad(true);
-    const key = `${view.code}\u0000${view.message}`;
-    // Once per distinct problem, not on every poll while it lasts.
-    if (key === this.#pollErrorKey) return;
-    this.#pollErrorKey = key;
-    this.#emit('app:error', view);
+    if (this.#live.failed(view)) this.#emit('app:error', view);
   }
 
   // -------------------------------------------------------------------------------------------------
@@ -414,18 +370,9 @@ class Core implements TallyAppCore {
     return this.#demo ? this.#sandbox : null;
   }
 
-  async #registerWebhook(): Promise<TunnelStatus> {
-    const pipeline = this.#requirePipeline();
-    const demo = this.#demoTarget();
-    await this.#host.register(
-      pipeline,
-      demo,
-      (url) => this.#requireApi().setRecordHook(url),
-      (p) => this.#track(p),
-    );
-    const view = this.#tunnelView();
-    this.#emit('tunnel:status', view);
-    return view;
+  #registerWebhook(): Promise<TunnelStatus> {
+    const api = (url: string) => this.#requireApi().setRecordHook(url);
+    return this.#host.register(this.#requirePipeline(), this.#demoTarget(), api, (p) => this.#creds.track(p));
   }
 
   // -------------------------------------------------------------------------------------------------
@@ -443,7 +390,7 @@ class Core implements TallyAppCore {
       // The old pipeline downloads from the old backend: it goes first.
       await this.#host.stop();
       await this.#closeSandbox();
-      this.#live = [];
+      this.#live.channels = [];
       this.#emit('channels:live', []);
       if (demo) {
         const uploadUrl = () => this.#host.pipeline?.ready().localUploadUrl ?? null;
@@ -487,7 +434,7 @@ class Core implements TallyAppCore {
       this.#poller.reschedule();
       if (apiChanged) {
         // Another backend or project: the list on screen is stale and its errors no longer apply.
-        this.#pollErrorKey = null;
+        this.#live.forgetError();
         if (this.#poller.currentDelayMs !== null) void this.#poller.refresh();
       }
       this.#updateTray();
@@ -524,12 +471,7 @@ class Core implements TallyAppCore {
   // Plumbing
 
   #serial<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.#queue.then(fn, fn);
-    this.#queue = run.then(
-      () => {},
-      () => {},
-    );
-    return run;
+    return this.#queue.run(fn);
   }
 
   #emit<E extends keyof AppCoreEvents>(event: E, payload: AppCoreEvents[E]): void {

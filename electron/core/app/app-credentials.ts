@@ -11,7 +11,7 @@ import type { Endpoints } from '../endpoints.js';
 import { BadCredentialsError, ConfigError } from '../errors.js';
 import { lineLogger } from '../logger.js';
 import type { Credentials } from '../model.js';
-import { NO_CREDENTIALS } from './core-support.js';
+import { NO_CREDENTIALS, errorView } from './core-support.js';
 
 export interface AppCredentialsOptions {
   secrets: SecretStore;
@@ -116,6 +116,21 @@ export class AppCredentials {
       retries: 1,
       userAgent: `Tally/${version}`,
     });
+  }
+
+  /**
+   * Tries a connection with `api` (typed-in credentials, or the ones in use when `inUse`): the answer for
+   * Settings. Only the credentials in use change the refused flag the tray shows.
+   */
+  async test(api: () => ChannelApi, inUse: boolean): Promise<{ ok: boolean; message: string }> {
+    try {
+      const { liveCount } = await api().testConnection();
+      if (inUse) this.setBad(false);
+      return { ok: true, message: `Connected: ${liveCount} channel${liveCount === 1 ? '' : 's'} live now.` };
+    } catch (error) {
+      if (inUse && error instanceof BadCredentialsError) this.setBad(true);
+      return { ok: false, message: errorView(error).message };
+    }
   }
 
   /** Whether the service refused the credentials in use (cleared by the next success). */

@@ -8,11 +8,14 @@ import { fileURLToPath } from 'node:url';
 import type { ErrorView, GapReport } from '../../contract.js';
 import type { SecretStore } from '../credentials.js';
 import { ConfigError, TallyError } from '../errors.js';
+import { ensureWritableFolder } from '../folder-check.js';
 import type { PipelineOptions, RecordingPipeline } from '../pipeline/pipeline.js';
+import type { Channel } from '../model.js';
 import type { GapReportResult } from '../recordings/gap-report.js';
 import type { Sandbox, SandboxOptions } from '../sandbox/index.js';
+import type { Settings } from '../settings.js';
 import type { SettingsBackendFactory } from '../settings.js';
-import type { AppCore, PlatformHooks } from './types.js';
+import type { AppCore, PlatformHooks, TraySnapshot } from './types.js';
 
 export interface AppCoreOptions {
   /** State folder: settings, journal, tokens (appDataDir() or Electron's userData). */
@@ -111,4 +114,113 @@ export function gapView(report: GapReportResult | null): GapReport {
     missing: report.missing.map((m) => ({ channelId: m.channelId, endedAt: m.endedAt.toISOString() })),
     error: report.error,
   };
+}
+
+/** The tray's one-line reason to look, most urgent first; null when all is well. */
+export function attentionText(state: {
+  credentialsRefused: boolean;
+  pipelineError: string | null;
+  tunnelState: string | undefined;
+  failedRecordings: number;
+}): string | null {
+  if (state.credentialsRefused) return 'The service refused the credentials';
+  if (state.pipelineError) return 'Recordings are not being received';
+  if (state.tunnelState === 'unreachable') return 'The webhook URL is unreachable';
+  if (state.tunnelState === 'error') return 'The tunnel could not start';
+  if (state.failedRecordings === 1) return '1 recording failed';
+  if (state.failedRecordings > 1) return `${state.failedRecordings} recordings failed`;
+  return null;
+}
+
+/**
+ * Runs tasks one after another, each after the previous settled: everything that changes what runs goes
+ * through one queue, so two settings changes never reconcile at the same time.
+ */
+export class SerialQueue {
+  #tail: Promise<void> = Promise.resolve();
+
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#tail.then(fn, fn);
+    this.#tail = run.then(
+      () => {},
+      () => {},
+    );
+    return run;
+  }
+
+  /** Settles when everything queued so far has. */
+  idle(): Promise<void> {
+    return this.#tail;
+  }
+}
+
+/**
+ * The live list as last fetched, and poll errors reported once per distinct problem rather than on every
+ * poll while it lasts.
+ */
+export class LiveState {
+  channels: Channel[] = [];
+  #errorKey: string | null = null;
+
+  /** A successful poll: returns the channels to push. */
+  succeeded(channels: Channel[]): Channel[] {
+    this.channels = channels;
+    this.#errorKey = null;
+    return channels;
+  }
+
+  /** A failed poll: true when this problem is new and worth a push. */
+  failed(view: ErrorView): boolean {
+    const key = `${view.code}\u0000${view.message}`;
+    if (key === this.#errorKey) return false;
+    this.#errorKey = key;
+    return true;
+  }
+
+  /** Another backend or project: errors of the old one no longer apply. */
+  forgetError(): void {
+    this.#errorKey = null;
+  }
+}
+
+/** The tray's view: the live count from the last poll, the pipeline's progress, and one reason to look. */
+export function traySnapshotOf(
+  live: readonly Channel[],
+  host: {
+    trayCounts(): { downloading: number; progress: number | null; failed: number };
+    readonly error: string | null;
+    readonly pipeline: { supervisor: { status: { state: string } } } | null;
+  },
+  state: { credentialsRefused: boolean; receivingPaused: boolean; recordingsFolder: string },
+): TraySnapshot {
+  const { downloading, progress, failed } = host.trayCounts();
+  return {
+    liveCount: live.length,
+    liveChannels: live.map((c) => ({ id: c.id, watchers: c.watchers })),
+    downloading,
+    progress,
+    attention: attentionText({
+      credentialsRefused: state.credentialsRefused,
+      pipelineError: host.error,
+      tunnelState: host.pipeline?.supervisor.status.state,
+      failedRecordings: failed,
+    }),
+    receivingPaused: state.receivingPaused,
+    recordingsFolder: state.recordingsFolder,
+  };
+}
+
+/**
+ * A changed recordings folder is accepted only once it exists and takes a file: saving /proc/x would otherwise
+ * wedge the pipeline. Replaces the folder in both the patch and the next settings with its resolved path.
+ */
+export async function checkFolderChange(
+  before: Settings,
+  next: Settings,
+  patch: { recordingsFolder?: string },
+): Promise<void> {
+  if (patch.recordingsFolder === undefined || patch.recordingsFolder === before.recordingsFolder) return;
+  const folder = await ensureWritableFolder(next.recordingsFolder, { source: 'the Recordings folder (Settings)' });
+  patch.recordingsFolder = folder;
+  next.recordingsFolder = folder;
 }

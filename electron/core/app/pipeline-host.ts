@@ -159,24 +159,30 @@ export class PipelineHost {
     return { ...status, localUrl, uploadUrl, registered, message };
   }
 
-  /** Registers the public webhook URL now (or points the demo sandbox at the local one). */
+  /**
+   * Registers the public webhook URL now (or points the demo sandbox at the local one), then pushes and
+   * returns the tunnel view that shows it.
+   */
   async register(
     pipeline: RecordingPipeline,
     demo: DemoWebhookTarget | null,
     setRecordHook: (url: string) => Promise<void>,
     track: <T>(promise: Promise<T>) => Promise<T>,
-  ): Promise<void> {
+  ): Promise<TunnelStatus> {
     if (demo) {
       demo.control.setWebhookUrl(pipeline.receiver.localUrl);
-      return;
+    } else {
+      const url = pipeline.supervisor.status.publicUrl;
+      if (!url) throw new ConfigError(NO_PUBLIC_URL);
+      if (pipeline.registrar) await track(pipeline.registrar.registerNow(url));
+      else {
+        await track(setRecordHook(url));
+        pipeline.supervisor.setRegisteredUrl(url);
+      }
     }
-    const url = pipeline.supervisor.status.publicUrl;
-    if (!url) throw new ConfigError(NO_PUBLIC_URL);
-    if (pipeline.registrar) await track(pipeline.registrar.registerNow(url));
-    else {
-      await track(setRecordHook(url));
-      pipeline.supervisor.setRegisteredUrl(url);
-    }
+    const view = this.#deps.tunnelView();
+    this.#deps.emit('tunnel:status', view);
+    return view;
   }
 
   /** Downloads and client uploads together, newest first. */
