@@ -6,10 +6,9 @@
  *
  * Electron objects are injected, so everything here runs under plain Node in tests.
  */
-import { REQUEST_NAMES, requestSchemas } from '../contract.js';
-import type { EventMap, EventName, RequestHandlers, RequestName } from '../contract.js';
-import { TallyError, ValidationError } from '../core/errors.js';
-import { parseUnknown } from '../core/validate.js';
+import { REQUEST_NAMES } from '../contract.js';
+import type { EventMap, EventName, RequestHandlers } from '../contract.js';
+import { dispatchRequest } from '../core/app/dispatch.js';
 import { describeError } from './log.js';
 import type { Log } from './log.js';
 import { eventChannel, READY_CHANNEL, requestChannel } from '../preload/ipc-protocol.js';
@@ -81,26 +80,10 @@ export function createSenderCheck(options: {
   };
 }
 
-/**
- * The reply for a failed request. A `TallyError` keeps its code and message (they are written for the
- * producer and never carry secrets); anything else is logged (redacted) and replaced by a generic message
- * so no stack, path or library detail reaches the page.
- */
-export function toErrorReply(error: unknown, context: string, log: Log): IpcReply<never> {
-  if (error instanceof TallyError) return { ok: false, error: { code: error.code, message: error.message } };
-  log(`${context} failed: ${describeError(error)}`);
-  return {
-    ok: false,
-    error: { code: 'internal', message: 'Something went wrong in Tally. The details are in the log.' },
-  };
-}
-
 export interface RegisterIpcOptions {
   ipcMain: IpcMainLike;
   handlers: RequestHandlers;
   isTrustedSender: (event: SenderEvent) => boolean;
-  /** The argument schemas; the contract's by default. */
-  schemas?: Record<RequestName, { safeParse(data: unknown): unknown }>;
   /** Called when the trusted page signals it is ready for pushed events. */
   onReady?: () => void;
   log?: Log;
@@ -112,28 +95,16 @@ export interface RegisterIpcOptions {
  */
 export function registerIpc(options: RegisterIpcOptions): () => void {
   const { ipcMain, handlers, isTrustedSender } = options;
-  const schemas = (options.schemas ?? requestSchemas) as Record<RequestName, Parameters<typeof parseUnknown>[0]>;
   const log = options.log ?? ((line: string) => console.error(`[ipc] ${line}`));
 
   for (const name of REQUEST_NAMES) {
-    const schema = schemas[name];
     ipcMain.handle(requestChannel(name), async (event, ...args): Promise<IpcReply> => {
       if (!isTrustedSender(event)) {
         log(`refused ${name} from an untrusted sender`);
         return { ok: false, error: { code: 'forbidden', message: 'This request is not allowed from here.' } };
       }
-      let parsed: unknown[];
-      try {
-        parsed = parseUnknown(schema, args, (paths, detail) => new ValidationError(paths, detail)) as unknown[];
-      } catch (error) {
-        return toErrorReply(error, name, log);
-      }
-      try {
-        const handler = handlers[name] as (...args: unknown[]) => Promise<unknown>;
-        return { ok: true, result: await handler(...parsed) };
-      } catch (error) {
-        return toErrorReply(error, name, log);
-      }
+      // The same dispatcher as the WebSocket of `tally serve`: validation, envelope and error mapping in one place.
+      return dispatchRequest(handlers, name, args, { log, describe: describeError });
     });
   }
 

@@ -16,20 +16,36 @@ export function isRequestName(name: unknown): name is RequestName {
   return typeof name === 'string' && KNOWN.has(name);
 }
 
-/** Maps any thrown value to the envelope the renderer sees. Unknown errors get a generic message. */
-export function errorEnvelope(error: unknown, log?: (message: string) => void): Envelope {
-  if (error instanceof TallyError) return { ok: false, error: { code: error.code, message: error.message } };
-  log?.(`internal error: ${error instanceof Error ? error.message : String(error)}`);
-  return { ok: false, error: { code: 'internal', message: 'Something went wrong inside Tally. Try again.' } };
+/** How a transport wants unexpected failures reported. */
+export interface DispatchOptions {
+  /** Where an unexpected error goes; the envelope itself carries only a generic message. */
+  log?: (line: string) => void;
+  /**
+   * One log line for an unexpected error. Default: its message. The Electron shell passes its redacting
+   * describer, which keeps the stack for the log file (secrets removed) and never for the page.
+   */
+  describe?: (error: unknown) => string;
 }
 
-/** Validates `args` for `name` and runs the handler. Never throws. */
+/** Maps any thrown value to the envelope the renderer sees. Unknown errors get a generic message. */
+export function errorEnvelope(error: unknown, options: DispatchOptions = {}, context = 'a request'): Envelope {
+  if (error instanceof TallyError) return { ok: false, error: { code: error.code, message: error.message } };
+  const detail = options.describe ? options.describe(error) : error instanceof Error ? error.message : String(error);
+  options.log?.(`${context} failed: ${detail}`);
+  return { ok: false, error: { code: 'internal', message: 'Something went wrong in Tally. The details are in the log.' } };
+}
+
+/**
+ * Validates `args` for `name` and runs the handler. Never throws. The one dispatcher of both transports: the
+ * Electron shell calls it after its trusted-sender check, `tally serve` after its token check.
+ */
 export async function dispatchRequest(
   handlers: RequestHandlers,
   name: unknown,
   args: unknown,
-  log?: (message: string) => void,
+  options: DispatchOptions | ((line: string) => void) = {},
 ): Promise<Envelope> {
+  const opts = typeof options === 'function' ? { log: options } : options;
   if (!isRequestName(name)) {
     return { ok: false, error: { code: 'invalid_input', message: `Unknown request "${String(name).slice(0, 64)}".` } };
   }
@@ -42,6 +58,6 @@ export async function dispatchRequest(
     const handler = handlers[name] as (...a: unknown[]) => Promise<unknown>;
     return { ok: true, result: await handler(...(parsed.data as unknown[])) };
   } catch (error) {
-    return errorEnvelope(error, log);
+    return errorEnvelope(error, opts, name);
   }
 }
