@@ -355,6 +355,35 @@ export class RemoteError extends Error {
   }
 }
 
+/**
+ * contextBridge hands the page an Error with its message only, dropping `code`
+ * (https://github.com/electron/electron/issues/25596). The IPC transport therefore appends the code to the
+ * message after an invisible separator, and the page reads both back with `errorCodeOf` / `errorMessageOf`,
+ * so it can react to a code (and translate it) whichever transport it runs over.
+ */
+const CODE_MARK = '\u2063code:';
+
+/** `message` with `code` appended after the invisible mark (see CODE_MARK). */
+export function codedMessage(code: string, message: string): string {
+  return `${message}${CODE_MARK}${code}`;
+}
+
+/** The stable error code of anything a bridge call rejected with, or null. */
+export function errorCodeOf(error: unknown): string | null {
+  if (typeof error !== 'object' || error === null) return null;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && code) return code;
+  if (typeof message !== 'string') return null;
+  const at = message.lastIndexOf(CODE_MARK);
+  return at < 0 ? null : message.slice(at + CODE_MARK.length) || null;
+}
+
+/** A rejection's message without the code mark. */
+export function errorMessageOf(message: string): string {
+  const at = message.lastIndexOf(CODE_MARK);
+  return at < 0 ? message : message.slice(0, at);
+}
+
 /** Handler map the core implements once for both transports. */
 export type RequestHandlers = {
   [K in RequestName]: (...args: RequestMap[K]['args']) => Promise<RequestMap[K]['result']>;

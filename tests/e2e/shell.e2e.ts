@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorMessageOf } from '../../electron/contract.js';
 import { startSandbox, type Sandbox } from '../../electron/core/sandbox/index.js';
 import { openSettingsStore } from '../../electron/core/settings.js';
 import { launchChromium } from './browser.js';
@@ -172,7 +173,8 @@ describe('the tray app over the Electron stand-in', () => {
           (error: Error) => error.message,
         ),
       );
-      expect(outcome).toBe('This request is not allowed from here.');
+      // The message carries the error code after an invisible mark (see codedMessage in the contract).
+      expect(errorMessageOf(outcome ?? '')).toBe('This request is not allowed from here.');
     } finally {
       rogue.destroy();
     }

@@ -64,6 +64,7 @@ export const en = {
     ending: 'Ending…',
     endFailed: 'Could not end the channel: {message}',
     ended: 'Channel {id} ended',
+    alreadyEnded: 'Channel {id} had already ended on its own',
   },
   search: {
     presetsLabel: 'Period',

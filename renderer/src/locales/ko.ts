@@ -56,6 +56,7 @@ export const ko: Messages = {
     ending: '종료하는 중…',
     endFailed: '채널을 종료하지 못했습니다: {message}',
     ended: '{id} 채널을 종료했습니다',
+    alreadyEnded: '{id} 채널은 이미 종료되어 있었습니다',
   },
   search: {
     presetsLabel: '기간',
