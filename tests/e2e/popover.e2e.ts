@@ -14,6 +14,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ACCOUNT } from '../../electron/core/credentials.js';
 import { openSettingsStore } from '../../electron/core/settings.js';
 import {
+  horizontalOverflows,
+  type PageGlobals,
   openPopover,
   shoot,
   startPopoverHarness,
@@ -161,6 +163,127 @@ describe('popover against tally serve --sandbox', () => {
     expect(cells[0]).toBe('studio-b');
     expect(cells[3]).toBe('25m');
     expect(cells[4]).toBe('49');
+  });
+
+  it('treats a channel that ended on its own while the dialog was open as ended, in both orders', async () => {
+    const { control } = h.sandbox;
+    control.startBroadcast({ id: 'race-1', watchers: 4, record: false });
+    control.startBroadcast({ id: 'race-2', watchers: 5, record: false });
+    control.startBroadcast({ id: 'race-3', watchers: 6, record: false });
+    const { page } = await open();
+    await liveRow(page, 'race-3').waitFor();
+    const focusedLabel = () =>
+      page.evaluate(() => {
+        const doc = (globalThis as unknown as PageGlobals).document;
+        return doc.activeElement?.getAttribute('aria-label') ?? null;
+      });
+    const notice = (text: string) => page.getByRole('status').filter({ hasText: text });
+
+    // 1. It ends after the producer confirmed but before the service was asked: the live list is held back
+    // (the next poll answers slowly), so the page still shows the channel and the click reaches the service,
+    // which no longer has it live.
+    await endButton(page, 'race-1').click();
+    const dialog1 = page.getByRole('dialog', { name: 'End channel race-1?' });
+    await dialog1.waitFor();
+    const slowPoll = new Promise<void>((resolve) => {
+      const onRequest = (e: { path: string }) => {
+        if (!e.path.endsWith('/broadcast-channel-list')) return;
+        control.events.off('request', onRequest);
+        resolve();
+      };
+      control.events.on('request', onRequest);
+    });
+    control.setFaults('api', { delayMs: 4000, times: 1, path: '/lambda/broadcast-channel-list' });
+    try {
+      await slowPoll;
+      await control.endBroadcast('race-1');
+      await dialog1.getByRole('button', { name: 'End channel', exact: true }).click();
+      await dialog1.waitFor({ state: 'detached' });
+    } finally {
+      control.setFaults('api', null);
+    }
+    await notice('Channel race-1 had already ended on its own').waitFor();
+    expect(await page.getByRole('alert').count()).toBe(0);
+    await liveRow(page, 'race-1').waitFor({ state: 'detached' });
+    // Focus went to the channel that took its place in the list, not to the page.
+    await expect.poll(focusedLabel, eventually).toBe('End channel race-2…');
+
+    // Escape still works: the next dialog opens from the keyboard and closes with it.
+    await page.keyboard.press('Enter');
+    const dialog2 = page.getByRole('dialog', { name: 'End channel race-2?' });
+    await dialog2.waitFor();
+    await page.keyboard.press('Escape');
+    await dialog2.waitFor({ state: 'detached' });
+    expect(await focusedLabel()).toBe('End channel race-2…');
+
+    // 2. It ends while the producer is still reading the dialog: the dialog closes by itself and says so.
+    await endButton(page, 'race-2').click();
+    await dialog2.waitFor();
+    await control.endBroadcast('race-2');
+    await dialog2.waitFor({ state: 'detached' });
+    await notice('Channel race-2 had already ended on its own').waitFor();
+    expect(await page.getByRole('alert').count()).toBe(0);
+    await expect.poll(focusedLabel, eventually).toMatch(/^End channel /);
+    expect(sandboxLive()).toContain('race-3');
+    await control.endBroadcast('race-3');
+    await liveRow(page, 'race-3').waitFor({ state: 'detached' });
+  });
+
+  it('fits 300 and 380 px wide in every tab, in English and Korean', async () => {
+    h.sandbox.control.startBroadcast({
+      id: 'a-rather-long-channel-identifier-from-the-studio-floor',
+      watchers: 123_456,
+      record: false,
+    });
+    const problems: string[] = [];
+    const check = async (page: Page, where: string) => {
+      for (const o of await horizontalOverflows(page)) problems.push(`${where}: ${JSON.stringify(o)}`);
+    };
+    try {
+      for (const language of ['en', 'ko'] as const) {
+        await h.core.handlers['settings:update']({ language });
+        for (const width of [300, 380]) {
+          const { page } = await open({ width });
+          const at = `${language} ${width}px`;
+          const tabs = page.getByRole('tab');
+          await expect.poll(() => tabs.first().textContent(), eventually).toBe(language === 'en' ? 'Live' : '실시간');
+          await page.getByRole('button', { name: /a-rather-long-channel/ }).waitFor();
+          await check(page, `${at} live`);
+          await page.getByRole('button', { name: /a-rather-long-channel/ }).click();
+          await page.getByRole('dialog').waitFor();
+          await check(page, `${at} live, confirm dialog`);
+          await page.keyboard.press('Escape');
+          await page.getByRole('dialog').waitFor({ state: 'detached' });
+
+          await tabs.nth(1).click();
+          await page.getByRole('radiogroup').waitFor();
+          await check(page, `${at} search`);
+          await page.getByRole('radio').nth(3).check();
+          await page.locator('#search-until').fill('2000-01-01T00:00');
+          await page.getByRole('alert').waitFor();
+          await check(page, `${at} search, custom range with an error`);
+
+          await tabs.nth(2).click();
+          const loading = language === 'en' ? 'Loading recordings…' : '녹화 목록을 불러오는 중…';
+          await page.locator('#panel-recordings').waitFor();
+          await expect.poll(() => page.locator('#panel-recordings').textContent(), eventually).not.toContain(loading);
+          await check(page, `${at} recordings`);
+
+          await tabs.nth(3).click();
+          await page.getByRole('tabpanel').locator('select').first().waitFor();
+          // Unfold every folded part so its fields are measured too.
+          await page.evaluate(() => {
+            const doc = (globalThis as unknown as PageGlobals).document;
+            for (const details of doc.querySelectorAll('details')) details.setAttribute('open', '');
+          });
+          await check(page, `${at} settings`);
+        }
+      }
+    } finally {
+      await h.core.handlers['settings:update']({ language: 'system' });
+      await h.sandbox.control.endBroadcast('a-rather-long-channel-identifier-from-the-studio-floor');
+    }
+    expect(problems).toEqual([]);
   });
 
   it('shows a sandbox recording downloading with a progress bar, then saved on disk byte for byte', async () => {

@@ -78,6 +78,7 @@ export const en = {
     submit: 'Search',
     searching: 'Searching…',
     idle: 'Choose a period and search the channel history.',
+    idleCustom: 'Choose a start and an end, then search.',
     count: { one: '{count} channel', other: '{count} channels' } as Plural,
     truncated:
       'The service capped this answer: {shown} of {total} channels are listed. Choose a shorter period to see them all.',

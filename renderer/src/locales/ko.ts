@@ -70,6 +70,7 @@ export const ko: Messages = {
     submit: '검색',
     searching: '검색하는 중…',
     idle: '기간을 고른 뒤 채널 기록을 검색하세요.',
+    idleCustom: '시작과 끝을 고른 뒤 검색하세요.',
     count: { one: '채널 {count}개', other: '채널 {count}개' },
     truncated:
       '서비스가 결과 수를 제한했습니다. 전체 {total}개 중 {shown}개만 표시됩니다. 모두 보려면 기간을 줄여 주세요.',

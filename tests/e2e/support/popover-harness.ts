@@ -142,12 +142,14 @@ export interface OpenOptions {
   tab?: 'live' | 'search' | 'recordings' | 'settings';
   /** Freezes the page's Date at this instant (timers keep running), so relative times are stable. */
   fixedTime?: number;
+  /** Page width in CSS pixels (default: the popover's). */
+  width?: number;
 }
 
 /** Opens the popover in its own browser context and waits until it is connected. */
 export async function openPopover(h: PopoverHarness, opts: OpenOptions = {}): Promise<PopoverPage> {
   const context = await h.browser.newContext({
-    viewport: POPOVER,
+    viewport: { width: opts.width ?? POPOVER.width, height: POPOVER.height },
     deviceScaleFactor: 2,
     colorScheme: opts.colorScheme ?? 'light',
     locale: 'en-US',
@@ -164,8 +166,81 @@ export async function openPopover(h: PopoverHarness, opts: OpenOptions = {}): Pr
     ws.on('framereceived', ({ payload }) => received.push(typeof payload === 'string' ? payload : payload.toString()));
   });
   await page.goto(`${h.url}#${opts.tab ?? 'live'}`);
-  await page.getByText('Connected', { exact: true }).waitFor({ state: 'attached' });
+  // In either language: a test may have switched the popover to Korean.
+  await page.getByText(/^(Connected|연결됨)$/).waitFor({ state: 'attached' });
   return { page, context, received, pageErrors, close: () => context.close() };
+}
+
+/** The few DOM members the in-page checks use (this project compiles tests without the DOM library). */
+export interface PageElement {
+  tagName: string;
+  classList: Iterable<string>;
+  textContent: string | null;
+  clientWidth: number;
+  scrollWidth: number;
+  getAttribute(name: string): string | null;
+  setAttribute(name: string, value: string): void;
+  getBoundingClientRect(): { left: number; right: number; width: number; height: number };
+}
+export interface PageGlobals {
+  document: {
+    activeElement: PageElement | null;
+    documentElement: PageElement;
+    body: { querySelectorAll(selector: string): Iterable<PageElement> };
+    querySelectorAll(selector: string): Iterable<PageElement>;
+  };
+  getComputedStyle(el: PageElement): {
+    visibility: string;
+    clipPath: string;
+    clip: string;
+    overflowX: string;
+  };
+}
+
+/** One element that reaches past the page's left or right edge, or whose content spills out of its box. */
+export interface Overflow {
+  element: string;
+  left: number;
+  right: number;
+  scrollWidth: number;
+  clientWidth: number;
+}
+
+/**
+ * Every visible element that sticks out horizontally: its box starts left of 0 or ends right of the page
+ * width (the body clips, so nothing would scroll: it would simply be cut off), or its own content is wider
+ * than it while it lets overflow show (text spilling over a neighbour). Half a pixel of tolerance covers
+ * sub-pixel layout.
+ */
+export function horizontalOverflows(page: Page): Promise<Overflow[]> {
+  return page.evaluate(() => {
+    const { document, getComputedStyle } = globalThis as unknown as PageGlobals;
+    const width = document.documentElement.clientWidth;
+    const found: Overflow[] = [];
+    const describe = (el: PageElement) => {
+      const label = el.getAttribute('aria-label') ?? el.getAttribute('id') ?? (el.textContent ?? '').trim();
+      return `${el.tagName.toLowerCase()}.${[...el.classList].join('.')} "${label.slice(0, 40)}"`;
+    };
+    for (const el of document.body.querySelectorAll('*')) {
+      const box = el.getBoundingClientRect();
+      if (box.width === 0 || box.height === 0) continue;
+      const style = getComputedStyle(el);
+      if (style.visibility === 'hidden') continue;
+      // Screen-reader-only text is a clipped 1 px box by design.
+      if (style.clipPath !== 'none' || style.clip !== 'auto') continue;
+      const spills = style.overflowX === 'visible' && el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 0.5;
+      if (box.left < -0.5 || box.right > width + 0.5 || spills) {
+        found.push({
+          element: describe(el),
+          left: Math.round(box.left),
+          right: Math.round(box.right),
+          scrollWidth: el.scrollWidth,
+          clientWidth: el.clientWidth,
+        });
+      }
+    }
+    return found;
+  });
 }
 
 /**
