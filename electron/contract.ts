@@ -228,6 +228,8 @@ export const requestSchemas = {
   'recordings:retry': z.tuple([key]),
   'recordings:reveal': z.tuple([key]),
   'recordings:open': z.tuple([key]),
+  'recordings:path': z.tuple([key]),
+  'recordings:remove': z.tuple([key]),
   'recordings:gaps': none,
   'settings:get': none,
   'settings:update': z.tuple([plainRecord(SettingsPatchSchema)]),
@@ -252,6 +254,10 @@ export interface RequestMap {
   'recordings:retry': { args: [key: string]; result: RecordingView };
   'recordings:reveal': { args: [key: string]; result: { ok: boolean } };
   'recordings:open': { args: [key: string]; result: { ok: boolean } };
+  /** Full path of a saved recording (for "Copy path"); null while it has no file. */
+  'recordings:path': { args: [key: string]; result: { path: string | null } };
+  /** Hides a finished recording from the list; its file is left alone. */
+  'recordings:remove': { args: [key: string]; result: { ok: boolean } };
   'recordings:gaps': { args: []; result: GapReport };
   'settings:get': { args: []; result: SettingsView };
   'settings:update': { args: [patch: SettingsPatch]; result: SettingsView };

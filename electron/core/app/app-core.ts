@@ -46,6 +46,7 @@ import {
   type SettingsStore,
 } from '../settings.js';
 import { demoRecordingsDir, demoStateDir, startDemoSandbox, type DemoSandbox } from './demo.js';
+import { HiddenRecordings } from './hidden-recordings.js';
 import { LivePoller } from './live-poller.js';
 import {
   ProgressThrottle,
@@ -202,6 +203,9 @@ class Core implements TallyAppCore {
   #apiCredentials: Credentials | null = null;
   #apiKey: string | null = null;
   #pipeline: RecordingPipeline | null = null;
+  /** State folder of the pipeline last configured (where its removed-from-list keys live). */
+  #pipelineStateDir: string | null = null;
+  #hidden: { dir: string; keys: HiddenRecordings } | null = null;
   #pipelineKey: string | null = null;
   #detachPipeline: (() => void) | null = null;
   #pipelineError: string | null = null;
@@ -424,6 +428,14 @@ class Core implements TallyAppCore {
 
       'recordings:reveal': async (key) => this.#withSavedFile(key, this.#hooks.revealFile?.bind(this.#hooks)),
       'recordings:open': async (key) => this.#withSavedFile(key, this.#hooks.openFile?.bind(this.#hooks)),
+      'recordings:path': async (key) => ({ path: this.#savedPath(key) }),
+      'recordings:remove': async (key) => {
+        const view = this.#listRecordings().find((r) => r.key === key);
+        // Only finished entries: hiding a download in progress would hide whether it still needs attention.
+        if (!view || view.state === 'pending' || view.state === 'downloading') return { ok: false };
+        await this.#hiddenRecordings().add(key);
+        return { ok: true };
+      },
       'recordings:gaps': async () => gapView(this.#pipeline?.lastGapReport ?? null),
 
       'settings:get': async () => this.#settingsView(),
@@ -465,9 +477,17 @@ class Core implements TallyAppCore {
   #listRecordings(): RecordingView[] {
     const jobs = this.#pipeline?.inbox.list() ?? [];
     const uploads = this.#pipeline?.uploadLog?.list() ?? [];
-    return [...jobs.map((job) => recordingView(job, this.#progress.get(job.key))), ...uploads.map(uploadView)].sort(
-      newestFirst,
-    );
+    const hidden = this.#hiddenRecordings();
+    return [...jobs.map((job) => recordingView(job, this.#progress.get(job.key))), ...uploads.map(uploadView)]
+      .filter((view) => !hidden.has(view.key))
+      .sort(newestFirst);
+  }
+
+  /** The removed-from-list keys of the state folder in use (demo and real service keep separate lists). */
+  #hiddenRecordings(): HiddenRecordings {
+    const dir = this.#pipelineStateDir ?? this.#opts.home;
+    if (this.#hidden?.dir !== dir) this.#hidden = { dir, keys: new HiddenRecordings(dir) };
+    return this.#hidden.keys;
   }
 
   /** The saved file behind a view key, of either source; null when there is none (yet). */
@@ -911,8 +931,9 @@ class Core implements TallyAppCore {
           search: (q: { since: Date; until: Date }) => this.#requireApi().search(q),
         }
       : null;
+    this.#pipelineStateDir = demo ? demoStateDir(this.#opts.home) : this.#opts.home;
     const spec: PipelineOptions = {
-      stateDir: demo ? demoStateDir(this.#opts.home) : this.#opts.home,
+      stateDir: this.#pipelineStateDir,
       folder: this.#folderFor(settings),
       policy,
       host: settings.receiverHost,

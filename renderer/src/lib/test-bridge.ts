@@ -222,6 +222,8 @@ export class TestBridge implements Transport {
       },
       'recordings:reveal': () => ({ ok: true }),
       'recordings:open': () => ({ ok: true }),
+      'recordings:path': (key) => ({ path: `/recordings/${key}.mp4` }),
+      'recordings:remove': () => ({ ok: true }),
       'recordings:gaps': () => gapReport(),
       'settings:get': () => this.settings,
       'settings:update': (patch) => (this.settings = applyPatch(this.settings, patch)),

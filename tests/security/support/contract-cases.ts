@@ -20,6 +20,8 @@ export const VALID_ARGS: Record<RequestName, unknown[]> = {
   'recordings:retry': ['k1'],
   'recordings:reveal': ['k1'],
   'recordings:open': ['k1'],
+  'recordings:path': ['k1'],
+  'recordings:remove': ['k1'],
   'recordings:gaps': [],
   'settings:get': [],
   'settings:update': [{ pollIntervalSec: 5 }],
@@ -237,6 +239,8 @@ function fixedCases(name: RequestName): { label: string; args: unknown }[] {
     case 'recordings:retry':
     case 'recordings:reveal':
     case 'recordings:open':
+    case 'recordings:path':
+    case 'recordings:remove':
       return [...cases, { label: 'missing', args: [] }, ...stringArgCases(name, 256, 1)];
     case 'clipboard:write':
       return [...cases, { label: 'missing', args: [] }, ...stringArgCases(name, 65_536, 0)];
