@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
+import type { RecordingView } from '../../electron/contract.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ACCOUNT } from '../../electron/core/credentials.js';
 import { openSettingsStore } from '../../electron/core/settings.js';
@@ -229,6 +230,96 @@ describe('popover against tally serve --sandbox', () => {
     await liveRow(page, 'race-3').waitFor({ state: 'detached' });
   });
 
+  it('shows a sandbox recording downloading with a progress bar, then saved on disk byte for byte', async () => {
+    const { control } = h.sandbox;
+    // 6 MB at 2 MB/s: about three seconds of visible progress.
+    control.setFaults('download', { rateBytesPerSec: 2_000_000 });
+    try {
+      control.startBroadcast({ id: 'rec-one', record: true, recordingBytes: 6_000_000, watchers: 20 });
+      const { page } = await open({ tab: 'recordings' });
+      await page.getByRole('tab', { name: 'Recordings', selected: true }).waitFor();
+
+      const recording = await control.endBroadcast('rec-one');
+      if (!recording) throw new Error('the sandbox published no recording');
+      expect(control.webhookDeliveries().at(-1)).toMatchObject({ channelId: 'rec-one', status: 200 });
+
+      const bar = page.getByRole('progressbar', { name: 'Download of rec-one' });
+      const valueNow = async () => Number((await bar.getAttribute('aria-valuenow', { timeout: 1000 })) ?? NaN);
+      await expect.poll(valueNow, eventually).toSatisfy((n: number) => n > 0 && n < 100);
+      expect(await bar.getAttribute('aria-valuetext')).toMatch(/ of 6 MB$/);
+      const inProgress = page.getByRole('region', { name: 'In progress' });
+      await inProgress.getByText(/^rec-one · /).waitFor();
+      // The service deletes the file 6 hours after the webhook: the countdown says how long is left.
+      expect(await inProgress.textContent()).toMatch(/Expires in (6h|5h 59m)/);
+
+      const saved = page.getByRole('region', { name: 'Today' });
+      await saved.getByText(/rec-one\.mp4/).waitFor();
+      await bar.waitFor({ state: 'detached' });
+      expect(await saved.textContent()).toMatch(/Saved and verified · 6 MB · rec-one\.mp4/);
+
+      const view = (await h.core.handlers['recordings:list']()).find((r) => r.channelId === 'rec-one');
+      expect(view).toMatchObject({ state: 'saved', fileName: 'rec-one.mp4', bytes: recording.size });
+      const bytes = await readFile(join(h.recordingsDir, 'rec-one.mp4'));
+      expect(bytes.length).toBe(recording.size);
+      expect(createHash('sha256').update(bytes).digest('hex')).toBe(await recording.sha256());
+    } finally {
+      control.setFaults('download', null);
+    }
+  });
+
+  it('says why a download waits, then copies a saved file’s path and removes it from the list, not from disk', async () => {
+    const { control } = h.sandbox;
+    // The download host answers 503 twice: the recording waits with the reason, then is saved.
+    control.setFaults('download', { status: 503, times: 2 });
+    let view: RecordingView | undefined;
+    try {
+      control.startBroadcast({ id: 'rec-two', record: true, recordingBytes: 200_000, watchers: 3 });
+      const { page, context } = await open({ tab: 'recordings' });
+      await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+      await control.endBroadcast('rec-two');
+      const inProgress = page.getByRole('region', { name: 'In progress' });
+      await inProgress.getByText(/Will try again: .*503/).waitFor();
+
+      const today = page.getByRole('region', { name: 'Today' });
+      const item = today.getByRole('listitem').filter({ hasText: /^rec-two · / });
+      await item.getByText(/Saved and verified/).waitFor();
+      await inProgress.waitFor({ state: 'detached' });
+      view = (await h.core.handlers['recordings:list']()).find((r) => r.channelId === 'rec-two');
+      if (!view?.fileName) throw new Error('rec-two was not saved');
+      const path = join(h.recordingsDir, view.fileName);
+
+      // Copy path: the browser has no core clipboard here, so it lands on the page's clipboard.
+      await item.getByRole('button', { name: /^Copy path of rec-two · / }).click();
+      await page.getByRole('status').filter({ hasText: 'Path copied' }).waitFor({ state: 'attached' });
+      const copied = await page.evaluate(() =>
+        (
+          globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }
+        ).navigator.clipboard.readText(),
+      );
+      expect(copied).toBe(path);
+
+      // Filters: a saved broadcast is not a problem, and is not a web client upload.
+      await page.getByRole('radio', { name: /^Problems/ }).check();
+      await page.getByText('No finished recordings match this filter.').waitFor();
+      await page.getByRole('radio', { name: /^All/ }).check();
+
+      await item.getByRole('button', { name: /^Remove rec-two · .* from list$/ }).click();
+      await item.waitFor({ state: 'detached' });
+      await page
+        .getByRole('status')
+        .filter({ hasText: /rec-two · .* removed from the list\. The file stays where it was\./ })
+        .waitFor({ state: 'attached' });
+      expect((await readFile(path)).length).toBe(view.bytes);
+      // Gone for good: the core no longer lists it, so a reload does not bring it back.
+      expect((await h.core.handlers['recordings:list']()).map((r) => r.channelId)).not.toContain('rec-two');
+      await page.reload();
+      await today.getByText(/rec-one\.mp4/).waitFor();
+      expect(await today.getByText(/^rec-two · /).count()).toBe(0);
+    } finally {
+      control.setFaults('download', null);
+    }
+  });
+
   it('fits 300 and 380 px wide in every tab, in English and Korean', async () => {
     h.sandbox.control.startBroadcast({
       id: 'a-rather-long-channel-identifier-from-the-studio-floor',
@@ -284,40 +375,6 @@ describe('popover against tally serve --sandbox', () => {
       await h.sandbox.control.endBroadcast('a-rather-long-channel-identifier-from-the-studio-floor');
     }
     expect(problems).toEqual([]);
-  });
-
-  it('shows a sandbox recording downloading with a progress bar, then saved on disk byte for byte', async () => {
-    const { control } = h.sandbox;
-    // 6 MB at 2 MB/s: about three seconds of visible progress.
-    control.setFaults('download', { rateBytesPerSec: 2_000_000 });
-    try {
-      control.startBroadcast({ id: 'rec-one', record: true, recordingBytes: 6_000_000, watchers: 20 });
-      const { page } = await open({ tab: 'recordings' });
-      await page.getByRole('tab', { name: 'Recordings', selected: true }).waitFor();
-
-      const recording = await control.endBroadcast('rec-one');
-      if (!recording) throw new Error('the sandbox published no recording');
-      expect(control.webhookDeliveries().at(-1)).toMatchObject({ channelId: 'rec-one', status: 200 });
-
-      const bar = page.getByRole('progressbar', { name: 'Download of rec-one' });
-      const valueNow = async () => Number((await bar.getAttribute('aria-valuenow', { timeout: 1000 })) ?? NaN);
-      await expect.poll(valueNow, eventually).toSatisfy((n: number) => n > 0 && n < 100);
-      expect(await bar.getAttribute('aria-valuetext')).toMatch(/ of 6 MB$/);
-      await page.getByRole('region', { name: 'In progress' }).getByText('rec-one').waitFor();
-
-      const saved = page.getByRole('region', { name: 'Saved' });
-      await saved.getByText('rec-one.mp4').waitFor();
-      await bar.waitFor({ state: 'detached' });
-      expect(await saved.textContent()).toContain('6 MB');
-
-      const view = (await h.core.handlers['recordings:list']()).find((r) => r.channelId === 'rec-one');
-      expect(view).toMatchObject({ state: 'saved', fileName: 'rec-one.mp4', bytes: recording.size });
-      const bytes = await readFile(join(h.recordingsDir, 'rec-one.mp4'));
-      expect(bytes.length).toBe(recording.size);
-      expect(createHash('sha256').update(bytes).digest('hex')).toBe(await recording.sha256());
-    } finally {
-      control.setFaults('download', null);
-    }
   });
 
   it('keeps settings across a reload, including the language, and switches back', async () => {
@@ -425,7 +482,10 @@ describe('popover against tally serve --sandbox', () => {
         await expect
           .poll(async () => Number((await bar.getAttribute('aria-valuenow', { timeout: 1000 })) ?? NaN), eventually)
           .toBeGreaterThanOrEqual(15);
-        await page.getByRole('region', { name: 'Saved' }).getByText('rec-one.mp4').waitFor();
+        await page
+          .getByRole('region', { name: 'Today' })
+          .getByText(/rec-one\.mp4/)
+          .waitFor();
         await shoot(page, join(SHOTS, `recordings-${colorScheme}.png`));
       }
     } finally {
