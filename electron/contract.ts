@@ -101,6 +101,8 @@ export interface CredentialsStatus {
   /** False on Linux without a Secret Service: the UI explains instead of storing in clear. */
   keychainAvailable: boolean;
   keychainMessage: string | null;
+  /** True when an ngrok authtoken is in the keychain, absent otherwise (the token never leaves the core). */
+  ngrokTokenStored?: boolean;
 }
 
 export type Language = 'system' | 'en' | 'ko';
@@ -237,6 +239,8 @@ export const requestSchemas = {
   'credentials:status': none,
   'credentials:set': z.tuple([plainRecord(CredentialsInputSchema)]),
   'credentials:clear': none,
+  'credentials:setNgrokToken': z.tuple([z.string().trim().min(1).max(512)]),
+  'credentials:clearNgrokToken': none,
   'credentials:test': z.tuple([plainRecord(CredentialsInputSchema).optional()]),
   'tunnel:status': none,
   'webhook:register': none,
@@ -265,6 +269,9 @@ export interface RequestMap {
   'credentials:status': { args: []; result: CredentialsStatus };
   'credentials:set': { args: [credentials: CredentialsInput]; result: CredentialsStatus };
   'credentials:clear': { args: []; result: CredentialsStatus };
+  /** Stores the ngrok authtoken in the keychain (never in settings, never sent back). */
+  'credentials:setNgrokToken': { args: [token: string]; result: CredentialsStatus };
+  'credentials:clearNgrokToken': { args: []; result: CredentialsStatus };
   'credentials:test': { args: [credentials?: CredentialsInput]; result: { ok: boolean; message: string } };
   'tunnel:status': { args: []; result: TunnelStatus };
   'webhook:register': { args: []; result: TunnelStatus };

@@ -231,6 +231,24 @@ describe('AppCore in demo mode', () => {
     expect(await again.handlers['recordings:list']()).toEqual([]);
   });
 
+  it('stores the ngrok authtoken in the keychain only, and says so without ever returning it', async () => {
+    const home = await tempHome();
+    const secrets = new MemorySecretStore();
+    const core = await makeCore(home, { secrets });
+    await core.start();
+    const changed = next(core, 'credentials:changed', (c) => c.ngrokTokenStored === true);
+    const status = await core.handlers['credentials:setNgrokToken']('  2abc-ngrok-token  ');
+    expect(status.ngrokTokenStored).toBe(true);
+    expect(await changed).toMatchObject({ ngrokTokenStored: true });
+    expect(await secrets.get('token:ngrok')).toBe('2abc-ngrok-token');
+    expect(JSON.stringify(status)).not.toContain('2abc-ngrok-token');
+    expect(JSON.stringify(openSettingsStore(home).get())).not.toContain('2abc-ngrok-token');
+
+    const cleared = await core.handlers['credentials:clearNgrokToken']();
+    expect(cleared.ngrokTokenStored).toBeUndefined();
+    expect(await secrets.get('token:ngrok')).toBeNull();
+  });
+
   it('keeps the tray count in step with the live list and reports poll errors once', async () => {
     const core = await makeCore(await tempHome());
     const errors = collect(core, 'app:error');

@@ -449,6 +449,8 @@ class Core implements TallyAppCore {
       },
 
       'credentials:status': async () => this.#credentialsStatus(),
+      'credentials:setNgrokToken': async (token) => this.#setNgrokToken(token),
+      'credentials:clearNgrokToken': async () => this.#setNgrokToken(null),
       'credentials:set': async (input) => this.#setCredentials(input),
       'credentials:clear': async () =>
         this.#serial(async () => {
@@ -613,7 +615,29 @@ class Core implements TallyAppCore {
     return resolveEndpoints({ env: this.#env, settings: settings.endpoints });
   }
 
+  /** Stores (or, with null, deletes) the ngrok authtoken in the keychain and restarts the tunnel with it. */
+  async #setNgrokToken(token: string | null): Promise<CredentialsStatus> {
+    if (!this.#keychain.available) {
+      throw new ConfigError(
+        `The ngrok authtoken cannot be stored: ${this.#keychain.message ?? 'the OS keychain is not available.'}`,
+      );
+    }
+    return this.#serial(async () => {
+      if (token === null) await this.#creds.deleteToken('ngrok');
+      else await this.#creds.setToken('ngrok', token);
+      if (this.#phase === 'running') await this.#reconcile();
+      return this.#credentialsChanged();
+    });
+  }
+
   async #credentialsStatus(): Promise<CredentialsStatus> {
+    const status = await this.#projectCredentialsStatus();
+    const ngrok = this.#keychain.available ? await this.#creds.getToken('ngrok').catch(() => null) : null;
+    // Only present when true, so the status reads as before for everyone without an ngrok tunnel.
+    return ngrok === null ? status : { ...status, ngrokTokenStored: true };
+  }
+
+  async #projectCredentialsStatus(): Promise<CredentialsStatus> {
     const keychain = { keychainAvailable: this.#keychain.available, keychainMessage: this.#keychain.message };
     if (this.#sandbox && this.#demo) {
       return { configured: true, serviceId: this.#sandbox.credentials.serviceId, source: 'sandbox', ...keychain };

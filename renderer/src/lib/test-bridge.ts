@@ -233,6 +233,8 @@ export class TestBridge implements Transport {
         (this.credentials = { ...this.credentials, configured: true, serviceId, source: 'keychain' }),
       'credentials:clear': () =>
         (this.credentials = { ...this.credentials, configured: false, serviceId: null, source: null }),
+      'credentials:setNgrokToken': () => (this.credentials = { ...this.credentials, ngrokTokenStored: true }),
+      'credentials:clearNgrokToken': () => (this.credentials = { ...this.credentials, ngrokTokenStored: false }),
       'credentials:test': () => ({ ok: true, message: 'Connected to the service.' }),
       'tunnel:status': () => this.tunnel,
       'webhook:register': () => (this.tunnel = { ...this.tunnel, registered: true }),
