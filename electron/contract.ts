@@ -127,6 +127,8 @@ export interface SettingsView {
   uploadOrigins: string[];
   demoMode: boolean;
   receivingPaused: boolean;
+  /** The first-run guide was finished or skipped. */
+  firstRunDone: boolean;
 }
 
 export interface AppInfo {
@@ -188,6 +190,7 @@ export const SettingsPatchSchema = z
     uploadOrigins: z.array(origin).max(50),
     demoMode: z.boolean(),
     receivingPaused: z.boolean(),
+    firstRunDone: z.boolean(),
   })
   .strict()
   .partial();
@@ -234,6 +237,7 @@ export const requestSchemas = {
   'recordings:remove': z.tuple([key]),
   'recordings:gaps': none,
   'settings:get': none,
+  'settings:checkFolder': z.tuple([z.string().trim().min(1).max(4096)]),
   'settings:update': z.tuple([plainRecord(SettingsPatchSchema)]),
   'settings:chooseFolder': none,
   'credentials:status': none,
@@ -264,6 +268,8 @@ export interface RequestMap {
   'recordings:remove': { args: [key: string]; result: { ok: boolean } };
   'recordings:gaps': { args: []; result: GapReport };
   'settings:get': { args: []; result: SettingsView };
+  /** Whether Tally can save recordings in this folder (created if missing); `message` says why not. */
+  'settings:checkFolder': { args: [path: string]; result: { ok: boolean; message: string | null } };
   'settings:update': { args: [patch: SettingsPatch]; result: SettingsView };
   'settings:chooseFolder': { args: []; result: SettingsView | null };
   'credentials:status': { args: []; result: CredentialsStatus };

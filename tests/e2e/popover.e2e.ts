@@ -7,7 +7,10 @@
  * The screenshots shown in the README (docs/screenshots) are written by the "screenshots" test (see SHOTS).
  */
 import { createHash } from 'node:crypto';
-import { mkdir, readFile } from 'node:fs/promises';
+import { once } from 'node:events';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import type { RecordingView } from '../../electron/contract.js';
@@ -56,6 +59,45 @@ afterEach(async () => {
 afterAll(async () => {
   await h?.close();
 });
+
+/** Undone after each test, in reverse order. */
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/**
+ * A reverse proxy on 127.0.0.1, as a producer's own public address would be: it forwards every request to
+ * wherever the receiver listens at that moment (its port changes when the core reconfigures).
+ */
+async function startReverseProxy(): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = createServer((req, res) => {
+    void (async () => {
+      const local = (await h.core.handlers['tunnel:status']()).localUrl;
+      if (!local) {
+        res.writeHead(502).end();
+        return;
+      }
+      const target = new URL(local);
+      const upstream = request(
+        { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      upstream.on('error', () => res.writeHead(502).end());
+      req.pipe(upstream);
+    })();
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
 
 async function open(opts: OpenOptions = {}): Promise<PopoverPage> {
   const popover = await openPopover(h, opts);
@@ -555,5 +597,78 @@ describe('popover against tally serve --sandbox', () => {
       expect(storage).not.toContain(secret);
       expect(received.filter((f) => f.includes(secret))).toEqual([]);
     }
+  });
+
+  it('guides a first run: demo one click away, then account, folder and address each checked, to the first recording', async () => {
+    await h.core.handlers['settings:update']({ firstRunDone: false });
+    const first = await open();
+    const welcome = first.page.getByRole('heading', { name: 'Welcome to Tally' });
+    await welcome.waitFor();
+    expect(await first.page.getByRole('tab').count()).toBe(0);
+    // The demo, one click away: the tabs open on it and the guide does not come back.
+    await first.page.getByRole('button', { name: 'Try the demo first' }).click();
+    await first.page.getByRole('tab', { name: 'Live', selected: true }).waitFor();
+    await demoPill(first.page).waitFor();
+    expect(openSettingsStore(h.home).get()).toMatchObject({ firstRunDone: true });
+
+    await h.core.handlers['settings:update']({ firstRunDone: false });
+    const { page } = await open();
+    await page.getByRole('button', { name: 'Set up with my service' }).click();
+
+    // 1. The account: refused by the service first, nothing stored; then accepted.
+    await page.getByRole('heading', { name: 'Your service account' }).waitFor();
+    expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).document.activeElement?.tagName)).toBe(
+      'H2',
+    );
+    const storedBefore = await h.secrets.get(PROJECT_ACCOUNT);
+    await page.getByLabel('Service ID').fill('e2e-project');
+    await page.getByLabel('Secret', { exact: true }).fill('not-the-secret');
+    await page.getByRole('button', { name: 'Test and save' }).click();
+    await page.getByRole('alert').filter({ hasText: 'The service rejected the service ID and secret.' }).waitFor();
+    expect(await h.secrets.get(PROJECT_ACCOUNT)).toBe(storedBefore);
+    await page.getByLabel('Secret', { exact: true }).fill(h.serviceSecret);
+    await page.getByRole('button', { name: 'Test and save' }).click();
+
+    // 2. The folder: one Tally cannot write to is refused, the real one is checked and kept.
+    await page.getByRole('heading', { name: 'Where recordings are saved' }).waitFor();
+    const blocker = join(h.home, 'a-file');
+    await writeFile(blocker, 'in the way');
+    const folderField = page.getByLabel('Folder path');
+    await folderField.fill(join(blocker, 'recordings'));
+    await page.getByRole('button', { name: 'Check and use this folder' }).click();
+    await page.getByRole('alert').filter({ hasText: 'A file is in the way of that folder.' }).waitFor();
+    await folderField.fill(h.recordingsDir);
+    await page.getByRole('button', { name: 'Check and use this folder' }).click();
+
+    // 3. The address: a reverse proxy on loopback stands in for the producer's public address, and the check
+    // goes through it to the receiver and back.
+    await page.getByRole('heading', { name: 'How the service reaches Tally' }).waitFor();
+    const next = page.getByRole('button', { name: 'Next' });
+    expect(await next.isDisabled()).toBe(true);
+    const proxy = await startReverseProxy();
+    cleanups.push(proxy.close);
+    await page.getByRole('radio', { name: 'My own public URL' }).check();
+    await page.getByLabel('Public URL', { exact: true }).fill(proxy.url);
+    await page.getByRole('button', { name: 'Check the connection' }).click();
+    await page.getByRole('status').filter({ hasText: 'The service can reach Tally.' }).waitFor();
+    await next.click();
+
+    // 4. Waiting, with the address registered with the service; a broadcast's recording then arrives.
+    await page.getByRole('heading', { name: 'Waiting for your first recording' }).waitFor();
+    await page.getByText('Registered with the service').waitFor();
+    const { control } = h.service;
+    control.startBroadcast({ id: 'first-show', record: true, recordingBytes: 100_000, watchers: 2 });
+    await control.endBroadcast('first-show');
+    await page.getByRole('heading', { name: 'Your first recording is saved' }).waitFor();
+    await page.getByText(/^first-show.*is in your recordings folder\.$/).waitFor();
+
+    await page.getByRole('button', { name: 'Open Tally' }).click();
+    await page.getByRole('tab', { name: 'Live', selected: true }).waitFor();
+    expect(openSettingsStore(h.home).get()).toMatchObject({
+      firstRunDone: true,
+      recordingsFolder: h.recordingsDir,
+      tunnel: { provider: 'url', publicUrl: proxy.url },
+    });
+    expect(await h.secrets.get(PROJECT_ACCOUNT)).toContain(h.serviceSecret);
   });
 });

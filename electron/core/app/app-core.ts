@@ -46,6 +46,7 @@ import {
   type SettingsStore,
 } from '../settings.js';
 import { demoRecordingsDir, demoStateDir, startDemoSandbox, type DemoSandbox } from './demo.js';
+import { checkFolder } from './folder-check.js';
 import { HiddenRecordings } from './hidden-recordings.js';
 import { LivePoller } from './live-poller.js';
 import {
@@ -439,6 +440,7 @@ class Core implements TallyAppCore {
       'recordings:gaps': async () => gapView(this.#pipeline?.lastGapReport ?? null),
 
       'settings:get': async () => this.#settingsView(),
+      'settings:checkFolder': async (path) => checkFolder(path),
       'settings:update': async (patch) => this.#serial(() => this.#updateSettings(patch)),
       'settings:chooseFolder': async () => {
         const choose = this.#hooks.chooseFolder;

@@ -90,6 +90,7 @@ export function appInfo(partial: Partial<AppInfo> = {}): AppInfo {
 
 export function settingsView(partial: Partial<SettingsView> = {}): SettingsView {
   return {
+    firstRunDone: true,
     recordingsFolder: '/home/me/Tally Recordings',
     pollIntervalSec: 5,
     fileNameTemplate: '{channelId}',
@@ -233,6 +234,7 @@ export class TestBridge implements Transport {
         (this.credentials = { ...this.credentials, configured: true, serviceId, source: 'keychain' }),
       'credentials:clear': () =>
         (this.credentials = { ...this.credentials, configured: false, serviceId: null, source: null }),
+      'settings:checkFolder': () => ({ ok: true, message: null }),
       'credentials:setNgrokToken': () => (this.credentials = { ...this.credentials, ngrokTokenStored: true }),
       'credentials:clearNgrokToken': () => (this.credentials = { ...this.credentials, ngrokTokenStored: false }),
       'credentials:test': () => ({ ok: true, message: 'Connected to the service.' }),

@@ -44,6 +44,41 @@ export const en = {
     invalidInput: 'That value was not accepted: {detail}',
     registration: 'The webhook address could not be registered: {detail}',
   },
+  firstRun: {
+    step: 'Step {n} of {total}',
+    next: 'Next',
+    later: 'Finish later in Settings',
+    welcome: {
+      title: 'Welcome to Tally',
+      body: 'Tally watches your live channels and saves every broadcast’s recording before the service deletes it. Setting it up takes three short steps.',
+      setUp: 'Set up with my service',
+      demo: 'Try the demo first',
+      demoHint: 'The demo runs a built-in stand-in for the service, with channels going live and recordings arriving.',
+    },
+    account: {
+      title: 'Your service account',
+      save: 'Test and save',
+    },
+    folder: {
+      title: 'Where recordings are saved',
+      body: 'Tally checks that it can write there now, not when the first recording arrives.',
+      check: 'Check and use this folder',
+      bad: 'Recordings cannot be saved in this folder.',
+    },
+    reach: {
+      check: 'Check the connection',
+      checking: 'Checking that the service can reach Tally…',
+      ok: 'The service can reach Tally.',
+      failed: 'The service cannot reach Tally yet: {message}',
+    },
+    done: {
+      title: 'Waiting for your first recording',
+      body: 'When your next broadcast ends, its recording arrives here and is saved to your folder.',
+      savedTitle: 'Your first recording is saved',
+      saved: '{name} is in your recordings folder.',
+      open: 'Open Tally',
+    },
+  },
   tabs: {
     live: 'Live',
     search: 'Search',

@@ -36,6 +36,41 @@ export const ko: Messages = {
     invalidInput: '값이 받아들여지지 않았습니다: {detail}',
     registration: '웹훅 주소를 등록하지 못했습니다: {detail}',
   },
+  firstRun: {
+    step: '{total}단계 중 {n}단계',
+    next: '다음',
+    later: '나중에 설정에서 마치기',
+    welcome: {
+      title: 'Tally에 오신 것을 환영합니다',
+      body: 'Tally는 방송 중인 채널을 지켜보고, 서비스가 지우기 전에 모든 방송의 녹화를 저장합니다. 설정은 짧은 세 단계면 끝납니다.',
+      setUp: '내 서비스로 설정하기',
+      demo: '먼저 데모 써 보기',
+      demoHint: '데모에서는 내장된 서비스 대역이 채널을 시작하고 녹화를 보냅니다.',
+    },
+    account: {
+      title: '서비스 계정',
+      save: '테스트 후 저장',
+    },
+    folder: {
+      title: '녹화 저장 위치',
+      body: '첫 녹화가 도착할 때가 아니라 지금, 이 폴더에 쓸 수 있는지 확인합니다.',
+      check: '확인하고 이 폴더 사용',
+      bad: '이 폴더에는 녹화를 저장할 수 없습니다.',
+    },
+    reach: {
+      check: '연결 확인',
+      checking: '서비스가 Tally에 연결할 수 있는지 확인하는 중…',
+      ok: '서비스가 Tally에 연결할 수 있습니다.',
+      failed: '서비스가 아직 Tally에 연결할 수 없습니다: {message}',
+    },
+    done: {
+      title: '첫 녹화를 기다리는 중',
+      body: '다음 방송이 끝나면 녹화가 이곳에 도착해 폴더에 저장됩니다.',
+      savedTitle: '첫 녹화가 저장되었습니다',
+      saved: '{name}이(가) 녹화 폴더에 있습니다.',
+      open: 'Tally 열기',
+    },
+  },
   tabs: {
     live: '실시간',
     search: '검색',

@@ -80,7 +80,8 @@ export async function startPopoverHarness(root: string): Promise<PopoverHarness>
   await mkdir(home, { recursive: true });
   const recordingsDir = join(home, 'recordings');
   // Port 0: other test files may be running and 8787 is the default receiver port.
-  openSettingsStore(home).update({ receiverPort: 0, recordingsFolder: recordingsDir });
+  // The first-run guide is done: the tests that need it turn it back on.
+  openSettingsStore(home).update({ receiverPort: 0, recordingsFolder: recordingsDir, firstRunDone: true });
 
   const serviceSecret = `e2e-${randomBytes(12).toString('hex')}`;
   const service = await startSandbox({ serviceId: 'e2e-project', secret: serviceSecret, seed: 3 });
@@ -94,6 +95,9 @@ export async function startPopoverHarness(root: string): Promise<PopoverHarness>
       TALLY_BASE_URL: service.endpoints.baseUrl,
       TALLY_CONSOLE_API_URL: service.endpoints.consoleApiUrl,
       TALLY_ADMIN_URL: service.endpoints.adminUrl,
+      // Where the stand-in serves its recordings: the download-origin policy must allow it, as the real
+      // service's download host is allowed by default.
+      TALLY_DOWNLOAD_ORIGINS: service.downloadOrigin,
     },
     version: '0.1.0',
     sandboxOptions: { demo: false, seed: 7, timeFactor: 1, searchIndexDelayMs: 0 },

@@ -21,6 +21,7 @@ export const VALID_ARGS: Record<RequestName, unknown[]> = {
   'recordings:reveal': ['k1'],
   'recordings:open': ['k1'],
   'recordings:path': ['k1'],
+  'settings:checkFolder': ['/tmp/recordings'],
   'credentials:setNgrokToken': ['2abc_ngrok-token'],
   'credentials:clearNgrokToken': [],
   'recordings:remove': ['k1'],
@@ -246,6 +247,8 @@ function fixedCases(name: RequestName): { label: string; args: unknown }[] {
       return [...cases, { label: 'missing', args: [] }, ...stringArgCases(name, 256, 1)];
     case 'clipboard:write':
       return [...cases, { label: 'missing', args: [] }, ...stringArgCases(name, 65_536, 0)];
+    case 'settings:checkFolder':
+      return [...cases, { label: 'missing', args: [] }, ...stringArgCases(name, 4096, 1)];
     case 'credentials:setNgrokToken':
       return [...cases, { label: 'missing', args: [] }, ...stringArgCases(name, 512, 1)];
     case 'settings:update':
