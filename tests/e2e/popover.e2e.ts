@@ -505,6 +505,35 @@ describe('popover against tally serve --sandbox', () => {
       await page.getByRole('tab', { name: 'Settings' }).click();
       await page.getByLabel('Service ID').waitFor();
       await shoot(page, join(SHOTS, `settings-${colorScheme}.png`));
+
+      // A wide window: sections in a sidebar, the live list with the selected channel beside it.
+      const wide = (await open({ colorScheme, fixedTime: at, width: 1000, height: 600 })).page;
+      await wide
+        .getByRole('tablist', { name: 'Sections' })
+        .and(wide.locator('[aria-orientation="vertical"]'))
+        .waitFor();
+      await expect.poll(() => liveIds(wide), eventually).toHaveLength(4);
+      await wide.getByText('main-stage', { exact: true }).click();
+      const detail = wide.getByRole('complementary', { name: 'Selected channel' });
+      await detail.getByRole('heading', { name: 'main-stage' }).waitFor();
+      expect(await detail.textContent()).toContain('1,284');
+      await shoot(wide, join(SHOTS, `wide-${colorScheme}.png`));
+    }
+
+    // Korean, with the CJK font the CI image installs (fonts-noto-cjk), so no character renders as a box.
+    await h.core.handlers['settings:update']({ language: 'ko' });
+    try {
+      for (const colorScheme of ['light', 'dark'] as const) {
+        const { page } = await open({ colorScheme, fixedTime: at });
+        await page.getByRole('tab', { name: '실시간', selected: true }).waitFor();
+        await page.getByText('방송 중 4개', { exact: true }).waitFor();
+        await shoot(page, join(SHOTS, `live-ko-${colorScheme}.png`));
+        await page.getByRole('tab', { name: '설정' }).click();
+        await page.getByLabel('서비스 ID').waitFor();
+        await shoot(page, join(SHOTS, `settings-ko-${colorScheme}.png`));
+      }
+    } finally {
+      await h.core.handlers['settings:update']({ language: 'system' });
     }
 
     // Recordings: rec-one (saved by an earlier test) and one still downloading. Its deadline counts from

@@ -118,6 +118,11 @@ export const en = {
     ending: 'Ending…',
     endFailed: 'Could not end the channel: {message}',
     ended: 'Channel {id} ended',
+    detailLabel: 'Selected channel',
+    detailWatchers: 'Watching now',
+    detailStarted: 'Started',
+    detailAge: 'Live for',
+    detailNone: 'Select a channel to see it here.',
     alreadyEnded: 'Channel {id} had already ended on its own',
   },
   search: {

@@ -110,6 +110,11 @@ export const ko: Messages = {
     ending: '종료하는 중…',
     endFailed: '채널을 종료하지 못했습니다: {message}',
     ended: '{id} 채널을 종료했습니다',
+    detailLabel: '선택한 채널',
+    detailWatchers: '현재 시청자',
+    detailStarted: '시작',
+    detailAge: '방송 시간',
+    detailNone: '채널을 선택하면 여기에 표시됩니다.',
     alreadyEnded: '{id} 채널은 이미 종료되어 있었습니다',
   },
   search: {

@@ -146,14 +146,15 @@ export interface OpenOptions {
   tab?: 'live' | 'search' | 'recordings' | 'settings';
   /** Freezes the page's Date at this instant (timers keep running), so relative times are stable. */
   fixedTime?: number;
-  /** Page width in CSS pixels (default: the popover's). */
+  /** Page size in CSS pixels (default: the popover's). */
   width?: number;
+  height?: number;
 }
 
 /** Opens the popover in its own browser context and waits until it is connected. */
 export async function openPopover(h: PopoverHarness, opts: OpenOptions = {}): Promise<PopoverPage> {
   const context = await h.browser.newContext({
-    viewport: { width: opts.width ?? POPOVER.width, height: POPOVER.height },
+    viewport: { width: opts.width ?? POPOVER.width, height: opts.height ?? POPOVER.height },
     deviceScaleFactor: 2,
     colorScheme: opts.colorScheme ?? 'light',
     locale: 'en-US',
