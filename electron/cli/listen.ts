@@ -4,6 +4,7 @@
  * so until Ctrl-C / SIGTERM, when it stops gracefully (journal flushed, part files kept for resume).
  */
 import { resolve } from 'node:path';
+import { DEMO_TIME_FACTOR, demoRecordingsDir, demoStateDir, startDemoSandbox } from '../core/app/demo.js';
 import { ConfigError } from '../core/errors.js';
 import type { Credentials } from '../core/model.js';
 import { DownloadOriginPolicy } from '../core/net/url-policy.js';
@@ -41,6 +42,10 @@ Options:
                            entry "ngrok" or NGROK_AUTHTOKEN)
   --localtunnel-host <url> Self-hosted localtunnel server
   --register               Register the public webhook URL with the service (admin API) whenever it changes
+  --sandbox                Try it without an account: start the built-in sandbox service, keep broadcasts
+                           going on it and send its recording webhooks to this receiver (demo state and, by
+                           default, the demo recordings folder, apart from the real ones)
+  --time-factor <f>        With --sandbox: how much faster the sandbox's time runs (default 10)
   --concurrency <n>        Downloads at once (default 3)
   --upload-origin <origin> Allow a web app origin to upload client recordings (repeatable)
   --ndjson                 One JSON object per line: ready, received, progress, saved, rejected, failed,
@@ -69,6 +74,8 @@ const command: Command = {
       'ngrok-domain': { type: 'string' },
       'localtunnel-host': { type: 'string' },
       register: { type: 'boolean' },
+      sandbox: { type: 'boolean' },
+      'time-factor': { type: 'string' },
       concurrency: { type: 'string' },
       'upload-origin': { type: 'string', multiple: true },
       ndjson: { type: 'boolean' },
@@ -77,13 +84,22 @@ const command: Command = {
     const { settings } = loadSettings(io);
     const home = appDataDir(io.env);
 
-    const port = values.port === undefined ? settings.receiverPort : Number(values.port);
+    const sandboxMode = values.sandbox === true;
+    if (sandboxMode && values.register)
+      throw new UsageError('--register talks to the real service; --sandbox has none.');
+    if (values['time-factor'] !== undefined && !sandboxMode) throw new UsageError('--time-factor needs --sandbox.');
+    const timeFactor = values['time-factor'] === undefined ? DEMO_TIME_FACTOR : Number(values['time-factor']);
+    if (!Number.isFinite(timeFactor) || timeFactor < 1 || timeFactor > 100_000) {
+      throw new UsageError('--time-factor must be a number from 1 to 100000.');
+    }
+    // The sandbox run picks a free port unless told otherwise: the tray app may hold 8787.
+    const port = values.port === undefined ? (sandboxMode ? 0 : settings.receiverPort) : Number(values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError('--port must be 0..65535.');
     const concurrency = values.concurrency === undefined ? settings.concurrency : Number(values.concurrency);
     if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 10) {
       throw new UsageError('--concurrency must be 1..10.');
     }
-    const folder = resolve(values.folder ?? settings.recordingsFolder);
+    const folder = resolve(values.folder ?? (sandboxMode ? demoRecordingsDir(home) : settings.recordingsFolder));
 
     let tunnel: TunnelSettingsInput = {
       provider: settings.tunnel.provider,
@@ -101,16 +117,23 @@ const command: Command = {
       tunnel = { ...tunnel, ...parsed };
     }
 
-    const policy = DownloadOriginPolicy.fromEnv(io.env, settings.downloadOrigins);
+    if (sandboxMode && values.tunnel === undefined) tunnel = { ...tunnel, provider: 'none' };
+    // Started before the pipeline so its download host can be allowed; stopped after it (see finally).
+    const sandbox = sandboxMode ? await startDemoSandbox(home, { timeFactor }) : null;
+    const policy = sandbox
+      ? new DownloadOriginPolicy([sandbox.downloadOrigin])
+      : DownloadOriginPolicy.fromEnv(io.env, settings.downloadOrigins);
 
-    // Credentials are needed only for registration and the gap report.
+    // Credentials are needed only for registration and the gap report; the sandbox run uses neither.
     let credentials: Credentials | null = null;
     let credentialsProblem: string | null = null;
-    try {
-      credentials = await resolveCredentials(io, flags);
-    } catch (error) {
-      if (values.register) throw error;
-      credentialsProblem = error instanceof Error ? error.message : String(error);
+    if (!sandbox) {
+      try {
+        credentials = await resolveCredentials(io, flags);
+      } catch (error) {
+        if (values.register) throw error;
+        credentialsProblem = error instanceof Error ? error.message : String(error);
+      }
     }
     const api = credentials ? createApi(io, endpointsFor(io, flags, settings), credentials) : null;
 
@@ -126,25 +149,32 @@ const command: Command = {
     }
 
     const uploadOrigins = [...settings.uploadOrigins, ...(values['upload-origin'] ?? [])];
-    const pipeline = await RecordingPipeline.open({
-      stateDir: home,
-      folder,
-      policy,
-      host: values.host ?? settings.receiverHost,
-      port,
-      tunnel,
-      ngrokAuthtoken,
-      register: values.register === true ? true : settings.autoRegisterWebhook && api !== null,
-      api,
-      projectScope: credentials?.serviceId ?? null,
-      concurrency,
-      fileNameTemplate: settings.fileNameTemplate,
-      uploads: {
-        subfolder: settings.clientUploadsSubfolder,
-        maxBytes: settings.uploadMaxBytes,
-        allowedOrigins: () => uploadOrigins,
-      },
-    });
+    let pipeline: RecordingPipeline;
+    try {
+      pipeline = await RecordingPipeline.open({
+        // The sandbox's jobs point at a server that is gone after this run: they never enter the real inbox.
+        stateDir: sandbox ? demoStateDir(home) : home,
+        folder,
+        policy,
+        host: values.host ?? settings.receiverHost,
+        port,
+        tunnel,
+        ngrokAuthtoken,
+        register: values.register === true ? true : settings.autoRegisterWebhook && api !== null,
+        api,
+        projectScope: credentials?.serviceId ?? null,
+        concurrency,
+        fileNameTemplate: settings.fileNameTemplate,
+        uploads: {
+          subfolder: settings.clientUploadsSubfolder,
+          maxBytes: settings.uploadMaxBytes,
+          allowedOrigins: () => uploadOrigins,
+        },
+      });
+    } catch (error) {
+      await sandbox?.close();
+      throw error;
+    }
 
     const printer = createListenPrinter({
       out: io.stdout,
@@ -167,16 +197,24 @@ const command: Command = {
 
     try {
       const ready = await pipeline.start();
-      printer.ready({
-        ...ready,
-        uploadOrigins,
-        note: credentialsProblem ? 'No credentials: registration and the missed-recordings report are off.' : null,
-      });
+      // Loopback is enough for the sandbox: it runs on this machine.
+      sandbox?.control.setWebhookUrl(ready.localUrl);
+      const notes = [
+        credentialsProblem ? 'No credentials: registration and the missed-recordings report are off.' : null,
+        values.register && !ready.publicUrl
+          ? 'Nothing to register: there is no public URL, and the service cannot reach a local one. Add --tunnel ngrok, --tunnel localtunnel or --tunnel <your https URL>.'
+          : null,
+        sandbox
+          ? `Sandbox: broadcasts start and end on their own (time ${timeFactor}x faster); their recordings are sent here.`
+          : null,
+      ].filter((n) => n !== null);
+      printer.ready({ ...ready, uploadOrigins, note: notes.length > 0 ? notes.join(' ') : null });
       if (!io.signal.aborted)
         await new Promise<void>((done) => io.signal.addEventListener('abort', () => done(), { once: true }));
       printer.stopping();
     } finally {
       await pipeline.stop();
+      await sandbox?.close();
       printer.close();
     }
     return 0;
