@@ -73,7 +73,8 @@ export class DemoSimulation {
       const createdAt = now - this.rng.int(60 * MINUTE, HISTORY_SPAN_MS);
       const endedAt = createdAt + this.rng.int(2 * MINUTE, 90 * MINUTE);
       items.push({
-        id: this.nameFor(createdAt),
+        // Past channels carry their date, which leaves the plain names to today's broadcasts.
+        id: this.nameFor(createdAt, true),
         createdAt: new Date(createdAt),
         endedAt: new Date(endedAt),
         peerCount: this.rng.int(1, 300),
@@ -84,16 +85,16 @@ export class DemoSimulation {
 
   /**
    * A channel name not used yet: a studio name, then the same with the date (`morning-news-0512`), then
-   * with a counter, so the sandbox never sees the same ID twice.
+   * with a counter, so the sandbox never sees the same ID twice. `dated` skips the plain name.
    */
-  private nameFor(at: number): string {
+  private nameFor(at: number, dated = false): string {
     const base = DEMO_CHANNEL_NAMES[this.rng.int(0, DEMO_CHANNEL_NAMES.length - 1)] as string;
     const d = new Date(at);
-    const dated = `${base}-${String(d.getMonth() + 1).padStart(2, '0')}${String(d.getDate()).padStart(2, '0')}`;
+    const datedName = `${base}-${String(d.getMonth() + 1).padStart(2, '0')}${String(d.getDate()).padStart(2, '0')}`;
     // History is added as one batch, so names handed out but not yet in the service count as taken too.
     const free = (id: string) => !this.named.has(id) && !this.service.isKnownId(id);
-    let id = [base, dated].find(free);
-    for (let n = 2; id === undefined; n++) if (free(`${dated}-${n}`)) id = `${dated}-${n}`;
+    let id = (dated ? [datedName] : [base, datedName]).find(free);
+    for (let n = 2; id === undefined; n++) if (free(`${datedName}-${n}`)) id = `${datedName}-${n}`;
     this.named.add(id);
     return id;
   }
