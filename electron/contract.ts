@@ -101,6 +101,8 @@ export interface CredentialsStatus {
   /** False on Linux without a Secret Service: the UI explains instead of storing in clear. */
   keychainAvailable: boolean;
   keychainMessage: string | null;
+  /** True when an ngrok authtoken is in the keychain, absent otherwise (the token never leaves the core). */
+  ngrokTokenStored?: boolean;
 }
 
 export type Language = 'system' | 'en' | 'ko';
@@ -125,6 +127,8 @@ export interface SettingsView {
   uploadOrigins: string[];
   demoMode: boolean;
   receivingPaused: boolean;
+  /** The first-run guide was finished or skipped. */
+  firstRunDone: boolean;
 }
 
 export interface AppInfo {
@@ -186,6 +190,7 @@ export const SettingsPatchSchema = z
     uploadOrigins: z.array(origin).max(50),
     demoMode: z.boolean(),
     receivingPaused: z.boolean(),
+    firstRunDone: z.boolean(),
   })
   .strict()
   .partial();
@@ -228,13 +233,18 @@ export const requestSchemas = {
   'recordings:retry': z.tuple([key]),
   'recordings:reveal': z.tuple([key]),
   'recordings:open': z.tuple([key]),
+  'recordings:path': z.tuple([key]),
+  'recordings:remove': z.tuple([key]),
   'recordings:gaps': none,
   'settings:get': none,
+  'settings:checkFolder': z.tuple([z.string().trim().min(1).max(4096)]),
   'settings:update': z.tuple([plainRecord(SettingsPatchSchema)]),
   'settings:chooseFolder': none,
   'credentials:status': none,
   'credentials:set': z.tuple([plainRecord(CredentialsInputSchema)]),
   'credentials:clear': none,
+  'credentials:setNgrokToken': z.tuple([z.string().trim().min(1).max(512)]),
+  'credentials:clearNgrokToken': none,
   'credentials:test': z.tuple([plainRecord(CredentialsInputSchema).optional()]),
   'tunnel:status': none,
   'webhook:register': none,
@@ -252,13 +262,22 @@ export interface RequestMap {
   'recordings:retry': { args: [key: string]; result: RecordingView };
   'recordings:reveal': { args: [key: string]; result: { ok: boolean } };
   'recordings:open': { args: [key: string]; result: { ok: boolean } };
+  /** Full path of a saved recording (for "Copy path"); null while it has no file. */
+  'recordings:path': { args: [key: string]; result: { path: string | null } };
+  /** Hides a finished recording from the list; its file is left alone. */
+  'recordings:remove': { args: [key: string]; result: { ok: boolean } };
   'recordings:gaps': { args: []; result: GapReport };
   'settings:get': { args: []; result: SettingsView };
+  /** Whether Tally can save recordings in this folder (created if missing); `message` says why not. */
+  'settings:checkFolder': { args: [path: string]; result: { ok: boolean; message: string | null } };
   'settings:update': { args: [patch: SettingsPatch]; result: SettingsView };
   'settings:chooseFolder': { args: []; result: SettingsView | null };
   'credentials:status': { args: []; result: CredentialsStatus };
   'credentials:set': { args: [credentials: CredentialsInput]; result: CredentialsStatus };
   'credentials:clear': { args: []; result: CredentialsStatus };
+  /** Stores the ngrok authtoken in the keychain (never in settings, never sent back). */
+  'credentials:setNgrokToken': { args: [token: string]; result: CredentialsStatus };
+  'credentials:clearNgrokToken': { args: []; result: CredentialsStatus };
   'credentials:test': { args: [credentials?: CredentialsInput]; result: { ok: boolean; message: string } };
   'tunnel:status': { args: []; result: TunnelStatus };
   'webhook:register': { args: []; result: TunnelStatus };
@@ -353,6 +372,35 @@ export class RemoteError extends Error {
     super(message);
     this.name = 'RemoteError';
   }
+}
+
+/**
+ * contextBridge hands the page an Error with its message only, dropping `code`
+ * (https://github.com/electron/electron/issues/25596). The IPC transport therefore appends the code to the
+ * message after an invisible separator, and the page reads both back with `errorCodeOf` / `errorMessageOf`,
+ * so it can react to a code (and translate it) whichever transport it runs over.
+ */
+const CODE_MARK = '\u2063code:';
+
+/** `message` with `code` appended after the invisible mark (see CODE_MARK). */
+export function codedMessage(code: string, message: string): string {
+  return `${message}${CODE_MARK}${code}`;
+}
+
+/** The stable error code of anything a bridge call rejected with, or null. */
+export function errorCodeOf(error: unknown): string | null {
+  if (typeof error !== 'object' || error === null) return null;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && code) return code;
+  if (typeof message !== 'string') return null;
+  const at = message.lastIndexOf(CODE_MARK);
+  return at < 0 ? null : message.slice(at + CODE_MARK.length) || null;
+}
+
+/** A rejection's message without the code mark. */
+export function errorMessageOf(message: string): string {
+  const at = message.lastIndexOf(CODE_MARK);
+  return at < 0 ? message : message.slice(0, at);
 }
 
 /** Handler map the core implements once for both transports. */

@@ -4,6 +4,7 @@
  * so until Ctrl-C / SIGTERM, when it stops gracefully (journal flushed, part files kept for resume).
  */
 import { ConfigError } from '../core/errors.js';
+import { DEMO_TIME_FACTOR, demoRecordingsDir, demoStateDir, startDemoSandbox } from '../core/app/demo.js';
 import { appDataDir } from '../core/paths.js';
 import { lineLogger } from '../core/logger.js';
 import { pipelineOptions } from '../core/pipeline/options.js';
@@ -40,6 +41,10 @@ Options:
                            stored with "tally login --ngrok")
   --localtunnel-host <url> Self-hosted localtunnel server
   --register               Register the public webhook URL with the service (admin API) whenever it changes
+  --sandbox                Try it without an account: start the built-in sandbox service, keep broadcasts
+                           going on it and send its recording webhooks to this receiver (demo state and, by
+                           default, the demo recordings folder, apart from the real ones)
+  --time-factor <f>        With --sandbox: how much faster the sandbox's time runs (default 10)
   --concurrency <n>        Downloads at once (default 3)
   --upload-origin <origin> Allow a web app origin to upload client recordings (repeatable)
   --ndjson                 One JSON object per line: ready, received, progress, saved, rejected, failed,
@@ -55,6 +60,7 @@ unavailable.
 Examples:
   tally listen --folder ~/Videos/Tally --tunnel ngrok --ngrok-domain my-name.ngrok.app --register
   tally listen --folder ./recordings --tunnel https://hooks.example.com --ndjson | jq .
+  tally listen --sandbox --folder ./try-it       # no account needed: recordings arrive within a minute
 `;
 
 const command: Command = {
@@ -72,11 +78,24 @@ const command: Command = {
       concurrency: { type: 'string' },
       'upload-origin': { type: 'string', multiple: true },
       ndjson: { type: 'boolean' },
+      sandbox: { type: 'boolean' },
+      'time-factor': { type: 'string' },
     });
     const flags = connectionFlags(values);
     const { settings, store } = loadSettings(io);
 
-    const port = values.port === undefined ? undefined : Number(values.port);
+    const home = appDataDir(io.env);
+    const sandboxMode = values.sandbox === true;
+    if (sandboxMode && values.register) {
+      throw new UsageError('--register talks to the real service; --sandbox has none.');
+    }
+    if (values['time-factor'] !== undefined && !sandboxMode) throw new UsageError('--time-factor needs --sandbox.');
+    const timeFactor = values['time-factor'] === undefined ? DEMO_TIME_FACTOR : Number(values['time-factor']);
+    if (!Number.isFinite(timeFactor) || timeFactor < 1 || timeFactor > 100_000) {
+      throw new UsageError('--time-factor must be a number from 1 to 100000.');
+    }
+    // The sandbox run picks a free port unless told otherwise: the tray app may hold 8787.
+    const port = values.port === undefined ? (sandboxMode ? 0 : undefined) : Number(values.port);
     if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65_535)) {
       throw new UsageError('--port must be 0..65535.');
     }
@@ -96,17 +115,19 @@ const command: Command = {
         throw new UsageError(error instanceof Error ? error.message : String(error));
       }
     }
+    if (sandboxMode && values.tunnel === undefined) tunnel = { ...tunnel, provider: 'none' };
     const provider = tunnel.provider ?? settings.tunnel.provider;
 
     // Credentials are needed only for registration and the gap report, and only for the hosts they were
     // entered for: when they are withheld, recordings are still received and the reason is printed.
+    // The sandbox run uses neither, so it never reads the keychain.
     const resolver = openCredentialResolver(io);
     const endpoints = endpointsFor(io, flags, settings);
-    const found = await resolver.lookup(endpoints, flags.serviceId);
-    if (found.kind !== 'ready' && values.register) throw new ConfigError(found.message);
-    const credentials = found.kind === 'ready' ? found.credentials : null;
-    const note =
-      found.kind === 'ready'
+    const found = sandboxMode ? null : await resolver.lookup(endpoints, flags.serviceId);
+    if (found && found.kind !== 'ready' && values.register) throw new ConfigError(found.message);
+    const credentials = found?.kind === 'ready' ? found.credentials : null;
+    const credentialsNote =
+      !found || found.kind === 'ready'
         ? null
         : found.kind === 'missing' && !found.configured
           ? 'No credentials: registration and the missed-recordings report are off.'
@@ -118,14 +139,26 @@ const command: Command = {
       throw new ConfigError('ngrok needs an authtoken: store it in the OS keychain with "tally login --ngrok".');
     }
 
+    // Started before the pipeline so its download host can be allowed; stopped after it (see finally).
+    const sandbox = sandboxMode ? await startDemoSandbox(home, { timeFactor }) : null;
+    const folderFlag = values.folder ?? (sandbox ? demoRecordingsDir(home) : undefined);
     const uploadOrigins = values['upload-origin'] ?? [];
     const { options } = pipelineOptions({
       settings,
       currentSettings: () => store.get(),
       env: io.env,
-      home: appDataDir(io.env),
+      home,
+      // The sandbox's jobs point at a server that is gone after this run: they never enter the real inbox.
+      demo: sandbox
+        ? {
+            stateDir: demoStateDir(home),
+            folder: demoRecordingsDir(home),
+            downloadOrigin: sandbox.downloadOrigin,
+            apiUrl: sandbox.apiUrl,
+          }
+        : null,
       flags: {
-        ...(values.folder === undefined ? {} : { folder: values.folder }),
+        ...(folderFlag === undefined ? {} : { folder: folderFlag }),
         ...(values.host === undefined ? {} : { host: values.host }),
         ...(port === undefined ? {} : { port }),
         ...(concurrency === undefined ? {} : { concurrency }),
@@ -139,14 +172,21 @@ const command: Command = {
       ngrokAuthtoken,
       log: lineLogger((line) => io.stderr.write(`tally listen: ${line}\n`)),
     });
-    // Checked before anything starts: a folder that cannot hold recordings is one clear line, not a wedge.
-    const folder = await ensureWritableFolder(options.folder, {
-      source:
-        values.folder === undefined
-          ? 'the recordings folder (the recordingsFolder setting)'
-          : 'the recordings folder (--folder)',
-    });
-    const pipeline = await RecordingPipeline.open({ ...options, folder });
+    let pipeline: RecordingPipeline;
+    let folder: string;
+    try {
+      // Checked before anything starts: a folder that cannot hold recordings is one clear line, not a wedge.
+      folder = await ensureWritableFolder(options.folder, {
+        source:
+          values.folder === undefined
+            ? 'the recordings folder (the recordingsFolder setting)'
+            : 'the recordings folder (--folder)',
+      });
+      pipeline = await RecordingPipeline.open({ ...options, folder });
+    } catch (error) {
+      await sandbox?.close();
+      throw error;
+    }
 
     const printer = createListenPrinter({
       out: io.stdout,
@@ -169,16 +209,28 @@ const command: Command = {
 
     try {
       const ready = await pipeline.start();
+      // Loopback is enough for the sandbox: it runs on this machine.
+      sandbox?.control.setWebhookUrl(ready.localUrl);
+      const notes = [
+        credentialsNote,
+        values.register && !ready.publicUrl
+          ? 'Nothing to register: there is no public URL, and the service cannot reach a local one. Add --tunnel ngrok, --tunnel localtunnel or --tunnel <your https URL>.'
+          : null,
+        sandbox
+          ? `Sandbox: broadcasts start and end on their own (time ${timeFactor}x faster); their recordings are sent here.`
+          : null,
+      ].filter((n) => n !== null);
       printer.ready({
         ...ready,
         uploadOrigins: [...(options.uploads?.allowedOrigins() ?? [])],
-        note,
+        note: notes.length > 0 ? notes.join(' ') : null,
       });
       if (!io.signal.aborted)
         await new Promise<void>((done) => io.signal.addEventListener('abort', () => done(), { once: true }));
       printer.stopping();
     } finally {
       await pipeline.stop();
+      await sandbox?.close();
       printer.close();
     }
     return 0;

@@ -38,6 +38,7 @@ describe('defaults', () => {
       uploadOrigins: [],
       clientUploadsSubfolder: 'client',
       maxRecordingBytes: 64 * 1024 ** 3,
+      firstRunDone: false,
       uploadMaxBytes: 2 * 1024 ** 3,
       demoMode: null,
     });

@@ -108,6 +108,8 @@ export const SettingsSchema = z.object({
     .default(2 * 1024 ** 3),
   /** null: not chosen yet, so demo mode follows whether credentials exist (see effectiveDemoMode). */
   demoMode: z.boolean().nullable().default(null),
+  /** Whether the popover's first-run guide was finished or skipped (it shows until then). */
+  firstRunDone: z.boolean().default(false),
 });
 
 export type Settings = z.output<typeof SettingsSchema>;

@@ -6,7 +6,7 @@
  */
 import { contextBridge, ipcRenderer } from 'electron';
 import type { IpcRendererEvent } from 'electron';
-import { createBridge, RemoteError } from '../contract.js';
+import { codedMessage, createBridge, RemoteError } from '../contract.js';
 import type { EventName, RequestName, TallyBridge, Transport } from '../contract.js';
 import { eventChannel, isIpcReply, READY_CHANNEL, requestChannel } from './ipc-protocol.js';
 
@@ -44,7 +44,8 @@ export function createIpcTransport(ipc: IpcRendererLike): Transport {
       }
       if (!isIpcReply(reply))
         throw new RemoteError('internal', 'Tally got an unexpected reply from its background process.');
-      if (!reply.ok) throw new RemoteError(reply.error.code, reply.error.message);
+      // The message carries the code too: contextBridge keeps nothing else (see codedMessage).
+      if (!reply.ok) throw new RemoteError(reply.error.code, codedMessage(reply.error.code, reply.error.message));
       return reply.result;
     },
     subscribe(event: EventName, listener: (payload: unknown) => void): () => void {
@@ -67,8 +68,8 @@ export function createIpcTransport(ipc: IpcRendererLike): Transport {
  *
  * Rejections reach the page as Errors carrying the message only: contextBridge rebuilds an Error in
  * the page from its message and drops every other property, `code` included
- * (https://github.com/electron/electron/issues/25596). The messages are written for the producer, so
- * the popover shows them as they are.
+ * (https://github.com/electron/electron/issues/25596). The transport appends the code to the message
+ * (codedMessage), and the popover splits it off again to react to it and to translate it.
  */
 export function exposeTallyBridge(deps: {
   contextBridge: { exposeInMainWorld(key: string, api: unknown): void };

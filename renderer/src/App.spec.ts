@@ -2,7 +2,7 @@ import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import App from './App.svelte';
-import { ManualClock, TestBridge, appInfo, channel, settingsView } from './lib/test-bridge.js';
+import { ManualClock, TestBridge, appInfo, channel, settingsView, tunnelStatus } from './lib/test-bridge.js';
 import type { ConnectionSource, ConnectionState } from './lib/transport-ws.js';
 
 /** A connection the spec drives by hand. */
@@ -118,6 +118,23 @@ describe('App', () => {
     expect(alerts[0]).toHaveTextContent('The live poll failed: service unreachable.');
     await user.click(within(alerts[0]!).getByRole('button', { name: 'Dismiss' }));
     expect(screen.queryByRole('alert')).not.toBeInTheDocument();
+  });
+
+  it('shows one status area: the newest error with a count, cleared once the core has reconfigured', async () => {
+    const { bridge } = setup();
+    await waitFor(() => expect(bridge.listenerCount('app:error')).toBe(1));
+    bridge.emit('app:error', { code: 'tunnel', message: 'Recordings are not being received: ngrok refused.' });
+    bridge.emit('app:error', { code: 'network', message: 'The live poll failed: service unreachable.' });
+    const alert = await screen.findByRole('alert');
+    expect(screen.getAllByRole('alert')).toHaveLength(1);
+    expect(alert).toHaveTextContent('The live poll failed: service unreachable. (and 1 more)');
+
+    // The tunnel status that ends the failing attempt keeps its errors; the next one (the provider switched
+    // back to Off, say) ends an attempt that raised none, so they are stale.
+    bridge.emit('tunnel:status', tunnelStatus());
+    expect(screen.getByRole('alert')).toBeInTheDocument();
+    bridge.emit('tunnel:status', tunnelStatus());
+    await waitFor(() => expect(screen.queryByRole('alert')).not.toBeInTheDocument());
   });
 
   it('unsubscribes from every event when closed', async () => {

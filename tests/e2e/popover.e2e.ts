@@ -7,13 +7,19 @@
  * The screenshots shown in the README (docs/screenshots) are written by the "screenshots" test (see SHOTS).
  */
 import { createHash } from 'node:crypto';
-import { mkdir, readFile } from 'node:fs/promises';
+import { once } from 'node:events';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
+import type { RecordingView } from '../../electron/contract.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ACCOUNT } from '../../electron/core/credentials.js';
 import { openSettingsStore } from '../../electron/core/settings.js';
 import {
+  horizontalOverflows,
+  type PageGlobals,
   openPopover,
   shoot,
   startPopoverHarness,
@@ -53,6 +59,45 @@ afterEach(async () => {
 afterAll(async () => {
   await h?.close();
 });
+
+/** Undone after each test, in reverse order. */
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/**
+ * A reverse proxy on 127.0.0.1, as a producer's own public address would be: it forwards every request to
+ * wherever the receiver listens at that moment (its port changes when the core reconfigures).
+ */
+async function startReverseProxy(): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = createServer((req, res) => {
+    void (async () => {
+      const local = (await h.core.handlers['tunnel:status']()).localUrl;
+      if (!local) {
+        res.writeHead(502).end();
+        return;
+      }
+      const target = new URL(local);
+      const upstream = request(
+        { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      upstream.on('error', () => res.writeHead(502).end());
+      req.pipe(upstream);
+    })();
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
 
 async function open(opts: OpenOptions = {}): Promise<PopoverPage> {
   const popover = await openPopover(h, opts);
@@ -163,6 +208,70 @@ describe('popover against tally serve --sandbox', () => {
     expect(cells[4]).toBe('49');
   });
 
+  it('treats a channel that ended on its own while the dialog was open as ended, in both orders', async () => {
+    const { control } = h.sandbox;
+    control.startBroadcast({ id: 'race-1', watchers: 4, record: false });
+    control.startBroadcast({ id: 'race-2', watchers: 5, record: false });
+    control.startBroadcast({ id: 'race-3', watchers: 6, record: false });
+    const { page } = await open();
+    await liveRow(page, 'race-3').waitFor();
+    const focusedLabel = () =>
+      page.evaluate(() => {
+        const doc = (globalThis as unknown as PageGlobals).document;
+        return doc.activeElement?.getAttribute('aria-label') ?? null;
+      });
+    const notice = (text: string) => page.getByRole('status').filter({ hasText: text });
+
+    // 1. It ends after the producer confirmed but before the service was asked: the live list is held back
+    // (the next poll answers slowly), so the page still shows the channel and the click reaches the service,
+    // which no longer has it live.
+    await endButton(page, 'race-1').click();
+    const dialog1 = page.getByRole('dialog', { name: 'End channel race-1?' });
+    await dialog1.waitFor();
+    const slowPoll = new Promise<void>((resolve) => {
+      const onRequest = (e: { path: string }) => {
+        if (!e.path.endsWith('/broadcast-channel-list')) return;
+        control.events.off('request', onRequest);
+        resolve();
+      };
+      control.events.on('request', onRequest);
+    });
+    control.setFaults('api', { delayMs: 4000, times: 1, path: '/lambda/broadcast-channel-list' });
+    try {
+      await slowPoll;
+      await control.endBroadcast('race-1');
+      await dialog1.getByRole('button', { name: 'End channel', exact: true }).click();
+      await dialog1.waitFor({ state: 'detached' });
+    } finally {
+      control.setFaults('api', null);
+    }
+    await notice('Channel race-1 had already ended on its own').waitFor();
+    expect(await page.getByRole('alert').count()).toBe(0);
+    await liveRow(page, 'race-1').waitFor({ state: 'detached' });
+    // Focus went to the channel that took its place in the list, not to the page.
+    await expect.poll(focusedLabel, eventually).toBe('End channel race-2…');
+
+    // Escape still works: the next dialog opens from the keyboard and closes with it.
+    await page.keyboard.press('Enter');
+    const dialog2 = page.getByRole('dialog', { name: 'End channel race-2?' });
+    await dialog2.waitFor();
+    await page.keyboard.press('Escape');
+    await dialog2.waitFor({ state: 'detached' });
+    expect(await focusedLabel()).toBe('End channel race-2…');
+
+    // 2. It ends while the producer is still reading the dialog: the dialog closes by itself and says so.
+    await endButton(page, 'race-2').click();
+    await dialog2.waitFor();
+    await control.endBroadcast('race-2');
+    await dialog2.waitFor({ state: 'detached' });
+    await notice('Channel race-2 had already ended on its own').waitFor();
+    expect(await page.getByRole('alert').count()).toBe(0);
+    await expect.poll(focusedLabel, eventually).toMatch(/^End channel /);
+    expect(sandboxLive()).toContain('race-3');
+    await control.endBroadcast('race-3');
+    await liveRow(page, 'race-3').waitFor({ state: 'detached' });
+  });
+
   it('shows a sandbox recording downloading with a progress bar, then saved on disk byte for byte', async () => {
     const { control } = h.sandbox;
     // 6 MB at 2 MB/s: about three seconds of visible progress.
@@ -180,12 +289,15 @@ describe('popover against tally serve --sandbox', () => {
       const valueNow = async () => Number((await bar.getAttribute('aria-valuenow', { timeout: 1000 })) ?? NaN);
       await expect.poll(valueNow, eventually).toSatisfy((n: number) => n > 0 && n < 100);
       expect(await bar.getAttribute('aria-valuetext')).toMatch(/ of 6 MB$/);
-      await page.getByRole('region', { name: 'In progress' }).getByText('rec-one').waitFor();
+      const inProgress = page.getByRole('region', { name: 'In progress' });
+      await inProgress.getByText(/^rec-one · /).waitFor();
+      // The service deletes the file 6 hours after the webhook: the countdown says how long is left.
+      expect(await inProgress.textContent()).toMatch(/Expires in (6h|5h 59m)/);
 
-      const saved = page.getByRole('region', { name: 'Saved' });
-      await saved.getByText('rec-one.mp4').waitFor();
+      const saved = page.getByRole('region', { name: 'Today' });
+      await saved.getByText(/rec-one\.mp4/).waitFor();
       await bar.waitFor({ state: 'detached' });
-      expect(await saved.textContent()).toContain('6 MB');
+      expect(await saved.textContent()).toMatch(/Saved and verified · 6 MB · rec-one\.mp4/);
 
       const view = (await h.core.handlers['recordings:list']()).find((r) => r.channelId === 'rec-one');
       expect(view).toMatchObject({ state: 'saved', fileName: 'rec-one.mp4', bytes: recording.size });
@@ -195,6 +307,116 @@ describe('popover against tally serve --sandbox', () => {
     } finally {
       control.setFaults('download', null);
     }
+  });
+
+  it('says why a download waits, then copies a saved file’s path and removes it from the list, not from disk', async () => {
+    const { control } = h.sandbox;
+    // The download host answers 503 twice: the recording waits with the reason, then is saved.
+    control.setFaults('download', { status: 503, times: 2 });
+    let view: RecordingView | undefined;
+    try {
+      control.startBroadcast({ id: 'rec-two', record: true, recordingBytes: 200_000, watchers: 3 });
+      const { page, context } = await open({ tab: 'recordings' });
+      await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+      await control.endBroadcast('rec-two');
+      const inProgress = page.getByRole('region', { name: 'In progress' });
+      await inProgress.getByText(/Will try again: .*503/).waitFor();
+
+      const today = page.getByRole('region', { name: 'Today' });
+      const item = today.getByRole('listitem').filter({ hasText: /^rec-two · / });
+      await item.getByText(/Saved and verified/).waitFor();
+      await inProgress.waitFor({ state: 'detached' });
+      view = (await h.core.handlers['recordings:list']()).find((r) => r.channelId === 'rec-two');
+      if (!view?.fileName) throw new Error('rec-two was not saved');
+      const path = join(h.recordingsDir, view.fileName);
+
+      // Copy path: the browser has no core clipboard here, so it lands on the page's clipboard.
+      await item.getByRole('button', { name: /^Copy path of rec-two · / }).click();
+      await page.getByRole('status').filter({ hasText: 'Path copied' }).waitFor({ state: 'attached' });
+      const copied = await page.evaluate(() =>
+        (
+          globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }
+        ).navigator.clipboard.readText(),
+      );
+      expect(copied).toBe(path);
+
+      // Filters: a saved broadcast is not a problem, and is not a web client upload.
+      await page.getByRole('radio', { name: /^Problems/ }).check();
+      await page.getByText('No finished recordings match this filter.').waitFor();
+      await page.getByRole('radio', { name: /^All/ }).check();
+
+      await item.getByRole('button', { name: /^Remove rec-two · .* from list$/ }).click();
+      await item.waitFor({ state: 'detached' });
+      await page
+        .getByRole('status')
+        .filter({ hasText: /rec-two · .* removed from the list\. The file stays where it was\./ })
+        .waitFor({ state: 'attached' });
+      expect((await readFile(path)).length).toBe(view.bytes);
+      // Gone for good: the core no longer lists it, so a reload does not bring it back.
+      expect((await h.core.handlers['recordings:list']()).map((r) => r.channelId)).not.toContain('rec-two');
+      await page.reload();
+      await today.getByText(/rec-one\.mp4/).waitFor();
+      expect(await today.getByText(/^rec-two · /).count()).toBe(0);
+    } finally {
+      control.setFaults('download', null);
+    }
+  });
+
+  it('fits 300 and 380 px wide in every tab, in English and Korean', async () => {
+    h.sandbox.control.startBroadcast({
+      id: 'a-rather-long-channel-identifier-from-the-studio-floor',
+      watchers: 123_456,
+      record: false,
+    });
+    const problems: string[] = [];
+    const check = async (page: Page, where: string) => {
+      for (const o of await horizontalOverflows(page)) problems.push(`${where}: ${JSON.stringify(o)}`);
+    };
+    try {
+      for (const language of ['en', 'ko'] as const) {
+        await h.core.handlers['settings:update']({ language });
+        for (const width of [300, 380]) {
+          const { page } = await open({ width });
+          const at = `${language} ${width}px`;
+          const tabs = page.getByRole('tab');
+          await expect.poll(() => tabs.first().textContent(), eventually).toBe(language === 'en' ? 'Live' : '실시간');
+          await page.getByRole('button', { name: /a-rather-long-channel/ }).waitFor();
+          await check(page, `${at} live`);
+          await page.getByRole('button', { name: /a-rather-long-channel/ }).click();
+          await page.getByRole('dialog').waitFor();
+          await check(page, `${at} live, confirm dialog`);
+          await page.keyboard.press('Escape');
+          await page.getByRole('dialog').waitFor({ state: 'detached' });
+
+          await tabs.nth(1).click();
+          await page.getByRole('radiogroup').waitFor();
+          await check(page, `${at} search`);
+          await page.getByRole('radio').nth(3).check();
+          await page.locator('#search-until').fill('2000-01-01T00:00');
+          await page.getByRole('alert').waitFor();
+          await check(page, `${at} search, custom range with an error`);
+
+          await tabs.nth(2).click();
+          const loading = language === 'en' ? 'Loading recordings…' : '녹화 목록을 불러오는 중…';
+          await page.locator('#panel-recordings').waitFor();
+          await expect.poll(() => page.locator('#panel-recordings').textContent(), eventually).not.toContain(loading);
+          await check(page, `${at} recordings`);
+
+          await tabs.nth(3).click();
+          await page.getByRole('tabpanel').locator('select').first().waitFor();
+          // Unfold every folded part so its fields are measured too.
+          await page.evaluate(() => {
+            const doc = (globalThis as unknown as PageGlobals).document;
+            for (const details of doc.querySelectorAll('details')) details.setAttribute('open', '');
+          });
+          await check(page, `${at} settings`);
+        }
+      }
+    } finally {
+      await h.core.handlers['settings:update']({ language: 'system' });
+      await h.sandbox.control.endBroadcast('a-rather-long-channel-identifier-from-the-studio-floor');
+    }
+    expect(problems).toEqual([]);
   });
 
   it('keeps settings across a reload, including the language, and switches back', async () => {
@@ -283,6 +505,35 @@ describe('popover against tally serve --sandbox', () => {
       await page.getByRole('tab', { name: 'Settings' }).click();
       await page.getByLabel('Service ID').waitFor();
       await shoot(page, join(SHOTS, `settings-${colorScheme}.png`));
+
+      // A wide window: sections in a sidebar, the live list with the selected channel beside it.
+      const wide = (await open({ colorScheme, fixedTime: at, width: 1000, height: 600 })).page;
+      await wide
+        .getByRole('tablist', { name: 'Sections' })
+        .and(wide.locator('[aria-orientation="vertical"]'))
+        .waitFor();
+      await expect.poll(() => liveIds(wide), eventually).toHaveLength(4);
+      await wide.getByText('main-stage', { exact: true }).click();
+      const detail = wide.getByRole('complementary', { name: 'Selected channel' });
+      await detail.getByRole('heading', { name: 'main-stage' }).waitFor();
+      expect(await detail.textContent()).toContain('1,284');
+      await shoot(wide, join(SHOTS, `wide-${colorScheme}.png`));
+    }
+
+    // Korean, with the CJK font the CI image installs (fonts-noto-cjk), so no character renders as a box.
+    await h.core.handlers['settings:update']({ language: 'ko' });
+    try {
+      for (const colorScheme of ['light', 'dark'] as const) {
+        const { page } = await open({ colorScheme, fixedTime: at });
+        await page.getByRole('tab', { name: '실시간', selected: true }).waitFor();
+        await page.getByText('방송 중 4개', { exact: true }).waitFor();
+        await shoot(page, join(SHOTS, `live-ko-${colorScheme}.png`));
+        await page.getByRole('tab', { name: '설정' }).click();
+        await page.getByLabel('서비스 ID').waitFor();
+        await shoot(page, join(SHOTS, `settings-ko-${colorScheme}.png`));
+      }
+    } finally {
+      await h.core.handlers['settings:update']({ language: 'system' });
     }
 
     // Recordings: rec-one (saved by an earlier test) and one still downloading. Its deadline counts from
@@ -302,7 +553,10 @@ describe('popover against tally serve --sandbox', () => {
         await expect
           .poll(async () => Number((await bar.getAttribute('aria-valuenow', { timeout: 1000 })) ?? NaN), eventually)
           .toBeGreaterThanOrEqual(15);
-        await page.getByRole('region', { name: 'Saved' }).getByText('rec-one.mp4').waitFor();
+        await page
+          .getByRole('region', { name: 'Today' })
+          .getByText(/rec-one\.mp4/)
+          .waitFor();
         await shoot(page, join(SHOTS, `recordings-${colorScheme}.png`));
       }
     } finally {
@@ -372,5 +626,78 @@ describe('popover against tally serve --sandbox', () => {
       expect(storage).not.toContain(secret);
       expect(received.filter((f) => f.includes(secret))).toEqual([]);
     }
+  });
+
+  it('guides a first run: demo one click away, then account, folder and address each checked, to the first recording', async () => {
+    await h.core.handlers['settings:update']({ firstRunDone: false });
+    const first = await open();
+    const welcome = first.page.getByRole('heading', { name: 'Welcome to Tally' });
+    await welcome.waitFor();
+    expect(await first.page.getByRole('tab').count()).toBe(0);
+    // The demo, one click away: the tabs open on it and the guide does not come back.
+    await first.page.getByRole('button', { name: 'Try the demo first' }).click();
+    await first.page.getByRole('tab', { name: 'Live', selected: true }).waitFor();
+    await demoPill(first.page).waitFor();
+    expect(openSettingsStore(h.home).get()).toMatchObject({ firstRunDone: true });
+
+    await h.core.handlers['settings:update']({ firstRunDone: false });
+    const { page } = await open();
+    await page.getByRole('button', { name: 'Set up with my service' }).click();
+
+    // 1. The account: refused by the service first, nothing stored; then accepted.
+    await page.getByRole('heading', { name: 'Your service account' }).waitFor();
+    expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).document.activeElement?.tagName)).toBe(
+      'H2',
+    );
+    const storedBefore = await h.secrets.get(PROJECT_ACCOUNT);
+    await page.getByLabel('Service ID').fill('e2e-project');
+    await page.getByLabel('Secret', { exact: true }).fill('not-the-secret');
+    await page.getByRole('button', { name: 'Test and save' }).click();
+    await page.getByRole('alert').filter({ hasText: 'The service rejected the service ID and secret.' }).waitFor();
+    expect(await h.secrets.get(PROJECT_ACCOUNT)).toBe(storedBefore);
+    await page.getByLabel('Secret', { exact: true }).fill(h.serviceSecret);
+    await page.getByRole('button', { name: 'Test and save' }).click();
+
+    // 2. The folder: one Tally cannot write to is refused, the real one is checked and kept.
+    await page.getByRole('heading', { name: 'Where recordings are saved' }).waitFor();
+    const blocker = join(h.home, 'a-file');
+    await writeFile(blocker, 'in the way');
+    const folderField = page.getByLabel('Folder path');
+    await folderField.fill(join(blocker, 'recordings'));
+    await page.getByRole('button', { name: 'Check and use this folder' }).click();
+    await page.getByRole('alert').filter({ hasText: 'A file is in the way of that folder.' }).waitFor();
+    await folderField.fill(h.recordingsDir);
+    await page.getByRole('button', { name: 'Check and use this folder' }).click();
+
+    // 3. The address: a reverse proxy on loopback stands in for the producer's public address, and the check
+    // goes through it to the receiver and back.
+    await page.getByRole('heading', { name: 'How the service reaches Tally' }).waitFor();
+    const next = page.getByRole('button', { name: 'Next' });
+    expect(await next.isDisabled()).toBe(true);
+    const proxy = await startReverseProxy();
+    cleanups.push(proxy.close);
+    await page.getByRole('radio', { name: 'My own public URL' }).check();
+    await page.getByLabel('Public URL', { exact: true }).fill(proxy.url);
+    await page.getByRole('button', { name: 'Check the connection' }).click();
+    await page.getByRole('status').filter({ hasText: 'The service can reach Tally.' }).waitFor();
+    await next.click();
+
+    // 4. Waiting, with the address registered with the service; a broadcast's recording then arrives.
+    await page.getByRole('heading', { name: 'Waiting for your first recording' }).waitFor();
+    await page.getByText('Registered with the service').waitFor();
+    const { control } = h.service;
+    control.startBroadcast({ id: 'first-show', record: true, recordingBytes: 100_000, watchers: 2 });
+    await control.endBroadcast('first-show');
+    await page.getByRole('heading', { name: 'Your first recording is saved' }).waitFor();
+    await page.getByText(/^first-show.*is in your recordings folder\.$/).waitFor();
+
+    await page.getByRole('button', { name: 'Open Tally' }).click();
+    await page.getByRole('tab', { name: 'Live', selected: true }).waitFor();
+    expect(openSettingsStore(h.home).get()).toMatchObject({
+      firstRunDone: true,
+      recordingsFolder: h.recordingsDir,
+      tunnel: { provider: 'url', publicUrl: proxy.url },
+    });
+    expect(await h.secrets.get(PROJECT_ACCOUNT)).toContain(h.serviceSecret);
   });
 });

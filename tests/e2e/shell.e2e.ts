@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorMessageOf } from '../../electron/contract.js';
 import { startSandbox, type Sandbox } from '../../electron/core/sandbox/index.js';
 import { openSettingsStore } from '../../electron/core/settings.js';
 import { launchChromium } from './browser.js';
@@ -50,7 +51,13 @@ beforeAll(async () => {
   home = await mkdtemp(join(tmpdir(), 'tally-shell-e2e-'));
   recordingsDir = join(home, 'recordings');
   // Port 0: another test file may hold 8787. One-second live refresh keeps the walk short.
-  openSettingsStore(home).update({ receiverPort: 0, recordingsFolder: recordingsDir, pollIntervalSec: 1 });
+  // The first-run guide is covered by the popover tests; here the tray app opens on its tabs.
+  openSettingsStore(home).update({
+    receiverPort: 0,
+    recordingsFolder: recordingsDir,
+    pollIntervalSec: 1,
+    firstRunDone: true,
+  });
   Object.assign(process.env, {
     TALLY_HOME: home,
     TALLY_SERVICE_ID: sandbox.credentials.serviceId,
@@ -129,8 +136,9 @@ describe('the tray app over the Electron stand-in', () => {
 
   it('Recordings: the ended channel’s recording is downloaded, verified and listed', async () => {
     await page.getByRole('tab', { name: 'Recordings' }).click();
-    const saved = page.getByRole('region', { name: 'Saved' });
-    await saved.getByText('shell-keynote.mp4').waitFor({ timeout: 20_000 });
+    // Finished recordings are grouped by the day they arrived; the file name is in the item's details.
+    const saved = page.getByRole('region', { name: 'Today' });
+    await saved.getByText(/Saved and verified · .* · shell-keynote\.mp4/).waitFor({ timeout: 20_000 });
     const recording = sandbox.control.getRecording('shell-keynote');
     const bytes = await readFile(join(recordingsDir, 'shell-keynote.mp4'));
     expect(bytes.length).toBe(recording?.size);
@@ -172,7 +180,8 @@ describe('the tray app over the Electron stand-in', () => {
           (error: Error) => error.message,
         ),
       );
-      expect(outcome).toBe('This request is not allowed from here.');
+      // The message carries the error code after an invisible mark (see codedMessage in the contract).
+      expect(errorMessageOf(outcome ?? '')).toBe('This request is not allowed from here.');
     } finally {
       rogue.destroy();
     }

@@ -206,6 +206,49 @@ describe('AppCore in demo mode', () => {
     expect(await core.handlers['clipboard:write']('x')).toEqual({ ok: false });
   });
 
+  it('gives the path of a saved recording and removes it from the list for good, leaving the file', async () => {
+    const home = await tempHome();
+    const core = await makeCore(home);
+    await core.start();
+    const sandbox = sandboxOf(core);
+    const saved = next(core, 'recordings:changed', (v) => v.state === 'saved');
+    sandbox.control.startBroadcast({ id: 'rec-3', record: true, recordingBytes: 4096 });
+    await sandbox.control.endBroadcast('rec-3');
+    const view: RecordingView = await saved;
+    const { path } = await core.handlers['recordings:path'](view.key);
+    expect(path).toBe(join(home, 'recordings', view.fileName as string));
+    expect(await core.handlers['recordings:path']('unknown')).toEqual({ path: null });
+    expect(await core.handlers['recordings:remove']('unknown')).toEqual({ ok: false });
+
+    expect(await core.handlers['recordings:remove'](view.key)).toEqual({ ok: true });
+    expect(await core.handlers['recordings:list']()).toEqual([]);
+    expect((await readFile(path as string)).byteLength).toBe(view.bytes);
+    await core.stop();
+
+    // Still hidden after a restart.
+    const again = await makeCore(home);
+    await again.start();
+    expect(await again.handlers['recordings:list']()).toEqual([]);
+  });
+
+  it('stores the ngrok authtoken in the keychain only, and says so without ever returning it', async () => {
+    const home = await tempHome();
+    const secrets = new MemorySecretStore();
+    const core = await makeCore(home, { secrets });
+    await core.start();
+    const changed = next(core, 'credentials:changed', (c) => c.ngrokTokenStored === true);
+    const status = await core.handlers['credentials:setNgrokToken']('  2abc-ngrok-token  ');
+    expect(status.ngrokTokenStored).toBe(true);
+    expect(await changed).toMatchObject({ ngrokTokenStored: true });
+    expect(await secrets.get('token:ngrok')).toBe('2abc-ngrok-token');
+    expect(JSON.stringify(status)).not.toContain('2abc-ngrok-token');
+    expect(JSON.stringify(openSettingsStore(home).get())).not.toContain('2abc-ngrok-token');
+
+    const cleared = await core.handlers['credentials:clearNgrokToken']();
+    expect(cleared.ngrokTokenStored).toBeUndefined();
+    expect(await secrets.get('token:ngrok')).toBeNull();
+  });
+
   it('keeps the tray count in step with the live list and reports poll errors once', async () => {
     const core = await makeCore(await tempHome());
     const errors = collect(core, 'app:error');

@@ -31,6 +31,7 @@ import {
   type Settings,
   type SettingsStore,
 } from '../settings.js';
+import { checkFolder } from './folder-check.js';
 import {
   BACKGROUND_POLL_FACTOR,
   NOT_STARTED,
@@ -130,6 +131,7 @@ class Core implements TallyAppCore {
       log: this.#log,
       updateTray: () => this.#updateTray(),
       tunnelView: () => this.#tunnelView(),
+      home: this.#opts.home,
     });
     this.handlers = this.#buildHandlers();
   }
@@ -143,8 +145,7 @@ class Core implements TallyAppCore {
     this.#folderFor(this.#settings.get());
   }
 
-  // -------------------------------------------------------------------------------------------------
-  // Lifecycle
+  // ---- Lifecycle -------------------------------------------------------------------------------
 
   start(): Promise<void> {
     this.#startPromise ??= this.#serial(async () => {
@@ -216,6 +217,7 @@ class Core implements TallyAppCore {
       }),
 
       'settings:get': async () => this.#settingsView(),
+      'settings:checkFolder': async (path) => checkFolder(path),
       'settings:update': async (patch) => this.#serial(() => this.#updateSettings(patch)),
       'settings:chooseFolder': async () => {
         const choose = this.#hooks.chooseFolder;
@@ -226,13 +228,10 @@ class Core implements TallyAppCore {
       },
 
       'credentials:status': async () => this.#credentialsStatus(),
+      'credentials:setNgrokToken': async (token) => this.#afterCredentials(() => this.#creds.setNgrokToken(token)),
+      'credentials:clearNgrokToken': async () => this.#afterCredentials(() => this.#creds.setNgrokToken(null)),
       'credentials:set': async (input) => this.#setCredentials(input),
-      'credentials:clear': async () =>
-        this.#serial(async () => {
-          await this.#creds.clear();
-          await this.#reconcile();
-          return this.#credentialsChanged();
-        }),
+      'credentials:clear': async () => this.#afterCredentials(() => this.#creds.clear()),
       'credentials:test': async (input) => this.#testCredentials(input),
 
       'tunnel:status': async () => this.#tunnelView(),
@@ -240,8 +239,7 @@ class Core implements TallyAppCore {
     };
   }
 
-  // -------------------------------------------------------------------------------------------------
-  // Settings
+  // ---- Settings --------------------------------------------------------------------------------
 
   #settingsView(settings: Settings = this.#settings.get()): SettingsView {
     return toSettingsView(settings, {
@@ -288,8 +286,7 @@ class Core implements TallyAppCore {
     return view;
   }
 
-  // -------------------------------------------------------------------------------------------------
-  // Credentials
+  // ---- Credentials -----------------------------------------------------------------------------
 
   /** Credentials for the configured hosts, or null (none, or withheld: see CredentialResolver). */
   #loadCredentials(): Promise<Credentials | null> {
@@ -298,6 +295,15 @@ class Core implements TallyAppCore {
 
   #configuredEndpoints(settings: Settings = this.#settings.get()): Endpoints {
     return resolveEndpoints({ env: this.#env, settings: settings.endpoints });
+  }
+
+  /** A credentials change (keychain entry, ngrok authtoken), then what depends on it rebuilt and the views told. */
+  #afterCredentials(change: () => Promise<void>): Promise<CredentialsStatus> {
+    return this.#serial(async () => {
+      await change();
+      await this.#reconcile();
+      return this.#credentialsChanged();
+    });
   }
 
   #credentialsStatus(): Promise<CredentialsStatus> {
@@ -358,8 +364,7 @@ class Core implements TallyAppCore {
     if (this.#live.failed(view)) this.#emit('app:error', view);
   }
 
-  // -------------------------------------------------------------------------------------------------
-  // Tunnel and webhook registration
+  // ---- Tunnel and webhook registration ---------------------------------------------------------
 
   #tunnelView(): TunnelStatus {
     return this.#host.view(this.#settings.get(), this.#phase, this.#demoTarget());
@@ -375,8 +380,7 @@ class Core implements TallyAppCore {
     return this.#host.register(this.#requirePipeline(), this.#demoTarget(), api, (p) => this.#creds.track(p));
   }
 
-  // -------------------------------------------------------------------------------------------------
-  // Reconcile: mode, client and pipeline from settings + credentials
+  // ---- Reconcile: mode, client and pipeline from settings + credentials ------------------------
 
   async #reconcile(): Promise<void> {
     if (this.#phase !== 'running') return;
@@ -467,8 +471,7 @@ class Core implements TallyAppCore {
     if (sandbox) await sandbox.close();
   }
 
-  // -------------------------------------------------------------------------------------------------
-  // Plumbing
+  // ---- Plumbing --------------------------------------------------------------------------------
 
   #serial<T>(fn: () => Promise<T>): Promise<T> {
     return this.#queue.run(fn);

@@ -63,6 +63,24 @@ export class AppCredentials {
 
   /** The Settings view of the credentials for `endpoints`; `sandboxServiceId` while the demo stands in. */
   async status(endpoints: Endpoints, sandboxServiceId: string | null): Promise<CredentialsStatus> {
+    const status = await this.#projectStatus(endpoints, sandboxServiceId);
+    const ngrok = this.#keychain.available ? await this.#store.getToken('ngrok').catch(() => null) : null;
+    // Only present when true, so the status reads as before for everyone without an ngrok tunnel.
+    return ngrok === null ? status : { ...status, ngrokTokenStored: true };
+  }
+
+  /** Stores (or, with null, deletes) the ngrok authtoken in the OS keychain, never in settings. */
+  async setNgrokToken(token: string | null): Promise<void> {
+    if (!this.#keychain.available) {
+      throw new ConfigError(
+        `The ngrok authtoken cannot be stored: ${this.#keychain.message ?? 'the OS keychain is not available.'}`,
+      );
+    }
+    if (token === null) await this.#store.deleteToken('ngrok');
+    else await this.#store.setToken('ngrok', token);
+  }
+
+  async #projectStatus(endpoints: Endpoints, sandboxServiceId: string | null): Promise<CredentialsStatus> {
     const keychain = { keychainAvailable: this.#keychain.available, keychainMessage: this.#keychain.message };
     if (sandboxServiceId !== null)
       return { configured: true, serviceId: sandboxServiceId, source: 'sandbox', ...keychain };

@@ -4,16 +4,23 @@
  * (journal, tokens, heartbeat) lives in its own folder and is wiped on every demo start: its jobs point at
  * a sandbox that no longer exists after a restart, and must never leak into the real inbox.
  */
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { acquireStateLock } from '../recordings/state-lock.js';
 import type { Sandbox, SandboxOptions, WebClientSandbox } from '../sandbox/index.js';
 
 /**
- * Demo broadcasts last 2-15 virtual minutes; at 20x they come and go within a minute or so of real time,
- * and the 6-hour retention becomes 18 minutes, still far longer than a local download takes.
+ * Demo broadcasts last 20-60 virtual minutes; at 10x they run two to six real minutes, like short segments
+ * of a studio day, and the 6-hour retention becomes 36 minutes, still far longer than a paced download.
  */
-export const DEMO_TIME_FACTOR = 20;
+export const DEMO_TIME_FACTOR = 10;
+/**
+ * Demo downloads are paced to this rate: a loopback download of a few megabytes would otherwise finish
+ * in milliseconds and the producer would never see a download in progress.
+ */
+export const DEMO_DOWNLOAD_BYTES_PER_SEC = 1_000_000;
+/** Demo recordings kept in the default demo folder when a demo starts; older ones are deleted. */
+export const DEMO_RECORDINGS_KEPT = 30;
 
 /** The embedded sandbox with its web client (which uploads client recordings like the web SDK). */
 export type DemoSandbox = Sandbox & WebClientSandbox;
@@ -31,9 +38,39 @@ export function demoRecordingsDir(home: string): string {
 /** Starts the demo sandbox on loopback with a fresh demo state folder. `overrides` is for tests. */
 export async function startDemoSandbox(home: string, overrides: SandboxOptions = {}): Promise<DemoSandbox> {
   await resetDemoState(home);
+  await pruneDemoRecordings(demoRecordingsDir(home), DEMO_RECORDINGS_KEPT);
   // Imported lazily: a producer with credentials never loads the emulator.
   const { startSandbox } = await import('../sandbox/index.js');
-  return startSandbox({ demo: true, timeFactor: DEMO_TIME_FACTOR, host: '127.0.0.1', ...overrides });
+  const options = { demo: true, timeFactor: DEMO_TIME_FACTOR, host: '127.0.0.1', ...overrides };
+  const sandbox = await startSandbox(options);
+  // Only when the demo runs on its own: tests that drive the sandbox set their own pace.
+  if (options.demo) sandbox.control.setFaults('download', { rateBytesPerSec: DEMO_DOWNLOAD_BYTES_PER_SEC });
+  return sandbox;
+}
+
+/**
+ * Keeps the newest `keep` files of the demo's own recordings folder, so running the demo for days does not
+ * fill the disk. Only this folder: recordings in a folder the producer chose are never deleted.
+ */
+export async function pruneDemoRecordings(dir: string, keep: number): Promise<void> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return; // no demo has saved anything yet
+  }
+  const files = await Promise.all(
+    names.map(async (name) => {
+      const path = join(dir, name);
+      const info = await stat(path).catch(() => null);
+      return info?.isFile() ? { path, mtime: info.mtimeMs } : null;
+    }),
+  );
+  const old = files
+    .filter((f) => f !== null)
+    .sort((a, b) => b.mtime - a.mtime)
+    .slice(keep);
+  await Promise.all(old.map((f) => rm(f.path, { force: true })));
 }
 
 /**

@@ -40,6 +40,8 @@ type Handled =
   | 'recordings:retry'
   | 'recordings:reveal'
   | 'recordings:open'
+  | 'recordings:path'
+  | 'recordings:remove'
   | 'recordings:gaps'
   | 'clipboard:write';
 
@@ -113,6 +115,8 @@ export function channelAndRecordingHandlers(ctx: HandlerContext): Pick<RequestHa
           }),
       );
     },
+    'recordings:path': async (key) => ({ path: ctx.host.savedPath(key) }),
+    'recordings:remove': async (key) => ctx.host.remove(key),
     'recordings:gaps': async () => gapView(ctx.host.pipeline?.lastGapReport ?? null),
 
     'clipboard:write': async (text) => {

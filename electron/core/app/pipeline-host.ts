@@ -3,10 +3,10 @@
  * taken), keeps it in step with the settings, turns its events into view pushes and notifications, and
  * answers what the views ask about recordings, the tunnel and the tray's progress.
  */
-import { mkdir } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { RecordingView, TunnelStatus } from '../../contract.js';
 import { ConfigError } from '../errors.js';
+import { ensureWritableFolder } from '../folder-check.js';
 import { RecordingPipeline, type PipelineEvents, type PipelineOptions } from '../pipeline/pipeline.js';
 import type { RecordingJob } from '../recordings/types.js';
 import type { Settings } from '../settings.js';
@@ -29,6 +29,7 @@ import {
   recordingView,
   uploadView,
 } from './recording-views.js';
+import { HiddenRecordings } from './hidden-recordings.js';
 import type { AppCoreEvents } from './types.js';
 
 /** What the host needs from the core around it. */
@@ -38,6 +39,8 @@ export interface PipelineHostDeps {
   updateTray(): void;
   /** The tunnel view as the core shows it (it adds the demo's note and registration). */
   tunnelView(): TunnelStatus;
+  /** The app's state folder: removed-from-list keys live there until a pipeline says otherwise. */
+  home: string;
 }
 
 /** The embedded demo sandbox, when the pipeline receives from it instead of the service. */
@@ -62,6 +65,9 @@ export class PipelineHost {
   #detach: (() => void) | null = null;
   #portNote: string | null = null;
   #unreachableNotified = false;
+  /** State folder of the pipeline last configured (where its removed-from-list keys live). */
+  #stateDir: string | null = null;
+  #hidden: { dir: string; keys: HiddenRecordings } | null = null;
   /** Why recordings are not being received, shown until the next successful reconcile. */
   error: string | null = null;
 
@@ -93,16 +99,18 @@ export class PipelineHost {
     paused: boolean,
     demo: DemoWebhookTarget | null,
   ): Promise<void> {
+    this.#stateDir = spec.stateDir;
     if (key !== this.#key || !this.#pipeline) {
       await this.stop();
-      await mkdir(spec.folder, { recursive: true });
+      // Not a recursive mkdir: where a file system refuses folders it would spin (see folder-check.ts).
+      await ensureWritableFolder(spec.folder, { source: 'the Recordings folder (Settings)' });
       await this.#open(spec, paused);
       this.#key = key;
     }
     const pipeline = this.#pipeline as RecordingPipeline | null;
     if (!pipeline) return;
     if (pipeline.downloads.folder !== spec.folder) {
-      await mkdir(spec.folder, { recursive: true });
+      await ensureWritableFolder(spec.folder, { source: 'the Recordings folder (Settings)' });
       pipeline.downloads.setFolder(spec.folder);
     }
     pipeline.downloads.setConcurrency(settings.concurrency);
@@ -185,13 +193,32 @@ export class PipelineHost {
     return view;
   }
 
-  /** Downloads and client uploads together, newest first. */
+  /** Downloads and client uploads together, newest first, without those the producer removed from the list. */
   list(): RecordingView[] {
     const jobs = this.#pipeline?.inbox.list() ?? [];
     const uploads = this.#pipeline?.uploadLog?.list() ?? [];
-    return [...jobs.map((job) => recordingView(job, this.progress.get(job.key))), ...uploads.map(uploadView)].sort(
-      newestFirst,
-    );
+    const hidden = this.#hiddenRecordings();
+    return [...jobs.map((job) => recordingView(job, this.progress.get(job.key))), ...uploads.map(uploadView)]
+      .filter((view) => !hidden.has(view.key))
+      .sort(newestFirst);
+  }
+
+  /**
+   * Removes a finished entry from the list (the file stays). Only finished ones: hiding a download in progress
+   * would hide whether it still needs attention.
+   */
+  async remove(key: string): Promise<{ ok: boolean }> {
+    const view = this.list().find((r) => r.key === key);
+    if (!view || view.state === 'pending' || view.state === 'downloading') return { ok: false };
+    await this.#hiddenRecordings().add(key);
+    return { ok: true };
+  }
+
+  /** The removed-from-list keys of the state folder in use (demo and real service keep separate lists). */
+  #hiddenRecordings(): HiddenRecordings {
+    const dir = this.#stateDir ?? this.#deps.home;
+    if (this.#hidden?.dir !== dir) this.#hidden = { dir, keys: new HiddenRecordings(dir) };
+    return this.#hidden.keys;
   }
 
   /** The saved file behind a view key, of either source; null when there is none (yet). */

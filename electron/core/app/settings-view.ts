@@ -41,6 +41,7 @@ export function toSettingsView(s: Settings, effective: EffectiveValues): Setting
     uploadOrigins: [...s.uploadOrigins],
     demoMode: effective.demoMode,
     receivingPaused: effective.receivingPaused,
+    firstRunDone: s.firstRunDone,
   };
 }
 

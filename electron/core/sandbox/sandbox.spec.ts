@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SandboxClosedError, startSandbox, type BroadcastInfo, type Sandbox } from './index.js';
 import { rawRequest, startReceiver } from './test-helpers.js';
+import { DEMO_CHANNEL_NAMES } from './simulation.js';
 
 const open: Sandbox[] = [];
 
@@ -161,11 +162,21 @@ describe('demo simulation', () => {
     expect(live.some((b) => b.record && s.control.getRecording(b.id) !== undefined)).toBe(true);
   });
 
+  it('names channels like a studio day, never twice', async () => {
+    const s = await start({ demo: true, seed: 5 });
+    const ids = s.control.listBroadcasts().map((b) => b.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const id of ids) {
+      expect(DEMO_CHANNEL_NAMES.some((name) => id === name || id.startsWith(`${name}-`))).toBe(true);
+      expect(id).toMatch(/^[a-z0-9-]+$/);
+    }
+  });
+
   it('is the same run for the same seed', async () => {
     const a = await start({ demo: true, seed: 99 });
     const b = await start({ demo: true, seed: 99 });
     const shape = (s: Sandbox) =>
-      s.control.listBroadcasts().map((x) => ({ suffix: x.id.slice(-5), record: x.record, peers: x.peerCount }));
+      s.control.listBroadcasts().map((x) => ({ id: x.id, record: x.record, peers: x.peerCount }));
     expect(shape(a)).toEqual(shape(b));
     const c = await start({ demo: true, seed: 100 });
     expect(shape(c)).not.toEqual(shape(a));

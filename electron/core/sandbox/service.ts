@@ -224,6 +224,11 @@ export class SandboxService implements SandboxControl {
     }));
   }
 
+  /** Whether any channel, live or ended, already has this ID (the demo picks names that are free). */
+  isKnownId(id: string): boolean {
+    return this.isKnown(id);
+  }
+
   isLive(id: string): boolean {
     return this.live.has(id);
   }

@@ -1,8 +1,62 @@
-import { t } from './i18n.js';
+import { errorCodeOf, errorMessageOf } from '../../../electron/contract.js';
+import { locale, t, type MessageKey } from './i18n.js';
 
-/** A message fit for the UI from anything thrown (RemoteError, Error, or a string). */
+/**
+ * The core's stable error codes with a message of our own in every language. The core writes its messages
+ * in English for the log and the CLI; the popover shows them as they are in English (they carry specifics
+ * such as a host or a time) and puts its own translation in their place in other languages. Codes whose
+ * message is always specific keep the core's text as a detail.
+ */
+const TRANSLATED: Record<string, MessageKey> = {
+  bad_credentials: 'errors.badCredentials',
+  unknown_channel: 'errors.unknownChannel',
+  not_ended: 'errors.notEnded',
+  timeout: 'errors.timeout',
+  network: 'errors.network',
+  service_error: 'errors.serviceError',
+  response_shape: 'errors.responseShape',
+  disconnected: 'errors.disconnected',
+  ipc_failed: 'errors.ipcFailed',
+  internal: 'errors.internal',
+  disk_full: 'errors.diskFull',
+  forbidden: 'errors.forbidden',
+};
+const WITH_DETAIL: Record<string, MessageKey> = {
+  config: 'errors.config',
+  tunnel: 'errors.tunnel',
+  invalid_input: 'errors.invalidInput',
+  registration: 'errors.registration',
+};
+
+/** Shell-style `quotes` in core messages are for terminals; the popover shows typographic quotes. */
+function tidy(message: string): string {
+  return message.replace(/`([^`]+)`/g, '“$1”');
+}
+
+/** The raw text of anything thrown or pushed: an Error, a `{ code, message }` or a string. */
+function rawMessage(error: unknown): string | null {
+  if (typeof error === 'string') return error || null;
+  if (typeof error === 'object' && error !== null) {
+    const { message } = error as { message?: unknown };
+    if (typeof message === 'string' && message) return errorMessageOf(message);
+  }
+  return null;
+}
+
+/** A message fit for the UI, in the popover's language, from anything thrown or pushed by the core. */
 export function messageOf(error: unknown): string {
-  if (error instanceof Error && error.message) return error.message;
-  if (typeof error === 'string' && error) return error;
-  return t('common.unknownError');
+  const raw = rawMessage(error);
+  const code = codeOf(error);
+  if (code && locale() !== 'en') {
+    const own = TRANSLATED[code];
+    if (own) return t(own);
+    const withDetail = WITH_DETAIL[code];
+    if (withDetail) return t(withDetail, { detail: raw ? tidy(raw) : '' });
+  }
+  return raw ? tidy(raw) : t('common.unknownError');
+}
+
+/** The core's stable error code of a rejected bridge call (over IPC or WebSocket), or null. */
+export function codeOf(error: unknown): string | null {
+  return errorCodeOf(error);
 }

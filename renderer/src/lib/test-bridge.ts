@@ -90,6 +90,7 @@ export function appInfo(partial: Partial<AppInfo> = {}): AppInfo {
 
 export function settingsView(partial: Partial<SettingsView> = {}): SettingsView {
   return {
+    firstRunDone: true,
     recordingsFolder: '/home/me/Tally Recordings',
     pollIntervalSec: 5,
     fileNameTemplate: '{channelId}',
@@ -222,6 +223,8 @@ export class TestBridge implements Transport {
       },
       'recordings:reveal': () => ({ ok: true }),
       'recordings:open': () => ({ ok: true }),
+      'recordings:path': (key) => ({ path: `/recordings/${key}.mp4` }),
+      'recordings:remove': () => ({ ok: true }),
       'recordings:gaps': () => gapReport(),
       'settings:get': () => this.settings,
       'settings:update': (patch) => (this.settings = applyPatch(this.settings, patch)),
@@ -231,6 +234,9 @@ export class TestBridge implements Transport {
         (this.credentials = { ...this.credentials, configured: true, serviceId, source: 'keychain' }),
       'credentials:clear': () =>
         (this.credentials = { ...this.credentials, configured: false, serviceId: null, source: null }),
+      'settings:checkFolder': () => ({ ok: true, message: null }),
+      'credentials:setNgrokToken': () => (this.credentials = { ...this.credentials, ngrokTokenStored: true }),
+      'credentials:clearNgrokToken': () => (this.credentials = { ...this.credentials, ngrokTokenStored: false }),
       'credentials:test': () => ({ ok: true, message: 'Connected to the service.' }),
       'tunnel:status': () => this.tunnel,
       'webhook:register': () => (this.tunnel = { ...this.tunnel, registered: true }),

@@ -6,6 +6,8 @@ import type { ConnectionSource, ConnectionState } from '../lib/transport-ws.js';
 
 export interface BannerError extends ErrorView {
   id: number;
+  /** Which reconfiguration of the core it came from (see `#epoch`). */
+  epoch: number;
 }
 
 /** Keeps the banner readable when the same failure repeats on every poll. */
@@ -16,6 +18,12 @@ export class AppStore {
   connection = $state<ConnectionState>('connecting');
   errors = $state.raw<BannerError[]>([]);
   #nextId = 1;
+  /**
+   * Counts the core's reconfigurations: it pushes `tunnel:status` at the end of every one, after any error
+   * the attempt raised. An error from an earlier attempt is stale once a later attempt has finished (if the
+   * problem remains, that attempt pushed it again), so switching a failing tunnel back to Off clears it.
+   */
+  #epoch = 0;
 
   constructor(
     private readonly bridge: TallyBridge,
@@ -46,6 +54,12 @@ export class AppStore {
       }
     });
     const offError = this.bridge.on('app:error', (error) => this.push(error));
+    const offTunnel = this.bridge.on('tunnel:status', () => {
+      const current = this.#epoch;
+      this.#epoch += 1;
+      const fresh = this.errors.filter((e) => e.epoch >= current);
+      if (fresh.length !== this.errors.length) this.errors = fresh;
+    });
     // Demo mode ends when credentials are entered (and can be turned on again): the pill follows it.
     const offSettings = this.bridge.on('settings:changed', (settings) => {
       if (this.info && this.info.demo !== settings.demoMode) this.info = { ...this.info, demo: settings.demoMode };
@@ -54,6 +68,7 @@ export class AppStore {
     return () => {
       offState();
       offError();
+      offTunnel();
       offSettings();
     };
   }
@@ -68,7 +83,7 @@ export class AppStore {
 
   push(error: ErrorView): void {
     const rest = this.errors.filter((e) => e.code !== error.code || e.message !== error.message);
-    this.errors = [...rest, { ...error, id: this.#nextId++ }].slice(-MAX_ERRORS);
+    this.errors = [...rest, { ...error, id: this.#nextId++, epoch: this.#epoch }].slice(-MAX_ERRORS);
   }
 
   dismiss(id: number): void {

@@ -4,7 +4,7 @@
  */
 import type { ChannelView, TallyBridge } from '../../../electron/contract.js';
 import { systemClock, type Clock } from '../lib/clock.js';
-import { messageOf } from '../lib/errors.js';
+import { codeOf, messageOf } from '../lib/errors.js';
 import { RecentlyEnded, WatcherHistory } from '../lib/live-history.js';
 
 /** Points kept per channel: about a minute and a half to ten minutes, depending on the poll interval. */
@@ -12,6 +12,8 @@ export const HISTORY_POINTS = 60;
 /** How long an ended channel stays hidden even if a poll that started before the end still lists it. */
 const ENDED_GRACE_MS = 60_000;
 const TICK_MS = 10_000;
+/** The core's code (UnknownChannelError) for "the service has no live channel with this ID". */
+const UNKNOWN_CHANNEL = 'unknown_channel';
 
 export type LiveStatus = 'loading' | 'ready' | 'error';
 
@@ -83,11 +85,28 @@ export class LiveStore {
     this.error = null;
   }
 
-  /** Ends a channel; on success the row goes away at once. Throws the service's error otherwise. */
-  async end(id: string): Promise<void> {
-    await this.bridge.channels.end(id);
+  /** Whether channel `id` is in the latest list (it leaves when it ends, by us or on its own). */
+  isLive(id: string): boolean {
+    return this.channels.some((c) => c.id === id);
+  }
+
+  /**
+   * Ends a channel; either way the row goes away at once. Resolves 'ended' when this call ended it and
+   * 'already-ended' when the service no longer had it live: a broadcast may stop on its own while the
+   * producer confirms, and the producer's goal (the channel is off air) is met, so that is no error.
+   * Throws the service's error otherwise.
+   */
+  async end(id: string): Promise<'ended' | 'already-ended'> {
+    let outcome: 'ended' | 'already-ended' = 'ended';
+    try {
+      await this.bridge.channels.end(id);
+    } catch (error) {
+      if (codeOf(error) !== UNKNOWN_CHANNEL) throw error;
+      outcome = 'already-ended';
+    }
     this.#ended.add(id, this.clock.now());
     this.channels = this.channels.filter((c) => c.id !== id);
+    return outcome;
   }
 }
 

@@ -5,6 +5,8 @@
 import { SvelteMap } from 'svelte/reactivity';
 import type { GapReport, RecordingView, TallyBridge } from '../../../electron/contract.js';
 import { systemClock, type Clock } from '../lib/clock.js';
+import { copyText } from '../lib/clipboard.js';
+import { localMidnight } from '../lib/days.js';
 import { messageOf } from '../lib/errors.js';
 
 const TICK_MS = 10_000;
@@ -21,6 +23,33 @@ export function deadlineLevel(secondsLeft: number): DeadlineLevel {
 
 const newestFirst = (a: RecordingView, b: RecordingView) => b.receivedAt.localeCompare(a.receivedAt);
 
+/** Which finished recordings the list shows. */
+export type RecordingFilter = 'all' | 'server' | 'client' | 'problems';
+export const RECORDING_FILTERS: readonly RecordingFilter[] = ['all', 'server', 'client', 'problems'];
+/** Finished recordings rendered at a time; "Show more" adds another page. The list is never unbounded. */
+export const PAGE_SIZE = 50;
+
+const isProblem = (r: RecordingView) => r.state === 'failed' || r.state === 'expired';
+
+function matches(filter: RecordingFilter, r: RecordingView): boolean {
+  switch (filter) {
+    case 'all':
+      return true;
+    case 'server':
+    case 'client':
+      return r.source === filter;
+    case 'problems':
+      return isProblem(r);
+  }
+}
+
+/** Finished recordings of one local calendar day, newest first. */
+export interface DayGroup {
+  /** Local midnight of the day (ms), which also keys the group. */
+  day: number;
+  items: RecordingView[];
+}
+
 export class RecordingsStore {
   readonly items = new SvelteMap<string, RecordingView>();
   gaps = $state.raw<GapReport | null>(null);
@@ -30,9 +59,36 @@ export class RecordingsStore {
 
   inProgress = $derived([...this.items.values()].filter((r) => !TERMINAL.has(r.state)).sort(newestFirst));
   saved = $derived([...this.items.values()].filter((r) => r.state === 'saved').sort(newestFirst));
-  failed = $derived(
-    [...this.items.values()].filter((r) => r.state === 'failed' || r.state === 'expired').sort(newestFirst),
+  failed = $derived([...this.items.values()].filter(isProblem).sort(newestFirst));
+
+  filter = $state<RecordingFilter>('all');
+  /** How many finished recordings are shown; grows a page at a time. */
+  limit = $state(PAGE_SIZE);
+
+  /** Finished recordings (saved, failed, expired) that pass the filter, newest first. */
+  finished = $derived(
+    [...this.items.values()].filter((r) => TERMINAL.has(r.state) && matches(this.filter, r)).sort(newestFirst),
   );
+  /** The shown page of `finished`, by day. */
+  days = $derived.by((): DayGroup[] => {
+    const groups: DayGroup[] = [];
+    for (const r of this.finished.slice(0, this.limit)) {
+      const day = localMidnight(r.receivedAt);
+      const last = groups.at(-1);
+      if (last?.day === day) last.items.push(r);
+      else groups.push({ day, items: [r] });
+    }
+    return groups;
+  });
+  /** Finished recordings per filter, for the filter's labels. */
+  counts = $derived.by(() => {
+    const counts: Record<RecordingFilter, number> = { all: 0, server: 0, client: 0, problems: 0 };
+    for (const r of this.items.values()) {
+      if (!TERMINAL.has(r.state)) continue;
+      for (const f of RECORDING_FILTERS) if (matches(f, r)) counts[f] += 1;
+    }
+    return counts;
+  });
 
   constructor(
     private readonly bridge: TallyBridge,
@@ -86,6 +142,30 @@ export class RecordingsStore {
 
   reveal(key: string): Promise<{ ok: boolean }> {
     return this.bridge.recordings.reveal(key);
+  }
+
+  /** Copies the saved file's full path (through the core, else the browser clipboard). */
+  async copyPath(key: string): Promise<{ ok: boolean }> {
+    const { path } = await this.bridge.recordings.path(key);
+    if (path === null) return { ok: false };
+    await copyText(this.bridge, path);
+    return { ok: true };
+  }
+
+  /** Takes a finished recording off the list (the core remembers it; the file stays). */
+  async remove(key: string): Promise<{ ok: boolean }> {
+    const result = await this.bridge.recordings.remove(key);
+    if (result.ok) this.items.delete(key);
+    return result;
+  }
+
+  setFilter(filter: RecordingFilter): void {
+    this.filter = filter;
+    this.limit = PAGE_SIZE;
+  }
+
+  showMore(): void {
+    this.limit += PAGE_SIZE;
   }
 
   /** Seconds until the service deletes the file, or null when it has no deadline. */

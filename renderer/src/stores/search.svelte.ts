@@ -51,8 +51,12 @@ export class SearchStore {
     private readonly clock: Clock = systemClock,
   ) {}
 
-  /** Switching to Custom starts from the last 24 hours so the inputs are never blank. */
+  /**
+   * Switching to Custom starts from the last 24 hours so the inputs are never blank. Results of the old
+   * period are dropped: left on screen they would read as the answer for the new one.
+   */
   choosePreset(preset: Preset): void {
+    if (preset !== this.preset) this.#clearResult();
     this.preset = preset;
     this.rangeError = null;
     if (preset === 'custom' && !this.customSince && !this.customUntil) {
@@ -70,22 +74,51 @@ export class SearchStore {
     return keyword ? { ...range, keyword } : range;
   }
 
+  /**
+   * Re-checks the custom range as the producer edits it: a reversed range is reported at once, and an
+   * error already shown goes away as soon as the range is fixed. A blank field is only reported on Search.
+   */
+  revalidate(): void {
+    if (this.preset !== 'custom') return;
+    const problem = this.query();
+    const next = typeof problem === 'string' ? problem : null;
+    if (next === 'rangeRequired' && this.rangeError === null) return;
+    if (next !== null) this.#clearResult();
+    this.rangeError = next;
+  }
+
   async search(): Promise<void> {
     const query = this.query();
     if (typeof query === 'string') {
       this.rangeError = query;
+      // No "No channels" under the error: the old answer is not for this range.
+      this.#clearResult();
       return;
     }
     this.rangeError = null;
     this.status = 'loading';
     this.error = null;
+    const generation = ++this.#generation;
     try {
-      this.result = await this.bridge.channels.search(query);
+      const result = await this.bridge.channels.search(query);
+      if (generation !== this.#generation) return;
+      this.result = result;
       this.status = 'ready';
     } catch (error) {
+      if (generation !== this.#generation) return;
       this.error = messageOf(error);
       this.status = 'error';
     }
+  }
+
+  /** Bumped by every search and every clear, so an answer that arrives after the form changed is dropped. */
+  #generation = 0;
+
+  #clearResult(): void {
+    this.#generation += 1;
+    this.result = null;
+    this.error = null;
+    this.status = 'idle';
   }
 
   /** First activation sorts by the column (newest/largest first for dates and numbers); again flips it. */

@@ -84,6 +84,20 @@ export class SettingsStore {
     this.credentials = await this.bridge.credentials.clear();
   }
 
+  /** Asks the core whether recordings can be saved in `path` (it creates the folder and writes a probe). */
+  checkFolder(path: string): Promise<{ ok: boolean; message: string | null }> {
+    return this.bridge.settings.checkFolder(path);
+  }
+
+  /** Stores the ngrok authtoken in the keychain through the core; it never comes back. */
+  async saveNgrokToken(token: string): Promise<void> {
+    this.credentials = await this.bridge.credentials.setNgrokToken(token);
+  }
+
+  async clearNgrokToken(): Promise<void> {
+    this.credentials = await this.bridge.credentials.clearNgrokToken();
+  }
+
   /** Tests the typed credentials when given, else the stored ones. */
   testCredentials(input?: CredentialsInput): Promise<{ ok: boolean; message: string }> {
     return input ? this.bridge.credentials.test(input) : this.bridge.credentials.test();

@@ -142,6 +142,23 @@ describe('LiveView', () => {
     expect(rows()).toHaveLength(1);
   });
 
+  it('treats "no live channel" as done: the channel ended on its own between the click and the answer', async () => {
+    const bridge = new TestBridge({ 'channels:live': () => [channel({ id: 'show-8' }), channel({ id: 'show-9' })] });
+    // What the core answers when the service no longer lists the channel (UnknownChannelError).
+    bridge.fail('channels:end', 'unknown_channel', 'The service has no live channel with ID "show-8".');
+    setup(bridge);
+    const user = userEvent.setup({ delay: null });
+
+    await user.click(await screen.findByRole('button', { name: 'End channel show-8…' }));
+    await user.click(screen.getByRole('button', { name: 'End channel' }));
+
+    await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
+    expect(screen.queryByRole('alert')).not.toBeInTheDocument();
+    expect(screen.getByRole('status', { name: '' })).toHaveTextContent('Channel show-8 had already ended on its own');
+    expect(rows()).toHaveLength(1);
+    await waitFor(() => expect(screen.getByRole('button', { name: 'End channel show-9…' })).toHaveFocus());
+  });
+
   it('disables the confirm button while the end request is pending', async () => {
     const pending = deferred<{ ended: true }>();
     const bridge = new TestBridge({
@@ -219,7 +236,9 @@ describe('LiveView', () => {
     expect(screen.queryByText('ch-07000')).not.toBeInTheDocument();
     expect(screen.getByText('ch-07001')).toBeInTheDocument();
     expect(screen.getByText('9,999 live')).toBeInTheDocument();
-    expect(screen.getByRole('searchbox', { name: 'Filter channels' })).toHaveFocus();
+    // Focus stays in the list, on the channel that took the ended one's place.
+    await waitFor(() => expect(screen.getByRole('button', { name: 'End channel ch-07001…' })).toHaveFocus());
+    expect(screen.getByText('Channel ch-07000 ended')).toBeVisible();
   });
 
   it('returns focus to the End button even after its row left the DOM or moved', async () => {
@@ -244,11 +263,19 @@ describe('LiveView', () => {
     await waitFor(() => expect(endOf('ch-00004')).toHaveFocus());
     expect(endOf('ch-00004').closest('li')).toHaveAttribute('aria-posinset', '900');
 
-    // A channel that left the list altogether hands focus to the filter box.
+    // A channel that ended on its own while the dialog was open: the dialog closes by itself, says so, and
+    // focus goes to the channel that followed it.
     await scrollTo(0);
     await user.click(endOf('ch-00005'));
-    bridge.emit('channels:live', list.slice(6));
-    await user.keyboard('{Escape}');
+    bridge.emit('channels:live', list.slice(0, 5).concat(list.slice(6)));
+    await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
+    expect(screen.getByText('Channel ch-00005 had already ended on its own')).toBeVisible();
+    await waitFor(() => expect(endOf('ch-00006')).toHaveFocus());
+    expect(bridge.callsOf('channels:end')).toEqual([]);
+
+    // With no channel left at all, focus goes to the filter box.
+    await user.click(endOf('ch-00006'));
+    bridge.emit('channels:live', []);
     await waitFor(() => expect(screen.getByRole('searchbox', { name: 'Filter channels' })).toHaveFocus());
   });
 

@@ -87,25 +87,76 @@ describe('RecordingsView', () => {
       recording({ key: 'k1', channelId: 'show-1', state: 'downloading', bytes: 900, totalBytes: 1000 }),
     );
 
-    await waitFor(() => expect(within(section('Saved')).getByText('show-1.mp4')).toBeInTheDocument());
+    await waitFor(() => expect(within(section('Today')).getByText(/show-1\.mp4/)).toBeInTheDocument());
     expect(screen.queryByRole('progressbar')).not.toBeInTheDocument();
     expect(screen.queryByRole('region', { name: 'In progress' })).not.toBeInTheDocument();
   });
 
-  it('opens and reveals saved files natively, and hides both in a browser', async () => {
+  it('titles a saved file by channel and time, and opens, reveals, copies its path and removes it', async () => {
     const saved = recording({ key: 'k9', channelId: 'show-9', state: 'saved', fileName: 'show-9.mp4', bytes: 2048 });
     const { bridge, user } = setup([saved]);
-    await user.click(await screen.findByRole('button', { name: 'Open show-9.mp4' }));
-    await user.click(screen.getByRole('button', { name: 'Show show-9.mp4 in folder' }));
+    await user.click(await screen.findByRole('button', { name: /^Open show-9 · \d/ }));
+    await user.click(screen.getByRole('button', { name: /^Show show-9 · .* in folder$/ }));
     expect(bridge.callsOf('recordings:open')).toEqual([['k9']]);
     expect(bridge.callsOf('recordings:reveal')).toEqual([['k9']]);
+    const item = screen.getByRole('listitem');
+    expect(item).toHaveTextContent(/^show-9 · .*Saved.*Saved and verified · 2 kB · show-9\.mp4/);
+
+    await user.click(screen.getByRole('button', { name: /^Copy path of show-9/ }));
+    expect(bridge.callsOf('recordings:path')).toEqual([['k9']]);
+    expect(bridge.callsOf('clipboard:write')).toEqual([['/recordings/k9.mp4']]);
+    await waitFor(() => expect(screen.getByRole('status')).toHaveTextContent('Path copied'));
+
+    await user.click(screen.getByRole('button', { name: /^Remove show-9 .* from list$/ }));
+    expect(bridge.callsOf('recordings:remove')).toEqual([['k9']]);
+    await waitFor(() => expect(screen.queryByRole('listitem')).not.toBeInTheDocument());
+    await waitFor(() =>
+      expect(screen.getByRole('status')).toHaveTextContent(/removed from the list\. The file stays where it was\./),
+    );
   });
 
-  it('has no Open or Reveal without native access', async () => {
+  it('has no Open or Reveal without native access, but still Copy path', async () => {
     setup([recording({ key: 'k9', state: 'saved', fileName: 'show-9.mp4' })], { native: false });
-    expect(await screen.findByText('show-9.mp4')).toBeInTheDocument();
-    expect(screen.queryByRole('button', { name: /Open/ })).not.toBeInTheDocument();
+    expect(await screen.findByText(/show-9\.mp4/)).toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: /^Open/ })).not.toBeInTheDocument();
     expect(screen.queryByRole('button', { name: /in folder/ })).not.toBeInTheDocument();
+    expect(screen.getByRole('button', { name: /^Copy path of / })).toBeInTheDocument();
+  });
+
+  it('groups by day, filters by source and problems, and pages a long list', async () => {
+    const day = 86_400_000;
+    const list = [
+      recording({
+        key: 'old',
+        channelId: 'old-show',
+        state: 'saved',
+        receivedAt: new Date(NOW - 3 * day).toISOString(),
+      }),
+      recording({ key: 'y1', channelId: 'late-show', state: 'failed', receivedAt: new Date(NOW - day).toISOString() }),
+      recording({ key: 'c1', channelId: '', source: 'client', state: 'saved', receivedAt: inMinutes(-5) }),
+      ...Array.from({ length: 60 }, (_, i) =>
+        recording({ key: `t${i}`, channelId: `today-${i}`, state: 'saved', receivedAt: inMinutes(-10 - i) }),
+      ),
+    ];
+    const { user } = setup(list);
+    const headings = async () => (await screen.findAllByRole('heading', { level: 2 })).map((h) => h.textContent);
+    // 50 shown at first: all from today (the upload and 49 broadcasts).
+    expect(await headings()).toEqual(['Today']);
+    expect(within(section('Today')).getAllByRole('listitem')).toHaveLength(50);
+    expect(within(section('Today')).getByText(/^Web client upload · /)).toBeInTheDocument();
+
+    await user.click(screen.getByRole('button', { name: 'Show 13 more' }));
+    expect(await headings()).toEqual(['Today', 'Yesterday', expect.stringMatching(/\w+day, May 11/)]);
+    expect(screen.queryByRole('button', { name: /Show \d+ more/ })).not.toBeInTheDocument();
+
+    await user.click(screen.getByRole('radio', { name: /^Problems/ }));
+    expect(await headings()).toEqual(['Yesterday']);
+    expect(within(section('Yesterday')).getByText(/^late-show · /)).toBeInTheDocument();
+    expect(screen.getByRole('button', { name: /^Retry download of late-show/ })).toBeInTheDocument();
+
+    await user.click(screen.getByRole('radio', { name: /^Web client/ }));
+    expect(within(section('Today')).getAllByRole('listitem')).toHaveLength(1);
+    expect(screen.getByRole('radio', { name: 'Broadcasts 62' })).not.toBeChecked();
   });
 
   it('lists failures with their reason and retries them', async () => {
@@ -120,12 +171,16 @@ describe('RecordingsView', () => {
       ],
       { bridge },
     );
-    const failed = await screen.findByRole('region', { name: 'Failed or expired' });
+    const failed = await screen.findByRole('region', { name: 'Today' });
     expect(within(failed).getByText('HTTP 403 from the download host')).toBeInTheDocument();
     expect(within(failed).getByText('The service deleted the file before it could be downloaded.')).toBeInTheDocument();
     expect(within(failed).getByText('Web client')).toBeInTheDocument();
+    expect(within(failed).getByText('Failed')).toBeInTheDocument();
+    expect(within(failed).getByText('Expired')).toBeInTheDocument();
+    // Nothing to retry once the service has deleted the file.
+    expect(within(failed).getAllByRole('button', { name: /^Retry/ })).toHaveLength(1);
 
-    await user.click(within(failed).getByRole('button', { name: 'Retry download of show-3' }));
+    await user.click(within(failed).getByRole('button', { name: /^Retry download of show-3 · / }));
     expect(bridge.callsOf('recordings:retry')).toEqual([['k3']]);
     expect(await screen.findByRole('progressbar', { name: 'Download of show-3' })).toBeInTheDocument();
   });
@@ -133,7 +188,7 @@ describe('RecordingsView', () => {
   it('shows a failed retry beside the recording', async () => {
     const bridge = new TestBridge().fail('recordings:retry', 'expired', 'The file is gone.');
     const { user } = setup([recording({ key: 'k3', channelId: 'show-3', state: 'failed' })], { bridge });
-    await user.click(await screen.findByRole('button', { name: 'Retry download of show-3' }));
+    await user.click(await screen.findByRole('button', { name: /^Retry download of show-3/ }));
     expect(await screen.findByRole('alert')).toHaveTextContent('The file is gone.');
   });
 

@@ -95,6 +95,30 @@ describe('SearchView', () => {
     ]);
   });
 
+  it('drops the old answer on switching to Custom and reports a reversed range in place, without a stale list', async () => {
+    const { bridge, user } = setup({ totalCount: 0, channels: [], truncated: false });
+    await submit(user);
+    await screen.findByText('No channels in this period');
+
+    await user.click(screen.getByRole('radio', { name: 'Custom' }));
+    expect(screen.queryByText('No channels in this period')).not.toBeInTheDocument();
+    expect(screen.getByText('Choose a start and an end, then search.')).toBeInTheDocument();
+
+    // Reported as soon as the range is reversed, before any Search, and nothing else below it.
+    const to = screen.getByLabelText('To');
+    await fireEvent.input(to, { target: { value: '2000-01-01T00:00' } });
+    expect(screen.getByRole('alert')).toHaveTextContent('The start must be before the end.');
+    expect(to).toHaveAttribute('aria-invalid', 'true');
+    expect(screen.queryByText('No channels in this period')).not.toBeInTheDocument();
+    expect(screen.queryByText('Choose a start and an end, then search.')).not.toBeInTheDocument();
+
+    // Fixed in place: the error goes as soon as the range is valid again.
+    await fireEvent.input(to, { target: { value: '2099-01-01T00:00' } });
+    expect(screen.queryByRole('alert')).not.toBeInTheDocument();
+    expect(to).toHaveAttribute('aria-invalid', 'false');
+    expect(bridge.callsOf('channels:search')).toHaveLength(1);
+  });
+
   it('shows the total with grouping and a notice when the answer was capped', async () => {
     const { user } = setup({ totalCount: 1234, channels: [ended('a', '2024-05-14T10:00Z', 60, 1)], truncated: true });
     await submit(user);

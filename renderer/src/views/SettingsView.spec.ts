@@ -2,6 +2,7 @@ import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { TestBridge, credentialsStatus, settingsView, tunnelStatus } from '../lib/test-bridge.js';
+import { setLocale } from '../lib/i18n.js';
 import { SettingsStore } from '../stores/settings.svelte.js';
 import SettingsView from './SettingsView.svelte';
 
@@ -25,7 +26,7 @@ describe('SettingsView', () => {
     await user.click(await screen.findByText('Advanced'));
 
     await replace(user, screen.getByRole('spinbutton', { name: 'Live refresh (seconds)' }), '10');
-    await user.selectOptions(screen.getByRole('combobox', { name: 'How the service reaches Tally' }), 'ngrok');
+    await user.selectOptions(screen.getByRole('combobox', { name: 'Connection' }), 'ngrok');
     await user.click(screen.getByRole('checkbox', { name: 'Open Tally at login' }));
     await user.click(screen.getByRole('checkbox', { name: 'A recording fails or expires' }));
     await replace(user, screen.getByRole('textbox', { name: 'Console API URL' }), 'https://console.example.com');
@@ -42,6 +43,64 @@ describe('SettingsView', () => {
     expect(screen.getByRole('textbox', { name: 'Static domain (optional)' })).toBeInTheDocument();
     expect(screen.getByRole('checkbox', { name: 'Open Tally at login' })).toBeChecked();
     expect(bridge.settings.pollIntervalSec).toBe(10);
+  });
+
+  it('keeps the ngrok authtoken write-only: stored through the core, field emptied, never shown', async () => {
+    const bridge = new TestBridge();
+    bridge.settings = settingsView({
+      tunnel: { provider: 'ngrok', publicUrl: null, ngrokDomain: null, localtunnelHost: null },
+    });
+    const { user } = setup(bridge);
+    const field = await screen.findByLabelText('ngrok authtoken');
+    expect(screen.getByText('No authtoken yet: ngrok needs one.')).toBeInTheDocument();
+    expect(field).toHaveAccessibleDescription(/Kept in the system keychain/);
+    expect(screen.getByRole('button', { name: 'Save authtoken' })).toBeDisabled();
+
+    await user.type(field, '  2abcTOKEN_xyz ');
+    await user.click(screen.getByRole('button', { name: 'Save authtoken' }));
+    expect(bridge.callsOf('credentials:setNgrokToken')).toEqual([['2abcTOKEN_xyz']]);
+    await screen.findByText('Authtoken stored in the keychain');
+    expect(field).toHaveValue('');
+    expect(screen.getByRole('status')).toHaveTextContent('Authtoken saved');
+
+    await user.click(screen.getByRole('button', { name: 'Remove authtoken' }));
+    await screen.findByText('No authtoken yet: ngrok needs one.');
+    expect(bridge.callsOf('credentials:clearNgrokToken')).toEqual([[]]);
+  });
+
+  it('says why Save is disabled until both the service ID and the secret are typed', async () => {
+    const bridge = new TestBridge();
+    bridge.credentials = credentialsStatus({ configured: false, serviceId: null, source: null });
+    const { user } = setup(bridge);
+    const save = await screen.findByRole('button', { name: 'Save' });
+    expect(save).toBeDisabled();
+    expect(save).toHaveAccessibleDescription('Enter the service ID and the secret to save them.');
+    await user.type(screen.getByLabelText('Service ID'), 'svc');
+    await user.type(screen.getByLabelText('Secret'), 's3cret');
+    expect(save).toBeEnabled();
+    expect(screen.queryByText('Enter the service ID and the secret to save them.')).not.toBeInTheDocument();
+  });
+
+  it('translates the core’s error codes in Korean and keeps the specifics in English', async () => {
+    const bridge = new TestBridge();
+    bridge.credentials = credentialsStatus({ configured: true, serviceId: 'svc', source: 'keychain' });
+    bridge.fail('credentials:test', 'bad_credentials', 'The service rejected the service ID and secret (`svc`).');
+    const { user } = setup(bridge);
+    onTestFinished(() => setLocale('en'));
+
+    await user.click(await screen.findByRole('button', { name: 'Test connection' }));
+    // English: the core's own words, with its terminal-style quotes made typographic.
+    expect(await screen.findByRole('alert')).toHaveTextContent(
+      'The service rejected the service ID and secret (“svc”).',
+    );
+
+    setLocale('ko');
+    await user.click(await screen.findByRole('button', { name: '연결 테스트' }));
+    await waitFor(() =>
+      expect(screen.getByRole('alert')).toHaveTextContent(
+        '서비스가 서비스 ID와 시크릿을 거부했습니다. 서비스 콘솔에서 확인해 주세요.',
+      ),
+    );
   });
 
   it('rejects a bad URL beside the field without calling the core', async () => {

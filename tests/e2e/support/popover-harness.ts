@@ -80,7 +80,8 @@ export async function startPopoverHarness(root: string): Promise<PopoverHarness>
   await mkdir(home, { recursive: true });
   const recordingsDir = join(home, 'recordings');
   // Port 0: other test files may be running and 8787 is the default receiver port.
-  openSettingsStore(home).update({ receiverPort: 0, recordingsFolder: recordingsDir });
+  // The first-run guide is done: the tests that need it turn it back on.
+  openSettingsStore(home).update({ receiverPort: 0, recordingsFolder: recordingsDir, firstRunDone: true });
 
   const serviceSecret = `e2e-${randomBytes(12).toString('hex')}`;
   const service = await startSandbox({ serviceId: 'e2e-project', secret: serviceSecret, seed: 3 });
@@ -94,6 +95,9 @@ export async function startPopoverHarness(root: string): Promise<PopoverHarness>
       TALLY_BASE_URL: service.endpoints.baseUrl,
       TALLY_CONSOLE_API_URL: service.endpoints.consoleApiUrl,
       TALLY_ADMIN_URL: service.endpoints.adminUrl,
+      // Where the stand-in serves its recordings: the download-origin policy must allow it, as the real
+      // service's download host is allowed by default.
+      TALLY_DOWNLOAD_ORIGINS: service.downloadOrigin,
     },
     version: '0.1.0',
     sandboxOptions: { demo: false, seed: 7, timeFactor: 1, searchIndexDelayMs: 0 },
@@ -142,12 +146,15 @@ export interface OpenOptions {
   tab?: 'live' | 'search' | 'recordings' | 'settings';
   /** Freezes the page's Date at this instant (timers keep running), so relative times are stable. */
   fixedTime?: number;
+  /** Page size in CSS pixels (default: the popover's). */
+  width?: number;
+  height?: number;
 }
 
 /** Opens the popover in its own browser context and waits until it is connected. */
 export async function openPopover(h: PopoverHarness, opts: OpenOptions = {}): Promise<PopoverPage> {
   const context = await h.browser.newContext({
-    viewport: POPOVER,
+    viewport: { width: opts.width ?? POPOVER.width, height: opts.height ?? POPOVER.height },
     deviceScaleFactor: 2,
     colorScheme: opts.colorScheme ?? 'light',
     locale: 'en-US',
@@ -164,8 +171,81 @@ export async function openPopover(h: PopoverHarness, opts: OpenOptions = {}): Pr
     ws.on('framereceived', ({ payload }) => received.push(typeof payload === 'string' ? payload : payload.toString()));
   });
   await page.goto(`${h.url}#${opts.tab ?? 'live'}`);
-  await page.getByText('Connected', { exact: true }).waitFor({ state: 'attached' });
+  // In either language: a test may have switched the popover to Korean.
+  await page.getByText(/^(Connected|연결됨)$/).waitFor({ state: 'attached' });
   return { page, context, received, pageErrors, close: () => context.close() };
+}
+
+/** The few DOM members the in-page checks use (this project compiles tests without the DOM library). */
+export interface PageElement {
+  tagName: string;
+  classList: Iterable<string>;
+  textContent: string | null;
+  clientWidth: number;
+  scrollWidth: number;
+  getAttribute(name: string): string | null;
+  setAttribute(name: string, value: string): void;
+  getBoundingClientRect(): { left: number; right: number; width: number; height: number };
+}
+export interface PageGlobals {
+  document: {
+    activeElement: PageElement | null;
+    documentElement: PageElement;
+    body: { querySelectorAll(selector: string): Iterable<PageElement> };
+    querySelectorAll(selector: string): Iterable<PageElement>;
+  };
+  getComputedStyle(el: PageElement): {
+    visibility: string;
+    clipPath: string;
+    clip: string;
+    overflowX: string;
+  };
+}
+
+/** One element that reaches past the page's left or right edge, or whose content spills out of its box. */
+export interface Overflow {
+  element: string;
+  left: number;
+  right: number;
+  scrollWidth: number;
+  clientWidth: number;
+}
+
+/**
+ * Every visible element that sticks out horizontally: its box starts left of 0 or ends right of the page
+ * width (the body clips, so nothing would scroll: it would simply be cut off), or its own content is wider
+ * than it while it lets overflow show (text spilling over a neighbour). Half a pixel of tolerance covers
+ * sub-pixel layout.
+ */
+export function horizontalOverflows(page: Page): Promise<Overflow[]> {
+  return page.evaluate(() => {
+    const { document, getComputedStyle } = globalThis as unknown as PageGlobals;
+    const width = document.documentElement.clientWidth;
+    const found: Overflow[] = [];
+    const describe = (el: PageElement) => {
+      const label = el.getAttribute('aria-label') ?? el.getAttribute('id') ?? (el.textContent ?? '').trim();
+      return `${el.tagName.toLowerCase()}.${[...el.classList].join('.')} "${label.slice(0, 40)}"`;
+    };
+    for (const el of document.body.querySelectorAll('*')) {
+      const box = el.getBoundingClientRect();
+      if (box.width === 0 || box.height === 0) continue;
+      const style = getComputedStyle(el);
+      if (style.visibility === 'hidden') continue;
+      // Screen-reader-only text is a clipped 1 px box by design.
+      if (style.clipPath !== 'none' || style.clip !== 'auto') continue;
+      const spills = style.overflowX === 'visible' && el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 0.5;
+      if (box.left < -0.5 || box.right > width + 0.5 || spills) {
+        found.push({
+          element: describe(el),
+          left: Math.round(box.left),
+          right: Math.round(box.right),
+          scrollWidth: el.scrollWidth,
+          clientWidth: el.clientWidth,
+        });
+      }
+    }
+    return found;
+  });
 }
 
 /**

@@ -20,6 +20,11 @@ export const VALID_ARGS: Record<RequestName, unknown[]> = {
   'recordings:retry': ['k1'],
   'recordings:reveal': ['k1'],
   'recordings:open': ['k1'],
+  'recordings:path': ['k1'],
+  'settings:checkFolder': ['/tmp/recordings'],
+  'credentials:setNgrokToken': ['2abc_ngrok-token'],
+  'credentials:clearNgrokToken': [],
+  'recordings:remove': ['k1'],
   'recordings:gaps': [],
   'settings:get': [],
   'settings:update': [{ pollIntervalSec: 5 }],
@@ -237,9 +242,15 @@ function fixedCases(name: RequestName): { label: string; args: unknown }[] {
     case 'recordings:retry':
     case 'recordings:reveal':
     case 'recordings:open':
+    case 'recordings:path':
+    case 'recordings:remove':
       return [...cases, { label: 'missing', args: [] }, ...stringArgCases(name, 256, 1)];
     case 'clipboard:write':
       return [...cases, { label: 'missing', args: [] }, ...stringArgCases(name, 65_536, 0)];
+    case 'settings:checkFolder':
+      return [...cases, { label: 'missing', args: [] }, ...stringArgCases(name, 4096, 1)];
+    case 'credentials:setNgrokToken':
+      return [...cases, { label: 'missing', args: [] }, ...stringArgCases(name, 512, 1)];
     case 'settings:update':
       return [...cases, { label: 'missing', args: [] }, ...settingsCases()];
     case 'credentials:set':

@@ -1,0 +1,65 @@
+/**
+ * How one recording reads in the Recordings list: its title, what happened to it, its progress. Plain functions
+ * of a RecordingView (split from RecordingsView.svelte), in the producer's language.
+ */
+import type { RecordingView } from '../../../../electron/contract.js';
+import { daysBetween, localMidnight } from '../../lib/days.js';
+import { formatBytes, formatDuration, formatTime, locale, t } from '../../lib/i18n.js';
+
+/** "main-stage · 09:41": the channel and when its recording arrived, instead of a raw file name. */
+export function titleOf(r: RecordingView): string {
+  const channel = r.source === 'client' || !r.channelId ? t('recordings.clientTitle') : r.channelId;
+  return t('recordings.title', { channel, time: formatTime(r.receivedAt) });
+}
+
+/** What happened to a finished recording, in a sentence fragment. */
+export function detailsOf(r: RecordingView): string {
+  switch (r.state) {
+    case 'saved':
+      return joined([
+        t(r.source === 'client' ? 'recordings.savedUpload' : 'recordings.savedVerified'),
+        r.bytes === null ? null : formatBytes(r.bytes),
+        r.fileName,
+      ]);
+    case 'expired':
+      return r.error ?? t('recordings.expiredReason');
+    default:
+      return joined([
+        r.error ?? t('recordings.failedReason'),
+        r.attempts > 1 ? t('recordings.attempts', { count: r.attempts }) : null,
+      ]);
+  }
+}
+
+export function percent(r: RecordingView): number | null {
+  return r.totalBytes && r.bytes !== null ? Math.min(100, Math.round((r.bytes / r.totalBytes) * 100)) : null;
+}
+
+const joined = (parts: (string | null)[]) => parts.filter(Boolean).join(' · ');
+
+/** "42 MB of 120 MB · 3.2 MB/s · 25s left" */
+export function stats(r: RecordingView): string {
+  const downloading = r.state === 'downloading';
+  return joined([
+    progressText(r),
+    downloading && r.rate ? t('recordings.rate', { rate: formatBytes(r.rate) }) : null,
+    downloading && r.etaSeconds !== null ? t('recordings.eta', { time: formatDuration(r.etaSeconds) }) : null,
+  ]);
+}
+
+export function progressText(r: RecordingView): string {
+  // A pending job with an error is between attempts: say why, the deadline beside it says how long is left.
+  if (r.state === 'pending') return r.error ? t('recordings.retrying', { reason: r.error }) : t('recordings.pending');
+  const done = formatBytes(r.bytes ?? 0);
+  return r.totalBytes
+    ? t('recordings.progress', { done, total: formatBytes(r.totalBytes) })
+    : t('recordings.progressUnknown', { done });
+}
+
+/** "Today", "Yesterday" or the weekday and date of a local day (its midnight, in ms). */
+export function dayLabel(day: number, now: number): string {
+  const diff = daysBetween(day, localMidnight(now));
+  if (diff === 0) return t('recordings.today');
+  if (diff === 1) return t('recordings.yesterday');
+  return new Intl.DateTimeFormat(locale(), { weekday: 'long', month: 'long', day: 'numeric' }).format(day);
+}
