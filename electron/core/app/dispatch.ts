@@ -32,7 +32,10 @@ export function errorEnvelope(error: unknown, options: DispatchOptions = {}, con
   if (error instanceof TallyError) return { ok: false, error: { code: error.code, message: error.message } };
   const detail = options.describe ? options.describe(error) : error instanceof Error ? error.message : String(error);
   options.log?.(`${context} failed: ${detail}`);
-  return { ok: false, error: { code: 'internal', message: 'Something went wrong in Tally. The details are in the log.' } };
+  return {
+    ok: false,
+    error: { code: 'internal', message: 'Something went wrong in Tally. The details are in the log.' },
+  };
 }
 
 /**
