@@ -2,6 +2,7 @@
  * Media types of uploads. The extension of a saved file always comes from here, never from the name the
  * client sent: a page cannot make Tally save `recording.exe` or `notes.html`.
  */
+import { isTokenValid, isTypeValid, parse } from 'content-type';
 
 /** A parsed `type/subtype; name=value` header: lower-cased essence, parameters with lower-cased names. */
 export interface MediaType {
@@ -9,57 +10,21 @@ export interface MediaType {
   params: Map<string, string>;
 }
 
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-
 /**
  * Parses a Content-Type header value (RFC 9110 §8.3.1, quoted parameter values included). Returns null for
- * anything that is not `type/subtype`; malformed parameters are skipped.
+ * anything that is not `type/subtype`; parameters with malformed names are skipped.
  */
 export function parseMediaType(header: string | undefined): MediaType | null {
   if (header === undefined) return null;
-  const text = header.trim();
-  const semi = text.indexOf(';');
-  const essence = (semi === -1 ? text : text.slice(0, semi)).trim().toLowerCase();
-  const [type, subtype, extra] = essence.split('/');
-  if (!type || !subtype || extra !== undefined || !TOKEN.test(type) || !TOKEN.test(subtype)) return null;
-  return { essence, params: parseParameters(semi === -1 ? '' : text.slice(semi + 1)) };
-}
-
-/**
- * Parses `; name=value; name="quoted \\"value\\""` parameters (names lower-cased, first occurrence wins,
- * malformed ones skipped). Shared by Content-Type and Content-Disposition. Browsers do not escape backslashes
- * in form-data file names (the HTML standard percent-encodes only `"`, CR and LF), so `backslashEscapes: false`
- * keeps `a\\b.webm` intact there.
- */
-export function parseParameters(text: string, opts: { backslashEscapes?: boolean } = {}): Map<string, string> {
-  const escapes = opts.backslashEscapes ?? true;
+  const parsed = parse(header);
+  // The library never throws and hands back whatever precedes the first `;` as the type, so its shape is
+  // checked here: a bare `audio`, `a/b/c` or `;;;` must not reach extensionFor.
+  if (!isTypeValid(parsed.type)) return null;
   const params = new Map<string, string>();
-  let i = 0;
-  while (i < text.length) {
-    while (i < text.length && (text[i] === ' ' || text[i] === '\t' || text[i] === ';')) i += 1;
-    const eq = text.indexOf('=', i);
-    if (eq === -1) break;
-    const name = text.slice(i, eq).trim().toLowerCase();
-    i = eq + 1;
-    while (i < text.length && (text[i] === ' ' || text[i] === '\t')) i += 1;
-    let value = '';
-    if (text[i] === '"') {
-      i += 1;
-      while (i < text.length && text[i] !== '"') {
-        if (escapes && text[i] === '\\' && i + 1 < text.length) i += 1;
-        value += text.charAt(i);
-        i += 1;
-      }
-      const next = text.indexOf(';', i);
-      i = next === -1 ? text.length : next;
-    } else {
-      const next = text.indexOf(';', i);
-      value = text.slice(i, next === -1 ? text.length : next).trim();
-      i = next === -1 ? text.length : next;
-    }
-    if (TOKEN.test(name) && !params.has(name)) params.set(name, value);
+  for (const [name, value] of Object.entries(parsed.parameters)) {
+    if (isTokenValid(name)) params.set(name, value);
   }
-  return params;
+  return { essence: parsed.type, params };
 }
 
 /** Accepted recording types and the extension each is saved with. */
