@@ -39,6 +39,7 @@ describe('defaults', () => {
       clientUploadsSubfolder: 'client',
       uploadMaxBytes: 2 * 1024 ** 3,
       demoMode: null,
+      firstRunDone: false,
     });
     expect(Object.isFrozen(DEFAULT_SETTINGS)).toBe(true);
   });
