@@ -38,9 +38,9 @@ describe('defaults', () => {
       uploadOrigins: [],
       clientUploadsSubfolder: 'client',
       maxRecordingBytes: 64 * 1024 ** 3,
-      firstRunDone: false,
       uploadMaxBytes: 2 * 1024 ** 3,
       demoMode: null,
+      firstRunDone: false,
     });
     expect(Object.isFrozen(DEFAULT_SETTINGS)).toBe(true);
   });
