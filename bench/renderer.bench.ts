@@ -74,10 +74,20 @@ function liveProbe(target: number): string {
   })();`;
 }
 
-/** A page-side promise for `window[name]` to be set (polled: the page's CSP forbids waitForFunction strings). */
+/**
+ * A page-side promise for `window[name]` to be set (polled: the page's CSP forbids waitForFunction strings).
+ * Bounded: `page.evaluate` has no timeout of its own, and a page that never gets there (a guide or an error in
+ * front of the list) must fail the bench, not hang the run.
+ */
 function waitFor(name: string): string {
-  return `new Promise((resolve) => {
-    const check = () => (window.${name} !== undefined ? resolve(window.${name}) : setTimeout(check, 20));
+  return `new Promise((resolve, reject) => {
+    const started = performance.now();
+    const check = () =>
+      window.${name} !== undefined
+        ? resolve(window.${name})
+        : performance.now() - started > ${TIMEOUT_MS}
+          ? reject(new Error('${name} was never set: the page did not reach the measured state'))
+          : setTimeout(check, 20);
     check();
   })`;
 }

@@ -90,6 +90,8 @@ function answers(sizes: { live: number; search: number }, epoch: number): Map<st
       uploadOrigins: [],
       demoMode: false,
       receivingPaused: false,
+      // A producer past the first-run guide: the bench measures the Live and Search lists, not the guide.
+      firstRunDone: true,
     }),
     'credentials:status': () => ({
       configured: true,
