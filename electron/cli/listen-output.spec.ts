@@ -61,4 +61,12 @@ describe('listen printer (human output)', () => {
       else expect(summary).toContain(`rejected  ${5000 - REJECTS_PER_WINDOW} more request(s) in the last 10 s`);
     }
   });
+
+  it('gives no tunnel advice when the sender is the built-in sandbox on this machine', () => {
+    for (const localOnly of [false, true]) {
+      const { p, text } = printer();
+      p.ready({ localUrl: 'http://127.0.0.1:1/hooks/t', publicUrl: null, uploadOrigins: [], note: null, localOnly });
+      expect(text().includes('No public URL'), String(localOnly)).toBe(!localOnly);
+    }
+  });
 });

@@ -22,6 +22,8 @@ export interface ReadyInfo {
   uploadUrl?: string | null;
   uploadOrigins: string[];
   note: string | null;
+  /** The built-in sandbox sends here over loopback: no tunnel needed, so no advice about one. */
+  localOnly?: boolean;
 }
 
 export interface ListenPrinter {
@@ -110,7 +112,7 @@ export function createListenPrinter(opts: {
       }
       const lines = ['Tally is listening for recordings.'];
       if (info.publicUrl) lines.push(`  Webhook URL (paste into the console): ${info.publicUrl}`);
-      else
+      else if (!info.localOnly)
         lines.push(
           '  No public URL: the service can only reach this receiver through a tunnel (--tunnel ngrok,',
           '  --tunnel localtunnel or --tunnel https://your.public.host).',

@@ -224,6 +224,7 @@ const command: Command = {
         ...ready,
         uploadOrigins: [...(options.uploads?.allowedOrigins() ?? [])],
         note: notes.length > 0 ? notes.join(' ') : null,
+        localOnly: sandbox !== null,
       });
       if (!io.signal.aborted)
         await new Promise<void>((done) => io.signal.addEventListener('abort', () => done(), { once: true }));
