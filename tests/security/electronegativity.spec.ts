@@ -94,9 +94,8 @@ describe('electronegativity over electron/ and renderer/', () => {
     // the scanner writes the file with an unawaited fs.writeFile after its own truncating header write, and
     // on a loaded machine one row went missing once (8 rows for 9 findings); the JSON above is the verdict.
     const csvRows = (await readFile(report, 'utf8')).split('\n').filter((l) => /^[A-Z_]+,/.test(l));
+    // (Nor their first fields: a quoted sample or description spans lines, and one of its lines may look like a row.)
     expect(csvRows.length).toBeGreaterThan(0);
-    const reported = new Set(scan.issues.map((i) => i.id));
-    expect(csvRows.map((row) => row.split(',')[0]).filter((id) => !reported.has(id ?? ''))).toEqual([]);
     expect(scan.checks).toBeGreaterThan(30);
     expect(
       scan.errors.filter((e) => !e.tolerable),

@@ -538,7 +538,9 @@ describe('limits and bad input', () => {
     expect(answer.status).toBe(201);
     expect(answer.body?.sha256).toBe(expected.digest('hex'));
     expect((await stat(join(h.clientDir, 'long.webm'))).size).toBe(count * MiB);
-    expect(peak - baseline).toBeLessThan(50 * MiB);
+    // Node 24's larger young generation lets request chunks already written wait longer for a scavenge (see
+    // docs/performance.md, "Node 24"); 60 MB was seen on a loaded machine. A copy of the upload (256 MiB) still fails.
+    expect(peak - baseline).toBeLessThan(96 * MiB);
   });
 });
 
