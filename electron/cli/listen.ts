@@ -4,7 +4,7 @@
  * so until Ctrl-C / SIGTERM, when it stops gracefully (journal flushed, part files kept for resume).
  */
 import { ConfigError } from '../core/errors.js';
-import { DEMO_TIME_FACTOR, demoRecordingsDir, demoStateDir, startDemoSandbox } from '../core/app/demo.js';
+import { DEMO_TIME_FACTOR, demoPipeline, demoRecordingsDir, startDemoSandbox } from '../core/app/demo.js';
 import { appDataDir } from '../core/paths.js';
 import { lineLogger } from '../core/logger.js';
 import { pipelineOptions } from '../core/pipeline/options.js';
@@ -149,14 +149,7 @@ const command: Command = {
       env: io.env,
       home,
       // The sandbox's jobs point at a server that is gone after this run: they never enter the real inbox.
-      demo: sandbox
-        ? {
-            stateDir: demoStateDir(home),
-            folder: demoRecordingsDir(home),
-            downloadOrigin: sandbox.downloadOrigin,
-            apiUrl: sandbox.apiUrl,
-          }
-        : null,
+      demo: sandbox ? demoPipeline(home, sandbox) : null,
       flags: {
         ...(folderFlag === undefined ? {} : { folder: folderFlag }),
         ...(values.host === undefined ? {} : { host: values.host }),

@@ -9,7 +9,7 @@ import type { Credentials } from '../model.js';
 import { pipelineOptions } from '../pipeline/options.js';
 import type { PipelineOptions } from '../pipeline/pipeline.js';
 import type { Settings } from '../settings.js';
-import { demoRecordingsDir, demoStateDir, type DemoSandbox } from './demo.js';
+import { demoPipeline, type DemoSandbox } from './demo.js';
 
 /** The client for the demo sandbox, the configured service, or none without credentials. */
 export function buildAppApi(
@@ -61,14 +61,7 @@ export function appPipelineSpec(inputs: AppPipelineInputs): { spec: PipelineOpti
         }
       : null,
     ngrokAuthtoken: inputs.ngrokAuthtoken,
-    demo: sandbox
-      ? {
-          stateDir: demoStateDir(home),
-          folder: demoRecordingsDir(home),
-          downloadOrigin: sandbox.downloadOrigin,
-          apiUrl: sandbox.apiUrl,
-        }
-      : null,
+    demo: sandbox ? demoPipeline(home, sandbox) : null,
   });
   return { spec: { ...options, ...inputs.overrides }, key };
 }

@@ -8,6 +8,7 @@ import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { acquireStateLock } from '../recordings/state-lock.js';
 import type { Sandbox, SandboxOptions, WebClientSandbox } from '../sandbox/index.js';
+import type { PipelineDemo } from '../pipeline/options.js';
 
 /**
  * Demo broadcasts last 20-60 virtual minutes; at 10x they run two to six real minutes, like short segments
@@ -105,4 +106,17 @@ export async function startDemo(
   if (!webClient) return { sandbox, detachWebClient: null };
   const { attachDemoWebClient } = await import('../sandbox/index.js');
   return { sandbox, detachWebClient: attachDemoWebClient(sandbox, uploadUrl, { origin: sandbox.apiUrl }) };
+}
+
+/**
+ * What the pipeline needs to receive from a demo sandbox: its own state and recordings folders (its jobs point
+ * at a server that is gone after the run, so they never enter the real inbox) and its origins.
+ */
+export function demoPipeline(home: string, sandbox: Pick<Sandbox, 'downloadOrigin' | 'apiUrl'>): PipelineDemo {
+  return {
+    stateDir: demoStateDir(home),
+    folder: demoRecordingsDir(home),
+    downloadOrigin: sandbox.downloadOrigin,
+    apiUrl: sandbox.apiUrl,
+  };
 }
