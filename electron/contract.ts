@@ -41,7 +41,8 @@ export interface SearchResultView {
   truncated: boolean;
 }
 
-export type RecordingState = 'pending' | 'downloading' | 'saved' | 'failed' | 'expired';
+/** `refused`: a web client upload Tally refused or lost on the way in (the web page was told nothing). */
+export type RecordingState = 'pending' | 'downloading' | 'saved' | 'failed' | 'expired' | 'refused';
 
 export interface RecordingView {
   key: string;
@@ -61,6 +62,8 @@ export interface RecordingView {
   fileName: string | null;
   error: string | null;
   attempts: number;
+  /** Client uploads: which of the web SDK's two recordings (its own stream `LL`, the remote one `RR`). */
+  track?: 'local' | 'remote' | null;
 }
 
 export interface GapView {
@@ -113,7 +116,7 @@ export interface SettingsView {
   pollIntervalSec: number;
   fileNameTemplate: string;
   concurrency: number;
-  notifications: { saved: boolean; failed: boolean; unreachable: boolean };
+  notifications: { saved: boolean; failed: boolean; unreachable: boolean; live: boolean };
   launchAtLogin: boolean;
   language: Language;
   tunnel: {
@@ -170,7 +173,10 @@ export const SettingsPatchSchema = z
     pollIntervalSec: z.number().int().min(2).max(3600),
     fileNameTemplate: z.string().min(1).max(256),
     concurrency: z.number().int().min(1).max(10),
-    notifications: z.object({ saved: z.boolean(), failed: z.boolean(), unreachable: z.boolean() }).strict().partial(),
+    notifications: z
+      .object({ saved: z.boolean(), failed: z.boolean(), unreachable: z.boolean(), live: z.boolean() })
+      .strict()
+      .partial(),
     launchAtLogin: z.boolean(),
     language: z.enum(['system', 'en', 'ko']),
     tunnel: z

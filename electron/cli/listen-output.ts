@@ -6,7 +6,7 @@ import type { TunnelStatus } from '../contract.js';
 import type { ExpiredEvent, FailedEvent, ProgressEvent, SavedEvent } from '../core/pipeline/download-queue.js';
 import type { GapReportResult } from '../core/recordings/gap-report.js';
 import type { RecordingJob } from '../core/recordings/types.js';
-import type { Rejection } from '../core/webhook/receiver.js';
+import type { PipelineRejection } from '../core/pipeline/pipeline.js';
 import { formatBytes, formatDuration, terminalSafe } from './output.js';
 
 export interface UploadedInfo {
@@ -14,6 +14,8 @@ export interface UploadedInfo {
   bytes: number;
   contentType: string;
   fileName?: string;
+  channelId?: string | null;
+  track?: 'local' | 'remote' | null;
 }
 
 export interface ReadyInfo {
@@ -30,7 +32,7 @@ export interface ListenPrinter {
   ready(info: ReadyInfo): void;
   received(job: RecordingJob, warnings: string[]): void;
   duplicate(job: RecordingJob): void;
-  rejected(r: Rejection): void;
+  rejected(r: PipelineRejection): void;
   progress(p: ProgressEvent): void;
   saved(e: SavedEvent): void;
   failed(e: FailedEvent): void;
@@ -158,8 +160,17 @@ export function createListenPrinter(opts: {
         return;
       }
       rejectShown += 1;
-      if (opts.ndjson) json({ type: 'rejected', status: r.status, reason: r.reason, remoteAddress: r.remoteAddress });
-      else line(`rejected  ${r.status} ${r.reason} (from ${r.remoteAddress})`);
+      const upload = r.upload
+        ? { channelId: r.upload.channelId, track: r.upload.track, fileName: r.upload.fileName, origin: r.upload.origin }
+        : {};
+      if (opts.ndjson) {
+        json({ type: 'rejected', status: r.status, reason: r.reason, remoteAddress: r.remoteAddress, ...upload });
+        return;
+      }
+      const what = r.upload?.channelId
+        ? ` channel ${r.upload.channelId}${r.upload.track ? ` (${r.upload.track} stream)` : ''}:`
+        : '';
+      line(`rejected  ${r.status}${what} ${r.reason} (from ${r.remoteAddress})`);
     },
     progress(p) {
       const now = Date.now();
@@ -221,8 +232,15 @@ export function createListenPrinter(opts: {
       else line(`expired   ${e.job.channelId}: ${e.reason}`);
     },
     uploaded(e) {
-      if (opts.ndjson) json({ type: 'uploaded', path: e.path, bytes: e.bytes, contentType: e.contentType });
-      else line(`uploaded  ${e.path} (${formatBytes(e.bytes)}, ${e.contentType})`);
+      if (opts.ndjson) {
+        json({
+          type: 'uploaded',
+          path: e.path,
+          bytes: e.bytes,
+          contentType: e.contentType,
+          ...(e.channelId ? { channelId: e.channelId, track: e.track ?? null } : {}),
+        });
+      } else line(`uploaded  ${e.path} (${formatBytes(e.bytes)}, ${e.contentType})`);
     },
     tunnel(s) {
       if (opts.ndjson) {

@@ -49,6 +49,11 @@ export const NotificationsSchema = z.object({
   saved: z.boolean().default(true),
   failed: z.boolean().default(true),
   unreachable: z.boolean().default(true),
+  /**
+   * "Channel X is live", from the channel lifecycle hook. Off by default: the hook reports every channel of the
+   * service, other producers' too, and a busy studio would get one notification per broadcast.
+   */
+  live: z.boolean().default(false),
 });
 
 export const TunnelSchema = z.object({

@@ -59,11 +59,11 @@ describe('NotificationService', () => {
 
   it('respects each notification setting (failed covers expired)', () => {
     const { service, made } = setup();
-    service.setSettings({ saved: false, failed: true, unreachable: false });
+    service.setSettings({ saved: false, failed: true, unreachable: false, live: false });
     expect(service.notify(saved('a.mp4'))).toBe(false);
     expect(service.notify(unreachable)).toBe(false);
     expect(service.notify(failed)).toBe(true);
-    service.setSettings({ saved: true, failed: false, unreachable: true });
+    service.setSettings({ saved: true, failed: false, unreachable: true, live: false });
     expect(service.notify(expired)).toBe(false);
     expect(service.notify(unreachable)).toBe(true);
     expect(made.map((n) => n.options.title)).toEqual(['Download failed', 'Webhook unreachable']);

@@ -34,7 +34,11 @@ function settingFor(kind: NotifyPayload['kind']): keyof NotificationSettings {
       return 'saved';
     case 'failed':
     case 'expired':
+    case 'refused':
+    case 'missing':
       return 'failed';
+    case 'live':
+      return 'live';
     case 'unreachable':
       return 'unreachable';
   }
@@ -52,7 +56,7 @@ export class NotificationService {
   constructor(options: NotificationServiceOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
-    this.#settings = options.settings ?? { saved: true, failed: true, unreachable: true };
+    this.#settings = options.settings ?? { saved: true, failed: true, unreachable: true, live: false };
   }
 
   /** Follows the notification settings (on start and on every `settings:changed`). */

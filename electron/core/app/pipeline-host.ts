@@ -27,6 +27,7 @@ import {
   changeSignature,
   newestFirst,
   recordingView,
+  refusedView,
   uploadView,
 } from './recording-views.js';
 import { HiddenRecordings } from './hidden-recordings.js';
@@ -197,8 +198,13 @@ export class PipelineHost {
   list(): RecordingView[] {
     const jobs = this.#pipeline?.inbox.list() ?? [];
     const uploads = this.#pipeline?.uploadLog?.list() ?? [];
+    const refused = this.#pipeline?.uploadLog?.listRefused() ?? [];
     const hidden = this.#hiddenRecordings();
-    return [...jobs.map((job) => recordingView(job, this.progress.get(job.key))), ...uploads.map(uploadView)]
+    return [
+      ...jobs.map((job) => recordingView(job, this.progress.get(job.key))),
+      ...uploads.map(uploadView),
+      ...refused.map(refusedView),
+    ]
       .filter((view) => !hidden.has(view.key))
       .sort(newestFirst);
   }
@@ -248,6 +254,11 @@ export class PipelineHost {
         (job.state === 'failed' || job.state === 'expired') &&
         now - Date.parse(job.updatedAt) < ATTENTION_WINDOW_MS
       ) {
+        failed++;
+      }
+    }
+    for (const record of this.#pipeline?.uploadLog?.listRefused() ?? []) {
+      if (now - Date.parse(record.at) < ATTENTION_WINDOW_MS && !this.#hiddenRecordings().has(`refused:${record.id}`)) {
         failed++;
       }
     }
@@ -321,6 +332,17 @@ export class PipelineHost {
     on('uploaded', (e) => {
       emit('recordings:changed', uploadView(e));
       emit('notify', { kind: 'saved', title: 'Upload saved', body: clean(e.fileName, 200), path: e.path });
+    });
+    on('upload-refused', (record) => {
+      emit('recordings:changed', refusedView(record));
+      const stream = record.track === 'local' ? ' (local stream)' : record.track === 'remote' ? ' (remote stream)' : '';
+      const what = record.channelId ?? record.fileName ?? 'a web client recording';
+      emit('notify', {
+        kind: 'refused',
+        title: 'Client recording refused',
+        body: clean(`${what}${stream}: ${record.reason}`, 200),
+      });
+      this.#deps.updateTray();
     });
     on('tunnel', (status) => this.#onTunnel(status));
     on('gaps', (report) => emit('recordings:gaps', gapView(report)));

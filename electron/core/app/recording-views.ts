@@ -7,6 +7,7 @@
 import { basename } from 'node:path';
 import type { RecordingView } from '../../contract.js';
 import type { RecordingJob } from '../recordings/types.js';
+import type { RefusedUploadRecord } from '../uploads/upload-log.js';
 
 export type RecordingSourceKind = RecordingView['source'];
 
@@ -20,6 +21,8 @@ export interface LiveProgress {
 
 /** Key prefix of client uploads in views, so one key space covers both sources. */
 export const UPLOAD_KEY_PREFIX = 'upload:';
+/** Key prefix of refused client uploads. */
+export const REFUSED_KEY_PREFIX = 'refused:';
 
 /** What a view needs of a saved client upload (the pipeline's upload log records fit). */
 export interface ClientUploadRecord {
@@ -28,6 +31,8 @@ export interface ClientUploadRecord {
   fileName: string;
   bytes: number;
   receivedAt: string;
+  channelId?: string | null;
+  track?: 'local' | 'remote' | null;
 }
 
 /** Job (+ live progress while downloading) -> RecordingView. */
@@ -58,7 +63,7 @@ export function recordingView(
 export function uploadView(record: ClientUploadRecord): RecordingView {
   return {
     key: `${UPLOAD_KEY_PREFIX}${record.id}`,
-    channelId: '',
+    channelId: record.channelId ?? '',
     source: 'client',
     state: 'saved',
     receivedAt: record.receivedAt,
@@ -70,6 +75,27 @@ export function uploadView(record: ClientUploadRecord): RecordingView {
     fileName: record.fileName,
     error: null,
     attempts: 1,
+    track: record.track ?? null,
+  };
+}
+
+/** A refused client upload: what the producer gets instead of the recording (channel, stream and why). */
+export function refusedView(record: RefusedUploadRecord): RecordingView {
+  return {
+    key: `${REFUSED_KEY_PREFIX}${record.id}`,
+    channelId: record.channelId ?? '',
+    source: 'client',
+    state: 'refused',
+    receivedAt: record.at,
+    deadline: null,
+    bytes: null,
+    totalBytes: null,
+    rate: null,
+    etaSeconds: null,
+    fileName: record.fileName,
+    error: `${record.status}: ${record.reason}`,
+    attempts: 1,
+    track: record.track,
   };
 }
 

@@ -23,6 +23,7 @@ export function toSettingsView(s: Settings, effective: EffectiveValues): Setting
       saved: s.notifications.saved,
       failed: s.notifications.failed,
       unreachable: s.notifications.unreachable,
+      live: s.notifications.live,
     },
     launchAtLogin: s.launchAtLogin,
     language: s.language,

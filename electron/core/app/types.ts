@@ -35,7 +35,13 @@ export interface AppCoreEvents extends EventMap {
   /** The tray summary changed. */
   'tray:snapshot': TraySnapshot;
   /** A notification worth showing natively (the shell decides per the notification settings). */
-  notify: { kind: 'saved' | 'failed' | 'expired' | 'unreachable'; title: string; body: string; path?: string };
+  notify: {
+    /** `refused`: a client upload was refused; `live`: a channel opened; `missing`: an expected recording never came. */
+    kind: 'saved' | 'failed' | 'expired' | 'unreachable' | 'refused' | 'live' | 'missing';
+    title: string;
+    body: string;
+    path?: string;
+  };
 }
 
 export interface AppCore {

@@ -27,7 +27,7 @@ import {
 import type { TunnelStatus } from '../../contract.js';
 import { WebhookReceiver, type Rejection } from '../webhook/receiver.js';
 import { TokenStore } from '../webhook/token.js';
-import { UploadLog } from '../uploads/upload-log.js';
+import { UploadLog, newUploadId, type RefusedUploadRecord } from '../uploads/upload-log.js';
 import { mountUploads, type UploadedEvent, type UploadRoute } from '../uploads/upload-route.js';
 import type { SearchResult } from '../model.js';
 import { findGaps, readHeartbeat, writeHeartbeat, type GapReportResult } from '../recordings/gap-report.js';
@@ -91,8 +91,23 @@ export interface PipelineUploadOptions {
 /** A saved web client upload, as re-emitted by the pipeline (`uploaded`). */
 export type PipelineUploadedEvent = Pick<
   UploadedEvent,
-  'id' | 'path' | 'bytes' | 'contentType' | 'fileName' | 'origin' | 'receivedAt' | 'sha256' | 'warning'
+  | 'id'
+  | 'path'
+  | 'bytes'
+  | 'contentType'
+  | 'fileName'
+  | 'origin'
+  | 'receivedAt'
+  | 'sha256'
+  | 'warning'
+  | 'channelId'
+  | 'track'
 >;
+
+/** A refused request; refused uploads also say which recording (from the SDK's file name). */
+export interface PipelineRejection extends Rejection {
+  upload?: Pick<RefusedUploadRecord, 'channelId' | 'track' | 'fileName' | 'origin'>;
+}
 
 export interface PipelineReady {
   localUrl: string;
@@ -107,7 +122,12 @@ export interface PipelineReady {
 export interface PipelineEvents {
   received: [job: RecordingJob, warnings: string[]];
   duplicate: [job: RecordingJob];
-  rejected: [rejection: Rejection];
+  rejected: [rejection: PipelineRejection];
+  /**
+   * A web client recording was refused or lost on the way in. The web page never learns of it (the SDK reports
+   * any answer as uploaded), so this is the producer's only word of it.
+   */
+  'upload-refused': [record: RefusedUploadRecord];
   progress: [event: ProgressEvent];
   saved: [event: SavedEvent];
   failed: [event: FailedEvent];
@@ -250,11 +270,34 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
         receivedAt: e.receivedAt,
         sha256: e.sha256,
         ...(e.warning ? { warning: e.warning } : {}),
+        channelId: e.channelId ?? null,
+        track: e.track ?? null,
       }),
     );
-    this.#uploads.on('rejected', (r) =>
-      this.emit('rejected', { status: r.status, reason: `upload: ${r.reason}`, remoteAddress: r.remoteAddress }),
-    );
+    this.#uploads.on('rejected', (r) => {
+      this.emit('rejected', {
+        status: r.status,
+        reason: `upload: ${r.reason}`,
+        remoteAddress: r.remoteAddress,
+        upload: { channelId: r.channelId, track: r.track, fileName: r.fileName, origin: r.origin },
+      });
+      if (!r.recording) return;
+      const record: RefusedUploadRecord = {
+        id: newUploadId(),
+        status: r.status,
+        reason: r.reason,
+        fileName: r.fileName,
+        channelId: r.channelId,
+        track: r.track,
+        origin: r.origin,
+        at: new Date().toISOString(),
+      };
+      // Listed even when the line cannot be written (a full disk may be the very reason for the refusal).
+      log.appendRefused(record).catch((error: unknown) => {
+        (this.#opts.log ?? silentLogger).warn(`uploads: a refusal could not be logged: ${describeError(error)}`);
+      });
+      this.emit('upload-refused', record);
+    });
   }
 
   /** The upload route when uploads are on (its folder, cap and events). */

@@ -10,6 +10,7 @@ export {
   UploadRoute,
   decodeHeaderFileName,
   mountUploads,
+  parseSdkFileName,
   uploadBaseName,
   type UploadRejection,
   type UploadRouteOptions,

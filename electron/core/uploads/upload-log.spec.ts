@@ -42,6 +42,32 @@ describe('UploadLog', () => {
     await again.close();
   });
 
+  it('keeps refused uploads apart from saved ones, across a reopen', async () => {
+    const log = await UploadLog.open(dir);
+    const a = record('a.webm');
+    const refused = {
+      id: newUploadId(),
+      status: 413,
+      reason: 'too large',
+      fileName: 'svc.ch-1LL.ogg',
+      channelId: 'ch-1',
+      track: 'local' as const,
+      origin: null,
+      at: new Date(0).toISOString(),
+    };
+    await log.append(a);
+    await log.appendRefused(refused);
+    expect(log.list()).toEqual([a]);
+    expect(log.listRefused()).toEqual([refused]);
+    await log.close();
+    const again = await UploadLog.open(dir);
+    expect(again.list()).toEqual([a]);
+    expect(again.listRefused()).toEqual([refused]);
+    expect(again.getRefused(refused.id)).toEqual(refused);
+    expect(again.replay.skippedLines).toBe(0);
+    await again.close();
+  });
+
   it('cuts off a torn last line, keeps a whole one missing its newline, and skips damaged lines', async () => {
     const a = record('a.webm');
     const b = record('b.webm');

@@ -28,7 +28,29 @@ export interface UploadRecord {
   origin: string | null;
   /** ISO time the upload finished. */
   receivedAt: string;
+  /** The channel named by the web SDK's `X-FILENAME` (`<serviceId>.<channelId>LL.ogg`), when it names one. */
+  channelId?: string | null;
+  /** Which of the SDK's two recordings: its own stream (`LL`) or the remote one (`RR`). */
+  track?: 'local' | 'remote' | null;
 }
+
+/** An upload Tally refused or lost: the web page never knows (the SDK reports any answer as uploaded). */
+export interface RefusedUploadRecord {
+  id: string;
+  /** HTTP status answered (499: the client went away). */
+  status: number;
+  reason: string;
+  /** The `X-FILENAME` as sent (decoded), when there was one. */
+  fileName: string | null;
+  channelId: string | null;
+  track: 'local' | 'remote' | null;
+  origin: string | null;
+  /** ISO time of the refusal. */
+  at: string;
+}
+
+/** Refusals kept in memory for the Recordings view (the newest). */
+export const MAX_REFUSED_KEPT = 500;
 
 export interface UploadLogReplay {
   records: number;
@@ -47,6 +69,17 @@ const recordSchema = z.looseObject({
   receivedAt: z.string(),
 });
 const lineSchema = z.object({ v: z.literal(1), upload: recordSchema });
+const refusedSchema = z.looseObject({
+  id: z.string().min(1),
+  status: z.number().int(),
+  reason: z.string(),
+  fileName: z.string().nullable(),
+  channelId: z.string().nullable(),
+  track: z.enum(['local', 'remote']).nullable(),
+  origin: z.string().nullable(),
+  at: z.string(),
+});
+const refusedLineSchema = z.object({ v: z.literal(1), refused: refusedSchema });
 
 /** A fresh record id (16 hex characters). */
 export function newUploadId(): string {
@@ -58,6 +91,7 @@ export class UploadLog {
   readonly path: string;
   readonly replay: UploadLogReplay;
   readonly #records: UploadRecord[];
+  readonly #refused: RefusedUploadRecord[];
   readonly #file: FileHandle;
   #chain: Promise<unknown> = Promise.resolve();
   #closed = false;
@@ -66,8 +100,16 @@ export class UploadLog {
   /** A failed append may have left a partial line that could not be cut off: start the next one on a new line. */
   #dirtyTail = false;
 
-  private constructor(path: string, file: FileHandle, size: number, records: UploadRecord[], replay: UploadLogReplay) {
+  private constructor(
+    path: string,
+    file: FileHandle,
+    size: number,
+    records: UploadRecord[],
+    replay: UploadLogReplay,
+    refused: RefusedUploadRecord[],
+  ) {
     this.path = path;
+    this.#refused = refused;
     this.#file = file;
     this.#size = size;
     this.#records = records;
@@ -77,10 +119,16 @@ export class UploadLog {
   /** Opens (creating if needed) `dir/uploads.jsonl` and replays it. */
   static async open(dir: string): Promise<UploadLog> {
     const records: UploadRecord[] = [];
+    const refused: RefusedUploadRecord[] = [];
     const seen = new Set<string>();
     const opened = await openJsonLines(dir, UPLOAD_LOG_FILE, (text) => {
       const record = parseLine(text);
       if (!record) return false;
+      if ('status' in record) {
+        refused.push(record);
+        if (refused.length > MAX_REFUSED_KEPT) refused.shift();
+        return true;
+      }
       if (!seen.has(record.id)) {
         seen.add(record.id);
         records.push(record);
@@ -94,7 +142,7 @@ export class UploadLog {
       truncatedBytes: opened.replay.truncatedBytes,
     };
     replay.records = records.length;
-    return new UploadLog(path, file, size, records, replay);
+    return new UploadLog(path, file, size, records, replay, refused);
   }
 
   /** Every recorded upload, oldest first (copies). */
@@ -108,11 +156,32 @@ export class UploadLog {
     return record ? { ...record } : undefined;
   }
 
+  /** Refused uploads, oldest first (copies; the newest MAX_REFUSED_KEPT). */
+  listRefused(): RefusedUploadRecord[] {
+    return this.#refused.map((r) => ({ ...r }));
+  }
+
+  getRefused(id: string): RefusedUploadRecord | undefined {
+    const record = this.#refused.find((r) => r.id === id);
+    return record ? { ...record } : undefined;
+  }
+
   /** Appends one record and resolves once it is on disk. Appends are serialised. */
   append(record: UploadRecord): Promise<void> {
+    return this.#appendLine({ v: 1, upload: record }, () => this.#records.push({ ...record }));
+  }
+
+  /** Records a refusal (kept in memory even when the disk refuses the line: the disk may be why). */
+  appendRefused(record: RefusedUploadRecord): Promise<void> {
+    this.#refused.push({ ...record });
+    if (this.#refused.length > MAX_REFUSED_KEPT) this.#refused.shift();
+    return this.#appendLine({ v: 1, refused: record }, () => undefined);
+  }
+
+  #appendLine(value: unknown, onWritten: () => void): Promise<void> {
     const run = this.#chain.then(async () => {
       if (this.#closed) throw new Error('The upload log is closed.');
-      const line = Buffer.from(`${this.#dirtyTail ? '\n' : ''}${JSON.stringify({ v: 1, upload: record })}\n`);
+      const line = Buffer.from(`${this.#dirtyTail ? '\n' : ''}${JSON.stringify(value)}\n`);
       try {
         await this.#file.write(line);
         await this.#file.datasync();
@@ -126,7 +195,7 @@ export class UploadLog {
       }
       this.#size += line.length;
       this.#dirtyTail = false;
-      this.#records.push({ ...record });
+      onWritten();
     });
     this.#chain = run.catch(() => undefined);
     return run;
@@ -141,7 +210,7 @@ export class UploadLog {
   }
 }
 
-function parseLine(text: string): UploadRecord | null {
+function parseLine(text: string): UploadRecord | RefusedUploadRecord | null {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -149,5 +218,7 @@ function parseLine(text: string): UploadRecord | null {
     return null;
   }
   const result = lineSchema.safeParse(value);
-  return result.success ? (result.data.upload as UploadRecord) : null;
+  if (result.success) return result.data.upload as UploadRecord;
+  const refused = refusedLineSchema.safeParse(value);
+  return refused.success ? (refused.data.refused as RefusedUploadRecord) : null;
 }

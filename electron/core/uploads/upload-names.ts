@@ -42,3 +42,30 @@ export function defaultBaseName(when: Date): string {
   const time = `${pad(when.getHours())}${pad(when.getMinutes())}${pad(when.getSeconds())}`;
   return `upload-${date}_${time}`;
 }
+
+/** What the web SDK's `X-FILENAME` says about a recording: `<serviceId>.<channelId>LL.ogg` (local) or `…RR.ogg`. */
+export interface SdkRecordingName {
+  serviceId: string | null;
+  channelId: string | null;
+  /** `LL` is the producer's own (local) stream, `RR` the remote one. */
+  track: 'local' | 'remote' | null;
+}
+
+/**
+ * Reads the channel and the stream out of a web SDK upload name (SERVICE-FACTS, "Web client recordings").
+ * The service ID is everything before the first dot (service IDs have none; channel IDs may). A name not ending
+ * in `LL`/`RR` (before `.ogg`) gives nulls, never an error: it is hostile text shown to the producer, nothing more.
+ */
+export function parseSdkFileName(name: string | null, serviceId?: string | null): SdkRecordingName {
+  const none: SdkRecordingName = { serviceId: null, channelId: null, track: null };
+  if (name === null) return none;
+  const stem = name.replace(/\.ogg$/i, '');
+  const tag = stem.slice(-2);
+  const track = tag === 'LL' ? 'local' : tag === 'RR' ? 'remote' : null;
+  if (track === null) return none;
+  const rest = stem.slice(0, -2);
+  const prefix = serviceId ? `${serviceId}.` : null;
+  const dot = prefix !== null && rest.startsWith(prefix) ? prefix.length - 1 : rest.indexOf('.');
+  if (dot <= 0 || dot === rest.length - 1) return { ...none, track };
+  return { serviceId: rest.slice(0, dot), channelId: rest.slice(dot + 1).slice(0, 1024), track };
+}

@@ -13,6 +13,7 @@ import { UploadLog } from './upload-log.js';
 import {
   decodeHeaderFileName,
   mountUploads,
+  parseSdkFileName,
   uploadBaseName,
   type PartFile,
   type UploadedEvent,
@@ -259,7 +260,7 @@ describe('multipart uploads', () => {
     expect(h.uploaded[0]).toMatchObject({ via: 'multipart', contentType: 'audio/webm' });
   });
 
-  it('refuses a file part of another type (415) and a body without a closing boundary (400), leaving nothing', async () => {
+  it('keeps a file part of another type as .bin, and refuses a body without a closing boundary (400)', async () => {
     const h = await harness();
     const boundary = 'b0und';
     const html = multipart(boundary, [
@@ -272,8 +273,11 @@ describe('multipart uploads', () => {
       headers: { 'Content-Type': `multipart/form-data; boundary=${boundary}`, Origin: APP },
       body: html,
     });
-    expect(wrongType.status).toBe(415);
+    expect(wrongType.status).toBe(201);
+    expect(wrongType.body).toMatchObject({ fileName: 'x.bin' });
     expect(wrongType.headers['access-control-allow-origin']).toBe(APP);
+    const kept = await filesIn(h.clientDir);
+    expect(kept).toEqual(['x.bin']);
 
     const cut = multipart(boundary, [
       {
@@ -293,7 +297,7 @@ describe('multipart uploads', () => {
       body: Buffer.from('x'),
     });
     expect(noBoundary.status).toBe(400);
-    expect(await filesIn(h.clientDir)).toEqual([]);
+    expect(await filesIn(h.clientDir)).toEqual(kept);
   });
 });
 
@@ -381,32 +385,49 @@ describe('limits and bad input', () => {
     expect(h.uploaded).toEqual([]);
   });
 
+  it('says which channel and stream a refused SDK upload was, and that a recording may be lost', async () => {
+    const h = await harness({ maxBytes: 1000 });
+    const answer = await send(h.url, {
+      headers: { 'Content-Type': 'audio/webm', Origin: APP, 'X-FILENAME': 'svc.1581324488053_Dc5aQRR.ogg' },
+      body: Buffer.alloc(2000),
+    });
+    expect(answer.status).toBe(413);
+    expect(h.rejected.at(-1)).toMatchObject({
+      status: 413,
+      fileName: 'svc.1581324488053_Dc5aQRR.ogg',
+      channelId: '1581324488053_Dc5aQ',
+      track: 'remote',
+      recording: true,
+    });
+    await send(h.url, { method: 'GET' });
+    expect(h.rejected.at(-1)).toMatchObject({ status: 405, recording: false, channelId: null });
+  });
+
   it('accepts a file of exactly the cap', async () => {
     const h = await harness({ maxBytes: 100_000 });
     const answer = await send(h.url, { headers: { 'Content-Type': 'audio/webm' }, body: Buffer.alloc(100_000) });
     expect(answer.status).toBe(201);
   });
 
-  it.each([
-    ['text/plain', 415],
-    ['application/octet-stream', 415],
-    ['audio/mpeg', 415],
-    ['audio', 415],
-  ])('refuses Content-Type %s with %i', async (type, status) => {
-    const h = await harness();
-    const answer = await send(h.url, { headers: { 'Content-Type': type, Origin: APP }, body: Buffer.from('abc') });
-    expect(answer.status).toBe(status);
-    expect(String(answer.body?.error)).toMatch(/audio\/webm/);
-    expect(answer.headers['access-control-allow-origin']).toBe(APP);
-    expect(await filesIn(h.clientDir)).toEqual([]);
-  });
+  it.each(['text/plain', 'application/octet-stream', 'audio/mpeg', 'audio'])(
+    'keeps a body of Content-Type %s (never refused for its type), as .bin',
+    async (type) => {
+      const h = await harness();
+      const answer = await send(h.url, { headers: { 'Content-Type': type, Origin: APP }, body: Buffer.from('abc') });
+      expect(answer.status).toBe(201);
+      expect(answer.headers['access-control-allow-origin']).toBe(APP);
+      const [name] = await filesIn(h.clientDir);
+      expect(name).toMatch(/\.bin$/);
+      expect(await readFile(join(h.clientDir, name ?? ''))).toEqual(Buffer.from('abc'));
+    },
+  );
 
-  it('refuses a body without Content-Type (415), an empty body (400), GET (405) and sub-paths (404)', async () => {
+  it('keeps a body without Content-Type; refuses an empty body (400), GET (405) and sub-paths (404)', async () => {
     const h = await harness();
     const req = request(h.url, { method: 'POST', agent: false });
     const missing = new Promise<number>((resolve) => req.on('response', (res) => resolve(res.statusCode ?? 0)));
     req.end('abc');
-    expect(await missing).toBe(415);
+    expect(await missing).toBe(201);
     expect((await send(h.url, { headers: { 'Content-Type': 'audio/webm' }, body: Buffer.alloc(0) })).status).toBe(400);
     const get = await send(h.url, { method: 'GET' });
     expect(get.status).toBe(405);
@@ -545,6 +566,19 @@ describe('limits and bad input', () => {
 });
 
 describe('file names', () => {
+  it('reads the channel and stream out of the web SDK name, whatever the channel ID holds', () => {
+    expect(parseSdkFileName('svc.1581324488053_Dc5aQLL.ogg')).toEqual({
+      serviceId: 'svc',
+      channelId: '1581324488053_Dc5aQ',
+      track: 'local',
+    });
+    expect(parseSdkFileName('svc.a.b.cRR.ogg')).toMatchObject({ channelId: 'a.b.c', track: 'remote' });
+    expect(parseSdkFileName('my.svc.chLL.ogg', 'my.svc')).toMatchObject({ serviceId: 'my.svc', channelId: 'ch' });
+    expect(parseSdkFileName('notes.webm')).toEqual({ serviceId: null, channelId: null, track: null });
+    expect(parseSdkFileName('noname')).toEqual({ serviceId: null, channelId: null, track: null });
+    expect(parseSdkFileName(null)).toEqual({ serviceId: null, channelId: null, track: null });
+  });
+
   it('decodes percent-encoded and raw UTF-8 X-FILENAME values and keeps a literal %', () => {
     expect(decodeHeaderFileName('%ED%95%9C%EA%B8%80.webm')).toBe('한글.webm');
     expect(decodeHeaderFileName(Buffer.from('한글.webm').toString('latin1'))).toBe('한글.webm');

@@ -23,21 +23,27 @@ import { DiskFullError, formatBytes } from '../download/errors.js';
 import { resolveInside } from '../recordings/filename.js';
 import type { RouteHandler, RouteInfo } from '../webhook/receiver.js';
 import { checkOrigin, corsHeaders, preflightHeaders } from './cors.js';
-import { acceptedTypesText, extensionFor, parseMediaType, type MediaType } from './media-type.js';
+import { extensionFor, parseMediaType, type MediaType } from './media-type.js';
 import { MultipartError, multipartBoundary, readMultipartFile } from './multipart.js';
 import { newUploadId, type UploadLog, type UploadRecord } from './upload-log.js';
 import { syncDir } from '../durable-fs.js';
 import { refuseLinkedFolder } from '../folder-check.js';
 import { sendJson } from '../http-answer.js';
 import { BatchWriter, publish, type PartFile } from './part-file.js';
-import { decodeHeaderFileName, defaultBaseName, uploadBaseName } from './upload-names.js';
+import { decodeHeaderFileName, defaultBaseName, parseSdkFileName, uploadBaseName } from './upload-names.js';
 
-export { decodeHeaderFileName, uploadBaseName } from './upload-names.js';
+export { decodeHeaderFileName, parseSdkFileName, uploadBaseName } from './upload-names.js';
 export type { PartFile } from './part-file.js';
 
 export const UPLOADS_ROUTE = 'uploads';
 export const DEFAULT_UPLOAD_SUBFOLDER = 'client';
+/**
+ * 2 GiB: the web SDK records Opus at 64 kbit/s (about 29 MB an hour), so this is some 70 hours of a client
+ * recording. The cap only guards against a runaway sender; the disk itself is guarded by free-space checks.
+ */
 export const DEFAULT_UPLOAD_MAX_BYTES = 2 * 1024 ** 3;
+/** Extension of a file whose media type is not a known recording type: kept anyway, never refused. */
+export const UNKNOWN_TYPE_EXTENSION = '.bin';
 /** Room for multipart headers and boundaries on top of the file size cap. */
 export const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
 const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
@@ -81,6 +87,16 @@ export interface UploadRejection {
   reason: string;
   origin: string | null;
   remoteAddress: string;
+  /** The `X-FILENAME` as sent (decoded), when there was one. */
+  fileName: string | null;
+  /** The channel and stream the SDK's file name names (`<serviceId>.<channelId>LL.ogg`), when it does. */
+  channelId: string | null;
+  track: 'local' | 'remote' | null;
+  /**
+   * Whether a recording may be lost: a POST that was not saved, or a browser's preflight that was refused
+   * (the browser then never sends the recording). A stray GET or a wrong path is not.
+   */
+  recording: boolean;
 }
 
 interface UploadRouteEvents {
@@ -179,14 +195,16 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
       await this.#upload(ctx);
     } catch (error) {
       if (error instanceof ClientGone) {
-        this.#rejected(ctx, 499, error.message);
+        this.#rejected(ctx, 499, error.message, true);
         res.destroy();
         return;
       }
       if (!(error instanceof Refusal)) throw error;
       // A stranger's body is never read; a listed client's is drained a little so it can read why.
       await this.#answer(ctx, error.status, { error: error.message }, error.headers, verdict.kind !== 'refused');
-      this.#rejected(ctx, error.status, error.message);
+      const method = req.method ?? '';
+      const lost = info.subpath === '' && (method === 'POST' || (method === 'OPTIONS' && verdict.kind === 'refused'));
+      this.#rejected(ctx, error.status, error.message, lost);
     }
   }
 
@@ -197,7 +215,6 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
     if (type?.essence === 'multipart/form-data' && boundary === null) {
       throw new Refusal(400, 'The multipart Content-Type has no valid boundary.');
     }
-    if (boundary === null && extensionFor(type) === null) throw unsupported(type);
     const bodyLimit = this.maxBytes + (boundary !== null ? MULTIPART_OVERHEAD_BYTES : 0);
     if (ctx.declared !== null && ctx.declared > bodyLimit) throw this.#tooLarge();
     if (ctx.declared === 0) throw new Refusal(400, 'The upload is empty.');
@@ -236,17 +253,16 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
         clientName = null;
         for await (const event of readMultipartFile(body, boundary)) {
           if (event.type === 'file') {
-            if (extensionFor(event.part.contentType) === null) throw unsupported(event.part.contentType, 'file part');
             fileType = event.part.contentType;
             clientName = event.part.fileName !== null && event.part.fileName.trim() !== '' ? event.part.fileName : null;
           } else await onData(event.chunk);
         }
         clientName ??= decodeHeaderFileName(req.headers['x-filename']);
-        mediaType = fileType as MediaType;
+        mediaType = fileType ?? { essence: 'application/octet-stream', params: new Map() };
       } else {
         for await (const chunk of body) await onData(chunk);
         clientName = decodeHeaderFileName(req.headers['x-filename']);
-        mediaType = type as MediaType;
+        mediaType = type ?? { essence: 'application/octet-stream', params: new Map() };
       }
       if (!req.complete) throw new ClientGone('the connection closed before the upload ended');
       await writer.flush();
@@ -256,7 +272,7 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
       await file.close();
 
       const receivedAt = this.#now();
-      const ext = extensionFor(mediaType) ?? '';
+      const ext = extensionFor(mediaType) ?? UNKNOWN_TYPE_EXTENSION;
       const base = uploadBaseName(clientName, defaultBaseName(receivedAt));
       const finalPath = await publish(partPath, this.dir, base, ext, () => {
         return new Refusal(409, `More than 9999 uploads named "${base}${ext}" already exist.`);
@@ -272,6 +288,7 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
         sha256: writer.sha256(),
         origin: ctx.origin,
         receivedAt: receivedAt.toISOString(),
+        ...sdkName(clientName),
       };
       let warning: string | undefined;
       try {
@@ -361,8 +378,17 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
     sendJson(res, status, body, { headers: { ...headers, ...ctx.cors }, close: !complete });
   }
 
-  #rejected(ctx: RequestContext, status: number, reason: string): void {
-    this.emit('rejected', { status, reason, origin: ctx.origin, remoteAddress: ctx.remoteAddress });
+  #rejected(ctx: RequestContext, status: number, reason: string, recording: boolean): void {
+    const fileName = decodeHeaderFileName(ctx.req.headers['x-filename']);
+    this.emit('rejected', {
+      status,
+      reason,
+      origin: ctx.origin,
+      remoteAddress: ctx.remoteAddress,
+      fileName,
+      ...sdkName(fileName),
+      recording,
+    });
   }
 }
 
@@ -373,12 +399,10 @@ function declaredLength(req: IncomingMessage): number | null {
   return Number(header);
 }
 
-function unsupported(type: MediaType | null, what = 'upload'): Refusal {
-  const got = type ? type.essence : 'no Content-Type';
-  return new Refusal(
-    415,
-    `Unsupported ${what} type (${got.slice(0, 100)}): send ${acceptedTypesText()}, or multipart/form-data with one such file.`,
-  );
+/** The channel and stream a web SDK file name names (nulls for other names). */
+function sdkName(fileName: string | null): { channelId: string | null; track: 'local' | 'remote' | null } {
+  const parsed = parseSdkFileName(fileName);
+  return { channelId: parsed.channelId, track: parsed.track };
 }
 
 function diskFull(dir: string, needed: number | null, available: number | null): Refusal {

@@ -95,7 +95,7 @@ export function settingsView(partial: Partial<SettingsView> = {}): SettingsView 
     pollIntervalSec: 5,
     fileNameTemplate: '{channelId}',
     concurrency: 2,
-    notifications: { saved: true, failed: true, unreachable: true },
+    notifications: { saved: true, failed: true, unreachable: true, live: false },
     launchAtLogin: false,
     language: 'en',
     tunnel: { provider: 'none', publicUrl: null, ngrokDomain: null, localtunnelHost: null },

@@ -189,6 +189,9 @@ export const en = {
     failedTag: 'Failed',
     expiredReason: 'The service deleted the file before it could be downloaded.',
     failedReason: 'The download failed.',
+    refusedReason: 'Tally refused this web client recording; the web page was told it was uploaded.',
+    clientChannelTitle: 'Web client · {channel}',
+    tracks: { local: 'local stream', remote: 'remote stream' },
     missedIntro:
       'These channels ended while Tally was not running, and no recording arrived for them. The recordings may still be in the service console.',
     missedError: 'Could not check for missed recordings: {message}',
@@ -213,6 +216,7 @@ export const en = {
       saved: 'Saved',
       failed: 'Failed',
       expired: 'Expired',
+      refused: 'Refused',
     },
     savedVerified: 'Saved and verified',
     savedUpload: 'Uploaded whole',

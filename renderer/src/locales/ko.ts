@@ -181,6 +181,9 @@ export const ko: Messages = {
     failedTag: '실패',
     expiredReason: '다운로드하기 전에 서비스에서 파일을 삭제했습니다.',
     failedReason: '다운로드에 실패했습니다.',
+    refusedReason: 'Tally가 이 웹 클라이언트 녹음을 거부했습니다. 웹 페이지에는 업로드되었다고 표시되었습니다.',
+    clientChannelTitle: '웹 클라이언트 · {channel}',
+    tracks: { local: '로컬 스트림', remote: '원격 스트림' },
     missedIntro:
       'Tally가 실행되지 않는 동안 종료된 채널인데 녹화 파일이 들어오지 않았습니다. 서비스 콘솔에 녹화가 남아 있을 수 있습니다.',
     missedError: '누락된 녹화를 확인하지 못했습니다: {message}',
@@ -205,6 +208,7 @@ export const ko: Messages = {
       saved: '저장됨',
       failed: '실패',
       expired: '만료됨',
+      refused: '거부됨',
     },
     savedVerified: '저장 및 검증 완료',
     savedUpload: '업로드 완료',

@@ -10,7 +10,7 @@ import { localMidnight } from '../lib/days.js';
 import { messageOf } from '../lib/errors.js';
 
 const TICK_MS = 10_000;
-const TERMINAL = new Set<RecordingView['state']>(['saved', 'failed', 'expired']);
+const TERMINAL = new Set<RecordingView['state']>(['saved', 'failed', 'expired', 'refused']);
 
 /** Remaining time before the service deletes the file: amber under an hour, red under 15 minutes. */
 export type DeadlineLevel = 'ok' | 'soon' | 'urgent';
@@ -29,7 +29,7 @@ export const RECORDING_FILTERS: readonly RecordingFilter[] = ['all', 'server', '
 /** Finished recordings rendered at a time; "Show more" adds another page. The list is never unbounded. */
 export const PAGE_SIZE = 50;
 
-const isProblem = (r: RecordingView) => r.state === 'failed' || r.state === 'expired';
+const isProblem = (r: RecordingView) => r.state === 'failed' || r.state === 'expired' || r.state === 'refused';
 
 function matches(filter: RecordingFilter, r: RecordingView): boolean {
   switch (filter) {

@@ -8,7 +8,12 @@ import { formatBytes, formatDuration, formatTime, locale, t } from '../../lib/i1
 
 /** "main-stage · 09:41": the channel and when its recording arrived, instead of a raw file name. */
 export function titleOf(r: RecordingView): string {
-  const channel = r.source === 'client' || !r.channelId ? t('recordings.clientTitle') : r.channelId;
+  const channel =
+    r.source === 'client' && r.channelId
+      ? t('recordings.clientChannelTitle', { channel: r.channelId })
+      : r.source === 'client' || !r.channelId
+        ? t('recordings.clientTitle')
+        : r.channelId;
   return t('recordings.title', { channel, time: formatTime(r.receivedAt) });
 }
 
@@ -23,6 +28,12 @@ export function detailsOf(r: RecordingView): string {
       ]);
     case 'expired':
       return r.error ?? t('recordings.expiredReason');
+    case 'refused':
+      return joined([
+        r.track ? t(`recordings.tracks.${r.track}`) : null,
+        r.error ?? t('recordings.refusedReason'),
+        r.fileName,
+      ]);
     default:
       return joined([
         r.error ?? t('recordings.failedReason'),
