@@ -7,6 +7,8 @@ import type { ExpiredEvent, FailedEvent, ProgressEvent, SavedEvent } from '../co
 import type { GapReportResult } from '../core/recordings/gap-report.js';
 import type { RecordingJob } from '../core/recordings/types.js';
 import type { PipelineRejection } from '../core/pipeline/pipeline.js';
+import type { MissingRecording } from '../core/pipeline/expected-recordings.js';
+import type { ChannelHookCall } from '../core/webhook/channel-hook.js';
 import { formatBytes, formatDuration, terminalSafe } from './output.js';
 
 export interface UploadedInfo {
@@ -39,7 +41,9 @@ export interface ListenPrinter {
   expired(e: ExpiredEvent): void;
   uploaded(e: UploadedInfo): void;
   tunnel(s: TunnelStatus): void;
-  registered(url: string): void;
+  registered(url: string, channelHookError?: string | null): void;
+  channel(call: ChannelHookCall): void;
+  recordingMissing(missing: MissingRecording): void;
   registrationFailed(url: string, message: string): void;
   gaps(report: GapReportResult): void;
   stopping(): void;
@@ -252,9 +256,33 @@ export function createListenPrinter(opts: {
         `tunnel    ${s.provider}: ${s.state}${s.publicUrl ? ` ${s.publicUrl}` : ''}${s.message ? ` (${s.message})` : ''}`,
       );
     },
-    registered(url) {
-      if (opts.ndjson) json({ type: 'registered', url });
-      else line(`registered the webhook URL with the service: ${url}`);
+    registered(url, channelHookError = null) {
+      if (opts.ndjson) {
+        json({ type: 'registered', url, channelHook: channelHookError === null ? 'set' : channelHookError });
+        return;
+      }
+      line(`registered the webhook URL with the service: ${url}`);
+      if (channelHookError !== null) {
+        line(`the channel lifecycle hook could not be set (${channelHookError}); live channels are polled instead`);
+      }
+    },
+    channel(call) {
+      if (opts.ndjson) json({ type: 'channel', action: call.action, channelId: call.channelId });
+      else line(`${call.action === 'create' ? 'live     ' : 'closed   '} ${call.channelId}`);
+    },
+    recordingMissing(m) {
+      if (opts.ndjson) {
+        json({
+          type: 'recording-missing',
+          channelId: m.channelId,
+          closedAt: m.closedAt,
+          waitedSeconds: Math.round(m.waitedMs / 1000),
+        });
+        return;
+      }
+      line(
+        `missing   ${m.channelId}: recording expected but not received ${Math.round(m.waitedMs / 60_000)} min after the channel closed; look for it in the service console`,
+      );
     },
     registrationFailed(url, message) {
       if (opts.ndjson) json({ type: 'registration-failed', url, message });

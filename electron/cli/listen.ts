@@ -48,7 +48,7 @@ Options:
   --concurrency <n>        Downloads at once (default 3)
   --upload-origin <origin> Allow a web app origin to upload client recordings (repeatable)
   --ndjson                 One JSON object per line: ready, received, progress, saved, rejected, failed,
-                           expired, uploaded, tunnel, gaps
+                           expired, uploaded, tunnel, gaps, channel, recording-missing
   -h, --help               Show this help
 
 ${CONNECTION_HELP}
@@ -196,7 +196,9 @@ const command: Command = {
     pipeline.on('expired', (e) => printer.expired(e));
     pipeline.on('uploaded', (e) => printer.uploaded(e));
     pipeline.on('tunnel', (s) => printer.tunnel(s));
-    pipeline.on('registered', (r) => printer.registered(r.url));
+    pipeline.on('registered', (r) => printer.registered(r.url, r.channelHookError));
+    pipeline.on('channel', (call) => printer.channel(call));
+    pipeline.on('recording-missing', (m) => printer.recordingMissing(m));
     pipeline.on('registration-failed', (r) => printer.registrationFailed(r.url, r.message));
     pipeline.on('gaps', (g) => printer.gaps(g));
 
@@ -204,6 +206,7 @@ const command: Command = {
       const ready = await pipeline.start();
       // Loopback is enough for the sandbox: it runs on this machine.
       sandbox?.control.setWebhookUrl(ready.localUrl);
+      sandbox?.control.setChannelWebhookUrl(ready.localUrl);
       const notes = [
         credentialsNote,
         values.register && !ready.publicUrl

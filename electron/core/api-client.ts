@@ -278,6 +278,30 @@ export class ChannelApi {
     );
   }
 
+  /**
+   * Sets the channel lifecycle hook (admin API `webhook`): the service then calls `GET <url>?action=create&chid=…`
+   * and `?action=close&chid=…`. Like every admin call, any 2xx is success and no body is required.
+   */
+  async setChannelHook(url: string, options: CallOptions = {}): Promise<void> {
+    if (!/^https?:\/\//i.test(url) || !URL.canParse(url)) {
+      throw new ValidationError(['url'], 'The channel hook URL must start with https:// or http://.');
+    }
+    const { serviceId, secret } = await this.#credentials();
+    const path = `/api/webhook/${encodeURIComponent(serviceId)}`;
+    await this.#call(
+      {
+        endpoint: path,
+        url: this.#endpoints.adminUrl + path,
+        method: 'PUT',
+        body: { url },
+        headers: { secret },
+        kind: 'write',
+      },
+      secret,
+      options,
+    );
+  }
+
   /** Turns server-side recording on or off for the project (admin API; the service must have approved it). */
   async setServerRecording(enabled: boolean, options: CallOptions = {}): Promise<void> {
     const { serviceId, secret } = await this.#credentials();

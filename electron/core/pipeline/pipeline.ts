@@ -27,6 +27,8 @@ import {
 import type { TunnelStatus } from '../../contract.js';
 import { WebhookReceiver, type Rejection } from '../webhook/receiver.js';
 import { TokenStore } from '../webhook/token.js';
+import type { ChannelHookCall } from '../webhook/channel-hook.js';
+import { DEFAULT_RECORDING_GRACE_MS, ExpectedRecordings, type MissingRecording } from './expected-recordings.js';
 import { UploadLog, newUploadId, type RefusedUploadRecord } from '../uploads/upload-log.js';
 import { mountUploads, type UploadedEvent, type UploadRoute } from '../uploads/upload-route.js';
 import type { SearchResult } from '../model.js';
@@ -39,6 +41,8 @@ import type { RecordingJob } from '../recordings/types.js';
 /** The two service calls the pipeline makes: registering the webhook URL and the gap report's search. */
 export interface PipelineApi {
   setRecordHook(url: string): Promise<void>;
+  /** The channel lifecycle hook (admin API `webhook`), set to the same URL on registration. */
+  setChannelHook?(url: string): Promise<void>;
   search(q: { since: Date; until: Date }): Promise<Pick<SearchResult, 'channels'>>;
 }
 
@@ -72,6 +76,14 @@ export interface PipelineOptions {
   uploads?: PipelineUploadOptions;
   /** Where handled failures are written: the app's log file, the CLI's stderr. */
   log?: Logger;
+  /**
+   * Whether every closed channel should bring a recording webhook (server recording on). `auto` (default):
+   * yes once this state folder has received any recording webhook. False for the demo, whose broadcasts record
+   * only now and then.
+   */
+  expectRecordings?: boolean | 'auto';
+  /** How long after a channel's close its recording webhook may take before it is flagged (default 10 min). */
+  recordingGraceMs?: number;
 }
 
 export interface PipelineUploadOptions {
@@ -133,7 +145,11 @@ export interface PipelineEvents {
   failed: [event: FailedEvent];
   expired: [event: ExpiredEvent];
   tunnel: [status: TunnelStatus];
-  registered: [info: { url: string }];
+  registered: [info: { url: string; channelHookError: string | null }];
+  /** The channel lifecycle hook: a channel opened or closed. */
+  channel: [call: ChannelHookCall];
+  /** A closed channel's recording webhook did not come within the grace period while server recording is on. */
+  'recording-missing': [missing: MissingRecording];
   'registration-failed': [info: { url: string; message: string }];
   gaps: [report: GapReportResult];
   /** Any job state change that is durably recorded (for views listing recordings). */
@@ -157,6 +173,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
   readonly #lock: StateLock;
   #uploads: UploadRoute | null = null;
   #uploadLog: UploadLog | null = null;
+  readonly expected: ExpectedRecordings;
 
   private constructor(opts: PipelineOptions, inbox: Inbox, tokens: TokenStore, lock: StateLock) {
     super();
@@ -209,8 +226,25 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
           })
         : null;
 
-    this.receiver.on('received', (job, warnings) => this.emit('received', job, warnings));
-    this.receiver.on('duplicate', (job) => this.emit('duplicate', job));
+    const expect = opts.expectRecordings ?? 'auto';
+    this.expected = new ExpectedRecordings({
+      graceMs: opts.recordingGraceMs ?? DEFAULT_RECORDING_GRACE_MS,
+      expecting: () => (expect === 'auto' ? inbox.list().length > 0 : expect),
+      onMissing: (missing) => this.emit('recording-missing', missing),
+    });
+    this.receiver.on('received', (job, warnings) => {
+      this.expected.received(job.channelId);
+      this.emit('received', job, warnings);
+    });
+    this.receiver.on('duplicate', (job) => {
+      this.expected.received(job.channelId);
+      this.emit('duplicate', job);
+    });
+    this.receiver.on('channel', (call) => {
+      if (call.action === 'close') this.expected.closed(call.channelId);
+      else this.expected.opened(call.channelId);
+      this.emit('channel', call);
+    });
     this.receiver.on('rejected', (r) => this.emit('rejected', r));
     this.downloads.on('progress', (e) => this.emit('progress', e));
     this.downloads.on('saved', (e) => this.emit('saved', e));
@@ -219,7 +253,9 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     this.inbox.on('added', (job) => this.emit('changed', job));
     this.inbox.on('updated', (job) => this.emit('changed', job));
     this.supervisor.on('status', (s) => this.emit('tunnel', s));
-    this.registrar?.on('registered', (r) => this.emit('registered', { url: r.url }));
+    this.registrar?.on('registered', (r) =>
+      this.emit('registered', { url: r.url, channelHookError: r.channelHookError ?? null }),
+    );
     this.registrar?.on('failed', ({ url, error }) => this.emit('registration-failed', { url, message: error.message }));
   }
 
@@ -415,6 +451,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     if (this.#heartbeat) clearInterval(this.#heartbeat);
     this.#heartbeat = null;
     this.#detachRegistrar?.();
+    this.expected.stop();
     await this.supervisor.stop();
     await this.receiver.stop();
     await this.downloads.stop();

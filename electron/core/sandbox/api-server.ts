@@ -19,14 +19,15 @@ export const MAX_API_BODY_BYTES = 1024 * 1024;
 const credentialsSchema = z.object({ serviceId: z.string(), secret: z.string() });
 const searchSchema = credentialsSchema.extend({
   keyword: z.string().optional(),
-  starttime: z.number().int(),
-  endtime: z.number().int(),
+  starttime: z.number().int().optional(),
+  endtime: z.number().int().optional(),
 });
 const terminateSchema = credentialsSchema.extend({ channelId: z.string() });
 const hookSchema = z.object({ url: z.string() });
 
 interface Reply {
   status: number;
+  /** `undefined`: an empty body (the admin API's documented answer). */
   body: unknown;
   headers?: Record<string, string>;
 }
@@ -93,10 +94,11 @@ async function handle(service: SandboxService, req: IncomingMessage, res: Server
       headers: stringHeaders(error),
     };
   }
-  const body = Buffer.from(JSON.stringify(reply.body));
+  const empty = reply.body === undefined;
+  const body = empty ? Buffer.alloc(0) : Buffer.from(JSON.stringify(reply.body));
   await sendBody(res, {
     status: reply.status,
-    headers: { ...JSON_HEADERS, ...reply.headers },
+    headers: { ...(empty ? { 'Cache-Control': 'no-store' } : JSON_HEADERS), ...reply.headers },
     source: bufferSource(body),
     head: method === 'HEAD',
     fault,
@@ -160,11 +162,15 @@ async function liveList(req: IncomingMessage, service: SandboxService): Promise<
 async function search(req: IncomingMessage, service: SandboxService): Promise<Reply> {
   const body = parseBody(searchSchema, await readJson(req));
   authorize(service, body.serviceId, body.secret);
-  const answer = service.search(body.keyword ?? '', body.starttime, body.endtime);
+  // Omitted bounds: from the beginning of time until now (the docs show all three, but callers leave them out).
+  const now = Math.floor(Date.now() / 1000);
+  const starttime = body.starttime ?? 0;
+  const endtime = body.endtime ?? now;
+  const answer = service.search(body.keyword ?? '', starttime, endtime);
   return {
     status: 200,
     body: {
-      startTime: body.starttime,
+      startTime: starttime,
       currentTime: Math.floor(Date.now() / 1000),
       totalCount: answer.totalCount,
       items: answer.items.map((c) => ({
@@ -212,7 +218,7 @@ async function adminRecordhook(req: IncomingMessage, service: SandboxService, [i
   const body = parseBody(hookSchema, await readJson(req));
   const url = hookUrl(body.url);
   service.setWebhookUrl(url);
-  return { status: 200, body: { serviceId: service.serviceId, url } };
+  return { status: 200, body: undefined };
 }
 
 async function adminRecord(req: IncomingMessage, service: SandboxService, [id, flag]: string[]): Promise<Reply> {
@@ -220,7 +226,7 @@ async function adminRecord(req: IncomingMessage, service: SandboxService, [id, f
   req.resume();
   if (flag !== '0' && flag !== '1') throw new HttpError(400, 'bad_request', 'the last path segment must be 0 or 1');
   service.setRecordingEnabled(flag === '1');
-  return { status: 200, body: { serviceId: service.serviceId, record: flag === '1' } };
+  return { status: 200, body: undefined };
 }
 
 async function adminWebhook(req: IncomingMessage, service: SandboxService, [id]: string[]): Promise<Reply> {
@@ -228,7 +234,7 @@ async function adminWebhook(req: IncomingMessage, service: SandboxService, [id]:
   const body = parseBody(hookSchema, await readJson(req));
   const url = hookUrl(body.url);
   service.setChannelWebhookUrl(url);
-  return { status: 200, body: { serviceId: service.serviceId, url } };
+  return { status: 200, body: undefined };
 }
 
 /** The answer a status/html/emptyBody fault puts in place of the real one. */

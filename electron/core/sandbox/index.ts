@@ -18,6 +18,7 @@ import { createDownloadServer } from './download-server.js';
 import { closeServer, listen, trackSockets } from './http-util.js';
 import { recordingSizeFor } from './recording-file.js';
 import { Rng } from './rng.js';
+import { attachChannelHook } from './channel-hook.js';
 import { SandboxService, assertHttpUrl, type ServiceConfig } from './service.js';
 import { DemoSimulation } from './simulation.js';
 import type { Sandbox, SandboxOptions, WebhookShape } from './types.js';
@@ -127,8 +128,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const downloadSockets = trackSockets(downloadServer);
   let simulation: DemoSimulation | null = null;
   let closing: Promise<void> | null = null;
+  const hookAbort = new AbortController();
+  const detachChannelHook = attachChannelHook(service, {
+    timeoutMs: config.webhookTimeoutMs,
+    signal: hookAbort.signal,
+  });
   const close = (): Promise<void> => {
     closing ??= (async () => {
+      detachChannelHook();
+      hookAbort.abort();
       simulation?.stop();
       service.close();
       scheduler.close();

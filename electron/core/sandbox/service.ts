@@ -429,7 +429,7 @@ export class SandboxService implements SandboxControl {
     this.hookUrl = url;
   }
 
-  /** The admin API's separate create/close hook: stored, never called (the emulated service never did). */
+  /** The admin API's channel lifecycle hook; channel-hook.ts calls it on every broadcast start and end. */
   setChannelWebhookUrl(url: string | null): void {
     if (url !== null) assertHttpUrl(url, 'the webhook URL');
     this.channelHookUrl = url;

@@ -167,8 +167,12 @@ export interface SandboxControl {
   setRecordingEnabled(enabled: boolean): void;
   webhookDeliveries(): WebhookDelivery[];
   readonly webhookUrl: string | null;
-  /** URL stored by the admin API `webhook` call (channel create/close hook; stored only, never called). */
+  /**
+   * URL set by the admin API `webhook` call: the channel lifecycle hook, called as `GET <url>?action=create&chid=…`
+   * when a broadcast starts and `?action=close&chid=…` when it ends (null: none).
+   */
   readonly channelWebhookUrl: string | null;
+  setChannelWebhookUrl(url: string | null): void;
   readonly recordingEnabled: boolean;
   /**
    * 'broadcast:start' (BroadcastInfo) | 'broadcast:end' (BroadcastInfo) | 'recording' (RecordingInfo, once

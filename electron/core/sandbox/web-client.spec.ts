@@ -78,7 +78,8 @@ describe('generateWebm', () => {
   });
 
   it('names files like the SDK', () => {
-    expect(sdkFileName('svc', 'Ab12Cd', '-1')).toBe('svc.Ab12Cd-1.ogg');
+    expect(sdkFileName('svc', '1581324488053_Dc5aQ', 'LL')).toBe('svc.1581324488053_Dc5aQLL.ogg');
+    expect(sdkFileName('svc', 'ch-1', 'RR')).toBe('svc.ch-1RR.ogg');
   });
 });
 
@@ -115,7 +116,7 @@ describe('the sandbox web client', () => {
     const { sandbox, recordUrl, clientDir, uploaded } = await setup();
     const result = await sandbox.control.uploadClientRecording(recordUrl, { bytes: 100_000, seed: 9 });
     expect(result).toMatchObject({ status: 201, ok: true, bytes: 100_000 });
-    expect(result.fileName).toMatch(/^sandbox-service\.[A-Za-z0-9_-]{6}-\d+\.ogg$/);
+    expect(result.fileName).toMatch(/^sandbox-service\.\d+_[A-Za-z0-9_-]{5}LL\.ogg$/);
     expect(result.sha256).toBe(createHash('sha256').update(generateWebm(100_000, 9)).digest('hex'));
     const files = await readdir(clientDir);
     // The SDK calls it .ogg, but the body is audio/webm: the type wins.
@@ -169,8 +170,9 @@ describe('the sandbox web client', () => {
     expect(await (await fetch(sandbox.webClientUrl('"><b>x</b>'))).text()).not.toContain('"><b>x</b>');
   });
 
-  it('in the demo, sends a client recording whenever a broadcast ends, until detached', async () => {
+  it('in the demo, sends the SDK pair (LL and RR) whenever a broadcast ends, until detached', async () => {
     const { sandbox, recordUrl, clientDir } = await setup();
+    const listeners = sandbox.control.events.listenerCount('broadcast:end');
     let url: string | null = recordUrl;
     const results: Array<[ClientUploadResult | Error, string]> = [];
     let notify: () => void = () => undefined;
@@ -178,17 +180,21 @@ describe('the sandbox web client', () => {
       bytes: 4096,
       onResult: (result, id) => {
         results.push([result, id]);
-        notify();
+        if (results.length === 2) notify();
       },
     });
     const first = new Promise<void>((resolve) => (notify = resolve));
     sandbox.control.startBroadcast({ id: 'demo-1', record: false });
     await sandbox.control.endBroadcast('demo-1');
     await first;
-    expect(results).toHaveLength(1);
-    expect(results[0]?.[1]).toBe('demo-1');
+    expect(results).toHaveLength(2);
+    expect(results.map((r) => r[1])).toEqual(['demo-1', 'demo-1']);
+    expect(results.map((r) => (r[0] as ClientUploadResult).fileName).sort()).toEqual([
+      'sandbox-service.demo-1LL.ogg',
+      'sandbox-service.demo-1RR.ogg',
+    ]);
     expect(results[0]?.[0]).toMatchObject({ status: 201, bytes: 4096 });
-    expect(await readdir(clientDir)).toHaveLength(1);
+    expect((await readdir(clientDir)).sort()).toEqual(['sandbox-service.demo-1LL.webm', 'sandbox-service.demo-1RR.webm']);
 
     // Uploads off: nothing is sent. Detached: nothing either.
     url = null;
@@ -198,7 +204,7 @@ describe('the sandbox web client', () => {
     url = recordUrl;
     sandbox.control.startBroadcast({ id: 'demo-3', record: false });
     await sandbox.control.endBroadcast('demo-3');
-    expect(results).toHaveLength(1);
-    expect(sandbox.control.events.listenerCount('broadcast:end')).toBe(0);
+    expect(results).toHaveLength(2);
+    expect(sandbox.control.events.listenerCount('broadcast:end')).toBe(listeners);
   });
 });

@@ -1,11 +1,13 @@
 /**
- * The sandbox's stand-in for the web SDK's recorder (spec 6.2, SERVICE-FACTS "Web client recordings"): it sends
- * a finished recording to a `recordUrl` exactly the way the SDK's XMLHttpRequest does: one POST, the raw file as
- * the body with its media type, and the file name in `X-FILENAME` (`<serviceId>.<6 chars of the session
- * token><suffix>.ogg`, whatever the real format). Two ways to run it:
+ * The sandbox's stand-in for the web SDK's recorder (spec 6.2, SERVICE-FACTS "Web client recordings"): when a
+ * recording stops it sends TWO recordings to a `recordUrl` exactly the way the SDK's XMLHttpRequests do: for the
+ * local and the remote stream, one POST each, the raw file as the body with its media type, and the file name in
+ * `X-FILENAME` (`<serviceId>.<channelId>LL.ogg` and `…RR.ogg`, `.ogg` whatever the real format). Like the SDK,
+ * the page reports `uploaded` for ANY answer (413 and 500 included) and only a network or CORS failure as an
+ * error, and its progress events are the RESPONSE's. Two ways to run it:
  *
  * - in a browser: `GET /_sandbox/web-client?recordUrl=...` on the sandbox API origin serves a page that builds
- *   the recording and posts it with XMLHttpRequest, reporting the SDK's `onRecordEvent` events on the page and
+ *   the recordings and posts them with XMLHttpRequest, reporting the SDK's `onRecordEvent` events on the page and
  *   in `window.__upload` (end-to-end tests wait for `window.__uploadDone`);
  * - from Node: `uploadClientRecording(recordUrl, ...)`, for the demo and for tests without a browser.
  *
@@ -86,14 +88,17 @@ export function generateWebm(size: number, seed: number): Buffer {
   return out;
 }
 
-/** Six characters standing in for the start of the SDK's session token. */
-function sessionPrefix(): string {
-  return randomBytes(6).toString('base64url').slice(0, 6);
+/** A channel ID shaped like the service's (`<epoch ms>_<5 chars>`). */
+export function newClientChannelId(): string {
+  return `${Date.now()}_${randomBytes(4).toString('base64url').slice(0, 5)}`;
 }
 
-/** The name the SDK's recorder puts in `X-FILENAME`: `<serviceId>.<6 chars><suffix>.ogg`. */
-export function sdkFileName(serviceId: string, token6: string, suffix: string): string {
-  return `${serviceId}.${token6}${suffix}.ogg`;
+/** The SDK's two recordings: `LL` its own (local) stream, `RR` the remote one. */
+export type SdkTrack = 'LL' | 'RR';
+
+/** The name the SDK's recorder puts in `X-FILENAME`: `<serviceId>.<channelId><LL|RR>.ogg`, whatever the format. */
+export function sdkFileName(serviceId: string, channelId: string, track: SdkTrack): string {
+  return `${serviceId}.${channelId}${track}.ogg`;
 }
 
 export interface ClientUploadOptions {
@@ -107,6 +112,10 @@ export interface ClientUploadOptions {
   seed?: number;
   /** Sent as the `Origin` header, as a browser page on that origin would (default: none, like a native client). */
   origin?: string;
+  /** The channel the recording belongs to (default: a new service-style ID). */
+  channelId?: string;
+  /** Which of the SDK's two recordings (default `LL`). */
+  track?: SdkTrack;
   /** Overrides the generated `X-FILENAME`. */
   fileName?: string;
   signal?: AbortSignal;
@@ -140,7 +149,8 @@ export async function uploadClientRecording(recordUrl: string, opts: ClientUploa
   if (!CLIENT_RECORDING_TYPES.includes(mime))
     throw new TypeError(`mime must be one of ${CLIENT_RECORDING_TYPES.join(', ')}`);
   const body = generateWebm(size, opts.seed ?? randomInt(1, 2 ** 32 - 1));
-  const fileName = opts.fileName ?? sdkFileName(opts.serviceId, sessionPrefix(), `-${Date.now()}`);
+  const fileName =
+    opts.fileName ?? sdkFileName(opts.serviceId, opts.channelId ?? newClientChannelId(), opts.track ?? 'LL');
   const headers: Record<string, string> = { 'Content-Type': mime, 'X-FILENAME': fileName };
   if (opts.origin) headers.Origin = opts.origin;
   const answer = await fetch(url, { method: 'POST', headers, body, signal: opts.signal, redirect: 'manual' });
@@ -172,9 +182,10 @@ function escapeHtml(text: string): string {
 }
 
 /**
- * The web client page. Query parameters: `recordUrl`, `bytes`, `mime` (`audio/webm` | `audio/ogg`), `seed`,
- * `autostart=1` to send at once. Results land in `window.__upload` (`state`, `status`, `sha256`, `bytes`,
- * `fileName`, `response`, `error`, `events`) and `window.__uploadDone` turns true when it is over.
+ * The web client page. Query parameters: `recordUrl`, `bytes`, `mime` (`audio/webm` | `audio/ogg`), `seed` (of
+ * LL; RR uses seed + 1), `channelId`, `autostart=1` to send at once. Results land in `window.__upload` (`state`,
+ * `channelId`, `uploads`: one `{track, fileName, bytes, sha256, status, response, state, error}` per recording,
+ * `events`) and `window.__uploadDone` turns true when both are over.
  */
 export function webClientPage(opts: WebClientPageOptions, nonce: string): string {
   const config = JSON.stringify({ serviceId: opts.serviceId, recordUrl: opts.recordUrl ?? null }).replace(
@@ -199,8 +210,9 @@ export function webClientPage(opts: WebClientPageOptions, nonce: string): string
 </head>
 <body>
 <h1>Sandbox web client</h1>
-<p>Sends a generated recording to a <code>recordUrl</code> the way the web SDK's recorder does: one
-<code>XMLHttpRequest</code> POST with the file as the body and its name in <code>X-FILENAME</code>.</p>
+<p>Sends two generated recordings (local <code>LL</code> and remote <code>RR</code>) to a <code>recordUrl</code> the
+way the web SDK's recorder does: one <code>XMLHttpRequest</code> POST each with the file as the body and its name in
+<code>X-FILENAME</code>. Like the SDK, it reports any answer as uploaded.</p>
 <form id="form">
   <label for="recordUrl">recordUrl</label>
   <input id="recordUrl" name="recordUrl" type="url" required placeholder="https://…/uploads/…" value="${escapeHtml(opts.recordUrl ?? '')}">
@@ -227,9 +239,7 @@ ${WEBM_GENERATOR_SOURCE}
   if (params.get('recordUrl')) urlInput.value = params.get('recordUrl');
   if (params.get('bytes')) bytesInput.value = params.get('bytes');
   if (params.get('mime')) mimeInput.value = params.get('mime');
-  var token6 = Math.random().toString(36).slice(2, 8).padEnd(6, '0');
-  var sent = 0;
-  window.__upload = { state: 'idle', events: [] };
+  window.__upload = { state: 'idle', uploads: [], events: [] };
   window.__uploadDone = false;
 
   function onRecordEvent(e) {
@@ -238,56 +248,66 @@ ${WEBM_GENERATOR_SOURCE}
     item.textContent = JSON.stringify(e);
     list.appendChild(item);
   }
-  function finish(patch) {
-    Object.assign(window.__upload, patch);
-    statusLine.textContent = patch.state === 'uploaded' ? 'Uploaded as ' + (patch.response && patch.response.fileName) : 'Upload failed: ' + patch.error;
-    statusLine.className = patch.state === 'uploaded' ? 'ok' : 'error';
-    window.__uploadDone = true;
-  }
   function hex(buffer) {
     return Array.prototype.map.call(new Uint8Array(buffer), function (b) { return b.toString(16).padStart(2, '0'); }).join('');
   }
-  function send() {
-    var size = Math.max(1, Math.min(${MAX_CLIENT_RECORDING_BYTES}, Number(bytesInput.value) || ${DEFAULT_CLIENT_RECORDING_BYTES}));
-    var seed = Number(params.get('seed')) || Math.floor(Math.random() * 4294967295) + 1;
-    var mime = mimeInput.value;
+  function channelId() {
+    return params.get('channelId') || (Date.now() + '_' + Math.random().toString(36).slice(2, 7).padEnd(5, '0'));
+  }
+  // One recording of the pair: like the SDK, any answer is "uploaded"; only no answer at all is an error.
+  function sendOne(chid, track, size, seed, mime) {
     var data = tallyGenerateWebm(size, seed);
     var blob = new Blob([data], { type: mime });
-    sent += 1;
-    var id = token6 + '-' + sent;
-    var fileName = CONFIG.serviceId + '.' + token6 + '-' + Date.now() + '.ogg';
+    var id = chid + track;
+    var fileName = CONFIG.serviceId + '.' + chid + track + '.ogg';
+    var result = { track: track, fileName: fileName, bytes: blob.size, sha256: null, status: 0, response: null, state: 'sending' };
+    window.__upload.uploads.push(result);
+    onRecordEvent({ event: 'stop', id: id, size: 1 });
+    var digest = window.crypto && window.crypto.subtle ? window.crypto.subtle.digest('SHA-256', data).then(hex) : Promise.resolve(null);
+    return digest.then(function (sha256) {
+      result.sha256 = sha256;
+      return new Promise(function (resolve) {
+        var xhr = new XMLHttpRequest();
+        xhr.open('POST', urlInput.value, true);
+        xhr.setRequestHeader('X-FILENAME', fileName);
+        xhr.onload = function () {
+          try { result.response = JSON.parse(xhr.responseText); } catch (err) { result.response = xhr.responseText; }
+          result.status = xhr.status;
+          result.state = 'uploaded';
+          onRecordEvent({ event: 'uploaded', id: id, size: blob.size });
+          resolve();
+        };
+        xhr.onerror = function () {
+          // A refused CORS preflight looks exactly like a network error to the page.
+          result.state = 'error';
+          result.error = 'network or CORS error (is this page origin allowed?)';
+          onRecordEvent({ event: 'error', id: id, size: blob.size, error: result.error });
+          resolve();
+        };
+        xhr.onprogress = function (ev) { onRecordEvent({ event: 'progress', id: id, size: ev.loaded }); };
+        onRecordEvent({ event: 'upload', id: id, size: blob.size });
+        xhr.send(blob);
+      });
+    });
+  }
+  function send() {
+    var size = Math.max(1, Math.min(${MAX_CLIENT_RECORDING_BYTES}, Number(bytesInput.value) || ${DEFAULT_CLIENT_RECORDING_BYTES}));
+    var seed = Number(params.get('seed')) || Math.floor(Math.random() * 4294967294) + 1;
+    var mime = mimeInput.value;
+    var chid = channelId();
     window.__uploadDone = false;
-    window.__upload = { state: 'sending', events: window.__upload.events, bytes: blob.size, fileName: fileName, mime: mime };
+    window.__upload = { state: 'sending', channelId: chid, uploads: [], events: window.__upload.events, mime: mime };
     statusLine.textContent = 'Sending…';
     statusLine.className = '';
-    onRecordEvent({ event: 'stop', id: id, size: blob.size, file: fileName });
-    var digest = window.crypto && window.crypto.subtle ? window.crypto.subtle.digest('SHA-256', data).then(hex) : Promise.resolve(null);
-    digest.then(function (sha256) {
-      window.__upload.sha256 = sha256;
-      var xhr = new XMLHttpRequest();
-      xhr.open('POST', urlInput.value, true);
-      xhr.setRequestHeader('X-FILENAME', fileName);
-      xhr.upload.onprogress = function (ev) { onRecordEvent({ event: 'progress', id: id, size: ev.loaded }); };
-      xhr.onload = function () {
-        var response = null;
-        try { response = JSON.parse(xhr.responseText); } catch (err) { response = xhr.responseText; }
-        if (xhr.status >= 200 && xhr.status < 300) {
-          onRecordEvent({ event: 'uploaded', id: id, size: blob.size });
-          finish({ state: 'uploaded', status: xhr.status, response: response });
-        } else {
-          var message = (response && response.error) || ('HTTP ' + xhr.status);
-          onRecordEvent({ event: 'error', id: id, size: blob.size, error: message });
-          finish({ state: 'error', status: xhr.status, response: response, error: message });
-        }
-      };
-      xhr.onerror = function () {
-        // A refused CORS preflight looks exactly like a network error to the page.
-        var message = 'network or CORS error (is this page origin allowed?)';
-        onRecordEvent({ event: 'error', id: id, size: blob.size, error: message });
-        finish({ state: 'error', status: 0, response: null, error: message });
-      };
-      onRecordEvent({ event: 'upload', id: id, size: blob.size });
-      xhr.send(blob);
+    Promise.all([sendOne(chid, 'LL', size, seed, mime), sendOne(chid, 'RR', size, (seed % 4294967295) + 1, mime)]).then(function () {
+      var failed = window.__upload.uploads.filter(function (u) { return u.state === 'error'; });
+      window.__upload.state = failed.length ? 'error' : 'uploaded';
+      window.__upload.error = failed.length ? failed[0].error : undefined;
+      statusLine.textContent = failed.length
+        ? 'Upload failed: ' + failed[0].error
+        : 'Uploaded (as the SDK says for any answer): ' + window.__upload.uploads.map(function (u) { return u.fileName + ' → ' + u.status; }).join(', ');
+      statusLine.className = failed.length ? 'error' : 'ok';
+      window.__uploadDone = true;
     });
   }
   form.addEventListener('submit', function (ev) { ev.preventDefault(); send(); });
@@ -342,7 +362,7 @@ export interface DemoWebClientOptions {
 }
 
 /**
- * For the demo: every time a sandbox broadcast ends, a viewer's web client sends its recording to the current
+ * For the demo: every time a sandbox broadcast ends, a viewer's web client sends its two recordings to the current
  * recordUrl, so client recordings show up next to the server ones. `recordUrl` is read at each end (null:
  * uploads are off, nothing is sent). Returns a function that stops it.
  */
@@ -354,10 +374,15 @@ export function attachDemoWebClient(
   const onEnd = (broadcast: { id: string }): void => {
     const url = recordUrl();
     if (!url) return;
-    sandbox.control.uploadClientRecording(url, { bytes: opts.bytes, origin: opts.origin }).then(
-      (result) => opts.onResult?.(result, broadcast.id),
-      (error: unknown) => opts.onResult?.(error instanceof Error ? error : new Error(String(error)), broadcast.id),
-    );
+    // The SDK's pair: the producer's own stream and the remote one, named after the channel.
+    for (const track of ['LL', 'RR'] as const) {
+      sandbox.control
+        .uploadClientRecording(url, { bytes: opts.bytes, origin: opts.origin, channelId: broadcast.id, track })
+        .then(
+          (result) => opts.onResult?.(result, broadcast.id),
+          (error: unknown) => opts.onResult?.(error instanceof Error ? error : new Error(String(error)), broadcast.id),
+        );
+    }
   };
   sandbox.control.events.on('broadcast:end', onEnd);
   return () => {

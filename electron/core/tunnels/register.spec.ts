@@ -69,7 +69,7 @@ describe('registerWebhook', () => {
   it('calls setRecordHook with the URL and passes typed API errors through', async () => {
     const api = recordingApi();
     const result = await registerWebhook({ api, publicWebhookUrl: A, now: () => new Date('2026-03-04T05:06:07Z') });
-    expect(result).toEqual({ url: A, registeredAt: '2026-03-04T05:06:07.000Z' });
+    expect(result).toEqual({ url: A, registeredAt: '2026-03-04T05:06:07.000Z', channelHookError: null });
     expect(api.calls).toEqual([A]);
 
     const rejecting = recordingApi(() => new BadCredentialsError());
@@ -79,6 +79,20 @@ describe('registerWebhook', () => {
       /user name or password/,
     );
     expect(api.calls).toEqual([A]);
+  });
+
+  it('sets the channel lifecycle hook to the same URL; its failure is reported, not fatal', async () => {
+    const hooks: string[] = [];
+    const api = {
+      ...recordingApi(),
+      setChannelHook: async (url: string) => {
+        hooks.push(url);
+        if (hooks.length > 1) throw new Error('admin said no');
+      },
+    };
+    expect(await registerWebhook({ api, publicWebhookUrl: A })).toMatchObject({ url: A, channelHookError: null });
+    expect(hooks).toEqual([A]);
+    expect(await registerWebhook({ api, publicWebhookUrl: A })).toMatchObject({ channelHookError: 'admin said no' });
   });
 });
 

@@ -15,6 +15,8 @@ import type { UrlChange } from './health.js';
 /** The admin API call this needs; `ChannelApi` in api-client.ts provides it. */
 export interface RecordHookApi {
   setRecordHook(url: string): Promise<void>;
+  /** The channel lifecycle hook (admin API `webhook`); set to the same URL when the client offers it. */
+  setChannelHook?(url: string): Promise<void>;
 }
 
 export interface Registration {
@@ -22,6 +24,8 @@ export interface Registration {
   /** Who the URL was registered for (e.g. service ID and admin host); null when the caller gave none. */
   scope: string | null;
   registeredAt: string;
+  /** Why the channel lifecycle hook could not be set with it (the recording webhook was), else null/absent. */
+  channelHookError?: string | null;
 }
 
 /** File in the state directory holding the last registration. */
@@ -56,17 +60,27 @@ export function assertWebhookUrl(value: string): string {
 }
 
 /**
- * Sets the service's recording-complete webhook to `publicWebhookUrl`. Errors from the API client
- * (BadCredentialsError, ServiceError, NetworkError...) pass through unchanged.
+ * Sets the service's recording-complete webhook to `publicWebhookUrl`, then its channel lifecycle hook to the
+ * same URL (the receiver tells the two apart). Errors of the recording webhook call (BadCredentialsError,
+ * ServiceError, NetworkError...) pass through unchanged; a failed lifecycle hook only costs instant live updates
+ * (polling goes on), so it is reported in `channelHookError` instead.
  */
 export async function registerWebhook(options: {
   api: RecordHookApi;
   publicWebhookUrl: string;
   now?: () => Date;
-}): Promise<{ url: string; registeredAt: string }> {
+}): Promise<{ url: string; registeredAt: string; channelHookError: string | null }> {
   const url = assertWebhookUrl(options.publicWebhookUrl);
   await options.api.setRecordHook(url);
-  return { url, registeredAt: (options.now ?? (() => new Date()))().toISOString() };
+  let channelHookError: string | null = null;
+  if (options.api.setChannelHook) {
+    try {
+      await options.api.setChannelHook(url);
+    } catch (error) {
+      channelHookError = error instanceof Error ? error.message : String(error);
+    }
+  }
+  return { url, registeredAt: (options.now ?? (() => new Date()))().toISOString(), channelHookError };
 }
 
 /** Reads the last registration, or null when there is none or the file is unreadable. */
@@ -265,7 +279,12 @@ export class AutoRegistrar extends EventEmitter<AutoRegistrarEvents> {
   async #register(url: string): Promise<Registration> {
     try {
       const done = await registerWebhook({ api: this.#api, publicWebhookUrl: url, now: this.#now });
-      const registration: Registration = { url: done.url, scope: this.#scope, registeredAt: done.registeredAt };
+      const registration: Registration = {
+        url: done.url,
+        scope: this.#scope,
+        registeredAt: done.registeredAt,
+        channelHookError: done.channelHookError,
+      };
       this.#state = Promise.resolve(registration);
       this.#lastError = null;
       this.#blocked = null;

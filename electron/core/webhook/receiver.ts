@@ -4,7 +4,8 @@
  * download, no DNS): the service documents no retries, so the answer must be fast and truthful.
  *
  * Routes are `/<prefix>/<token>[/<subpath>]`; anything else is 404, with tokens compared in constant time.
- * Built in: `/hooks/<hooks token>` (webhooks) and `/healthz/<hooks token>` (self-check through a tunnel).
+ * Built in: `/hooks/<hooks token>` (recording webhooks, and the channel lifecycle hook's `GET ?action=…&chid=…`)
+ * and `/healthz/<hooks token>` (self-check through a tunnel).
  * Other features (web client uploads) mount their own prefix with `addRoute` and their own token.
  */
 import { randomBytes } from 'node:crypto';
@@ -18,6 +19,7 @@ import type { DownloadOriginPolicy } from '../net/url-policy.js';
 import type { Inbox } from '../recordings/inbox.js';
 import type { RecordingJob } from '../recordings/types.js';
 import { WebhookRejection, parseWebhook } from './parse.js';
+import { parseChannelHook, type ChannelHookCall } from './channel-hook.js';
 import type { TokenName, TokenStore } from './token.js';
 import { sendJson } from '../http-answer.js';
 
@@ -85,6 +87,8 @@ interface ReceiverEvents {
   received: [job: RecordingJob, warnings: string[]];
   duplicate: [job: RecordingJob];
   rejected: [rejection: Rejection];
+  /** The channel lifecycle hook: a channel opened or closed (nothing is stored or downloaded). */
+  channel: [call: ChannelHookCall];
 }
 
 interface Route {
@@ -320,6 +324,12 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
     const method = req.method ?? '';
     if (method !== 'GET' && method !== 'POST') {
       return this.#reject(req, res, 405, `method ${method.slice(0, 16)} not allowed`, { Allow: 'GET, POST' });
+    }
+    const lifecycle = method === 'GET' ? parseChannelHook(info.url.searchParams) : null;
+    if (lifecycle) {
+      this.#json(req, res, 200, { ok: true });
+      this.emit('channel', lifecycle);
+      return;
     }
     const body =
       method === 'POST' ? await readCapped(req, this.#maxBody, this.#timeouts.webhookBodyMs) : Buffer.alloc(0);
