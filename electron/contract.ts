@@ -94,6 +94,14 @@ export interface TunnelStatus {
   message: string | null;
   /** Whether the current public URL is the one registered with the service. */
   registered: boolean;
+  /**
+   * Whether a web page can upload client recordings through the public URL, checked as a browser would (CORS
+   * preflight, browser User-Agent, no tunnel bypass header): `off` when there is nothing to check (uploads off,
+   * no public URL, no allowed page origin), `blocked` when the tunnel shows browsers a page of its own.
+   */
+  uploads: 'ok' | 'blocked' | 'off';
+  /** Why, and what to do (null before the first check). */
+  uploadsMessage: string | null;
 }
 
 export interface CredentialsStatus {

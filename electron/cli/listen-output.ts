@@ -248,9 +248,18 @@ export function createListenPrinter(opts: {
     },
     tunnel(s) {
       if (opts.ndjson) {
-        json({ type: 'tunnel', provider: s.provider, state: s.state, publicUrl: s.publicUrl, message: s.message });
+        json({
+          type: 'tunnel',
+          provider: s.provider,
+          state: s.state,
+          publicUrl: s.publicUrl,
+          message: s.message,
+          uploads: s.uploads,
+          uploadsMessage: s.uploadsMessage,
+        });
         return;
       }
+      if (s.uploads === 'blocked') line(`uploads   blocked: ${s.uploadsMessage ?? ''}`);
       if (s.state === 'connecting') return;
       line(
         `tunnel    ${s.provider}: ${s.state}${s.publicUrl ? ` ${s.publicUrl}` : ''}${s.message ? ` (${s.message})` : ''}`,

@@ -262,6 +262,8 @@ describe('EventPusher', () => {
       lastCheckedAt: null,
       message: null,
       registered: false,
+      uploads: 'off',
+      uploadsMessage: null,
     });
     expect(contents.sent).toHaveLength(6);
   });

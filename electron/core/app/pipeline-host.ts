@@ -151,6 +151,8 @@ export class PipelineHost {
         lastCheckedAt: null,
         message: this.error ?? (phase === 'new' ? NOT_STARTED : 'The webhook receiver is not running.'),
         registered: false,
+        uploads: 'off',
+        uploadsMessage: null,
       };
     }
     const status = pipeline.supervisor.status;

@@ -211,7 +211,12 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
       localUrl: null,
       webhookUrl: (base) => `${base}${receiver.hookPath}`,
       selfCheckUrl: (base) => `${base}${receiver.healthPath}`,
-      ...(opts.uploads ? { uploadUrl: (base: string) => `${base}${receiver.routePath('uploads')}` } : {}),
+      ...(opts.uploads
+        ? {
+            uploadUrl: (base: string) => `${base}${receiver.routePath('uploads')}`,
+            uploadOrigins: opts.uploads.allowedOrigins,
+          }
+        : {}),
       expectedId: receiver.instanceId,
       checkIntervalMs: opts.tunnelCheckIntervalMs,
       ...(opts.log ? { log: opts.log } : {}),

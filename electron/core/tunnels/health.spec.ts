@@ -144,6 +144,8 @@ describe('TunnelSupervisor', () => {
       lastCheckedAt: '2026-01-02T03:04:05.000Z',
       message: `Plain http on 127.0.0.1:${receiver.port}: only this computer can reach it, so the service can deliver webhooks here only if it runs there too.`,
       registered: false,
+      uploads: 'off',
+      uploadsMessage: expect.stringMatching(/No web app origin is allowed/),
     });
     expect(changes).toEqual([{ previous: null, current: `${base}/hooks/${TOKEN}`, publicBaseUrl: base }]);
 

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { ConfigError, ValidationError } from '../errors.js';
 import { describeError, silentLogger, type Logger } from '../logger.js';
 import { tunnelRequest } from './http.js';
+import { checkBrowserUpload } from './browser-check.js';
 import type { ConnectToOverride } from './http.js';
 import type { LocalTarget, TunnelProvider, TunnelState, TunnelStatus } from './types.js';
 
@@ -146,6 +147,8 @@ export interface TunnelSupervisorOptions {
   selfCheckUrl: (publicBaseUrl: string) => string;
   /** Public upload URL (web SDK `recordUrl`), when the receiver takes uploads. */
   uploadUrl?: (publicBaseUrl: string) => string;
+  /** Page origins allowed to upload; the browser check sends the first as its Origin. */
+  uploadOrigins?: () => readonly string[];
   /** The receiver's instance nonce, which the self-check must echo. */
   expectedId: string;
   /** Time between checks while reachable. Default 60 s. */
@@ -207,6 +210,8 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
       lastCheckedAt: null,
       message: null,
       registered: false,
+      uploads: 'off',
+      uploadsMessage: options.uploadUrl ? null : 'Web client uploads are off.',
     };
   }
 
@@ -300,6 +305,10 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
       this.#update({
         state: 'off',
         message: 'No tunnel: the receiver is reachable only on this computer or network.',
+        uploads: 'off',
+        uploadsMessage: this.#options.uploadUrl
+          ? 'No tunnel: only pages that can reach this computer can upload to the local recordUrl.'
+          : 'Web client uploads are off.',
       });
       return;
     }
@@ -331,7 +340,9 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
       const message =
         this.#warning ??
         `Reachable through ${this.#provider.kind === 'url' ? 'your public URL' : this.#provider.kind}.`;
-      this.#update({ state: 'reachable', lastCheckedAt, message });
+      const browser = await this.#checkUploads(base);
+      if (generation !== this.#generation || this.#phase !== 'open') return;
+      this.#update({ state: 'reachable', lastCheckedAt, message, ...browser });
       this.#schedule(() => void this.#check(generation), this.#options.checkIntervalMs ?? 60_000);
       return;
     }
@@ -343,6 +354,32 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
       return;
     }
     this.#schedule(() => void this.#check(generation), this.#options.retryCheckIntervalMs ?? 10_000);
+  }
+
+  /** The upload path as a browser sees it (see browser-check.ts), once the webhook path is known to work. */
+  async #checkUploads(base: string): Promise<Pick<TunnelStatus, 'uploads' | 'uploadsMessage'>> {
+    if (!this.#options.uploadUrl) return { uploads: 'off', uploadsMessage: 'Web client uploads are off.' };
+    const origin = this.#options.uploadOrigins?.()[0];
+    if (!origin) {
+      return {
+        uploads: 'off',
+        uploadsMessage:
+          'No web app origin is allowed to upload yet, so no browser can: add it in Settings → Web client uploads.',
+      };
+    }
+    this.#checking = true;
+    try {
+      const result = await checkBrowserUpload({
+        url: this.#options.uploadUrl(base),
+        origin,
+        timeoutMs: this.#options.checkTimeoutMs ?? 10_000,
+        signal: this.#abort?.signal,
+        testOnlyConnectTo: this.#options.testOnlyConnectTo,
+      });
+      return { uploads: result.uploads, uploadsMessage: result.message };
+    } finally {
+      this.#checking = false;
+    }
   }
 
   /** Closes the provider, then waits the backoff delay and opens it again. */

@@ -34,6 +34,8 @@ class FakeSource
     lastCheckedAt: null,
     message: null,
     registered: false,
+    uploads: 'off',
+    uploadsMessage: null,
   };
   setRegisteredUrl(url: string | null): void {
     this.registeredUrl = url;

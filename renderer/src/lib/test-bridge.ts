@@ -129,6 +129,8 @@ export function tunnelStatus(partial: Partial<TunnelStatus> = {}): TunnelStatus 
     lastCheckedAt: null,
     message: null,
     registered: false,
+    uploads: 'off',
+    uploadsMessage: null,
     ...partial,
   };
 }
