@@ -251,8 +251,20 @@ export class ChannelApi {
     if (!send) throw new ChannelNotEndedError(id);
   }
 
-  /** Sets the URL that receives the recording-complete webhook (admin API). */
+  /** Sets the URL that receives the recording-complete webhook (admin API `recordhook`). */
   async setRecordHook(url: string, options: CallOptions = {}): Promise<void> {
+    await this.#putHookUrl('recordhook', url, options);
+  }
+
+  /**
+   * Sets the channel lifecycle hook (admin API `webhook`): the service then calls `GET <url>?action=create&chid=…`
+   * and `?action=close&chid=…`. Like every admin call, any 2xx is success and no body is required.
+   */
+  async setChannelHook(url: string, options: CallOptions = {}): Promise<void> {
+    await this.#putHookUrl('webhook', url, options);
+  }
+
+  async #putHookUrl(kind: 'recordhook' | 'webhook', url: string, options: CallOptions): Promise<void> {
     let parsed: URL;
     try {
       parsed = new URL(url);
@@ -263,43 +275,14 @@ export class ChannelApi {
       throw new ValidationError(['url'], 'The webhook URL must start with https:// or http://.');
     }
     const { serviceId, secret } = await this.#credentials();
-    const path = `/api/recordhook/${encodeURIComponent(serviceId)}`;
-    await this.#call(
-      {
-        endpoint: path,
-        url: this.#endpoints.adminUrl + path,
-        method: 'PUT',
-        body: { url },
-        headers: { secret },
-        kind: 'write',
-      },
-      secret,
-      options,
-    );
-  }
-
-  /**
-   * Sets the channel lifecycle hook (admin API `webhook`): the service then calls `GET <url>?action=create&chid=…`
-   * and `?action=close&chid=…`. Like every admin call, any 2xx is success and no body is required.
-   */
-  async setChannelHook(url: string, options: CallOptions = {}): Promise<void> {
-    if (!/^https?:\/\//i.test(url) || !URL.canParse(url)) {
-      throw new ValidationError(['url'], 'The channel hook URL must start with https:// or http://.');
-    }
-    const { serviceId, secret } = await this.#credentials();
-    const path = `/api/webhook/${encodeURIComponent(serviceId)}`;
-    await this.#call(
-      {
-        endpoint: path,
-        url: this.#endpoints.adminUrl + path,
-        method: 'PUT',
-        body: { url },
-        headers: { secret },
-        kind: 'write',
-      },
-      secret,
-      options,
-    );
+    const path = `/api/${kind}/${encodeURIComponent(serviceId)}`;
+    const spec = {
+      endpoint: path,
+      url: this.#endpoints.adminUrl + path,
+      method: 'PUT' as const,
+      kind: 'write' as const,
+    };
+    await this.#call({ ...spec, body: { url }, headers: { secret } }, secret, options);
   }
 
   /** Turns server-side recording on or off for the project (admin API; the service must have approved it). */

@@ -165,7 +165,9 @@ describe('AppCore in demo mode', () => {
     expect(trays.some((t) => t.payload.downloading === 1)).toBe(true);
     expect(core.traySnapshot()).toMatchObject({ downloading: 0, progress: null, attention: null });
     expect(note).toMatchObject({ kind: 'saved', path: join(home, 'recordings', view.fileName as string) });
-    expect(notes).toHaveLength(1);
+    // The demo sandbox calls the lifecycle hook too: "rec-1 is live" (shown only when that setting is on).
+    expect(notes.filter((n) => n.payload.kind === 'live').map((n) => n.payload.body)).toEqual(['rec-1 is live.']);
+    expect(notes.filter((n) => n.payload.kind !== 'live')).toHaveLength(1);
     await expect(core.handlers['recordings:retry']('unknown')).rejects.toMatchObject({ code: 'invalid_input' });
     // No native shell here: reveal and open say so instead of failing.
     expect(await core.handlers['recordings:reveal'](view.key)).toEqual({ ok: false });

@@ -131,6 +131,7 @@ class Core implements TallyAppCore {
       log: this.#log,
       updateTray: () => this.#updateTray(),
       tunnelView: () => this.#tunnelView(),
+      onChannel: (call) => this.#poller.hook(call),
       home: this.#opts.home,
     });
     this.handlers = this.#buildHandlers();

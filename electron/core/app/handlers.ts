@@ -9,7 +9,7 @@ import { channelToJson, type Channel } from '../model.js';
 import type { RecordingPipeline } from '../pipeline/pipeline.js';
 import { hasMediaExt } from '../recordings/filename.js';
 import type { RecordingJob } from '../recordings/types.js';
-import { describe, gapView } from './core-support.js';
+import { describe } from './core-support.js';
 import type { PipelineHost } from './pipeline-host.js';
 import { recordingView } from './recording-views.js';
 import type { PlatformHooks } from './types.js';
@@ -117,7 +117,7 @@ export function channelAndRecordingHandlers(ctx: HandlerContext): Pick<RequestHa
     },
     'recordings:path': async (key) => ({ path: ctx.host.savedPath(key) }),
     'recordings:remove': async (key) => ctx.host.remove(key),
-    'recordings:gaps': async () => gapView(ctx.host.pipeline?.lastGapReport ?? null),
+    'recordings:gaps': async () => ctx.host.gaps(),
 
     'clipboard:write': async (text) => {
       if (!hooks.writeClipboard) return { ok: false };

@@ -3,6 +3,10 @@
  * browser tab shown) it polls every `intervalMs`; while nothing is visible it polls `backgroundFactor`
  * times slower, and only when someone still needs the count (the tray icon). With neither, it stops:
  * a hidden browser tab must not keep hitting the service every few seconds.
+ *
+ * The channel lifecycle hook (`hook()`) changes the list at once: an opened channel is added, a closed one
+ * removed, and for a short while polls that lag behind the hook do not undo it. While hooks flow, polling is
+ * only the fallback and runs `hookedFactor` times slower.
  */
 import type { Channel } from '../model.js';
 
@@ -18,7 +22,15 @@ export interface LivePollerOptions {
   canPoll: () => boolean;
   onResult: (channels: Channel[]) => void;
   onError: (error: unknown) => void;
+  /** Polling is this many times slower while lifecycle hooks arrive. Default 6. */
+  hookedFactor?: number;
+  now?: () => number;
 }
+
+/** A hook call counts as "hooks flow" for this long. */
+export const HOOKS_FRESH_MS = 10 * 60 * 1000;
+/** How long a hook's word beats a poll that says otherwise (the service's list may lag behind its hook). */
+export const HOOK_OVERRIDE_MS = 30_000;
 
 export class LivePoller {
   readonly #opts: LivePollerOptions;
@@ -28,6 +40,10 @@ export class LivePoller {
   #timer: NodeJS.Timeout | null = null;
   #inFlight: Promise<void> | null = null;
   #abort: AbortController | null = null;
+  #last: Channel[] | null = null;
+  #lastHookAt = -Infinity;
+  /** Channel ID -> what the hook said and when. */
+  readonly #overrides = new Map<string, { action: 'create' | 'close'; at: number }>();
 
   constructor(opts: LivePollerOptions) {
     this.#opts = opts;
@@ -41,8 +57,60 @@ export class LivePoller {
   /** The delay until the next poll under the current conditions, or null when polling is idle. */
   get currentDelayMs(): number | null {
     if (!this.#running || !this.#opts.canPoll()) return null;
-    if (this.#visible) return this.#intervalMs;
-    return this.#opts.wantsBackground() ? this.#intervalMs * (this.#opts.backgroundFactor ?? 4) : null;
+    const hooked = this.hooksFlowing ? (this.#opts.hookedFactor ?? 6) : 1;
+    if (this.#visible) return this.#intervalMs * hooked;
+    return this.#opts.wantsBackground() ? this.#intervalMs * (this.#opts.backgroundFactor ?? 4) * hooked : null;
+  }
+
+  /** Whether lifecycle hooks arrived lately (polling is then only the fallback). */
+  get hooksFlowing(): boolean {
+    return this.#now() - this.#lastHookAt < HOOKS_FRESH_MS;
+  }
+
+  /**
+   * The lifecycle hook said a channel opened or closed: the list changes at once (from the last poll, or empty
+   * before any), and polls within HOOK_OVERRIDE_MS that do not know yet are corrected.
+   */
+  hook(call: { action: 'create' | 'close'; channelId: string }): void {
+    const now = this.#now();
+    const wasFlowing = this.hooksFlowing;
+    this.#lastHookAt = now;
+    this.#overrides.set(call.channelId, { action: call.action, at: now });
+    if (this.#overrides.size > 1000) this.#overrides.delete(this.#overrides.keys().next().value as string);
+    const next = this.#apply(this.#last ?? []);
+    this.#last = next;
+    this.#opts.onResult(next);
+    if (!wasFlowing) this.#schedule();
+  }
+
+  #now(): number {
+    return (this.#opts.now ?? Date.now)();
+  }
+
+  /** The polled list corrected by recent hook calls. */
+  #apply(channels: Channel[]): Channel[] {
+    const now = this.#now();
+    const out = [...channels];
+    for (const [id, o] of this.#overrides) {
+      if (now - o.at >= HOOK_OVERRIDE_MS) {
+        this.#overrides.delete(id);
+        continue;
+      }
+      const at = out.findIndex((c) => c.id === id);
+      if (o.action === 'close' && at >= 0) out.splice(at, 1);
+      if (o.action === 'create' && at < 0) {
+        out.push({
+          id,
+          serviceId: null,
+          state: 'live',
+          createdAt: new Date(o.at),
+          endedAt: null,
+          watchers: null,
+          cumulativeSessions: null,
+        });
+      }
+    }
+    return out;
   }
 
   /** Begins polling (one poll right away when there is a reason to poll). */
@@ -91,8 +159,11 @@ export class LivePoller {
     this.#abort = abort;
     const run = (async () => {
       try {
-        const channels = await this.#opts.fetch(abort.signal);
-        if (!abort.signal.aborted) this.#opts.onResult(channels);
+        const channels = this.#apply(await this.#opts.fetch(abort.signal));
+        if (!abort.signal.aborted) {
+          this.#last = channels;
+          this.#opts.onResult(channels);
+        }
       } catch (error) {
         if (!abort.signal.aborted) this.#opts.onError(error);
       }

@@ -9,6 +9,9 @@ import { ConfigError } from '../errors.js';
 import { ensureWritableFolder } from '../folder-check.js';
 import { RecordingPipeline, type PipelineEvents, type PipelineOptions } from '../pipeline/pipeline.js';
 import type { RecordingJob } from '../recordings/types.js';
+import type { ChannelHookCall } from '../webhook/channel-hook.js';
+import type { MissingRecording } from '../pipeline/expected-recordings.js';
+import type { GapReport } from '../../contract.js';
 import type { Settings } from '../settings.js';
 import {
   ATTENTION_WINDOW_MS,
@@ -42,11 +45,17 @@ export interface PipelineHostDeps {
   tunnelView(): TunnelStatus;
   /** The app's state folder: removed-from-list keys live there until a pipeline says otherwise. */
   home: string;
+  /** The channel lifecycle hook said a channel opened or closed (the live list updates at once). */
+  onChannel?(call: ChannelHookCall): void;
 }
 
 /** The embedded demo sandbox, when the pipeline receives from it instead of the service. */
 export interface DemoWebhookTarget {
-  control: { readonly webhookUrl: string | null; setWebhookUrl(url: string | null): void };
+  control: {
+    readonly webhookUrl: string | null;
+    setWebhookUrl(url: string | null): void;
+    setChannelWebhookUrl(url: string | null): void;
+  };
 }
 
 /** How the tray counts what the pipeline is doing. */
@@ -69,6 +78,8 @@ export class PipelineHost {
   /** State folder of the pipeline last configured (where its removed-from-list keys live). */
   #stateDir: string | null = null;
   #hidden: { dir: string; keys: HiddenRecordings } | null = null;
+  /** Closed channels whose recording webhook never came (newest first), the live twin of the gap report. */
+  #liveMissing: { channelId: string; endedAt: string }[] = [];
   /** Why recordings are not being received, shown until the next successful reconcile. */
   error: string | null = null;
 
@@ -121,6 +132,8 @@ export class PipelineHost {
     await pipeline.setDownloadsPaused(paused);
     if (demo && demo.control.webhookUrl !== pipeline.receiver.localUrl) {
       demo.control.setWebhookUrl(pipeline.receiver.localUrl);
+      // The demo sandbox gets the lifecycle hook too, so its live list updates at once.
+      demo.control.setChannelWebhookUrl(pipeline.receiver.localUrl);
     }
   }
 
@@ -182,6 +195,7 @@ export class PipelineHost {
   ): Promise<TunnelStatus> {
     if (demo) {
       demo.control.setWebhookUrl(pipeline.receiver.localUrl);
+      demo.control.setChannelWebhookUrl(pipeline.receiver.localUrl);
     } else {
       const url = pipeline.supervisor.status.publicUrl;
       if (!url) throw new ConfigError(NO_PUBLIC_URL);
@@ -259,6 +273,7 @@ export class PipelineHost {
         failed++;
       }
     }
+    for (const m of this.#liveMissing) if (now - Date.parse(m.endedAt) < ATTENTION_WINDOW_MS) failed++;
     for (const record of this.#pipeline?.uploadLog?.listRefused() ?? []) {
       if (now - Date.parse(record.at) < ATTENTION_WINDOW_MS && !this.#hiddenRecordings().has(`refused:${record.id}`)) {
         failed++;
@@ -347,7 +362,14 @@ export class PipelineHost {
       this.#deps.updateTray();
     });
     on('tunnel', (status) => this.#onTunnel(status));
-    on('gaps', (report) => emit('recordings:gaps', gapView(report)));
+    on('gaps', () => emit('recordings:gaps', this.gaps()));
+    on('channel', (call) => {
+      this.#deps.onChannel?.(call);
+      if (call.action === 'create') {
+        emit('notify', { kind: 'live', title: 'Channel live', body: clean(`${call.channelId} is live.`, 200) });
+      }
+    });
+    on('recording-missing', (m) => this.#onMissing(m));
     on('registered', () => emit('tunnel:status', this.#deps.tunnelView()));
     on('registration-failed', (info) =>
       emit('app:error', { code: 'registration', message: `The webhook URL could not be registered: ${info.message}` }),
@@ -367,6 +389,28 @@ export class PipelineHost {
       this.#signatures.set(job.key, signature);
       this.#deps.emit('recordings:changed', view);
     }
+    this.#deps.updateTray();
+  }
+
+  /** The gap report with the live twin's findings (closed channels whose recording never came) added. */
+  gaps(): GapReport {
+    const report = gapView(this.#pipeline?.lastGapReport ?? null);
+    const known = new Set(report.missing.map((m) => m.channelId));
+    const live = this.#liveMissing.filter((m) => !known.has(m.channelId));
+    return { ...report, missing: [...live, ...report.missing] };
+  }
+
+  #onMissing(m: MissingRecording): void {
+    this.#liveMissing = [{ channelId: m.channelId, endedAt: m.closedAt }, ...this.#liveMissing].slice(0, 200);
+    this.#deps.emit('recordings:gaps', this.gaps());
+    this.#deps.emit('notify', {
+      kind: 'missing',
+      title: 'Recording expected but not received',
+      body: clean(
+        `${m.channelId} closed ${Math.round(m.waitedMs / 60_000)} min ago and no recording arrived; look for it in the service console before it is deleted.`,
+        200,
+      ),
+    });
     this.#deps.updateTray();
   }
 

@@ -194,7 +194,10 @@ describe('the sandbox web client', () => {
       'sandbox-service.demo-1RR.ogg',
     ]);
     expect(results[0]?.[0]).toMatchObject({ status: 201, bytes: 4096 });
-    expect((await readdir(clientDir)).sort()).toEqual(['sandbox-service.demo-1LL.webm', 'sandbox-service.demo-1RR.webm']);
+    expect((await readdir(clientDir)).sort()).toEqual([
+      'sandbox-service.demo-1LL.webm',
+      'sandbox-service.demo-1RR.webm',
+    ]);
 
     // Uploads off: nothing is sent. Detached: nothing either.
     url = null;

@@ -74,7 +74,8 @@ export async function checkBrowserUpload(options: BrowserCheckOptions): Promise<
     }
     return { uploads: 'ok', message: `Web pages can upload client recordings through ${where}.` };
   }
-  const looksLikePage = type.startsWith('text/html') || /^\s*<(!doctype|html)/i.test(response.body.toString('utf8', 0, 200));
+  const looksLikePage =
+    type.startsWith('text/html') || /^\s*<(!doctype|html)/i.test(response.body.toString('utf8', 0, 200));
   if (looksLikePage) {
     return {
       uploads: 'blocked',

@@ -291,6 +291,11 @@ export const en = {
       ngrokTokenRemoved: 'Authtoken removed',
       localtunnelHost: 'Server (optional)',
       localtunnelHint: 'Leave empty to use the public localtunnel server.',
+      uploads: {
+        ok: 'Browser uploads: OK',
+        blocked: 'Browser uploads: blocked',
+        off: 'Browser uploads: not checked',
+      },
       states: {
         off: 'Off',
         connecting: 'Connecting…',
@@ -327,8 +332,9 @@ export const en = {
       notifications: 'Notify me when',
       notify: {
         saved: 'A recording is saved',
-        failed: 'A recording fails or expires',
+        failed: 'A recording fails, expires, is refused or never arrives',
         unreachable: 'The webhook becomes unreachable',
+        live: 'A channel goes live',
       },
       language: 'Language',
       languageSystem: 'System',

@@ -282,6 +282,11 @@ export const ko: Messages = {
       ngrokTokenRemoved: '인증 토큰을 삭제했습니다',
       localtunnelHost: '서버 (선택)',
       localtunnelHint: '비워 두면 공개 localtunnel 서버를 사용합니다.',
+      uploads: {
+        ok: '브라우저 업로드: 정상',
+        blocked: '브라우저 업로드: 차단됨',
+        off: '브라우저 업로드: 확인 안 함',
+      },
       states: {
         off: '꺼짐',
         connecting: '연결하는 중…',
@@ -318,8 +323,9 @@ export const ko: Messages = {
       notifications: '다음의 경우 알림',
       notify: {
         saved: '녹화가 저장되었을 때',
-        failed: '녹화가 실패하거나 만료되었을 때',
+        failed: '녹화가 실패·만료·거부되거나 도착하지 않았을 때',
         unreachable: '웹훅에 연결할 수 없을 때',
+        live: '채널이 라이브를 시작했을 때',
       },
       language: '언어',
       languageSystem: '시스템 설정',

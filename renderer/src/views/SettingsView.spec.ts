@@ -28,7 +28,7 @@ describe('SettingsView', () => {
     await replace(user, screen.getByRole('spinbutton', { name: 'Live refresh (seconds)' }), '10');
     await user.selectOptions(screen.getByRole('combobox', { name: 'Connection' }), 'ngrok');
     await user.click(screen.getByRole('checkbox', { name: 'Open Tally at login' }));
-    await user.click(screen.getByRole('checkbox', { name: 'A recording fails or expires' }));
+    await user.click(screen.getByRole('checkbox', { name: 'A recording fails, expires, is refused or never arrives' }));
     await replace(user, screen.getByRole('textbox', { name: 'Console API URL' }), 'https://console.example.com');
 
     await waitFor(() => expect(bridge.callsOf('settings:update')).toHaveLength(5));
