@@ -19,13 +19,21 @@ import { WebhookReceiver } from '../../electron/core/webhook/receiver.js';
 import { TokenStore } from '../../electron/core/webhook/token.js';
 import { launchChromium } from './browser.js';
 
-interface PageResult {
+interface PageUpload {
+  track: 'LL' | 'RR';
   state: string;
   status: number;
   sha256: string | null;
   bytes: number;
   fileName: string;
   response: { fileName?: string; bytes?: number; sha256?: string; error?: string } | null;
+  error?: string;
+}
+
+interface PageResult {
+  state: string;
+  channelId: string;
+  uploads: PageUpload[];
   error?: string;
   events: { event: string }[];
 }
@@ -85,21 +93,59 @@ async function runPage(url: string): Promise<PageResult> {
 const clientDir = (): string => join(dir, 'recordings', 'client');
 
 describe('web client uploads in Chromium', () => {
-  it('saves what a page on an allowed origin sends with XMLHttpRequest, byte for byte', async () => {
-    const result = await runPage(`${sandbox.webClientUrl(recordUrl)}&bytes=300000&seed=5&autostart=1`);
+  it('saves the SDK pair (LL and RR) a page on an allowed origin sends with XMLHttpRequest, byte for byte', async () => {
+    const result = await runPage(`${sandbox.webClientUrl(recordUrl)}&bytes=300000&seed=5&channelId=ch-e2e&autostart=1`);
     expect(result.state).toBe('uploaded');
-    expect(result.status).toBe(201);
     expect(result.events.map((e) => e.event)).toEqual(expect.arrayContaining(['stop', 'upload', 'uploaded']));
-    expect(result.fileName).toMatch(/^sandbox-service\.[a-z0-9]{6}-\d+\.ogg$/);
+    expect(result.uploads.map((u) => u.fileName).sort()).toEqual([
+      'sandbox-service.ch-e2eLL.ogg',
+      'sandbox-service.ch-e2eRR.ogg',
+    ]);
+    for (const upload of result.uploads) {
+      expect(upload.status).toBe(201);
+      const saved = upload.response?.fileName ?? '';
+      expect(saved).toBe(upload.fileName.replace(/\.ogg$/, '.webm'));
+      const bytes = await readFile(join(clientDir(), saved));
+      const sha256 = createHash('sha256').update(bytes).digest('hex');
+      expect(bytes.length).toBe(300_000);
+      expect(sha256).toBe(upload.sha256);
+      // The page built exactly what the Node generator builds: nothing was altered on the way.
+      const seed = upload.track === 'LL' ? 5 : 6;
+      expect(sha256).toBe(createHash('sha256').update(generateWebm(300_000, seed)).digest('hex'));
+    }
+  });
 
-    const saved = result.response?.fileName ?? '';
-    expect(saved).toBe(result.fileName.replace(/\.ogg$/, '.webm'));
-    const bytes = await readFile(join(clientDir(), saved));
-    const sha256 = createHash('sha256').update(bytes).digest('hex');
-    expect(bytes.length).toBe(300_000);
-    expect(sha256).toBe(result.sha256);
-    // The page built exactly what the Node generator builds: nothing was altered on the way.
-    expect(sha256).toBe(createHash('sha256').update(generateWebm(300_000, 5)).digest('hex'));
+  it('like the SDK, reports a refused upload as uploaded: only Tally can tell, with the channel', async () => {
+    const small = new WebhookReceiver({
+      inbox: { add: () => Promise.reject(new Error('no webhooks here')) },
+      policy: new DownloadOriginPolicy([sandbox.downloadOrigin]),
+      tokens: await TokenStore.open(join(dir, 'state-small')),
+    });
+    const capped = await mountUploads(small, {
+      folder: join(dir, 'capped'),
+      maxBytes: 1000,
+      allowedOrigins: () => [sandbox.apiUrl],
+    });
+    await small.start();
+    try {
+      const rejections: UploadRejection[] = [];
+      const both = new Promise<void>((resolve) =>
+        capped.on('rejected', (r) => {
+          if (rejections.push(r) === 2) resolve();
+        }),
+      );
+      const url = `${small.origin}${small.routePath('uploads')}`;
+      const result = await runPage(`${sandbox.webClientUrl(url)}&bytes=5000&channelId=too-big&autostart=1`);
+      expect(result.state).toBe('uploaded');
+      expect(result.uploads.map((u) => u.status)).toEqual([413, 413]);
+      await both;
+      expect(rejections.map((r) => [r.status, r.channelId, r.track]).sort()).toEqual([
+        [413, 'too-big', 'local'],
+        [413, 'too-big', 'remote'],
+      ]);
+    } finally {
+      await small.stop(1000);
+    }
   });
 
   it('refuses the same page from an origin that is not allowed: CORS error in the page, no file', async () => {
@@ -110,7 +156,7 @@ describe('web client uploads in Chromium', () => {
       `http://127.0.0.1:${port}/?recordUrl=${encodeURIComponent(recordUrl)}&bytes=5000&autostart=1`,
     );
     expect(result.state).toBe('error');
-    expect(result.status).toBe(0);
+    expect(result.uploads.map((u) => u.status)).toEqual([0, 0]);
     expect(result.error).toMatch(/CORS/);
     expect(await rejected).toMatchObject({ status: 403, origin: `http://127.0.0.1:${port}` });
     expect(await readdir(clientDir())).toEqual(before);
