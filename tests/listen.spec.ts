@@ -188,6 +188,27 @@ describe('tally listen (child process against the sandbox)', () => {
     expect((await stat(String(uploaded.path))).size).toBe(audio.length);
   });
 
+  it('prints the channel lifecycle hook the sandbox calls as channel events, and journals nothing for it', async () => {
+    const { proc, ready } = await start();
+    // Set the way registration does: the admin API's webhook call, answered 200 with an empty body.
+    const set = await fetch(`${sb.endpoints.adminUrl}/api/webhook/${sb.credentials.serviceId}`, {
+      method: 'PUT',
+      headers: { secret: sb.credentials.secret, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: String(ready.localUrl) }),
+    });
+    expect([set.status, await set.text()]).toEqual([200, '']);
+    sb.control.startBroadcast({ id: 'hook-ndjson', record: false });
+    expect(await proc.waitFor((e) => e.type === 'channel', 'channel create')).toEqual({
+      type: 'channel',
+      action: 'create',
+      channelId: 'hook-ndjson',
+    });
+    await sb.control.endBroadcast('hook-ndjson');
+    await proc.waitFor((e) => e.type === 'channel' && e.action === 'close', 'channel close');
+    expect(proc.events.filter((e) => e.type === 'received' || e.type === 'rejected')).toEqual([]);
+    sb.control.setChannelWebhookUrl(null);
+  });
+
   it('stops gracefully on SIGTERM with exit code 0', async () => {
     const { proc } = await start();
     proc.child.kill('SIGTERM');
