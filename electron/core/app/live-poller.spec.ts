@@ -124,4 +124,41 @@ describe('LivePoller', () => {
     expect(h.calls).toHaveLength(1);
     h.poller.stop();
   });
+  it('applies lifecycle hooks at once, corrects lagging polls for 30 s, and polls 6x slower while hooks flow', async () => {
+    const h = harness({ now: () => Date.now() });
+    h.poller.start();
+    h.poller.setVisible(true);
+    h.answer([]);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(h.poller.currentDelayMs).toBe(1000);
+
+    h.poller.hook({ action: 'create', channelId: 'new-one' });
+    expect(h.results.at(-1)?.map((c) => [c.id, c.state, c.watchers])).toEqual([['new-one', 'live', null]]);
+    expect(h.poller.hooksFlowing).toBe(true);
+    expect(h.poller.currentDelayMs).toBe(6000);
+
+    // The service's list has not caught up yet: the hook's word stands.
+    await vi.advanceTimersByTimeAsync(6000);
+    h.answer([]);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(h.results.at(-1)?.map((c) => c.id)).toEqual(['new-one']);
+
+    h.poller.hook({ action: 'close', channelId: 'new-one' });
+    expect(h.results.at(-1)).toEqual([]);
+    // Past the override window the poll is believed again.
+    await vi.advanceTimersByTimeAsync(31_000);
+    const live: Channel = {
+      id: 'new-one',
+      serviceId: 's',
+      state: 'live',
+      createdAt: new Date(0),
+      endedAt: null,
+      watchers: 2,
+      cumulativeSessions: null,
+    };
+    h.answer([live]);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(h.results.at(-1)).toEqual([live]);
+    h.poller.stop();
+  });
 });
