@@ -210,6 +210,10 @@ describe('popover against tally serve --sandbox', () => {
 
   it('treats a channel that ended on its own while the dialog was open as ended, in both orders', async () => {
     const { control } = h.sandbox;
+    // Without the lifecycle hook, as with a service that has none set: only polls tell the page.
+    const hook = control.channelWebhookUrl;
+    control.setChannelWebhookUrl(null);
+    cleanups.push(async () => control.setChannelWebhookUrl(hook));
     control.startBroadcast({ id: 'race-1', watchers: 4, record: false });
     control.startBroadcast({ id: 'race-2', watchers: 5, record: false });
     control.startBroadcast({ id: 'race-3', watchers: 6, record: false });
