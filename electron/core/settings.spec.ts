@@ -28,7 +28,7 @@ describe('defaults', () => {
       downloadOrigins: null,
       fileNameTemplate: '{channelId}',
       concurrency: 3,
-      notifications: { saved: true, failed: true, unreachable: true },
+      notifications: { saved: true, failed: true, unreachable: true, live: false },
       launchAtLogin: false,
       language: 'system',
       tunnel: { provider: 'none' },
@@ -116,7 +116,7 @@ describe('migrateSettings', () => {
     // Valid neighbours survive, including valid fields inside a partly broken nested object.
     expect(settings.launchAtLogin).toBe(true);
     expect(settings.receiverPort).toBe(9000);
-    expect(settings.notifications).toEqual({ saved: false, failed: true, unreachable: true });
+    expect(settings.notifications).toEqual({ saved: false, failed: true, unreachable: true, live: false });
     expect(settings.tunnel).toEqual({ provider: 'ngrok', ngrokDomain: 'me.ngrok.app' });
     expect(settings.endpoints).toEqual({ baseUrl: 'http://127.0.0.1:4000' });
     expect(settings.uploadOrigins).toEqual(['https://a.example']);
@@ -152,7 +152,7 @@ describe('applySettingsPatch', () => {
       tunnel: { provider: 'url', publicUrl: 'https://hooks.example.com/' },
       downloadOrigins: ['http://127.0.0.1:9000'],
     });
-    expect(next.notifications).toEqual({ saved: false, failed: true, unreachable: true });
+    expect(next.notifications).toEqual({ saved: false, failed: true, unreachable: true, live: false });
     expect(next.tunnel).toEqual({ provider: 'url', publicUrl: 'https://hooks.example.com' });
     expect(next.downloadOrigins).toEqual(['http://127.0.0.1:9000']);
   });
