@@ -28,6 +28,8 @@ Options:
   --folder <dir>     Where recordings go (default: the recordingsFolder setting)
   --name <name>      This member's name on the team server (default: this computer's name). Keep it the
                      same across runs: the name is what the server remembers your place by.
+  --max-rate <n>     Most bytes per second per transfer (k, M suffixes: 2M), to leave bandwidth for a
+                     live broadcast (default: no limit)
   --ndjson           One JSON object per line: ready, waiting, progress, saved, failed, connection,
                      stopping, stopped
   -h, --help         Show this help
@@ -50,8 +52,10 @@ const command: Command = {
       team: { type: 'string' },
       folder: { type: 'string' },
       name: { type: 'string' },
+      'max-rate': { type: 'string' },
       ndjson: { type: 'boolean' },
     });
+    const rate = values['max-rate'] === undefined ? undefined : parseRate(values['max-rate']);
     if (values.team === undefined) throw new UsageError('--team is required, e.g. --team nats://studio.local:4222.');
     let url: URL;
     try {
@@ -90,6 +94,7 @@ const command: Command = {
       stateDir: appDataDir(io.env),
       s3: s3FromEnv(io.env),
       clientSubfolder: settings.clientUploadsSubfolder,
+      ...(rate ? { rateBytesPerSec: rate } : {}),
       log: lineLogger((line) => io.stderr.write(`tally follow: ${line}\n`)),
       ...(io.env.TALLY_TEAM_RETRY_MS ? { retry: { baseDelayMs: Number(io.env.TALLY_TEAM_RETRY_MS) } } : {}),
     });
@@ -119,6 +124,17 @@ const command: Command = {
     return 0;
   },
 };
+
+/** `500000`, `500k`, `2M` → bytes per second; at least 16 kB/s. */
+function parseRate(input: string): number {
+  const match = /^(\d+(?:\.\d+)?)([kKmM]?)$/.exec(input.trim());
+  const factor = { '': 1, k: 1_000, m: 1_000_000 }[(match?.[2] ?? '').toLowerCase() as '' | 'k' | 'm'];
+  const rate = match ? Math.round(Number(match[1]) * factor) : NaN;
+  if (!Number.isFinite(rate) || rate < 16_000) {
+    throw new UsageError('--max-rate must be bytes per second, 16k or more (e.g. 500k, 2M).');
+  }
+  return rate;
+}
 
 function keychainOrNull() {
   try {

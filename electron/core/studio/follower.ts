@@ -52,6 +52,8 @@ export interface FollowerOptions {
   /** Transfer idle timeout (default 15 s) and checkpoint spacing, for tests. */
   idleTimeoutMs?: number;
   checkpointBytes?: number;
+  /** Most bytes per second per transfer (`--max-rate`); unlimited when absent. */
+  rateBytesPerSec?: number;
 }
 
 export interface FollowerSaved {
@@ -277,6 +279,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
           ...(this.#opts.clientSubfolder ? { clientSubfolder: this.#opts.clientSubfolder } : {}),
           ...(this.#opts.idleTimeoutMs ? { idleTimeoutMs: this.#opts.idleTimeoutMs } : {}),
           ...(this.#opts.checkpointBytes ? { checkpointBytes: this.#opts.checkpointBytes } : {}),
+          ...(this.#opts.rateBytesPerSec ? { rateBytesPerSec: this.#opts.rateBytesPerSec } : {}),
         });
         await ledger.put({
           identity: a.identity,

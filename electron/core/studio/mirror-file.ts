@@ -15,6 +15,7 @@ import { refuseLinkedFolder, removePlantedLink } from '../folder-check.js';
 import { mediaExt, pickFinalName, safeFileName } from '../recordings/filename.js';
 import type { Announcement } from './announcement.js';
 import { StaleResumeError, type TeamStore } from './store.js';
+import { abortableDelay } from './team.js';
 
 /** The bytes or the hash did not match the announcement: the part is dropped and the transfer starts over. */
 export class MirrorVerifyError extends Error {
@@ -40,7 +41,12 @@ export interface MirrorOptions {
   checkpointBytes?: number;
   /** A read that yields nothing for this long is abandoned and resumed (default 15 s). */
   idleTimeoutMs?: number;
+  /** Most bytes per second to take from the team store (leaves bandwidth for a live broadcast); none when absent. */
+  rateBytesPerSec?: number;
 }
+
+/** At most one checkpoint a second besides the byte spacing, so a slow transfer loses little to a crash. */
+const CHECKPOINT_EVERY_MS = 1_000;
 
 interface Sidecar {
   identity: string;
@@ -162,10 +168,13 @@ async function receive(
   let offset = start;
   let resume = startResume;
   let sinceCheckpoint = 0;
+  let lastCheckpoint = Date.now();
+  const began = Date.now();
   const checkpoint = async () => {
     await handle.datasync();
     await writeSidecar(sidecar, { identity: a.identity, offset, resume });
     sinceCheckpoint = 0;
+    lastCheckpoint = Date.now();
   };
   try {
     if (offset >= a.bytes) return { offset, resume };
@@ -180,9 +189,17 @@ async function receive(
       offset += piece.data.length;
       resume = piece.resume;
       sinceCheckpoint += piece.data.length;
-      if (sinceCheckpoint >= every) await checkpoint();
+      if (sinceCheckpoint >= every || Date.now() - lastCheckpoint >= CHECKPOINT_EVERY_MS) await checkpoint();
       opts.onProgress?.({ identity: a.identity, channelId: a.channelId, bytes: offset, totalBytes: a.bytes });
       if (offset >= a.bytes) break;
+      if (opts.rateBytesPerSec) {
+        const ahead = ((offset - start) / opts.rateBytesPerSec) * 1000 - (Date.now() - began);
+        if (ahead > 0) {
+          clearTimeout(idle);
+          await abortableDelay(ahead, local.signal);
+          arm();
+        }
+      }
     }
     if (local.signal.aborted) throw local.signal.reason instanceof Error ? local.signal.reason : new Error('aborted');
     return { offset, resume };

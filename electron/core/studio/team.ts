@@ -101,7 +101,7 @@ export function describeConnectError(url: URL, error: unknown): string {
   if (/authoriz|authentic|permissions/i.test(text) || /AUTH/i.test(code)) {
     return `The team server ${where} refused the credentials: store them with "tally login --team ${where}" or set TALLY_TEAM_USER / TALLY_TEAM_PASSWORD (or TALLY_TEAM_TOKEN).`;
   }
-  if (/ECONNREFUSED|CONNECTION_REFUSED/i.test(text + code)) {
+  if (/ECONNREFUSED|CONNECTION_REFUSED|connection refused/i.test(text + code)) {
     return `The team server ${where} is unreachable (connection refused): is nats-server running there with -js?`;
   }
   if (/ENOTFOUND|EAI_AGAIN/i.test(text)) return `The team server's host ${url.hostname} is unknown (DNS).`;
