@@ -33,9 +33,9 @@ export async function startS3Server(buckets: string[]): Promise<S3Server> {
   const dir = await mkdtemp(join(tmpdir(), 'tally-rgw-'));
   const [mon, rgw] = [await freePort(), await freePort()];
   const close = async () => {
-    for (const file of await readdir(join(dir, 'run')).catch(() => [])) {
+    for (const file of await readdir(join(dir, 'ceph', 'run')).catch(() => [])) {
       if (!file.endsWith('.pid')) continue;
-      const pid = Number((await readFile(join(dir, 'run', file), 'utf8')).trim());
+      const pid = Number((await readFile(join(dir, 'ceph', 'run', file), 'utf8')).trim());
       if (pid > 0) {
         try {
           process.kill(pid, 'SIGKILL');
