@@ -154,6 +154,7 @@ export class NatsTeamStore implements TeamStore {
         ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: startSeq }
         : { deliver_policy: DeliverPolicy.All }),
     });
+    // Eight chunks (4 MiB) in flight: memory stays bounded whatever the size (a 16 MiB window measured slower).
     const messages = await consumer.consume({ max_messages: 8 });
     const stop = () => void messages.close();
     signal.addEventListener('abort', stop, { once: true });
