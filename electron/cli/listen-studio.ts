@@ -18,6 +18,8 @@ export interface StudioSetup {
   url: URL;
   credentials: TeamCredentials | null;
   store: StoreSpec;
+  /** --store as given (`nats` or s3://...), for pipelineOptions. */
+  storeFlag: string;
   retentionMs: number;
 }
 
@@ -48,7 +50,7 @@ export async function studioSetup(
     if (error instanceof ConfigError && !/damaged|TALLY_TEAM/.test(error.message)) return null;
     throw error;
   });
-  return { url, credentials, store, retentionMs };
+  return { url, credentials, store, storeFlag: values.store ?? 'nats', retentionMs };
 }
 
 export function openPublisher(

@@ -159,7 +159,7 @@ const command: Command = {
     const sandbox = sandboxMode ? await startDemoSandbox(home, { timeFactor }) : null;
     const folderFlag = values.folder ?? (sandbox ? demoRecordingsDir(home) : undefined);
     const uploadOrigins = values['upload-origin'] ?? [];
-    const { options } = pipelineOptions({
+    const { options, studio: studioSpec } = pipelineOptions({
       settings,
       currentSettings: () => store.get(),
       env: io.env,
@@ -174,6 +174,9 @@ const command: Command = {
         ...(values.register === true ? { register: true } : {}),
         tunnel,
         uploadOrigins,
+        ...(studio
+          ? { studio: { url: studio.url.href, store: studio.storeFlag, retentionMs: studio.retentionMs } }
+          : {}),
       },
       credentials,
       endpoints,
@@ -215,7 +218,8 @@ const command: Command = {
     pipeline.on('registered', (r) => printer.registered(r.url));
     pipeline.on('registration-failed', (r) => printer.registrationFailed(r.url, r.message));
     pipeline.on('gaps', (g) => printer.gaps(g));
-    const publisher = studio ? openPublisher(pipeline, studio, options.stateDir, io, values.ndjson === true) : null;
+    const publisher =
+      studio && studioSpec ? openPublisher(pipeline, studio, options.stateDir, io, values.ndjson === true) : null;
 
     try {
       const ready = await pipeline.start();
