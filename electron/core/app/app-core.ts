@@ -22,7 +22,7 @@ import { resolveEndpoints, type Endpoints } from '../endpoints.js';
 import { BadCredentialsError, ConfigError, TallyError } from '../errors.js';
 import { channelToJson, type Channel, type Credentials } from '../model.js';
 import { recordingsFolderFor } from '../pipeline/options.js';
-import type { PipelineOptions, RecordingPipeline } from '../pipeline/pipeline.js';
+import type { RecordingPipeline } from '../pipeline/pipeline.js';
 import type { Sandbox } from '../sandbox/index.js';
 import {
   applySettingsPatch,
