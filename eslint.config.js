@@ -27,6 +27,7 @@ export const CORE_LAYERS = [
   ['webhook'], // the receiver, which journals into recordings
   ['uploads'], // routes mounted on the receiver
   ['pipeline'], // wires receiver, journal, download queue, tunnel and registration together
+  ['studio'], // studio mode: shares the pipeline's saved recordings over NATS JetStream, mirrors them on members
   ['app'], // the headless core behind the tray app and `tally serve`
 ];
 

@@ -142,6 +142,31 @@ export interface SettingsView {
   firstRunDone: boolean;
 }
 
+export type StudioMode = 'off' | 'receiver' | 'follow';
+
+/** A studio recording on this computer: mirrored here (follow) or shared from here (receiver). */
+export interface StudioRecordingView {
+  identity: string;
+  channelId: string;
+  /** follow: mirroring → saved (or gone: expired from the team store first); receiver: waiting → shared. */
+  state: 'mirroring' | 'saved' | 'gone' | 'waiting' | 'shared';
+  bytes: number | null;
+  totalBytes: number | null;
+  fileName: string | null;
+  at: string;
+}
+
+/** Studio mode as the renderer sees it: never the team password or token. */
+export interface StudioView {
+  mode: StudioMode;
+  url: string | null;
+  name: string | null;
+  /** Which server the keychain entry is for and of which kind, or null when none is stored. */
+  credentials: { server: string; kind: 'user' | 'token' } | null;
+  status: { state: 'off' | 'connecting' | 'connected' | 'unreachable' | 'error'; message: string | null };
+  recordings: StudioRecordingView[];
+}
+
 export interface AppInfo {
   version: string;
   platform: string;
@@ -220,6 +245,32 @@ export const CredentialsInputSchema = z
 
 export type CredentialsInput = z.infer<typeof CredentialsInputSchema>;
 
+const teamUrl = z
+  .string()
+  .trim()
+  .max(2048)
+  .regex(/^(nats|tls):\/\/[^\s/@]+$/, 'must be nats://HOST:PORT or tls://HOST:PORT');
+
+export const StudioInputSchema = z
+  .object({
+    mode: z.enum(['off', 'receiver', 'follow']),
+    url: teamUrl.nullable(),
+    name: z
+      .string()
+      .trim()
+      .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'letters, digits, dots, dashes or underscores')
+      .nullable(),
+  })
+  .strict();
+export type StudioInput = z.infer<typeof StudioInputSchema>;
+
+/** Team server credentials: a user and password, or a token. */
+export const TeamCredentialsInputSchema = z.union([
+  z.object({ user: z.string().trim().min(1).max(256), password: z.string().min(1).max(4096) }).strict(),
+  z.object({ token: z.string().trim().min(1).max(4096) }).strict(),
+]);
+export type TeamCredentialsInput = z.infer<typeof TeamCredentialsInputSchema>;
+
 const none = z.tuple([]);
 const key = z.string().min(1).max(256);
 
@@ -263,6 +314,11 @@ export const requestSchemas = {
   'tunnel:status': none,
   'webhook:register': none,
   'clipboard:write': z.tuple([z.string().max(65536)]),
+  'studio:get': none,
+  'studio:set': z.tuple([plainRecord(StudioInputSchema)]),
+  'studio:setCredentials': z.tuple([z.string().trim().max(2048), plainRecord(TeamCredentialsInputSchema)]),
+  'studio:clearCredentials': none,
+  'studio:test': z.tuple([teamUrl]),
 } as const satisfies Record<string, z.ZodType<readonly unknown[]>>;
 
 export type RequestName = keyof typeof requestSchemas;
@@ -296,6 +352,11 @@ export interface RequestMap {
   'tunnel:status': { args: []; result: TunnelStatus };
   'webhook:register': { args: []; result: TunnelStatus };
   'clipboard:write': { args: [text: string]; result: { ok: boolean } };
+  'studio:get': { args: []; result: StudioView };
+  'studio:set': { args: [input: StudioInput]; result: StudioView };
+  'studio:setCredentials': { args: [url: string, credentials: TeamCredentialsInput]; result: StudioView };
+  'studio:clearCredentials': { args: []; result: StudioView };
+  'studio:test': { args: [url: string]; result: { ok: boolean; message: string } };
 }
 
 // Compile-time check that the schema map and the type map name the same requests.
@@ -322,6 +383,7 @@ export interface EventMap {
   'credentials:changed': CredentialsStatus;
   /** A background error worth showing (e.g. the live poll failed). */
   'app:error': ErrorView;
+  'studio:changed': StudioView;
 }
 
 export type EventName = keyof EventMap;
@@ -335,6 +397,7 @@ export const EVENT_NAMES: readonly EventName[] = [
   'settings:changed',
   'credentials:changed',
   'app:error',
+  'studio:changed',
 ];
 
 // ---------------------------------------------------------------------------------------------------

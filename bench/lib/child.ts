@@ -14,7 +14,7 @@ import { build } from 'esbuild';
  * Bundles `bench/lib/<name>` (TypeScript, with whatever it imports from electron/core) into `outDir` and
  * resolves with the path of the `.mjs` to run.
  */
-export async function bundleHelper(name: string, outDir: string): Promise<string> {
+export async function bundleHelper(name: string, outDir: string, opts: { cjsRequire?: boolean } = {}): Promise<string> {
   const outfile = join(outDir, name.replace(/\.ts$/, '.mjs'));
   await build({
     entryPoints: [fileURLToPath(new URL(name, import.meta.url))],
@@ -24,6 +24,14 @@ export async function bundleHelper(name: string, outDir: string): Promise<string
     format: 'esm',
     target: 'node24',
     logLevel: 'error',
+    // CommonJS dependencies that `require()` Node built-ins (the NATS client's nkeys) need a real `require`.
+    ...(opts.cjsRequire
+      ? {
+          banner: {
+            js: "import { createRequire as __tallyRequire } from 'node:module'; const require = __tallyRequire(import.meta.url);",
+          },
+        }
+      : {}),
   });
   return outfile;
 }

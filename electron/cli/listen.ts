@@ -25,6 +25,7 @@ import {
 } from './context.js';
 import { createListenPrinter } from './listen-output.js';
 import { ensureWritableFolder } from '../core/folder-check.js';
+import { openPublisher, studioSetup } from './listen-studio.js';
 
 const help = `Usage: tally listen [--folder DIR] [options]
 
@@ -47,8 +48,15 @@ Options:
   --time-factor <f>        With --sandbox: how much faster the sandbox's time runs (default 10)
   --concurrency <n>        Downloads at once (default 3)
   --upload-origin <origin> Allow a web app origin to upload client recordings (repeatable)
+  --team <url>             Studio mode: share every saved recording with the team's NATS server
+                           (nats://HOST:PORT or tls://HOST:PORT); members mirror them with "tally follow"
+  --store <where>          With --team: where the bytes go: nats (the team server's object store, default)
+                           or s3://BUCKET/PREFIX (keys: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY,
+                           endpoint: TALLY_S3_ENDPOINT for S3-compatible servers)
+  --retention <d>          With --team: how long the team keeps recordings (default 7d; e.g. 36h, 14d)
   --ndjson                 One JSON object per line: ready, received, progress, saved, rejected, failed,
-                           expired, uploaded, tunnel, gaps, channel, recording-missing
+                           expired, uploaded, tunnel, gaps, channel, recording-missing; with --team
+                           also team, published
   -h, --help               Show this help
 
 ${CONNECTION_HELP}
@@ -61,6 +69,11 @@ Examples:
   tally listen --folder ~/Videos/Tally --tunnel ngrok --ngrok-domain my-name.ngrok.app --register
   tally listen --folder ./recordings --tunnel https://hooks.example.com --ndjson | jq .
   tally listen --sandbox --folder ./try-it       # no account needed: recordings arrive within a minute
+  tally listen --folder /srv/recordings --tunnel ngrok --register --team nats://127.0.0.1:4222
+
+Team credentials for --team: TALLY_TEAM_USER + TALLY_TEAM_PASSWORD, or TALLY_TEAM_TOKEN, or the keychain
+entry stored by "tally login --team URL". While the team server is unreachable, recordings are still
+received and saved here, and shared once it answers.
 `;
 
 const command: Command = {
@@ -80,7 +93,11 @@ const command: Command = {
       ndjson: { type: 'boolean' },
       sandbox: { type: 'boolean' },
       'time-factor': { type: 'string' },
+      team: { type: 'string' },
+      store: { type: 'string' },
+      retention: { type: 'string' },
     });
+    const studio = await studioSetup(values, io);
     const flags = connectionFlags(values);
     const { settings, store } = loadSettings(io);
 
@@ -143,7 +160,7 @@ const command: Command = {
     const sandbox = sandboxMode ? await startDemoSandbox(home, { timeFactor }) : null;
     const folderFlag = values.folder ?? (sandbox ? demoRecordingsDir(home) : undefined);
     const uploadOrigins = values['upload-origin'] ?? [];
-    const { options } = pipelineOptions({
+    const { options, studio: studioSpec } = pipelineOptions({
       settings,
       currentSettings: () => store.get(),
       env: io.env,
@@ -158,6 +175,9 @@ const command: Command = {
         ...(values.register === true ? { register: true } : {}),
         tunnel,
         uploadOrigins,
+        ...(studio
+          ? { studio: { url: studio.url.href, store: studio.storeFlag, retentionMs: studio.retentionMs } }
+          : {}),
       },
       credentials,
       endpoints,
@@ -201,9 +221,12 @@ const command: Command = {
     pipeline.on('recording-missing', (m) => printer.recordingMissing(m));
     pipeline.on('registration-failed', (r) => printer.registrationFailed(r.url, r.message));
     pipeline.on('gaps', (g) => printer.gaps(g));
+    const publisher =
+      studio && studioSpec ? openPublisher(pipeline, studio, options.stateDir, io, values.ndjson === true) : null;
 
     try {
       const ready = await pipeline.start();
+      await publisher?.start();
       // Loopback is enough for the sandbox: it runs on this machine.
       sandbox?.control.setWebhookUrl(ready.localUrl);
       sandbox?.control.setChannelWebhookUrl(ready.localUrl);
@@ -226,6 +249,7 @@ const command: Command = {
         await new Promise<void>((done) => io.signal.addEventListener('abort', () => done(), { once: true }));
       printer.stopping();
     } finally {
+      await publisher?.stop();
       await pipeline.stop();
       await sandbox?.close();
       printer.close();

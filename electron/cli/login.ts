@@ -17,6 +17,8 @@ import {
   readLine,
 } from './context.js';
 import { formatError } from './output.js';
+import { saveTeamCredentials, serverKey } from '../core/studio/credentials.js';
+import { parseTeamUrl } from '../core/studio/team.js';
 
 const help = `Usage: tally login [options]
 
@@ -32,8 +34,14 @@ On a terminal you are asked for both; the secret is typed without echo. When std
 With --ngrok, stores an ngrok authtoken instead (used by "tally listen --tunnel ngrok" and the app),
 read the same way: hidden prompt on a terminal, or stdin.
 
+With --team URL, stores the credentials of a studio's NATS server instead (used by "tally listen --team"
+and "tally follow"): with --user, the password is read (hidden prompt or stdin); without, a token. They
+are sent only to that server.
+
 Options:
   --ngrok             Store the ngrok authtoken instead of the project credentials
+  --team <url>        Store the team server's credentials instead (nats://HOST:PORT or tls://HOST:PORT)
+  --user <name>       With --team: the NATS user (the password is read); without it a token is read
   --service-id <id>   Service ID (asked for on a terminal when missing)
   --secret-stdin      Read the secret from stdin instead of prompting
   --no-verify         Store without checking against the service
@@ -46,6 +54,7 @@ Examples:
   printf '%s' "$SECRET" | tally login --service-id my-service-id --secret-stdin
   tally login --service-id my-service-id --no-verify < secret.txt
   printf '%s' "$NGROK_AUTHTOKEN" | tally login --ngrok
+  tally login --team tls://nats.example.com:4222 --user edit-bay
 `;
 
 const command: Command = {
@@ -56,10 +65,18 @@ const command: Command = {
       'secret-stdin': { type: 'boolean' },
       'no-verify': { type: 'boolean' },
       ngrok: { type: 'boolean' },
+      team: { type: 'string' },
+      user: { type: 'string' },
     });
     const flags = connectionFlags(values);
     const terminal = isTty(io.stdin);
     const secretFromStdin = values['secret-stdin'] === true || !terminal;
+
+    if (values.team !== undefined) {
+      if (values.ngrok === true || flags.serviceId) throw new UsageError('--team stores only the team credentials.');
+      return loginTeam(values.team, values.user, secretFromStdin, io);
+    }
+    if (values.user !== undefined) throw new UsageError('--user needs --team.');
 
     if (values.ngrok === true) {
       if (flags.serviceId) throw new UsageError('--ngrok stores only the ngrok authtoken: drop --service-id.');
@@ -121,6 +138,27 @@ const command: Command = {
     return 0;
   },
 };
+
+/** `tally login --team URL [--user NAME]`: the password or token from a hidden prompt or stdin, into the keychain. */
+async function loginTeam(team: string, user: string | undefined, fromStdin: boolean, io: CommandIo): Promise<number> {
+  let url: URL;
+  try {
+    url = parseTeamUrl(team);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const what = user === undefined ? 'token' : `password for ${user}`;
+  const secret = fromStdin
+    ? stripLineBreak(await readAll(io))
+    : (await readHidden(io, `Team ${what} (typing is hidden): `)).trim();
+  if (!secret) throw new UsageError(`The team ${what} is empty.`);
+  if (/[\r\n]/.test(secret)) throw new UsageError(`The team ${what} must be a single line.`);
+  const creds = user === undefined ? { token: secret } : { user: user.trim(), password: secret };
+  if (user !== undefined && !user.trim()) throw new UsageError('--user needs a name.');
+  await saveTeamCredentials(openCredentialStore(), url, creds);
+  io.stdout.write(`The team credentials for ${serverKey(url)} are stored in the OS keychain.\n`);
+  return 0;
+}
 
 /** A piped secret usually ends with one line break that is not part of it. */
 function stripLineBreak(text: string): string {

@@ -1,4 +1,5 @@
 /** `tally logout`: removes the stored credentials (and, with --all, the other tokens) from the OS keychain. */
+import { clearTeamCredentials, TEAM_TOKEN_NAME } from '../core/studio/credentials.js';
 import type { Command, CommandIo } from './command.js';
 import { openCredentialResolver, openCredentialStore, parseCommandArgs } from './context.js';
 
@@ -7,7 +8,9 @@ const help = `Usage: tally logout [options]
 Remove the service ID and secret stored by "tally login" from the OS keychain.
 
 Options:
-  --all               Also remove the other tokens Tally keeps there (the ngrok authtoken)
+  --all               Also remove the other tokens Tally keeps there (the ngrok authtoken, the team
+                      server's credentials)
+  --team              Remove only the team server's credentials (stored by "tally login --team")
   -h, --help          Show this help
 
 Examples:
@@ -16,13 +19,20 @@ Examples:
 `;
 
 /** Tokens removed by `--all`. */
-const TOKENS = ['ngrok'] as const;
+const TOKENS = ['ngrok', TEAM_TOKEN_NAME] as const;
 
 const command: Command = {
   help,
   async run(argv: string[], io: CommandIo): Promise<number> {
-    const { values } = parseCommandArgs(argv, { all: { type: 'boolean' } });
+    const { values } = parseCommandArgs(argv, { all: { type: 'boolean' }, team: { type: 'boolean' } });
     const store = openCredentialStore();
+    if (values.team) {
+      const gone = await clearTeamCredentials(store);
+      io.stdout.write(
+        gone ? 'Removed the team credentials from the OS keychain.\n' : 'No team credentials were stored.\n',
+      );
+      return 0;
+    }
     let stored: string | null = null;
     try {
       stored = (await store.stored())?.serviceId ?? null;

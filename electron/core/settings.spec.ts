@@ -41,6 +41,7 @@ describe('defaults', () => {
       uploadMaxBytes: 2 * 1024 ** 3,
       demoMode: null,
       firstRunDone: false,
+      studio: { mode: 'off', url: null, name: null, store: 'nats', retentionDays: 7 },
     });
     expect(Object.isFrozen(DEFAULT_SETTINGS)).toBe(true);
   });

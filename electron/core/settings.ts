@@ -66,6 +66,34 @@ export const TunnelSchema = z.object({
   localtunnelHost: httpUrl.optional(),
 });
 
+/**
+ * Studio mode (docs/studio.md): this computer is the studio's receiver (shares every saved recording with the
+ * team server) or follows a studio (mirrors its recordings into the recordings folder). Credentials for the
+ * team server live in the keychain, never here.
+ */
+export const StudioSchema = z.object({
+  mode: z.enum(['off', 'receiver', 'follow']).default('off'),
+  /** nats://HOST:PORT or tls://HOST:PORT. */
+  url: z
+    .string()
+    .trim()
+    .max(2048)
+    .regex(/^(nats|tls):\/\/[^\s/@]+$/, 'must be nats://HOST:PORT or tls://HOST:PORT')
+    .nullable()
+    .default(null),
+  /** This member's name on the team server (default: the computer's name). */
+  name: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9_.-]{1,64}$/)
+    .nullable()
+    .default(null),
+  /** Receiver only: `nats` or s3://bucket/prefix. */
+  store: z.string().trim().max(1024).default('nats'),
+  /** Receiver only: how long the team keeps recordings. */
+  retentionDays: z.number().int().min(1).max(365).default(7),
+});
+
 export const EndpointOverridesSchema = z.object({
   baseUrl: httpUrl.optional(),
   consoleApiUrl: httpUrl.optional(),
@@ -115,6 +143,7 @@ export const SettingsSchema = z.object({
   demoMode: z.boolean().nullable().default(null),
   /** Whether the popover's first-run guide was finished or skipped (it shows until then). */
   firstRunDone: z.boolean().default(false),
+  studio: StudioSchema.prefault({}),
 });
 
 export type Settings = z.output<typeof SettingsSchema>;

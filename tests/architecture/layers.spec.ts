@@ -26,6 +26,8 @@ describe('layer rule (npm run lint)', () => {
     ['electron/core/recordings/fixture.ts', "import { RecordingPipeline } from '../pipeline/pipeline.js';"],
     ['electron/core/webhook/fixture.ts', "import { mountUploads } from '../uploads/upload-route.js';"],
     ['electron/core/pipeline/fixture.ts', "import { createAppCore } from '../app/app-core.js';"],
+    ['electron/core/pipeline/fixture.ts', "import { StudioPublisher } from '../studio/publisher.js';"],
+    ['electron/core/studio/fixture.ts', "import { createAppCore } from '../app/app-core.js';"],
     // Siblings in one layer stay apart too.
     ['electron/core/tunnels/fixture.ts', "import { Inbox } from '../recordings/inbox.js';"],
     ['electron/core/download/nested/fixture.ts', "import { Inbox } from '../../recordings/inbox.js';"],
@@ -38,6 +40,7 @@ describe('layer rule (npm run lint)', () => {
   it.each([
     ['electron/core/pipeline/fixture.ts', "import { downloadFile } from '../download/fetch-file.js';"],
     ['electron/core/uploads/fixture.ts', "import { WebhookReceiver } from '../webhook/receiver.js';"],
+    ['electron/core/studio/fixture.ts', "import type { RecordingPipeline } from '../pipeline/pipeline.js';"],
     ['electron/core/app/fixture.ts', "import type { TunnelStatus } from '../../contract.js';"],
     ['electron/core/download/fixture.ts', "import { TallyError } from '../errors.js';"],
   ])('lets %s import downward', async (path, code) => {

@@ -23,7 +23,12 @@ export interface ListenProcess {
 }
 
 export function startListen(args: string[], env: NodeJS.ProcessEnv): ListenProcess {
-  const child = spawn(process.execPath, [TALLY_BIN, 'listen', '--ndjson', ...args], {
+  return startTally('listen', args, env);
+}
+
+/** Any long-running `tally <command> --ndjson` (listen, follow) as a child process. */
+export function startTally(command: string, args: string[], env: NodeJS.ProcessEnv): ListenProcess {
+  const child = spawn(process.execPath, [TALLY_BIN, command, '--ndjson', ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -64,7 +69,7 @@ export function startListen(args: string[], env: NodeJS.ProcessEnv): ListenProce
       return new Promise((resolve, reject) => {
         waiters.push({ predicate, resolve });
         void exited.then(({ code, signal }) =>
-          reject(new Error(`tally listen exited (${code ?? signal}) before ${what}.\n${stderr}`)),
+          reject(new Error(`tally ${command} exited (${code ?? signal}) before ${what}.\n${stderr}`)),
         );
       });
     },

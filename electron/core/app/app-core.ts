@@ -22,7 +22,7 @@ import { resolveEndpoints, type Endpoints } from '../endpoints.js';
 import { BadCredentialsError, ConfigError, TallyError } from '../errors.js';
 import { channelToJson, type Channel, type Credentials } from '../model.js';
 import { recordingsFolderFor } from '../pipeline/options.js';
-import type { PipelineOptions, RecordingPipeline } from '../pipeline/pipeline.js';
+import type { RecordingPipeline } from '../pipeline/pipeline.js';
 import type { Sandbox } from '../sandbox/index.js';
 import {
   applySettingsPatch,
@@ -55,6 +55,7 @@ import { LivePoller } from './live-poller.js';
 import { AppCredentials } from './app-credentials.js';
 import { channelAndRecordingHandlers } from './handlers.js';
 import { PipelineHost } from './pipeline-host.js';
+import { StudioHost } from './studio-host.js';
 import { toSettingsView, toStorePatch } from './settings-view.js';
 import type { AppCoreEvents, PlatformHooks, TraySnapshot } from './types.js';
 
@@ -77,6 +78,7 @@ class Core implements TallyAppCore {
   readonly #events: CoreEvents;
   readonly #poller: LivePoller;
   readonly #host: PipelineHost;
+  readonly #studio: StudioHost;
   #version = '0.0.0';
 
   #phase: Phase = 'new';
@@ -115,7 +117,7 @@ class Core implements TallyAppCore {
       env: this.#env,
       keychainUnavailable: opts.keychainUnavailable ?? null,
       log: this.#log,
-      onBadChange: () => this.#updateTray(),
+      onBadChange: () => this.#events.updateTray(),
     });
     this.#poller = new LivePoller({
       intervalMs: this.#pollIntervalMs(this.#settings.get()),
@@ -129,10 +131,14 @@ class Core implements TallyAppCore {
     this.#host = new PipelineHost({
       emit: (event, payload) => this.#emit(event, payload),
       log: this.#log,
-      updateTray: () => this.#updateTray(),
+      updateTray: () => this.#events.updateTray(),
       tunnelView: () => this.#tunnelView(),
       onChannel: (call) => this.#poller.hook(call),
       home: this.#opts.home,
+    });
+    this.#studio = new StudioHost(opts, this.#env, this.#settings, {
+      emit: (view) => this.#emit('studio:changed', view),
+      save: (studio) => this.#queue.run(async () => (this.#settings.update({ studio }), await this.#reconcile())),
     });
     this.handlers = this.#buildHandlers();
   }
@@ -149,7 +155,7 @@ class Core implements TallyAppCore {
   // ---- Lifecycle -------------------------------------------------------------------------------
 
   start(): Promise<void> {
-    this.#startPromise ??= this.#serial(async () => {
+    this.#startPromise ??= this.#queue.run(async () => {
       if (this.#phase !== 'new') return;
       this.#phase = 'running';
       try {
@@ -157,7 +163,7 @@ class Core implements TallyAppCore {
       } finally {
         // stop() may have come in meanwhile: then nothing may start polling again.
         if (this.#phase === 'running') this.#poller.start();
-        this.#updateTray();
+        this.#events.updateTray();
       }
     });
     return this.#startPromise;
@@ -169,6 +175,7 @@ class Core implements TallyAppCore {
       this.#poller.stop();
       await this.#queue.idle();
       this.#api = null;
+      await this.#studio.stop();
       await this.#host.stop();
       await this.#closeSandbox();
       this.#phase = 'stopped';
@@ -211,21 +218,21 @@ class Core implements TallyAppCore {
         log: this.#log,
         setLive: (channels) => {
           this.#live.channels = channels;
-          this.#updateTray();
+          this.#events.updateTray();
         },
         refreshLive: () => this.#poller.refresh(),
-        updateTray: () => this.#updateTray(),
+        updateTray: () => this.#events.updateTray(),
       }),
 
       'settings:get': async () => this.#settingsView(),
       'settings:checkFolder': async (path) => checkFolder(path),
-      'settings:update': async (patch) => this.#serial(() => this.#updateSettings(patch)),
+      'settings:update': async (patch) => this.#queue.run(() => this.#updateSettings(patch)),
       'settings:chooseFolder': async () => {
         const choose = this.#hooks.chooseFolder;
         if (!choose) throw new ConfigError('Choosing a folder needs the desktop app: type the folder path instead.');
         const chosen = await choose.call(this.#hooks, this.#folderFor(this.#settings.get()));
         if (chosen === null) return null;
-        return this.#serial(() => this.#updateSettings({ recordingsFolder: chosen }));
+        return this.#queue.run(() => this.#updateSettings({ recordingsFolder: chosen }));
       },
 
       'credentials:status': async () => this.#credentialsStatus(),
@@ -237,6 +244,7 @@ class Core implements TallyAppCore {
 
       'tunnel:status': async () => this.#tunnelView(),
       'webhook:register': async () => this.#registerWebhook(),
+      ...this.#studio.handlers(),
     };
   }
 
@@ -283,7 +291,7 @@ class Core implements TallyAppCore {
     this.#emit('settings:changed', view);
     // New hosts may have put the secret out of use (or back in use): the credentials view must say so.
     if (patch.endpoints !== undefined) await this.#credentialsChanged();
-    this.#updateTray();
+    this.#events.updateTray();
     return view;
   }
 
@@ -300,7 +308,7 @@ class Core implements TallyAppCore {
 
   /** A credentials change (keychain entry, ngrok authtoken), then what depends on it rebuilt and the views told. */
   #afterCredentials(change: () => Promise<void>): Promise<CredentialsStatus> {
-    return this.#serial(async () => {
+    return this.#queue.run(async () => {
       await change();
       await this.#reconcile();
       return this.#credentialsChanged();
@@ -315,7 +323,7 @@ class Core implements TallyAppCore {
   async #credentialsChanged(): Promise<CredentialsStatus> {
     const status = await this.#credentialsStatus();
     this.#emit('credentials:changed', status);
-    this.#updateTray();
+    this.#events.updateTray();
     return status;
   }
 
@@ -323,7 +331,7 @@ class Core implements TallyAppCore {
     this.#creds.assertStorable();
     // Nothing is stored unless the service accepts the pair.
     await this.#creds.testClient(input, this.#configuredEndpoints(), this.#version).testConnection();
-    return this.#serial(async () => {
+    return this.#queue.run(async () => {
       // Entered (and accepted) for the configured hosts: trusted with those from now on.
       await this.#creds.store(input, this.#configuredEndpoints());
       this.#forceDemo = false;
@@ -355,7 +363,7 @@ class Core implements TallyAppCore {
   #onLive(channels: Channel[]): void {
     this.#creds.setBad(false, false);
     this.#emit('channels:live', this.#live.succeeded(channels).map(channelToJson));
-    this.#updateTray();
+    this.#events.updateTray();
   }
 
   #onPollError(error: unknown): void {
@@ -425,8 +433,9 @@ class Core implements TallyAppCore {
     this.#poller.setIntervalMs(this.#pollIntervalMs(settings));
 
     try {
-      const { spec, key } = await this.#pipelineSpec(settings);
+      const { spec, key, studio } = await this.#pipelineSpec(settings);
       await this.#host.reconcile(spec, key, settings, this.#receivingPaused, this.#demoTarget());
+      await this.#studio.reconcile(studio, this.#host.pipeline, spec.folder);
       this.#host.error = null;
     } catch (error) {
       const message = `Recordings are not being received: ${describe(error)}`;
@@ -442,11 +451,11 @@ class Core implements TallyAppCore {
         this.#live.forgetError();
         if (this.#poller.currentDelayMs !== null) void this.#poller.refresh();
       }
-      this.#updateTray();
+      this.#events.updateTray();
     }
   }
 
-  async #pipelineSpec(settings: Settings): Promise<{ spec: PipelineOptions; key: string }> {
+  async #pipelineSpec(settings: Settings): Promise<ReturnType<typeof appPipelineSpec>> {
     // Keeps the tray's cached folder in step with the one the pipeline is built with.
     this.#folderFor(settings);
     return appPipelineSpec({
@@ -474,16 +483,8 @@ class Core implements TallyAppCore {
 
   // ---- Plumbing --------------------------------------------------------------------------------
 
-  #serial<T>(fn: () => Promise<T>): Promise<T> {
-    return this.#queue.run(fn);
-  }
-
   #emit<E extends keyof AppCoreEvents>(event: E, payload: AppCoreEvents[E]): void {
     this.#events.emit(event, payload);
-  }
-
-  #updateTray(): void {
-    this.#events.updateTray();
   }
 }
 

@@ -6,7 +6,7 @@ import { ChannelApi } from '../api-client.js';
 import type { Endpoints } from '../endpoints.js';
 import { lineLogger } from '../logger.js';
 import type { Credentials } from '../model.js';
-import { pipelineOptions } from '../pipeline/options.js';
+import { pipelineOptions, type PipelineStudio } from '../pipeline/options.js';
 import type { PipelineOptions } from '../pipeline/pipeline.js';
 import type { Settings } from '../settings.js';
 import { demoPipeline, type DemoSandbox } from './demo.js';
@@ -44,9 +44,13 @@ export interface AppPipelineInputs {
 }
 
 /** The app's pipeline options and rebuild key (see pipelineOptions). */
-export function appPipelineSpec(inputs: AppPipelineInputs): { spec: PipelineOptions; key: string } {
+export function appPipelineSpec(inputs: AppPipelineInputs): {
+  spec: PipelineOptions;
+  key: string;
+  studio: PipelineStudio | null;
+} {
   const { sandbox, api, home } = inputs;
-  const { options, key } = pipelineOptions({
+  const { options, key, studio } = pipelineOptions({
     settings: inputs.settings,
     currentSettings: inputs.currentSettings,
     env: inputs.env,
@@ -63,5 +67,5 @@ export function appPipelineSpec(inputs: AppPipelineInputs): { spec: PipelineOpti
     ngrokAuthtoken: inputs.ngrokAuthtoken,
     demo: sandbox ? demoPipeline(home, sandbox) : null,
   });
-  return { spec: { ...options, ...inputs.overrides }, key };
+  return { spec: { ...options, ...inputs.overrides }, key, studio };
 }

@@ -24,6 +24,23 @@ export interface PipelineFlags {
   concurrency?: number;
   /** Extra browser origins allowed to upload, besides the uploadOrigins setting. */
   uploadOrigins?: readonly string[];
+  /** `--team` (with `--store`, `--retention`): this receiver shares with a studio, whatever the settings say. */
+  studio?: { url: string; store?: string; retentionMs?: number };
+}
+
+/**
+ * Studio mode as configured (docs/studio.md): plain data, acted on by core/studio above the pipeline. A flag
+ * makes this a receiver; otherwise the studio setting decides, never in demo mode (the sandbox's recordings
+ * are not the studio's).
+ */
+export interface PipelineStudio {
+  mode: 'receiver' | 'follow';
+  url: string;
+  /** `nats` or s3://bucket/prefix (receiver). */
+  store: string;
+  retentionMs: number;
+  /** The member name (follow); null means the computer's name. */
+  name: string | null;
 }
 
 /** The embedded demo sandbox, when the app runs against it instead of the service. */
@@ -76,7 +93,27 @@ export function registrationScope(credentials: Credentials, endpoints: Endpoints
  * Pipeline options plus a key that changes exactly when a running pipeline has to be rebuilt (the cheap
  * settings such as folder and concurrency are applied to a running pipeline instead).
  */
-export function pipelineOptions(inputs: PipelineInputs): { options: PipelineOptions; key: string } {
+export function studioFor(settings: Settings, demo: boolean, flag?: PipelineFlags['studio']): PipelineStudio | null {
+  const day = 24 * 60 * 60 * 1000;
+  if (flag) {
+    return {
+      mode: 'receiver',
+      url: flag.url,
+      store: flag.store ?? 'nats',
+      retentionMs: flag.retentionMs ?? settings.studio.retentionDays * day,
+      name: null,
+    };
+  }
+  const s = settings.studio;
+  if (demo || s.mode === 'off' || !s.url) return null;
+  return { mode: s.mode, url: s.url, store: s.store, retentionMs: s.retentionDays * day, name: s.name };
+}
+
+export function pipelineOptions(inputs: PipelineInputs): {
+  options: PipelineOptions;
+  key: string;
+  studio: PipelineStudio | null;
+} {
   const { settings, flags = {}, demo = null, api, credentials } = inputs;
   const base = DownloadOriginPolicy.fromEnv(inputs.env, settings.downloadOrigins);
   // The sandbox serves recordings from loopback: allowed for its exact origin only, and only in demo mode.
@@ -130,5 +167,5 @@ export function pipelineOptions(inputs: PipelineInputs): { options: PipelineOpti
     uploads: [settings.clientUploadsSubfolder, settings.uploadMaxBytes],
     sandbox: demo ? demo.apiUrl : null,
   });
-  return { options, key };
+  return { options, key, studio: studioFor(settings, demo !== null, flags.studio) };
 }

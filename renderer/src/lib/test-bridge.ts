@@ -18,6 +18,7 @@ import {
   type RequestName,
   type SettingsPatch,
   type SettingsView,
+  type StudioView,
   type TallyBridge,
   type Transport,
   type TunnelStatus,
@@ -160,6 +161,14 @@ export class TestBridge implements Transport {
   settings: SettingsView = settingsView();
   credentials: CredentialsStatus = credentialsStatus();
   tunnel: TunnelStatus = tunnelStatus();
+  studio: StudioView = {
+    mode: 'off',
+    url: null,
+    name: null,
+    credentials: null,
+    status: { state: 'off', message: null },
+    recordings: [],
+  };
   clipboard: string[] = [];
   readonly #handlers: Handlers;
   readonly #listeners = new Map<EventName, Set<(payload: unknown) => void>>();
@@ -246,6 +255,15 @@ export class TestBridge implements Transport {
         this.clipboard.push(text);
         return { ok: true };
       },
+      'studio:get': () => this.studio,
+      'studio:set': (input) => (this.studio = { ...this.studio, ...input }),
+      'studio:setCredentials': (url, creds) =>
+        (this.studio = {
+          ...this.studio,
+          credentials: { server: url.replace(/^\w+:\/\//, ''), kind: 'token' in creds ? 'token' : 'user' },
+        }),
+      'studio:clearCredentials': () => (this.studio = { ...this.studio, credentials: null }),
+      'studio:test': () => ({ ok: true, message: 'Connected; JetStream is on (1 streams).' }),
     };
   }
 }

@@ -36,6 +36,11 @@ export const VALID_ARGS: Record<RequestName, unknown[]> = {
   'tunnel:status': [],
   'webhook:register': [],
   'clipboard:write': ['text'],
+  'studio:get': [],
+  'studio:set': [{ mode: 'off', url: null, name: null }],
+  'studio:setCredentials': ['nats://127.0.0.1:4222', { token: 'team-token' }],
+  'studio:clearCredentials': [],
+  'studio:test': ['nats://127.0.0.1:1'],
 };
 
 export interface InvalidCase {

@@ -1,0 +1,147 @@
+/**
+ * `tally follow`: a studio member. Mirrors every recording the studio's receiver shares into a folder, verified
+ * and byte-identical, until Ctrl-C / SIGTERM. Needs no service credentials, only the team server's.
+ */
+import { hostname } from 'node:os';
+import { ConfigError } from '../core/errors.js';
+import { appDataDir } from '../core/paths.js';
+import { lineLogger } from '../core/logger.js';
+import { resolveTeamCredentials } from '../core/studio/credentials.js';
+import { StudioFollower } from '../core/studio/follower.js';
+import { s3FromEnv } from '../core/studio/store.js';
+import { parseTeamUrl } from '../core/studio/team.js';
+import type { Command, CommandIo } from './command.js';
+import { UsageError } from './command.js';
+import { loadSettings, openCredentialStore, parseCommandArgs } from './context.js';
+import { createStudioPrinter } from './studio-output.js';
+
+const help = `Usage: tally follow --team nats://HOST:PORT [--folder DIR] [options]
+
+Mirror every recording of a studio into DIR, verified and byte-identical. The studio's receiver
+("tally listen --team ...") puts each saved recording in the team store and announces it; this computer
+picks it up, now or later: a member that was stopped, asleep or killed resumes unfinished transfers and
+catches up on what was shared meanwhile (the team server keeps recordings 7 days by default), and never
+makes a second copy of a recording it already has. No service credentials are needed here.
+
+Options:
+  --team <url>       The team's NATS server: nats://HOST:PORT, or tls://HOST:PORT for TLS (required)
+  --folder <dir>     Where recordings go (default: the recordingsFolder setting)
+  --name <name>      This member's name on the team server (default: this computer's name). Keep it the
+                     same across runs: the name is what the server remembers your place by.
+  --max-rate <n>     Most bytes per second per transfer (k, M suffixes: 2M), to leave bandwidth for a
+                     live broadcast (default: no limit)
+  --ndjson           One JSON object per line: ready, waiting, progress, saved, failed, connection,
+                     stopping, stopped
+  -h, --help         Show this help
+
+Team credentials (when the server asks for them): TALLY_TEAM_USER + TALLY_TEAM_PASSWORD, or
+TALLY_TEAM_TOKEN, or the keychain entry stored by "tally login --team URL". Recordings the receiver keeps in
+an S3 bucket are read with AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY and TALLY_S3_ENDPOINT (or
+AWS_ENDPOINT_URL) for S3-compatible servers. While the team server cannot be reached, one line says so and
+Tally tries again with growing pauses.
+
+Examples:
+  tally follow --team nats://studio.local:4222 --folder ~/Videos/Studio
+  tally follow --team tls://nats.example.com:4222 --folder ./studio --name edit-bay-2 --ndjson
+`;
+
+const command: Command = {
+  help,
+  async run(argv: string[], io: CommandIo): Promise<number> {
+    const { values } = parseCommandArgs(argv, {
+      team: { type: 'string' },
+      folder: { type: 'string' },
+      name: { type: 'string' },
+      'max-rate': { type: 'string' },
+      ndjson: { type: 'boolean' },
+    });
+    const rate = values['max-rate'] === undefined ? undefined : parseRate(values['max-rate']);
+    if (values.team === undefined) throw new UsageError('--team is required, e.g. --team nats://studio.local:4222.');
+    let url: URL;
+    try {
+      url = parseTeamUrl(values.team);
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+    const name = (values.name ?? hostname()).trim();
+    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name)) {
+      throw new UsageError('--name must be 1 to 64 letters, digits, dots, dashes or underscores.');
+    }
+    const { settings } = loadSettings(io);
+    const folder = values.folder ?? settings.recordingsFolder;
+    const credentials = await resolveTeamCredentials(url, io.env, keychainOrNull()).catch((error: unknown) => {
+      // No keychain on this computer is fine for an open team server; a damaged entry or bad environment is not.
+      if (
+        error instanceof ConfigError &&
+        /keychain|Secret Service/i.test(error.message) &&
+        !/damaged/.test(error.message)
+      )
+        return null;
+      throw error;
+    });
+
+    const printer = createStudioPrinter({
+      out: io.stdout,
+      err: io.stderr,
+      ndjson: values.ndjson === true,
+      prefix: 'tally follow',
+    });
+    const follower = new StudioFollower({
+      url,
+      credentials,
+      folder,
+      name,
+      stateDir: appDataDir(io.env),
+      s3: s3FromEnv(io.env),
+      clientSubfolder: settings.clientUploadsSubfolder,
+      ...(rate ? { rateBytesPerSec: rate } : {}),
+      log: lineLogger((line) => io.stderr.write(`tally follow: ${line}\n`)),
+      ...(io.env.TALLY_TEAM_RETRY_MS ? { retry: { baseDelayMs: Number(io.env.TALLY_TEAM_RETRY_MS) } } : {}),
+    });
+    follower.on('ready', (info) => printer.ready(info));
+    follower.on('waiting', (info) => printer.waiting(info));
+    follower.on('connection', (state) => printer.connection(state));
+    follower.on('progress', (p) => printer.progress(p));
+    follower.on('saved', (e) => printer.saved(e));
+    follower.on('failed', (info) => printer.failed(info));
+
+    const stopOnSignal = () => void follower.stop();
+    io.signal.addEventListener('abort', stopOnSignal, { once: true });
+    try {
+      await follower.start();
+      if (!io.signal.aborted)
+        await new Promise<void>((done) => io.signal.addEventListener('abort', () => done(), { once: true }));
+      printer.stopping();
+    } catch (error) {
+      // Ctrl-C while the server was still unreachable is a normal stop, not an error.
+      if (!io.signal.aborted) throw error;
+      printer.stopping();
+    } finally {
+      io.signal.removeEventListener('abort', stopOnSignal);
+      await follower.stop();
+    }
+    printer.stopped();
+    return 0;
+  },
+};
+
+/** `500000`, `500k`, `2M` → bytes per second; at least 16 kB/s. */
+function parseRate(input: string): number {
+  const match = /^(\d+(?:\.\d+)?)([kKmM]?)$/.exec(input.trim());
+  const factor = { '': 1, k: 1_000, m: 1_000_000 }[(match?.[2] ?? '').toLowerCase() as '' | 'k' | 'm'];
+  const rate = match ? Math.round(Number(match[1]) * factor) : NaN;
+  if (!Number.isFinite(rate) || rate < 16_000) {
+    throw new UsageError('--max-rate must be bytes per second, 16k or more (e.g. 500k, 2M).');
+  }
+  return rate;
+}
+
+function keychainOrNull() {
+  try {
+    return openCredentialStore();
+  } catch {
+    return null;
+  }
+}
+
+export default command;

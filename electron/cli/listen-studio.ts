@@ -1,0 +1,77 @@
+/**
+ * `tally listen --team …`: the flags of studio mode, checked before anything starts, and the publisher that
+ * shares every saved recording with the team, with its lines in listen's output.
+ */
+import { ConfigError } from '../core/errors.js';
+import { lineLogger } from '../core/logger.js';
+import type { RecordingPipeline } from '../core/pipeline/pipeline.js';
+import { resolveTeamCredentials } from '../core/studio/credentials.js';
+import { StudioPublisher, type StoreSpec } from '../core/studio/publisher.js';
+import { parseS3Url, s3FromEnv } from '../core/studio/store.js';
+import { DEFAULT_RETENTION_MS, parseRetention, parseTeamUrl, type TeamCredentials } from '../core/studio/team.js';
+import type { CommandIo } from './command.js';
+import { UsageError } from './command.js';
+import { openCredentialStore } from './context.js';
+import { createStudioPrinter } from './studio-output.js';
+
+export interface StudioSetup {
+  url: URL;
+  credentials: TeamCredentials | null;
+  store: StoreSpec;
+  /** --store as given (`nats` or s3://...), for pipelineOptions. */
+  storeFlag: string;
+  retentionMs: number;
+}
+
+/** null without --team; a UsageError for --store / --retention without it or with a bad value. */
+export async function studioSetup(
+  values: { team?: string; store?: string; retention?: string },
+  io: Pick<CommandIo, 'env'>,
+): Promise<StudioSetup | null> {
+  if (values.team === undefined) {
+    if (values.store !== undefined) throw new UsageError('--store needs --team.');
+    if (values.retention !== undefined) throw new UsageError('--retention needs --team.');
+    return null;
+  }
+  let url: URL;
+  let store: StoreSpec = { kind: 'nats' };
+  let retentionMs = DEFAULT_RETENTION_MS;
+  try {
+    url = parseTeamUrl(values.team);
+    if (values.store !== undefined && values.store !== 'nats') {
+      store = { kind: 's3', ...parseS3Url(values.store), ...s3FromEnv(io.env) };
+    }
+    if (values.retention !== undefined) retentionMs = parseRetention(values.retention);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const credentials = await resolveTeamCredentials(url, io.env, openCredentialStore()).catch((error: unknown) => {
+    // No keychain here is fine for an open team server; a damaged entry or a half-set environment is not.
+    if (error instanceof ConfigError && !/damaged|TALLY_TEAM/.test(error.message)) return null;
+    throw error;
+  });
+  return { url, credentials, store, storeFlag: values.store ?? 'nats', retentionMs };
+}
+
+export function openPublisher(
+  pipeline: RecordingPipeline,
+  setup: StudioSetup,
+  stateDir: string,
+  io: CommandIo,
+  ndjson: boolean,
+): StudioPublisher {
+  const publisher = new StudioPublisher(pipeline, {
+    url: setup.url,
+    credentials: setup.credentials,
+    store: setup.store,
+    retentionMs: setup.retentionMs,
+    stateDir,
+    log: lineLogger((line) => io.stderr.write(`tally listen: ${line}\n`)),
+    ...(io.env.TALLY_TEAM_RETRY_MS ? { retry: { baseDelayMs: Number(io.env.TALLY_TEAM_RETRY_MS) } } : {}),
+  });
+  const printer = createStudioPrinter({ out: io.stdout, err: io.stderr, ndjson, prefix: 'tally listen' });
+  publisher.on('connected', (info) => printer.connected(info.url));
+  publisher.on('waiting', (info) => printer.waiting(info));
+  publisher.on('published', (e) => printer.published(e));
+  return publisher;
+}

@@ -1,0 +1,101 @@
+/**
+ * What `tally follow` prints, and the studio lines of `tally listen --team`: NDJSON (one object per line) for
+ * scripts, short lines for people, in the same style as `tally listen`.
+ */
+import type { FollowerEvents, FollowerSaved } from '../core/studio/follower.js';
+import type { PublishedEvent } from '../core/studio/publisher.js';
+import { formatBytes, terminalSafe } from './output.js';
+
+function clock(d = new Date()): string {
+  return d.toTimeString().slice(0, 8);
+}
+
+export interface StudioPrinter {
+  ready(info: FollowerEvents['ready'][0]): void;
+  waiting(info: { message: string; delayMs: number }): void;
+  connection(state: 'disconnected' | 'reconnected'): void;
+  progress(p: FollowerEvents['progress'][0]): void;
+  saved(e: FollowerSaved): void;
+  failed(info: FollowerEvents['failed'][0]): void;
+  connected(url: string): void;
+  published(e: PublishedEvent): void;
+  stopping(): void;
+  stopped(): void;
+}
+
+const PROGRESS_EVERY_MS = 1_000;
+
+export function createStudioPrinter(opts: {
+  out: NodeJS.WritableStream;
+  err: NodeJS.WritableStream;
+  ndjson: boolean;
+  prefix: string;
+}): StudioPrinter {
+  const json = (obj: Record<string, unknown>) => opts.out.write(`${JSON.stringify(obj)}\n`);
+  const line = (text: string) => opts.out.write(`${clock()} ${terminalSafe(text)}\n`);
+  const lastProgress = new Map<string, number>();
+  return {
+    ready(info) {
+      if (opts.ndjson) json({ type: 'ready', name: info.name, team: info.url, folder: info.folder });
+      else line(`following the studio at ${info.url} as "${info.name}" into ${info.folder}`);
+    },
+    waiting(info) {
+      // Always one line on stderr, so it is seen even when stdout goes to a script.
+      opts.err.write(
+        `${opts.prefix}: ${info.message} Trying again in ${Math.max(1, Math.round(info.delayMs / 1000))} s.\n`,
+      );
+      if (opts.ndjson) json({ type: 'waiting', message: info.message, retryInMs: info.delayMs });
+    },
+    connection(state) {
+      if (opts.ndjson) json({ type: 'connection', state });
+      else line(state === 'disconnected' ? 'team server connection lost; reconnecting' : 'team server reconnected');
+    },
+    progress(p) {
+      const now = Date.now();
+      if (now - (lastProgress.get(p.identity) ?? 0) < PROGRESS_EVERY_MS && p.bytes < p.totalBytes) return;
+      lastProgress.set(p.identity, now);
+      if (opts.ndjson)
+        json({
+          type: 'progress',
+          channelId: p.channelId,
+          identity: p.identity,
+          bytes: p.bytes,
+          totalBytes: p.totalBytes,
+        });
+    },
+    saved(e) {
+      lastProgress.delete(e.identity);
+      if (opts.ndjson)
+        json({
+          type: 'saved',
+          channelId: e.channelId,
+          identity: e.identity,
+          kind: e.kind,
+          path: e.path,
+          bytes: e.bytes,
+        });
+      else line(`saved     ${e.channelId} → ${e.path} (${formatBytes(e.bytes)}, verified)`);
+    },
+    failed(info) {
+      if (opts.ndjson) json({ type: 'failed', ...info });
+      else line(`failed    ${info.channelId}: ${info.message}${info.willRetry ? ' (retrying)' : ''}`);
+    },
+    connected(url) {
+      if (opts.ndjson) json({ type: 'team', state: 'connected', team: url });
+      else line(`studio: connected to ${url}; saved recordings are shared with the team`);
+    },
+    published(e) {
+      if (opts.ndjson)
+        json({ type: 'published', channelId: e.channelId, identity: e.identity, kind: e.kind, bytes: e.bytes });
+      else line(`shared    ${e.channelId} with the team (${formatBytes(e.bytes)}, verified)`);
+    },
+    stopping() {
+      if (opts.ndjson) json({ type: 'stopping' });
+      else line('stopping: unfinished transfers resume on the next start.');
+    },
+    stopped() {
+      if (opts.ndjson) json({ type: 'stopped' });
+      else line('stopped.');
+    },
+  };
+}

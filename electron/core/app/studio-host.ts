@@ -1,0 +1,251 @@
+/**
+ * Studio mode in the tray app: runs the publisher beside the pipeline when this computer is the studio's
+ * receiver, or a follower into the recordings folder when it follows a studio, as the studio setting (through
+ * pipelineOptions' studio spec) says. Owns the studio requests of the contract and the `studio:changed` view.
+ * The team credentials go to the keychain (bound to their server) and never reach the renderer.
+ */
+import { hostname } from 'node:os';
+import type {
+  RequestHandlers,
+  StudioInput,
+  StudioRecordingView,
+  StudioView,
+  TeamCredentialsInput,
+} from '../../contract.js';
+import { CredentialStore, type SecretStore } from '../credentials.js';
+import { ConfigError } from '../errors.js';
+import { describeError, lineLogger } from '../logger.js';
+import type { PipelineStudio } from '../pipeline/options.js';
+import type { RecordingPipeline } from '../pipeline/pipeline.js';
+import {
+  clearTeamCredentials,
+  resolveTeamCredentials,
+  saveTeamCredentials,
+  storedTeamSummary,
+} from '../studio/credentials.js';
+import { StudioFollower } from '../studio/follower.js';
+import { StudioPublisher } from '../studio/publisher.js';
+import { parseS3Url, s3FromEnv } from '../studio/store.js';
+import { connectTeam, parseTeamUrl } from '../studio/team.js';
+import type { Settings, SettingsStore } from '../settings.js';
+
+interface StudioHostOptions {
+  secrets: SecretStore;
+  env: NodeJS.ProcessEnv;
+  home: string;
+  log: (line: string) => void;
+  emit: (view: StudioView) => void;
+  settings: () => Settings;
+  /** Writes the studio setting and reconciles (serialised by the app core). */
+  save: (studio: Settings['studio']) => Promise<void>;
+}
+
+/** What the app core hands over: its options, environment and settings, and two callbacks. */
+export interface StudioCoreLinks {
+  emit: (view: StudioView) => void;
+  save: (studio: Settings['studio']) => Promise<void>;
+}
+
+type Status = StudioView['status'];
+type StudioHandlers = Pick<
+  RequestHandlers,
+  'studio:get' | 'studio:set' | 'studio:setCredentials' | 'studio:clearCredentials' | 'studio:test'
+>;
+
+export class StudioHost {
+  readonly #opts: StudioHostOptions;
+  readonly #store: CredentialStore;
+  #key: string | null = null;
+  #publisher: StudioPublisher | null = null;
+  #follower: StudioFollower | null = null;
+  #status: Status = { state: 'off', message: null };
+  readonly #progress = new Map<string, number>();
+  /** Receiver: what was shared in this run, newest last. */
+  readonly #shared: StudioRecordingView[] = [];
+
+  constructor(
+    core: { secrets: SecretStore; home: string; log?: (line: string) => void },
+    env: NodeJS.ProcessEnv,
+    settings: SettingsStore,
+    links: StudioCoreLinks,
+  ) {
+    const log = core.log ?? (() => {});
+    this.#opts = { secrets: core.secrets, env, home: core.home, log, settings: () => settings.get(), ...links };
+    this.#store = new CredentialStore(core.secrets);
+  }
+
+  handlers(): StudioHandlers {
+    return {
+      'studio:get': async () => this.view(),
+      'studio:set': async (input) => this.#set(input),
+      'studio:setCredentials': async (url, creds) => {
+        await saveTeamCredentials(this.#store, parseTeamUrl(url, 'The studio URL'), toTeam(creds));
+        this.#key = null; // new credentials: connect again
+        await this.#opts.save(this.#opts.settings().studio);
+        return this.view();
+      },
+      'studio:clearCredentials': async () => {
+        await clearTeamCredentials(this.#store);
+        return this.view();
+      },
+      'studio:test': async (url) => this.#test(url),
+    };
+  }
+
+  /** Starts, restarts or stops the publisher or follower to match `spec` (and the pipeline it publishes from). */
+  async reconcile(spec: PipelineStudio | null, pipeline: RecordingPipeline | null, folder: string): Promise<void> {
+    const key = spec ? JSON.stringify([spec, spec.mode === 'follow' ? folder : null]) : null;
+    const publisherStale = spec?.mode === 'receiver' && this.#publisher === null && pipeline !== null;
+    if (key === this.#key && !publisherStale) return;
+    await this.stop();
+    this.#key = key;
+    if (!spec) return this.#setStatus({ state: 'off', message: null });
+    try {
+      const url = parseTeamUrl(spec.url, 'The studio URL');
+      const credentials = await resolveTeamCredentials(url, this.#opts.env, this.#store).catch(() => null);
+      const log = lineLogger(this.#opts.log);
+      this.#setStatus({ state: 'connecting', message: null });
+      if (spec.mode === 'receiver') {
+        if (!pipeline) return this.#setStatus({ state: 'error', message: 'The receiver is not running.' });
+        const store =
+          spec.store === 'nats'
+            ? ({ kind: 'nats' } as const)
+            : { kind: 's3' as const, ...parseS3Url(spec.store, 'The studio store'), ...s3FromEnv(this.#opts.env) };
+        const publisher = new StudioPublisher(pipeline, {
+          url,
+          credentials,
+          store,
+          retentionMs: spec.retentionMs,
+          stateDir: this.#opts.home,
+          log,
+        });
+        publisher.on('connected', () => this.#setStatus({ state: 'connected', message: null }));
+        publisher.on('waiting', (w) => this.#setStatus({ state: 'unreachable', message: w.message }));
+        publisher.on('published', (e) => {
+          this.#shared.push({
+            identity: e.identity,
+            channelId: e.channelId,
+            state: 'shared',
+            bytes: e.bytes,
+            totalBytes: e.bytes,
+            fileName: null,
+            at: new Date().toISOString(),
+          });
+          this.#changed();
+        });
+        this.#publisher = publisher;
+        await publisher.start();
+        return;
+      }
+      const follower = new StudioFollower({
+        url,
+        credentials,
+        folder,
+        name:
+          spec.name ??
+          hostname()
+            .replace(/[^A-Za-z0-9_.-]/g, '_')
+            .slice(0, 64),
+        stateDir: this.#opts.home,
+        s3: s3FromEnv(this.#opts.env),
+        clientSubfolder: this.#opts.settings().clientUploadsSubfolder,
+        log,
+      });
+      follower.on('ready', () => this.#setStatus({ state: 'connected', message: null }));
+      follower.on('waiting', (w) => this.#setStatus({ state: 'unreachable', message: w.message }));
+      follower.on('connection', (c) =>
+        this.#setStatus(
+          c === 'disconnected' ? { state: 'unreachable', message: null } : { state: 'connected', message: null },
+        ),
+      );
+      follower.on('started', () => this.#changed());
+      follower.on('progress', (p) => {
+        this.#progress.set(p.identity, p.bytes);
+        this.#changed();
+      });
+      follower.on('saved', (e) => {
+        this.#progress.delete(e.identity);
+        this.#changed();
+      });
+      this.#follower = follower;
+      // Connecting may wait a long time for an unreachable server: it runs on, reconcile does not wait.
+      void follower.start().catch((error: unknown) => {
+        if (this.#follower === follower) this.#setStatus({ state: 'error', message: describeError(error) });
+      });
+    } catch (error) {
+      this.#setStatus({ state: 'error', message: describeError(error) });
+    }
+  }
+
+  async stop(): Promise<void> {
+    const [publisher, follower] = [this.#publisher, this.#follower];
+    this.#publisher = null;
+    this.#follower = null;
+    this.#key = null;
+    await publisher?.stop();
+    await follower?.stop();
+  }
+
+  async view(): Promise<StudioView> {
+    const s = this.#opts.settings().studio;
+    const credentials = await storedTeamSummary(this.#store).catch(() => null);
+    return {
+      mode: s.mode,
+      url: s.url,
+      name: s.name,
+      credentials,
+      status: this.#status,
+      recordings: this.#recordings(),
+    };
+  }
+
+  #recordings(): StudioRecordingView[] {
+    if (this.#follower) {
+      return this.#follower.records().map((r) => ({
+        identity: r.identity,
+        channelId: r.announcement.channelId,
+        state: r.state === 'started' ? 'mirroring' : r.state,
+        bytes: r.state === 'saved' ? r.announcement.bytes : (this.#progress.get(r.identity) ?? null),
+        totalBytes: r.announcement.bytes,
+        fileName: r.path ? r.path.split(/[\\/]/).pop()! : null,
+        at: r.at,
+      }));
+    }
+    return this.#publisher ? [...this.#shared] : [];
+  }
+
+  #changed(): void {
+    void this.view().then(this.#opts.emit, () => undefined);
+  }
+
+  #setStatus(status: Status): void {
+    this.#status = status;
+    this.#changed();
+  }
+
+  async #set(input: StudioInput): Promise<StudioView> {
+    if (input.mode !== 'off' && !input.url)
+      throw new ConfigError('The studio URL is needed, e.g. nats://studio.local:4222.');
+    if (input.url) parseTeamUrl(input.url, 'The studio URL');
+    await this.#opts.save({ ...this.#opts.settings().studio, mode: input.mode, url: input.url, name: input.name });
+    return this.view();
+  }
+
+  /** Connects once (no retries) with the stored or environment credentials, and says what happened. */
+  async #test(input: string): Promise<{ ok: boolean; message: string }> {
+    const url = parseTeamUrl(input, 'The studio URL');
+    try {
+      const credentials = await resolveTeamCredentials(url, this.#opts.env, this.#store).catch(() => null);
+      const nc = await connectTeam({ url, credentials, name: 'tally test', maxAttempts: 1 });
+      const { jetstreamManager } = await import('@nats-io/jetstream');
+      const info = await (await jetstreamManager(nc)).getAccountInfo().finally(() => nc.close());
+      return { ok: true, message: `Connected; JetStream is on (${info.streams} streams).` };
+    } catch (error) {
+      return { ok: false, message: describeError(error) };
+    }
+  }
+}
+
+function toTeam(input: TeamCredentialsInput) {
+  return 'token' in input ? { token: input.token } : { user: input.user, password: input.password };
+}

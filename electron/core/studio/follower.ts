@@ -1,0 +1,331 @@
+/**
+ * A studio member: mirrors every team recording into its folder. It reads the announcement stream through a
+ * durable consumer named after the member, so a follower that was stopped, asleep or killed gets what was
+ * published meanwhile (as long as the stream keeps it: 7 days by default). Acknowledgements are the happy
+ * path only: what this computer has started and finished is in its own ledger, so a redelivered announcement
+ * is acknowledged without a second file, and a transfer cut short resumes at start-up without waiting for
+ * the server to redeliver it.
+ */
+import { createHash } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { AckPolicy, DeliverPolicy, jetstream, type JsMsg } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { ensureWritableFolder } from '../folder-check.js';
+import { describeError, silentLogger, type Logger } from '../logger.js';
+import { acquireStateLock, type StateLock } from '../recordings/state-lock.js';
+import { parseAnnouncement, type Announcement } from './announcement.js';
+import { Ledger, type LedgerRecord } from './ledger.js';
+import { MirrorVerifyError, mirrorRecording, removePart, targetFolder, type MirrorProgress } from './mirror-file.js';
+import {
+  GoneError,
+  NatsTeamStore,
+  S3TeamStore,
+  StaleResumeError,
+  type S3StoreOptions,
+  type TeamStore,
+} from './store.js';
+import {
+  DEFAULT_RETENTION_MS,
+  STUDIO_STREAM,
+  STUDIO_SUBJECT,
+  abortableDelay,
+  connectTeam,
+  ensureStudioStream,
+  type TeamCredentials,
+} from './team.js';
+
+export interface FollowerOptions {
+  url: URL;
+  credentials: TeamCredentials | null;
+  /** The recordings folder this member mirrors into. */
+  folder: string;
+  /** The durable consumer's name: one per member (default: this computer's host name). */
+  name: string;
+  /** State folder (TALLY_HOME): the member's ledger and lock live in a sub-folder per name and folder. */
+  stateDir: string;
+  /** S3 endpoint and keys for recordings stored in a bucket (from the environment). */
+  s3?: Omit<S3StoreOptions, 'bucket' | 'prefix'>;
+  clientSubfolder?: string;
+  log?: Logger;
+  /** Connection retries while the server is unreachable (tests shorten them). */
+  retry?: { baseDelayMs?: number; maxDelayMs?: number };
+  /** Transfer idle timeout (default 15 s) and checkpoint spacing, for tests. */
+  idleTimeoutMs?: number;
+  checkpointBytes?: number;
+  /** Most bytes per second per transfer (`--max-rate`); unlimited when absent. */
+  rateBytesPerSec?: number;
+}
+
+export interface FollowerSaved {
+  identity: string;
+  channelId: string;
+  kind: 'server' | 'client';
+  path: string;
+  bytes: number;
+  sha256: string;
+}
+
+export interface FollowerEvents {
+  /** Connected, stream and consumer in place: mirroring from now on (also when nothing was published yet). */
+  ready: [info: { name: string; url: string; folder: string }];
+  /** The server could not be reached; another attempt follows after `delayMs`. */
+  waiting: [info: { message: string; attempt: number; delayMs: number }];
+  started: [a: Announcement];
+  progress: [p: MirrorProgress];
+  saved: [e: FollowerSaved];
+  /** A transfer attempt failed; it is retried (`willRetry`) unless the recording is gone from the store. */
+  failed: [info: { identity: string; channelId: string; message: string; willRetry: boolean }];
+  /** Connection state after the first connection: 'disconnected' / 'reconnected'. */
+  connection: [state: 'disconnected' | 'reconnected'];
+}
+
+interface MemberRecord extends LedgerRecord {
+  state: 'started' | 'saved' | 'gone';
+  announcement: Announcement;
+  path?: string;
+}
+
+const isMemberRecord = (v: unknown): v is MemberRecord =>
+  typeof v === 'object' &&
+  v !== null &&
+  typeof (v as MemberRecord).identity === 'string' &&
+  ['started', 'saved', 'gone'].includes((v as MemberRecord).state) &&
+  typeof (v as MemberRecord).announcement === 'object';
+
+/** A member name as a NATS consumer name: letters, digits, `-` and `_`. */
+export function consumerName(name: string): string {
+  const safe = name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
+  return `follow-${safe || 'member'}`;
+}
+
+export class StudioFollower extends EventEmitter<FollowerEvents> {
+  readonly #opts: FollowerOptions;
+  readonly #stop = new AbortController();
+  #nc: NatsConnection | null = null;
+  #ledger: Ledger<MemberRecord> | null = null;
+  #lock: StateLock | null = null;
+  #stores = new Map<string, TeamStore>();
+  #loop: Promise<void> | null = null;
+  /** Aborts the running transfer so it resumes from its checkpoint (after a reconnect). */
+  #attempt: AbortController | null = null;
+
+  constructor(opts: FollowerOptions) {
+    super();
+    this.#opts = opts;
+  }
+
+  get #log(): Logger {
+    return this.#opts.log ?? silentLogger;
+  }
+
+  /** The member's state sub-folder: one per name and folder, so two members on one computer stay apart. */
+  static stateFolder(stateDir: string, name: string, folder: string): string {
+    const tag = createHash('sha256').update(`${name}\n${folder}`).digest('hex').slice(0, 12);
+    return `${stateDir}/studio/follow-${tag}`;
+  }
+
+  /** Connects (retrying while unreachable), then mirrors until `stop()`. Resolves once ready. */
+  async start(): Promise<void> {
+    const opts = this.#opts;
+    const folder = await ensureWritableFolder(opts.folder, { source: 'the studio folder (--folder)' });
+    const dir = StudioFollower.stateFolder(opts.stateDir, opts.name, folder);
+    await ensureWritableFolder(dir, { source: 'the state folder (TALLY_HOME)' });
+    this.#lock = await acquireStateLock(dir, `tally follow --name ${opts.name}`);
+    try {
+      this.#ledger = await Ledger.open(dir, 'mirrored.jsonl', isMemberRecord);
+      const nc = await connectTeam({
+        url: opts.url,
+        credentials: opts.credentials,
+        name: `tally follow ${opts.name}`,
+        signal: this.#stop.signal,
+        onRetry: (info) => this.emit('waiting', info),
+        ...opts.retry,
+      });
+      this.#nc = nc;
+      void this.#watchStatus(nc);
+      await ensureStudioStream(nc, { retentionMs: DEFAULT_RETENTION_MS, owner: false });
+      const jsm = await (await import('@nats-io/jetstream')).jetstreamManager(nc);
+      const durable = consumerName(opts.name);
+      await jsm.consumers.add(STUDIO_STREAM, {
+        durable_name: durable,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        filter_subject: STUDIO_SUBJECT,
+        ack_wait: 30_000 * 1_000_000,
+        max_deliver: -1,
+        max_ack_pending: 16,
+      });
+      this.emit('ready', { name: opts.name, url: `${opts.url.protocol}//${opts.url.host}`, folder });
+      this.#loop = this.#run(durable, folder);
+    } catch (error) {
+      await this.#cleanup();
+      throw error;
+    }
+  }
+
+  /** What this member has mirrored or is mirroring (for views). */
+  records(): MemberRecord[] {
+    return this.#ledger?.list() ?? [];
+  }
+
+  async stop(): Promise<void> {
+    this.#stop.abort(new Error('stopped'));
+    this.#attempt?.abort(new Error('stopped'));
+    await this.#loop?.catch(() => undefined);
+    await this.#cleanup();
+  }
+
+  async #cleanup(): Promise<void> {
+    await this.#nc?.close().catch(() => undefined);
+    this.#nc = null;
+    await this.#ledger?.close();
+    this.#ledger = null;
+    await this.#lock?.release();
+    this.#lock = null;
+  }
+
+  async #watchStatus(nc: NatsConnection): Promise<void> {
+    for await (const s of nc.status()) {
+      if (s.type === 'disconnect') this.emit('connection', 'disconnected');
+      if (s.type === 'reconnect') {
+        this.emit('connection', 'reconnected');
+        // A transfer through the old connection may wait forever on a consumer the restarted server forgot.
+        this.#attempt?.abort(new Error('reconnected'));
+      }
+    }
+  }
+
+  #storeFor(a: Announcement): TeamStore {
+    const key = a.store.kind === 'nats' ? 'nats' : `s3:${a.store.bucket}`;
+    let store = this.#stores.get(key);
+    if (!store) {
+      store =
+        a.store.kind === 'nats'
+          ? new NatsTeamStore(this.#nc!, { retentionMs: DEFAULT_RETENTION_MS })
+          : new S3TeamStore({ ...this.#opts.s3, bucket: a.store.bucket, prefix: '' });
+      this.#stores.set(key, store);
+    }
+    return store;
+  }
+
+  async #run(durable: string, folder: string): Promise<void> {
+    const ledger = this.#ledger!;
+    // Transfers this computer had started first: they resume now, not when the server redelivers.
+    for (const r of ledger.list().filter((x) => x.state === 'started')) {
+      if (this.#stop.signal.aborted) return;
+      await this.#mirror(r.announcement, folder);
+    }
+    const js = jetstream(this.#nc!);
+    const consumer = await js.consumers.get(STUDIO_STREAM, durable);
+    while (!this.#stop.signal.aborted) {
+      const messages = await consumer.consume({ max_messages: 4, expires: 5_000 });
+      const close = () => void messages.close();
+      this.#stop.signal.addEventListener('abort', close, { once: true });
+      try {
+        for await (const m of messages) {
+          if (this.#stop.signal.aborted) break;
+          await this.#handle(m, folder);
+        }
+      } catch (error) {
+        this.#log.warn(`studio: the announcement feed stopped (${describeError(error)}); reading it again.`);
+        await abortableDelay(1_000, this.#stop.signal);
+      } finally {
+        this.#stop.signal.removeEventListener('abort', close);
+      }
+    }
+  }
+
+  async #handle(m: JsMsg, folder: string): Promise<void> {
+    const a = parseAnnouncement(m.data);
+    if (!a) {
+      this.#log.warn(`studio: an announcement that is not one was dropped (stream sequence ${m.seq}).`);
+      m.term();
+      return;
+    }
+    const known = this.#ledger!.get(a.identity);
+    if (known && known.state !== 'started') {
+      m.ack();
+      return;
+    }
+    // Keeps the server from redelivering to anyone while a long transfer runs.
+    const working = setInterval(() => m.working(), 10_000);
+    try {
+      const done = await this.#mirror(a, folder);
+      if (done) await m.ackAck().catch(() => undefined);
+    } finally {
+      clearInterval(working);
+    }
+  }
+
+  /** Mirrors until saved, gone or stopped; true when the announcement is settled. */
+  async #mirror(a: Announcement, folder: string): Promise<boolean> {
+    const ledger = this.#ledger!;
+    if (ledger.get(a.identity)?.state !== 'started') {
+      await ledger.put({ identity: a.identity, state: 'started', at: new Date().toISOString(), announcement: a });
+      this.emit('started', a);
+    }
+    for (let attempt = 1; !this.#stop.signal.aborted; attempt += 1) {
+      const controller = new AbortController();
+      this.#attempt = controller;
+      const onStop = () => controller.abort(new Error('stopped'));
+      this.#stop.signal.addEventListener('abort', onStop, { once: true });
+      try {
+        const saved = await mirrorRecording({
+          store: this.#storeFor(a),
+          folder,
+          announcement: a,
+          signal: controller.signal,
+          onProgress: (p) => this.emit('progress', p),
+          ...(this.#opts.clientSubfolder ? { clientSubfolder: this.#opts.clientSubfolder } : {}),
+          ...(this.#opts.idleTimeoutMs ? { idleTimeoutMs: this.#opts.idleTimeoutMs } : {}),
+          ...(this.#opts.checkpointBytes ? { checkpointBytes: this.#opts.checkpointBytes } : {}),
+          ...(this.#opts.rateBytesPerSec ? { rateBytesPerSec: this.#opts.rateBytesPerSec } : {}),
+        });
+        await ledger.put({
+          identity: a.identity,
+          state: 'saved',
+          at: new Date().toISOString(),
+          announcement: a,
+          path: saved.path,
+        });
+        await removePart(
+          await targetFolder({ folder, announcement: a, clientSubfolder: this.#opts.clientSubfolder }),
+          a,
+        );
+        this.emit('saved', {
+          identity: a.identity,
+          channelId: a.channelId,
+          kind: a.kind,
+          path: saved.path,
+          bytes: saved.bytes,
+          sha256: a.sha256,
+        });
+        return true;
+      } catch (error) {
+        if (this.#stop.signal.aborted) return false;
+        const gone = error instanceof GoneError;
+        const message = describeError(error);
+        this.emit('failed', { identity: a.identity, channelId: a.channelId, message, willRetry: !gone });
+        if (gone) {
+          await ledger.put({ identity: a.identity, state: 'gone', at: new Date().toISOString(), announcement: a });
+          await removePart(
+            await targetFolder({ folder, announcement: a, clientSubfolder: this.#opts.clientSubfolder }),
+            a,
+          );
+          return true;
+        }
+        this.#log.warn(`studio: ${a.channelId}: ${message}; trying again.`);
+        const quick =
+          controller.signal.aborted || error instanceof StaleResumeError || error instanceof MirrorVerifyError;
+        await abortableDelay(
+          quick && attempt < 3 ? 100 : Math.min(30_000, 500 * 2 ** Math.min(attempt, 6)),
+          this.#stop.signal,
+        );
+      } finally {
+        this.#stop.signal.removeEventListener('abort', onStop);
+        if (this.#attempt === controller) this.#attempt = null;
+      }
+    }
+    return false;
+  }
+}

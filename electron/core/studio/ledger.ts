@@ -1,0 +1,82 @@
+/**
+ * A small durable map, identity → latest record, as a JSON-lines file in the state folder (the one journal
+ * opener, so a torn last line after `kill -9` is handled like everywhere else). The receiver keeps what it has
+ * published in one; each follower keeps what it has started and mirrored in another. Appends are fsync'd before
+ * they resolve, so "saved" in the ledger means the file is on disk under that name.
+ */
+import type { FileHandle } from 'node:fs/promises';
+import { openJsonLines } from '../jsonl-journal.js';
+
+export interface LedgerRecord {
+  identity: string;
+  state: string;
+  at: string;
+  [key: string]: unknown;
+}
+
+export class Ledger<R extends LedgerRecord> {
+  readonly #file: FileHandle;
+  readonly #records = new Map<string, R>();
+  #chain: Promise<unknown> = Promise.resolve();
+  #closed = false;
+  #size: number;
+
+  private constructor(file: FileHandle, size: number, records: Map<string, R>) {
+    this.#file = file;
+    this.#size = size;
+    this.#records = records;
+  }
+
+  static async open<R extends LedgerRecord>(
+    dir: string,
+    name: string,
+    accept: (value: unknown) => value is R,
+  ): Promise<Ledger<R>> {
+    const records = new Map<string, R>();
+    const opened = await openJsonLines(dir, name, (line) => {
+      try {
+        const value: unknown = JSON.parse(line);
+        if (!accept(value)) return false;
+        records.set(value.identity, value);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    return new Ledger<R>(opened.file, opened.size, records);
+  }
+
+  get(identity: string): R | undefined {
+    return this.#records.get(identity);
+  }
+
+  list(): R[] {
+    return [...this.#records.values()];
+  }
+
+  /** Appends `record` (replacing the identity's previous one) and resolves once it is on disk. */
+  put(record: R): Promise<void> {
+    const run = this.#chain.then(async () => {
+      if (this.#closed) throw new Error('The studio ledger is closed.');
+      const line = Buffer.from(`${JSON.stringify(record)}\n`);
+      try {
+        await this.#file.write(line);
+        await this.#file.datasync();
+      } catch (error) {
+        await this.#file.truncate(this.#size).catch(() => undefined);
+        throw error;
+      }
+      this.#size += line.length;
+      this.#records.set(record.identity, record);
+    });
+    this.#chain = run.catch(() => undefined);
+    return run;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    await this.#chain;
+    this.#closed = true;
+    await this.#file.close();
+  }
+}

@@ -1,0 +1,245 @@
+/**
+ * One recording from the team store into the follower's folder, verified and byte-identical. Bytes go to a
+ * `.part` file (opened without following links) with a small `.resume` sidecar written at checkpoints, so a
+ * follower killed mid-transfer continues from the last checkpoint instead of starting over. At the end the
+ * size and sha256 must match the announcement; the part is then hard-linked to a free final name (never over
+ * another file; `pickFinalName`), which also makes a crash between the link and the ledger harmless: the next
+ * run finds the final name is the part itself.
+ */
+import { createHash, type Hash } from 'node:crypto';
+import { constants, createReadStream } from 'node:fs';
+import { link, lstat, mkdir, open, readFile, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import { syncDir, writeAll } from '../durable-fs.js';
+import { refuseLinkedFolder, removePlantedLink } from '../folder-check.js';
+import { mediaExt, pickFinalName, safeFileName } from '../recordings/filename.js';
+import type { Announcement } from './announcement.js';
+import { StaleResumeError, type TeamStore } from './store.js';
+import { abortableDelay } from './team.js';
+
+/** The bytes or the hash did not match the announcement: the part is dropped and the transfer starts over. */
+export class MirrorVerifyError extends Error {
+  override name = 'MirrorVerifyError';
+}
+
+export interface MirrorProgress {
+  identity: string;
+  channelId: string;
+  bytes: number;
+  totalBytes: number;
+}
+
+export interface MirrorOptions {
+  store: TeamStore;
+  folder: string;
+  /** Sub-folder for client uploads (default `client`). */
+  clientSubfolder?: string;
+  announcement: Announcement;
+  signal: AbortSignal;
+  onProgress?: (p: MirrorProgress) => void;
+  /** Bytes between two checkpoints (fsync + sidecar); default 8 MiB. */
+  checkpointBytes?: number;
+  /** A read that yields nothing for this long is abandoned and resumed (default 15 s). */
+  idleTimeoutMs?: number;
+  /** Most bytes per second to take from the team store (leaves bandwidth for a live broadcast); none when absent. */
+  rateBytesPerSec?: number;
+}
+
+/** At most one checkpoint a second besides the byte spacing, so a slow transfer loses little to a crash. */
+const CHECKPOINT_EVERY_MS = 1_000;
+
+interface Sidecar {
+  identity: string;
+  offset: number;
+  resume: string | null;
+}
+
+const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
+
+export function partPathsFor(dir: string, a: Pick<Announcement, 'identity' | 'channelId' | 'fileName'>) {
+  const tag = createHash('sha256').update(a.identity).digest('hex').slice(0, 10);
+  const ext = mediaExt(path.extname(a.fileName));
+  const part = path.join(dir, `${safeFileName(a.channelId, { maxBytes: 80 })}.${tag}${ext}.part`);
+  return { part, sidecar: `${part}.resume` };
+}
+
+/** The folder a recording goes to (client uploads in their sub-folder, never through a link). */
+export async function targetFolder(opts: Pick<MirrorOptions, 'folder' | 'clientSubfolder' | 'announcement'>) {
+  if (opts.announcement.kind !== 'client') return opts.folder;
+  const dir = path.join(opts.folder, safeFileName(opts.clientSubfolder ?? 'client'));
+  await refuseLinkedFolder(dir, 'The client uploads folder');
+  await mkdir(dir, { recursive: true });
+  return dir;
+}
+
+async function readSidecar(file: string, identity: string): Promise<Sidecar | null> {
+  if (await removePlantedLink(file)) return null;
+  try {
+    const value = JSON.parse(await readFile(file, 'utf8')) as Sidecar;
+    if (value.identity !== identity || !Number.isSafeInteger(value.offset) || value.offset < 0) return null;
+    return value;
+  } catch {
+    return null;
+  }
+}
+
+async function writeSidecar(file: string, value: Sidecar): Promise<void> {
+  const tmp = `${file}.tmp`;
+  await removePlantedLink(tmp);
+  await writeFile(tmp, JSON.stringify(value), { mode: 0o600 });
+  await rename(tmp, file);
+}
+
+async function hashPrefix(file: string, bytes: number, hash: Hash): Promise<void> {
+  if (bytes === 0) return;
+  for await (const chunk of createReadStream(file, { start: 0, end: bytes - 1 }) as AsyncIterable<Buffer>) {
+    hash.update(chunk);
+  }
+}
+
+/** Mirrors the recording; resolves with its final path. Throws on failure (the caller retries). */
+export async function mirrorRecording(opts: MirrorOptions): Promise<{ path: string; bytes: number }> {
+  const a = opts.announcement;
+  const dir = await targetFolder(opts);
+  const { part, sidecar } = partPathsFor(dir, a);
+  await removePlantedLink(part);
+  const saved = await readSidecar(sidecar, a.identity);
+  const partInfo = await lstat(part).catch(() => null);
+  let offset =
+    saved && partInfo?.isFile() && saved.offset <= partInfo.size && saved.offset <= a.bytes ? saved.offset : 0;
+  let resume = offset > 0 ? (saved?.resume ?? null) : null;
+
+  const handle = await open(part, constants.O_RDWR | constants.O_CREAT | NO_FOLLOW, 0o644);
+  try {
+    await handle.truncate(offset);
+    const hash = createHash('sha256');
+    await hashPrefix(part, offset, hash);
+    try {
+      ({ offset, resume } = await receive(opts, handle, hash, offset, resume, sidecar));
+    } catch (error) {
+      // The stored object changed or vanished under the part: its bytes are worthless now.
+      if (error instanceof StaleResumeError)
+        await writeSidecar(sidecar, { identity: a.identity, offset: 0, resume: null });
+      throw error;
+    }
+    const sha256 = hash.digest('hex');
+    if (offset !== a.bytes || sha256 !== a.sha256) {
+      await handle.truncate(0);
+      await writeSidecar(sidecar, { identity: a.identity, offset: 0, resume: null });
+      throw new MirrorVerifyError(
+        `${a.channelId}: ${offset} bytes with sha256 ${sha256.slice(0, 12)}… arrived, ${a.bytes} with ${a.sha256.slice(0, 12)}… were announced.`,
+      );
+    }
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  const final = await placeFinal(dir, part, a);
+  await syncDir(dir);
+  return { path: final, bytes: a.bytes };
+}
+
+/** Drops a finished (or abandoned) part and its sidecar. */
+export async function removePart(dir: string, a: Pick<Announcement, 'identity' | 'channelId' | 'fileName'>) {
+  const { part, sidecar } = partPathsFor(dir, a);
+  await rm(part, { force: true });
+  await rm(sidecar, { force: true });
+}
+
+async function receive(
+  opts: MirrorOptions,
+  handle: FileHandle,
+  hash: Hash,
+  start: number,
+  startResume: string | null,
+  sidecar: string,
+): Promise<{ offset: number; resume: string | null }> {
+  const a = opts.announcement;
+  const every = opts.checkpointBytes ?? 8 * 1024 * 1024;
+  const idleMs = opts.idleTimeoutMs ?? 15_000;
+  const local = new AbortController();
+  const onAbort = () => local.abort(opts.signal.reason);
+  opts.signal.addEventListener('abort', onAbort, { once: true });
+  let idle: NodeJS.Timeout | undefined;
+  const arm = () => {
+    clearTimeout(idle);
+    idle = setTimeout(() => local.abort(new Error(`no bytes for ${Math.round(idleMs / 1000)} s`)), idleMs);
+  };
+  let offset = start;
+  let resume = startResume;
+  let sinceCheckpoint = 0;
+  let lastCheckpoint = Date.now();
+  const began = Date.now();
+  const checkpoint = async () => {
+    await handle.datasync();
+    await writeSidecar(sidecar, { identity: a.identity, offset, resume });
+    sinceCheckpoint = 0;
+    lastCheckpoint = Date.now();
+  };
+  try {
+    if (offset >= a.bytes) return { offset, resume };
+    arm();
+    for await (const piece of opts.store.read(a.store, offset, resume, local.signal)) {
+      arm();
+      if (offset + piece.data.length > a.bytes) {
+        throw new MirrorVerifyError(`${a.channelId}: the team store sent more than the ${a.bytes} announced bytes.`);
+      }
+      await writeAll(handle, [Buffer.from(piece.data.buffer, piece.data.byteOffset, piece.data.byteLength)], offset);
+      hash.update(piece.data);
+      offset += piece.data.length;
+      resume = piece.resume;
+      sinceCheckpoint += piece.data.length;
+      if (sinceCheckpoint >= every || Date.now() - lastCheckpoint >= CHECKPOINT_EVERY_MS) await checkpoint();
+      opts.onProgress?.({ identity: a.identity, channelId: a.channelId, bytes: offset, totalBytes: a.bytes });
+      if (offset >= a.bytes) break;
+      if (opts.rateBytesPerSec) {
+        const ahead = ((offset - start) / opts.rateBytesPerSec) * 1000 - (Date.now() - began);
+        if (ahead > 0) {
+          clearTimeout(idle);
+          await abortableDelay(ahead, local.signal);
+          arm();
+        }
+      }
+    }
+    if (local.signal.aborted) throw local.signal.reason instanceof Error ? local.signal.reason : new Error('aborted');
+    return { offset, resume };
+  } finally {
+    clearTimeout(idle);
+    opts.signal.removeEventListener('abort', onAbort);
+    // What arrived is kept for the next attempt, whatever ended this one.
+    if (sinceCheckpoint > 0 && offset < a.bytes) await checkpoint().catch(() => undefined);
+  }
+}
+
+/**
+ * A free final name for the verified part: `name.ext`, else `name (2).ext`... A name that already is this
+ * part (same inode: linked before a crash) is taken as done. Where the file system has no hard links, an
+ * O_EXCL placeholder is renamed over instead.
+ */
+async function placeFinal(dir: string, part: string, a: Announcement): Promise<string> {
+  const ext = mediaExt(path.extname(a.fileName));
+  const base = safeFileName(path.basename(a.fileName, path.extname(a.fileName)) || a.channelId);
+  const partStat = await stat(part);
+  return pickFinalName(dir, base, ext, async (candidate) => {
+    try {
+      await link(part, candidate);
+      return candidate;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') {
+        const other = await lstat(candidate).catch(() => null);
+        return other && other.ino === partStat.ino && other.dev === partStat.dev ? candidate : undefined;
+      }
+      if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'EXDEV') throw error;
+      try {
+        const placeholder = await open(candidate, 'wx');
+        await placeholder.close();
+      } catch (inner) {
+        if ((inner as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
+        throw inner;
+      }
+      await rename(part, candidate);
+      return candidate;
+    }
+  });
+}

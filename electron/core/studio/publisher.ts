@@ -1,0 +1,326 @@
+/**
+ * The receiver's side of studio mode: every recording the pipeline saves (server recordings and client
+ * uploads) is put into the team store under its identity, verified, then announced on the studio stream with
+ * the identity as message ID. Exactly once rests on the KV claim and the fixed object key, not on acks: a
+ * claim is taken with `create()` (only one receiver wins it), the object is put (a repeat finds the same bytes
+ * under the same key), the announcement is published (a repeat within the window is dropped by ID), and the
+ * claim is marked published, after which no restart publishes it again.
+ *
+ * The team server being unreachable never holds up the pipeline: recordings are still received and saved,
+ * and published once the server answers (connection retried with backoff, one line each time).
+ */
+import { createHash } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { stat } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import path from 'node:path';
+import { jetstream } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { describeError, silentLogger, type Logger } from '../logger.js';
+import type { RecordingPipeline } from '../pipeline/pipeline.js';
+import { serverIdentity, uploadIdentity, type Announcement } from './announcement.js';
+import { Ledger, type LedgerRecord } from './ledger.js';
+import { NatsTeamStore, S3TeamStore, type S3StoreOptions, type TeamStore } from './store.js';
+import {
+  CLAIMS_BUCKET,
+  DEFAULT_RETENTION_MS,
+  STUDIO_SUBJECT,
+  abortableDelay,
+  connectTeam,
+  ensureStudioStream,
+  type TeamCredentials,
+} from './team.js';
+
+export type StoreSpec = { kind: 'nats' } | ({ kind: 's3' } & S3StoreOptions);
+
+export interface PublisherOptions {
+  url: URL;
+  credentials: TeamCredentials | null;
+  store: StoreSpec;
+  /** How long the stream and the object store keep recordings (default 7 days). */
+  retentionMs?: number;
+  /** The pipeline's state folder: the ledger of what was published lives there. */
+  stateDir: string;
+  log?: Logger;
+  retry?: { baseDelayMs?: number; maxDelayMs?: number };
+  /** A claim older than this, taken by another receiver that never finished, may be taken over (default 10 min). */
+  staleClaimMs?: number;
+}
+
+export interface PublishedEvent {
+  identity: string;
+  channelId: string;
+  kind: 'server' | 'client';
+  bytes: number;
+  sha256: string;
+}
+
+export interface PublisherEvents {
+  connected: [info: { url: string }];
+  waiting: [info: { message: string; attempt: number; delayMs: number }];
+  published: [e: PublishedEvent];
+  failed: [info: { identity: string; channelId: string; message: string }];
+}
+
+interface Item {
+  identity: string;
+  kind: 'server' | 'client';
+  channelId: string;
+  path: string;
+  bytes: number;
+  savedAt: string;
+  contentType?: string;
+}
+
+interface PublishedRecord extends LedgerRecord {
+  state: 'published' | 'missing';
+}
+
+interface Claim {
+  state: 'claimed' | 'published';
+  by: string;
+  at: string;
+}
+
+const isPublished = (v: unknown): v is PublishedRecord =>
+  typeof v === 'object' && v !== null && typeof (v as PublishedRecord).identity === 'string';
+
+export class StudioPublisher extends EventEmitter<PublisherEvents> {
+  readonly #opts: PublisherOptions;
+  readonly #pipeline: RecordingPipeline;
+  readonly #by: string;
+  readonly #stop = new AbortController();
+  readonly #queue = new Map<string, Item>();
+  #wake: (() => void) | null = null;
+  #ledger: Ledger<PublishedRecord> | null = null;
+  #nc: NatsConnection | null = null;
+  #kv: KV | null = null;
+  #store: TeamStore | null = null;
+  #loop: Promise<void> | null = null;
+  readonly #detach: () => void;
+
+  constructor(pipeline: RecordingPipeline, opts: PublisherOptions) {
+    super();
+    this.#pipeline = pipeline;
+    this.#opts = opts;
+    this.#by = `${hostname()}-${createHash('sha256').update(path.resolve(opts.stateDir)).digest('hex').slice(0, 8)}`;
+    const onSaved = (e: { job: { key: string; channelId: string; updatedAt: string }; path: string; bytes: number }) =>
+      this.#enqueue({
+        identity: serverIdentity(e.job.key),
+        kind: 'server',
+        channelId: e.job.channelId,
+        path: e.path,
+        bytes: e.bytes,
+        savedAt: new Date().toISOString(),
+      });
+    const onUploaded = (e: {
+      id: string;
+      path: string;
+      bytes: number;
+      fileName: string;
+      contentType: string;
+      receivedAt: string;
+    }) =>
+      this.#enqueue({
+        identity: uploadIdentity(e.id),
+        kind: 'client',
+        channelId: path.basename(e.fileName, path.extname(e.fileName)) || 'client',
+        path: e.path,
+        bytes: e.bytes,
+        savedAt: e.receivedAt,
+        contentType: e.contentType,
+      });
+    pipeline.on('saved', onSaved);
+    pipeline.on('uploaded', onUploaded);
+    this.#detach = () => {
+      pipeline.off('saved', onSaved);
+      pipeline.off('uploaded', onUploaded);
+    };
+  }
+
+  get #log(): Logger {
+    return this.#opts.log ?? silentLogger;
+  }
+
+  get #retentionMs(): number {
+    return this.#opts.retentionMs ?? DEFAULT_RETENTION_MS;
+  }
+
+  /** Opens the ledger, queues what was saved but never published, and connects in the background. */
+  async start(): Promise<void> {
+    this.#ledger = await Ledger.open(`${this.#opts.stateDir}/studio`, 'published.jsonl', isPublished);
+    const since = Date.now() - this.#retentionMs;
+    for (const job of this.#pipeline.inbox.list()) {
+      if (job.state !== 'saved' || !job.path || job.bytes === null || Date.parse(job.updatedAt) < since) continue;
+      this.#enqueue({
+        identity: serverIdentity(job.key),
+        kind: 'server',
+        channelId: job.channelId,
+        path: job.path,
+        bytes: job.bytes,
+        savedAt: job.updatedAt,
+      });
+    }
+    for (const u of this.#pipeline.uploadLog?.list() ?? []) {
+      if (Date.parse(u.receivedAt) < since) continue;
+      this.#enqueue({
+        identity: uploadIdentity(u.id),
+        kind: 'client',
+        channelId: path.basename(u.fileName, path.extname(u.fileName)) || 'client',
+        path: u.path,
+        bytes: u.bytes,
+        savedAt: u.receivedAt,
+        contentType: u.contentType,
+      });
+    }
+    this.#loop = this.#run();
+  }
+
+  /** Recordings saved here and not yet in the team store. */
+  get pending(): number {
+    return this.#queue.size;
+  }
+
+  async stop(): Promise<void> {
+    this.#detach();
+    this.#stop.abort(new Error('stopped'));
+    this.#wake?.();
+    await this.#loop?.catch(() => undefined);
+    await this.#nc?.close().catch(() => undefined);
+    await this.#ledger?.close();
+  }
+
+  #enqueue(item: Item): void {
+    if (this.#ledger?.get(item.identity)) return;
+    this.#queue.set(item.identity, item);
+    this.#wake?.();
+  }
+
+  async #connect(): Promise<void> {
+    const nc = await connectTeam({
+      url: this.#opts.url,
+      credentials: this.#opts.credentials,
+      name: `tally listen ${this.#by}`,
+      signal: this.#stop.signal,
+      onRetry: (info) => this.emit('waiting', info),
+      ...this.#opts.retry,
+    });
+    this.#nc = nc;
+    await ensureStudioStream(nc, { retentionMs: this.#retentionMs, owner: true });
+    this.#kv = await new Kvm(nc).create(CLAIMS_BUCKET, { history: 1, ttl: this.#retentionMs });
+    const spec = this.#opts.store;
+    this.#store =
+      spec.kind === 'nats' ? new NatsTeamStore(nc, { retentionMs: this.#retentionMs }) : new S3TeamStore(spec);
+    this.emit('connected', { url: `${this.#opts.url.protocol}//${this.#opts.url.host}` });
+  }
+
+  async #run(): Promise<void> {
+    const signal = this.#stop.signal;
+    for (let attempt = 1; !signal.aborted && !this.#nc; attempt += 1) {
+      try {
+        await this.#connect();
+      } catch (error) {
+        if (signal.aborted) return;
+        // Refused credentials or a server without JetStream: said once per attempt, retried slowly.
+        this.#log.warn(`studio: ${describeError(error)}`);
+        const half = this.#nc as NatsConnection | null;
+        this.#nc = null;
+        await half?.close().catch(() => undefined);
+        await abortableDelay(Math.min(60_000, 2_000 * attempt), signal);
+      }
+    }
+    let failures = 0;
+    while (!signal.aborted) {
+      const item = this.#queue.values().next().value;
+      if (!item) {
+        await new Promise<void>((resolve) => (this.#wake = resolve));
+        this.#wake = null;
+        continue;
+      }
+      try {
+        await this.#publish(item);
+        this.#queue.delete(item.identity);
+        failures = 0;
+      } catch (error) {
+        if (signal.aborted) return;
+        failures += 1;
+        const message = describeError(error);
+        this.emit('failed', { identity: item.identity, channelId: item.channelId, message });
+        this.#log.warn(`studio: ${item.channelId} is not in the team store yet (${message}); trying again.`);
+        // To the back of the queue, so one stubborn recording does not hold up the others.
+        this.#queue.delete(item.identity);
+        this.#queue.set(item.identity, item);
+        await abortableDelay(Math.min(30_000, 250 * 2 ** Math.min(failures, 7)), signal);
+      }
+    }
+  }
+
+  async #publish(item: Item): Promise<void> {
+    const kv = this.#kv!;
+    const ledger = this.#ledger!;
+    const info = await stat(item.path).catch(() => null);
+    if (!info?.isFile() || info.size !== item.bytes) {
+      this.#log.warn(`studio: ${item.path} is gone or changed since it was saved; it is not shared with the team.`);
+      await ledger.put({ identity: item.identity, state: 'missing', at: new Date().toISOString() });
+      return;
+    }
+    const claimed = await this.#claim(kv, item.identity);
+    if (claimed === 'published' || claimed === 'taken') {
+      if (claimed === 'published')
+        await ledger.put({ identity: item.identity, state: 'published', at: new Date().toISOString() });
+      else throw new Error('another receiver is publishing it');
+      return;
+    }
+    const put = await this.#store!.put({
+      identity: item.identity,
+      path: item.path,
+      bytes: item.bytes,
+      ...(item.contentType ? { contentType: item.contentType } : {}),
+    });
+    const announcement: Announcement = {
+      v: 1,
+      identity: item.identity,
+      kind: item.kind,
+      channelId: item.channelId,
+      fileName: path.basename(item.path),
+      bytes: put.bytes,
+      sha256: put.sha256,
+      savedAt: item.savedAt,
+      store: put.ref,
+    };
+    await jetstream(this.#nc!).publish(STUDIO_SUBJECT, JSON.stringify(announcement), {
+      msgID: item.identity,
+      timeout: 10_000,
+    });
+    await kv.update(item.identity, JSON.stringify(this.#claimValue('published')), claimed);
+    await ledger.put({ identity: item.identity, state: 'published', at: new Date().toISOString() });
+    this.emit('published', {
+      identity: item.identity,
+      channelId: item.channelId,
+      kind: item.kind,
+      bytes: put.bytes,
+      sha256: put.sha256,
+    });
+  }
+
+  #claimValue(state: Claim['state']): Claim {
+    return { state, by: this.#by, at: new Date().toISOString() };
+  }
+
+  /** The claim's revision when this receiver holds it, or why not. */
+  async #claim(kv: KV, identity: string): Promise<number | 'published' | 'taken'> {
+    try {
+      return await kv.create(identity, JSON.stringify(this.#claimValue('claimed')));
+    } catch (error) {
+      const entry = await kv.get(identity);
+      if (!entry || entry.operation !== 'PUT') throw error;
+      const claim = entry.json<Claim>();
+      if (claim.state === 'published') return 'published';
+      const stale = Date.now() - Date.parse(claim.at) > (this.#opts.staleClaimMs ?? 10 * 60_000);
+      if (claim.by !== this.#by && !stale) return 'taken';
+      // Ours from before a restart, or abandoned: taken over only if nobody else moved it meanwhile.
+      return kv.update(identity, JSON.stringify(this.#claimValue('claimed')), entry.revision);
+    }
+  }
+}

@@ -1,0 +1,310 @@
+/**
+ * The team store holds the bytes of every team recording under a fixed key (the recording's identity): the
+ * JetStream Object Store on the team's NATS server by default, or an S3-compatible bucket. Both sides go
+ * through `TeamStore`: the receiver `put`s a saved file and gets back a verified reference, a follower `read`s
+ * from an offset, so an interrupted mirror resumes instead of starting over.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { Readable, Transform } from 'node:stream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { DeliverPolicy, jetstream } from '@nats-io/jetstream';
+import { Objm, StorageType, type ObjectStore } from '@nats-io/obj';
+import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { ConfigError } from '../errors.js';
+import type { StoredRef } from './announcement.js';
+import { OBJECT_BUCKET } from './team.js';
+
+/** What the receiver knows of a saved file. */
+export interface PutInput {
+  identity: string;
+  path: string;
+  bytes: number;
+  contentType?: string;
+}
+
+/** A stored, verified copy: where it is, and the sha256 of exactly the bytes that went in. */
+export interface PutResult {
+  ref: StoredRef;
+  bytes: number;
+  sha256: string;
+}
+
+/** A piece of a recording and how to continue right after it (opaque, kept in the follower's sidecar). */
+export interface ReadPiece {
+  data: Uint8Array;
+  resume: string;
+}
+
+export interface TeamStore {
+  readonly kind: 'nats' | 's3';
+  put(input: PutInput): Promise<PutResult>;
+  /**
+   * Bytes from `offset` on. `resume` is the token of the piece that ended at `offset` (null at 0); a token
+   * that no longer matches the stored object (it was replaced) makes the read throw `StaleResumeError`.
+   */
+  read(ref: StoredRef, offset: number, resume: string | null, signal: AbortSignal): AsyncIterable<ReadPiece>;
+}
+
+/** The stored object changed since the part file was started: start it over. */
+export class StaleResumeError extends Error {
+  override name = 'StaleResumeError';
+}
+
+/** The recording is no longer in the team store (retention ended, or it was deleted): nothing to resume. */
+export class GoneError extends StaleResumeError {
+  override name = 'GoneError';
+}
+
+/** A verification failure on the receiver's side: the store does not hold what was sent. */
+export class StoreVerifyError extends Error {
+  override name = 'StoreVerifyError';
+}
+
+/** The file's bytes as a stream that also hashes and counts them. */
+function hashingFileStream(path: string): { stream: Readable; result: () => { sha256: string; bytes: number } } {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      hash.update(chunk);
+      bytes += chunk.length;
+      done(null, chunk);
+    },
+  });
+  const source = createReadStream(path, { highWaterMark: 1 << 20 });
+  source.once('error', (error) => counter.destroy(error));
+  return { stream: source.pipe(counter), result: () => ({ sha256: hash.digest('hex'), bytes }) };
+}
+
+/** The Object Store's digest form of a hex sha256: `SHA-256=` + padded base64url. */
+export function natsDigest(sha256Hex: string): string {
+  const b64 = Buffer.from(sha256Hex, 'hex').toString('base64');
+  return `SHA-256=${b64.replace(/\+/g, '-').replace(/\//g, '_')}`;
+}
+
+/** Chunks of 512 KiB: under the server's default 1 MB message limit, and few enough acks per gigabyte. */
+const CHUNK_BYTES = 512 * 1024;
+
+/** The JetStream Object Store bucket `tally-studio`. */
+export class NatsTeamStore implements TeamStore {
+  readonly kind = 'nats' as const;
+  readonly #nc: NatsConnection;
+  readonly #retentionMs: number;
+  #os: Promise<ObjectStore> | null = null;
+
+  constructor(nc: NatsConnection, opts: { retentionMs: number }) {
+    this.#nc = nc;
+    this.#retentionMs = opts.retentionMs;
+  }
+
+  #bucket(): Promise<ObjectStore> {
+    this.#os ??= new Objm(this.#nc)
+      .create(OBJECT_BUCKET, { storage: StorageType.File, ttl: this.#retentionMs * 1_000_000 })
+      .catch((error: unknown) => {
+        this.#os = null;
+        throw error;
+      });
+    return this.#os;
+  }
+
+  async put(input: PutInput): Promise<PutResult> {
+    const os = await this.#bucket();
+    const { stream, result } = hashingFileStream(input.path);
+    const existing = await os.info(input.identity);
+    // A repeat after a crash: the very same bytes are already there under the fixed key.
+    if (existing && !existing.deleted && existing.size === input.bytes) {
+      const local = await hashFile(input.path);
+      if (existing.digest === natsDigest(local.sha256)) {
+        stream.destroy();
+        return { ref: { kind: 'nats', bucket: OBJECT_BUCKET, name: input.identity }, ...local };
+      }
+    }
+    const info = await os.put(
+      { name: input.identity, options: { max_chunk_size: CHUNK_BYTES } },
+      Readable.toWeb(stream) as unknown as ReadableStream<Uint8Array>,
+      { timeout: 30_000 },
+    );
+    const sent = result();
+    if (info.size !== sent.bytes || info.digest !== natsDigest(sent.sha256) || sent.bytes !== input.bytes) {
+      throw new StoreVerifyError(
+        `The team store holds ${info.size} bytes for ${input.identity}, ${sent.bytes} were sent from a ${input.bytes}-byte file.`,
+      );
+    }
+    return { ref: { kind: 'nats', bucket: OBJECT_BUCKET, name: input.identity }, ...sent };
+  }
+
+  async *read(ref: StoredRef, offset: number, resume: string | null, signal: AbortSignal): AsyncIterable<ReadPiece> {
+    if (ref.kind !== 'nats') throw new ConfigError('This recording is in an S3 bucket, not on the team server.');
+    const os = await new Objm(this.#nc).open(ref.bucket);
+    const info = await os.info(ref.name);
+    if (!info || info.deleted) throw new GoneError(`${ref.name} is no longer in the team store.`);
+    let startSeq = 0;
+    if (offset > 0) {
+      const [nuid, seq] = (resume ?? '').split(':');
+      if (nuid !== info.nuid || !seq) throw new StaleResumeError(`${ref.name} was replaced in the team store.`);
+      startSeq = Number(seq) + 1;
+    }
+    if (offset >= info.size) return;
+    const js = jetstream(this.#nc);
+    const consumer = await js.consumers.get(`OBJ_${ref.bucket}`, {
+      filter_subjects: `$O.${ref.bucket}.C.${info.nuid}`,
+      ...(startSeq > 0
+        ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: startSeq }
+        : { deliver_policy: DeliverPolicy.All }),
+    });
+    // Eight chunks (4 MiB) in flight: memory stays bounded whatever the size (a 16 MiB window measured slower).
+    const messages = await consumer.consume({ max_messages: 8 });
+    const stop = () => void messages.close();
+    signal.addEventListener('abort', stop, { once: true });
+    let at = offset;
+    try {
+      for await (const m of messages) {
+        if (signal.aborted) break;
+        at += m.data.length;
+        yield { data: m.data, resume: `${info.nuid}:${m.seq}` };
+        if (at >= info.size) break;
+      }
+    } finally {
+      signal.removeEventListener('abort', stop);
+      await messages.close();
+    }
+    if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('aborted');
+  }
+}
+
+/** `s3://bucket/prefix` → bucket and prefix (no leading or trailing slash). */
+export function parseS3Url(input: string, flag = '--store'): { bucket: string; prefix: string } {
+  const match = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(input.trim());
+  if (!match) throw new ConfigError(`${flag} must be "nats" or s3://BUCKET/PREFIX (got "${input}").`);
+  return { bucket: match[1]!, prefix: (match[2] ?? '').replace(/^\/+|\/+$/g, '') };
+}
+
+export interface S3StoreOptions {
+  bucket: string;
+  prefix: string;
+  /** An S3-compatible endpoint (Ceph, MinIO...): TALLY_S3_ENDPOINT or AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL. */
+  endpoint?: string | null;
+  region?: string | null;
+  /** Explicit keys; otherwise the SDK's own chain (AWS_ACCESS_KEY_ID, profiles...). */
+  credentials?: { accessKeyId: string; secretAccessKey: string } | null;
+}
+
+/** S3 settings from the environment (the bucket comes from --store on the receiver, from announcements on followers). */
+export function s3FromEnv(env: NodeJS.ProcessEnv): Omit<S3StoreOptions, 'bucket' | 'prefix'> {
+  const endpoint = env.TALLY_S3_ENDPOINT ?? env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL ?? null;
+  const accessKeyId = env.AWS_ACCESS_KEY_ID;
+  const secretAccessKey = env.AWS_SECRET_ACCESS_KEY;
+  return {
+    endpoint,
+    region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? null,
+    credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : null,
+  };
+}
+
+/** An S3-compatible bucket; keys are `<prefix>/<identity>`. */
+export class S3TeamStore implements TeamStore {
+  readonly kind = 's3' as const;
+  readonly #client: S3Client;
+  readonly #opts: S3StoreOptions;
+
+  constructor(opts: S3StoreOptions) {
+    this.#opts = opts;
+    this.#client = new S3Client({
+      region: opts.region ?? 'us-east-1',
+      ...(opts.endpoint ? { endpoint: opts.endpoint, forcePathStyle: true } : {}),
+      ...(opts.credentials ? { credentials: opts.credentials } : {}),
+      // Plain checksums only where S3 requires them: S3-compatible servers differ in the newer ones.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    });
+  }
+
+  keyOf(identity: string): string {
+    return this.#opts.prefix ? `${this.#opts.prefix}/${identity}` : identity;
+  }
+
+  async put(input: PutInput): Promise<PutResult> {
+    const key = this.keyOf(input.identity);
+    const ref: StoredRef = { kind: 's3', bucket: this.#opts.bucket, key };
+    const head = await this.#head(key);
+    if (head && head.bytes === input.bytes && head.sha256) {
+      const local = await hashFile(input.path);
+      if (local.sha256 === head.sha256) return { ref, ...local };
+    }
+    // The sha256 goes into the object's metadata, so it is known before the upload starts; the bytes are
+    // hashed again on their way out, so a file that changed in between is caught.
+    const pre = await hashFile(input.path);
+    const { stream, result } = hashingFileStream(input.path);
+    const upload = new Upload({
+      client: this.#client,
+      params: {
+        Bucket: this.#opts.bucket,
+        Key: key,
+        Body: stream,
+        ContentType: input.contentType ?? 'application/octet-stream',
+        Metadata: { sha256: pre.sha256 },
+      },
+      partSize: 16 * 1024 * 1024,
+      queueSize: 2,
+    });
+    await upload.done();
+    const sent = result();
+    const stored = await this.#head(key);
+    if (sent.sha256 !== pre.sha256 || sent.bytes !== input.bytes || stored?.bytes !== sent.bytes) {
+      throw new StoreVerifyError(
+        `The bucket holds ${stored?.bytes ?? 'nothing'} bytes for ${key}, ${sent.bytes} were sent from a ${input.bytes}-byte file.`,
+      );
+    }
+    return { ref, ...sent };
+  }
+
+  async #head(key: string): Promise<{ bytes: number; sha256: string | null; etag: string } | null> {
+    try {
+      const head = await this.#client.send(new HeadObjectCommand({ Bucket: this.#opts.bucket, Key: key }));
+      return { bytes: head.ContentLength ?? -1, sha256: head.Metadata?.sha256 ?? null, etag: head.ETag ?? '' };
+    } catch (error) {
+      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if (status === 404 || (error as Error).name === 'NotFound') return null;
+      throw error;
+    }
+  }
+
+  async *read(ref: StoredRef, offset: number, resume: string | null, signal: AbortSignal): AsyncIterable<ReadPiece> {
+    if (ref.kind !== 's3') throw new ConfigError('This recording is on the team server, not in an S3 bucket.');
+    const res = await this.#client
+      .send(
+        new GetObjectCommand({
+          Bucket: ref.bucket,
+          Key: ref.key,
+          ...(offset > 0 ? { Range: `bytes=${offset}-`, ...(resume ? { IfMatch: resume } : {}) } : {}),
+        }),
+        { abortSignal: signal },
+      )
+      .catch((error: unknown) => {
+        const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+        if (status === 412) throw new StaleResumeError(`${ref.key} was replaced in the bucket.`);
+        if (status === 404) throw new GoneError(`${ref.key} is no longer in the bucket.`);
+        throw error;
+      });
+    const etag = res.ETag ?? '';
+    if (offset > 0 && resume && etag !== resume) throw new StaleResumeError(`${ref.key} was replaced in the bucket.`);
+    const body = res.Body as Readable | undefined;
+    if (!body) return;
+    for await (const chunk of body as AsyncIterable<Uint8Array>) {
+      yield { data: chunk, resume: etag };
+    }
+  }
+}
+
+/** sha256 and size of a file, read once. */
+export async function hashFile(path: string): Promise<{ sha256: string; bytes: number }> {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+    hash.update(chunk);
+    bytes += chunk.length;
+  }
+  return { sha256: hash.digest('hex'), bytes };
+}

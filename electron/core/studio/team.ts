@@ -1,0 +1,201 @@
+/**
+ * The team's NATS server: its URL, its credentials, the connection (with retries and backoff while it is
+ * unreachable) and the JetStream assets studio mode uses. Every name here is fixed, so a receiver and any
+ * number of followers find each other by the URL alone.
+ *
+ *   stream   TALLY_STUDIO   subject tally.studio.saved   one announcement per recording, message ID = identity
+ *   KV       tally-studio-claims                         one key per recording: who publishes it, how far it got
+ *   objects  tally-studio   (the default store)          the recording's bytes under the identity
+ */
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { ConfigError, TallyError } from '../errors.js';
+import { describeError } from '../logger.js';
+
+export const STUDIO_STREAM = 'TALLY_STUDIO';
+export const STUDIO_SUBJECT = 'tally.studio.saved';
+export const CLAIMS_BUCKET = 'tally-studio-claims';
+export const OBJECT_BUCKET = 'tally-studio';
+/** Default retention of announcements and stored recordings: 7 days. */
+export const DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** The team server could not be reached (given up, or stopped while retrying). */
+export class TeamUnreachableError extends TallyError {
+  readonly code = 'team_unreachable';
+}
+
+/** NATS user/password or token; tls:// URLs carry TLS themselves. Never logged, never in settings. */
+export interface TeamCredentials {
+  user?: string;
+  password?: string;
+  token?: string;
+}
+
+/** The URL of the team server, checked: nats:// or tls://, a host, a port; no credentials inside. */
+export function parseTeamUrl(input: string, flag = '--team'): URL {
+  let url: URL;
+  try {
+    url = new URL(input.trim());
+  } catch {
+    throw new ConfigError(`${flag} must be a URL such as nats://studio.local:4222, not "${input}".`);
+  }
+  if (url.protocol !== 'nats:' && url.protocol !== 'tls:') {
+    throw new ConfigError(`${flag} must start with nats:// or tls:// (got ${url.protocol}//).`);
+  }
+  if (!url.hostname) throw new ConfigError(`${flag} needs a host, as in nats://studio.local:4222.`);
+  if (url.username || url.password) {
+    throw new ConfigError(
+      `${flag} must not carry credentials: store them with "tally login --team" or set TALLY_TEAM_USER / TALLY_TEAM_PASSWORD.`,
+    );
+  }
+  if (url.pathname && url.pathname !== '/') throw new ConfigError(`${flag} takes no path: nats://HOST:PORT.`);
+  return url;
+}
+
+/** Credentials from TALLY_TEAM_USER + TALLY_TEAM_PASSWORD or TALLY_TEAM_TOKEN; null when none is set. */
+export function teamCredentialsFromEnv(env: NodeJS.ProcessEnv): TeamCredentials | null {
+  const user = env.TALLY_TEAM_USER?.trim() ?? '';
+  const password = env.TALLY_TEAM_PASSWORD ?? '';
+  const token = env.TALLY_TEAM_TOKEN?.trim() ?? '';
+  if (token && (user || password)) {
+    throw new ConfigError('Set either TALLY_TEAM_TOKEN or TALLY_TEAM_USER + TALLY_TEAM_PASSWORD, not both.');
+  }
+  if (token) return { token };
+  if (user || password) {
+    if (!user || !password) {
+      throw new ConfigError(
+        `${user ? 'TALLY_TEAM_PASSWORD' : 'TALLY_TEAM_USER'} is not set: set both TALLY_TEAM_USER and TALLY_TEAM_PASSWORD, or neither.`,
+      );
+    }
+    return { user, password };
+  }
+  return null;
+}
+
+export interface TeamConnectOptions {
+  url: URL;
+  credentials: TeamCredentials | null;
+  /** A name the server shows for this connection (monitoring only). */
+  name: string;
+  /** Ends the retries (stop, Ctrl-C). */
+  signal?: AbortSignal;
+  /** Called before each wait while the server cannot be reached: one line for the user. */
+  onRetry?: (info: { message: string; attempt: number; delayMs: number }) => void;
+  /** First delay between attempts (default 500 ms), doubled up to `maxDelayMs` (default 30 s). */
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  /** Give up after this many failed attempts (default: never, until the signal aborts). */
+  maxAttempts?: number;
+}
+
+/** The server list for the client: tls:// becomes the nats:// address with TLS required. */
+function serverOf(url: URL): string {
+  return `${url.hostname.includes(':') ? `[${url.hostname}]` : url.hostname}:${url.port || '4222'}`;
+}
+
+/** One clear line for a failed connection attempt; the credentials never appear in it. */
+export function describeConnectError(url: URL, error: unknown): string {
+  const code = (error as { code?: string }).code ?? '';
+  const text = describeError(error);
+  const where = `${url.protocol}//${serverOf(url)}`;
+  if (/authoriz|authentic|permissions/i.test(text) || /AUTH/i.test(code)) {
+    return `The team server ${where} refused the credentials: store them with "tally login --team ${where}" or set TALLY_TEAM_USER / TALLY_TEAM_PASSWORD (or TALLY_TEAM_TOKEN).`;
+  }
+  if (/ECONNREFUSED|CONNECTION_REFUSED|connection refused/i.test(text + code)) {
+    return `The team server ${where} is unreachable (connection refused): is nats-server running there with -js?`;
+  }
+  if (/ENOTFOUND|EAI_AGAIN/i.test(text)) return `The team server's host ${url.hostname} is unknown (DNS).`;
+  return `The team server ${where} could not be reached: ${text.split('\n')[0]?.slice(0, 200)}`;
+}
+
+/**
+ * Connects to the team server, retrying with exponential backoff while it is unreachable (never on refused
+ * credentials: those need the user). After the first connection the client itself reconnects forever.
+ */
+export async function connectTeam(opts: TeamConnectOptions): Promise<NatsConnection> {
+  const base = opts.baseDelayMs ?? 500;
+  const max = opts.maxDelayMs ?? 30_000;
+  const creds = opts.credentials ?? {};
+  for (let attempt = 1; ; attempt += 1) {
+    if (opts.signal?.aborted) throw new TeamUnreachableError('Stopped before the team server could be reached.');
+    try {
+      return await connect({
+        servers: [serverOf(opts.url)],
+        name: opts.name,
+        ...(creds.token ? { token: creds.token } : {}),
+        ...(creds.user ? { user: creds.user, pass: creds.password ?? '' } : {}),
+        ...(opts.url.protocol === 'tls:' ? { tls: {} } : {}),
+        reconnect: true,
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 500,
+        timeout: 5_000,
+      });
+    } catch (error) {
+      const message = describeConnectError(opts.url, error);
+      if (/refused the credentials/.test(message)) throw new ConfigError(message);
+      if (opts.maxAttempts !== undefined && attempt >= opts.maxAttempts) throw new TeamUnreachableError(message);
+      const delayMs = Math.min(max, base * 2 ** (attempt - 1));
+      opts.onRetry?.({ message, attempt, delayMs });
+      await abortableDelay(delayMs, opts.signal);
+    }
+  }
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+export function abortableDelay(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+const nanos = (ms: number) => ms * 1_000_000;
+
+/**
+ * Creates the announcement stream when it does not exist yet (a follower may start before the receiver). An
+ * existing stream keeps its configuration, except that the receiver (`owner`) applies its retention.
+ */
+export async function ensureStudioStream(
+  nc: NatsConnection,
+  opts: { retentionMs: number; owner: boolean },
+): Promise<JetStreamManager> {
+  const jsm = await jetstreamManager(nc);
+  const config = {
+    name: STUDIO_STREAM,
+    subjects: [STUDIO_SUBJECT],
+    max_age: nanos(opts.retentionMs),
+    // Repeats within the hour are dropped by message ID; the KV claim covers everything beyond.
+    duplicate_window: nanos(Math.min(opts.retentionMs, 60 * 60 * 1000)),
+  };
+  const existing = await jsm.streams.info(STUDIO_STREAM).catch((error: unknown) => {
+    if (/not found/i.test(describeError(error))) return null;
+    throw error;
+  });
+  if (!existing) {
+    await jsm.streams.add(config).catch(async (error: unknown) => {
+      // Two members creating it at once: the other one won, which is just as good.
+      if (!/already in use|exists/i.test(describeError(error))) throw error;
+    });
+  } else if (opts.owner && existing.config.max_age !== config.max_age) {
+    await jsm.streams.update(STUDIO_STREAM, { ...existing.config, ...config });
+  }
+  return jsm;
+}
+
+/** Seconds, minutes, hours or days (`90m`, `12h`, `7d`) to milliseconds, for `--retention`. */
+export function parseRetention(input: string, flag = '--retention'): number {
+  const match = /^(\d+(?:\.\d+)?)\s*(m|h|d)$/i.exec(input.trim());
+  if (!match) throw new ConfigError(`${flag} must be a duration such as 12h or 7d (got "${input}").`);
+  const unit = { m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2]!.toLowerCase() as 'm' | 'h' | 'd'];
+  const ms = Math.round(Number(match[1]) * unit);
+  if (ms < 60 * 60 * 1000 || ms > 365 * 86_400_000) {
+    throw new ConfigError(`${flag} must be between 1h and 365d (got "${input}").`);
+  }
+  return ms;
+}

@@ -1,0 +1,87 @@
+/**
+ * A real `nats-server` with JetStream (the Debian package) on a free loopback port, its storage in a temp
+ * folder that survives `restart()`, so tests can stop the server mid-transfer and bring back the same one.
+ * Readiness is the server's own "Server is ready" line, never a timer.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface NatsServer {
+  readonly port: number;
+  readonly url: string;
+  /** Stops the server (SIGKILL when `crash`), keeping its storage. */
+  stop(crash?: boolean): Promise<void>;
+  /** Starts it again on the same port with the same storage. */
+  start(): Promise<void>;
+  /** Stops it and removes its storage. */
+  close(): Promise<void>;
+}
+
+/** A port that was free a moment ago (the server binds it right after). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startNatsServer(opts: { port?: number; args?: string[] } = {}): Promise<NatsServer> {
+  const dir = await mkdtemp(join(tmpdir(), 'tally-nats-'));
+  const port = opts.port ?? (await freePort());
+  let child: ChildProcess | null = null;
+  let log = '';
+
+  const start = () =>
+    new Promise<void>((resolve, reject) => {
+      const proc = spawn(
+        'nats-server',
+        ['-js', '-sd', join(dir, 'js'), '-a', '127.0.0.1', '-p', String(port), ...(opts.args ?? [])],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      child = proc;
+      const onData = (chunk: Buffer) => {
+        log += chunk.toString();
+        if (/Server is ready/.test(log)) {
+          proc.stderr?.off('data', onData);
+          proc.stdout?.off('data', onData);
+          resolve();
+        }
+      };
+      proc.stderr?.on('data', onData);
+      proc.stdout?.on('data', onData);
+      proc.once('exit', (code) => reject(new Error(`nats-server exited (${code}) before it was ready:\n${log}`)));
+      proc.once('error', reject);
+    });
+
+  const stop = async (crash = false) => {
+    const proc = child;
+    child = null;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+    proc.kill(crash ? 'SIGKILL' : 'SIGTERM');
+    await exited;
+  };
+
+  log = '';
+  await start();
+  return {
+    port,
+    url: `nats://127.0.0.1:${port}`,
+    stop,
+    async start() {
+      log = '';
+      await start();
+    },
+    async close() {
+      await stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
