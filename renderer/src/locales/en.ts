@@ -362,6 +362,7 @@ export const en = {
     url: 'Team server',
     urlHint: 'nats://HOST:PORT, or tls://HOST:PORT for TLS',
     name: 'Name of this computer in the studio',
+    save: 'Save studio settings',
     test: 'Test',
     testing: 'Testing…',
     testOk: 'The team server answered. {message}',

@@ -353,6 +353,7 @@ export const ko: Messages = {
     url: '팀 서버',
     urlHint: 'nats://호스트:포트 또는 TLS는 tls://호스트:포트',
     name: '스튜디오에서 이 컴퓨터의 이름',
+    save: '스튜디오 설정 저장',
     test: '테스트',
     testing: '테스트하는 중…',
     testOk: '팀 서버가 응답했습니다. {message}',

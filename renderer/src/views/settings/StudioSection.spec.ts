@@ -19,7 +19,7 @@ describe('Settings → Studio', () => {
     const { bridge, user } = setup();
     await user.click(await screen.findByRole('radio', { name: /Follows a studio/ }));
     const url = screen.getByRole('textbox', { name: 'Team server' });
-    const save = screen.getByRole('button', { name: 'Save' });
+    const save = screen.getByRole('button', { name: 'Save studio settings' });
     await user.type(url, 'http://wrong');
     expect(url).toHaveAttribute('aria-invalid', 'true');
     expect(save).toBeDisabled();
