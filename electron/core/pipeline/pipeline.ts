@@ -279,7 +279,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
   async start(): Promise<PipelineReady> {
     if (this.#running) return this.ready();
     this.#running = true;
-    const lastRunning = await readHeartbeat(this.#opts.stateDir);
+    const lastRunning = await readHeartbeat(this.#opts.stateDir, this.#opts.projectScope ?? null);
     if (!this.#downloadsPaused) this.downloads.start();
     try {
       await this.receiver.start();
@@ -290,7 +290,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
       await this.downloads.stop();
       throw error;
     }
-    await writeHeartbeat(this.#opts.stateDir);
+    await writeHeartbeat(this.#opts.stateDir, new Date(), this.#opts.projectScope ?? null);
     const every = this.#opts.heartbeatIntervalMs ?? 60_000;
     this.#heartbeat = setInterval(() => void this.#beat(), every);
     this.#heartbeat.unref();
@@ -355,7 +355,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
    */
   async #beat(): Promise<void> {
     try {
-      await writeHeartbeat(this.#opts.stateDir);
+      await writeHeartbeat(this.#opts.stateDir, new Date(), this.#opts.projectScope ?? null);
     } catch (error) {
       (this.#opts.log ?? silentLogger).warn(`heartbeat: could not be written: ${describeError(error)}`);
     }
