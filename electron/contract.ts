@@ -138,6 +138,8 @@ export interface AppInfo {
   demo: boolean;
   /** Whether native pickers / reveal-in-folder exist (Electron) or not (browser). */
   native: boolean;
+  /** Whether Open and Show in folder work: the tray app, or a browser on the desktop `tally serve` runs on. */
+  fileActions: boolean;
 }
 
 export interface ErrorView {

@@ -98,6 +98,7 @@ describe('AppCore in demo mode', () => {
       transport: 'ws',
       demo: true,
       native: false,
+      fileActions: false,
     });
 
     const live = await core.handlers['channels:live']();

@@ -85,7 +85,7 @@ export function recording(partial: Partial<RecordingView> & { key: string }): Re
 }
 
 export function appInfo(partial: Partial<AppInfo> = {}): AppInfo {
-  return { version: '0.1.0', platform: 'linux', transport: 'ipc', demo: false, native: true, ...partial };
+  return { version: '0.1.0', platform: 'linux', transport: 'ipc', demo: false, native: true, fileActions: true, ...partial };
 }
 
 export function settingsView(partial: Partial<SettingsView> = {}): SettingsView {

@@ -203,6 +203,8 @@ export const en = {
     webhookMissing: 'No public webhook URL yet. Set up a tunnel in Settings so the service can reach Tally.',
     filters: { label: 'Show', all: 'All', server: 'Broadcasts', client: 'Web client', problems: 'Problems' },
     noMatch: 'No finished recordings match this filter.',
+    noFileActions:
+      'Open and Show in folder work in the tray app, or in a browser on the computer that runs tally serve. Copy path works everywhere.',
     title: '{channel} · {time}',
     clientTitle: 'Web client upload',
     today: 'Today',

@@ -11,14 +11,14 @@ const inMinutes = (m: number) => new Date(NOW + m * 60_000).toISOString();
 
 function setup(
   list: RecordingView[],
-  options: { native?: boolean; tunnel?: TunnelStatus | null; bridge?: TestBridge } = {},
+  options: { fileActions?: boolean; tunnel?: TunnelStatus | null; bridge?: TestBridge } = {},
 ) {
   const bridge = options.bridge ?? new TestBridge();
   bridge.handle('recordings:list', () => list);
   const clock = new ManualClock(NOW);
   const store = new RecordingsStore(bridge.bridge, clock);
   onTestFinished(store.start());
-  render(RecordingsView, { store, native: options.native ?? true, tunnel: options.tunnel ?? null });
+  render(RecordingsView, { store, fileActions: options.fileActions ?? true, tunnel: options.tunnel ?? null });
   return { bridge, clock, store, user: userEvent.setup({ delay: null }) };
 }
 
@@ -115,9 +115,10 @@ describe('RecordingsView', () => {
     );
   });
 
-  it('has no Open or Reveal without native access, but still Copy path', async () => {
-    setup([recording({ key: 'k9', state: 'saved', fileName: 'show-9.mp4' })], { native: false });
+  it('has no Open or Reveal where files cannot be shown, says why, and still has Copy path', async () => {
+    setup([recording({ key: 'k9', state: 'saved', fileName: 'show-9.mp4' })], { fileActions: false });
     expect(await screen.findByText(/show-9\.mp4/)).toBeInTheDocument();
+    expect(screen.getByText(/Open and Show in folder work in the tray app/)).toBeInTheDocument();
     expect(screen.queryByRole('button', { name: /^Open/ })).not.toBeInTheDocument();
     expect(screen.queryByRole('button', { name: /in folder/ })).not.toBeInTheDocument();
     expect(screen.getByRole('button', { name: /^Copy path of / })).toBeInTheDocument();
