@@ -61,6 +61,8 @@ export interface RecordingView {
   fileName: string | null;
   error: string | null;
   attempts: number;
+  /** The webhook named a thumbnail image (fetched through `recordings:thumbnail`). */
+  hasThumbnail?: boolean;
 }
 
 export interface GapView {
@@ -236,6 +238,7 @@ export const requestSchemas = {
   'recordings:reveal': z.tuple([key]),
   'recordings:open': z.tuple([key]),
   'recordings:path': z.tuple([key]),
+  'recordings:thumbnail': z.tuple([key]),
   'recordings:remove': z.tuple([key]),
   'recordings:gaps': none,
   'settings:get': none,
@@ -266,6 +269,8 @@ export interface RequestMap {
   'recordings:open': { args: [key: string]; result: { ok: boolean } };
   /** Full path of a saved recording (for "Copy path"); null while it has no file. */
   'recordings:path': { args: [key: string]; result: { path: string | null } };
+  /** The webhook's thumbnail as a `data:` URL (fetched by the core under the download policy), or null. */
+  'recordings:thumbnail': { args: [key: string]; result: { dataUrl: string | null } };
   /** Hides a finished recording from the list; its file is left alone. */
   'recordings:remove': { args: [key: string]; result: { ok: boolean } };
   'recordings:gaps': { args: []; result: GapReport };

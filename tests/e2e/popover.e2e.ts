@@ -298,6 +298,14 @@ describe('popover against tally serve --sandbox', () => {
       await saved.getByText(/rec-one\.mp4/).waitFor();
       await bar.waitFor({ state: 'detached' });
       expect(await saved.textContent()).toMatch(/Saved and verified · 6 MB · rec-one\.mp4/);
+      // The webhook's thumbnail, fetched by the core: the page shows it as a data: URL, never the webhook's URL.
+      const thumb = saved
+        .getByRole('listitem')
+        .filter({ hasText: /^rec-one · / })
+        .locator('img');
+      await expect
+        .poll(() => thumb.getAttribute('src', { timeout: 1000 }), eventually)
+        .toMatch(/^data:image\/jpeg;base64,/);
 
       const view = (await h.core.handlers['recordings:list']()).find((r) => r.channelId === 'rec-one');
       expect(view).toMatchObject({ state: 'saved', fileName: 'rec-one.mp4', bytes: recording.size });
@@ -339,6 +347,12 @@ describe('popover against tally serve --sandbox', () => {
         ).navigator.clipboard.readText(),
       );
       expect(copied).toBe(path);
+
+      // Open and Show in folder: the core hands the file, then its folder, to the desktop's opener.
+      await item.getByRole('button', { name: /^Open rec-two · / }).click();
+      await item.getByRole('button', { name: /^Show rec-two · .* in folder$/ }).click();
+      const openedLines = async () => (await readFile(h.openedLog, 'utf8').catch(() => '')).split('\n');
+      await expect.poll(openedLines, eventually).toEqual([path, h.recordingsDir, '']);
 
       // Filters: a saved broadcast is not a problem, and is not a web client upload.
       await page.getByRole('radio', { name: /^Problems/ }).check();

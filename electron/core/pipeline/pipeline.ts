@@ -271,6 +271,11 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     return this.#running;
   }
 
+  /** The download-origin policy every fetch of a webhook's URL goes through. */
+  get policy(): DownloadOriginPolicy {
+    return this.#opts.policy;
+  }
+
   get lastGapReport(): GapReportResult | null {
     return this.#lastGaps;
   }

@@ -22,6 +22,14 @@ function setup(
   return { bridge, clock, store, user: userEvent.setup({ delay: null }) };
 }
 
+/** `setup` that also returns the rendered container (images have no role to find them by). */
+function setupWithContainer(list: RecordingView[], bridge: TestBridge) {
+  bridge.handle('recordings:list', () => list);
+  const store = new RecordingsStore(bridge.bridge, new ManualClock(NOW));
+  onTestFinished(store.start());
+  return render(RecordingsView, { store, fileActions: true, tunnel: null });
+}
+
 const section = (name: string) => screen.getByRole('region', { name });
 
 describe('RecordingsView', () => {
@@ -113,6 +121,23 @@ describe('RecordingsView', () => {
     await waitFor(() =>
       expect(screen.getByRole('status')).toHaveTextContent(/removed from the list\. The file stays where it was\./),
     );
+  });
+
+  it('shows the webhook’s thumbnail the core fetched, and never a URL the page would load itself', async () => {
+    const bridge = new TestBridge();
+    const png = 'data:image/png;base64,iVBORw0KGgo=';
+    bridge.handle('recordings:thumbnail', (key) => ({ dataUrl: key === 't1' ? png : 'https://tracker.example/x.png' }));
+    const { container } = setupWithContainer(
+      [
+        recording({ key: 't1', channelId: 'pic-1', state: 'saved', fileName: 'pic-1.mp4', hasThumbnail: true }),
+        recording({ key: 't2', channelId: 'pic-2', state: 'saved', fileName: 'pic-2.mp4', hasThumbnail: true }),
+        recording({ key: 't3', channelId: 'pic-3', state: 'saved', fileName: 'pic-3.mp4' }),
+      ],
+      bridge,
+    );
+    await waitFor(() => expect(container.querySelectorAll('img')).toHaveLength(1));
+    expect(container.querySelector('img')?.getAttribute('src')).toBe(png);
+    expect(bridge.callsOf('recordings:thumbnail').flat().sort()).toEqual(['t1', 't2']);
   });
 
   it('has no Open or Reveal where files cannot be shown, says why, and still has Copy path', async () => {
