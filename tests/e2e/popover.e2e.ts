@@ -376,7 +376,7 @@ describe('popover against tally serve --sandbox', () => {
     }
   });
 
-  it('fits 300 and 380 px wide in every tab, in English and Korean', async () => {
+  it('fits 300 and 380 px wide in every tab and the first-run guide, in English and Korean', async () => {
     h.sandbox.control.startBroadcast({
       id: 'a-rather-long-channel-identifier-from-the-studio-floor',
       watchers: 123_456,
@@ -388,7 +388,20 @@ describe('popover against tally serve --sandbox', () => {
     };
     try {
       for (const language of ['en', 'ko'] as const) {
-        await h.core.handlers['settings:update']({ language });
+        // The first-run guide: its welcome and its first step.
+        await h.core.handlers['settings:update']({ language, firstRunDone: false });
+        for (const width of [300, 380]) {
+          const guide = await open({ width });
+          await expect
+            .poll(() => guide.page.locator('#fr-title').textContent(), eventually)
+            .toBe(language === 'en' ? 'Welcome to Tally' : 'Tally에 오신 것을 환영합니다');
+          await check(guide.page, `${language} ${width}px first run, welcome`);
+          await guide.page.locator('button.primary').first().click();
+          await guide.page.locator('#fr-title + *').waitFor();
+          await guide.page.locator('input').first().waitFor();
+          await check(guide.page, `${language} ${width}px first run, account`);
+        }
+        await h.core.handlers['settings:update']({ firstRunDone: true });
         for (const width of [300, 380]) {
           const { page } = await open({ width });
           const at = `${language} ${width}px`;
@@ -427,7 +440,7 @@ describe('popover against tally serve --sandbox', () => {
         }
       }
     } finally {
-      await h.core.handlers['settings:update']({ language: 'system' });
+      await h.core.handlers['settings:update']({ language: 'system', firstRunDone: true });
       await h.sandbox.control.endBroadcast('a-rather-long-channel-identifier-from-the-studio-floor');
     }
     expect(problems).toEqual([]);
