@@ -220,7 +220,9 @@ export async function checkFolderChange(
   patch: { recordingsFolder?: string },
 ): Promise<void> {
   if (patch.recordingsFolder === undefined || patch.recordingsFolder === before.recordingsFolder) return;
-  const folder = await ensureWritableFolder(next.recordingsFolder, { source: 'the recordings folder (Settings → Where recordings are saved)' });
+  const folder = await ensureWritableFolder(next.recordingsFolder, {
+    source: 'the recordings folder (Settings → Where recordings are saved)',
+  });
   patch.recordingsFolder = folder;
   next.recordingsFolder = folder;
 }
