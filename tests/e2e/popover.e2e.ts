@@ -376,6 +376,35 @@ describe('popover against tally serve --sandbox', () => {
     }
   });
 
+  it('lists a refused download as failed with its reason under Problems, and Retry saves it', async () => {
+    const { control } = h.sandbox;
+    // The download host redirects to an origin Tally does not download from: refused, no retry by itself.
+    control.setFaults('download', { redirectTo: 'https://elsewhere.example/rec-three.mp4' });
+    try {
+      control.startBroadcast({ id: 'rec-three', record: true, recordingBytes: 150_000, watchers: 5 });
+      const { page } = await open({ tab: 'recordings' });
+      await control.endBroadcast('rec-three');
+      await page.getByRole('radio', { name: /^Problems 1$/ }).check();
+      const item = page.getByRole('listitem').filter({ hasText: /^rec-three · / });
+      await item.getByText('Failed', { exact: true }).waitFor();
+      expect(await item.textContent()).toMatch(
+        /The recording was not downloaded: redirect refused: https:\/\/elsewhere\.example is not an allowed download origin/,
+      );
+
+      control.setFaults('download', null);
+      await item.getByRole('button', { name: /^Retry download of rec-three · / }).click();
+      // Saved now: no longer a problem, listed with the others, on disk.
+      await page.getByText('No finished recordings match this filter.').waitFor();
+      await page.getByRole('radio', { name: /^All/ }).check();
+      await item.getByText(/Saved and verified · 150 kB/).waitFor();
+      const view = (await h.core.handlers['recordings:list']()).find((r) => r.channelId === 'rec-three');
+      expect(view).toMatchObject({ state: 'saved', bytes: 150_000, error: null });
+      expect((await readFile(join(h.recordingsDir, view?.fileName ?? 'missing'))).length).toBe(150_000);
+    } finally {
+      control.setFaults('download', null);
+    }
+  });
+
   it('fits 300 and 380 px wide in every tab and the first-run guide, in English and Korean', async () => {
     h.sandbox.control.startBroadcast({
       id: 'a-rather-long-channel-identifier-from-the-studio-floor',

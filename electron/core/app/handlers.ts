@@ -130,6 +130,8 @@ export function channelAndRecordingHandlers(ctx: HandlerContext): Pick<RequestHa
       if (!pending) {
         pending = fetchThumbnail(url, pipeline.policy);
         thumbnails.set(key, pending);
+        // Only pictures are kept: a thumbnail that could not be fetched is tried again when next asked for.
+        void pending.then((dataUrl) => dataUrl === null && thumbnails.delete(key));
         if (thumbnails.size > THUMBNAIL_CACHE) thumbnails.delete(thumbnails.keys().next().value as string);
       }
       return { dataUrl: await pending };
