@@ -143,7 +143,7 @@ describe('RecordingsView', () => {
   it('has no Open or Reveal where files cannot be shown, says why, and still has Copy path', async () => {
     setup([recording({ key: 'k9', state: 'saved', fileName: 'show-9.mp4' })], { fileActions: false });
     expect(await screen.findByText(/show-9\.mp4/)).toBeInTheDocument();
-    expect(screen.getByText(/Open and Show in folder work in the tray app/)).toBeInTheDocument();
+    expect(screen.getByText(/Open and Show in folder need the tray app/)).toBeInTheDocument();
     expect(screen.queryByRole('button', { name: /^Open/ })).not.toBeInTheDocument();
     expect(screen.queryByRole('button', { name: /in folder/ })).not.toBeInTheDocument();
     expect(screen.getByRole('button', { name: /^Copy path of / })).toBeInTheDocument();
@@ -247,5 +247,15 @@ describe('RecordingsView', () => {
   it('says so when there is no public webhook URL yet', async () => {
     setup([], { tunnel: tunnelStatus() });
     expect(await screen.findByText(/No public webhook URL yet/)).toBeInTheDocument();
+  });
+
+  it('in demo mode, says the sandbox sends its recordings directly instead of asking for a tunnel', async () => {
+    const bridge = new TestBridge();
+    bridge.handle('recordings:list', () => []);
+    const store = new RecordingsStore(bridge.bridge, new ManualClock(NOW));
+    onTestFinished(store.start());
+    render(RecordingsView, { store, fileActions: false, tunnel: tunnelStatus(), demo: true });
+    expect(await screen.findByText(/sandbox sends its recordings straight to Tally/)).toBeInTheDocument();
+    expect(screen.queryByText(/Set up a tunnel/)).not.toBeInTheDocument();
   });
 });
