@@ -64,6 +64,8 @@ export interface RecordingView {
   attempts: number;
   /** Client uploads: which of the web SDK's two recordings (its own stream `LL`, the remote one `RR`). */
   track?: 'local' | 'remote' | null;
+  /** The webhook named a thumbnail image (fetched through `recordings:thumbnail`). */
+  hasThumbnail?: boolean;
 }
 
 export interface GapView {
@@ -174,6 +176,8 @@ export interface AppInfo {
   demo: boolean;
   /** Whether native pickers / reveal-in-folder exist (Electron) or not (browser). */
   native: boolean;
+  /** Whether Open and Show in folder work: the tray app, or a browser on the desktop `tally serve` runs on. */
+  fileActions: boolean;
 }
 
 export interface ErrorView {
@@ -299,6 +303,7 @@ export const requestSchemas = {
   'recordings:reveal': z.tuple([key]),
   'recordings:open': z.tuple([key]),
   'recordings:path': z.tuple([key]),
+  'recordings:thumbnail': z.tuple([key]),
   'recordings:remove': z.tuple([key]),
   'recordings:gaps': none,
   'settings:get': none,
@@ -334,6 +339,8 @@ export interface RequestMap {
   'recordings:open': { args: [key: string]; result: { ok: boolean } };
   /** Full path of a saved recording (for "Copy path"); null while it has no file. */
   'recordings:path': { args: [key: string]; result: { path: string | null } };
+  /** The webhook's thumbnail as a `data:` URL (fetched by the core under the download policy), or null. */
+  'recordings:thumbnail': { args: [key: string]; result: { dataUrl: string | null } };
   /** Hides a finished recording from the list; its file is left alone. */
   'recordings:remove': { args: [key: string]; result: { ok: boolean } };
   'recordings:gaps': { args: []; result: GapReport };

@@ -75,7 +75,14 @@ export function searchResult(count: number, now: number): SearchResultView {
 function answers(sizes: { live: number; search: number }, epoch: number): Map<string, string> {
   const now = new Date(epoch).toISOString();
   const values: Partial<Record<RequestName, () => unknown>> = {
-    'app:info': () => ({ version: '0.1.0', platform: 'linux', transport: 'ws', demo: false, native: false }),
+    'app:info': () => ({
+      version: '0.1.0',
+      platform: 'linux',
+      transport: 'ws',
+      demo: false,
+      native: false,
+      fileActions: false,
+    }),
     'settings:get': () => ({
       recordingsFolder: '/home/bench/Recordings',
       pollIntervalSec: 10,

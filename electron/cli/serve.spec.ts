@@ -177,7 +177,7 @@ describe('tally serve', () => {
       expect(await c.invoke('app:shutdown', [])).toMatchObject({ ok: false, error: { code: 'invalid_input' } });
       expect(await c.invoke('app:info', [])).toMatchObject({
         ok: true,
-        result: { transport: 'ws', demo: true, native: false },
+        result: { transport: 'ws', demo: true, native: false, fileActions: false },
       });
 
       const pushed = c.nextEvent('channels:live');

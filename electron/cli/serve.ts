@@ -13,6 +13,7 @@ import { MemorySecretStore, PROJECT_ACCOUNT, type SecretStore } from '../core/cr
 import { ConfigError } from '../core/errors.js';
 import { appDataDir } from '../core/paths.js';
 import { explainListenError, UsageError, type Command, type CommandIo } from './command.js';
+import { desktopFileHooks } from './desktop-open.js';
 import { openSecretStore, parseCommandArgs } from './context.js';
 
 const help = `Usage: tally serve [options]
@@ -167,6 +168,7 @@ const command: Command = {
       keychainUnavailable: unavailable,
       transport: 'ws',
       env: io.env,
+      hooks: desktopFileHooks({ env: io.env, loopbackOnly: isLoopbackHost(args.host) }),
       ...(args.sandbox ? { demo: true } : {}),
       log,
     });

@@ -302,6 +302,14 @@ describe('popover against tally serve --sandbox', () => {
       await saved.getByText(/rec-one\.mp4/).waitFor();
       await bar.waitFor({ state: 'detached' });
       expect(await saved.textContent()).toMatch(/Saved and verified · 6 MB · rec-one\.mp4/);
+      // The webhook's thumbnail, fetched by the core: the page shows it as a data: URL, never the webhook's URL.
+      const thumb = saved
+        .getByRole('listitem')
+        .filter({ hasText: /^rec-one · / })
+        .locator('img');
+      await expect
+        .poll(() => thumb.getAttribute('src', { timeout: 1000 }), eventually)
+        .toMatch(/^data:image\/jpeg;base64,/);
 
       const view = (await h.core.handlers['recordings:list']()).find((r) => r.channelId === 'rec-one');
       expect(view).toMatchObject({ state: 'saved', fileName: 'rec-one.mp4', bytes: recording.size });
@@ -344,6 +352,12 @@ describe('popover against tally serve --sandbox', () => {
       );
       expect(copied).toBe(path);
 
+      // Open and Show in folder: the core hands the file, then its folder, to the desktop's opener.
+      await item.getByRole('button', { name: /^Open rec-two · / }).click();
+      await item.getByRole('button', { name: /^Show rec-two · .* in folder$/ }).click();
+      const openedLines = async () => (await readFile(h.openedLog, 'utf8').catch(() => '')).split('\n');
+      await expect.poll(openedLines, eventually).toEqual([path, h.recordingsDir, '']);
+
       // Filters: a saved broadcast is not a problem, and is not a web client upload.
       await page.getByRole('radio', { name: /^Problems/ }).check();
       await page.getByText('No finished recordings match this filter.').waitFor();
@@ -366,7 +380,36 @@ describe('popover against tally serve --sandbox', () => {
     }
   });
 
-  it('fits 300 and 380 px wide in every tab, in English and Korean', async () => {
+  it('lists a refused download as failed with its reason under Problems, and Retry saves it', async () => {
+    const { control } = h.sandbox;
+    // The download host redirects to an origin Tally does not download from: refused, no retry by itself.
+    control.setFaults('download', { redirectTo: 'https://elsewhere.example/rec-three.mp4' });
+    try {
+      control.startBroadcast({ id: 'rec-three', record: true, recordingBytes: 150_000, watchers: 5 });
+      const { page } = await open({ tab: 'recordings' });
+      await control.endBroadcast('rec-three');
+      await page.getByRole('radio', { name: /^Problems 1$/ }).check();
+      const item = page.getByRole('listitem').filter({ hasText: /^rec-three · / });
+      await item.getByText('Failed', { exact: true }).waitFor();
+      expect(await item.textContent()).toMatch(
+        /The recording was not downloaded: redirect refused: https:\/\/elsewhere\.example is not an allowed download origin/,
+      );
+
+      control.setFaults('download', null);
+      await item.getByRole('button', { name: /^Retry download of rec-three · / }).click();
+      // Saved now: no longer a problem, listed with the others, on disk.
+      await page.getByText('No finished recordings match this filter.').waitFor();
+      await page.getByRole('radio', { name: /^All/ }).check();
+      await item.getByText(/Saved and verified · 150 kB/).waitFor();
+      const view = (await h.core.handlers['recordings:list']()).find((r) => r.channelId === 'rec-three');
+      expect(view).toMatchObject({ state: 'saved', bytes: 150_000, error: null });
+      expect((await readFile(join(h.recordingsDir, view?.fileName ?? 'missing'))).length).toBe(150_000);
+    } finally {
+      control.setFaults('download', null);
+    }
+  });
+
+  it('fits 300 and 380 px wide in every tab and the first-run guide, in English and Korean', async () => {
     h.sandbox.control.startBroadcast({
       id: 'a-rather-long-channel-identifier-from-the-studio-floor',
       watchers: 123_456,
@@ -378,7 +421,20 @@ describe('popover against tally serve --sandbox', () => {
     };
     try {
       for (const language of ['en', 'ko'] as const) {
-        await h.core.handlers['settings:update']({ language });
+        // The first-run guide: its welcome and its first step.
+        await h.core.handlers['settings:update']({ language, firstRunDone: false });
+        for (const width of [300, 380]) {
+          const guide = await open({ width });
+          await expect
+            .poll(() => guide.page.locator('#fr-title').textContent(), eventually)
+            .toBe(language === 'en' ? 'Welcome to Tally' : 'Tally에 오신 것을 환영합니다');
+          await check(guide.page, `${language} ${width}px first run, welcome`);
+          await guide.page.locator('button.primary').first().click();
+          await guide.page.locator('#fr-title + *').waitFor();
+          await guide.page.locator('input').first().waitFor();
+          await check(guide.page, `${language} ${width}px first run, account`);
+        }
+        await h.core.handlers['settings:update']({ firstRunDone: true });
         for (const width of [300, 380]) {
           const { page } = await open({ width });
           const at = `${language} ${width}px`;
@@ -417,7 +473,7 @@ describe('popover against tally serve --sandbox', () => {
         }
       }
     } finally {
-      await h.core.handlers['settings:update']({ language: 'system' });
+      await h.core.handlers['settings:update']({ language: 'system', firstRunDone: true });
       await h.sandbox.control.endBroadcast('a-rather-long-channel-identifier-from-the-studio-floor');
     }
     expect(problems).toEqual([]);

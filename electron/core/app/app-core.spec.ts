@@ -98,6 +98,7 @@ describe('AppCore in demo mode', () => {
       transport: 'ws',
       demo: true,
       native: false,
+      fileActions: false,
     });
 
     const live = await core.handlers['channels:live']();
@@ -151,6 +152,9 @@ describe('AppCore in demo mode', () => {
 
     const listed = await core.handlers['recordings:list']();
     expect(listed).toEqual([view]);
+    // The webhook named a thumbnail: the core fetches it under the download policy for the page.
+    expect(view.hasThumbnail).toBe(true);
+    expect((await core.handlers['recordings:thumbnail'](view.key)).dataUrl).toMatch(/^data:image\/jpeg;base64,/);
     const bytes = await readFile(join(home, 'recordings', view.fileName as string));
     expect(createHash('sha256').update(bytes).digest('hex')).toBe(await recording?.sha256());
 

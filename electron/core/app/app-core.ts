@@ -207,6 +207,7 @@ class Core implements TallyAppCore {
         transport: this.#opts.transport,
         demo: this.#demo,
         native: this.#opts.transport === 'ipc',
+        fileActions: Boolean(this.#hooks.openFile && this.#hooks.revealFile),
       }),
 
       ...channelAndRecordingHandlers({

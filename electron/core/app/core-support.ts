@@ -61,7 +61,7 @@ export const PROGRESS_INTERVAL_MS = 250;
 export const ATTENTION_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 export const NO_CREDENTIALS =
-  'No credentials: enter the service ID and secret in Settings (or set TALLY_SERVICE_ID and TALLY_SECRET), or turn on demo mode.';
+  'No credentials: enter the service ID and secret in Settings → Service account (or set TALLY_SERVICE_ID and TALLY_SECRET).';
 export const NOT_STARTED = 'Tally is still starting; try again in a moment.';
 export const STOPPED = 'Tally is shutting down.';
 export const NO_PUBLIC_URL = 'Choose a tunnel provider first: the service cannot reach a loopback URL.';
@@ -220,7 +220,9 @@ export async function checkFolderChange(
   patch: { recordingsFolder?: string },
 ): Promise<void> {
   if (patch.recordingsFolder === undefined || patch.recordingsFolder === before.recordingsFolder) return;
-  const folder = await ensureWritableFolder(next.recordingsFolder, { source: 'the Recordings folder (Settings)' });
+  const folder = await ensureWritableFolder(next.recordingsFolder, {
+    source: 'the recordings folder (Settings → Where recordings are saved)',
+  });
   patch.recordingsFolder = folder;
   next.recordingsFolder = folder;
 }

@@ -6,6 +6,7 @@ import type { ChannelView, RequestHandlers } from '../../contract.js';
 import type { ChannelApi } from '../api-client.js';
 import { ConfigError, ValidationError } from '../errors.js';
 import { channelToJson, type Channel } from '../model.js';
+import { fetchThumbnail } from '../download/thumbnail.js';
 import type { RecordingPipeline } from '../pipeline/pipeline.js';
 import { hasMediaExt } from '../recordings/filename.js';
 import type { RecordingJob } from '../recordings/types.js';
@@ -41,12 +42,17 @@ type Handled =
   | 'recordings:reveal'
   | 'recordings:open'
   | 'recordings:path'
+  | 'recordings:thumbnail'
   | 'recordings:remove'
   | 'recordings:gaps'
   | 'clipboard:write';
 
+/** Thumbnails kept in memory (a page of the list and then some); the oldest is dropped first. */
+const THUMBNAIL_CACHE = 100;
+
 export function channelAndRecordingHandlers(ctx: HandlerContext): Pick<RequestHandlers, Handled> {
   const { hooks } = ctx;
+  const thumbnails = new Map<string, Promise<string | null>>();
   const withSavedFile = async (
     key: string,
     hook: ((path: string) => Promise<void> | void) | undefined,
@@ -116,6 +122,20 @@ export function channelAndRecordingHandlers(ctx: HandlerContext): Pick<RequestHa
       );
     },
     'recordings:path': async (key) => ({ path: ctx.host.savedPath(key) }),
+    'recordings:thumbnail': async (key) => {
+      const pipeline = ctx.host.pipeline;
+      const url = pipeline?.inbox.get(key)?.thumbnail;
+      if (!pipeline || !url) return { dataUrl: null };
+      let pending = thumbnails.get(key);
+      if (!pending) {
+        pending = fetchThumbnail(url, pipeline.policy);
+        thumbnails.set(key, pending);
+        // Only pictures are kept: a thumbnail that could not be fetched is tried again when next asked for.
+        void pending.then((dataUrl) => dataUrl === null && thumbnails.delete(key));
+        if (thumbnails.size > THUMBNAIL_CACHE) thumbnails.delete(thumbnails.keys().next().value as string);
+      }
+      return { dataUrl: await pending };
+    },
     'recordings:remove': async (key) => ctx.host.remove(key),
     'recordings:gaps': async () => ctx.host.gaps(),
 

@@ -115,14 +115,18 @@ export class PipelineHost {
     if (key !== this.#key || !this.#pipeline) {
       await this.stop();
       // Not a recursive mkdir: where a file system refuses folders it would spin (see folder-check.ts).
-      await ensureWritableFolder(spec.folder, { source: 'the Recordings folder (Settings)' });
+      await ensureWritableFolder(spec.folder, {
+        source: 'the recordings folder (Settings → Where recordings are saved)',
+      });
       await this.#open(spec, paused);
       this.#key = key;
     }
     const pipeline = this.#pipeline as RecordingPipeline | null;
     if (!pipeline) return;
     if (pipeline.downloads.folder !== spec.folder) {
-      await ensureWritableFolder(spec.folder, { source: 'the Recordings folder (Settings)' });
+      await ensureWritableFolder(spec.folder, {
+        source: 'the recordings folder (Settings → Where recordings are saved)',
+      });
       pipeline.downloads.setFolder(spec.folder);
     }
     pipeline.downloads.setConcurrency(settings.concurrency);

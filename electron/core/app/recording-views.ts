@@ -56,6 +56,7 @@ export function recordingView(
     fileName: job.path ? basename(job.path) : null,
     error: job.error,
     attempts: job.attempts,
+    hasThumbnail: source === 'server' && job.thumbnail !== null,
   };
 }
 

@@ -355,6 +355,11 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     return this.#running;
   }
 
+  /** The download-origin policy every fetch of a webhook's URL goes through. */
+  get policy(): DownloadOriginPolicy {
+    return this.#opts.policy;
+  }
+
   get lastGapReport(): GapReportResult | null {
     return this.#lastGaps;
   }
@@ -363,7 +368,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
   async start(): Promise<PipelineReady> {
     if (this.#running) return this.ready();
     this.#running = true;
-    const lastRunning = await readHeartbeat(this.#opts.stateDir);
+    const lastRunning = await readHeartbeat(this.#opts.stateDir, this.#opts.projectScope ?? null);
     if (!this.#downloadsPaused) this.downloads.start();
     try {
       await this.receiver.start();
@@ -374,7 +379,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
       await this.downloads.stop();
       throw error;
     }
-    await writeHeartbeat(this.#opts.stateDir);
+    await writeHeartbeat(this.#opts.stateDir, new Date(), this.#opts.projectScope ?? null);
     const every = this.#opts.heartbeatIntervalMs ?? 60_000;
     this.#heartbeat = setInterval(() => void this.#beat(), every);
     this.#heartbeat.unref();
@@ -439,7 +444,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
    */
   async #beat(): Promise<void> {
     try {
-      await writeHeartbeat(this.#opts.stateDir);
+      await writeHeartbeat(this.#opts.stateDir, new Date(), this.#opts.projectScope ?? null);
     } catch (error) {
       (this.#opts.log ?? silentLogger).warn(`heartbeat: could not be written: ${describeError(error)}`);
     }

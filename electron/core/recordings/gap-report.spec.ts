@@ -38,6 +38,23 @@ describe('heartbeat', () => {
     await writeFile(join(dir, 'last-running.json'), 'garbage');
     expect(await readHeartbeat(dir)).toBeNull();
   });
+  it('keeps one heartbeat per service: the first run for a service has none, whatever ran before', async () => {
+    const earlier = new Date(NOW.getTime() - 3_600_000);
+    await writeHeartbeat(dir, earlier, 'service-a');
+    expect(await readHeartbeat(dir, 'service-a')).toEqual(earlier);
+    // Tally ran here before, but never for service-b: its first gap report must not search its whole history.
+    expect(await readHeartbeat(dir, 'service-b')).toBeNull();
+    await writeHeartbeat(dir, NOW, 'service-b');
+    expect(await readHeartbeat(dir, 'service-a')).toEqual(earlier);
+    expect(await readHeartbeat(dir, 'service-b')).toEqual(NOW);
+    // A name that is an Object.prototype member is a service like any other.
+    expect(await readHeartbeat(dir, 'constructor')).toBeNull();
+  });
+
+  it('reads a heartbeat file from before services were kept apart as belonging to any service', async () => {
+    await writeFile(join(dir, 'last-running.json'), JSON.stringify({ at: NOW.toISOString() }));
+    expect(await readHeartbeat(dir, 'service-a')).toEqual(NOW);
+  });
 });
 
 describe('findGaps', () => {

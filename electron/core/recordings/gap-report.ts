@@ -3,8 +3,9 @@
  * arrived. The service does not retry webhooks (nothing is documented), so a recording announced while
  * the receiver was down is silently gone unless the producer learns about it within 6 hours.
  *
- * "Last running" is a heartbeat file rewritten every minute while the pipeline runs; on start the period
- * from that heartbeat to now is searched and compared with the inbox.
+ * "Last running" is a heartbeat file rewritten every minute while the pipeline runs, per service; on start the
+ * period from that service's heartbeat to now is searched and compared with the inbox. The first run for a
+ * service has no heartbeat: nothing before it counts as missed.
  */
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -24,24 +25,72 @@ export interface GapReportResult {
 }
 
 const HEARTBEAT_FILE = 'last-running.json';
+/** Services remembered in the heartbeat file; the ones run longest ago are forgotten first. */
+const MAX_SCOPES = 50;
 
-/** Reads the last heartbeat, or null when Tally never ran here (or the file is unreadable). */
-export async function readHeartbeat(dir: string): Promise<Date | null> {
+/** The file's content: when Tally last ran at all, and when it last ran for each service. */
+interface HeartbeatFile {
+  at?: unknown;
+  scopes?: unknown;
+}
+
+async function readHeartbeatFile(dir: string): Promise<HeartbeatFile | null> {
   try {
     const raw: unknown = JSON.parse(await readFile(join(dir, HEARTBEAT_FILE), 'utf8'));
-    const at = typeof raw === 'object' && raw !== null ? (raw as { at?: unknown }).at : undefined;
-    const date = typeof at === 'string' ? new Date(at) : null;
-    return date && !Number.isNaN(date.getTime()) ? date : null;
+    return typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as HeartbeatFile) : null;
   } catch {
     return null;
   }
 }
 
-/** Atomically records "Tally was running at `now`". */
-export async function writeHeartbeat(dir: string, now: Date = new Date()): Promise<void> {
+function dateOf(at: unknown): Date | null {
+  const date = typeof at === 'string' ? new Date(at) : null;
+  return date && !Number.isNaN(date.getTime()) ? date : null;
+}
+
+function scopesOf(file: HeartbeatFile | null): Record<string, unknown> | null {
+  const scopes = file?.scopes;
+  return typeof scopes === 'object' && scopes !== null && !Array.isArray(scopes)
+    ? (scopes as Record<string, unknown>)
+    : null;
+}
+
+/**
+ * Reads the last heartbeat, or null when Tally never ran here (or the file is unreadable). With `scope` (the
+ * service ID), the last time Tally ran for that service: null on its first run, so a gap report never counts
+ * the channels a service had before Tally first ran for it as missed. A file from before scopes were kept
+ * answers for any service, so an upgrade does not hide a genuine gap.
+ */
+export async function readHeartbeat(dir: string, scope?: string | null): Promise<Date | null> {
+  const file = await readHeartbeatFile(dir);
+  if (scope === undefined) return dateOf(file?.at);
+  const scopes = scopesOf(file);
+  if (!scopes) return dateOf(file?.at);
+  return dateOf(Object.hasOwn(scopes, scope ?? '') ? scopes[scope ?? ''] : undefined);
+}
+
+/** Atomically records "Tally was running at `now`" (for the service `scope`, when given). */
+export async function writeHeartbeat(dir: string, now: Date = new Date(), scope?: string | null): Promise<void> {
   await mkdir(dir, { recursive: true });
+  const at = now.toISOString();
+  const previous = scopesOf(await readHeartbeatFile(dir));
   const tmp = join(dir, `${HEARTBEAT_FILE}.${process.pid}.tmp`);
-  await writeFile(tmp, JSON.stringify({ at: now.toISOString() }));
+  if (scope === undefined && !previous) {
+    // Written without a service, read as any service's (as files from before scopes were).
+    await writeFile(tmp, JSON.stringify({ at }));
+    await rename(tmp, join(dir, HEARTBEAT_FILE));
+    return;
+  }
+  const scopes: Record<string, string> = {};
+  for (const [key, value] of Object.entries(previous ?? {})) if (dateOf(value)) scopes[key] = value as string;
+  if (scope !== undefined) {
+    delete scopes[scope ?? ''];
+    scopes[scope ?? ''] = at;
+  }
+  const kept = Object.entries(scopes)
+    .sort(([, a], [, b]) => (a < b ? 1 : a > b ? -1 : 0))
+    .slice(0, MAX_SCOPES);
+  await writeFile(tmp, JSON.stringify({ at, scopes: Object.fromEntries(kept) }));
   await rename(tmp, join(dir, HEARTBEAT_FILE));
 }
 

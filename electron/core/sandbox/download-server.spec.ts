@@ -132,6 +132,16 @@ describe('download server', () => {
     expect(Buffer.from(await thumb.arrayBuffer()).subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
   });
 
+  it('redirects elsewhere when told to, as S3 does for a moved bucket', async () => {
+    const { s, rec } = await withRecording();
+    s.control.setFaults('download', { redirectTo: 'https://elsewhere.example/rec-1.mp4', times: 1 });
+    const moved = await rawRequest(rec.url);
+    expect(moved.status).toBe(307);
+    expect(moved.headers.location).toBe('https://elsewhere.example/rec-1.mp4');
+    expect((await rawRequest(rec.url)).status).toBe(200);
+    expect(() => s.control.setFaults('download', { redirectTo: 'not a url' })).toThrow();
+  });
+
   it('answers 403 AccessDenied XML for keys it never had', async () => {
     const { s, rec } = await withRecording();
     for (const path of [

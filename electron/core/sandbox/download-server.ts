@@ -234,6 +234,10 @@ function sendInjected(
   base: OutgoingHttpHeaders,
   requestId: string,
 ): Promise<void> {
+  if (fault.redirectTo !== undefined) {
+    res.writeHead(fault.status ?? 307, { ...base, location: fault.redirectTo, 'content-length': 0 }).end();
+    return Promise.resolve();
+  }
   const status = fault.status ?? 200;
   if (fault.emptyBody) {
     return sendBody(res, { status, headers: base, source: bufferSource(Buffer.alloc(0)), head, fault });

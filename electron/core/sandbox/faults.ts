@@ -21,6 +21,7 @@ export const faultSpecSchema = z
     noRange: z.boolean().optional(),
     times: z.number().int().positive().optional(),
     path: z.string().startsWith('/').optional(),
+    redirectTo: z.url().max(2048).optional(),
   })
   .strict();
 
@@ -32,7 +33,7 @@ export function parseFaultSpec(value: unknown): FaultSpec | null {
 
 /** True when the fault replaces the real answer instead of only disturbing its delivery. */
 export function replacesAnswer(spec: FaultSpec): boolean {
-  return spec.status !== undefined || spec.html === true || spec.emptyBody === true;
+  return spec.status !== undefined || spec.html === true || spec.emptyBody === true || spec.redirectTo !== undefined;
 }
 
 /** The active fault of one server. */

@@ -162,6 +162,14 @@ describe('demo simulation', () => {
     expect(live.some((b) => b.record && s.control.getRecording(b.id) !== undefined)).toBe(true);
   });
 
+  it('records the broadcast that ends first, whatever the seed, so the first recording comes within minutes', async () => {
+    for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
+      const s = await start({ demo: true, seed });
+      const first = s.control.listBroadcasts({ state: 'live' })[0];
+      expect(first?.record, `seed ${seed}`).toBe(true);
+    }
+  });
+
   it('names channels like a studio day, never twice', async () => {
     const s = await start({ demo: true, seed: 5 });
     const ids = s.control.listBroadcasts().map((b) => b.id);

@@ -52,10 +52,10 @@ export class DemoSimulation {
     this.seedHistory();
     const initial = this.rng.int(2, 4);
     for (let i = 0; i < initial; i++) {
-      // Some were already running when the sandbox came up; the first ends soon, so a recording arrives
-      // within a minute or two of opening the demo.
+      // Some were already running when the sandbox came up; the first ends soon and is recorded, so a
+      // recording arrives within a minute or two of opening the demo (or of `tally listen --sandbox`).
       const left = i === 0 ? this.rng.int(3 * MINUTE, 8 * MINUTE) : undefined;
-      this.startOne(new Date(Date.now() - this.rng.int(0, 20) * MINUTE), left);
+      this.startOne(new Date(Date.now() - this.rng.int(0, 20) * MINUTE), left, i === 0 ? true : undefined);
     }
     return this;
   }
@@ -99,12 +99,12 @@ export class DemoSimulation {
     return id;
   }
 
-  private startOne(createdAt = new Date(), lastsMs?: number): void {
+  private startOne(createdAt = new Date(), lastsMs?: number, record?: boolean): void {
     if (this.stopped) return;
     const info = this.service.startBroadcast({
       id: this.nameFor(createdAt.getTime()),
       createdAt,
-      record: this.rng.next() < 0.7,
+      record: this.rng.next() < 0.7 || record === true,
       // A few megabytes: downloads are paced in demo mode (see startDemoSandbox) so progress shows.
       recordingBytes: this.rng.int(4_000_000, 12_000_000),
     });

@@ -38,6 +38,8 @@ export interface FaultSpec {
   times?: number;
   /** Only requests whose path starts with this prefix match (e.g. '/console/v1/search'). Default: all. */
   path?: string;
+  /** Answer with a redirect (`status`, default 307) to this absolute URL, as S3 does for a moved bucket. */
+  redirectTo?: string;
 }
 
 export interface SandboxOptions {

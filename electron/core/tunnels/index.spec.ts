@@ -93,7 +93,9 @@ describe('createTunnelProvider', () => {
 
   it('says what is missing', () => {
     expect(() => createTunnelProvider({ provider: 'url' })).toThrow(ConfigError);
-    expect(() => createTunnelProvider({ provider: 'url', publicUrl: null })).toThrow(/Set the public URL in Settings/);
+    expect(() => createTunnelProvider({ provider: 'url', publicUrl: null })).toThrow(
+      /Set the Public URL in Settings → How the service reaches Tally \(My own public URL\)/,
+    );
     expect(() => createTunnelProvider({ provider: 'ngrok' }, { ngrokAuthtoken: null })).toThrow(
       'Set the ngrok authtoken in Settings or with `tally login --ngrok`.',
     );

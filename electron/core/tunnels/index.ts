@@ -72,7 +72,9 @@ export function createTunnelProvider(settings: TunnelSettingsInput, deps: Tunnel
       return new NoTunnel();
     case 'url':
       if (!settings.publicUrl) {
-        throw new ConfigError('Set the public URL in Settings, or pass it as `--tunnel https://your.host`.');
+        throw new ConfigError(
+          'Set the Public URL in Settings → How the service reaches Tally (My own public URL), or pass it as `--tunnel https://your.host`.',
+        );
       }
       return new UrlTunnel(settings.publicUrl);
     case 'ngrok': {

@@ -12,7 +12,7 @@ export const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
 /** The message shown when browsers are refused because no origin was configured at all. */
 export const NO_ORIGIN_MESSAGE =
-  'No web app origin is allowed to upload yet: add it in Settings → Web client uploads or with `tally listen --upload-origin https://app.example`';
+  'No web app origin is allowed to upload yet: add it in Settings → Recordings from your web app or with `tally listen --upload-origin https://app.example`';
 
 /**
  * The serialised origin (`scheme://host[:port]`, lower-case host, default port dropped) of an http(s) URL or
@@ -55,7 +55,7 @@ export function checkOrigin(header: string | string[] | undefined, allowed: read
   return {
     kind: 'refused',
     origin: shown,
-    message: `The page origin ${shown || '(empty)'} is not allowed to upload recordings; add it in Settings → Web client uploads.`,
+    message: `The page origin ${shown || '(empty)'} is not allowed to upload recordings; add it in Settings → Recordings from your web app.`,
   };
 }
 

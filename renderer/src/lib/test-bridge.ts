@@ -86,7 +86,15 @@ export function recording(partial: Partial<RecordingView> & { key: string }): Re
 }
 
 export function appInfo(partial: Partial<AppInfo> = {}): AppInfo {
-  return { version: '0.1.0', platform: 'linux', transport: 'ipc', demo: false, native: true, ...partial };
+  return {
+    version: '0.1.0',
+    platform: 'linux',
+    transport: 'ipc',
+    demo: false,
+    native: true,
+    fileActions: true,
+    ...partial,
+  };
 }
 
 export function settingsView(partial: Partial<SettingsView> = {}): SettingsView {
@@ -235,6 +243,7 @@ export class TestBridge implements Transport {
       'recordings:reveal': () => ({ ok: true }),
       'recordings:open': () => ({ ok: true }),
       'recordings:path': (key) => ({ path: `/recordings/${key}.mp4` }),
+      'recordings:thumbnail': () => ({ dataUrl: null }),
       'recordings:remove': () => ({ ok: true }),
       'recordings:gaps': () => gapReport(),
       'settings:get': () => this.settings,

@@ -203,9 +203,13 @@ export const en = {
     webhookUrl: 'Webhook URL: {url}',
     webhookRegistered: 'Registered with the service',
     webhookNotRegistered: 'Not registered with the service yet: register it in Settings.',
+    webhookDemo:
+      'Demo: the built-in sandbox sends its recordings straight to Tally. The first arrives within a minute or two.',
     webhookMissing: 'No public webhook URL yet. Set up a tunnel in Settings so the service can reach Tally.',
     filters: { label: 'Show', all: 'All', server: 'Broadcasts', client: 'Web client', problems: 'Problems' },
     noMatch: 'No finished recordings match this filter.',
+    noFileActions:
+      'Open and Show in folder need the tray app, or tally serve started in a desktop session on this computer. Copy path works everywhere.',
     title: '{channel} · {time}',
     clientTitle: 'Web client upload',
     today: 'Today',

@@ -195,9 +195,12 @@ export const ko: Messages = {
     webhookUrl: '웹훅 URL: {url}',
     webhookRegistered: '서비스에 등록됨',
     webhookNotRegistered: '아직 서비스에 등록되지 않았습니다. 설정에서 등록해 주세요.',
+    webhookDemo: '데모: 내장 샌드박스가 녹화를 Tally로 바로 보냅니다. 첫 녹화는 1~2분 안에 도착합니다.',
     webhookMissing: '아직 공개 웹훅 URL이 없습니다. 서비스가 Tally에 연결할 수 있도록 설정에서 터널을 설정해 주세요.',
     filters: { label: '보기', all: '전체', server: '방송', client: '웹 클라이언트', problems: '문제' },
     noMatch: '이 조건에 맞는 완료된 녹화가 없습니다.',
+    noFileActions:
+      '열기와 폴더에서 보기는 트레이 앱, 또는 이 컴퓨터의 데스크톱 세션에서 실행한 tally serve에서 쓸 수 있습니다. 경로 복사는 어디서나 됩니다.',
     title: '{channel} · {time}',
     clientTitle: '웹 클라이언트 업로드',
     today: '오늘',

@@ -41,6 +41,11 @@ export class AppStore {
     return this.info?.native ?? false;
   }
 
+  /** Open and Show in folder work (the tray app, or a browser on the machine that has the files). */
+  get fileActions(): boolean {
+    return this.info?.fileActions ?? false;
+  }
+
   /** Subscribes to errors and connection changes; `onReconnected` runs after a dropped link comes back. */
   start(onReconnected?: () => void): () => void {
     let wasDown = false;

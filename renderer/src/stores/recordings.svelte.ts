@@ -136,6 +136,20 @@ export class RecordingsStore {
     this.items.set(updated.key, updated);
   }
 
+  /** Thumbnails asked of the core, by key: each is fetched once per page load (a cache, not state). */
+  readonly #thumbnails: Record<string, Promise<string | null>> = Object.create(null) as Record<
+    string,
+    Promise<string | null>
+  >;
+
+  /** The webhook's thumbnail as a data: URL, or null (none, refused, or the core could not fetch it). */
+  thumbnail(key: string): Promise<string | null> {
+    return (this.#thumbnails[key] ??= this.bridge.recordings.thumbnail(key).then(
+      (r) => (r.dataUrl?.startsWith('data:image/') ? r.dataUrl : null),
+      () => null,
+    ));
+  }
+
   open(key: string): Promise<{ ok: boolean }> {
     return this.bridge.recordings.open(key);
   }

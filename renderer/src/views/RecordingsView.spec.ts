@@ -11,15 +11,23 @@ const inMinutes = (m: number) => new Date(NOW + m * 60_000).toISOString();
 
 function setup(
   list: RecordingView[],
-  options: { native?: boolean; tunnel?: TunnelStatus | null; bridge?: TestBridge } = {},
+  options: { fileActions?: boolean; tunnel?: TunnelStatus | null; bridge?: TestBridge } = {},
 ) {
   const bridge = options.bridge ?? new TestBridge();
   bridge.handle('recordings:list', () => list);
   const clock = new ManualClock(NOW);
   const store = new RecordingsStore(bridge.bridge, clock);
   onTestFinished(store.start());
-  render(RecordingsView, { store, native: options.native ?? true, tunnel: options.tunnel ?? null });
+  render(RecordingsView, { store, fileActions: options.fileActions ?? true, tunnel: options.tunnel ?? null });
   return { bridge, clock, store, user: userEvent.setup({ delay: null }) };
+}
+
+/** `setup` that also returns the rendered container (images have no role to find them by). */
+function setupWithContainer(list: RecordingView[], bridge: TestBridge) {
+  bridge.handle('recordings:list', () => list);
+  const store = new RecordingsStore(bridge.bridge, new ManualClock(NOW));
+  onTestFinished(store.start());
+  return render(RecordingsView, { store, fileActions: true, tunnel: null });
 }
 
 const section = (name: string) => screen.getByRole('region', { name });
@@ -115,9 +123,27 @@ describe('RecordingsView', () => {
     );
   });
 
-  it('has no Open or Reveal without native access, but still Copy path', async () => {
-    setup([recording({ key: 'k9', state: 'saved', fileName: 'show-9.mp4' })], { native: false });
+  it('shows the webhook’s thumbnail the core fetched, and never a URL the page would load itself', async () => {
+    const bridge = new TestBridge();
+    const png = 'data:image/png;base64,iVBORw0KGgo=';
+    bridge.handle('recordings:thumbnail', (key) => ({ dataUrl: key === 't1' ? png : 'https://tracker.example/x.png' }));
+    const { container } = setupWithContainer(
+      [
+        recording({ key: 't1', channelId: 'pic-1', state: 'saved', fileName: 'pic-1.mp4', hasThumbnail: true }),
+        recording({ key: 't2', channelId: 'pic-2', state: 'saved', fileName: 'pic-2.mp4', hasThumbnail: true }),
+        recording({ key: 't3', channelId: 'pic-3', state: 'saved', fileName: 'pic-3.mp4' }),
+      ],
+      bridge,
+    );
+    await waitFor(() => expect(container.querySelectorAll('img')).toHaveLength(1));
+    expect(container.querySelector('img')?.getAttribute('src')).toBe(png);
+    expect(bridge.callsOf('recordings:thumbnail').flat().sort()).toEqual(['t1', 't2']);
+  });
+
+  it('has no Open or Reveal where files cannot be shown, says why, and still has Copy path', async () => {
+    setup([recording({ key: 'k9', state: 'saved', fileName: 'show-9.mp4' })], { fileActions: false });
     expect(await screen.findByText(/show-9\.mp4/)).toBeInTheDocument();
+    expect(screen.getByText(/Open and Show in folder need the tray app/)).toBeInTheDocument();
     expect(screen.queryByRole('button', { name: /^Open/ })).not.toBeInTheDocument();
     expect(screen.queryByRole('button', { name: /in folder/ })).not.toBeInTheDocument();
     expect(screen.getByRole('button', { name: /^Copy path of / })).toBeInTheDocument();
@@ -221,5 +247,15 @@ describe('RecordingsView', () => {
   it('says so when there is no public webhook URL yet', async () => {
     setup([], { tunnel: tunnelStatus() });
     expect(await screen.findByText(/No public webhook URL yet/)).toBeInTheDocument();
+  });
+
+  it('in demo mode, says the sandbox sends its recordings directly instead of asking for a tunnel', async () => {
+    const bridge = new TestBridge();
+    bridge.handle('recordings:list', () => []);
+    const store = new RecordingsStore(bridge.bridge, new ManualClock(NOW));
+    onTestFinished(store.start());
+    render(RecordingsView, { store, fileActions: false, tunnel: tunnelStatus(), demo: true });
+    expect(await screen.findByText(/sandbox sends its recordings straight to Tally/)).toBeInTheDocument();
+    expect(screen.queryByText(/Set up a tunnel/)).not.toBeInTheDocument();
   });
 });

@@ -14,10 +14,11 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { desktopFileHooks } from '../../../electron/cli/desktop-open.js';
 import { uiDir } from '../../../electron/cli/serve.js';
 import { createAppCore, type TallyAppCore } from '../../../electron/core/app/app-core.js';
 import { startUiServer, type UiServer } from '../../../electron/core/app/ui-server.js';
@@ -39,6 +40,8 @@ export interface PopoverHarness {
   secrets: MemorySecretStore;
   home: string;
   recordingsDir: string;
+  /** What the desktop was asked to open: one argument per line, written by the stand-in `xdg-open`. */
+  openedLog: string;
   /** Page link with the access token, as `tally serve` prints it. */
   url: string;
   browser: Browser;
@@ -83,6 +86,17 @@ export async function startPopoverHarness(root: string): Promise<PopoverHarness>
   // The first-run guide is done: the tests that need it turn it back on.
   openSettingsStore(home).update({ receiverPort: 0, recordingsFolder: recordingsDir, firstRunDone: true });
 
+  // The desktop's opener, for Open and Show in folder as `tally serve` on a desktop runs them: a stand-in
+  // `xdg-open` (the one fake here: no desktop session runs in CI) that writes its arguments to a file.
+  const binDir = join(home, 'bin');
+  const openedLog = join(home, 'opened.txt');
+  await mkdir(binDir);
+  await writeFile(
+    join(binDir, 'xdg-open'),
+    `#!/bin/sh\nfor a in "$@"; do printf '%s\\n' "$a" >> '${openedLog}'; done\n`,
+  );
+  await chmod(join(binDir, 'xdg-open'), 0o755);
+
   const serviceSecret = `e2e-${randomBytes(12).toString('hex')}`;
   const service = await startSandbox({ serviceId: 'e2e-project', secret: serviceSecret, seed: 3 });
   const secrets = new MemorySecretStore();
@@ -91,6 +105,7 @@ export async function startPopoverHarness(root: string): Promise<PopoverHarness>
     secrets,
     transport: 'ws',
     demo: true,
+    hooks: desktopFileHooks({ env: { DISPLAY: ':e2e', PATH: binDir }, platform: 'linux', loopbackOnly: true }),
     env: {
       TALLY_BASE_URL: service.endpoints.baseUrl,
       TALLY_CONSOLE_API_URL: service.endpoints.consoleApiUrl,
@@ -130,6 +145,7 @@ export async function startPopoverHarness(root: string): Promise<PopoverHarness>
       secrets,
       home,
       recordingsDir,
+      openedLog,
       url: ui.url,
       browser,
       close,

@@ -21,6 +21,7 @@ export const VALID_ARGS: Record<RequestName, unknown[]> = {
   'recordings:reveal': ['k1'],
   'recordings:open': ['k1'],
   'recordings:path': ['k1'],
+  'recordings:thumbnail': ['k1'],
   'settings:checkFolder': ['/tmp/recordings'],
   'credentials:setNgrokToken': ['2abc_ngrok-token'],
   'credentials:clearNgrokToken': [],
@@ -248,6 +249,7 @@ function fixedCases(name: RequestName): { label: string; args: unknown }[] {
     case 'recordings:reveal':
     case 'recordings:open':
     case 'recordings:path':
+    case 'recordings:thumbnail':
     case 'recordings:remove':
       return [...cases, { label: 'missing', args: [] }, ...stringArgCases(name, 256, 1)];
     case 'clipboard:write':
