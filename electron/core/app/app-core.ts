@@ -50,7 +50,7 @@ import {
 } from './core-support.js';
 import { appPipelineSpec, buildAppApi } from './app-pipeline.js';
 import { CoreEvents } from './core-events.js';
-import { demoRecordingsDir, startDemo, type DemoSandbox } from './demo.js';
+import { DemoRunner, demoRecordingsDir, type DemoSandbox } from './demo.js';
 import { LivePoller } from './live-poller.js';
 import { AppCredentials } from './app-credentials.js';
 import { channelAndRecordingHandlers } from './handlers.js';
@@ -64,7 +64,7 @@ export { BACKGROUND_POLL_FACTOR, readPackageVersion, type AppCoreOptions, type T
 class Core implements TallyAppCore {
   readonly handlers: RequestHandlers;
   readonly testOnly = {
-    sandbox: (): Sandbox | null => this.#sandbox,
+    sandbox: (): Sandbox | null => this.#demoRun.sandbox,
     pipeline: (): RecordingPipeline | null => this.#host.pipeline,
   };
 
@@ -89,8 +89,7 @@ class Core implements TallyAppCore {
   /** Demo mode was forced by the shell and not yet left by entering credentials. */
   #forceDemo: boolean;
   #demo = false;
-  #sandbox: DemoSandbox | null = null;
-  #detachWebClient: (() => void) | null = null;
+  readonly #demoRun: DemoRunner;
   #api: ChannelApi | null = null;
   #apiCredentials: Credentials | null = null;
   #apiKey: string | null = null;
@@ -105,6 +104,12 @@ class Core implements TallyAppCore {
     this.#hooks = opts.hooks ?? {};
     this.#log = opts.log ?? (() => {});
     this.#forceDemo = opts.demo === true;
+    this.#demoRun = new DemoRunner({
+      home: opts.home,
+      overrides: opts.sandboxOptions,
+      webClient: opts.demoWebClient !== false,
+      uploadUrl: () => this.#host.pipeline?.ready().localUploadUrl ?? null,
+    });
     this.#events = new CoreEvents(
       this.#log,
       () => this.traySnapshot(),
@@ -177,7 +182,7 @@ class Core implements TallyAppCore {
       this.#api = null;
       await this.#studio.stop();
       await this.#host.stop();
-      await this.#closeSandbox();
+      await this.#demoRun.close();
       this.#phase = 'stopped';
     })();
     return this.#stopPromise;
@@ -382,7 +387,7 @@ class Core implements TallyAppCore {
 
   /** The demo sandbox while it stands in for the service, else null. */
   #demoTarget(): DemoSandbox | null {
-    return this.#demo ? this.#sandbox : null;
+    return this.#demo ? this.#demoRun.sandbox : null;
   }
 
   #registerWebhook(): Promise<TunnelStatus> {
@@ -397,34 +402,28 @@ class Core implements TallyAppCore {
     const settings = this.#settings.get();
     const credentials = await this.#loadCredentials();
     const demo = this.#forceDemo || effectiveDemoMode(settings, credentials !== null);
-    const modeChanged = demo !== this.#demo || (demo && !this.#sandbox) || (!demo && this.#sandbox !== null);
+    const running = this.#demoRun.sandbox;
+    const modeChanged = demo !== this.#demo || (demo && !running) || (!demo && running !== null);
     this.#demo = demo;
 
     if (modeChanged) {
       // The old pipeline downloads from the old backend: it goes first.
       await this.#host.stop();
-      await this.#closeSandbox();
+      await this.#demoRun.close();
       this.#live.channels = [];
       this.#emit('channels:live', []);
       if (demo) {
-        const uploadUrl = () => this.#host.pipeline?.ready().localUploadUrl ?? null;
-        const started = await startDemo(
-          this.#opts.home,
-          this.#opts.sandboxOptions,
-          this.#opts.demoWebClient !== false,
-          uploadUrl,
-        );
-        this.#sandbox = started.sandbox;
-        this.#detachWebClient = started.detachWebClient;
+        await this.#demoRun.start();
         this.#log('demo mode: the embedded sandbox is running');
       }
     }
 
     this.#api = buildAppApi(this.#demoTarget(), this.#configuredEndpoints(settings), credentials, this.#version);
-    this.#apiCredentials = this.#sandbox && demo ? this.#sandbox.credentials : credentials;
+    const sandbox = this.#demoTarget();
+    this.#apiCredentials = sandbox ? sandbox.credentials : credentials;
     const apiKey = this.#api
       ? JSON.stringify([
-          this.#sandbox?.apiUrl ?? null,
+          this.#demoRun.sandbox?.apiUrl ?? null,
           this.#configuredEndpoints(settings),
           this.#apiCredentials?.serviceId,
         ])
@@ -472,14 +471,6 @@ class Core implements TallyAppCore {
       sandbox: this.#demoTarget(),
       overrides: this.#opts.pipelineOverrides,
     });
-  }
-
-  async #closeSandbox(): Promise<void> {
-    const sandbox = this.#sandbox;
-    this.#sandbox = null;
-    this.#detachWebClient?.();
-    this.#detachWebClient = null;
-    if (sandbox) await sandbox.close();
   }
 
   // ---- Plumbing --------------------------------------------------------------------------------

@@ -93,19 +93,47 @@ export async function resetDemoState(home: string): Promise<void> {
 }
 
 /**
- * Starts the demo: the sandbox, and unless turned off its web client, which uploads a client recording like
- * the web SDK does whenever a broadcast ends, from its own page origin (which demo mode allows).
+ * The running demo: the sandbox, and unless turned off its web client, which uploads a client recording like
+ * the web SDK does whenever a broadcast ends, from its own page origin (which demo mode allows). Started and
+ * closed as one, so the web client never outlives the sandbox it belongs to.
  */
-export async function startDemo(
-  home: string,
-  overrides: SandboxOptions | undefined,
-  webClient: boolean,
-  uploadUrl: () => string | null,
-): Promise<{ sandbox: DemoSandbox; detachWebClient: (() => void) | null }> {
-  const sandbox = await startDemoSandbox(home, overrides);
-  if (!webClient) return { sandbox, detachWebClient: null };
-  const { attachDemoWebClient } = await import('../sandbox/index.js');
-  return { sandbox, detachWebClient: attachDemoWebClient(sandbox, uploadUrl, { origin: sandbox.apiUrl }) };
+export class DemoRunner {
+  #sandbox: DemoSandbox | null = null;
+  #detachWebClient: (() => void) | null = null;
+
+  constructor(
+    private readonly options: {
+      home: string;
+      overrides: SandboxOptions | undefined;
+      webClient: boolean;
+      /** Where the web client uploads: the receiver's local upload URL once the pipeline runs. */
+      uploadUrl: () => string | null;
+    },
+  ) {}
+
+  /** The sandbox while the demo runs, else null. */
+  get sandbox(): DemoSandbox | null {
+    return this.#sandbox;
+  }
+
+  async start(): Promise<DemoSandbox> {
+    await this.close();
+    const sandbox = await startDemoSandbox(this.options.home, this.options.overrides);
+    this.#sandbox = sandbox;
+    if (this.options.webClient) {
+      const { attachDemoWebClient } = await import('../sandbox/index.js');
+      this.#detachWebClient = attachDemoWebClient(sandbox, this.options.uploadUrl, { origin: sandbox.apiUrl });
+    }
+    return sandbox;
+  }
+
+  async close(): Promise<void> {
+    const sandbox = this.#sandbox;
+    this.#sandbox = null;
+    this.#detachWebClient?.();
+    this.#detachWebClient = null;
+    if (sandbox) await sandbox.close();
+  }
 }
 
 /**
