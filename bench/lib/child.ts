@@ -28,10 +28,12 @@ export async function bundleHelper(name: string, outDir: string): Promise<string
   return outfile;
 }
 
-/** Runs `node <script> <args>` and resolves with the parsed last stdout line and the wall time. */
-export function runNodeChild<T>(script: string, args: string[]): Promise<T> {
+/**
+ * Runs `node [nodeFlags] <script> <args>` and resolves with the parsed last stdout line and the wall time.
+ */
+export function runNodeChild<T>(script: string, args: string[], nodeFlags: string[] = []): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeFlags, script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
