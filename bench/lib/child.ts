@@ -6,6 +6,7 @@
  * are not Tally's. The helper prints one JSON line last on stdout; that is its result.
  */
 import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -49,4 +50,15 @@ export function runNodeChild<T>(script: string, args: string[], nodeFlags: strin
       }
     });
   });
+}
+
+/**
+ * The Node flags bin/tally.js gives the CLI in its shebang (`#!/usr/bin/env -S node <flags>`), so a bench child
+ * that stands for `tally` runs the way the shipped command does.
+ */
+export async function cliNodeFlags(): Promise<string[]> {
+  const bin = new URL('../../bin/tally.js', import.meta.url);
+  const first = (await readFile(bin, 'utf8')).split('\n')[0] ?? '';
+  const match = /^#!\S*env\s+(?:-S\s+)?node\b(.*)$/.exec(first);
+  return (match?.[1] ?? '').trim().split(/\s+/).filter(Boolean);
 }
