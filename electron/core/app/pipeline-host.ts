@@ -237,8 +237,7 @@ export class PipelineHost {
     let failed = 0;
     // Only the jobs that count are read (the index filters on state and time): the tray stays cheap with a big journal.
     const counted = (state: string, updatedAt: number) =>
-      state === 'downloading' ||
-      ((state === 'failed' || state === 'expired') && now - updatedAt < ATTENTION_WINDOW_MS);
+      state === 'downloading' || ((state === 'failed' || state === 'expired') && now - updatedAt < ATTENTION_WINDOW_MS);
     for (const job of this.#pipeline?.inbox.where(counted) ?? []) {
       if (job.state === 'downloading') {
         downloading++;

@@ -22,7 +22,14 @@ import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { aliasKey, differByRandomSegment, recordingKey } from './recording-key.js';
 import { JobIndex, aliasHash, type Located } from './job-index.js';
-import { JournalWriteError, UnknownJobError, aliasOf, parseLine, readFully, type ReplayReport } from './journal-lines.js';
+import {
+  JournalWriteError,
+  UnknownJobError,
+  aliasOf,
+  parseLine,
+  readFully,
+  type ReplayReport,
+} from './journal-lines.js';
 import { RETENTION_MS } from './types.js';
 import type { JobState, JobStore, NewRecording, RecordingJob } from './types.js';
 import { syncDir } from '../durable-fs.js';
@@ -80,7 +87,6 @@ const PRUNE_AT_OPEN = 1_000;
 const MAX_BATCH_BYTES = 1 << 20;
 /** Jobs kept parsed in memory (most recently used); the rest are read back from the journal when asked for. */
 const CACHED_JOBS = 1_000;
-
 
 /** Whether the download manager is done with a job. */
 export function isTerminal(job: RecordingJob): boolean {

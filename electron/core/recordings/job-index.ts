@@ -118,7 +118,8 @@ export class JobIndex {
 
   /** Every job's slot with where its snapshot lies (for the journal rewrite). */
   *entries(): IterableIterator<{ key: string; slot: number; offset: number; length: number }> {
-    for (const [key, slot] of this.#slots) yield { key, slot, offset: this.#offset[slot]!, length: this.#length[slot]! };
+    for (const [key, slot] of this.#slots)
+      yield { key, slot, offset: this.#offset[slot]!, length: this.#length[slot]! };
   }
 
   /** Room for a new offset per slot, as `move` expects it. */
