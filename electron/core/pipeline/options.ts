@@ -35,6 +35,8 @@ export interface PipelineDemo {
   downloadOrigin: string;
   /** The sandbox page's origin, whose web client uploads like the web SDK does. */
   apiUrl: string;
+  /** Recordings the demo's own folder keeps, newest first (never applied to a folder the producer chose). */
+  keepRecordings?: number;
 }
 
 export interface PipelineInputs {
@@ -106,6 +108,9 @@ export function pipelineOptions(inputs: PipelineInputs): { options: PipelineOpti
     concurrency: flags.concurrency ?? settings.concurrency,
     maxRecordingBytes: settings.maxRecordingBytes,
     fileNameTemplate: settings.fileNameTemplate,
+    ...(demo?.keepRecordings !== undefined && recordingsFolderFor(settings, demo, flags.folder) === demo.folder
+      ? { keepNewestRecordings: demo.keepRecordings }
+      : {}),
     ...(inputs.log ? { log: inputs.log } : {}),
     uploads: {
       subfolder: settings.clientUploadsSubfolder,
