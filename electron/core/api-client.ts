@@ -351,15 +351,9 @@ export class ChannelApi {
   }
 }
 
-/**
- * got is loaded on the first request, not with this module: its module graph costs about 25 MB of resident
- * memory, which `tally listen` without credentials (and every command that never calls the service) is spared.
- */
+/** got loads on the first request: commands that never call the service are spared its ~25 MB of modules. */
 let gotModule: Promise<typeof Got> | undefined;
-function loadGot(): Promise<typeof Got> {
-  gotModule ??= import('got');
-  return gotModule;
-}
+const loadGot = (): Promise<typeof Got> => (gotModule ??= import('got'));
 
 function newestFirst(a: Channel, b: Channel): number {
   const diff = b.createdAt.getTime() - a.createdAt.getTime();

@@ -7,7 +7,7 @@ describe('reclaim: written download buffers are given back early (issue 10, tall
     // GC entries arrive a little later than the collection itself: wait for the one we asked for.
     const minor = new Promise<void>((resolve) => {
       const observer = new PerformanceObserver((list) => {
-        const kinds = list.getEntries().map((entry) => (entry.detail as { kind: number }).kind);
+        const kinds = list.getEntries().map((entry) => (entry as unknown as { detail: { kind: number } }).detail.kind);
         if (kinds.includes(constants.NODE_PERFORMANCE_GC_MINOR)) {
           observer.disconnect();
           resolve();

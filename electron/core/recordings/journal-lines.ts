@@ -8,6 +8,32 @@ import { TallyError } from '../errors.js';
 import { aliasHash } from './job-index.js';
 import { aliasKey } from './recording-key.js';
 import type { RecordingJob } from './types.js';
+import type { Logger } from '../logger.js';
+
+/** The part of a FileHandle the journal uses; `wrapJournal` may replace it (test seam for failing disks). */
+export interface JournalFile {
+  write(buffer: Buffer, offset: number, length: number): Promise<{ bytesWritten: number }>;
+  datasync(): Promise<void>;
+  truncate(length: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface InboxOptions {
+  /** Rewrite the journal once it holds more lines than this and more than twice the number of jobs. */
+  compactAfterLines?: number;
+  /** Test seam: wraps every journal handle, e.g. to inject ENOSPC or to hold an fsync. */
+  wrapJournal?: (file: JournalFile) => JournalFile;
+  /**
+   * Finished jobs (saved, expired, failed) older than this are dropped when the journal is rewritten, so
+   * the journal and every `list()` stay small on an always-on machine. Default 30 days: long past the
+   * service's 6-hour retention, so no duplicate webhook can still need them.
+   */
+  keepFinishedMs?: number;
+  /** Clock for pruning (tests). */
+  now?: () => number;
+  /** Where a failed background compaction is reported (the journal itself stays valid). */
+  log?: Logger;
+}
 
 /** What `open` found while replaying the journal. */
 export interface ReplayReport {
