@@ -39,7 +39,7 @@ import { RETENTION_MS } from './types.js';
 import type { JobState, JobStore, NewRecording, RecordingJob } from './types.js';
 import { syncDir } from '../durable-fs.js';
 import { appendFully, openJsonLines } from '../jsonl-journal.js';
-import { describeError, silentLogger, type Logger } from '../logger.js';
+import { describeError, silentLogger } from '../logger.js';
 
 export {
   JournalWriteError,
