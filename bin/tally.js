@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=1
 // Entry point for the `tally` bin: runs the built CLI (npm's install step builds dist/ via `prepare`).
 import { main } from '../dist/electron/cli.js';
 

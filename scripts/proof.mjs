@@ -4,7 +4,7 @@
 //
 //   node scripts/proof.mjs soak     TALLY_SOAK=long: 600 broadcasts, big recordings, ~90 fault injections
 //   node scripts/proof.mjs crash    TALLY_CRASH_ROUNDS=50 kill -9 rounds
-//   node scripts/proof.mjs fuzz     TALLY_FUZZ_COUNT=100000 hostile webhooks, plus the contract fuzz scaled up
+//   node scripts/proof.mjs fuzz     TALLY_FUZZ_COUNT=100000 hostile webhooks, issue 10's limits, the contract fuzz
 //   node scripts/proof.mjs short    every suite in its CI mode
 //   node scripts/proof.mjs all      every long mode, then the rest of the security suites
 //
@@ -16,7 +16,11 @@ const MODES = {
   soak: { files: ['tests/reliability/soak.spec.ts'], env: { TALLY_SOAK: 'long' } },
   crash: { files: ['tests/reliability/crash.spec.ts'], env: { TALLY_CRASH_ROUNDS: '50' } },
   fuzz: {
-    files: ['tests/security/webhook-fuzz.spec.ts', 'tests/security/contract-fuzz.spec.ts'],
+    files: [
+      'tests/security/webhook-fuzz.spec.ts',
+      'tests/security/limits-fuzz.spec.ts',
+      'tests/security/contract-fuzz.spec.ts',
+    ],
     env: { TALLY_FUZZ_COUNT: '100000' },
   },
   short: { files: ['tests/reliability', 'tests/security'], env: {} },

@@ -6,6 +6,7 @@
  * are not Tally's. The helper prints one JSON line last on stdout; that is its result.
  */
 import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -36,10 +37,12 @@ export async function bundleHelper(name: string, outDir: string, opts: { cjsRequ
   return outfile;
 }
 
-/** Runs `node <script> <args>` and resolves with the parsed last stdout line and the wall time. */
-export function runNodeChild<T>(script: string, args: string[]): Promise<T> {
+/**
+ * Runs `node [nodeFlags] <script> <args>` and resolves with the parsed last stdout line and the wall time.
+ */
+export function runNodeChild<T>(script: string, args: string[], nodeFlags: string[] = []): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeFlags, script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -55,4 +58,15 @@ export function runNodeChild<T>(script: string, args: string[]): Promise<T> {
       }
     });
   });
+}
+
+/**
+ * The Node flags bin/tally.js gives the CLI in its shebang (`#!/usr/bin/env -S node <flags>`), so a bench child
+ * that stands for `tally` runs the way the shipped command does.
+ */
+export async function cliNodeFlags(): Promise<string[]> {
+  const bin = new URL('../../bin/tally.js', import.meta.url);
+  const first = (await readFile(bin, 'utf8')).split('\n')[0] ?? '';
+  const match = /^#!\S*env\s+(?:-S\s+)?node\b(.*)$/.exec(first);
+  return (match?.[1] ?? '').trim().split(/\s+/).filter(Boolean);
 }

@@ -4,7 +4,7 @@
  * rethrown or attached as `cause`, because they carry the request options, and those hold the secret.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import got, { RequestError, TimeoutError as GotTimeoutError } from 'got';
+import type * as Got from 'got';
 import type { Endpoints } from './endpoints.js';
 import {
   BadCredentialsError,
@@ -329,8 +329,9 @@ export class ChannelApi {
   }
 
   async #send(spec: RequestSpec, signal: AbortSignal | undefined): Promise<RawResponse> {
+    const got = await loadGot();
     try {
-      const response = await got(spec.url, {
+      const response = await got.default(spec.url, {
         method: spec.method,
         headers: {
           'content-type': 'application/json',
@@ -352,10 +353,14 @@ export class ChannelApi {
       return { status: response.statusCode, text: response.body, contentType: contentType ?? '' };
     } catch (error) {
       if (signal?.aborted) throw abortReason(signal);
-      throw translateTransportError(error, spec, this.#timeoutMs);
+      throw translateTransportError(got, error, spec, this.#timeoutMs);
     }
   }
 }
+
+/** got loads on the first request: commands that never call the service are spared its ~25 MB of modules. */
+let gotModule: Promise<typeof Got> | undefined;
+const loadGot = (): Promise<typeof Got> => (gotModule ??= import('got'));
 
 function newestFirst(a: Channel, b: Channel): number {
   const diff = b.createdAt.getTime() - a.createdAt.getTime();
@@ -364,15 +369,15 @@ function newestFirst(a: Channel, b: Channel): number {
 }
 
 /** got's errors become ours here and only here; nothing of the original object survives. */
-function translateTransportError(error: unknown, spec: RequestSpec, timeoutMs: number): Error {
-  if (error instanceof GotTimeoutError) {
+function translateTransportError(got: typeof Got, error: unknown, spec: RequestSpec, timeoutMs: number): Error {
+  if (error instanceof got.TimeoutError) {
     const result = new TimeoutError(spec.endpoint, timeoutMs);
     // A timeout while connecting means nothing was sent; later phases may have reached the service.
     if (error.event === 'lookup' || error.event === 'connect') neverSent.add(result);
     transient.add(result);
     return result;
   }
-  const code = error instanceof RequestError ? String(error.code ?? '') : '';
+  const code = error instanceof got.RequestError ? String(error.code ?? '') : '';
   const host = safeHost(spec.url);
   const result = new NetworkError(spec.endpoint, describeCode(code, host, error));
   if (NEVER_SENT_CODES.has(code)) neverSent.add(result);

@@ -3,7 +3,7 @@
  * bad folders give one clear ConfigError naming the folder and where it came from, and nothing spins.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -61,6 +61,32 @@ describe('ensureWritableFolder', () => {
         'this file system does not allow folders there',
       );
       expect(Date.now() - started).toBeLessThan(1000);
+    },
+  );
+
+  // Root ignores file modes: there the same refusals come from /sys, which refuses even root (below).
+  it.runIf(process.platform !== 'win32' && process.getuid?.() !== 0)(
+    'refuses a folder it may not create and an existing read-only folder, naming each (as an ordinary user)',
+    async () => {
+      const dir = await temp();
+      const readOnly = join(dir, 'read-only');
+      await mkdir(readOnly);
+      await chmod(readOnly, 0o555);
+      cleanups.push(() => chmod(readOnly, 0o755));
+      for (const folder of [join(readOnly, 'Recordings'), readOnly]) {
+        await expect(ensureWritableFolder(folder, { source })).rejects.toThrow(
+          `Cannot use ${folder} as the recordings folder (--folder): permission denied. Choose another folder.`,
+        );
+      }
+    },
+  );
+
+  it.runIf(existsSync('/sys/kernel'))(
+    'refuses a folder the system will not let it create (even as root), naming the folder and the flag',
+    async () => {
+      await expect(ensureWritableFolder('/sys/kernel/tally-recordings', { source })).rejects.toThrow(
+        'Cannot use /sys/kernel/tally-recordings as the recordings folder (--folder): permission denied. Choose another folder.',
+      );
     },
   );
 

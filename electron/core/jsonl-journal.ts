@@ -53,7 +53,7 @@ const READ_CHUNK_BYTES = 1 << 20;
  */
 async function replayLines(
   path: string,
-  accept: (line: string) => boolean,
+  accept: Accept,
   replay: JsonLinesReplay,
 ): Promise<{ completeBytes: number; tail: Buffer | null; totalBytes: number } | null> {
   let handle: FileHandle;
@@ -63,10 +63,10 @@ async function replayLines(
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw error;
   }
-  const take = (line: Buffer): void => {
+  const take = (line: Buffer, offset: number): void => {
     const text = line.toString('utf8');
     if (text.trim() === '') return;
-    if (accept(text)) replay.lines += 1;
+    if (accept(text, offset, line.length)) replay.lines += 1;
     else replay.skippedLines += 1;
   };
   let carry: Buffer[] = [];
@@ -85,7 +85,7 @@ async function replayLines(
       for (let nl = data.indexOf(0x0a); nl !== -1; nl = data.indexOf(0x0a, start)) {
         const piece = data.subarray(start, nl);
         if (oversized || carryBytes + piece.length > MAX_LINE_BYTES) replay.skippedLines += 1;
-        else take(carry.length ? Buffer.concat([...carry, piece]) : piece);
+        else take(carry.length ? Buffer.concat([...carry, piece]) : piece, completeBytes);
         carry = [];
         carryBytes = 0;
         oversized = false;
@@ -110,6 +110,9 @@ async function replayLines(
   return { completeBytes, tail: oversized ? null : Buffer.concat(carry), totalBytes: position };
 }
 
+/** Takes one replayed line (its byte offset in the file and byte length, newline excluded); false skips it. */
+export type Accept = (line: string, offset: number, bytes: number) => boolean;
+
 /**
  * Opens (creating if needed) `dir/name` for appending and replays it line by line through `accept`, which
  * returns whether it took the line. `wrap` may replace the handle (tests inject a full disk through it).
@@ -117,7 +120,7 @@ async function replayLines(
 export async function openJsonLines<F extends JournalHandle = FileHandle>(
   dir: string,
   name: string,
-  accept: (line: string) => boolean,
+  accept: Accept,
   wrap: (raw: FileHandle) => F = (raw) => raw as unknown as F,
 ): Promise<OpenedJournal<F>> {
   await mkdir(dir, { recursive: true });
@@ -130,7 +133,7 @@ export async function openJsonLines<F extends JournalHandle = FileHandle>(
   let size = completeBytes;
   try {
     if (totalBytes > completeBytes) {
-      if (tail !== null && accept(tail.toString('utf8'))) {
+      if (tail !== null && accept(tail.toString('utf8'), completeBytes, tail.length)) {
         // Written whole but the newline never made it: keep the record, it may have been acknowledged.
         replay.lines += 1;
         await appendFully(file, Buffer.from('\n'));

@@ -146,5 +146,7 @@ export function demoPipeline(home: string, sandbox: Pick<Sandbox, 'downloadOrigi
     folder: demoRecordingsDir(home),
     downloadOrigin: sandbox.downloadOrigin,
     apiUrl: sandbox.apiUrl,
+    // Also while the demo runs, not only when it starts: a long demo once filled 639 MB in 30 minutes.
+    keepRecordings: DEMO_RECORDINGS_KEPT,
   };
 }

@@ -261,7 +261,10 @@ export class PipelineHost {
     let done = 0;
     let total = 0;
     let failed = 0;
-    for (const job of this.#pipeline?.inbox.list() ?? []) {
+    // Only the jobs that count are read (the index filters on state and time): the tray stays cheap with a big journal.
+    const counted = (state: string, updatedAt: number) =>
+      state === 'downloading' || ((state === 'failed' || state === 'expired') && now - updatedAt < ATTENTION_WINDOW_MS);
+    for (const job of this.#pipeline?.inbox.where(counted) ?? []) {
       if (job.state === 'downloading') {
         downloading++;
         const live = this.progress.get(job.key);

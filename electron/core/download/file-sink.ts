@@ -8,6 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import { Writable } from 'node:stream';
 import { writeAll } from '../durable-fs.js';
 import type { PartHandle } from './download-fs.js';
+import { noteWritten } from './reclaim.js';
 
 /** Bytes buffered per connection before the socket is paused. */
 const SINK_HIGH_WATER_MARK = 1 << 19;
@@ -104,6 +105,7 @@ export function pumpToFile(res: IncomingMessage, opts: SinkOptions): Promise<Pum
     ...opts,
     onWritten: (bytes, next) => {
       written += bytes;
+      noteWritten(bytes);
       opts.onWritten?.(bytes, next);
     },
   });

@@ -29,6 +29,7 @@ import { DEFAULT_MAX_RECORDING_BYTES, downloadFile, forgetCommit } from '../down
 import { isAbortError } from '../download/http-request.js';
 import { statePathFor } from '../download/part-state.js';
 import { releaseFinalName, reserveFinalName, sniffPart } from './final-names.js';
+import { RetrySchedule } from './retry-schedule.js';
 
 export { RESERVATION_SUFFIX, reserveFinalName } from './final-names.js';
 
@@ -138,9 +139,14 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   readonly #retryMaxMs: number;
   readonly #opts: DownloadManagerOptions;
 
-  readonly #queue: string[] = [];
+  /** Keys waiting for a free slot, in order (a Set: membership is checked on every enqueue). */
+  readonly #queue = new Set<string>();
   readonly #running = new Map<string, Running>();
-  readonly #timers = new Map<string, NodeJS.Timeout>();
+  /** Jobs waiting for their next attempt: one timer for the earliest, whatever their number (retry-schedule.ts). */
+  readonly #retries = new RetrySchedule(
+    (key) => this.#enqueue(key),
+    () => this.#now(),
+  );
   readonly #writes = new Set<Promise<unknown>>();
   /** key → [actual size, strikes] of announced-size mismatches. */
   readonly #sizeStrikes = new Map<string, [number, number]>();
@@ -170,21 +176,21 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     this.#started = true;
     this.#stopped = false;
     this.#store.on('added', this.#onAdded);
-    const saved: RecordingJob[] = [];
-    for (const job of this.#store.list()) {
-      if (job.state === 'pending' || job.state === 'downloading') this.#enqueue(job.key);
-      else if (job.state === 'saved' && job.path) saved.push(job);
-    }
-    this.#sweeping = this.#sweep(saved);
+    // Keys only: a journal of 100,000 jobs is not read into memory to start.
+    for (const key of this.#store.keys(['pending', 'downloading'])) this.#enqueue(key);
+    this.#sweeping = this.#sweep(this.#store.keys(['saved']));
   }
 
   /**
    * A crash after the store recorded a save but before its commit record and name reservation were removed
    * leaves both behind for good (the job never runs again): remove them. Cheap when there is nothing to remove.
    */
-  async #sweep(jobs: RecordingJob[]): Promise<void> {
-    for (const job of jobs) {
-      const finalPath = job.path as string;
+  async #sweep(keys: string[]): Promise<void> {
+    for (const key of keys) {
+      if (this.#stopped) return;
+      const job = this.#store.get(key);
+      if (!job?.path) continue;
+      const finalPath = job.path;
       await releaseFinalName(finalPath);
       await forgetCommit(partPathFor(path.dirname(finalPath), job), this.#opts.fs).catch(() => undefined);
     }
@@ -194,7 +200,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   async retry(key: string): Promise<void> {
     const job = this.#store.get(key);
     if (!job || job.state === 'saved' || this.#running.has(key)) return;
-    this.#clearTimer(key);
+    this.#retries.cancel(key);
     this.#sizeStrikes.delete(key);
     if (job.state === 'failed' || job.state === 'expired') {
       await this.#write(key, { state: 'pending', error: null, updatedAt: this.#iso() });
@@ -207,8 +213,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     this.#stopped = true;
     this.#started = false;
     this.#store.off('added', this.#onAdded);
-    for (const key of [...this.#timers.keys()]) this.#clearTimer(key);
-    this.#queue.length = 0;
+    this.#retries.clear();
+    this.#queue.clear();
     const tasks = [...this.#running.values()];
     for (const { controller } of tasks) controller.abort();
     await Promise.allSettled(tasks.map((t) => t.task));
@@ -244,14 +250,15 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   }
 
   #enqueue(key: string): void {
-    if (this.#stopped || this.#running.has(key) || this.#queue.includes(key) || this.#timers.has(key)) return;
-    this.#queue.push(key);
+    if (this.#stopped || this.#running.has(key) || this.#queue.has(key) || this.#retries.has(key)) return;
+    this.#queue.add(key);
     this.#pump();
   }
 
   #pump(): void {
-    while (!this.#stopped && this.#running.size < this.#concurrency && this.#queue.length > 0) {
-      const key = this.#queue.shift() as string;
+    while (!this.#stopped && this.#running.size < this.#concurrency && this.#queue.size > 0) {
+      const key = this.#queue.values().next().value as string;
+      this.#queue.delete(key);
       const job = this.#store.get(key);
       if (!job || (job.state !== 'pending' && job.state !== 'downloading')) continue;
       const controller = new AbortController();
@@ -291,12 +298,6 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         `A symbolic link had been put at ${found.join(', ')} in the recordings folder. Tally removed it without following it and tries again.`,
       );
     }
-  }
-
-  #clearTimer(key: string): void {
-    const timer = this.#timers.get(key);
-    if (timer) clearTimeout(timer);
-    this.#timers.delete(key);
   }
 
   #write(key: string, patch: Parameters<JobStore['update']>[1]): Promise<RecordingJob> {
@@ -431,16 +432,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   }
 
   #schedule(key: string, delayMs: number): void {
-    if (this.#stopped || this.#timers.has(key)) return;
-    const timer = setTimeout(
-      () => {
-        this.#timers.delete(key);
-        this.#enqueue(key);
-      },
-      Math.max(0, delayMs),
-    );
-    timer.unref();
-    this.#timers.set(key, timer);
+    if (this.#stopped) return;
+    this.#retries.add(key, this.#now() + Math.max(0, delayMs));
   }
 }
 

@@ -53,6 +53,10 @@ export class MemoryJobStore extends EventEmitter implements JobStore {
     return [...this.#jobs.values()];
   }
 
+  keys(states?: readonly RecordingJob['state'][]): string[] {
+    return [...this.#jobs.values()].filter((job) => !states || states.includes(job.state)).map((job) => job.key);
+  }
+
   get(key: string): RecordingJob | undefined {
     return this.#jobs.get(key);
   }

@@ -119,5 +119,12 @@ describe('pipelineOptions', () => {
     expect(options.uploads?.allowedOrigins()).toEqual(['https://app.test', demo.apiUrl]);
     // A folder the producer chose is used in the demo too.
     expect(recordingsFolderFor({ ...DEFAULT_SETTINGS, recordingsFolder: join('/mine') }, demo)).toBe('/mine');
+    // The demo's own folder is kept to its newest recordings; a folder the producer chose never is.
+    const kept = pipelineOptions(
+      inputs({ demo: { ...demo, keepRecordings: 30 } }, { recordingsFolder: DEFAULT_SETTINGS.recordingsFolder }),
+    );
+    expect(kept.options.keepNewestRecordings).toBe(30);
+    const mine = pipelineOptions(inputs({ demo: { ...demo, keepRecordings: 30 } }, { recordingsFolder: '/mine' }));
+    expect(mine.options.keepNewestRecordings).toBeUndefined();
   });
 });

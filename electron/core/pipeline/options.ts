@@ -52,6 +52,8 @@ export interface PipelineDemo {
   downloadOrigin: string;
   /** The sandbox page's origin, whose web client uploads like the web SDK does. */
   apiUrl: string;
+  /** Recordings the demo's own folder keeps, newest first (never applied to a folder the producer chose). */
+  keepRecordings?: number;
 }
 
 export interface PipelineInputs {
@@ -143,6 +145,9 @@ export function pipelineOptions(inputs: PipelineInputs): {
     concurrency: flags.concurrency ?? settings.concurrency,
     maxRecordingBytes: settings.maxRecordingBytes,
     fileNameTemplate: settings.fileNameTemplate,
+    ...(demo?.keepRecordings !== undefined && recordingsFolderFor(settings, demo, flags.folder) === demo.folder
+      ? { keepNewestRecordings: demo.keepRecordings }
+      : {}),
     ...(inputs.log ? { log: inputs.log } : {}),
     // The demo's broadcasts record only now and then: a closed channel without a recording is normal there.
     ...(demo ? { expectRecordings: false } : {}),

@@ -6,7 +6,7 @@
  */
 import { once } from 'node:events';
 import { createServer } from 'node:net';
-import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -98,6 +98,26 @@ describe('RecordingPipeline start and stop', () => {
     await pipeline.stop();
     await expect(fetch(`${ready.localUrl}`, { method: 'POST' })).rejects.toThrow();
     expect(await exists(join(opts.stateDir, LOCK_FILE))).toBe(false);
+  });
+
+  it('keeps the demo folder to its newest recordings while it runs (keepNewestRecordings), parts untouched', async () => {
+    const opts = await options({ keepNewestRecordings: 2 });
+    await mkdir(opts.folder, { recursive: true });
+    await writeFile(join(opts.folder, 'left-by-a-crash.mp4.part'), 'part');
+    const pipeline = await RecordingPipeline.open(opts);
+    const ready = await pipeline.start();
+    sb.control.setWebhookUrl(ready.localUrl);
+    for (let i = 0; i < 4; i += 1) {
+      const id = `demo-${Date.now()}-${i}`;
+      const saved = savedOf(pipeline, id);
+      sb.control.startBroadcast({ id, record: true, recordingBytes: 10_000 });
+      await sb.control.endBroadcast(id);
+      await saved;
+    }
+    await pipeline.stop();
+    const names = (await readdir(opts.folder)).sort();
+    expect(names.filter((n) => n.endsWith('.mp4'))).toHaveLength(2);
+    expect(names).toContain('left-by-a-crash.mp4.part');
   });
 
   it('keeps a webhook acknowledged while downloads were paused, and downloads it on the next start', async () => {

@@ -34,6 +34,7 @@ import { mountUploads, type UploadedEvent, type UploadRoute } from '../uploads/u
 import type { SearchResult } from '../model.js';
 import { findGaps, readHeartbeat, writeHeartbeat, type GapReportResult } from '../recordings/gap-report.js';
 import { Inbox } from '../recordings/inbox.js';
+import { keepNewestRecordings } from '../recordings/keep-newest.js';
 import { describeError, silentLogger, type Logger } from '../logger.js';
 import { acquireStateLock, type StateLock } from '../recordings/state-lock.js';
 import type { RecordingJob } from '../recordings/types.js';
@@ -68,6 +69,8 @@ export interface PipelineOptions {
   fileNameTemplate?: string;
   /** The maxRecordingBytes setting: the cap when neither server nor webhook says how big a recording is. */
   maxRecordingBytes?: number;
+  /** The demo's own folder only: after each save, keep its newest this many recordings (keep-newest.ts). */
+  keepNewestRecordings?: number;
   segments?: number;
   retryBaseMs?: number;
   tunnelCheckIntervalMs?: number;
@@ -174,6 +177,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
   #uploads: UploadRoute | null = null;
   #uploadLog: UploadLog | null = null;
   readonly expected: ExpectedRecordings;
+  #pruning: Promise<unknown> = Promise.resolve();
 
   private constructor(opts: PipelineOptions, inbox: Inbox, tokens: TokenStore, lock: StateLock) {
     super();
@@ -234,7 +238,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     const expect = opts.expectRecordings ?? 'auto';
     this.expected = new ExpectedRecordings({
       graceMs: opts.recordingGraceMs ?? DEFAULT_RECORDING_GRACE_MS,
-      expecting: () => (expect === 'auto' ? inbox.list().length > 0 : expect),
+      expecting: () => (expect === 'auto' ? inbox.keys().length > 0 : expect),
       onMissing: (missing) => this.emit('recording-missing', missing),
     });
     this.receiver.on('received', (job, warnings) => {
@@ -252,7 +256,15 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     });
     this.receiver.on('rejected', (r) => this.emit('rejected', r));
     this.downloads.on('progress', (e) => this.emit('progress', e));
-    this.downloads.on('saved', (e) => this.emit('saved', e));
+    this.downloads.on('saved', (e) => {
+      this.emit('saved', e);
+      const keep = opts.keepNewestRecordings;
+      if (keep === undefined) return;
+      // One prune at a time; a failed one is only a note (the next save tries again).
+      this.#pruning = this.#pruning
+        .then(() => keepNewestRecordings(this.downloads.folder, keep))
+        .catch((error: unknown) => opts.log?.warn(`demo: pruning old recordings failed: ${describeError(error)}`));
+    });
     this.downloads.on('failed', (e) => this.emit('failed', e));
     this.downloads.on('expired', (e) => this.emit('expired', e));
     this.inbox.on('added', (job) => this.emit('changed', job));
@@ -465,6 +477,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     await this.supervisor.stop();
     await this.receiver.stop();
     await this.downloads.stop();
+    await this.#pruning;
     await this.#beat();
     await this.inbox.close();
     await this.#uploadLog?.close();

@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { appendFile, mkdtemp, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -456,5 +458,71 @@ describe('Inbox.close', () => {
     await expect(inbox.compact()).rejects.toBeInstanceOf(JournalWriteError);
     const reopened = await openInbox();
     expect(reopened.list().map((j) => j.channelId)).toEqual(['last']);
+  });
+});
+
+describe('Inbox memory (issue 10: flat as jobs grow)', () => {
+  /** A job as long as the webhook's caps allow: ~2 KB that must stay on disk, not in memory. */
+  function bigLine(i: number): string {
+    const at = new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString();
+    const job = {
+      key: i.toString(16).padStart(32, '0'),
+      channelId: `${'c'.repeat(240)}-${i}`,
+      url: `https://s3.amazonaws.com/svc/${'r'.repeat(1400)}/${i}.mp4`,
+      receivedAt: at,
+      deadline: at,
+      announcedBytes: 1000,
+      duration: null,
+      thumbnail: null,
+      shape: 'json',
+      state: i % 2 ? 'saved' : 'pending',
+      attempts: 0,
+      path: null,
+      bytes: null,
+      totalBytes: 1000,
+      error: null,
+      updatedAt: at,
+    };
+    return `${JSON.stringify({ v: 1, job })}\n`;
+  }
+
+  it('holds an index, not the jobs: 30,000 worst-case jobs add a few MB of heap, and every job reads back', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const jobs = 30_000;
+    await writeFile(join(dir, JOURNAL_FILE), Array.from({ length: jobs }, (_, i) => bigLine(i)).join(''));
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    const inbox = await openInbox({ compactAfterLines: Number.MAX_SAFE_INTEGER });
+    gc();
+    const grown = (process.memoryUsage().heapUsed - before) / 1e6;
+    // The jobs themselves are 60 MB of text; holding them (the old inbox) grew the heap by about 70 MB.
+    expect(grown).toBeLessThan(15);
+    expect(inbox.replay.jobs).toBe(jobs);
+    expect(inbox.unfinished).toBe(jobs / 2);
+    // Beyond the cache, from the journal: the right job, oldest first, filters on the index.
+    expect(inbox.get((12_345).toString(16).padStart(32, '0'))?.channelId).toBe(`${'c'.repeat(240)}-12345`);
+    expect(inbox.keys(['pending']).length).toBe(jobs / 2);
+    expect(inbox.keys().slice(0, 2)).toEqual([0, 1].map((i) => i.toString(16).padStart(32, '0')));
+    expect(inbox.pending().every((job, i) => job.channelId === `${'c'.repeat(240)}-${i * 2}`)).toBe(true);
+  });
+
+  it('reads jobs back from their new place after a compaction and after updates', async () => {
+    await writeFile(join(dir, JOURNAL_FILE), Array.from({ length: 2_500 }, (_, i) => bigLine(i)).join(''));
+    const keep = { compactAfterLines: Number.MAX_SAFE_INTEGER, keepFinishedMs: Number.MAX_SAFE_INTEGER };
+    const inbox = await openInbox(keep);
+    const key = (7).toString(16).padStart(32, '0');
+    await inbox.update(key, { error: 'é → 日本 (multi-byte before later lines)' });
+    await inbox.add(rec('after-update'));
+    await inbox.compact();
+    const other = (2_001).toString(16).padStart(32, '0');
+    expect(inbox.get(key)?.error).toBe('é → 日本 (multi-byte before later lines)');
+    expect(inbox.get(other)?.channelId).toBe(`${'c'.repeat(240)}-2001`);
+    expect(inbox.list()).toHaveLength(2_501);
+    await inbox.close();
+    open.splice(0);
+    const reopened = await openInbox(keep);
+    expect(reopened.get(key)?.error).toBe('é → 日本 (multi-byte before later lines)');
+    expect(reopened.replay.jobs).toBe(2_501);
   });
 });

@@ -14,67 +14,40 @@
  * are treated as one recording only when they differ by exactly that one segment and arrive within the
  * retention window. Two new-shape URLs with the same channel ID stay separate jobs: clients reuse channel IDs
  * (a broadcast restarted after a drop), and downloading twice is better than losing a recording.
+ *
+ * Memory: only an index (job-index.ts: journal offset, state, times) is held per job; jobs are read back from
+ * the journal, with the 1,000 most recently used cached, so a flood's 100,000 jobs cost ~15 MB, not 350.
  */
 import { EventEmitter } from 'node:events';
+import { closeSync, openSync } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
-import { TallyError } from '../errors.js';
 import { aliasKey, differByRandomSegment, recordingKey } from './recording-key.js';
+import { JobIndex, aliasHash, type Located } from './job-index.js';
+import {
+  JournalWriteError,
+  UnknownJobError,
+  aliasOf,
+  parseLine,
+  readFully,
+  type InboxOptions,
+  type JournalFile,
+  type ReplayReport,
+} from './journal-lines.js';
 import { RETENTION_MS } from './types.js';
-import type { JobStore, NewRecording, RecordingJob } from './types.js';
+import type { JobState, JobStore, NewRecording, RecordingJob } from './types.js';
 import { syncDir } from '../durable-fs.js';
 import { appendFully, openJsonLines } from '../jsonl-journal.js';
-import { describeError, silentLogger, type Logger } from '../logger.js';
+import { describeError, silentLogger } from '../logger.js';
 
-/** The part of a FileHandle the journal uses; `wrapJournal` may replace it (test seam for failing disks). */
-export interface JournalFile {
-  write(buffer: Buffer, offset: number, length: number): Promise<{ bytesWritten: number }>;
-  datasync(): Promise<void>;
-  truncate(length: number): Promise<void>;
-  close(): Promise<void>;
-}
-
-export interface InboxOptions {
-  /** Rewrite the journal once it holds more lines than this and more than twice the number of jobs. */
-  compactAfterLines?: number;
-  /** Test seam: wraps every journal handle, e.g. to inject ENOSPC or to hold an fsync. */
-  wrapJournal?: (file: JournalFile) => JournalFile;
-  /**
-   * Finished jobs (saved, expired, failed) older than this are dropped when the journal is rewritten, so
-   * the journal and every `list()` stay small on an always-on machine. Default 30 days: long past the
-   * service's 6-hour retention, so no duplicate webhook can still need them.
-   */
-  keepFinishedMs?: number;
-  /** Clock for pruning (tests). */
-  now?: () => number;
-  /** Where a failed background compaction is reported (the journal itself stays valid). */
-  log?: Logger;
-}
-
-/** What `open` found while replaying the journal. */
-export interface ReplayReport {
-  jobs: number;
-  lines: number;
-  /** Complete lines that were not valid JSON or not a job (skipped, never fatal). */
-  skippedLines: number;
-  /** Bytes of an unterminated, unparsable last line cut off after a crash. */
-  truncatedBytes: number;
-}
-
-/** The journal could not be written: nothing in the affected batch was acknowledged. */
-export class JournalWriteError extends TallyError {
-  readonly code = 'journal_write';
-}
-
-/** `update` was given a key the inbox does not hold. */
-export class UnknownJobError extends TallyError {
-  readonly code = 'unknown_job';
-  constructor(readonly key: string) {
-    super(`No recording with key ${key} is known.`);
-  }
-}
+export {
+  JournalWriteError,
+  UnknownJobError,
+  type InboxOptions,
+  type JournalFile,
+  type ReplayReport,
+} from './journal-lines.js';
 
 export type JobPatch = Parameters<JobStore['update']>[1];
 
@@ -86,7 +59,7 @@ interface InboxEvents {
 interface Pending {
   line: string;
   /** Runs inside the writer right after the fsync, before anyone else can observe the journal. */
-  apply: () => void;
+  apply: (at: Located) => void;
   resolve: () => void;
   reject: (error: Error) => void;
 }
@@ -98,26 +71,8 @@ const DEFAULT_KEEP_FINISHED_MS = 30 * 24 * 60 * 60 * 1000;
 const PRUNE_AT_OPEN = 1_000;
 /** Bounds the latency of one batch under a flood: a batch writes at most this many bytes. */
 const MAX_BATCH_BYTES = 1 << 20;
-
-const jobSchema = z.looseObject({
-  key: z.string().min(1),
-  channelId: z.string(),
-  url: z.string(),
-  receivedAt: z.string(),
-  deadline: z.string(),
-  announcedBytes: z.number().nullable(),
-  duration: z.string().nullable(),
-  thumbnail: z.string().nullable(),
-  shape: z.string(),
-  state: z.enum(['pending', 'downloading', 'saved', 'failed', 'expired']),
-  attempts: z.number().int().nonnegative(),
-  path: z.string().nullable(),
-  bytes: z.number().nullable(),
-  totalBytes: z.number().nullable(),
-  error: z.string().nullable(),
-  updatedAt: z.string(),
-});
-const lineSchema = z.object({ v: z.literal(1), job: jobSchema });
+/** Jobs kept parsed in memory (most recently used); the rest are read back from the journal when asked for. */
+const CACHED_JOBS = 1_000;
 
 /** Whether the download manager is done with a job. */
 export function isTerminal(job: RecordingJob): boolean {
@@ -132,9 +87,12 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
   readonly replay: ReplayReport;
   readonly #dir: string;
   readonly #options: InboxOptions;
-  readonly #jobs = new Map<string, RecordingJob>();
-  /** channel + host + file name → keys, for the old/new URL shape dedupe. */
-  readonly #aliases = new Map<string, string[]>();
+  /** Where each job's latest snapshot is, and its state and times; the job itself stays on disk. */
+  readonly #index: JobIndex;
+  /** Recently used jobs, least recent first (see CACHED_JOBS). */
+  readonly #cache = new Map<string, RecordingJob>();
+  /** A read-only descriptor of the journal for reading jobs back (reopened after a rewrite). */
+  #reader: number;
   readonly #adding = new Map<string, Promise<RecordingJob>>();
   readonly #chains = new Map<string, Promise<unknown>>();
   #file: JournalFile;
@@ -147,13 +105,20 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
   /** A failed write may have left a partial line that could not be cut off: start the next batch on a new line. */
   #dirtyTail = false;
   #closed = false;
-  /** Jobs not yet saved, expired or failed, kept in step with every change (read on every webhook). */
-  #unfinished = 0;
 
-  private constructor(dir: string, file: JournalFile, replay: ReplayReport, size: number, options: InboxOptions) {
+  private constructor(
+    dir: string,
+    file: JournalFile,
+    replay: ReplayReport,
+    size: number,
+    options: InboxOptions,
+    index: JobIndex,
+  ) {
     super();
+    this.#index = index;
     this.#dir = dir;
     this.path = join(dir, JOURNAL_FILE);
+    this.#reader = openSync(this.path, 'r');
     this.#file = file;
     this.replay = replay;
     this.#size = size;
@@ -166,21 +131,21 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
    * it parses), damaged lines in the middle are skipped and counted in `replay.skippedLines`.
    */
   static async open(dir: string, options: InboxOptions = {}): Promise<Inbox> {
-    const snapshots = new Map<string, RecordingJob>();
+    // Replay keeps only where each job's last snapshot is (and its state), never the jobs themselves.
+    const index = new JobIndex();
     const { file, size, replay } = await openJsonLines(
       dir,
       JOURNAL_FILE,
-      (text) => {
+      (text, offset, length) => {
         const job = parseLine(text);
-        if (job) snapshots.set(job.key, job);
+        if (job) index.set(job, { offset, length }, index.has(job.key) ? null : aliasOf(job));
         return job !== null;
       },
       options.wrapJournal,
     );
     const report: ReplayReport = { jobs: 0, ...replay };
-    const inbox = new Inbox(dir, file, report, size, options);
-    for (const job of snapshots.values()) inbox.#remember(job);
-    report.jobs = snapshots.size;
+    const inbox = new Inbox(dir, file, report, size, options, index);
+    report.jobs = index.size;
     if (inbox.#shouldCompact() || inbox.#prunable().length >= PRUNE_AT_OPEN) {
       // The appended journal stays valid without the rewrite, which is tried again later; say why it failed.
       inbox.compact().catch((error: unknown) => {
@@ -197,7 +162,7 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
   async add(rec: NewRecording, now: Date = new Date()): Promise<{ job: RecordingJob; duplicate: boolean }> {
     this.#assertOpen();
     const key = recordingKey(rec.url);
-    const known = this.#jobs.get(key) ?? this.#aliasOf(rec, now);
+    const known = this.#read(key) ?? this.#aliasOf(rec, now);
     if (known) return { job: { ...known }, duplicate: true };
     const inFlight = this.#adding.get(key);
     if (inFlight) return { job: { ...(await inFlight) }, duplicate: true };
@@ -221,7 +186,7 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
       error: null,
       updatedAt: receivedAt,
     };
-    const written = this.#append(job, () => this.#remember(job)).then(() => job);
+    const written = this.#append(job, (at) => this.#remember(job, at)).then(() => job);
     this.#adding.set(key, written);
     try {
       await written;
@@ -248,23 +213,33 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
   }
 
   get(key: string): RecordingJob | undefined {
-    const job = this.#jobs.get(key);
+    const job = this.#read(key);
     return job ? { ...job } : undefined;
   }
 
-  /** Every job, oldest first. */
+  /** Every job, oldest first (read back from the journal beyond the cache: meant for lists, not hot paths). */
   list(): RecordingJob[] {
-    return [...this.#jobs.values()].map((job) => ({ ...job })).sort(byReceivedAt);
+    return this.#materialise(this.#index.keys());
+  }
+
+  /** Keys of the jobs in these states (all when omitted), oldest first, without reading a job. */
+  keys(states?: readonly JobState[]): string[] {
+    return states ? this.#index.keys((state) => states.includes(state)) : this.#index.keys();
+  }
+
+  /** Jobs whose state and last change pass `keep`, oldest first; only those are read. */
+  where(keep: (state: JobState, updatedAtMs: number) => boolean): RecordingJob[] {
+    return this.#materialise(this.#index.keys(keep));
   }
 
   /** How many jobs are not finished yet (constant time: the receiver asks on every webhook). */
   get unfinished(): number {
-    return this.#unfinished;
+    return this.#index.unfinished;
   }
 
   /** Jobs the download manager still has to finish, oldest first. */
   pending(): RecordingJob[] {
-    return this.list().filter((job) => !isTerminal(job));
+    return this.where((state) => state === 'pending' || state === 'downloading');
   }
 
   /** Rewrites the journal with one line per job: tmp file, fsync, rename, fsync of the folder. */
@@ -282,26 +257,23 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
     this.#closed = true;
     while (this.#pumping) await this.#pumping;
     await this.#file.close();
+    closeSync(this.#reader);
+    this.#cache.clear();
   }
 
   async #applyUpdate(key: string, patch: JobPatch): Promise<RecordingJob> {
     this.#assertOpen();
-    const current = this.#jobs.get(key);
+    const current = this.#read(key);
     if (!current) throw new UnknownJobError(key);
     const clean: Record<string, unknown> = { ...patch };
     for (const field of ['key', 'channelId', 'url', 'receivedAt']) delete clean[field];
     const job: RecordingJob = { ...current, ...clean, updatedAt: patch.updatedAt ?? new Date().toISOString() };
-    await this.#append(job, () => {
-      const before = this.#jobs.get(key);
-      if (before && !isTerminal(before)) this.#unfinished -= 1;
-      if (!isTerminal(job)) this.#unfinished += 1;
-      this.#jobs.set(key, job);
-    });
+    await this.#append(job, (at) => this.#remember(job, at));
     this.emit('updated', { ...job });
     return { ...job };
   }
 
-  #append(job: RecordingJob, apply: () => void): Promise<void> {
+  #append(job: RecordingJob, apply: (at: Located) => void): Promise<void> {
     if (this.#closed) return Promise.reject(new JournalWriteError('The recordings inbox is closed.'));
     const line = `${JSON.stringify({ v: 1, job })}\n`;
     return new Promise((resolve, reject) => {
@@ -334,7 +306,8 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
       }
       if (this.#queue.length === 0) return;
       const batch = this.#takeBatch();
-      const data = Buffer.from((this.#dirtyTail ? '\n' : '') + batch.map((p) => p.line).join(''), 'utf8');
+      const lead = this.#dirtyTail ? 1 : 0;
+      const data = Buffer.from((lead ? '\n' : '') + batch.map((p) => p.line).join(''), 'utf8');
       try {
         await appendFully(this.#file, data);
         await this.#file.datasync();
@@ -348,11 +321,14 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
         for (const pending of batch) pending.reject(failure);
         continue;
       }
+      let offset = this.#size + lead;
       this.#size += data.length;
       this.#lines += batch.length;
       this.#dirtyTail = false;
       for (const pending of batch) {
-        pending.apply();
+        const bytes = Buffer.byteLength(pending.line);
+        pending.apply({ offset, length: bytes - 1 });
+        offset += bytes;
         pending.resolve();
       }
       if (this.#shouldCompact()) this.#compactWaiters.push({ resolve: () => undefined, reject: () => undefined });
@@ -380,46 +356,42 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
     }
   }
 
-  /** Finished jobs past `keepFinishedMs`. */
-  #prunable(): RecordingJob[] {
+  /** Keys of the finished jobs past `keepFinishedMs`. */
+  #prunable(): string[] {
     const cutoff = (this.#options.now ?? Date.now)() - (this.#options.keepFinishedMs ?? DEFAULT_KEEP_FINISHED_MS);
-    return [...this.#jobs.values()].filter((job) => isTerminal(job) && Date.parse(job.updatedAt) < cutoff);
-  }
-
-  #forget(job: RecordingJob): void {
-    const known = this.#jobs.get(job.key);
-    if (known && !isTerminal(known)) this.#unfinished -= 1;
-    this.#jobs.delete(job.key);
-    const alias = aliasKey(job.channelId, job.url);
-    if (!alias) return;
-    const keys = (this.#aliases.get(alias) ?? []).filter((k) => k !== job.key);
-    if (keys.length) this.#aliases.set(alias, keys);
-    else this.#aliases.delete(alias);
+    return this.#index.keys(
+      (state, updatedAt) => (state === 'saved' || state === 'expired' || state === 'failed') && updatedAt < cutoff,
+    );
   }
 
   async #rewrite(): Promise<void> {
     // Pruned only from memory once the rewritten journal no longer holds them (see the rename below).
     const pruned = this.#prunable();
-    const dropped = new Set(pruned.map((job) => job.key));
+    const dropped = new Set(pruned);
     const tmp = `${this.path}.tmp`;
     const out = await open(tmp, 'w', 0o600);
+    const moved = this.#index.offsetsLike();
     let written = 0;
     let lineCount = 0;
     try {
       // Written in batches of about MAX_BATCH_BYTES: a journal of 100,000 jobs never becomes one big string.
-      let batch: string[] = [];
+      let batch: Buffer[] = [];
       let batchBytes = 0;
       const flush = async (): Promise<void> => {
         if (batch.length === 0) return;
-        const data = Buffer.from(batch.join(''), 'utf8');
+        const data = Buffer.concat(batch);
         await appendFully(out, data);
         written += data.length;
         batch = [];
         batchBytes = 0;
       };
-      for (const job of this.#jobs.values()) {
-        if (dropped.has(job.key)) continue;
-        const line = `${JSON.stringify({ v: 1, job })}\n`;
+      // Each job's latest snapshot is copied as it is on disk: nothing is parsed.
+      for (const { key, slot, offset, length } of this.#index.entries()) {
+        if (dropped.has(key)) continue;
+        const line = Buffer.allocUnsafe(length + 1);
+        readFully(this.#reader, line, length, offset);
+        line[length] = 0x0a;
+        moved[slot] = written + batchBytes;
         batch.push(line);
         batchBytes += line.length;
         lineCount += 1;
@@ -436,8 +408,16 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
       await rm(tmp, { force: true });
       throw error;
     }
+    // From here on the old offsets are wrong: switch the index, the reader and the pruning in one go.
+    this.#index.move(moved);
+    const reader = this.#reader;
+    this.#reader = openSync(this.path, 'r');
+    closeSync(reader);
+    for (const key of pruned) {
+      this.#index.delete(key);
+      this.#cache.delete(key);
+    }
     await syncDir(this.#dir);
-    for (const job of pruned) this.#forget(job);
     // The old handle points at the replaced inode: appends must go to the new file from now on.
     const raw: FileHandle = await open(this.path, 'a', 0o600);
     const previous = this.#file;
@@ -450,26 +430,52 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
 
   #shouldCompact(): boolean {
     const limit = this.#options.compactAfterLines ?? DEFAULT_COMPACT_AFTER_LINES;
-    return this.#lines > limit && this.#lines > 2 * this.#jobs.size;
+    return this.#lines > limit && this.#lines > 2 * this.#index.size;
   }
 
-  #remember(job: RecordingJob): void {
-    const before = this.#jobs.get(job.key);
-    const isNew = !before;
-    if (before && !isTerminal(before)) this.#unfinished -= 1;
-    if (!isTerminal(job)) this.#unfinished += 1;
-    this.#jobs.set(job.key, job);
-    const alias = aliasKey(job.channelId, job.url);
-    if (isNew && alias) this.#aliases.set(alias, [...(this.#aliases.get(alias) ?? []), job.key]);
+  #remember(job: RecordingJob, at: Located): void {
+    this.#index.set(job, at, this.#index.has(job.key) ? null : aliasOf(job));
+    this.#cacheJob(job);
+  }
+
+  #cacheJob(job: RecordingJob): void {
+    this.#cache.delete(job.key);
+    this.#cache.set(job.key, job);
+    if (this.#cache.size > CACHED_JOBS) this.#cache.delete(this.#cache.keys().next().value as string);
+  }
+
+  /** The job (shared, not a copy) from the cache or the journal; undefined when unknown. */
+  #read(key: string, cache = true): RecordingJob | undefined {
+    const cached = this.#cache.get(key);
+    if (cached) {
+      if (cache) this.#cacheJob(cached);
+      return cached;
+    }
+    const at = this.#index.locate(key);
+    if (!at) return undefined;
+    const buffer = Buffer.allocUnsafe(at.length);
+    readFully(this.#reader, buffer, at.length, at.offset);
+    const job = parseLine(buffer.toString('utf8'));
+    if (!job || job.key !== key) {
+      throw new JournalWriteError(`The recordings journal changed under Tally (job ${key} unreadable).`);
+    }
+    if (cache) this.#cacheJob(job);
+    return job;
+  }
+
+  /** Copies of these jobs; a long list does not push the recently used ones out of the cache. */
+  #materialise(keys: string[]): RecordingJob[] {
+    const cache = keys.length <= CACHED_JOBS;
+    return keys.map((key) => ({ ...(this.#read(key, cache) as RecordingJob) }));
   }
 
   /** A known job for the same recording announced with the other URL shape (see the file comment). */
   #aliasOf(rec: NewRecording, now: Date): RecordingJob | undefined {
     const alias = aliasKey(rec.channelId, rec.url);
     if (!alias) return undefined;
-    for (const key of this.#aliases.get(alias) ?? []) {
-      const job = this.#jobs.get(key);
-      if (!job) continue;
+    for (const key of this.#index.aliasKeys(aliasHash(alias))) {
+      const job = this.#read(key);
+      if (!job || aliasKey(job.channelId, job.url) !== alias) continue;
       const age = Math.abs(now.getTime() - Date.parse(job.receivedAt));
       if (age <= RETENTION_MS && differByRandomSegment(job.url, rec.url)) return job;
     }
@@ -479,19 +485,4 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
   #assertOpen(): void {
     if (this.#closed) throw new JournalWriteError('The recordings inbox is closed.');
   }
-}
-
-function parseLine(text: string): RecordingJob | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return null;
-  }
-  const result = lineSchema.safeParse(value);
-  return result.success ? (result.data.job as RecordingJob) : null;
-}
-
-function byReceivedAt(a: RecordingJob, b: RecordingJob): number {
-  return a.receivedAt < b.receivedAt ? -1 : a.receivedAt > b.receivedAt ? 1 : 0;
 }

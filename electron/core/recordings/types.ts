@@ -52,6 +52,8 @@ export interface NewRecording {
 /** What the download manager needs from the durable inbox. */
 export interface JobStore {
   list(): RecordingJob[];
+  /** Keys of the jobs in these states (all when omitted), oldest first, without materialising the jobs. */
+  keys(states?: readonly JobState[]): string[];
   get(key: string): RecordingJob | undefined;
   /** Durably applies a patch (fsync'd before the promise resolves) and returns the updated job. */
   update(

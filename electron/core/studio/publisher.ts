@@ -151,8 +151,9 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
   async start(): Promise<void> {
     this.#ledger = await Ledger.open(`${this.#opts.stateDir}/studio`, 'published.jsonl', isPublished);
     const since = Date.now() - this.#retentionMs;
-    for (const job of this.#pipeline.inbox.list()) {
-      if (job.state !== 'saved' || !job.path || job.bytes === null || Date.parse(job.updatedAt) < since) continue;
+    // Only saved jobs of the retention period are read back from the journal.
+    for (const job of this.#pipeline.inbox.where((state, updatedAtMs) => state === 'saved' && updatedAtMs >= since)) {
+      if (!job.path || job.bytes === null) continue;
       this.#enqueue({
         identity: serverIdentity(job.key),
         kind: 'server',

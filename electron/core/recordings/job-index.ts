@@ -1,0 +1,154 @@
+/**
+ * What the recordings inbox keeps in memory per job: where the job's latest snapshot line lies in the journal
+ * and the few numbers that decide what to do with it (state, times), in typed columns, plus its key. The job
+ * itself (URL, channel ID, error text: about 2 KB at the webhook's field caps) stays on disk and is read back on
+ * demand; a small cache of recently used jobs keeps the usual case free of reads. About 150 bytes per job, so a
+ * journal of 100,000 jobs (a flood's worth) costs about 15 MB instead of the 350 MB the jobs themselves take.
+ */
+import type { JobState, RecordingJob } from './types.js';
+
+const STATES: readonly JobState[] = ['pending', 'downloading', 'saved', 'failed', 'expired'];
+const STATE_CODE = new Map(STATES.map((s, i) => [s, i]));
+/** States from this code on are terminal (saved, failed, expired). */
+const FIRST_TERMINAL = 2;
+const NO_ALIAS = -1;
+
+/** A 30-bit FNV-1a hash of the alias (a small integer, so the alias map holds no strings); collisions are verified. */
+export function aliasHash(alias: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < alias.length; i += 1) {
+    h ^= alias.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h & 0x3fffffff;
+}
+
+export interface Located {
+  offset: number;
+  length: number;
+}
+
+/** Slot-based index of the jobs in the journal (see the file comment). */
+export class JobIndex {
+  readonly #slots = new Map<string, number>();
+  #keys: (string | undefined)[] = [];
+  #offset: Float64Array = new Float64Array(1024);
+  #length: Uint32Array = new Uint32Array(1024);
+  #state: Uint8Array = new Uint8Array(1024);
+  #received: Float64Array = new Float64Array(1024);
+  #updated: Float64Array = new Float64Array(1024);
+  #alias: Int32Array = new Int32Array(1024);
+  readonly #free: number[] = [];
+  /** alias hash → slot, or slots when several jobs share it. */
+  readonly #aliases = new Map<number, number | number[]>();
+  #unfinished = 0;
+
+  get size(): number {
+    return this.#slots.size;
+  }
+
+  /** Jobs not yet saved, expired or failed (constant time). */
+  get unfinished(): number {
+    return this.#unfinished;
+  }
+
+  has(key: string): boolean {
+    return this.#slots.has(key);
+  }
+
+  locate(key: string): Located | undefined {
+    const slot = this.#slots.get(key);
+    return slot === undefined ? undefined : { offset: this.#offset[slot]!, length: this.#length[slot]! };
+  }
+
+  /** Records (or moves) a job's latest snapshot; `alias` is the alias key's hash, or null. */
+  set(job: RecordingJob, at: Located, alias: number | null): void {
+    let slot = this.#slots.get(job.key);
+    if (slot === undefined) {
+      slot = this.#free.pop() ?? this.#grow();
+      this.#slots.set(job.key, slot);
+      this.#keys[slot] = job.key;
+      this.#alias[slot] = alias ?? NO_ALIAS;
+      if (alias !== null) {
+        const known = this.#aliases.get(alias);
+        this.#aliases.set(alias, known === undefined ? slot : Array.isArray(known) ? [...known, slot] : [known, slot]);
+      }
+      this.#received[slot] = Date.parse(job.receivedAt);
+    } else if (this.#state[slot]! < FIRST_TERMINAL) this.#unfinished -= 1;
+    const state = STATE_CODE.get(job.state) ?? 0;
+    if (state < FIRST_TERMINAL) this.#unfinished += 1;
+    this.#state[slot] = state;
+    this.#updated[slot] = Date.parse(job.updatedAt);
+    this.#offset[slot] = at.offset;
+    this.#length[slot] = at.length;
+  }
+
+  delete(key: string): void {
+    const slot = this.#slots.get(key);
+    if (slot === undefined) return;
+    if (this.#state[slot]! < FIRST_TERMINAL) this.#unfinished -= 1;
+    const alias = this.#alias[slot]!;
+    if (alias !== NO_ALIAS) {
+      const known = this.#aliases.get(alias);
+      const rest = (Array.isArray(known) ? known : [known]).filter((s) => s !== slot);
+      if (rest.length === 0) this.#aliases.delete(alias);
+      else this.#aliases.set(alias, rest.length === 1 ? (rest[0] as number) : (rest as number[]));
+    }
+    this.#slots.delete(key);
+    this.#keys[slot] = undefined;
+    this.#free.push(slot);
+  }
+
+  /** Keys of the jobs whose alias has this hash (candidates: the caller checks the real alias). */
+  aliasKeys(alias: number): string[] {
+    const known = this.#aliases.get(alias);
+    if (known === undefined) return [];
+    return (Array.isArray(known) ? known : [known]).map((slot) => this.#keys[slot] as string);
+  }
+
+  /** Keys oldest first (by receivedAt), optionally only those whose state and update time pass `keep`. */
+  keys(keep?: (state: JobState, updatedAtMs: number) => boolean): string[] {
+    const slots: number[] = [];
+    for (const slot of this.#slots.values()) {
+      if (!keep || keep(STATES[this.#state[slot]!] as JobState, this.#updated[slot]!)) slots.push(slot);
+    }
+    slots.sort((a, b) => this.#received[a]! - this.#received[b]! || a - b);
+    return slots.map((slot) => this.#keys[slot] as string);
+  }
+
+  /** Every job's slot with where its snapshot lies (for the journal rewrite). */
+  *entries(): IterableIterator<{ key: string; slot: number; offset: number; length: number }> {
+    for (const [key, slot] of this.#slots)
+      yield { key, slot, offset: this.#offset[slot]!, length: this.#length[slot]! };
+  }
+
+  /** Room for a new offset per slot, as `move` expects it. */
+  offsetsLike(): Float64Array {
+    return new Float64Array(this.#offset.length);
+  }
+
+  /** After a rewrite: every snapshot moved; `offsets` (from `offsetsLike`) is indexed by slot. */
+  move(offsets: Float64Array): void {
+    this.#offset = offsets;
+  }
+
+  #grow(): number {
+    const slot = this.#keys.length;
+    this.#keys.push(undefined);
+    if (slot >= this.#offset.length) {
+      const size = this.#offset.length * 2;
+      const grow = <T extends Float64Array | Uint32Array | Uint8Array | Int32Array>(old: T, make: (n: number) => T) => {
+        const next = make(size);
+        next.set(old as never);
+        return next;
+      };
+      this.#offset = grow(this.#offset, (n) => new Float64Array(n));
+      this.#length = grow(this.#length, (n) => new Uint32Array(n));
+      this.#state = grow(this.#state, (n) => new Uint8Array(n));
+      this.#received = grow(this.#received, (n) => new Float64Array(n));
+      this.#updated = grow(this.#updated, (n) => new Float64Array(n));
+      this.#alias = grow(this.#alias, (n) => new Int32Array(n));
+    }
+    return slot;
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * The recordings journal's lines: the schema a replayed line must pass, and reading one snapshot back from
+ * the journal where the index says it is (see job-index.ts).
+ */
+import { readSync } from 'node:fs';
+import { z } from 'zod';
+import { TallyError } from '../errors.js';
+import { aliasHash } from './job-index.js';
+import { aliasKey } from './recording-key.js';
+import type { RecordingJob } from './types.js';
+import type { Logger } from '../logger.js';
+
+/** The part of a FileHandle the journal uses; `wrapJournal` may replace it (test seam for failing disks). */
+export interface JournalFile {
+  write(buffer: Buffer, offset: number, length: number): Promise<{ bytesWritten: number }>;
+  datasync(): Promise<void>;
+  truncate(length: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface InboxOptions {
+  /** Rewrite the journal once it holds more lines than this and more than twice the number of jobs. */
+  compactAfterLines?: number;
+  /** Test seam: wraps every journal handle, e.g. to inject ENOSPC or to hold an fsync. */
+  wrapJournal?: (file: JournalFile) => JournalFile;
+  /**
+   * Finished jobs (saved, expired, failed) older than this are dropped when the journal is rewritten, so
+   * the journal and every `list()` stay small on an always-on machine. Default 30 days: long past the
+   * service's 6-hour retention, so no duplicate webhook can still need them.
+   */
+  keepFinishedMs?: number;
+  /** Clock for pruning (tests). */
+  now?: () => number;
+  /** Where a failed background compaction is reported (the journal itself stays valid). */
+  log?: Logger;
+}
+
+/** What `open` found while replaying the journal. */
+export interface ReplayReport {
+  jobs: number;
+  lines: number;
+  /** Complete lines that were not valid JSON or not a job (skipped, never fatal). */
+  skippedLines: number;
+  /** Bytes of an unterminated, unparsable last line cut off after a crash. */
+  truncatedBytes: number;
+}
+
+/** The journal could not be written: nothing in the affected batch was acknowledged. */
+export class JournalWriteError extends TallyError {
+  readonly code = 'journal_write';
+}
+
+/** `update` was given a key the inbox does not hold. */
+export class UnknownJobError extends TallyError {
+  readonly code = 'unknown_job';
+  constructor(readonly key: string) {
+    super(`No recording with key ${key} is known.`);
+  }
+}
+
+const jobSchema = z.looseObject({
+  key: z.string().min(1),
+  channelId: z.string(),
+  url: z.string(),
+  receivedAt: z.string(),
+  deadline: z.string(),
+  announcedBytes: z.number().nullable(),
+  duration: z.string().nullable(),
+  thumbnail: z.string().nullable(),
+  shape: z.string(),
+  state: z.enum(['pending', 'downloading', 'saved', 'failed', 'expired']),
+  attempts: z.number().int().nonnegative(),
+  path: z.string().nullable(),
+  bytes: z.number().nullable(),
+  totalBytes: z.number().nullable(),
+  error: z.string().nullable(),
+  updatedAt: z.string(),
+});
+const lineSchema = z.object({ v: z.literal(1), job: jobSchema });
+
+/** A journal line as a job, or null when it is not one (damage is skipped, never fatal). */
+export function parseLine(text: string): RecordingJob | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const result = lineSchema.safeParse(value);
+  return result.success ? (result.data.job as RecordingJob) : null;
+}
+
+/** The hash of a job's alias key for the index, or null. */
+export function aliasOf(job: RecordingJob): number | null {
+  const alias = aliasKey(job.channelId, job.url);
+  return alias === null ? null : aliasHash(alias);
+}
+
+/** Reads exactly `length` bytes at `position` (a journal line known to be complete on disk). */
+export function readFully(fd: number, buffer: Buffer, length: number, position: number): void {
+  let done = 0;
+  while (done < length) {
+    const n = readSync(fd, buffer, done, length - done, position + done);
+    if (n === 0) throw new Error('The recordings journal is shorter than Tally wrote it.');
+    done += n;
+  }
+}
