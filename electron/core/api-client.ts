@@ -4,15 +4,12 @@
  * rethrown or attached as `cause`, because they carry the request options, and those hold the secret.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type * as Got from 'got';
 import type { Endpoints } from './endpoints.js';
 import {
   BadCredentialsError,
   ChannelNotEndedError,
-  NetworkError,
   ResponseShapeError,
   ServiceError,
-  TimeoutError,
   UnknownChannelError,
   ValidationError,
 } from './errors.js';
@@ -29,6 +26,15 @@ import {
   summarizeBody,
 } from './api-responses.js';
 import { parseUnknown } from './validate.js';
+import {
+  abortReason,
+  isNeverSent,
+  isTransient,
+  markTransient,
+  sendRequest,
+  type RawResponse,
+  type RequestSpec,
+} from './api-transport.js';
 
 // The client's module stays the one place callers (and its spec) import the parsers from.
 export { parseLiveList, parseSearch, summarizeBody } from './api-responses.js';
@@ -66,32 +72,6 @@ const MAX_SPLIT_DEPTH = 48;
 /** Hard cap on requests one search may make (the real budget scales with the result size). */
 const MAX_SEARCH_REQUESTS = 400;
 const MAX_BACKOFF_MS = 10_000;
-
-/** Error codes that mean the request never left this machine or never reached a server: safe to resend. */
-const NEVER_SENT_CODES = new Set(['ECONNREFUSED', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH', 'EADDRNOTAVAIL']);
-
-// ---------------------------------------------------------------------------------------------------------
-// The client
-
-interface RequestSpec {
-  /** Label used in errors: the path, never the full URL with its query. */
-  endpoint: string;
-  url: string;
-  method: 'POST' | 'PUT';
-  body?: unknown;
-  headers?: Record<string, string>;
-  kind: 'read' | 'write';
-}
-
-interface RawResponse {
-  status: number;
-  text: string;
-  contentType: string;
-}
-
-/** Marks failures that may be retried and how. Kept outside the error objects so they stay plain. */
-const transient = new WeakSet<Error>();
-const neverSent = new WeakSet<Error>();
 
 /** Client of the service. Construct one per set of endpoints; it holds no connection state. */
 export class ChannelApi {
@@ -308,14 +288,14 @@ export class ChannelApi {
     for (let attempt = 0; ; attempt += 1) {
       throwIfAborted(signal);
       try {
-        const response = await this.#send(spec, signal);
+        const response = await sendRequest(spec, { userAgent: this.#userAgent, timeoutMs: this.#timeoutMs }, signal);
         return interpret(spec, response, secret, channelId);
       } catch (error) {
         if (signal?.aborted) throw abortReason(signal);
         const retry =
           error instanceof Error &&
           attempt < this.#retries &&
-          (neverSent.has(error) || (spec.kind === 'read' && transient.has(error)));
+          (isNeverSent(error) || (spec.kind === 'read' && isTransient(error)));
         if (!retry) throw error;
         const ceiling = Math.min(MAX_BACKOFF_MS, this.#retryBaseMs * 2 ** attempt);
         const wait = Math.floor(this.#random() * ceiling);
@@ -327,98 +307,12 @@ export class ChannelApi {
       }
     }
   }
-
-  async #send(spec: RequestSpec, signal: AbortSignal | undefined): Promise<RawResponse> {
-    const got = await loadGot();
-    try {
-      const response = await got.default(spec.url, {
-        method: spec.method,
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json',
-          'user-agent': this.#userAgent,
-          ...spec.headers,
-        },
-        // A string body, not got's `json` option: nothing of ours ends up in a parsed-options dump.
-        body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
-        throwHttpErrors: false,
-        // Redirects could carry the secret to another host; an unexpected 3xx is reported instead.
-        followRedirect: false,
-        retry: { limit: 0 },
-        timeout: { request: this.#timeoutMs },
-        responseType: 'text',
-        signal,
-      });
-      const contentType = response.headers['content-type'];
-      return { status: response.statusCode, text: response.body, contentType: contentType ?? '' };
-    } catch (error) {
-      if (signal?.aborted) throw abortReason(signal);
-      throw translateTransportError(got, error, spec, this.#timeoutMs);
-    }
-  }
 }
-
-/** got loads on the first request: commands that never call the service are spared its ~25 MB of modules. */
-let gotModule: Promise<typeof Got> | undefined;
-const loadGot = (): Promise<typeof Got> => (gotModule ??= import('got'));
 
 function newestFirst(a: Channel, b: Channel): number {
   const diff = b.createdAt.getTime() - a.createdAt.getTime();
   if (diff !== 0) return diff;
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
-}
-
-/** got's errors become ours here and only here; nothing of the original object survives. */
-function translateTransportError(got: typeof Got, error: unknown, spec: RequestSpec, timeoutMs: number): Error {
-  if (error instanceof got.TimeoutError) {
-    const result = new TimeoutError(spec.endpoint, timeoutMs);
-    // A timeout while connecting means nothing was sent; later phases may have reached the service.
-    if (error.event === 'lookup' || error.event === 'connect') neverSent.add(result);
-    transient.add(result);
-    return result;
-  }
-  const code = error instanceof got.RequestError ? String(error.code ?? '') : '';
-  const host = safeHost(spec.url);
-  const result = new NetworkError(spec.endpoint, describeCode(code, host, error));
-  if (NEVER_SENT_CODES.has(code)) neverSent.add(result);
-  transient.add(result);
-  return result;
-}
-
-function describeCode(code: string, host: string, error: unknown): string {
-  switch (code) {
-    case 'ECONNREFUSED':
-      return `connection refused by ${host}`;
-    case 'ENOTFOUND':
-      return `host ${host} not found`;
-    case 'EAI_AGAIN':
-      return `the name lookup for ${host} failed temporarily`;
-    case 'ECONNRESET':
-      return `the connection to ${host} was reset`;
-    case 'EPIPE':
-      return `the connection to ${host} closed while sending`;
-    case 'ETIMEDOUT':
-      return `the connection to ${host} timed out`;
-    case 'ENETUNREACH':
-    case 'EHOSTUNREACH':
-      return `${host} is unreachable from this network`;
-    case 'ERR_STREAM_PREMATURE_CLOSE':
-      return `the connection to ${host} closed before the whole answer arrived`;
-    default:
-      break;
-  }
-  if (/CERT|SSL|TLS/i.test(code)) return `the TLS certificate of ${host} was not accepted (${code})`;
-  if (error instanceof Error && error.name === 'ReadError') return `the answer from ${host} was cut off`;
-  if (/^[A-Z][A-Z0-9_]{1,40}$/.test(code)) return `the connection to ${host} failed (${code})`;
-  return `the connection to ${host} failed`;
-}
-
-function safeHost(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return 'the host';
-  }
 }
 
 /** Status and body → parsed JSON, or the typed error the answer means. */
@@ -442,7 +336,7 @@ function interpret(spec: RequestSpec, res: RawResponse, secret: string, channelI
       throw new UnknownChannelError(channelId);
     }
     const error = new ServiceError(res.status, summarizeBody(res.text, res.contentType, secret), spec.endpoint);
-    if (res.status >= 500 || res.status === 429 || res.status === 408) transient.add(error);
+    if (res.status >= 500 || res.status === 429 || res.status === 408) markTransient(error);
     throw error;
   }
 
@@ -469,7 +363,7 @@ function interpret(spec: RequestSpec, res: RawResponse, secret: string, channelI
       `expected JSON but got "${summarizeBody(res.text, res.contentType, secret)}".`,
     );
     // Unparseable JSON on a read is usually a cut-off body; another attempt is harmless.
-    transient.add(error);
+    markTransient(error);
     throw error;
   }
   if (saysUnauthorized(json) && !isExpectedShape(spec, json)) throw new BadCredentialsError();
@@ -493,13 +387,4 @@ function combineSignals(a?: AbortSignal, b?: AbortSignal): AbortSignal | undefin
 
 function throwIfAborted(signal?: AbortSignal): void {
   if (signal?.aborted) throw abortReason(signal);
-}
-
-/** The signal's reason (an AbortError DOMException by default), as fetch does. */
-function abortReason(signal?: AbortSignal): Error {
-  const reason: unknown = signal?.reason;
-  if (reason instanceof Error) return reason;
-  const error = new Error('The operation was aborted.');
-  error.name = 'AbortError';
-  return error;
 }
