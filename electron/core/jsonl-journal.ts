@@ -1,5 +1,5 @@
 /**
- * The one JSON-lines journal opener, for the recordings inbox and the upload log. Both append one JSON
+ * The one JSON-lines journal opener, for the recordings inbox, the upload log and the studio ledgers. Both append one JSON
  * object per line and must come back after a crash at any byte: complete lines are replayed (a damaged one
  * is skipped and counted, never fatal), and a last line without its newline is either completed, when it
  * parses (it may have been acknowledged), or cut off.
@@ -151,4 +151,57 @@ export async function openJsonLines<F extends JournalHandle = FileHandle>(
     throw error;
   }
   return { path, file, size, replay };
+}
+
+/**
+ * Serialised, durable appends to an opened JSON-lines file, for the small journals (the upload log, the studio
+ * ledgers): each line is written whole and fdatasync'd before its promise resolves. A failed append is cut off so
+ * the next line does not glue onto it, or, when even the cut fails, the next line starts on a new line (replay
+ * then skips the fragment as damage).
+ */
+export class JsonLinesAppender {
+  readonly #file: JournalHandle;
+  readonly #name: string;
+  #size: number;
+  #chain: Promise<unknown> = Promise.resolve();
+  #closed = false;
+  #dirtyTail = false;
+
+  /** `name` says which journal in the error after `close()`, e.g. "upload log". */
+  constructor(opened: { file: JournalHandle; size: number }, name: string) {
+    this.#file = opened.file;
+    this.#size = opened.size;
+    this.#name = name;
+  }
+
+  /** Appends `value` as one line; `onWritten` runs once it is durable, before the promise resolves. */
+  append(value: unknown, onWritten?: () => void): Promise<void> {
+    const run = this.#chain.then(async () => {
+      if (this.#closed) throw new Error(`The ${this.#name} is closed.`);
+      const line = Buffer.from(`${this.#dirtyTail ? '\n' : ''}${JSON.stringify(value)}\n`);
+      try {
+        await appendFully(this.#file, line);
+        await this.#file.datasync();
+      } catch (error) {
+        await this.#file.truncate(this.#size).then(
+          () => (this.#dirtyTail = false),
+          () => (this.#dirtyTail = true),
+        );
+        throw error;
+      }
+      this.#size += line.length;
+      this.#dirtyTail = false;
+      onWritten?.();
+    });
+    this.#chain = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Waits for pending appends, then closes the file. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    await this.#chain;
+    this.#closed = true;
+    await this.#file.close();
+  }
 }

@@ -4,8 +4,7 @@
  * published in one; each follower keeps what it has started and mirrored in another. Appends are fsync'd before
  * they resolve, so "saved" in the ledger means the file is on disk under that name.
  */
-import type { FileHandle } from 'node:fs/promises';
-import { openJsonLines } from '../jsonl-journal.js';
+import { JsonLinesAppender, openJsonLines } from '../jsonl-journal.js';
 
 export interface LedgerRecord {
   identity: string;
@@ -15,15 +14,11 @@ export interface LedgerRecord {
 }
 
 export class Ledger<R extends LedgerRecord> {
-  readonly #file: FileHandle;
-  readonly #records = new Map<string, R>();
-  #chain: Promise<unknown> = Promise.resolve();
-  #closed = false;
-  #size: number;
+  readonly #appender: JsonLinesAppender;
+  readonly #records: Map<string, R>;
 
-  private constructor(file: FileHandle, size: number, records: Map<string, R>) {
-    this.#file = file;
-    this.#size = size;
+  private constructor(appender: JsonLinesAppender, records: Map<string, R>) {
+    this.#appender = appender;
     this.#records = records;
   }
 
@@ -43,7 +38,7 @@ export class Ledger<R extends LedgerRecord> {
         return false;
       }
     });
-    return new Ledger<R>(opened.file, opened.size, records);
+    return new Ledger<R>(new JsonLinesAppender(opened, 'studio ledger'), records);
   }
 
   get(identity: string): R | undefined {
@@ -56,27 +51,10 @@ export class Ledger<R extends LedgerRecord> {
 
   /** Appends `record` (replacing the identity's previous one) and resolves once it is on disk. */
   put(record: R): Promise<void> {
-    const run = this.#chain.then(async () => {
-      if (this.#closed) throw new Error('The studio ledger is closed.');
-      const line = Buffer.from(`${JSON.stringify(record)}\n`);
-      try {
-        await this.#file.write(line);
-        await this.#file.datasync();
-      } catch (error) {
-        await this.#file.truncate(this.#size).catch(() => undefined);
-        throw error;
-      }
-      this.#size += line.length;
-      this.#records.set(record.identity, record);
-    });
-    this.#chain = run.catch(() => undefined);
-    return run;
+    return this.#appender.append(record, () => this.#records.set(record.identity, record));
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    await this.#chain;
-    this.#closed = true;
-    await this.#file.close();
+  close(): Promise<void> {
+    return this.#appender.close();
   }
 }

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
-import { openJsonLines } from '../jsonl-journal.js';
+import { JsonLinesAppender, openJsonLines } from '../jsonl-journal.js';
 
 export const UPLOAD_LOG_FILE = 'uploads.jsonl';
 
@@ -92,13 +92,7 @@ export class UploadLog {
   readonly replay: UploadLogReplay;
   readonly #records: UploadRecord[];
   readonly #refused: RefusedUploadRecord[];
-  readonly #file: FileHandle;
-  #chain: Promise<unknown> = Promise.resolve();
-  #closed = false;
-  /** Bytes known complete and durable. */
-  #size: number;
-  /** A failed append may have left a partial line that could not be cut off: start the next one on a new line. */
-  #dirtyTail = false;
+  readonly #appender: JsonLinesAppender;
 
   private constructor(
     path: string,
@@ -110,8 +104,7 @@ export class UploadLog {
   ) {
     this.path = path;
     this.#refused = refused;
-    this.#file = file;
-    this.#size = size;
+    this.#appender = new JsonLinesAppender({ file, size }, 'upload log');
     this.#records = records;
     this.replay = replay;
   }
@@ -179,34 +172,12 @@ export class UploadLog {
   }
 
   #appendLine(value: unknown, onWritten: () => void): Promise<void> {
-    const run = this.#chain.then(async () => {
-      if (this.#closed) throw new Error('The upload log is closed.');
-      const line = Buffer.from(`${this.#dirtyTail ? '\n' : ''}${JSON.stringify(value)}\n`);
-      try {
-        await this.#file.write(line);
-        await this.#file.datasync();
-      } catch (error) {
-        // Cut off whatever part of the line made it, so the next append does not glue onto it.
-        await this.#file.truncate(this.#size).then(
-          () => (this.#dirtyTail = false),
-          () => (this.#dirtyTail = true),
-        );
-        throw error;
-      }
-      this.#size += line.length;
-      this.#dirtyTail = false;
-      onWritten();
-    });
-    this.#chain = run.catch(() => undefined);
-    return run;
+    return this.#appender.append(value, onWritten);
   }
 
   /** Waits for pending appends, then closes the file. Idempotent. */
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    await this.#chain;
-    this.#closed = true;
-    await this.#file.close();
+  close(): Promise<void> {
+    return this.#appender.close();
   }
 }
 
