@@ -9,7 +9,7 @@ import { DeliverPolicy, jetstream, type ConsumerMessages } from '@nats-io/jetstr
 import type { NatsConnection } from '@nats-io/transport-node';
 import { describeError, silentLogger, type Logger } from '../logger.js';
 import { parseAnnouncement, type Announcement } from './announcement.js';
-import { STUDIO_STREAM, STUDIO_SUBJECT } from './team.js';
+import { STUDIO_STREAM } from './team.js';
 
 /** The newest this many announcements are kept (a view is not a full history; the stream is). */
 export const CATALOGUE_LIMIT = 2_000;
@@ -19,17 +19,25 @@ export class TeamCatalogue extends EventEmitter<{ changed: [] }> {
   #messages: ConsumerMessages | null = null;
   #stopped = false;
 
-  /** Reads the stream from its first message, then follows it, until `stop()`. Resolves once reading started. */
+  /**
+   * Reads the stream from its first message, then follows it, until `stop()`. Resolves once reading started;
+   * never throws: without the list, a view shows what this computer knows, and mirroring goes on regardless.
+   */
   async start(nc: NatsConnection, log: Logger = silentLogger): Promise<void> {
-    const consumer = await jetstream(nc).consumers.get(STUDIO_STREAM, {
-      filter_subjects: [STUDIO_SUBJECT],
-      deliver_policy: DeliverPolicy.All,
-    });
-    if (this.#stopped) return;
-    this.#messages = await consumer.consume();
+    let messages: ConsumerMessages;
+    try {
+      // The stream carries only STUDIO_SUBJECT, so no filter (filter_subjects needs nats-server 2.10).
+      const consumer = await jetstream(nc).consumers.get(STUDIO_STREAM, { deliver_policy: DeliverPolicy.All });
+      if (this.#stopped) return;
+      messages = await consumer.consume();
+      this.#messages = messages;
+    } catch (error) {
+      log.warn(`studio: the team's list of recordings cannot be read (${describeError(error)}).`);
+      return;
+    }
     void (async () => {
       try {
-        for await (const m of this.#messages!) {
+        for await (const m of messages) {
           const a = parseAnnouncement(m.data);
           if (!a) continue;
           this.#byIdentity.delete(a.identity);
