@@ -150,7 +150,10 @@ export type StudioMode = 'off' | 'receiver' | 'follow';
 export interface StudioRecordingView {
   identity: string;
   channelId: string;
-  /** follow: mirroring → saved (or gone: expired from the team store first); receiver: waiting → shared. */
+  /**
+   * follow: waiting (on the team server, not started here) → mirroring → saved (or gone: expired from the team
+   * store first); receiver: waiting (saved here, not in the team store yet) → shared.
+   */
   state: 'mirroring' | 'saved' | 'gone' | 'waiting' | 'shared';
   bytes: number | null;
   totalBytes: number | null;

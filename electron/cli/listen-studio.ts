@@ -67,11 +67,22 @@ export function openPublisher(
     retentionMs: setup.retentionMs,
     stateDir,
     log: lineLogger((line) => io.stderr.write(`tally listen: ${line}\n`)),
+    // After refused credentials, each new try reads them again: "tally login --team" meanwhile fixes it.
+    reloadCredentials: () => resolveTeamCredentials(setup.url, io.env, keychainOrNull()),
     ...(io.env.TALLY_TEAM_RETRY_MS ? { retry: { baseDelayMs: Number(io.env.TALLY_TEAM_RETRY_MS) } } : {}),
   });
   const printer = createStudioPrinter({ out: io.stdout, err: io.stderr, ndjson, prefix: 'tally listen' });
   publisher.on('connected', (info) => printer.connected(info.url));
   publisher.on('waiting', (info) => printer.waiting(info));
+  publisher.on('refused', ({ error, retryInMs }) => printer.refused({ message: error.message, retryInMs }));
   publisher.on('published', (e) => printer.published(e));
   return publisher;
+}
+
+function keychainOrNull() {
+  try {
+    return openCredentialStore();
+  } catch {
+    return null;
+  }
 }

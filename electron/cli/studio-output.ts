@@ -18,6 +18,8 @@ export interface StudioPrinter {
   saved(e: FollowerSaved): void;
   failed(info: FollowerEvents['failed'][0]): void;
   connected(url: string): void;
+  /** The receiver's team server refused the credentials or the TLS: one line, once per reason. */
+  refused(info: { message: string; retryInMs: number }): void;
   published(e: PublishedEvent): void;
   stopping(): void;
   stopped(): void;
@@ -83,6 +85,13 @@ export function createStudioPrinter(opts: {
     connected(url) {
       if (opts.ndjson) json({ type: 'team', state: 'connected', team: url });
       else line(`studio: connected to ${url}; saved recordings are shared with the team`);
+    },
+    refused(info) {
+      const wait = Math.max(1, Math.round(info.retryInMs / 60_000));
+      opts.err.write(
+        `${opts.prefix}: ${info.message} Recordings are still received and saved here, and shared once the team server lets this computer in (next try in ${wait} min, with the credentials as they are then).\n`,
+      );
+      if (opts.ndjson) json({ type: 'team', state: 'refused', message: info.message, retryInMs: info.retryInMs });
     },
     published(e) {
       if (opts.ndjson)

@@ -16,6 +16,8 @@ export interface NatsServer {
   stop(crash?: boolean): Promise<void>;
   /** Starts it again on the same port with the same storage. */
   start(): Promise<void>;
+  /** What the server has logged since it was last started (it logs every refused login as an error). */
+  log(): string;
   /** Stops it and removes its storage. */
   close(): Promise<void>;
 }
@@ -46,11 +48,11 @@ export async function startNatsServer(opts: { port?: number; args?: string[] } =
         { stdio: ['ignore', 'pipe', 'pipe'] },
       );
       child = proc;
+      let ready = false;
       const onData = (chunk: Buffer) => {
         log += chunk.toString();
-        if (/Server is ready/.test(log)) {
-          proc.stderr?.off('data', onData);
-          proc.stdout?.off('data', onData);
+        if (!ready && /Server is ready/.test(log)) {
+          ready = true;
           resolve();
         }
       };
@@ -75,6 +77,7 @@ export async function startNatsServer(opts: { port?: number; args?: string[] } =
     port,
     url: `nats://127.0.0.1:${port}`,
     stop,
+    log: () => log,
     async start() {
       log = '';
       await start();

@@ -117,6 +117,57 @@ describe('Settings → Studio in the app core', () => {
     expect((await core.handlers['studio:clearCredentials']()).credentials).toBeNull();
   });
 
+  it('as the receiver, lists what the team already holds (shared before the app started) as shared', async () => {
+    const nats = await startNatsServer();
+    cleanups.push(() => nats.close());
+    const { core, home } = await makeCore();
+    const source = join(home, 'earlier.bin');
+    await writeFile(source, Buffer.alloc(120_000, 9));
+    // Shared before this app started (by this receiver's earlier run, or another receiver).
+    await announce(nats.url, source, 'earlier-cam');
+
+    const listed = nextView(
+      core,
+      (v) => v.status.state === 'connected' && v.recordings.some((r) => r.channelId === 'earlier-cam'),
+    );
+    await core.handlers['studio:set']({ mode: 'receiver', url: nats.url, name: null });
+    const view = await listed;
+    expect(view.recordings.find((r) => r.channelId === 'earlier-cam')).toMatchObject({
+      identity: 'rec-earlier-cam',
+      state: 'shared',
+      bytes: 120_000,
+      totalBytes: 120_000,
+      fileName: 'earlier-cam.mp4',
+    });
+    // A view asked for later (a window opened afterwards) lists it too.
+    expect((await core.handlers['studio:get']()).recordings.map((r) => r.identity)).toContain('rec-earlier-cam');
+  });
+
+  it.each(['follow', 'receiver'] as const)(
+    'as %s, shows refused team credentials as an error with the reason, not "connecting", until new ones are set',
+    async (mode) => {
+      const nats = await startNatsServer({ args: ['--user', 'studio', '--pass', 'right-pass'] });
+      cleanups.push(() => nats.close());
+      const { core } = await makeCore();
+      await core.handlers['studio:setCredentials'](nats.url, { user: 'studio', password: 'wrong-pass' });
+      const refused = nextView(core, (v) => v.status.state === 'error');
+      await core.handlers['studio:set']({ mode, url: nats.url, name: 'tray-member' });
+      const view = await refused;
+      expect(view.status.message).toMatch(
+        /^The team server refused the credentials: Authorization Violation \(nats:\/\/127\.0\.0\.1:\d+\) — set them in Settings → Studio\.$/,
+      );
+      expect(JSON.stringify(view)).not.toContain('wrong-pass');
+      // No hammering: one refused login, and the error stays (the next try is minutes away, or new credentials).
+      expect(nats.log().match(/authentication error/g)).toHaveLength(1);
+      expect((await core.handlers['studio:get']()).status.state).toBe('error');
+
+      const connected = nextView(core, (v) => v.status.state === 'connected');
+      await core.handlers['studio:setCredentials'](nats.url, { user: 'studio', password: 'right-pass' });
+      await connected;
+      expect(nats.log().match(/authentication error/g)).toHaveLength(1);
+    },
+  );
+
   it('refuses a studio URL that is not nats:// or tls://, naming the field', async () => {
     const { core } = await makeCore();
     await expect(core.handlers['studio:set']({ mode: 'follow', url: null, name: null })).rejects.toThrow(

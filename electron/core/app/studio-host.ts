@@ -26,7 +26,7 @@ import {
 import { StudioFollower } from '../studio/follower.js';
 import { StudioPublisher } from '../studio/publisher.js';
 import { parseS3Url, s3FromEnv } from '../studio/store.js';
-import { connectTeam, parseTeamUrl } from '../studio/team.js';
+import { TeamAuthError, TeamTlsError, connectTeam, parseTeamUrl } from '../studio/team.js';
 import type { Settings, SettingsStore } from '../settings.js';
 
 interface StudioHostOptions {
@@ -60,8 +60,6 @@ export class StudioHost {
   #follower: StudioFollower | null = null;
   #status: Status = { state: 'off', message: null };
   readonly #progress = new Map<string, number>();
-  /** Receiver: what was shared in this run, newest last. */
-  readonly #shared: StudioRecordingView[] = [];
 
   constructor(
     core: { secrets: SecretStore; home: string; log?: (line: string) => void },
@@ -118,21 +116,15 @@ export class StudioHost {
           retentionMs: spec.retentionMs,
           stateDir: this.#opts.home,
           log,
+          catalogue: true,
         });
         publisher.on('connected', () => this.#setStatus({ state: 'connected', message: null }));
         publisher.on('waiting', (w) => this.#setStatus({ state: 'unreachable', message: w.message }));
-        publisher.on('published', (e) => {
-          this.#shared.push({
-            identity: e.identity,
-            channelId: e.channelId,
-            state: 'shared',
-            bytes: e.bytes,
-            totalBytes: e.bytes,
-            fileName: null,
-            at: new Date().toISOString(),
-          });
-          this.#changed();
-        });
+        // Refused credentials: an error with the reason, not "connecting"; new ones in Settings restart it.
+        publisher.on('refused', ({ error }) => this.#setStatus({ state: 'error', message: error.appMessage }));
+        for (const event of ['published', 'alreadyShared', 'failed', 'catalogue'] as const) {
+          publisher.on(event, () => this.#changed());
+        }
         this.#publisher = publisher;
         await publisher.start();
         return;
@@ -150,7 +142,9 @@ export class StudioHost {
         s3: s3FromEnv(this.#opts.env),
         clientSubfolder: this.#opts.settings().clientUploadsSubfolder,
         log,
+        catalogue: true,
       });
+      follower.on('catalogue', () => this.#changed());
       follower.on('ready', () => this.#setStatus({ state: 'connected', message: null }));
       follower.on('waiting', (w) => this.#setStatus({ state: 'unreachable', message: w.message }));
       follower.on('connection', (c) =>
@@ -170,7 +164,9 @@ export class StudioHost {
       this.#follower = follower;
       // Connecting may wait a long time for an unreachable server: it runs on, reconcile does not wait.
       void follower.start().catch((error: unknown) => {
-        if (this.#follower === follower) this.#setStatus({ state: 'error', message: describeError(error) });
+        if (this.#follower !== follower) return;
+        const refused = error instanceof TeamAuthError || error instanceof TeamTlsError;
+        this.#setStatus({ state: 'error', message: refused ? error.appMessage : describeError(error) });
       });
     } catch (error) {
       this.#setStatus({ state: 'error', message: describeError(error) });
@@ -199,19 +195,48 @@ export class StudioHost {
     };
   }
 
+  /**
+   * What the team holds (the stream's announcements, also those shared before this run) with their state on
+   * this computer, and what this computer has that the stream no longer lists; newest first.
+   */
   #recordings(): StudioRecordingView[] {
+    const rows = new Map<string, StudioRecordingView>();
+    const fileNameOf = (p: string | undefined) => (p ? p.split(/[\\/]/).pop()! : null);
     if (this.#follower) {
-      return this.#follower.records().map((r) => ({
-        identity: r.identity,
-        channelId: r.announcement.channelId,
-        state: r.state === 'started' ? 'mirroring' : r.state,
-        bytes: r.state === 'saved' ? r.announcement.bytes : (this.#progress.get(r.identity) ?? null),
-        totalBytes: r.announcement.bytes,
-        fileName: r.path ? r.path.split(/[\\/]/).pop()! : null,
-        at: r.at,
-      }));
+      for (const r of this.#follower.records()) {
+        rows.set(r.identity, {
+          identity: r.identity,
+          channelId: r.announcement.channelId,
+          state: r.state === 'started' ? 'mirroring' : r.state,
+          bytes: r.state === 'saved' ? r.announcement.bytes : (this.#progress.get(r.identity) ?? null),
+          totalBytes: r.announcement.bytes,
+          fileName: fileNameOf(r.path),
+          at: r.at,
+        });
+      }
+      for (const a of this.#follower.announcements()) {
+        if (rows.has(a.identity)) continue;
+        const row = { identity: a.identity, channelId: a.channelId, totalBytes: a.bytes, at: a.savedAt };
+        rows.set(a.identity, { ...row, state: 'waiting', bytes: null, fileName: null });
+      }
+    } else if (this.#publisher) {
+      const p = this.#publisher;
+      // Waiting here, unless the ledger or the team's list says it is shared (by this or another receiver).
+      for (const w of p.waiting()) {
+        const row = { identity: w.identity, channelId: w.channelId, totalBytes: w.bytes, at: w.savedAt };
+        rows.set(w.identity, { ...row, state: 'waiting', bytes: null, fileName: w.fileName });
+      }
+      for (const r of p.shared()) {
+        if (!r.channelId) continue; // recorded before the ledger kept names: the announcement below has it
+        const row = { identity: r.identity, channelId: r.channelId, bytes: r.bytes ?? null, at: r.at };
+        rows.set(r.identity, { ...row, state: 'shared', totalBytes: r.bytes ?? null, fileName: r.fileName ?? null });
+      }
+      for (const a of p.announcements()) {
+        const row = { identity: a.identity, channelId: a.channelId, bytes: a.bytes, at: a.savedAt };
+        rows.set(a.identity, { ...row, state: 'shared', totalBytes: a.bytes, fileName: a.fileName });
+      }
     }
-    return this.#publisher ? [...this.#shared] : [];
+    return [...rows.values()].sort((x, y) => Date.parse(y.at) - Date.parse(x.at)).slice(0, 500);
   }
 
   #changed(): void {

@@ -14,6 +14,7 @@ import { ensureWritableFolder } from '../folder-check.js';
 import { describeError, silentLogger, type Logger } from '../logger.js';
 import { acquireStateLock, type StateLock } from '../recordings/state-lock.js';
 import { parseAnnouncement, type Announcement } from './announcement.js';
+import { TeamCatalogue } from './catalogue.js';
 import { Ledger, type LedgerRecord } from './ledger.js';
 import { MirrorVerifyError, mirrorRecording, removePart, targetFolder, type MirrorProgress } from './mirror-file.js';
 import {
@@ -54,6 +55,8 @@ export interface FollowerOptions {
   checkpointBytes?: number;
   /** Most bytes per second per transfer (`--max-rate`); unlimited when absent. */
   rateBytesPerSec?: number;
+  /** Keep the team's list of recordings (the stream's announcements) for a view: the tray app. */
+  catalogue?: boolean;
 }
 
 export interface FollowerSaved {
@@ -77,6 +80,8 @@ export interface FollowerEvents {
   failed: [info: { identity: string; channelId: string; message: string; willRetry: boolean }];
   /** Connection state after the first connection: 'disconnected' / 'reconnected'. */
   connection: [state: 'disconnected' | 'reconnected'];
+  /** The team's list of recordings changed (with `catalogue`). */
+  catalogue: [];
 }
 
 interface MemberRecord extends LedgerRecord {
@@ -108,6 +113,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
   #loop: Promise<void> | null = null;
   /** Aborts the running transfer so it resumes from its checkpoint (after a reconnect). */
   #attempt: AbortController | null = null;
+  #catalogue: TeamCatalogue | null = null;
 
   constructor(opts: FollowerOptions) {
     super();
@@ -155,6 +161,12 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
         max_deliver: -1,
         max_ack_pending: 16,
       });
+      if (opts.catalogue) {
+        const catalogue = new TeamCatalogue();
+        catalogue.on('changed', () => this.emit('catalogue'));
+        await catalogue.start(nc, this.#log);
+        this.#catalogue = catalogue;
+      }
       this.emit('ready', { name: opts.name, url: `${opts.url.protocol}//${opts.url.host}`, folder });
       this.#loop = this.#run(durable, folder);
     } catch (error) {
@@ -168,7 +180,13 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
     return this.#ledger?.list() ?? [];
   }
 
+  /** The team's announcements still on the stream, oldest first (with `catalogue`, once connected). */
+  announcements(): Announcement[] {
+    return this.#catalogue?.list() ?? [];
+  }
+
   async stop(): Promise<void> {
+    this.#catalogue?.stop();
     this.#stop.abort(new Error('stopped'));
     this.#attempt?.abort(new Error('stopped'));
     await this.#loop?.catch(() => undefined);

@@ -20,12 +20,15 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { describeError, silentLogger, type Logger } from '../logger.js';
 import type { RecordingPipeline } from '../pipeline/pipeline.js';
 import { serverIdentity, uploadIdentity, type Announcement } from './announcement.js';
+import { TeamCatalogue } from './catalogue.js';
 import { Ledger, type LedgerRecord } from './ledger.js';
 import { NatsTeamStore, S3TeamStore, type S3StoreOptions, type TeamStore } from './store.js';
 import {
   CLAIMS_BUCKET,
   DEFAULT_RETENTION_MS,
   STUDIO_SUBJECT,
+  TeamAuthError,
+  TeamTlsError,
   abortableDelay,
   connectTeam,
   ensureStudioStream,
@@ -46,6 +49,16 @@ export interface PublisherOptions {
   retry?: { baseDelayMs?: number; maxDelayMs?: number };
   /** A claim older than this, taken by another receiver that never finished, may be taken over (default 10 min). */
   staleClaimMs?: number;
+  /**
+   * Read again before each new attempt after the server refused the credentials (the keychain entry or the
+   * environment may have been fixed meanwhile). Without it, the first credentials are kept.
+   */
+  reloadCredentials?: () => Promise<TeamCredentials | null>;
+  /** First pause after refused credentials (default 30 s), doubled up to `refusedMaxDelayMs` (default 15 min). */
+  refusedDelayMs?: number;
+  refusedMaxDelayMs?: number;
+  /** Keep the team's list of recordings (the stream's announcements) for a view: the tray app. */
+  catalogue?: boolean;
 }
 
 export interface PublishedEvent {
@@ -60,6 +73,15 @@ export interface PublisherEvents {
   connected: [info: { url: string }];
   waiting: [info: { message: string; attempt: number; delayMs: number }];
   published: [e: PublishedEvent];
+  /** The claim says another receiver (or this one before its ledger was lost) already published it. */
+  alreadyShared: [info: { identity: string; channelId: string }];
+  /**
+   * The server refused the credentials or the URL's TLS does not match: nothing helps but a change by the
+   * user. Said once per distinct reason; attempts go on with long pauses (and new credentials, if reloaded).
+   */
+  refused: [info: { error: TeamAuthError | TeamTlsError; retryInMs: number }];
+  /** The team's list of recordings changed (with `catalogue`). */
+  catalogue: [];
   failed: [info: { identity: string; channelId: string; message: string }];
 }
 
@@ -75,6 +97,10 @@ interface Item {
 
 interface PublishedRecord extends LedgerRecord {
   state: 'published' | 'missing';
+  /** Since the view lists them (older records have only identity, state and at). */
+  channelId?: string;
+  bytes?: number;
+  fileName?: string;
 }
 
 interface Claim {
@@ -93,17 +119,20 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
   readonly #stop = new AbortController();
   readonly #queue = new Map<string, Item>();
   #wake: (() => void) | null = null;
+  #credentials: TeamCredentials | null;
   #ledger: Ledger<PublishedRecord> | null = null;
   #nc: NatsConnection | null = null;
   #kv: KV | null = null;
   #store: TeamStore | null = null;
   #loop: Promise<void> | null = null;
+  #catalogue: TeamCatalogue | null = null;
   readonly #detach: () => void;
 
   constructor(pipeline: RecordingPipeline, opts: PublisherOptions) {
     super();
     this.#pipeline = pipeline;
     this.#opts = opts;
+    this.#credentials = opts.credentials;
     this.#by = `${hostname()}-${createHash('sha256').update(path.resolve(opts.stateDir)).digest('hex').slice(0, 8)}`;
     const onSaved = (e: { job: { key: string; channelId: string; updatedAt: string }; path: string; bytes: number }) =>
       this.#enqueue({
@@ -183,8 +212,30 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     return this.#queue.size;
   }
 
+  /** What waits to be shared, for views. */
+  waiting(): { identity: string; channelId: string; bytes: number; fileName: string; savedAt: string }[] {
+    return [...this.#queue.values()].map((i) => ({
+      identity: i.identity,
+      channelId: i.channelId,
+      bytes: i.bytes,
+      fileName: path.basename(i.path),
+      savedAt: i.savedAt,
+    }));
+  }
+
+  /** What this receiver's ledger says it shared (or found already shared). */
+  shared(): PublishedRecord[] {
+    return (this.#ledger?.list() ?? []).filter((r) => r.state === 'published');
+  }
+
+  /** The team's announcements still on the stream, oldest first (with `catalogue`, once connected). */
+  announcements(): Announcement[] {
+    return this.#catalogue?.list() ?? [];
+  }
+
   async stop(): Promise<void> {
     this.#detach();
+    this.#catalogue?.stop();
     this.#stop.abort(new Error('stopped'));
     this.#wake?.();
     await this.#loop?.catch(() => undefined);
@@ -201,7 +252,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
   async #connect(): Promise<void> {
     const nc = await connectTeam({
       url: this.#opts.url,
-      credentials: this.#opts.credentials,
+      credentials: this.#credentials,
       name: `tally listen ${this.#by}`,
       signal: this.#stop.signal,
       onRetry: (info) => this.emit('waiting', info),
@@ -213,21 +264,42 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     const spec = this.#opts.store;
     this.#store =
       spec.kind === 'nats' ? new NatsTeamStore(nc, { retentionMs: this.#retentionMs }) : new S3TeamStore(spec);
+    if (this.#opts.catalogue) {
+      const catalogue = new TeamCatalogue();
+      catalogue.on('changed', () => this.emit('catalogue'));
+      await catalogue.start(nc, this.#log);
+      this.#catalogue = catalogue;
+    }
     this.emit('connected', { url: `${this.#opts.url.protocol}//${this.#opts.url.host}` });
   }
 
   async #run(): Promise<void> {
     const signal = this.#stop.signal;
+    let refusals = 0;
+    let lastRefusal = '';
     for (let attempt = 1; !signal.aborted && !this.#nc; attempt += 1) {
       try {
         await this.#connect();
       } catch (error) {
         if (signal.aborted) return;
-        // Refused credentials or a server without JetStream: said once per attempt, retried slowly.
-        this.#log.warn(`studio: ${describeError(error)}`);
         const half = this.#nc as NatsConnection | null;
         this.#nc = null;
         await half?.close().catch(() => undefined);
+        if (error instanceof TeamAuthError || error instanceof TeamTlsError) {
+          // Only the user can fix these: said once (again only when the reason changes), tried again rarely.
+          refusals += 1;
+          const base = this.#opts.refusedDelayMs ?? 30_000;
+          const retryInMs = Math.min(this.#opts.refusedMaxDelayMs ?? 15 * 60_000, base * 2 ** (refusals - 1));
+          if (error.message !== lastRefusal) this.emit('refused', { error, retryInMs });
+          lastRefusal = error.message;
+          await abortableDelay(retryInMs, signal);
+          if (this.#opts.reloadCredentials && !signal.aborted) {
+            this.#credentials = await this.#opts.reloadCredentials().catch(() => this.#credentials);
+          }
+          continue;
+        }
+        // A server without JetStream, or assets it refuses: said once per attempt, retried slowly.
+        this.#log.warn(`studio: ${describeError(error)}`);
         await abortableDelay(Math.min(60_000, 2_000 * attempt), signal);
       }
     }
@@ -266,19 +338,48 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       await ledger.put({ identity: item.identity, state: 'missing', at: new Date().toISOString() });
       return;
     }
+    const record = {
+      identity: item.identity,
+      state: 'published' as const,
+      channelId: item.channelId,
+      bytes: item.bytes,
+      fileName: path.basename(item.path),
+    };
     const claimed = await this.#claim(kv, item.identity);
-    if (claimed === 'published' || claimed === 'taken') {
-      if (claimed === 'published')
-        await ledger.put({ identity: item.identity, state: 'published', at: new Date().toISOString() });
-      else throw new Error('another receiver is publishing it');
+    if (claimed === 'published') {
+      await ledger.put({ ...record, at: new Date().toISOString() });
+      this.emit('alreadyShared', { identity: item.identity, channelId: item.channelId });
       return;
     }
-    const put = await this.#store!.put({
-      identity: item.identity,
-      path: item.path,
-      bytes: item.bytes,
-      ...(item.contentType ? { contentType: item.contentType } : {}),
-    });
+    if (claimed === 'taken') throw new Error('another receiver is publishing it');
+    // The claim is renewed while the bytes go up (a large file over a slow line can take longer than the
+    // stale age): another receiver takes over only a claim nobody renewed, and only by compare-and-set.
+    let revision = claimed;
+    let renewing = Promise.resolve();
+    const renew = setInterval(
+      () => {
+        renewing = renewing
+          .then(async () => {
+            revision = await kv.update(item.identity, JSON.stringify(this.#claimValue('claimed')), revision);
+          })
+          .catch(() => undefined); // lost: the final compare-and-set below fails, and the next round sees why
+      },
+      Math.max(1_000, this.#staleClaimMs / 3),
+    );
+    let put: Awaited<ReturnType<TeamStore['put']>>;
+    try {
+      put = await this.#store!.put({
+        identity: item.identity,
+        path: item.path,
+        bytes: item.bytes,
+        ...(item.contentType ? { contentType: item.contentType } : {}),
+      });
+    } finally {
+      clearInterval(renew);
+      await renewing;
+    }
+    // Still ours? (compare-and-set: throws when another receiver took the claim over meanwhile)
+    revision = await kv.update(item.identity, JSON.stringify(this.#claimValue('claimed')), revision);
     const announcement: Announcement = {
       v: 1,
       identity: item.identity,
@@ -294,8 +395,8 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       msgID: item.identity,
       timeout: 10_000,
     });
-    await kv.update(item.identity, JSON.stringify(this.#claimValue('published')), claimed);
-    await ledger.put({ identity: item.identity, state: 'published', at: new Date().toISOString() });
+    await kv.update(item.identity, JSON.stringify(this.#claimValue('published')), revision);
+    await ledger.put({ ...record, at: new Date().toISOString() });
     this.emit('published', {
       identity: item.identity,
       channelId: item.channelId,
@@ -303,6 +404,10 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       bytes: put.bytes,
       sha256: put.sha256,
     });
+  }
+
+  get #staleClaimMs(): number {
+    return this.#opts.staleClaimMs ?? 10 * 60_000;
   }
 
   #claimValue(state: Claim['state']): Claim {
@@ -318,7 +423,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       if (!entry || entry.operation !== 'PUT') throw error;
       const claim = entry.json<Claim>();
       if (claim.state === 'published') return 'published';
-      const stale = Date.now() - Date.parse(claim.at) > (this.#opts.staleClaimMs ?? 10 * 60_000);
+      const stale = Date.now() - Date.parse(claim.at) > this.#staleClaimMs;
       if (claim.by !== this.#by && !stale) return 'taken';
       // Ours from before a restart, or abandoned: taken over only if nobody else moved it meanwhile.
       return kv.update(identity, JSON.stringify(this.#claimValue('claimed')), entry.revision);

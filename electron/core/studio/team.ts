@@ -24,6 +24,42 @@ export class TeamUnreachableError extends TallyError {
   readonly code = 'team_unreachable';
 }
 
+/**
+ * The team server refused this computer's credentials (or asked for some and got none). Retrying with the same
+ * ones cannot help: the faces say so once and wait for new credentials. `reason` is the server's own word.
+ */
+export class TeamAuthError extends ConfigError {
+  constructor(
+    readonly where: string,
+    readonly reason: string,
+    readonly sentCredentials: boolean,
+  ) {
+    super(
+      `The team server ${where} ${sentCredentials ? 'refused the credentials' : 'asks for credentials and none are set'} (${reason}): store them with "tally login --team ${where}" or set TALLY_TEAM_USER + TALLY_TEAM_PASSWORD (or TALLY_TEAM_TOKEN).`,
+    );
+  }
+
+  /** The same for the tray app, where the credentials are set in Settings → Studio. */
+  get appMessage(): string {
+    return `The team server ${this.sentCredentials ? 'refused the credentials' : 'asks for credentials'}: ${this.reason} (${this.where}) — set them in Settings → Studio.`;
+  }
+}
+
+/** tls:// to a server without TLS, or nats:// to one that requires it: the URL must change, not the network. */
+export class TeamTlsError extends ConfigError {
+  constructor(
+    readonly where: string,
+    readonly fix: string,
+    detail: string,
+  ) {
+    super(`The team server ${where} ${detail}: use --team ${fix}.`);
+  }
+
+  get appMessage(): string {
+    return this.message.replace('use --team', 'set the studio URL to');
+  }
+}
+
 /** NATS user/password or token; tls:// URLs carry TLS themselves. Never logged, never in settings. */
 export interface TeamCredentials {
   user?: string;
@@ -93,24 +129,37 @@ function serverOf(url: URL): string {
   return `${url.hostname.includes(':') ? `[${url.hostname}]` : url.hostname}:${url.port || '4222'}`;
 }
 
-/** One clear line for a failed connection attempt; the credentials never appear in it. */
-export function describeConnectError(url: URL, error: unknown): string {
+/** The failed attempt as an error: TeamAuthError / TeamTlsError (final), TeamUnreachableError (retried). */
+function teamConnectError(url: URL, error: unknown, sentCredentials: boolean): TallyError {
   const code = (error as { code?: string }).code ?? '';
   const text = describeError(error);
-  const where = `${url.protocol}//${serverOf(url)}`;
+  const host = serverOf(url);
+  const where = `${url.protocol}//${host}`;
   if (/authoriz|authentic|permissions/i.test(text) || /AUTH/i.test(code)) {
-    return `The team server ${where} refused the credentials: store them with "tally login --team ${where}" or set TALLY_TEAM_USER / TALLY_TEAM_PASSWORD (or TALLY_TEAM_TOKEN).`;
+    return new TeamAuthError(where, text.split('\n')[0]!.slice(0, 120), sentCredentials);
+  }
+  if (/does not support 'tls'|not support tls/i.test(text)) {
+    return new TeamTlsError(where, `nats://${host}`, 'does not offer TLS');
+  }
+  if (/requires tls|tls required/i.test(text)) {
+    return new TeamTlsError(where, `tls://${host}`, 'requires TLS');
   }
   if (/ECONNREFUSED|CONNECTION_REFUSED|connection refused/i.test(text + code)) {
-    return `The team server ${where} is unreachable (connection refused): is nats-server running there with -js?`;
+    return new TeamUnreachableError(
+      `The team server ${where} is unreachable (connection refused): is nats-server running there with -js?`,
+    );
   }
-  if (/ENOTFOUND|EAI_AGAIN/i.test(text)) return `The team server's host ${url.hostname} is unknown (DNS).`;
-  return `The team server ${where} could not be reached: ${text.split('\n')[0]?.slice(0, 200)}`;
+  if (/ENOTFOUND|EAI_AGAIN/i.test(text)) {
+    return new TeamUnreachableError(`The team server's host ${url.hostname} is unknown (DNS).`);
+  }
+  return new TeamUnreachableError(
+    `The team server ${where} could not be reached: ${text.split('\n')[0]?.slice(0, 200)}`,
+  );
 }
 
 /**
  * Connects to the team server, retrying with exponential backoff while it is unreachable (never on refused
- * credentials: those need the user). After the first connection the client itself reconnects forever.
+ * credentials or a TLS mismatch: those need the user, and throw TeamAuthError / TeamTlsError). After the first connection the client itself reconnects forever.
  */
 export async function connectTeam(opts: TeamConnectOptions): Promise<NatsConnection> {
   const base = opts.baseDelayMs ?? 500;
@@ -131,8 +180,9 @@ export async function connectTeam(opts: TeamConnectOptions): Promise<NatsConnect
         timeout: 5_000,
       });
     } catch (error) {
-      const message = describeConnectError(opts.url, error);
-      if (/refused the credentials/.test(message)) throw new ConfigError(message);
+      const failure = teamConnectError(opts.url, error, Boolean(creds.token || creds.user));
+      if (failure instanceof ConfigError) throw failure;
+      const message = failure.message;
       if (opts.maxAttempts !== undefined && attempt >= opts.maxAttempts) throw new TeamUnreachableError(message);
       const delayMs = Math.min(max, base * 2 ** (attempt - 1));
       opts.onRetry?.({ message, attempt, delayMs });

@@ -1,0 +1,239 @@
+/**
+ * Exactly once between receivers, against a real nats-server: two publishers with separate state folders
+ * publish the same recording identity at the same moment (a studio that ran a second receiver by mistake, or
+ * a receiver restored from a backup), and two members mirror what the team announces. One object, one
+ * announcement, one file per member. A claim abandoned past the stale age is taken over by one receiver only
+ * (compare-and-set on the KV revision), and refused credentials are said once and fixed by new ones.
+ *
+ * The pipeline under each publisher is a stand-in for its `saved` event only (a real pipeline downloads from
+ * the service: tests/studio.spec.ts runs that end to end); everything on the team side is real.
+ */
+import { EventEmitter } from 'node:events';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { Objm } from '@nats-io/obj';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startNatsServer, type NatsServer } from '../../../tests/support/nats-server.js';
+import type { RecordingPipeline } from '../pipeline/pipeline.js';
+import { StudioFollower } from './follower.js';
+import { StudioPublisher, type PublisherEvents } from './publisher.js';
+import { CLAIMS_BUCKET, OBJECT_BUCKET, STUDIO_STREAM, TeamAuthError } from './team.js';
+
+/** Stand-in for the recording pipeline: only the `saved` event the publisher listens to, and an empty inbox. */
+class SavedEventsStandIn extends EventEmitter {
+  readonly inbox = { where: () => [] };
+  readonly uploadLog = null;
+  saved(key: string, channelId: string, file: string, bytes: number): void {
+    this.emit('saved', { job: { key, channelId, updatedAt: new Date().toISOString() }, path: file, bytes });
+  }
+}
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+let root = '';
+async function setup(args: string[] = []): Promise<NatsServer> {
+  root = await mkdtemp(join(tmpdir(), 'tally-publisher-'));
+  cleanups.push(() => rm(root, { recursive: true, force: true }));
+  const nats = await startNatsServer({ args });
+  cleanups.push(() => nats.close());
+  return nats;
+}
+
+function once<K extends keyof PublisherEvents>(p: StudioPublisher, event: K): Promise<PublisherEvents[K][0]> {
+  return new Promise((resolve) => p.once(event, ((info: PublisherEvents[K][0]) => resolve(info)) as never));
+}
+
+/** A receiver: its own state folder and its own saved copy of the recording. */
+async function receiver(
+  nats: NatsServer,
+  name: string,
+  extra: Partial<ConstructorParameters<typeof StudioPublisher>[1]> = {},
+) {
+  const pipeline = new SavedEventsStandIn();
+  const stateDir = join(root, `${name}-state`);
+  await mkdir(stateDir, { recursive: true });
+  const publisher = new StudioPublisher(pipeline as unknown as RecordingPipeline, {
+    url: new URL(nats.url),
+    credentials: null,
+    store: { kind: 'nats' },
+    stateDir,
+    retry: { baseDelayMs: 50, maxDelayMs: 200 },
+    ...extra,
+  });
+  const events: string[] = [];
+  for (const e of ['published', 'alreadyShared', 'failed'] as const) publisher.on(e, () => events.push(e));
+  cleanups.push(() => publisher.stop());
+  return { pipeline, publisher, events, folder: join(root, `${name}-recordings`) };
+}
+
+async function member(nats: NatsServer, name: string) {
+  const folder = join(root, `${name}-mirror`);
+  const follower = new StudioFollower({
+    url: new URL(nats.url),
+    credentials: null,
+    folder,
+    name,
+    stateDir: join(root, `${name}-state`),
+  });
+  const saved: string[] = [];
+  follower.on('saved', (e) => saved.push(e.identity));
+  cleanups.push(() => follower.stop());
+  await follower.start();
+  return { follower, saved, folder };
+}
+
+const savedOnce = (f: StudioFollower, identity: string) =>
+  new Promise<void>((resolve) => {
+    const on = (e: { identity: string }) => {
+      if (e.identity !== identity) return;
+      f.off('saved', on);
+      resolve();
+    };
+    f.on('saved', on);
+  });
+
+async function recording(folder: string, name: string, size: number, fill: number): Promise<string> {
+  await mkdir(folder, { recursive: true });
+  const file = join(folder, name);
+  await writeFile(file, Buffer.alloc(size, fill));
+  return file;
+}
+
+async function teamState(nats: NatsServer): Promise<{ messages: number; objects: string[] }> {
+  const nc: NatsConnection = await connect({ servers: nats.url.replace('nats://', '') });
+  try {
+    const messages = (await (await jetstreamManager(nc)).streams.info(STUDIO_STREAM)).state.messages;
+    const os = await new Objm(nc).open(OBJECT_BUCKET).catch(() => null); // none until the first put
+    const objects = os ? (await os.list()).filter((o) => !o.deleted).map((o) => o.name) : [];
+    return { messages, objects };
+  } finally {
+    await nc.close();
+  }
+}
+
+/** Both receivers settle the identity: one published it, the other found it published. */
+async function settled(a: Awaited<ReturnType<typeof receiver>>, b: Awaited<ReturnType<typeof receiver>>) {
+  const outcome = (r: typeof a) =>
+    Promise.race([
+      once(r.publisher, 'published').then(() => 'published'),
+      once(r.publisher, 'alreadyShared').then(() => 'alreadyShared'),
+    ]);
+  return (await Promise.all([outcome(a), outcome(b)])).sort();
+}
+
+describe('two receivers publishing the same recording (real nats-server)', () => {
+  it('gives one object, one announcement and one file per member when both publish at the same moment', async () => {
+    const nats = await setup();
+    const [a, b] = [await receiver(nats, 'recv-a'), await receiver(nats, 'recv-b')];
+    const connected = Promise.all([once(a.publisher, 'connected'), once(b.publisher, 'connected')]);
+    await Promise.all([a.publisher.start(), b.publisher.start()]);
+    await connected;
+    const [m1, m2] = [await member(nats, 'member-1'), await member(nats, 'member-2')];
+
+    const fileA = await recording(a.folder, 'race-cam.mp4', 600_000, 7);
+    const fileB = await recording(b.folder, 'race-cam.mp4', 600_000, 7);
+    const outcome = settled(a, b);
+    const mirrored = Promise.all([savedOnce(m1.follower, 'rec-race-key'), savedOnce(m2.follower, 'rec-race-key')]);
+    // The same webhook reached both: the same inbox key, in the same tick.
+    a.pipeline.saved('race-key', 'race-cam', fileA, 600_000);
+    b.pipeline.saved('race-key', 'race-cam', fileB, 600_000);
+    expect(await outcome).toEqual(['alreadyShared', 'published']);
+    await mirrored;
+
+    // A marker afterwards: once the members have it, a second copy of the first would have arrived before it.
+    const marker = await recording(a.folder, 'marker.mp4', 50_000, 1);
+    const markerSaved = Promise.all([savedOnce(m1.follower, 'rec-marker'), savedOnce(m2.follower, 'rec-marker')]);
+    a.pipeline.saved('marker', 'marker', marker, 50_000);
+    await markerSaved;
+
+    expect([...a.events, ...b.events].filter((e) => e === 'published')).toHaveLength(2); // race-cam + marker
+    expect(await teamState(nats)).toEqual({
+      messages: 2,
+      objects: expect.arrayContaining(['rec-race-key', 'rec-marker']),
+    });
+    expect((await teamState(nats)).objects).toHaveLength(2);
+    for (const m of [m1, m2]) {
+      expect(m.saved).toEqual(['rec-race-key', 'rec-marker']);
+      expect((await readdir(m.folder)).sort()).toEqual(['marker.mp4', 'race-cam.mp4']);
+    }
+    expect(a.publisher.pending + b.publisher.pending).toBe(0);
+  });
+
+  it('lets exactly one receiver take over a claim abandoned past the stale age (compare-and-set, not a blind put)', async () => {
+    const nats = await setup();
+    // A receiver that claimed the recording 11 minutes ago and was never seen again.
+    const nc = await connect({ servers: nats.url.replace('nats://', '') });
+    const kv = await new Kvm(nc).create(CLAIMS_BUCKET, { history: 1 });
+    const abandoned = new Date(Date.now() - 11 * 60_000).toISOString();
+    await kv.create('rec-orphan', JSON.stringify({ state: 'claimed', by: 'gone-host', at: abandoned }));
+
+    const [a, b] = [await receiver(nats, 'recv-a'), await receiver(nats, 'recv-b')];
+    const connected = Promise.all([once(a.publisher, 'connected'), once(b.publisher, 'connected')]);
+    await Promise.all([a.publisher.start(), b.publisher.start()]);
+    await connected;
+    const m = await member(nats, 'member-1');
+    const mirrored = savedOnce(m.follower, 'rec-orphan');
+    const outcome = settled(a, b);
+    a.pipeline.saved('orphan', 'orphan-cam', await recording(a.folder, 'orphan-cam.mp4', 300_000, 5), 300_000);
+    b.pipeline.saved('orphan', 'orphan-cam', await recording(b.folder, 'orphan-cam.mp4', 300_000, 5), 300_000);
+    // With a blind put both would take it over and both would publish.
+    expect(await outcome).toEqual(['alreadyShared', 'published']);
+    await mirrored;
+    expect([...a.events, ...b.events].filter((e) => e === 'published')).toHaveLength(1);
+    expect(await teamState(nats)).toEqual({ messages: 1, objects: ['rec-orphan'] });
+    const claim = (await kv.get('rec-orphan'))!.json<{ state: string; by: string }>();
+    expect(claim.state).toBe('published');
+    expect(claim.by).not.toBe('gone-host');
+    await nc.close();
+  });
+
+  it('leaves a claim another receiver renewed recently alone: nothing is published twice', async () => {
+    const nats = await setup();
+    const nc = await connect({ servers: nats.url.replace('nats://', '') });
+    cleanups.push(() => nc.close());
+    const kv = await new Kvm(nc).create(CLAIMS_BUCKET, { history: 1 });
+    await kv.create('rec-busy', JSON.stringify({ state: 'claimed', by: 'busy-host', at: new Date().toISOString() }));
+    const a = await receiver(nats, 'recv-a');
+    await a.publisher.start();
+    const failed = once(a.publisher, 'failed');
+    a.pipeline.saved('busy', 'busy-cam', await recording(a.folder, 'busy-cam.mp4', 10_000, 2), 10_000);
+    expect((await failed).message).toMatch(/another receiver is publishing it/);
+    expect(await teamState(nats)).toEqual({ messages: 0, objects: [] });
+    expect((await kv.get('rec-busy'))!.json<{ by: string }>().by).toBe('busy-host');
+  });
+});
+
+describe('refused team credentials (real nats-server with a user and password)', () => {
+  it('says so once, waits, and connects with the credentials as they are at the next try', async () => {
+    const nats = await setup(['--user', 'studio', '--pass', 'right-pass']);
+    const wrong = { user: 'studio', password: 'wrong-pass' };
+    let reloads = 0;
+    // Fixed (as by "tally login --team" in another terminal) only at the third reading: two more refused tries,
+    // which must not be said again.
+    const a = await receiver(nats, 'recv-a', {
+      credentials: wrong,
+      refusedDelayMs: 20,
+      reloadCredentials: async () => (++reloads >= 3 ? { user: 'studio', password: 'right-pass' } : wrong),
+    });
+    const refusals: TeamAuthError[] = [];
+    a.publisher.on('refused', ({ error }) => refusals.push(error as TeamAuthError));
+    const connected = once(a.publisher, 'connected');
+    await a.publisher.start();
+    await connected;
+    expect(refusals).toHaveLength(1);
+    expect(refusals[0]).toBeInstanceOf(TeamAuthError);
+    expect(refusals[0]!.message).toMatch(
+      /refused the credentials \(Authorization Violation\).*tally login --team nats:\/\/127\.0\.0\.1:\d+.*TALLY_TEAM_USER/,
+    );
+    expect(refusals[0]!.message).not.toContain('wrong-pass');
+    expect(reloads).toBe(3);
+    expect(nats.log().match(/authentication error/g)).toHaveLength(3);
+  });
+});
