@@ -62,6 +62,11 @@ export interface RecordingView {
   fileName: string | null;
   error: string | null;
   attempts: number;
+  /**
+   * A saved recording: what its download was checked against before it was named (size from the server or the
+   * webhook, MD5 from the S3 ETag). Empty or absent: nothing could be checked, so it is saved but not verified.
+   */
+  checks?: ('size' | 'md5')[];
   /** Client uploads: which of the web SDK's two recordings (its own stream `LL`, the remote one `RR`). */
   track?: 'local' | 'remote' | null;
   /** The webhook named a thumbnail image (fetched through `recordings:thumbnail`). */

@@ -101,14 +101,21 @@ describe('RecordingsView', () => {
   });
 
   it('titles a saved file by channel and time, and opens, reveals, copies its path and removes it', async () => {
-    const saved = recording({ key: 'k9', channelId: 'show-9', state: 'saved', fileName: 'show-9.mp4', bytes: 2048 });
+    const saved = recording({
+      key: 'k9',
+      channelId: 'show-9',
+      state: 'saved',
+      fileName: 'show-9.mp4',
+      bytes: 2048,
+      checks: ['size', 'md5'],
+    });
     const { bridge, user } = setup([saved]);
     await user.click(await screen.findByRole('button', { name: /^Open show-9 · \d/ }));
     await user.click(screen.getByRole('button', { name: /^Show show-9 · .* in folder$/ }));
     expect(bridge.callsOf('recordings:open')).toEqual([['k9']]);
     expect(bridge.callsOf('recordings:reveal')).toEqual([['k9']]);
     const item = screen.getByRole('listitem');
-    expect(item).toHaveTextContent(/^show-9 · .*Saved.*Saved and verified · 2 kB · show-9\.mp4/);
+    expect(item).toHaveTextContent(/^show-9 · .*Verified.*Saved and verified \(size, MD5\) · 2 kB · show-9\.mp4/);
 
     await user.click(screen.getByRole('button', { name: /^Copy path of show-9/ }));
     expect(bridge.callsOf('recordings:path')).toEqual([['k9']]);
@@ -121,6 +128,28 @@ describe('RecordingsView', () => {
     await waitFor(() =>
       expect(screen.getByRole('status')).toHaveTextContent(/removed from the list\. The file stays where it was\./),
     );
+  });
+
+  it('tags a saved recording Verified only where its download passed a check', async () => {
+    setup([
+      recording({ key: 'v1', channelId: 'checked', state: 'saved', fileName: 'a.mp4', checks: ['size'] }),
+      recording({ key: 'v2', channelId: 'unchecked', state: 'saved', fileName: 'b.mp4', checks: [] }),
+      recording({ key: 'v3', channelId: 'older', state: 'saved', fileName: 'c.mp4' }),
+      recording({ key: 'v4', channelId: 'panel', source: 'client', state: 'saved', fileName: 'd.webm' }),
+    ]);
+    const tag = (id: string) => {
+      const item = screen.getAllByRole('listitem').find((li) => li.textContent?.startsWith(id))!;
+      return [item.querySelector('.state-tag')?.textContent, item.querySelector('p')?.textContent];
+    };
+    await screen.findByText(/^checked · /);
+    expect(tag('checked')).toEqual(['Verified', expect.stringMatching(/^Saved and verified \(size\)/)]);
+    expect(tag('unchecked')).toEqual([
+      'Saved',
+      expect.stringMatching(/^Saved; the service gave no size or checksum to verify it against/),
+    ]);
+    // Saved before the core kept its checks: plain "Saved", no claim either way.
+    expect(tag('older')).toEqual(['Saved', expect.stringMatching(/^Saved · /)]);
+    expect(tag('Web client · panel')).toEqual(['Saved', expect.stringMatching(/^Uploaded whole/)]);
   });
 
   it('shows the webhook’s thumbnail the core fetched, and never a URL the page would load itself', async () => {
