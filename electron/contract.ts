@@ -76,6 +76,12 @@ export interface RecordingView {
 export interface GapView {
   channelId: string;
   endedAt: string;
+  /**
+   * True for the live check's findings: the channel closed while Tally was running and its recording webhook
+   * never came within the grace period ("recording expected but not received"). Absent for the gap report's
+   * channels, which ended while Tally was not running.
+   */
+  live?: boolean;
 }
 
 export interface GapReport {
@@ -187,7 +193,10 @@ export interface AppInfo {
 
 export interface ErrorView {
   code: string;
+  /** In English, for the log and the CLI; the popover translates by `code` with `params`. */
   message: string;
+  /** The specifics the message carries (a channel, an endpoint, a status), for a translation to put in place. */
+  params?: Record<string, string | number>;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -457,6 +466,7 @@ export class RemoteError extends Error {
   constructor(
     readonly code: string,
     message: string,
+    readonly params?: Record<string, string | number>,
   ) {
     super(message);
     this.name = 'RemoteError';
@@ -470,10 +480,35 @@ export class RemoteError extends Error {
  * so it can react to a code (and translate it) whichever transport it runs over.
  */
 const CODE_MARK = '\u2063code:';
+/** After the code: the error's params as JSON (see ErrorView.params). */
+const PARAMS_MARK = '\u2063params:';
 
-/** `message` with `code` appended after the invisible mark (see CODE_MARK). */
-export function codedMessage(code: string, message: string): string {
-  return `${message}${CODE_MARK}${code}`;
+/** `message` with `code` (and `params`) appended after the invisible marks (see CODE_MARK). */
+export function codedMessage(code: string, message: string, params?: Record<string, string | number>): string {
+  return `${message}${CODE_MARK}${code}${params ? `${PARAMS_MARK}${JSON.stringify(params)}` : ''}`;
+}
+
+/** The params of anything a bridge call rejected with (a RemoteError's, or those after the mark), or null. */
+export function errorParamsOf(error: unknown): Record<string, string | number> | null {
+  if (typeof error !== 'object' || error === null) return null;
+  const { params, message } = error as { params?: unknown; message?: unknown };
+  const value = params ?? (typeof message === 'string' ? parsedParams(message) : null);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const out: Record<string, string | number> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    if (typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v))) out[k] = v;
+  }
+  return out;
+}
+
+function parsedParams(message: string): unknown {
+  const at = message.lastIndexOf(PARAMS_MARK);
+  if (at < 0) return null;
+  try {
+    return JSON.parse(message.slice(at + PARAMS_MARK.length));
+  } catch {
+    return null;
+  }
 }
 
 /** The stable error code of anything a bridge call rejected with, or null. */
@@ -483,7 +518,10 @@ export function errorCodeOf(error: unknown): string | null {
   if (typeof code === 'string' && code) return code;
   if (typeof message !== 'string') return null;
   const at = message.lastIndexOf(CODE_MARK);
-  return at < 0 ? null : message.slice(at + CODE_MARK.length) || null;
+  if (at < 0) return null;
+  const rest = message.slice(at + CODE_MARK.length);
+  const end = rest.indexOf(PARAMS_MARK);
+  return (end < 0 ? rest : rest.slice(0, end)) || null;
 }
 
 /** A rejection's message without the code mark. */

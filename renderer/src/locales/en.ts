@@ -43,6 +43,11 @@ export const en = {
     tunnel: 'The service cannot reach Tally: {detail}',
     invalidInput: 'That value was not accepted: {detail}',
     registration: 'The webhook address could not be registered: {detail}',
+    unknownChannelNamed: 'The service has no live channel “{channel}”.',
+    notEndedNamed: 'The service did not end channel “{channel}”. It may still be live; try again.',
+    serviceErrorAt: 'The service answered {status} for {endpoint}. Try again in a moment.',
+    timeoutAt: 'The service did not answer {endpoint} within {seconds} s. Check the connection and try again.',
+    networkAt: 'Could not reach the service for {endpoint}. Check the network connection and the host settings.',
   },
   firstRun: {
     step: 'Step {n} of {total}',
@@ -197,6 +202,10 @@ export const en = {
     missedError: 'Could not check for missed recordings: {message}',
     missedSince: 'Checked since {time}',
     endedAt: 'Ended {time}',
+    expected: 'Expected, not received',
+    expectedIntro:
+      'These channels closed while Tally was running, but no recording arrived for them. Look for them in the service console before the service deletes them, 6 hours after the broadcast ended.',
+    closedAt: 'Closed {time}',
     emptyTitle: 'No recordings yet',
     emptyBody:
       'When a broadcast ends, the service sends its recording to Tally’s webhook, and Tally saves it to your recordings folder before the service deletes it 6 hours later. Audio uploaded by your web app appears here too.',

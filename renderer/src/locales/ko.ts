@@ -35,6 +35,11 @@ export const ko: Messages = {
     tunnel: '서비스가 Tally에 연결할 수 없습니다: {detail}',
     invalidInput: '값이 받아들여지지 않았습니다: {detail}',
     registration: '웹훅 주소를 등록하지 못했습니다: {detail}',
+    unknownChannelNamed: '서비스에 방송 중인 채널 “{channel}”이(가) 없습니다.',
+    notEndedNamed: '서비스가 채널 “{channel}”을(를) 종료하지 않았습니다. 아직 방송 중일 수 있으니 다시 시도해 주세요.',
+    serviceErrorAt: '서비스가 {endpoint} 요청에 {status}(으)로 응답했습니다. 잠시 후 다시 시도해 주세요.',
+    timeoutAt: '서비스가 {endpoint} 요청에 {seconds}초 안에 응답하지 않았습니다. 연결을 확인하고 다시 시도해 주세요.',
+    networkAt: '{endpoint} 요청으로 서비스에 연결할 수 없습니다. 네트워크 연결과 호스트 설정을 확인해 주세요.',
   },
   firstRun: {
     step: '{total}단계 중 {n}단계',
@@ -189,6 +194,10 @@ export const ko: Messages = {
     missedError: '누락된 녹화를 확인하지 못했습니다: {message}',
     missedSince: '{time} 이후 확인함',
     endedAt: '{time} 종료',
+    expected: '받지 못한 녹화',
+    expectedIntro:
+      'Tally가 실행 중일 때 종료된 채널이지만 녹화가 도착하지 않았습니다. 방송 종료 6시간 후 서비스가 삭제하기 전에 서비스 콘솔에서 찾아 보세요.',
+    closedAt: '{time} 종료',
     emptyTitle: '아직 녹화가 없습니다',
     emptyBody:
       '방송이 끝나면 서비스가 녹화 파일을 Tally의 웹훅으로 보내고, Tally는 서비스가 6시간 뒤 파일을 삭제하기 전에 녹화 폴더에 저장합니다. 웹 앱에서 올린 오디오도 여기에 표시됩니다.',

@@ -2,6 +2,7 @@ import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { RecordingView, TunnelStatus } from '../../../electron/contract.js';
+import { setLocale } from '../lib/i18n.js';
 import { ManualClock, TestBridge, gapReport, recording, tunnelStatus } from '../lib/test-bridge.js';
 import { RecordingsStore } from '../stores/recordings.svelte.js';
 import RecordingsView from './RecordingsView.svelte';
@@ -261,6 +262,51 @@ describe('RecordingsView', () => {
     bridge.emit('recordings:gaps', gapReport({ missing: [{ channelId: 'gone-2', endedAt: '2024-05-14T02:00:00Z' }] }));
     await waitFor(() => expect(within(section('Possibly missed')).getByText('gone-2')).toBeInTheDocument());
     expect(screen.queryByText('gone-1')).not.toBeInTheDocument();
+  });
+
+  it('lists a recording expected but not received under its own heading, not as missed while Tally was off', async () => {
+    const bridge = new TestBridge();
+    bridge.handle('recordings:gaps', () =>
+      gapReport({
+        since: '2024-05-13T20:00:00Z',
+        missing: [
+          { channelId: 'closed-live', endedAt: '2024-05-14T11:40:00Z', live: true },
+          { channelId: 'gone-1', endedAt: '2024-05-14T01:00:00Z' },
+        ],
+      }),
+    );
+    setup([recording({ key: 'k', state: 'saved', fileName: 'a.mp4' })], { bridge });
+
+    const expected = await screen.findByRole('region', { name: 'Expected, not received' });
+    expect(within(expected).getByText('closed-live')).toBeInTheDocument();
+    expect(within(expected).getByText(/closed while Tally was running, but no recording arrived/)).toBeInTheDocument();
+    expect(within(expected).queryByText(/not running/)).not.toBeInTheDocument();
+    expect(within(expected).queryByText('gone-1')).not.toBeInTheDocument();
+    const missed = section('Possibly missed');
+    expect(within(missed).getByText('gone-1')).toBeInTheDocument();
+    expect(within(missed).queryByText('closed-live')).not.toBeInTheDocument();
+
+    // Only a live finding: no "ended while Tally was not running" section at all.
+    bridge.emit(
+      'recordings:gaps',
+      gapReport({ missing: [{ channelId: 'closed-2', endedAt: '2024-05-14T11:50:00Z', live: true }] }),
+    );
+    await waitFor(() => expect(within(section('Expected, not received')).getByText('closed-2')).toBeInTheDocument());
+    expect(screen.queryByRole('region', { name: 'Possibly missed' })).not.toBeInTheDocument();
+    expect(screen.queryByText(/ended while Tally was not running/)).not.toBeInTheDocument();
+  });
+
+  it('says the same in Korean', async () => {
+    setLocale('ko');
+    onTestFinished(() => setLocale('en'));
+    const bridge = new TestBridge();
+    bridge.handle('recordings:gaps', () =>
+      gapReport({ missing: [{ channelId: 'closed-live', endedAt: '2024-05-14T11:40:00Z', live: true }] }),
+    );
+    setup([], { bridge });
+    const expected = await screen.findByRole('region', { name: '받지 못한 녹화' });
+    expect(within(expected).getByText(/Tally가 실행 중일 때 종료된 채널이지만/)).toBeInTheDocument();
+    expect(within(expected).getByText('closed-live')).toBeInTheDocument();
   });
 
   it('explains where recordings come from and the webhook status when there are none', async () => {
