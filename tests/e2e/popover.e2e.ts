@@ -16,6 +16,7 @@ import type { Locator, Page } from 'playwright-core';
 import type { RecordingView } from '../../electron/contract.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ACCOUNT } from '../../electron/core/credentials.js';
+import { uploadClientRecording } from '../../electron/core/sandbox/web-client.js';
 import { openSettingsStore } from '../../electron/core/settings.js';
 import {
   horizontalOverflows,
@@ -450,12 +451,12 @@ describe('popover against tally serve --sandbox', () => {
   });
 
   it('lists a web client upload Tally refused as Refused, with its channel, stream and reason', async () => {
-    const { control } = h.sandbox;
     const { page } = await open({ tab: 'recordings' });
     const uploadUrl = (await h.core.handlers['tunnel:status']()).uploadUrl;
     if (!uploadUrl) throw new Error('the demo core has no upload URL');
     // The SDK's XHR from a page whose origin is not allowed: refused, while that page is told "uploaded".
-    const answer = await control.uploadClientRecording(uploadUrl, {
+    const answer = await uploadClientRecording(uploadUrl, {
+      serviceId: h.sandbox.credentials.serviceId,
       channelId: 'panel-talk',
       track: 'RR',
       origin: 'https://stranger.example',

@@ -11,7 +11,7 @@ import { RecordingPipeline, type PipelineEvents, type PipelineOptions } from '..
 import type { RecordingJob } from '../recordings/types.js';
 import type { ChannelHookCall } from '../webhook/channel-hook.js';
 import type { MissingRecording } from '../pipeline/expected-recordings.js';
-import type { GapReport } from '../../contract.js';
+import type { GapReport, GapView } from '../../contract.js';
 import type { Settings } from '../settings.js';
 import {
   ATTENTION_WINDOW_MS,

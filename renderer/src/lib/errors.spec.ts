@@ -1,34 +1,44 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { codedMessage, RemoteError } from '../../../electron/contract.js';
-import { errorEnvelope } from '../../../electron/core/app/dispatch.js';
-import { NetworkError, ServiceError, TimeoutError, UnknownChannelError } from '../../../electron/core/errors.js';
+import { codedMessage, RemoteError, type ErrorView } from '../../../electron/contract.js';
 import { messageOf } from './errors.js';
 import { setLocale } from './i18n.js';
 
-/** A core error as the page receives it over the WebSocket: the dispatcher's envelope, then a RemoteError. */
-function overWs(error: unknown): RemoteError {
-  const envelope = errorEnvelope(error);
-  if (envelope.ok) throw new Error('not an error envelope');
-  const { code, message, params } = envelope.error;
+/** A core error as the page receives it over the WebSocket: the envelope's ErrorView, as a RemoteError. */
+function overWs({ code, message, params }: ErrorView): RemoteError {
   return new RemoteError(code, message, params);
 }
 
 /** The same over Electron IPC: contextBridge keeps only the message, so code and params ride in it. */
-function overIpc(error: unknown): Error {
-  const envelope = errorEnvelope(error);
-  if (envelope.ok) throw new Error('not an error envelope');
-  const { code, message, params } = envelope.error;
+function overIpc({ code, message, params }: ErrorView): Error {
   return new Error(codedMessage(code, message, params));
 }
 
 afterEach(() => setLocale('en'));
 
 describe('messageOf: core errors with specifics', () => {
-  const cases = [
-    new UnknownChannelError('main-stage'),
-    new ServiceError(503, '<html>busy</html>', 'broadcast-channel-list'),
-    new TimeoutError('search', 12_500),
-    new NetworkError('signal.example.test', 'connect ECONNREFUSED'),
+  // What the core's dispatcher sends for these errors (electron/core/app/dispatch.spec.ts checks the same views).
+  const cases: ErrorView[] = [
+    {
+      code: 'unknown_channel',
+      message: 'The service has no live channel with ID "main-stage".',
+      params: { channel: 'main-stage' },
+    },
+    {
+      code: 'service_error',
+      message: 'The service answered 503 for broadcast-channel-list: <html>busy</html>.',
+      params: { status: 503, endpoint: 'broadcast-channel-list' },
+    },
+    {
+      code: 'timeout',
+      message: 'The service did not answer search within 12.5 s.',
+      params: { endpoint: 'search', seconds: 12.5 },
+    },
+    {
+      code: 'network',
+      message:
+        'Could not reach the service for signal.example.test: connect ECONNREFUSED. Check the network connection and the host settings.',
+      params: { endpoint: 'signal.example.test' },
+    },
   ];
 
   it('shows the core’s own English message in English', () => {

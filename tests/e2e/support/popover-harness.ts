@@ -96,7 +96,9 @@ async function stateFolder(fixedHome: boolean): Promise<{ home: string; release:
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     const owner = Number(await readFile(lock, 'utf8').catch(() => ''));
     if (owner > 0 && processAlive(owner)) {
-      throw new Error(`Another run is refreshing the screenshots (process ${owner} holds ${lock}); wait for it.`);
+      throw new Error(`Another run is refreshing the screenshots (process ${owner} holds ${lock}); wait for it.`, {
+        cause: error,
+      });
     }
     // Left by a run that was killed: take it over.
     await writeFile(lock, String(process.pid));
