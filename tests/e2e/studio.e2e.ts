@@ -69,9 +69,11 @@ describe('Settings → Studio against a real nats-server', () => {
 
     await studio.getByRole('button', { name: 'Save studio settings' }).click();
     await studio.getByText('Studio settings saved.').waitFor();
-    await expect.poll(async () => (await h.core.handlers['studio:get']()).status, eventually).toMatchObject({
-      state: 'connected',
-    });
+    await expect
+      .poll(async () => (await h.core.handlers['studio:get']()).status, eventually)
+      .toMatchObject({
+        state: 'connected',
+      });
     await studio.getByText(/^Connected to the team server/).waitFor();
     expect((await h.core.handlers['studio:get']()).mode).toBe('receiver');
 

@@ -128,10 +128,7 @@ function processAlive(pid: number): boolean {
  * UI server in front of it, and Chromium. `fixedHome`: use the one fixed state folder the committed
  * screenshots show (see stateFolder); popover.e2e.ts sets it when TALLY_UPDATE_SCREENSHOTS is set.
  */
-export async function startPopoverHarness(
-  root: string,
-  opts: { fixedHome?: boolean } = {},
-): Promise<PopoverHarness> {
+export async function startPopoverHarness(root: string, opts: { fixedHome?: boolean } = {}): Promise<PopoverHarness> {
   const staticDir = ensureRendererBuilt(root);
   const { home, release } = await stateFolder(opts.fixedHome ?? false);
   const recordingsDir = join(home, 'recordings');

@@ -43,11 +43,7 @@ function savedText(r: RecordingView): string {
 export function detailsOf(r: RecordingView): string {
   switch (r.state) {
     case 'saved':
-      return joined([
-        savedText(r),
-        r.bytes === null ? null : formatBytes(r.bytes),
-        r.fileName,
-      ]);
+      return joined([savedText(r), r.bytes === null ? null : formatBytes(r.bytes), r.fileName]);
     case 'expired':
       return r.error ?? t('recordings.expiredReason');
     case 'refused':
