@@ -62,6 +62,11 @@ export interface RecordingView {
   fileName: string | null;
   error: string | null;
   attempts: number;
+  /**
+   * A saved recording: what its download was checked against before it was named (size from the server or the
+   * webhook, MD5 from the S3 ETag). Empty or absent: nothing could be checked, so it is saved but not verified.
+   */
+  checks?: ('size' | 'md5')[];
   /** Client uploads: which of the web SDK's two recordings (its own stream `LL`, the remote one `RR`). */
   track?: 'local' | 'remote' | null;
   /** The webhook named a thumbnail image (fetched through `recordings:thumbnail`). */
@@ -71,6 +76,12 @@ export interface RecordingView {
 export interface GapView {
   channelId: string;
   endedAt: string;
+  /**
+   * True for the live check's findings: the channel closed while Tally was running and its recording webhook
+   * never came within the grace period ("recording expected but not received"). Absent for the gap report's
+   * channels, which ended while Tally was not running.
+   */
+  live?: boolean;
 }
 
 export interface GapReport {
@@ -185,7 +196,10 @@ export interface AppInfo {
 
 export interface ErrorView {
   code: string;
+  /** In English, for the log and the CLI; the popover translates by `code` with `params`. */
   message: string;
+  /** The specifics the message carries (a channel, an endpoint, a status), for a translation to put in place. */
+  params?: Record<string, string | number>;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -450,45 +464,7 @@ export function createBridge(transport: Transport): TallyBridge {
   return Object.freeze({ ...bridge, on }) as unknown as TallyBridge;
 }
 
-/** Errors cross the transport as `{ code, message }`; this rebuilds an Error the UI can show. */
-export class RemoteError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'RemoteError';
-  }
-}
-
-/**
- * contextBridge hands the page an Error with its message only, dropping `code`
- * (https://github.com/electron/electron/issues/25596). The IPC transport therefore appends the code to the
- * message after an invisible separator, and the page reads both back with `errorCodeOf` / `errorMessageOf`,
- * so it can react to a code (and translate it) whichever transport it runs over.
- */
-const CODE_MARK = '\u2063code:';
-
-/** `message` with `code` appended after the invisible mark (see CODE_MARK). */
-export function codedMessage(code: string, message: string): string {
-  return `${message}${CODE_MARK}${code}`;
-}
-
-/** The stable error code of anything a bridge call rejected with, or null. */
-export function errorCodeOf(error: unknown): string | null {
-  if (typeof error !== 'object' || error === null) return null;
-  const { code, message } = error as { code?: unknown; message?: unknown };
-  if (typeof code === 'string' && code) return code;
-  if (typeof message !== 'string') return null;
-  const at = message.lastIndexOf(CODE_MARK);
-  return at < 0 ? null : message.slice(at + CODE_MARK.length) || null;
-}
-
-/** A rejection's message without the code mark. */
-export function errorMessageOf(message: string): string {
-  const at = message.lastIndexOf(CODE_MARK);
-  return at < 0 ? message : message.slice(0, at);
-}
+export { codedMessage, errorCodeOf, errorMessageOf, errorParamsOf, RemoteError } from './contract-errors.js';
 
 /** Handler map the core implements once for both transports. */
 export type RequestHandlers = {

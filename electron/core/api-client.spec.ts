@@ -694,7 +694,14 @@ describe('parsers and summaries', () => {
     ];
     for (const error of errors) {
       expectNoSecret(error, SECRET);
-      expect(JSON.parse(JSON.stringify(error))).toEqual({ code: error.code, name: error.name, message: error.message });
+      const { params } = error;
+      expect(JSON.parse(JSON.stringify(error))).toEqual({
+        code: error.code,
+        name: error.name,
+        message: error.message,
+        ...(params ? { params } : {}),
+      });
+      expect(JSON.stringify(params ?? {})).not.toContain(SECRET);
     }
   });
 });

@@ -10,11 +10,22 @@ export abstract class TallyError extends Error {
     super(message, options);
     this.name = new.target.name;
   }
+  /**
+   * The specifics the message carries (a channel, an endpoint, a status), so the popover can say the same
+   * thing in another language with them in place (ErrorView.params). Never a secret; none by default.
+   */
+  get params(): ErrorParams | undefined {
+    return undefined;
+  }
   /** A plain object safe to log or send over IPC (no cause chain, no request options). */
-  toJSON(): { code: string; name: string; message: string } {
-    return { code: this.code, name: this.name, message: this.message };
+  toJSON(): { code: string; name: string; message: string; params?: ErrorParams } {
+    const params = this.params;
+    return { code: this.code, name: this.name, message: this.message, ...(params ? { params } : {}) };
   }
 }
+
+/** Structured specifics of an error message (see TallyError.params). */
+export type ErrorParams = Record<string, string | number>;
 
 /** The service refused the service ID / secret pair (any 401/403, or a body that says so). */
 export class BadCredentialsError extends TallyError {
@@ -32,6 +43,9 @@ export class UnknownChannelError extends TallyError {
   constructor(readonly channelId: string) {
     super(`The service has no live channel with ID "${channelId}".`);
   }
+  override get params(): ErrorParams {
+    return { channel: this.channelId };
+  }
 }
 
 /** Force termination answered `send: false`: the channel was not ended. */
@@ -39,6 +53,9 @@ export class ChannelNotEndedError extends TallyError {
   readonly code = 'not_ended';
   constructor(readonly channelId: string) {
     super(`The service did not end channel "${channelId}" (it answered send: false). It may still be live; try again.`);
+  }
+  override get params(): ErrorParams {
+    return { channel: this.channelId };
   }
 }
 
@@ -52,6 +69,9 @@ export class ServiceError extends TallyError {
   ) {
     super(`The service answered ${status} for ${endpoint}${bodySnippet ? `: ${bodySnippet}` : ' with an empty body'}.`);
   }
+  override get params(): ErrorParams {
+    return { status: this.status, endpoint: this.endpoint };
+  }
 }
 
 /** No answer in time. */
@@ -62,6 +82,9 @@ export class TimeoutError extends TallyError {
     readonly timeoutMs: number,
   ) {
     super(`The service did not answer ${endpoint} within ${Math.round(timeoutMs / 100) / 10} s.`);
+  }
+  override get params(): ErrorParams {
+    return { endpoint: this.endpoint, seconds: Math.round(this.timeoutMs / 100) / 10 };
   }
 }
 
@@ -77,6 +100,9 @@ export class NetworkError extends TallyError {
       `Could not reach the service for ${endpoint}: ${reason}. Check the network connection and the host settings.`,
       options,
     );
+  }
+  override get params(): ErrorParams {
+    return { endpoint: this.endpoint };
   }
 }
 

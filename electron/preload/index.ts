@@ -45,7 +45,10 @@ export function createIpcTransport(ipc: IpcRendererLike): Transport {
       if (!isIpcReply(reply))
         throw new RemoteError('internal', 'Tally got an unexpected reply from its background process.');
       // The message carries the code too: contextBridge keeps nothing else (see codedMessage).
-      if (!reply.ok) throw new RemoteError(reply.error.code, codedMessage(reply.error.code, reply.error.message));
+      if (!reply.ok) {
+        const { code, message, params } = reply.error;
+        throw new RemoteError(code, codedMessage(code, message, params), params);
+      }
       return reply.result;
     },
     subscribe(event: EventName, listener: (payload: unknown) => void): () => void {

@@ -16,6 +16,7 @@ import type { Locator, Page } from 'playwright-core';
 import type { RecordingView } from '../../electron/contract.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ACCOUNT } from '../../electron/core/credentials.js';
+import { uploadClientRecording } from '../../electron/core/sandbox/web-client.js';
 import { openSettingsStore } from '../../electron/core/settings.js';
 import {
   horizontalOverflows,
@@ -45,7 +46,7 @@ let h: PopoverHarness;
 let pages: PopoverPage[] = [];
 
 beforeAll(async () => {
-  h = await startPopoverHarness(ROOT);
+  h = await startPopoverHarness(ROOT, { fixedHome: Boolean(process.env.TALLY_UPDATE_SCREENSHOTS) });
   await mkdir(SHOTS, { recursive: true });
 });
 
@@ -301,7 +302,8 @@ describe('popover against tally serve --sandbox', () => {
       const saved = page.getByRole('region', { name: 'Today' });
       await saved.getByText(/rec-one\.mp4/).waitFor();
       await bar.waitFor({ state: 'detached' });
-      expect(await saved.textContent()).toMatch(/Saved and verified · 6 MB · rec-one\.mp4/);
+      // Its size and the MD5 in the sandbox's S3-style ETag both matched: tagged Verified, and says against what.
+      expect(await saved.textContent()).toMatch(/Verified.*Saved and verified \(size, MD5\) · 6 MB · rec-one\.mp4/);
       // The webhook's thumbnail, fetched by the core: the page shows it as a data: URL, never the webhook's URL.
       const thumb = saved
         .getByRole('listitem')
@@ -400,13 +402,77 @@ describe('popover against tally serve --sandbox', () => {
       // Saved now: no longer a problem, listed with the others, on disk.
       await page.getByText('No finished recordings match this filter.').waitFor();
       await page.getByRole('radio', { name: /^All/ }).check();
-      await item.getByText(/Saved and verified · 150 kB/).waitFor();
+      await item.getByText(/Saved and verified \(size, MD5\) · 150 kB/).waitFor();
       const view = (await h.core.handlers['recordings:list']()).find((r) => r.channelId === 'rec-three');
       expect(view).toMatchObject({ state: 'saved', bytes: 150_000, error: null });
       expect((await readFile(join(h.recordingsDir, view?.fileName ?? 'missing'))).length).toBe(150_000);
     } finally {
       control.setFaults('download', null);
     }
+  });
+
+  it('lists a recording the service deleted before it could be saved as Expired, with why, under Problems', async () => {
+    const { control } = h.sandbox;
+    // The download host answers 503 for as long as it takes: the recording waits, retried, within its deadline.
+    control.setFaults('download', { status: 503 });
+    try {
+      control.startBroadcast({ id: 'rec-late', record: true, recordingBytes: 120_000, watchers: 2 });
+      const { page } = await open({ tab: 'recordings' });
+      await control.endBroadcast('rec-late');
+      const inProgress = page.getByRole('region', { name: 'In progress' });
+      await inProgress.getByText(/^rec-late · /).waitFor();
+      await inProgress.getByText(/Will try again: .*503/).waitFor();
+      const job = (await h.core.handlers['recordings:list']()).find((r) => r.channelId === 'rec-late');
+      expect(job?.state).toBe('pending');
+
+      // Six hours pass (the core's download clock jumps past the deadline) and the service deletes the file, as
+      // it does then: the next attempt finds it gone, and the recording is expired for good, not retried.
+      control.expireRecording('rec-late');
+      control.setFaults('download', null);
+      h.clock.offsetMs = Date.parse(job?.deadline ?? '') - Date.now() + MIN;
+      await page.getByRole('radio', { name: /^Problems/ }).check();
+      const item = page
+        .getByRole('region', { name: 'Today' })
+        .getByRole('listitem')
+        .filter({ hasText: /^rec-late · / });
+      await item.getByText('Expired', { exact: true }).waitFor();
+      await inProgress.waitFor({ state: 'detached' });
+      expect(await item.textContent()).toMatch(/The service deleted the recording 6 hours after the broadcast ended/);
+      // Nothing to retry: the file is gone from the service; only removing it from the list is offered.
+      expect(await item.getByRole('button', { name: /^Retry download/ }).count()).toBe(0);
+      await item.getByRole('button', { name: /^Remove rec-late · .* from list$/ }).waitFor();
+      const view = (await h.core.handlers['recordings:list']()).find((r) => r.channelId === 'rec-late');
+      expect(view).toMatchObject({ state: 'expired', fileName: null });
+      await page.getByRole('radio', { name: /^All/ }).check();
+    } finally {
+      h.clock.offsetMs = 0;
+      control.setFaults('download', null);
+    }
+  });
+
+  it('lists a web client upload Tally refused as Refused, with its channel, stream and reason', async () => {
+    const { page } = await open({ tab: 'recordings' });
+    const uploadUrl = (await h.core.handlers['tunnel:status']()).uploadUrl;
+    if (!uploadUrl) throw new Error('the demo core has no upload URL');
+    // The SDK's XHR from a page whose origin is not allowed: refused, while that page is told "uploaded".
+    const answer = await uploadClientRecording(uploadUrl, {
+      serviceId: h.sandbox.credentials.serviceId,
+      channelId: 'panel-talk',
+      track: 'RR',
+      origin: 'https://stranger.example',
+      bytes: 40_000,
+    });
+    expect(answer.status).toBe(403);
+
+    await page.getByRole('radio', { name: /^Problems/ }).check();
+    const item = page.getByRole('listitem').filter({ hasText: /^Web client · panel-talk · / });
+    await item.getByText('Refused', { exact: true }).waitFor();
+    const text = await item.textContent();
+    expect(text).toMatch(/remote stream · .*The page origin https:\/\/stranger\.example is not allowed to upload/);
+    // Under Client too, as a web client recording.
+    await page.getByRole('radio', { name: /^Web client/ }).check();
+    await item.waitFor();
+    await page.getByRole('radio', { name: /^All/ }).check();
   });
 
   it('fits 300 and 380 px wide in every tab and the first-run guide, in English and Korean', async () => {

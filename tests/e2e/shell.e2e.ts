@@ -138,7 +138,7 @@ describe('the tray app over the Electron stand-in', () => {
     await page.getByRole('tab', { name: 'Recordings' }).click();
     // Finished recordings are grouped by the day they arrived; the file name is in the item's details.
     const saved = page.getByRole('region', { name: 'Today' });
-    await saved.getByText(/Saved and verified · .* · shell-keynote\.mp4/).waitFor({ timeout: 20_000 });
+    await saved.getByText(/Saved and verified \(.*\) · .* · shell-keynote\.mp4/).waitFor({ timeout: 20_000 });
     const recording = sandbox.control.getRecording('shell-keynote');
     const bytes = await readFile(join(recordingsDir, 'shell-keynote.mp4'));
     expect(bytes.length).toBe(recording?.size);

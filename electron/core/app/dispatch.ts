@@ -4,11 +4,17 @@
  * validation error, and every failure leaves as a `{ code, message }` envelope with no stack, no cause
  * chain and no request options (which is where a secret could hide).
  */
-import { REQUEST_NAMES, requestSchemas, type RequestHandlers, type RequestName } from '../../contract.js';
+import {
+  REQUEST_NAMES,
+  requestSchemas,
+  type ErrorView,
+  type RequestHandlers,
+  type RequestName,
+} from '../../contract.js';
 import { TallyError } from '../errors.js';
 import { describeIssues } from '../validate.js';
 
-export type Envelope = { ok: true; result: unknown } | { ok: false; error: { code: string; message: string } };
+export type Envelope = { ok: true; result: unknown } | { ok: false; error: ErrorView };
 
 const KNOWN = new Set<string>(REQUEST_NAMES);
 
@@ -29,7 +35,10 @@ export interface DispatchOptions {
 
 /** Maps any thrown value to the envelope the renderer sees. Unknown errors get a generic message. */
 export function errorEnvelope(error: unknown, options: DispatchOptions = {}, context = 'a request'): Envelope {
-  if (error instanceof TallyError) return { ok: false, error: { code: error.code, message: error.message } };
+  if (error instanceof TallyError) {
+    const { params } = error;
+    return { ok: false, error: { code: error.code, message: error.message, ...(params ? { params } : {}) } };
+  }
   const detail = options.describe ? options.describe(error) : error instanceof Error ? error.message : String(error);
   options.log?.(`${context} failed: ${detail}`);
   return {

@@ -11,7 +11,7 @@ import { RecordingPipeline, type PipelineEvents, type PipelineOptions } from '..
 import type { RecordingJob } from '../recordings/types.js';
 import type { ChannelHookCall } from '../webhook/channel-hook.js';
 import type { MissingRecording } from '../pipeline/expected-recordings.js';
-import type { GapReport } from '../../contract.js';
+import type { GapReport, GapView } from '../../contract.js';
 import type { Settings } from '../settings.js';
 import {
   ATTENTION_WINDOW_MS,
@@ -79,7 +79,7 @@ export class PipelineHost {
   #stateDir: string | null = null;
   #hidden: { dir: string; keys: HiddenRecordings } | null = null;
   /** Closed channels whose recording webhook never came (newest first), the live twin of the gap report. */
-  #liveMissing: { channelId: string; endedAt: string }[] = [];
+  #liveMissing: GapView[] = [];
   /** Why recordings are not being received, shown until the next successful reconcile. */
   error: string | null = null;
 
@@ -408,7 +408,10 @@ export class PipelineHost {
   }
 
   #onMissing(m: MissingRecording): void {
-    this.#liveMissing = [{ channelId: m.channelId, endedAt: m.closedAt }, ...this.#liveMissing].slice(0, 200);
+    this.#liveMissing = [{ channelId: m.channelId, endedAt: m.closedAt, live: true }, ...this.#liveMissing].slice(
+      0,
+      200,
+    );
     this.#deps.emit('recordings:gaps', this.gaps());
     this.#deps.emit('notify', {
       kind: 'missing',

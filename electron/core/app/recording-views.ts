@@ -56,6 +56,7 @@ export function recordingView(
     fileName: job.path ? basename(job.path) : null,
     error: job.error,
     attempts: job.attempts,
+    ...(job.checks ? { checks: job.checks } : {}),
     hasThumbnail: source === 'server' && job.thumbnail !== null,
   };
 }

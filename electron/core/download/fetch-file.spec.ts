@@ -123,6 +123,8 @@ describe('downloadFile: sequential', () => {
       path: dest,
       bytes: file.size,
       md5: file.md5(),
+      // What the recording was checked against, for the Recordings list's "Verified".
+      checks: ['size', 'md5'],
       resumedFrom: 0,
       alreadySaved: false,
     });
@@ -232,6 +234,7 @@ describe('downloadFile: sequential', () => {
     const { file, urlPath } = publish(100 * KiB, { etag: '"0123456789abcdef0123456789abcdef-3"' });
     const result = await downloadFile(options(urlPath));
     expect(result.md5).toBeNull();
+    expect(result.checks).toEqual(['size']);
     expect(await sha256File(result.path)).toBe(file.sha256());
   });
 
@@ -450,6 +453,14 @@ describe('downloadFile: disk space and final name', () => {
     expect(await exists(paths().dest)).toBe(false);
   });
 
+  it('saves a file nothing could be checked against (no length, no size, no MD5 ETag) with no checks', async () => {
+    const { file, urlPath } = publish(64 * KiB, { etag: null });
+    server.setFaults({ noContentLength: true, noRange: true });
+    const result = await downloadFile(options(urlPath));
+    expect(result.checks).toEqual([]);
+    expect(await sha256File(result.path)).toBe(file.sha256());
+  });
+
   it('stops at maxBytes when neither the server nor the webhook says how big the file is', async () => {
     const { urlPath } = publish(3 * MiB);
     server.setFaults({ noContentLength: true, noRange: true });
@@ -496,6 +507,9 @@ describe('downloadFile: disk space and final name', () => {
 
     const again = await downloadFile(options(urlPath, { keepCommitRecord: true, dest: async () => 'unused' }));
     expect(again).toMatchObject({ path: first.path, bytes: first.bytes, alreadySaved: true });
+    // The checks made before the first run named the file are remembered with it.
+    expect(again.checks).toEqual(first.checks);
+    expect(first.checks).toContain('size');
     expect(server.fileRequests(urlPath).length).toBe(requests);
     await forgetCommit(partPath);
     expect(await exists(statePathFor(partPath))).toBe(false);

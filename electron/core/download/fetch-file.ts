@@ -35,7 +35,7 @@ import { readPartState, removePartState, statePathFor, writePartState } from './
 import { ProgressMeter } from './progress.js';
 import { planSegments, runSegmented, segmentBytes } from './segmented.js';
 import { DEFAULT_MAX_RECORDING_BYTES, overflowError, refuseServerLength, sizeCeiling } from './size-limits.js';
-import { md5FromEtag, verifyPart } from './verify.js';
+import { md5FromEtag, verifyPart, type VerifyCheck } from './verify.js';
 
 export type { DownloadPolicy } from './http-request.js';
 export type { DownloadProgress } from './progress.js';
@@ -120,6 +120,7 @@ async function run(ctx: EngineContext, opts: DownloadOptions): Promise<DownloadR
           path: savedPath,
           bytes,
           md5: null,
+          checks: state.committed.checks ?? [],
           etag: state.etag,
           resumedFrom: bytes,
           restarted: false,
@@ -366,7 +367,8 @@ async function transferSequential(
     throw new NetworkError(describeEndpoint(opened.url), 'the connection closed before the whole file arrived');
   }
   return {
-    total: total ?? size,
+    // Null when the server gave no length: the size is then checked against nothing but the announced one.
+    total,
     etag,
     lastModified,
     md5: hash ? hash.digest('hex') : null,
@@ -383,8 +385,9 @@ async function finalize(
   const { fsx, partPath } = ctx;
   const size = (await sizeOf(fsx, partPath)) ?? 0;
   let md5: string | null;
+  let checks: VerifyCheck[];
   try {
-    ({ md5 } = await verifyPart(
+    ({ md5, checks } = await verifyPart(
       fsx,
       partPath,
       size,
@@ -411,7 +414,7 @@ async function finalize(
     total: size,
   };
   try {
-    await writePartState(fsx, partPath, { ...base, committed: { path: dest, bytes: size } });
+    await writePartState(fsx, partPath, { ...base, committed: { path: dest, bytes: size, checks } });
     const existing = await sizeOf(fsx, dest);
     if (existing !== null && existing > 0) {
       await writePartState(fsx, partPath, base);
@@ -429,6 +432,7 @@ async function finalize(
     path: dest,
     bytes: size,
     md5,
+    checks,
     etag: outcome.etag,
     resumedFrom: info.resumedFrom,
     restarted: info.restarted,

@@ -34,6 +34,9 @@ export async function md5OfFile(fsx: DownloadFs, file: string, signal?: AbortSig
   return hash.digest('hex');
 }
 
+/** What a finished download was checked against: its size (server or webhook), its MD5 (S3 ETag). */
+export type VerifyCheck = 'size' | 'md5';
+
 /** What a finished part must match; null fields are not checked. */
 export interface Expectations {
   /** Size from Content-Range / Content-Length. */
@@ -56,15 +59,16 @@ export async function verifyPart(
   expect: Expectations,
   streamedMd5: string | null,
   signal?: AbortSignal,
-): Promise<{ md5: string | null }> {
+): Promise<{ md5: string | null; checks: VerifyCheck[] }> {
+  const checks: VerifyCheck[] = expect.serverBytes !== null || expect.announcedBytes !== null ? ['size'] : [];
   if (expect.serverBytes !== null && size !== expect.serverBytes) {
     throw new VerificationError('content-length', expect.serverBytes, size);
   }
   if (expect.announcedBytes !== null && size !== expect.announcedBytes) {
     throw new VerificationError('announced-size', expect.announcedBytes, size);
   }
-  if (expect.md5 === null) return { md5: streamedMd5 };
+  if (expect.md5 === null) return { md5: streamedMd5, checks };
   const actual = streamedMd5 ?? (await md5OfFile(fsx, file, signal));
   if (actual !== expect.md5) throw new VerificationError('md5', expect.md5, actual);
-  return { md5: actual };
+  return { md5: actual, checks: [...checks, 'md5'] };
 }

@@ -372,6 +372,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         path: result.path,
         bytes: result.bytes,
         totalBytes: result.bytes,
+        checks: result.checks,
         error: null,
         updatedAt: this.#iso(),
       });

@@ -73,6 +73,8 @@ export interface PipelineOptions {
   keepNewestRecordings?: number;
   segments?: number;
   retryBaseMs?: number;
+  /** Clock of the download deadlines and retries (tests: a recording's 6 hours pass without waiting). */
+  now?: () => number;
   tunnelCheckIntervalMs?: number;
   heartbeatIntervalMs?: number;
   /** Web client uploads (`/uploads/<token>`, the SDK's recordUrl); off when absent. */
@@ -201,6 +203,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
       maxRecordingBytes: opts.maxRecordingBytes,
       segments: opts.segments,
       retryBaseMs: opts.retryBaseMs,
+      ...(opts.now ? { now: opts.now } : {}),
     });
     const provider = createTunnelProvider(opts.tunnel ?? { provider: 'none' }, {
       ngrokAuthtoken: opts.ngrokAuthtoken ?? null,

@@ -33,6 +33,11 @@ export interface RecordingJob {
   bytes: number | null;
   /** Expected total size once known (Content-Length / filesize). */
   totalBytes: number | null;
+  /**
+   * Once saved: what the download was checked against (its size from the server or the webhook, its MD5 from
+   * the S3 ETag). Empty when nothing could be checked; absent in jobs saved before Tally recorded it.
+   */
+  checks?: ('size' | 'md5')[];
   /** Human-readable reason for failed/expired, or the last transient error while retrying. */
   error: string | null;
   /** ISO time of the last state change. */

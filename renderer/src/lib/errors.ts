@@ -1,4 +1,4 @@
-import { errorCodeOf, errorMessageOf } from '../../../electron/contract.js';
+import { errorCodeOf, errorMessageOf, errorParamsOf } from '../../../electron/contract.js';
 import { locale, t, type MessageKey } from './i18n.js';
 
 /**
@@ -20,6 +20,18 @@ const TRANSLATED: Record<string, MessageKey> = {
   internal: 'errors.internal',
   disk_full: 'errors.diskFull',
   forbidden: 'errors.forbidden',
+};
+/**
+ * Codes whose core message carries specifics the core also sends as structured params (ErrorView.params): the
+ * translation puts them in place, so nothing of the English message is left. Each entry names the params the
+ * message needs; without all of them the code's plain translation above is used.
+ */
+const WITH_PARAMS: Record<string, { key: MessageKey; needs: readonly string[] }> = {
+  unknown_channel: { key: 'errors.unknownChannelNamed', needs: ['channel'] },
+  not_ended: { key: 'errors.notEndedNamed', needs: ['channel'] },
+  service_error: { key: 'errors.serviceErrorAt', needs: ['status', 'endpoint'] },
+  timeout: { key: 'errors.timeoutAt', needs: ['endpoint', 'seconds'] },
+  network: { key: 'errors.networkAt', needs: ['endpoint'] },
 };
 const WITH_DETAIL: Record<string, MessageKey> = {
   config: 'errors.config',
@@ -48,6 +60,11 @@ export function messageOf(error: unknown): string {
   const raw = rawMessage(error);
   const code = codeOf(error);
   if (code && locale() !== 'en') {
+    const params = errorParamsOf(error);
+    const structured = WITH_PARAMS[code];
+    if (structured && params && structured.needs.every((name) => name in params)) {
+      return t(structured.key, params);
+    }
     const own = TRANSLATED[code];
     if (own) return t(own);
     const withDetail = WITH_DETAIL[code];

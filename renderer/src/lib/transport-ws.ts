@@ -25,7 +25,13 @@
  * current `visibility`. A socket starts hidden until told otherwise. Unknown message types are ignored
  * by both sides. Close code 4401 (or 1008) means the token was refused.
  */
-import { RemoteError, type EventName, type RequestName, type Transport } from '../../../electron/contract.js';
+import {
+  RemoteError,
+  type ErrorView,
+  type EventName,
+  type RequestName,
+  type Transport,
+} from '../../../electron/contract.js';
 
 /** A request from the page. */
 export interface InvokeMessage {
@@ -43,7 +49,7 @@ export type ClientMessage =
 
 export type ResultMessage =
   | { id: number; type: 'result'; ok: true; result: unknown }
-  | { id: number; type: 'result'; ok: false; error: { code: string; message: string } };
+  | { id: number; type: 'result'; ok: false; error: ErrorView };
 
 export type ServerMessage = ResultMessage | { type: 'event'; event: EventName; payload: unknown };
 
@@ -269,7 +275,11 @@ export class WsTransport implements Transport, ConnectionSource {
     this.#pending.delete(message.id);
     clearTimeout(pending.timer);
     if (message.ok) pending.resolve(message.result);
-    else pending.reject(new RemoteError(String(message.error.code), String(message.error.message)));
+    else {
+      const { code, message: text, params } = message.error;
+      const fields = typeof params === 'object' && params !== null ? params : undefined;
+      pending.reject(new RemoteError(String(code), String(text), fields));
+    }
   }
 
   #sendInvoke(pending: Pending): void {

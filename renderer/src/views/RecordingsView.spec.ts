@@ -2,6 +2,7 @@ import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { RecordingView, TunnelStatus } from '../../../electron/contract.js';
+import { setLocale } from '../lib/i18n.js';
 import { ManualClock, TestBridge, gapReport, recording, tunnelStatus } from '../lib/test-bridge.js';
 import { RecordingsStore } from '../stores/recordings.svelte.js';
 import RecordingsView from './RecordingsView.svelte';
@@ -101,14 +102,21 @@ describe('RecordingsView', () => {
   });
 
   it('titles a saved file by channel and time, and opens, reveals, copies its path and removes it', async () => {
-    const saved = recording({ key: 'k9', channelId: 'show-9', state: 'saved', fileName: 'show-9.mp4', bytes: 2048 });
+    const saved = recording({
+      key: 'k9',
+      channelId: 'show-9',
+      state: 'saved',
+      fileName: 'show-9.mp4',
+      bytes: 2048,
+      checks: ['size', 'md5'],
+    });
     const { bridge, user } = setup([saved]);
     await user.click(await screen.findByRole('button', { name: /^Open show-9 · \d/ }));
     await user.click(screen.getByRole('button', { name: /^Show show-9 · .* in folder$/ }));
     expect(bridge.callsOf('recordings:open')).toEqual([['k9']]);
     expect(bridge.callsOf('recordings:reveal')).toEqual([['k9']]);
     const item = screen.getByRole('listitem');
-    expect(item).toHaveTextContent(/^show-9 · .*Saved.*Saved and verified · 2 kB · show-9\.mp4/);
+    expect(item).toHaveTextContent(/^show-9 · .*Verified.*Saved and verified \(size, MD5\) · 2 kB · show-9\.mp4/);
 
     await user.click(screen.getByRole('button', { name: /^Copy path of show-9/ }));
     expect(bridge.callsOf('recordings:path')).toEqual([['k9']]);
@@ -121,6 +129,28 @@ describe('RecordingsView', () => {
     await waitFor(() =>
       expect(screen.getByRole('status')).toHaveTextContent(/removed from the list\. The file stays where it was\./),
     );
+  });
+
+  it('tags a saved recording Verified only where its download passed a check', async () => {
+    setup([
+      recording({ key: 'v1', channelId: 'checked', state: 'saved', fileName: 'a.mp4', checks: ['size'] }),
+      recording({ key: 'v2', channelId: 'unchecked', state: 'saved', fileName: 'b.mp4', checks: [] }),
+      recording({ key: 'v3', channelId: 'older', state: 'saved', fileName: 'c.mp4' }),
+      recording({ key: 'v4', channelId: 'panel', source: 'client', state: 'saved', fileName: 'd.webm' }),
+    ]);
+    const tag = (id: string) => {
+      const item = screen.getAllByRole('listitem').find((li) => li.textContent?.startsWith(id))!;
+      return [item.querySelector('.state-tag')?.textContent, item.querySelector('p')?.textContent];
+    };
+    await screen.findByText(/^checked · /);
+    expect(tag('checked')).toEqual(['Verified', expect.stringMatching(/^Saved and verified \(size\)/)]);
+    expect(tag('unchecked')).toEqual([
+      'Saved',
+      expect.stringMatching(/^Saved; the service gave no size or checksum to verify it against/),
+    ]);
+    // Saved before the core kept its checks: plain "Saved", no claim either way.
+    expect(tag('older')).toEqual(['Saved', expect.stringMatching(/^Saved · /)]);
+    expect(tag('Web client · panel')).toEqual(['Saved', expect.stringMatching(/^Uploaded whole/)]);
   });
 
   it('shows the webhook’s thumbnail the core fetched, and never a URL the page would load itself', async () => {
@@ -232,6 +262,51 @@ describe('RecordingsView', () => {
     bridge.emit('recordings:gaps', gapReport({ missing: [{ channelId: 'gone-2', endedAt: '2024-05-14T02:00:00Z' }] }));
     await waitFor(() => expect(within(section('Possibly missed')).getByText('gone-2')).toBeInTheDocument());
     expect(screen.queryByText('gone-1')).not.toBeInTheDocument();
+  });
+
+  it('lists a recording expected but not received under its own heading, not as missed while Tally was off', async () => {
+    const bridge = new TestBridge();
+    bridge.handle('recordings:gaps', () =>
+      gapReport({
+        since: '2024-05-13T20:00:00Z',
+        missing: [
+          { channelId: 'closed-live', endedAt: '2024-05-14T11:40:00Z', live: true },
+          { channelId: 'gone-1', endedAt: '2024-05-14T01:00:00Z' },
+        ],
+      }),
+    );
+    setup([recording({ key: 'k', state: 'saved', fileName: 'a.mp4' })], { bridge });
+
+    const expected = await screen.findByRole('region', { name: 'Expected, not received' });
+    expect(within(expected).getByText('closed-live')).toBeInTheDocument();
+    expect(within(expected).getByText(/closed while Tally was running, but no recording arrived/)).toBeInTheDocument();
+    expect(within(expected).queryByText(/not running/)).not.toBeInTheDocument();
+    expect(within(expected).queryByText('gone-1')).not.toBeInTheDocument();
+    const missed = section('Possibly missed');
+    expect(within(missed).getByText('gone-1')).toBeInTheDocument();
+    expect(within(missed).queryByText('closed-live')).not.toBeInTheDocument();
+
+    // Only a live finding: no "ended while Tally was not running" section at all.
+    bridge.emit(
+      'recordings:gaps',
+      gapReport({ missing: [{ channelId: 'closed-2', endedAt: '2024-05-14T11:50:00Z', live: true }] }),
+    );
+    await waitFor(() => expect(within(section('Expected, not received')).getByText('closed-2')).toBeInTheDocument());
+    expect(screen.queryByRole('region', { name: 'Possibly missed' })).not.toBeInTheDocument();
+    expect(screen.queryByText(/ended while Tally was not running/)).not.toBeInTheDocument();
+  });
+
+  it('says the same in Korean', async () => {
+    setLocale('ko');
+    onTestFinished(() => setLocale('en'));
+    const bridge = new TestBridge();
+    bridge.handle('recordings:gaps', () =>
+      gapReport({ missing: [{ channelId: 'closed-live', endedAt: '2024-05-14T11:40:00Z', live: true }] }),
+    );
+    setup([], { bridge });
+    const expected = await screen.findByRole('region', { name: '받지 못한 녹화' });
+    expect(within(expected).getByText(/Tally가 실행 중일 때 종료된 채널이지만/)).toBeInTheDocument();
+    expect(within(expected).getByText('closed-live')).toBeInTheDocument();
   });
 
   it('explains where recordings come from and the webhook status when there are none', async () => {

@@ -14,7 +14,7 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -42,6 +42,11 @@ export interface PopoverHarness {
   recordingsDir: string;
   /** What the desktop was asked to open: one argument per line, written by the stand-in `xdg-open`. */
   openedLog: string;
+  /**
+   * How far the core's download clock runs ahead of real time (deadlines and retries): a test moves it to
+   * let a recording's 6 hours pass at once, and puts it back to 0.
+   */
+  clock: { offsetMs: number };
   /** Page link with the access token, as `tally serve` prints it. */
   url: string;
   browser: Browser;
@@ -69,18 +74,63 @@ export function ensureRendererBuilt(root: string): string {
   return dir;
 }
 
+/** The state folder of a run that refreshes the committed screenshots (see stateFolder). */
+const SCREENSHOT_HOME = join(tmpdir(), 'tally-popover-e2e');
+
+/**
+ * The harness's state folder, and how to give it back. An ordinary run gets a folder of its own (mkdtemp), so
+ * two runs at once (two worktrees) never share state. A run that refreshes the committed screenshots
+ * (`fixedHome`) uses one fixed name instead, because the Settings screenshot shows the recordings folder path
+ * and must not change on every run; a lock file taken with `wx` keeps a second such run out (it fails at once,
+ * naming the lock) rather than letting both wipe the same folder.
+ */
+async function stateFolder(fixedHome: boolean): Promise<{ home: string; release: () => Promise<void> }> {
+  if (!fixedHome) {
+    const home = await mkdtemp(join(tmpdir(), 'tally-popover-e2e-'));
+    return { home, release: () => rm(home, { recursive: true, force: true }) };
+  }
+  const lock = `${SCREENSHOT_HOME}.lock`;
+  try {
+    await writeFile(lock, String(process.pid), { flag: 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    const owner = Number(await readFile(lock, 'utf8').catch(() => ''));
+    if (owner > 0 && processAlive(owner)) {
+      throw new Error(`Another run is refreshing the screenshots (process ${owner} holds ${lock}); wait for it.`, {
+        cause: error,
+      });
+    }
+    // Left by a run that was killed: take it over.
+    await writeFile(lock, String(process.pid));
+  }
+  await rm(SCREENSHOT_HOME, { recursive: true, force: true });
+  await mkdir(SCREENSHOT_HOME, { recursive: true });
+  return {
+    home: SCREENSHOT_HOME,
+    release: async () => {
+      await rm(SCREENSHOT_HOME, { recursive: true, force: true });
+      await rm(lock, { force: true });
+    },
+  };
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /**
  * Starts the core in demo mode with the sandbox's own simulation off (the tests decide what is live), the
- * UI server in front of it, and Chromium.
- *
- * The state folder has a fixed name (not mkdtemp) because the Settings screenshot shows the recordings
- * folder path, and the committed screenshots must not change on every run.
+ * UI server in front of it, and Chromium. `fixedHome`: use the one fixed state folder the committed
+ * screenshots show (see stateFolder); popover.e2e.ts sets it when TALLY_UPDATE_SCREENSHOTS is set.
  */
-export async function startPopoverHarness(root: string): Promise<PopoverHarness> {
+export async function startPopoverHarness(root: string, opts: { fixedHome?: boolean } = {}): Promise<PopoverHarness> {
   const staticDir = ensureRendererBuilt(root);
-  const home = join(tmpdir(), 'tally-popover-e2e');
-  await rm(home, { recursive: true, force: true });
-  await mkdir(home, { recursive: true });
+  const { home, release } = await stateFolder(opts.fixedHome ?? false);
   const recordingsDir = join(home, 'recordings');
   // Port 0: other test files may be running and 8787 is the default receiver port.
   // The first-run guide is done: the tests that need it turn it back on.
@@ -100,6 +150,7 @@ export async function startPopoverHarness(root: string): Promise<PopoverHarness>
   const serviceSecret = `e2e-${randomBytes(12).toString('hex')}`;
   const service = await startSandbox({ serviceId: 'e2e-project', secret: serviceSecret, seed: 3 });
   const secrets = new MemorySecretStore();
+  const clock = { offsetMs: 0 };
   const core = await createAppCore({
     home,
     secrets,
@@ -120,7 +171,7 @@ export async function startPopoverHarness(root: string): Promise<PopoverHarness>
     demoWebClient: false,
     pollIntervalMs: 250,
     // One connection per download, so a throttled download moves at exactly the throttled rate.
-    pipelineOverrides: { segments: 1, retryBaseMs: 100 },
+    pipelineOverrides: { segments: 1, retryBaseMs: 100, now: () => Date.now() + clock.offsetMs },
   });
   let ui: UiServer | null = null;
   let browser: Browser | null = null;
@@ -129,7 +180,7 @@ export async function startPopoverHarness(root: string): Promise<PopoverHarness>
     await ui?.close();
     await core.stop();
     await service.close();
-    await rm(home, { recursive: true, force: true });
+    await release();
   };
   try {
     await core.start();
@@ -146,6 +197,7 @@ export async function startPopoverHarness(root: string): Promise<PopoverHarness>
       home,
       recordingsDir,
       openedLog,
+      clock,
       url: ui.url,
       browser,
       close,

@@ -17,15 +17,33 @@ export function titleOf(r: RecordingView): string {
   return t('recordings.title', { channel, time: formatTime(r.receivedAt) });
 }
 
+/**
+ * A saved recording whose download passed a check (its size against the server's or the webhook's, its MD5
+ * against the S3 ETag). One saved with nothing to check against is only "Saved".
+ */
+export function isVerified(r: RecordingView): boolean {
+  return r.state === 'saved' && (r.checks?.length ?? 0) > 0;
+}
+
+/** The short state tag: "Verified" where the checks passed, else the state's own name. */
+export function stateLabel(r: RecordingView): string {
+  return isVerified(r) ? t('recordings.states.verified') : t(`recordings.states.${r.state}`);
+}
+
+function savedText(r: RecordingView): string {
+  if (r.source === 'client') return t('recordings.savedUpload');
+  // Saved before Tally kept what it checked: nothing to say either way.
+  if (r.checks === undefined) return t('recordings.states.saved');
+  if (!isVerified(r)) return t('recordings.savedUnchecked');
+  const checks = (r.checks ?? []).map((c) => t(`recordings.checks.${c}`)).join(', ');
+  return t('recordings.savedVerified', { checks });
+}
+
 /** What happened to a finished recording, in a sentence fragment. */
 export function detailsOf(r: RecordingView): string {
   switch (r.state) {
     case 'saved':
-      return joined([
-        t(r.source === 'client' ? 'recordings.savedUpload' : 'recordings.savedVerified'),
-        r.bytes === null ? null : formatBytes(r.bytes),
-        r.fileName,
-      ]);
+      return joined([savedText(r), r.bytes === null ? null : formatBytes(r.bytes), r.fileName]);
     case 'expired':
       return r.error ?? t('recordings.expiredReason');
     case 'refused':

@@ -1,0 +1,95 @@
+/**
+ * Settings → Studio end to end in Chromium over the WebSocket transport, against a real `nats-server` with
+ * JetStream and token auth (tests/support/nats-server.ts, as tests/studio.spec.ts uses): the popover makes this
+ * computer the studio's receiver, is refused by the server without credentials, stores the token in the
+ * keychain (never in the page), tests the server, connects, and the Recordings tab shows a sandbox recording
+ * shared with the studio.
+ */
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startNatsServer, type NatsServer } from '../support/nats-server.js';
+import { openPopover, startPopoverHarness, type PopoverHarness, type PopoverPage } from './support/popover-harness.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const eventually = { timeout: 15_000, interval: 50 };
+const TOKEN = `team-${randomBytes(12).toString('hex')}`;
+
+let h: PopoverHarness;
+let nats: NatsServer;
+let pages: PopoverPage[] = [];
+
+beforeAll(async () => {
+  nats = await startNatsServer({ args: ['--auth', TOKEN] });
+  h = await startPopoverHarness(ROOT);
+});
+
+afterEach(async () => {
+  const errors = pages.flatMap((p) => p.pageErrors);
+  await Promise.all(pages.map((p) => p.close()));
+  pages = [];
+  expect(errors, 'uncaught errors in the page').toEqual([]);
+});
+
+afterAll(async () => {
+  await h?.close();
+  await nats?.close();
+});
+
+describe('Settings → Studio against a real nats-server', () => {
+  it('stores the team token, tests the server, becomes the receiver and lists a shared recording', async () => {
+    // Studio mode never runs in demo mode (the sandbox's recordings are not the studio's): the core first gets
+    // the stand-in service's credentials, as the Settings e2e in popover.e2e.ts enters them.
+    await h.core.handlers['credentials:set']({ serviceId: 'e2e-project', secret: h.serviceSecret });
+    await expect.poll(async () => (await h.core.handlers['app:info']()).demo, eventually).toBe(false);
+    const popover = await openPopover(h, { tab: 'settings' });
+    pages.push(popover);
+    const { page, received } = popover;
+    const studio = page.getByRole('region', { name: 'Studio' });
+    await studio.getByText('Studio mode is off.').waitFor();
+
+    await studio.getByRole('radio', { name: /^Is the studio’s receiver/ }).check();
+    await studio.getByLabel('Team server').fill(nats.url);
+
+    // Without the token the server refuses: the test says so and nothing connects.
+    await studio.getByRole('button', { name: 'Test', exact: true }).click();
+    await studio.getByRole('alert').waitFor();
+    expect(await studio.getByRole('alert').textContent()).toMatch(/\S/);
+
+    // The token goes to the keychain once; the page only hears which server it is for.
+    await studio.getByLabel('Password or token').fill(TOKEN);
+    await studio.getByRole('button', { name: 'Store in keychain' }).click();
+    await studio.getByText('The team credentials are stored in the keychain.').waitFor();
+    await studio.getByText(/^Credentials stored in the keychain for /).waitFor();
+    expect(await studio.getByLabel('Password or token').inputValue()).toBe('');
+    expect((await h.core.handlers['studio:get']()).credentials).toMatchObject({ kind: 'token' });
+
+    await studio.getByRole('button', { name: 'Test', exact: true }).click();
+    await studio.getByText(/^The team server answered\./).waitFor();
+
+    await studio.getByRole('button', { name: 'Save studio settings' }).click();
+    await studio.getByText('Studio settings saved.').waitFor();
+    await expect
+      .poll(async () => (await h.core.handlers['studio:get']()).status, eventually)
+      .toMatchObject({
+        state: 'connected',
+      });
+    await studio.getByText(/^Connected to the team server/).waitFor();
+    expect((await h.core.handlers['studio:get']()).mode).toBe('receiver');
+
+    // A recording the receiver saves is shared with the studio, and Recordings says so. The stand-in service
+    // sends its webhook to the receiver's loopback URL (no tunnel here).
+    const { control } = h.service;
+    control.setWebhookUrl((await h.core.handlers['tunnel:status']()).localUrl);
+    control.startBroadcast({ id: 'studio-show', record: true, recordingBytes: 80_000, watchers: 3 });
+    await page.getByRole('tab', { name: 'Recordings' }).click();
+    await control.endBroadcast('studio-show');
+    const shared = page.getByRole('region', { name: 'Studio recordings' });
+    await expect
+      .poll(() => shared.textContent({ timeout: 1000 }).catch(() => ''), eventually)
+      .toMatch(/studio-show.*Shared/);
+
+    expect(received.filter((frame) => frame.includes(TOKEN))).toEqual([]);
+    expect(await page.content()).not.toContain(TOKEN);
+  });
+});
