@@ -178,7 +178,11 @@ describe('registerIpc', () => {
     };
     await expect(ipcMain.invoke('tally:channels:end', trusted, 'ch-9')).resolves.toEqual({
       ok: false,
-      error: { code: 'unknown_channel', message: 'The service has no live channel with ID "ch-9".' },
+      error: {
+        code: 'unknown_channel',
+        message: 'The service has no live channel with ID "ch-9".',
+        params: { channel: 'ch-9' },
+      },
     });
     await expect(ipcMain.invoke('tally:credentials:test', trusted)).resolves.toMatchObject({
       ok: false,
