@@ -3,8 +3,6 @@
  * real files. Covers every webhook shape, duplicates, rejections, a reset mid-body, and `kill -9` in the
  * middle of a download followed by a restart that resumes with a Range request and ends byte-identical.
  */
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,16 +10,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { startSandbox, type Sandbox, type SandboxRequestEvent } from '../electron/core/sandbox/index.js';
 import { ensureBuiltCli } from './support/built-cli.js';
 import { startListen, type ListenEvent, type ListenProcess } from './support/listen-process.js';
-
-function sha256File(path: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const hash = createHash('sha256');
-    createReadStream(path)
-      .on('data', (c) => hash.update(c))
-      .once('error', reject)
-      .once('end', () => resolve(hash.digest('hex')));
-  });
-}
+import { sha256File } from './support/sandbox-files.js';
 
 describe('tally listen (child process against the sandbox)', () => {
   let sb: Sandbox;

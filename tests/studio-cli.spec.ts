@@ -14,6 +14,7 @@ import { startSandbox, type Sandbox } from '../electron/core/sandbox/index.js';
 import { ROOT, TALLY_BIN, ensureBuiltCli } from './support/built-cli.js';
 import { startTally, type ListenProcess } from './support/listen-process.js';
 import { freePort, startNatsServer, type NatsServer } from './support/nats-server.js';
+import { listenEnv } from './support/sandbox-files.js';
 
 const run = promisify(execFile);
 const help = async (command: string) =>
@@ -152,13 +153,7 @@ describe('tally follow / tally listen --team as a new user', () => {
     const server = await nats(['--user', 'studio', '--pass', 'right-pass']);
     const folder = join(root, 'recv');
     const proc = startTally('listen', ['--folder', folder, '--port', '0', '--tunnel', 'none', '--team', server.url], {
-      TALLY_HOME: join(root, 'recv-home'),
-      TALLY_DOWNLOAD_ORIGINS: sb.downloadOrigin,
-      TALLY_BASE_URL: sb.endpoints.baseUrl,
-      TALLY_CONSOLE_API_URL: sb.endpoints.consoleApiUrl,
-      TALLY_ADMIN_URL: sb.endpoints.adminUrl,
-      TALLY_SERVICE_ID: sb.credentials.serviceId,
-      TALLY_SECRET: sb.credentials.secret,
+      ...listenEnv(sb, join(root, 'recv-home')),
       TALLY_TEAM_TOKEN: 'wrong-token',
     });
     procs.push(proc);

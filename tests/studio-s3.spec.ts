@@ -3,8 +3,6 @@
  * S3 server, Ceph's RADOS Gateway (scripts/s3-test-server.sh); announcements still go over a real nats-server.
  * A member killed with -9 mid-transfer resumes with a ranged read and ends byte-identical.
  */
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,16 +13,7 @@ import { ensureBuiltCli } from './support/built-cli.js';
 import { startTally, type ListenProcess } from './support/listen-process.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
 import { S3_ACCESS_KEY, S3_SECRET_KEY, s3ServerAvailable, startS3Server, type S3Server } from './support/s3-server.js';
-
-function sha256File(path: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const hash = createHash('sha256');
-    createReadStream(path)
-      .on('data', (c) => hash.update(c))
-      .once('error', reject)
-      .once('end', () => resolve(hash.digest('hex')));
-  });
-}
+import { sha256File, listenEnv } from './support/sandbox-files.js';
 
 const available = s3ServerAvailable();
 if (!available) console.warn('studio-s3.spec: radosgw / ceph-mon / ceph-osd are not installed (see .ci/run); skipped.');
@@ -89,13 +78,7 @@ describe.skipIf(!available)('studio mode with an S3 store (RADOS Gateway)', () =
         's3://tally-team/studio-a',
       ],
       {
-        TALLY_HOME: join(root, 'receiver-home'),
-        TALLY_DOWNLOAD_ORIGINS: sb.downloadOrigin,
-        TALLY_BASE_URL: sb.endpoints.baseUrl,
-        TALLY_CONSOLE_API_URL: sb.endpoints.consoleApiUrl,
-        TALLY_ADMIN_URL: sb.endpoints.adminUrl,
-        TALLY_SERVICE_ID: sb.credentials.serviceId,
-        TALLY_SECRET: sb.credentials.secret,
+        ...listenEnv(sb, join(root, 'receiver-home')),
         ...s3Env(),
       },
     );

@@ -3,8 +3,6 @@
  * (`tally listen --team` as the receiver against the sandbox service over real HTTP, two `tally follow`
  * members), real files. Every wait is on an NDJSON event or a process exit, never on time.
  */
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,16 +14,7 @@ import { STUDIO_STREAM } from '../electron/core/studio/team.js';
 import { ensureBuiltCli } from './support/built-cli.js';
 import { startTally, type ListenProcess } from './support/listen-process.js';
 import { freePort, startNatsServer, type NatsServer } from './support/nats-server.js';
-
-function sha256File(path: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const hash = createHash('sha256');
-    createReadStream(path)
-      .on('data', (c) => hash.update(c))
-      .once('error', reject)
-      .once('end', () => resolve(hash.digest('hex')));
-  });
-}
+import { sha256File, listenEnv } from './support/sandbox-files.js';
 
 const media = async (dir: string) => (await readdir(dir)).filter((f) => f.endsWith('.mp4')).sort();
 
@@ -40,13 +29,7 @@ describe('studio mode (nats-server, tally listen --team, tally follow)', () => {
   function receiver(team: string, extra: Record<string, string> = {}): ListenProcess {
     const { home, folder } = dirs('receiver');
     const proc = startTally('listen', ['--folder', folder, '--port', '0', '--tunnel', 'none', '--team', team], {
-      TALLY_HOME: home,
-      TALLY_DOWNLOAD_ORIGINS: sb.downloadOrigin,
-      TALLY_BASE_URL: sb.endpoints.baseUrl,
-      TALLY_CONSOLE_API_URL: sb.endpoints.consoleApiUrl,
-      TALLY_ADMIN_URL: sb.endpoints.adminUrl,
-      TALLY_SERVICE_ID: sb.credentials.serviceId,
-      TALLY_SECRET: sb.credentials.secret,
+      ...listenEnv(sb, home),
       TALLY_TEAM_RETRY_MS: '100',
       ...extra,
     });

@@ -1,23 +1,12 @@
 /**
- * Shared pieces of the reliability suites: hashing files, reading a child's memory and open file handles
- * from /proc, the environment that points `tally listen` at a sandbox, and waiting on many NDJSON events
- * with one deadline that reports exactly what is still missing.
+ * Shared pieces of the reliability suites: reading a child's memory and open file handles from /proc, and
+ * waiting on many NDJSON events with one deadline that reports exactly what is still missing. Hashing files and
+ * the environment that points `tally listen` at a sandbox come from tests/support and are re-exported here.
  */
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
-import type { Sandbox } from '../../../electron/core/sandbox/index.js';
 import type { ListenEvent, ListenProcess } from '../../support/listen-process.js';
 
-export function sha256File(path: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const hash = createHash('sha256');
-    createReadStream(path)
-      .on('data', (c) => hash.update(c))
-      .once('error', reject)
-      .once('end', () => resolve(hash.digest('hex')));
-  });
-}
+export { listenEnv, sha256File } from '../../support/sandbox-files.js';
 
 export interface ResourceSample {
   rssMb: number;
@@ -30,19 +19,6 @@ export async function sampleResources(pid: number): Promise<ResourceSample> {
   const kb = Number(/^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1] ?? NaN);
   const fds = (await readdir(`/proc/${pid}/fd`)).length;
   return { rssMb: kb / 1024, fds };
-}
-
-/** Environment for `tally listen` against the sandbox (credentials from env, so no keychain is touched). */
-export function listenEnv(sb: Sandbox, home: string): NodeJS.ProcessEnv {
-  return {
-    TALLY_HOME: home,
-    TALLY_DOWNLOAD_ORIGINS: sb.downloadOrigin,
-    TALLY_BASE_URL: sb.endpoints.baseUrl,
-    TALLY_CONSOLE_API_URL: sb.endpoints.consoleApiUrl,
-    TALLY_ADMIN_URL: sb.endpoints.adminUrl,
-    TALLY_SERVICE_ID: sb.credentials.serviceId,
-    TALLY_SECRET: sb.credentials.secret,
-  };
 }
 
 /**
