@@ -48,7 +48,9 @@ const job = JSON.parse(process.argv[2] ?? '{}') as AckServerJob;
 const OK = '{"ok":true}';
 
 /** A responder that reads the whole body, runs `work` with it, then answers 200 `{"ok":true}`. */
-async function responder(work: (body: Buffer) => Promise<void> | void): Promise<{ url: string; close(): Promise<void> }> {
+async function responder(
+  work: (body: Buffer) => Promise<void> | void,
+): Promise<{ url: string; close(): Promise<void> }> {
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
