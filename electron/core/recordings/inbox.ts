@@ -19,16 +19,18 @@
  * the journal, with the 1,000 most recently used cached, so a flood's 100,000 jobs cost ~15 MB, not 350.
  */
 import { EventEmitter } from 'node:events';
-import { closeSync, constants, openSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { aliasKey, differByRandomSegment, recordingKey } from './recording-key.js';
 import { JobIndex, aliasHash, type Located } from './job-index.js';
 import {
+  DSYNC_FLAGS,
   JournalWriteError,
   UnknownJobError,
   aliasOf,
+  journalOpener,
   parseLine,
   readFully,
   type InboxOptions,
@@ -73,39 +75,6 @@ const PRUNE_AT_OPEN = 1_000;
 const MAX_BATCH_BYTES = 1 << 20;
 /** Jobs kept parsed in memory (most recently used); the rest are read back from the journal when asked for. */
 const CACHED_JOBS = 1_000;
-
-/**
- * On Linux the journal is opened O_DSYNC: a write returns only once its bytes are as durable as after an
- * fdatasync, so a commit is one system call and one trip through the thread pool instead of two (the second
- * trip also waited for the JavaScript thread, busy with the next webhooks, to issue the fdatasync). Elsewhere
- * the flag is missing (Windows) or weaker than libuv's fdatasync (macOS, where that is F_FULLFSYNC): there the
- * journal appends and fdatasyncs.
- */
-const DSYNC_FLAGS =
-  process.platform === 'linux' && constants.O_DSYNC !== undefined
-    ? constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_DSYNC
-    : null;
-
-/** The journal's handle: with O_DSYNC every write is already durable, so `datasync` has nothing left to do. */
-function journalHandle(raw: FileHandle): JournalFile {
-  if (DSYNC_FLAGS === null) return raw;
-  return {
-    write: (buffer, offset, length) => raw.write(buffer, offset, length),
-    // A real fdatasync here would cost a second flush of the disk's cache for nothing.
-    datasync: () => Promise.resolve(),
-    // O_DSYNC covers writes only: a truncation (cutting back a failed batch) is synced explicitly.
-    truncate: async (length) => {
-      await raw.truncate(length);
-      await raw.datasync();
-    },
-    close: () => raw.close(),
-  };
-}
-
-/** Opens the journal for appending and wraps it (see DSYNC_FLAGS and `InboxOptions.wrapJournal`). */
-function wrapJournal(options: InboxOptions): (raw: FileHandle) => JournalFile {
-  return (raw) => (options.wrapJournal ? options.wrapJournal(journalHandle(raw)) : journalHandle(raw));
-}
 
 /** Whether the download manager is done with a job. */
 export function isTerminal(job: RecordingJob): boolean {
@@ -174,7 +143,7 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
         if (job) index.set(job, { offset, length }, index.has(job.key) ? null : aliasOf(job));
         return job !== null;
       },
-      wrapJournal(options),
+      journalOpener(options),
       DSYNC_FLAGS ?? 'a',
     );
     const report: ReplayReport = { jobs: 0, ...replay };
@@ -455,7 +424,7 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
     // The old handle points at the replaced inode: appends must go to the new file from now on.
     const raw: FileHandle = await open(this.path, DSYNC_FLAGS ?? 'a', 0o600);
     const previous = this.#file;
-    this.#file = wrapJournal(this.#options)(raw);
+    this.#file = journalOpener(this.#options)(raw);
     this.#size = written;
     this.#lines = lineCount;
     this.#dirtyTail = false;
