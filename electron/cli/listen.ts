@@ -96,7 +96,7 @@ const command: Command = {
       store: { type: 'string' },
       retention: { type: 'string' },
     });
-    // Studio mode's modules (the NATS client, the AWS SDK: about 40 MB) are loaded only with its flags.
+    // Studio mode's modules (the NATS client, the AWS SDK: about 10 MB of RSS) are loaded only with its flags.
     const studioFlags = values.team !== undefined || values.store !== undefined || values.retention !== undefined;
     const studioMode = studioFlags ? await import('./listen-studio.js') : null;
     const studio = studioMode ? await studioMode.studioSetup(values, io) : null;

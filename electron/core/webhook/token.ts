@@ -4,7 +4,7 @@
  * web client recordings) so one can be rotated after a leak without breaking the other.
  * Tokens live in the app data folder, one file per name, mode 0600, written atomically.
  */
-import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { chmod, mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -24,7 +24,7 @@ export function generateToken(): string {
 
 /** sha256 of a token or a candidate: comparing digests takes the same time whatever the lengths. */
 function digest(text: string): Buffer {
-  return hash('sha256', text, 'buffer');
+  return createHash('sha256').update(text).digest();
 }
 
 /** Constant-time string comparison (hashing first hides the length too). */
