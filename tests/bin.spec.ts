@@ -3,9 +3,10 @@
  * dist/ is rebuilt with tsc first, but only when it is missing or older than a source file.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../electron/core/sandbox/index.js';
 import { ensureBuiltCli, ROOT, staleOutputs } from './support/built-cli.js';
@@ -89,5 +90,45 @@ describe('bin/tally.js', () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/^tally live: Could not reach the service/);
     expect(refused.stderr).not.toContain(sb.credentials.secret);
+  });
+
+  // Studio mode's clients (NATS, the AWS SDK) were about 10 MB of `tally listen`'s RSS before the first
+  // webhook, for every producer, team or not (issue 10: peak RSS under 100 MB while downloading).
+  it('tally listen without studio flags loads no NATS client and no AWS SDK', async () => {
+    const log = join(home, 'loaded-modules.txt');
+    const hook =
+      "import { registerHooks } from 'node:module'; import { writeFileSync } from 'node:fs'; const seen = [];" +
+      'registerHooks({ load(url, context, next) { seen.push(url); return next(url, context); } });' +
+      "process.on('exit', () => writeFileSync(process.env.TALLY_TEST_MODULE_LOG, seen.join('\\n')));";
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        `data:text/javascript,${encodeURIComponent(hook)}`,
+        join(ROOT, 'bin/tally.js'),
+        'listen',
+        '--ndjson',
+        '--folder',
+        join(home, 'recordings'),
+        '--port',
+        '0',
+        '--tunnel',
+        'none',
+      ],
+      {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH, HOME: home, TALLY_HOME: home, TALLY_TEST_MODULE_LOG: log },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    const exited = new Promise((resolve) => child.once('close', resolve));
+    for await (const line of createInterface({ input: child.stdout })) {
+      if ((JSON.parse(line) as { type: string }).type === 'ready') break;
+    }
+    child.kill('SIGTERM');
+    await exited;
+    const loaded = (await readFile(log, 'utf8')).split('\n');
+    expect(loaded.some((url) => url.includes('/dist/electron/core/pipeline/pipeline.js'))).toBe(true);
+    expect(loaded.filter((url) => /@nats-io|@aws-sdk|@smithy|\/core\/studio\//.test(url))).toEqual([]);
   });
 });

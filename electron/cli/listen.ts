@@ -25,7 +25,6 @@ import {
 } from './context.js';
 import { createListenPrinter } from './listen-output.js';
 import { ensureWritableFolder } from '../core/folder-check.js';
-import { openPublisher, studioSetup } from './listen-studio.js';
 
 const help = `Usage: tally listen [--folder DIR] [options]
 
@@ -97,7 +96,10 @@ const command: Command = {
       store: { type: 'string' },
       retention: { type: 'string' },
     });
-    const studio = await studioSetup(values, io);
+    // Studio mode's modules (the NATS client, the AWS SDK: about 10 MB of RSS) are loaded only with its flags.
+    const studioFlags = values.team !== undefined || values.store !== undefined || values.retention !== undefined;
+    const studioMode = studioFlags ? await import('./listen-studio.js') : null;
+    const studio = studioMode ? await studioMode.studioSetup(values, io) : null;
     const flags = connectionFlags(values);
     const { settings, store } = loadSettings(io);
 
@@ -222,7 +224,9 @@ const command: Command = {
     pipeline.on('registration-failed', (r) => printer.registrationFailed(r.url, r.message));
     pipeline.on('gaps', (g) => printer.gaps(g));
     const publisher =
-      studio && studioSpec ? openPublisher(pipeline, studio, options.stateDir, io, values.ndjson === true) : null;
+      studioMode && studio && studioSpec
+        ? studioMode.openPublisher(pipeline, studio, options.stateDir, io, values.ndjson === true)
+        : null;
 
     try {
       const ready = await pipeline.start();

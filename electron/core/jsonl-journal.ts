@@ -115,13 +115,15 @@ export type Accept = (line: string, offset: number, bytes: number) => boolean;
 
 /**
  * Opens (creating if needed) `dir/name` for appending and replays it line by line through `accept`, which
- * returns whether it took the line. `wrap` may replace the handle (tests inject a full disk through it).
+ * returns whether it took the line. `wrap` may replace the handle (tests inject a full disk through it);
+ * `flags` are the open flags for appending (the inbox adds O_DSYNC).
  */
 export async function openJsonLines<F extends JournalHandle = FileHandle>(
   dir: string,
   name: string,
   accept: Accept,
   wrap: (raw: FileHandle) => F = (raw) => raw as unknown as F,
+  flags: string | number = 'a',
 ): Promise<OpenedJournal<F>> {
   await mkdir(dir, { recursive: true });
   const path = join(dir, name);
@@ -129,7 +131,7 @@ export async function openJsonLines<F extends JournalHandle = FileHandle>(
   const found = await replayLines(path, accept, replay);
   const created = found === null;
   const { completeBytes, tail, totalBytes } = found ?? { completeBytes: 0, tail: Buffer.alloc(0), totalBytes: 0 };
-  const file = wrap(await open(path, 'a', 0o600));
+  const file = wrap(await open(path, flags, 0o600));
   let size = completeBytes;
   try {
     if (totalBytes > completeBytes) {

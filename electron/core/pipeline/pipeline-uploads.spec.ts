@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -58,6 +58,33 @@ describe('RecordingPipeline with uploads', () => {
     // The uploads token persists, so a recordUrl pasted into the web app keeps working.
     expect(second.localUploadUrl?.replace(/:\d+\//, ':P/')).toBe(ready.localUploadUrl?.replace(/:\d+\//, ':P/'));
     await again.stop();
+  });
+
+  it('keeps the demo uploads folder to its newest uploads (keepNewestRecordings), parts and the parent untouched', async () => {
+    const opts = { ...(await options()), keepNewestRecordings: 2 };
+    const web = join(opts.folder, 'web');
+    await mkdir(web, { recursive: true });
+    await writeFile(join(opts.folder, 'a-download.mp4'), 'saved earlier');
+    const pipeline = await RecordingPipeline.open(opts);
+    const ready = await pipeline.start();
+    // Written after the route removed an earlier run's parts: one in progress now, which must survive.
+    await writeFile(join(web, '.in-flight.webm.part'), 'part');
+    for (let i = 0; i < 5; i += 1) {
+      const uploaded = once(pipeline, 'uploaded');
+      const answer = await fetch(ready.uploadUrl as string, {
+        method: 'POST',
+        headers: { 'Content-Type': 'audio/webm', 'X-FILENAME': `svc.ch${i}-1.webm`, Origin: 'https://app.example' },
+        body: new Uint8Array([0x1a, 0x45, 0xdf, 0xa3, i]),
+      });
+      expect(answer.status).toBe(201);
+      await uploaded;
+    }
+    // stop() waits for the prune that the last upload started.
+    await pipeline.stop();
+    const names = await readdir(web);
+    expect(names.filter((n) => n.endsWith('.webm'))).toHaveLength(2);
+    expect(names).toContain('.in-flight.webm.part');
+    expect(await readFile(join(opts.folder, 'a-download.mp4'), 'utf8')).toBe('saved earlier');
   });
 
   it('has no upload route or URL when uploads are off', async () => {

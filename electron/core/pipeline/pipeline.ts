@@ -69,7 +69,10 @@ export interface PipelineOptions {
   fileNameTemplate?: string;
   /** The maxRecordingBytes setting: the cap when neither server nor webhook says how big a recording is. */
   maxRecordingBytes?: number;
-  /** The demo's own folder only: after each save, keep its newest this many recordings (keep-newest.ts). */
+  /**
+   * The demo's own folder only: after each save, keep its newest this many recordings (keep-newest.ts), and
+   * as many web client uploads in its uploads subfolder after each upload.
+   */
   keepNewestRecordings?: number;
   segments?: number;
   retryBaseMs?: number;
@@ -261,12 +264,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     this.downloads.on('progress', (e) => this.emit('progress', e));
     this.downloads.on('saved', (e) => {
       this.emit('saved', e);
-      const keep = opts.keepNewestRecordings;
-      if (keep === undefined) return;
-      // One prune at a time; a failed one is only a note (the next save tries again).
-      this.#pruning = this.#pruning
-        .then(() => keepNewestRecordings(this.downloads.folder, keep))
-        .catch((error: unknown) => opts.log?.warn(`demo: pruning old recordings failed: ${describeError(error)}`));
+      this.#keepNewest(this.downloads.folder);
     });
     this.downloads.on('failed', (e) => this.emit('failed', e));
     this.downloads.on('expired', (e) => this.emit('expired', e));
@@ -300,6 +298,19 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     }
   }
 
+  /**
+   * With `keepNewestRecordings` (the demo's own folder), deletes the oldest finished files of `dir` beyond
+   * that many: the downloads folder after a save, the web client's uploads folder after an upload.
+   */
+  #keepNewest(dir: string): void {
+    const keep = this.#opts.keepNewestRecordings;
+    if (keep === undefined) return;
+    // One prune at a time; a failed one is only a note (the next save or upload tries again).
+    this.#pruning = this.#pruning
+      .then(() => keepNewestRecordings(dir, keep))
+      .catch((error: unknown) => this.#opts.log?.warn(`demo: pruning old recordings failed: ${describeError(error)}`));
+  }
+
   async #mountUploads(uploads: PipelineUploadOptions): Promise<void> {
     const log = await UploadLog.open(this.#opts.stateDir);
     try {
@@ -315,7 +326,8 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
       throw error;
     }
     this.#uploadLog = log;
-    this.#uploads.on('uploaded', (e) =>
+    const uploadsDir = this.#uploads.dir;
+    this.#uploads.on('uploaded', (e) => {
       this.emit('uploaded', {
         id: e.id,
         path: e.path,
@@ -328,8 +340,9 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
         ...(e.warning ? { warning: e.warning } : {}),
         channelId: e.channelId ?? null,
         track: e.track ?? null,
-      }),
-    );
+      });
+      this.#keepNewest(uploadsDir);
+    });
     this.#uploads.on('rejected', (r) => {
       this.emit('rejected', {
         status: r.status,

@@ -1,6 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { appendFile, mkdtemp, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { appendFile, mkdtemp, readFile, readdir, readlink, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -146,6 +147,33 @@ describe('Inbox.add', () => {
     expect(new Set(reopened.list().map((job) => job.channelId)).size).toBe(500);
     expect(reopened.pending()).toHaveLength(500);
   });
+
+  // One system call per commit (see DSYNC_FLAGS in inbox.ts); also after a compaction reopened the file.
+  it.runIf(process.platform === 'linux')(
+    'appends through an O_DSYNC descriptor, before and after compaction',
+    async () => {
+      const dsyncWriters = async (): Promise<number> => {
+        let count = 0;
+        for (const fd of await readdir('/proc/self/fd')) {
+          const target = await readlink(`/proc/self/fd/${fd}`).catch(() => '');
+          if (target !== join(dir, JOURNAL_FILE)) continue;
+          const info = await readFile(`/proc/self/fdinfo/${fd}`, 'utf8').catch(() => '');
+          const flags = parseInt(/^flags:\s+([0-7]+)/m.exec(info)?.[1] ?? '0', 8);
+          // The low two bits are the access mode (O_ACCMODE, which fs.constants does not export).
+          if ((flags & 3) === constants.O_WRONLY && (flags & constants.O_DSYNC) !== 0) count += 1;
+        }
+        return count;
+      };
+      const inbox = await openInbox();
+      await inbox.add(rec('a'));
+      expect(await dsyncWriters()).toBe(1);
+      await inbox.compact();
+      await inbox.add(rec('b'));
+      expect(await dsyncWriters()).toBe(1);
+      await inbox.close();
+      expect((await Inbox.open(dir)).list().map((j) => j.channelId)).toEqual(['a', 'b']);
+    },
+  );
 
   it('does not resolve (or show the job) before the fsync completes', async () => {
     const gate = deferred();

@@ -26,9 +26,11 @@ import { join } from 'node:path';
 import { aliasKey, differByRandomSegment, recordingKey } from './recording-key.js';
 import { JobIndex, aliasHash, type Located } from './job-index.js';
 import {
+  DSYNC_FLAGS,
   JournalWriteError,
   UnknownJobError,
   aliasOf,
+  journalOpener,
   parseLine,
   readFully,
   type InboxOptions,
@@ -141,7 +143,8 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
         if (job) index.set(job, { offset, length }, index.has(job.key) ? null : aliasOf(job));
         return job !== null;
       },
-      options.wrapJournal,
+      journalOpener(options),
+      DSYNC_FLAGS ?? 'a',
     );
     const report: ReplayReport = { jobs: 0, ...replay };
     const inbox = new Inbox(dir, file, report, size, options, index);
@@ -419,9 +422,9 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
     }
     await syncDir(this.#dir);
     // The old handle points at the replaced inode: appends must go to the new file from now on.
-    const raw: FileHandle = await open(this.path, 'a', 0o600);
+    const raw: FileHandle = await open(this.path, DSYNC_FLAGS ?? 'a', 0o600);
     const previous = this.#file;
-    this.#file = this.#options.wrapJournal ? this.#options.wrapJournal(raw) : raw;
+    this.#file = journalOpener(this.#options)(raw);
     this.#size = written;
     this.#lines = lineCount;
     this.#dirtyTail = false;

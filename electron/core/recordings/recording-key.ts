@@ -2,7 +2,7 @@
  * Recording identity for dedupe (see inbox.ts): the key of a URL, and the alias that matches the older webhook
  * shape's URL without the random path segment to the newer one with it.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** The dedupe key of a recording URL (32 hex characters). */
 export function recordingKey(url: string | URL): string {
@@ -10,7 +10,7 @@ export function recordingKey(url: string | URL): string {
   parsed.hash = '';
   parsed.searchParams.sort();
   const normal = `${parsed.protocol}//${parsed.host}${parsed.pathname}${parsed.search}`;
-  return createHash('sha256').update(normal).digest('hex').slice(0, 32);
+  return hash('sha256', normal, 'hex').slice(0, 32);
 }
 
 /** channel + host + file name, or null for a URL without a file name. */

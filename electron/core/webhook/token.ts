@@ -4,7 +4,7 @@
  * web client recordings) so one can be rotated after a leak without breaking the other.
  * Tokens live in the app data folder, one file per name, mode 0600, written atomically.
  */
-import { randomBytes, timingSafeEqual, createHash } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { chmod, mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -22,11 +22,14 @@ export function generateToken(): string {
   return randomBytes(16).toString('base64url');
 }
 
+/** sha256 of a token or a candidate: comparing digests takes the same time whatever the lengths. */
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
+}
+
 /** Constant-time string comparison (hashing first hides the length too). */
 export function safeEqual(a: string, b: string): boolean {
-  const ha = createHash('sha256').update(a).digest();
-  const hb = createHash('sha256').update(b).digest();
-  return timingSafeEqual(ha, hb) && a.length === b.length;
+  return timingSafeEqual(digest(a), digest(b)) && a.length === b.length;
 }
 
 /** The file holding a token: `webhook-token` for `hooks` (the name users see documented), else `<name>-token`. */
@@ -44,6 +47,8 @@ interface TokenEvents {
 export class TokenStore extends EventEmitter<TokenEvents> {
   readonly dir: string;
   readonly #cache = new Map<string, string>();
+  /** The digest of each cached token, so a check hashes only the candidate (it runs on every request). */
+  readonly #digests = new Map<string, Buffer>();
   readonly #ops = new Map<string, Promise<string>>();
 
   private constructor(dir: string) {
@@ -88,7 +93,14 @@ export class TokenStore extends EventEmitter<TokenEvents> {
   /** Constant-time check of a candidate against a token already loaded with `get`. */
   matches(name: TokenName, candidate: string): boolean {
     const token = this.#cache.get(name);
-    return token !== undefined && safeEqual(token, candidate);
+    const expected = this.#digests.get(name);
+    if (token === undefined || expected === undefined) return false;
+    return timingSafeEqual(expected, digest(candidate)) && token.length === candidate.length;
+  }
+
+  #remember(name: string, token: string): void {
+    this.#cache.set(name, token);
+    this.#digests.set(name, digest(token));
   }
 
   #serial(name: string, op: () => Promise<string>): Promise<string> {
@@ -104,7 +116,7 @@ export class TokenStore extends EventEmitter<TokenEvents> {
       const text = (await readFile(file, 'utf8')).trim();
       if (TOKEN_PATTERN.test(text)) {
         await tightenMode(file);
-        this.#cache.set(name, text);
+        this.#remember(name, text);
         return text;
       }
     } catch (error) {
@@ -132,7 +144,7 @@ export class TokenStore extends EventEmitter<TokenEvents> {
       throw error;
     }
     await syncDir(this.dir);
-    this.#cache.set(name, token);
+    this.#remember(name, token);
   }
 }
 
