@@ -4,8 +4,9 @@
  * (journal, tokens, heartbeat) lives in its own folder and is wiped on every demo start: its jobs point at
  * a sandbox that no longer exists after a restart, and must never leak into the real inbox.
  */
-import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { keepNewestRecordings } from '../recordings/keep-newest.js';
 import { acquireStateLock } from '../recordings/state-lock.js';
 import type { Sandbox, SandboxOptions, WebClientSandbox } from '../sandbox/index.js';
 import type { PipelineDemo } from '../pipeline/options.js';
@@ -39,7 +40,8 @@ export function demoRecordingsDir(home: string): string {
 /** Starts the demo sandbox on loopback with a fresh demo state folder. `overrides` is for tests. */
 export async function startDemoSandbox(home: string, overrides: SandboxOptions = {}): Promise<DemoSandbox> {
   await resetDemoState(home);
-  await pruneDemoRecordings(demoRecordingsDir(home), DEMO_RECORDINGS_KEPT);
+  // Only the demo's own folder: recordings in a folder the producer chose are never deleted.
+  await keepNewestRecordings(demoRecordingsDir(home), DEMO_RECORDINGS_KEPT);
   // Imported lazily: a producer with credentials never loads the emulator.
   const { startSandbox } = await import('../sandbox/index.js');
   const options = { demo: true, timeFactor: DEMO_TIME_FACTOR, host: '127.0.0.1', ...overrides };
@@ -47,31 +49,6 @@ export async function startDemoSandbox(home: string, overrides: SandboxOptions =
   // Only when the demo runs on its own: tests that drive the sandbox set their own pace.
   if (options.demo) sandbox.control.setFaults('download', { rateBytesPerSec: DEMO_DOWNLOAD_BYTES_PER_SEC });
   return sandbox;
-}
-
-/**
- * Keeps the newest `keep` files of the demo's own recordings folder, so running the demo for days does not
- * fill the disk. Only this folder: recordings in a folder the producer chose are never deleted.
- */
-export async function pruneDemoRecordings(dir: string, keep: number): Promise<void> {
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch {
-    return; // no demo has saved anything yet
-  }
-  const files = await Promise.all(
-    names.map(async (name) => {
-      const path = join(dir, name);
-      const info = await stat(path).catch(() => null);
-      return info?.isFile() ? { path, mtime: info.mtimeMs } : null;
-    }),
-  );
-  const old = files
-    .filter((f) => f !== null)
-    .sort((a, b) => b.mtime - a.mtime)
-    .slice(keep);
-  await Promise.all(old.map((f) => rm(f.path, { force: true })));
 }
 
 /**
