@@ -1,0 +1,144 @@
+/**
+ * The recording pipeline's options, events and answers: what `pipelineOptions()` builds and what the app core and
+ * `tally listen` listen to. Kept apart from the class so the start/stop order reads on its own.
+ */
+import type { TunnelStatus } from '../../contract.js';
+import type { Logger } from '../logger.js';
+import type { SearchResult } from '../model.js';
+import type { DownloadOriginPolicy } from '../net/url-policy.js';
+import type { GapReportResult } from '../recordings/gap-report.js';
+import type { RecordingJob } from '../recordings/types.js';
+import type { NgrokSdk, TunnelSettingsInput } from '../tunnels/index.js';
+import type { RefusedUploadRecord } from '../uploads/upload-log.js';
+import type { UploadedEvent } from '../uploads/upload-route.js';
+import type { ChannelHookCall } from '../webhook/channel-hook.js';
+import type { Rejection } from '../webhook/receiver.js';
+import type { ExpiredEvent, FailedEvent, ProgressEvent, SavedEvent } from './download-queue.js';
+import type { MissingRecording } from './expected-recordings.js';
+
+/** The two service calls the pipeline makes: registering the webhook URL and the gap report's search. */
+export interface PipelineApi {
+  setRecordHook(url: string): Promise<void>;
+  /** The channel lifecycle hook (admin API `webhook`), set to the same URL on registration. */
+  setChannelHook?(url: string): Promise<void>;
+  search(q: { since: Date; until: Date }): Promise<Pick<SearchResult, 'channels'>>;
+}
+
+export interface PipelineOptions {
+  /** State folder: journal, tokens, heartbeat, registration record. */
+  stateDir: string;
+  /** Recordings folder. */
+  folder: string;
+  policy: DownloadOriginPolicy;
+  host?: string;
+  port?: number;
+  tunnel?: TunnelSettingsInput;
+  ngrokAuthtoken?: string | null;
+  /** Replaces the ngrok SDK's cloud boundary (tests only). */
+  ngrokSdk?: NgrokSdk;
+  /** Register the public webhook URL through the admin API whenever it changes. */
+  register?: boolean;
+  /** Needed for registration and the gap report; without it both are skipped with a clear message. */
+  api?: PipelineApi | null;
+  /** Identifies the project for the registration record (the service ID). */
+  projectScope?: string | null;
+  concurrency?: number;
+  fileNameTemplate?: string;
+  /** The maxRecordingBytes setting: the cap when neither server nor webhook says how big a recording is. */
+  maxRecordingBytes?: number;
+  /**
+   * The demo's own folder only: after each save, keep its newest this many recordings (keep-newest.ts), and
+   * as many web client uploads in its uploads subfolder after each upload.
+   */
+  keepNewestRecordings?: number;
+  segments?: number;
+  retryBaseMs?: number;
+  /** Clock of the download deadlines and retries (tests: a recording's 6 hours pass without waiting). */
+  now?: () => number;
+  tunnelCheckIntervalMs?: number;
+  heartbeatIntervalMs?: number;
+  /** Web client uploads (`/uploads/<token>`, the SDK's recordUrl); off when absent. */
+  uploads?: PipelineUploadOptions;
+  /** Where handled failures are written: the app's log file, the CLI's stderr. */
+  log?: Logger;
+  /**
+   * Whether every closed channel should bring a recording webhook (server recording on). `auto` (default):
+   * yes once this state folder has received any recording webhook. False for the demo, whose broadcasts record
+   * only now and then.
+   */
+  expectRecordings?: boolean | 'auto';
+  /** How long after a channel's close its recording webhook may take before it is flagged (default 10 min). */
+  recordingGraceMs?: number;
+}
+
+export interface PipelineUploadOptions {
+  /** Sub-folder of the recordings folder for client uploads (default `client`). */
+  subfolder?: string;
+  /** Largest accepted upload in bytes (default 2 GiB). */
+  maxBytes?: number;
+  /** Page origins allowed to upload from a browser (read on every request). */
+  allowedOrigins: () => readonly string[];
+  /**
+   * Longest a single request may take, uploads included (default 6 h). Node's whole-request timeout also covers
+   * webhooks, so it is raised only when uploads are on; stalled uploads are cut off by an idle timeout instead.
+   */
+  requestTimeoutMs?: number;
+}
+
+/** A saved web client upload, as re-emitted by the pipeline (`uploaded`). */
+export type PipelineUploadedEvent = Pick<
+  UploadedEvent,
+  | 'id'
+  | 'path'
+  | 'bytes'
+  | 'contentType'
+  | 'fileName'
+  | 'origin'
+  | 'receivedAt'
+  | 'sha256'
+  | 'warning'
+  | 'channelId'
+  | 'track'
+>;
+
+/** A refused request; refused uploads also say which recording (from the SDK's file name). */
+export interface PipelineRejection extends Rejection {
+  upload?: Pick<RefusedUploadRecord, 'channelId' | 'track' | 'fileName' | 'origin'>;
+}
+
+export interface PipelineReady {
+  localUrl: string;
+  publicUrl: string | null;
+  tunnel: TunnelStatus;
+  /** The recordUrl for the web SDK: public when a tunnel is up, else local; null when uploads are off. */
+  uploadUrl: string | null;
+  /** Loopback upload URL (contains the uploads token), null when uploads are off. */
+  localUploadUrl: string | null;
+}
+
+export interface PipelineEvents {
+  received: [job: RecordingJob, warnings: string[]];
+  duplicate: [job: RecordingJob];
+  rejected: [rejection: PipelineRejection];
+  /**
+   * A web client recording was refused or lost on the way in. The web page never learns of it (the SDK reports
+   * any answer as uploaded), so this is the producer's only word of it.
+   */
+  'upload-refused': [record: RefusedUploadRecord];
+  progress: [event: ProgressEvent];
+  saved: [event: SavedEvent];
+  failed: [event: FailedEvent];
+  expired: [event: ExpiredEvent];
+  tunnel: [status: TunnelStatus];
+  registered: [info: { url: string; channelHookError: string | null }];
+  /** The channel lifecycle hook: a channel opened or closed. */
+  channel: [call: ChannelHookCall];
+  /** A closed channel's recording webhook did not come within the grace period while server recording is on. */
+  'recording-missing': [missing: MissingRecording];
+  'registration-failed': [info: { url: string; message: string }];
+  gaps: [report: GapReportResult];
+  /** Any job state change that is durably recorded (for views listing recordings). */
+  changed: [job: RecordingJob];
+  /** A web client upload was saved (and logged). */
+  uploaded: [event: PipelineUploadedEvent];
+}
