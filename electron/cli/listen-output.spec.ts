@@ -70,3 +70,57 @@ describe('listen printer (human output)', () => {
     }
   });
 });
+
+describe('listen printer (tunnel uploads and missing recordings)', () => {
+  const blocked = {
+    provider: 'localtunnel',
+    state: 'reachable',
+    publicUrl: 'https://x.loca.lt/hooks/t',
+    localUrl: 'http://127.0.0.1:1/hooks/t',
+    uploadUrl: 'https://x.loca.lt/uploads/t',
+    lastCheckedAt: '2026-01-01T00:00:00.000Z',
+    message: null,
+    registered: false,
+    uploads: 'blocked',
+    uploadsMessage: 'Browsers get a reminder page instead of Tally.',
+  } as const;
+
+  it('carries the upload path status and its reason in the tunnel line', () => {
+    const nd = printer(true);
+    nd.p.tunnel({ ...blocked });
+    nd.p.tunnel({ ...blocked, uploads: 'ok', uploadsMessage: null });
+    expect(
+      nd
+        .text()
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+    ).toEqual([
+      expect.objectContaining({
+        type: 'tunnel',
+        state: 'reachable',
+        uploads: 'blocked',
+        uploadsMessage: blocked.uploadsMessage,
+      }),
+      expect.objectContaining({ type: 'tunnel', uploads: 'ok', uploadsMessage: null }),
+    ]);
+    const human = printer();
+    human.p.tunnel({ ...blocked });
+    expect(human.text()).toContain(`uploads   blocked: ${blocked.uploadsMessage}`);
+  });
+
+  it('prints a recording expected but not received as one recording-missing line', () => {
+    const missing = { channelId: 'lost-1', closedAt: '2026-01-01T00:00:00.000Z', waitedMs: 600_000 };
+    const nd = printer(true);
+    nd.p.recordingMissing(missing);
+    expect(JSON.parse(nd.text())).toEqual({
+      type: 'recording-missing',
+      channelId: 'lost-1',
+      closedAt: missing.closedAt,
+      waitedSeconds: 600,
+    });
+    const human = printer();
+    human.p.recordingMissing(missing);
+    expect(human.text()).toMatch(/missing {3}lost-1: recording expected but not received 10 min after/);
+  });
+});
