@@ -62,6 +62,26 @@ describe('listen printer (human output)', () => {
     }
   });
 
+  it('always prints a refused client recording with its channel, even in a flood of other refusals', () => {
+    for (const ndjson of [false, true]) {
+      const { p, text } = printer(ndjson);
+      for (let i = 0; i < 100; i += 1) p.rejected({ status: 404, reason: 'unknown path', remoteAddress: '10.0.0.9' });
+      const upload = { channelId: 'take-7', track: 'local' as const, fileName: 'svc.take-7LL.ogg', origin: null };
+      p.rejected({ status: 413, reason: 'upload: too large', remoteAddress: '127.0.0.1', upload });
+      p.close();
+      const lines = text().trimEnd().split('\n');
+      if (ndjson) {
+        const events = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+        expect(events.filter((e) => e.channelId === 'take-7')).toEqual([
+          expect.objectContaining({ type: 'rejected', status: 413, track: 'local', fileName: 'svc.take-7LL.ogg' }),
+        ]);
+        expect(events.find((e) => e.type === 'rejected-summary')).toMatchObject({ count: 100 - REJECTS_PER_WINDOW });
+      } else {
+        expect(lines.filter((l) => l.includes('channel take-7 (local stream): upload: too large'))).toHaveLength(1);
+      }
+    }
+  });
+
   it('gives no tunnel advice when the sender is the built-in sandbox on this machine', () => {
     for (const localOnly of [false, true]) {
       const { p, text } = printer();
