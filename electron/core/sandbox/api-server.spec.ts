@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ChannelApi } from '../api-client.js';
 import { parseSearch } from '../api-responses.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from './index.js';
-import { postJson, waitFor } from './test-helpers.js';
+import { postJson, startReceiver, waitFor } from './test-helpers.js';
 
 let sandbox: Sandbox | null = null;
 
@@ -382,12 +382,28 @@ describe('admin API', () => {
     expect(s.control.recordingEnabled).toBe(true);
   });
 
-  it('stores the channel webhook URL without ever calling it', async () => {
+  it('sets the channel lifecycle hook (secret required, empty 200) and calls it as broadcasts start and end', async () => {
     const s = await start();
-    expect((await admin(s, '/api/webhook/sandbox-service', { url: 'http://127.0.0.1:9/x' })).status).toBe(401);
-    const res = await admin(s, '/api/webhook/sandbox-service', { url: 'http://127.0.0.1:9/x' }, 'sandbox-secret');
-    expect(res.status).toBe(200);
-    expect(s.control.channelWebhookUrl).toBe('http://127.0.0.1:9/x');
-    expect(s.control.webhookUrl).toBeNull();
+    const hook = await startReceiver();
+    try {
+      expect((await admin(s, '/api/webhook/sandbox-service', { url: hook.url })).status).toBe(401);
+      expect(s.control.channelWebhookUrl).toBeNull();
+      const res = await admin(s, '/api/webhook/sandbox-service', { url: hook.url }, 'sandbox-secret');
+      expect([res.status, res.text]).toEqual([200, '']);
+      expect(s.control.channelWebhookUrl).toBe(hook.url);
+      // The recording webhook is a separate setting.
+      expect(s.control.webhookUrl).toBeNull();
+
+      s.control.startBroadcast({ id: 'hooked', record: false });
+      const created = await hook.next();
+      await s.control.endBroadcast('hooked');
+      const closed = await hook.next();
+      expect([created, closed].map((r) => [r.method, r.url, r.headers['content-type']])).toEqual([
+        ['GET', '/hook?action=create&chid=hooked', 'application/json'],
+        ['GET', '/hook?action=close&chid=hooked', 'application/json'],
+      ]);
+    } finally {
+      await hook.close();
+    }
   });
 });
