@@ -173,7 +173,9 @@ describe('TunnelSupervisor', () => {
     supervisor.checkNow();
     const down = await unreachable;
     expect(down.uploads).toBe('blocked');
-    expect(down.uploadsMessage).toMatch(/^Browsers cannot upload through http:\/\/127\.0\.0\.1:\d+ while it is down \(.*503/);
+    expect(down.uploadsMessage).toMatch(
+      /^Browsers cannot upload through http:\/\/127\.0\.0\.1:\d+ while it is down \(.*503/,
+    );
 
     receiver.setHealthy(true);
     const back = waitForEvent<TunnelStatus>(supervisor, 'status', (s) => s.state === 'reachable');
