@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fakeNotificationFactory } from '../../tests/fakes/electron.js';
-import { createAppCore, type TallyAppCore } from '../core/app/app-core.js';
+import type { TallyAppCore } from '../core/app/app-core.js';
+import { createDemoCore } from '../core/app/test-demo-core.js';
 import type { AppCoreEvents } from '../core/app/types.js';
-import { MemorySecretStore } from '../core/credentials.js';
 import type { Sandbox } from '../core/sandbox/index.js';
 import { openSettingsStore } from '../core/settings.js';
 import { NotificationService } from './notifications.js';
@@ -27,15 +27,7 @@ async function notifyingCore(live: boolean) {
   cleanups.push(() => rm(home, { recursive: true, force: true }));
   const recordingsFolder = join(home, 'recordings');
   openSettingsStore(home).update({ receiverPort: 0, recordingsFolder, notifications: { live } });
-  const core: TallyAppCore = await createAppCore({
-    home,
-    secrets: new MemorySecretStore(),
-    transport: 'ws',
-    demo: true,
-    env: {},
-    version: '9.9.9',
-    sandboxOptions: { timeFactor: 1, searchIndexDelayMs: 0, seed: 5 },
-    demoWebClient: false,
+  const core = await createDemoCore(home, {
     // The demo never expects recordings by itself; these tests do, with a grace period they can wait out.
     pipelineOverrides: { expectRecordings: true, recordingGraceMs: 50 },
   });
