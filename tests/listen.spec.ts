@@ -3,7 +3,9 @@
  * real files. Covers every webhook shape, duplicates, rejections, a reset mid-body, and `kill -9` in the
  * middle of a download followed by a restart that resumes with a Range request and ends byte-identical.
  */
+import { once } from 'node:events';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -195,6 +197,33 @@ describe('tally listen (child process against the sandbox)', () => {
     await sb.control.endBroadcast('hook-ndjson');
     await proc.waitFor((e) => e.type === 'channel' && e.action === 'close', 'channel close');
     expect(proc.events.filter((e) => e.type === 'received' || e.type === 'rejected')).toEqual([]);
+    sb.control.setChannelWebhookUrl(null);
+  });
+
+  it('--register with a public URL sets the lifecycle hook, and the sandbox calls it as channel events', async () => {
+    // A free loopback port, named as the public URL too: the sandbox reaches Tally there as it would a tunnel.
+    const probe = createServer().listen(0, '127.0.0.1');
+    await once(probe, 'listening');
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise((resolve) => probe.close(resolve));
+    const publicUrl = `http://127.0.0.1:${port}`;
+    sb.control.setWebhookUrl(null);
+    sb.control.setChannelWebhookUrl(null);
+    const proc = startListen(['--folder', folder, '--port', String(port), '--tunnel', publicUrl, '--register'], env());
+    listen = proc;
+
+    const registered = await proc.waitFor((e) => e.type === 'registered', 'registered');
+    expect(registered).toMatchObject({ channelHook: 'set' });
+    expect(String(registered.url)).toMatch(new RegExp(`^${publicUrl}/hooks/[A-Za-z0-9_-]{22,}$`));
+    expect(sb.control.webhookUrl).toBe(registered.url);
+    expect(sb.control.channelWebhookUrl).toBe(registered.url);
+
+    sb.control.startBroadcast({ id: 'registered-hook', record: false });
+    await proc.waitFor((e) => e.type === 'channel' && e.action === 'create', 'channel create');
+    await sb.control.endBroadcast('registered-hook');
+    const closed = await proc.waitFor((e) => e.type === 'channel' && e.action === 'close', 'channel close');
+    expect(closed).toEqual({ type: 'channel', action: 'close', channelId: 'registered-hook' });
+    sb.control.setWebhookUrl(null);
     sb.control.setChannelWebhookUrl(null);
   });
 

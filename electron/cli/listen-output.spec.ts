@@ -62,11 +62,85 @@ describe('listen printer (human output)', () => {
     }
   });
 
+  it('always prints a refused client recording with its channel, even in a flood of other refusals', () => {
+    for (const ndjson of [false, true]) {
+      const { p, text } = printer(ndjson);
+      for (let i = 0; i < 100; i += 1) p.rejected({ status: 404, reason: 'unknown path', remoteAddress: '10.0.0.9' });
+      const upload = { channelId: 'take-7', track: 'local' as const, fileName: 'svc.take-7LL.ogg', origin: null };
+      p.rejected({ status: 413, reason: 'upload: too large', remoteAddress: '127.0.0.1', upload });
+      p.close();
+      const lines = text().trimEnd().split('\n');
+      if (ndjson) {
+        const events = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+        expect(events.filter((e) => e.channelId === 'take-7')).toEqual([
+          expect.objectContaining({ type: 'rejected', status: 413, track: 'local', fileName: 'svc.take-7LL.ogg' }),
+        ]);
+        expect(events.find((e) => e.type === 'rejected-summary')).toMatchObject({ count: 100 - REJECTS_PER_WINDOW });
+      } else {
+        expect(lines.filter((l) => l.includes('channel take-7 (local stream): upload: too large'))).toHaveLength(1);
+      }
+    }
+  });
+
   it('gives no tunnel advice when the sender is the built-in sandbox on this machine', () => {
     for (const localOnly of [false, true]) {
       const { p, text } = printer();
       p.ready({ localUrl: 'http://127.0.0.1:1/hooks/t', publicUrl: null, uploadOrigins: [], note: null, localOnly });
       expect(text().includes('No public URL'), String(localOnly)).toBe(!localOnly);
     }
+  });
+});
+
+describe('listen printer (tunnel uploads and missing recordings)', () => {
+  const blocked = {
+    provider: 'localtunnel',
+    state: 'reachable',
+    publicUrl: 'https://x.loca.lt/hooks/t',
+    localUrl: 'http://127.0.0.1:1/hooks/t',
+    uploadUrl: 'https://x.loca.lt/uploads/t',
+    lastCheckedAt: '2026-01-01T00:00:00.000Z',
+    message: null,
+    registered: false,
+    uploads: 'blocked',
+    uploadsMessage: 'Browsers get a reminder page instead of Tally.',
+  } as const;
+
+  it('carries the upload path status and its reason in the tunnel line', () => {
+    const nd = printer(true);
+    nd.p.tunnel({ ...blocked });
+    nd.p.tunnel({ ...blocked, uploads: 'ok', uploadsMessage: null });
+    expect(
+      nd
+        .text()
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+    ).toEqual([
+      expect.objectContaining({
+        type: 'tunnel',
+        state: 'reachable',
+        uploads: 'blocked',
+        uploadsMessage: blocked.uploadsMessage,
+      }),
+      expect.objectContaining({ type: 'tunnel', uploads: 'ok', uploadsMessage: null }),
+    ]);
+    const human = printer();
+    human.p.tunnel({ ...blocked });
+    expect(human.text()).toContain(`uploads   blocked: ${blocked.uploadsMessage}`);
+  });
+
+  it('prints a recording expected but not received as one recording-missing line', () => {
+    const missing = { channelId: 'lost-1', closedAt: '2026-01-01T00:00:00.000Z', waitedMs: 600_000 };
+    const nd = printer(true);
+    nd.p.recordingMissing(missing);
+    expect(JSON.parse(nd.text())).toEqual({
+      type: 'recording-missing',
+      channelId: 'lost-1',
+      closedAt: missing.closedAt,
+      waitedSeconds: 600,
+    });
+    const human = printer();
+    human.p.recordingMissing(missing);
+    expect(human.text()).toMatch(/missing {3}lost-1: recording expected but not received 10 min after/);
   });
 });

@@ -159,11 +159,14 @@ export function createListenPrinter(opts: {
         rejectWindowStart = now;
         rejectShown = 0;
       }
-      if (rejectShown >= REJECTS_PER_WINDOW) {
+      // A channel parsed from X-FILENAME means the request came through the upload route's secret token: a real
+      // client recording was lost, and which one must show however busy the window (and it cannot be a probe flood).
+      const lostRecording = typeof r.upload?.channelId === 'string';
+      if (!lostRecording && rejectShown >= REJECTS_PER_WINDOW) {
         rejectHidden += 1;
         return;
       }
-      rejectShown += 1;
+      if (!lostRecording) rejectShown += 1;
       const upload = r.upload
         ? { channelId: r.upload.channelId, track: r.upload.track, fileName: r.upload.fileName, origin: r.upload.origin }
         : {};

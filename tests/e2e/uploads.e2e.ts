@@ -35,7 +35,7 @@ interface PageResult {
   channelId: string;
   uploads: PageUpload[];
   error?: string;
-  events: { event: string }[];
+  events: { event: string; id: string; size: number }[];
 }
 
 /** The page's globals (this file is type-checked without the DOM library). */
@@ -145,6 +145,40 @@ describe('web client uploads in Chromium', () => {
       ]);
     } finally {
       await small.stop(1000);
+    }
+  });
+
+  it('reports progress of the response, as the SDK does, not of the upload', async () => {
+    // A record URL whose answer is much larger than the upload: the page's progress sizes must follow it.
+    const answer = Buffer.alloc(400_000, 0x61);
+    const cors = {
+      'Access-Control-Allow-Origin': sandbox.apiUrl,
+      'Access-Control-Allow-Headers': 'x-filename, content-type',
+    };
+    const bigAnswer = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        if (req.method === 'OPTIONS') res.writeHead(204, { ...cors, 'Access-Control-Allow-Methods': 'POST' }).end();
+        else res.writeHead(200, { ...cors, 'Content-Length': String(answer.length) }).end(answer);
+      });
+    });
+    bigAnswer.listen(0, '127.0.0.1');
+    await once(bigAnswer, 'listening');
+    try {
+      const port = (bigAnswer.address() as { port: number }).port;
+      const url = `http://127.0.0.1:${port}/upload`;
+      const result = await runPage(`${sandbox.webClientUrl(url)}&bytes=5000&channelId=progress&autostart=1`);
+      expect(result.state).toBe('uploaded');
+      for (const track of ['LL', 'RR']) {
+        const sizes = result.events
+          .filter((e) => e.event === 'progress' && e.id === `progress${track}`)
+          .map((e) => e.size);
+        expect(sizes.length, track).toBeGreaterThan(0);
+        expect(sizes.at(-1), track).toBe(answer.length);
+      }
+    } finally {
+      bigAnswer.closeAllConnections();
+      bigAnswer.close();
     }
   });
 

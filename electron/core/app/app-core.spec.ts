@@ -13,7 +13,8 @@ import type { RecordingView } from '../../contract.js';
 import { MemorySecretStore, PROJECT_ACCOUNT } from '../credentials.js';
 import { startSandbox, type Sandbox } from '../sandbox/index.js';
 import { openSettingsStore, type SettingsPatch } from '../settings.js';
-import { createAppCore, type AppCoreOptions, type TallyAppCore } from './app-core.js';
+import type { AppCoreOptions, TallyAppCore } from './app-core.js';
+import { createDemoCore } from './test-demo-core.js';
 import type { AppCoreEvents, TraySnapshot } from './types.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -31,21 +32,7 @@ async function tempHome(settings: SettingsPatch = {}): Promise<string> {
 }
 
 async function makeCore(home: string, extra: Partial<AppCoreOptions> = {}): Promise<TallyAppCore> {
-  const core = await createAppCore({
-    home,
-    secrets: new MemorySecretStore(),
-    transport: 'ws',
-    demo: true,
-    env: {},
-    version: '9.9.9',
-    // timeFactor 1 keeps the demo's own broadcasts running for minutes: the test decides what ends.
-    sandboxOptions: { timeFactor: 1, searchIndexDelayMs: 0, seed: 11 },
-    pollIntervalMs: 40,
-    pipelineOverrides: { retryBaseMs: 20 },
-    // The demo's web client uploads on every broadcast end; only the test about it turns it on.
-    demoWebClient: false,
-    ...extra,
-  });
+  const core = await createDemoCore(home, { pollIntervalMs: 40, pipelineOverrides: { retryBaseMs: 20 }, ...extra });
   cleanups.push(() => core.stop());
   return core;
 }

@@ -61,6 +61,7 @@ export function appPipelineSpec(inputs: AppPipelineInputs): {
     api: api
       ? {
           setRecordHook: (url: string) => api().setRecordHook(url),
+          setChannelHook: (url: string) => api().setChannelHook(url),
           search: (q: { since: Date; until: Date }) => api().search(q),
         }
       : null,

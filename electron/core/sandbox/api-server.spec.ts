@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { ChannelApi } from '../api-client.js';
+import { parseSearch } from '../api-responses.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from './index.js';
-import { postJson, waitFor } from './test-helpers.js';
+import { postJson, startReceiver, waitFor } from './test-helpers.js';
 
 let sandbox: Sandbox | null = null;
 
@@ -129,6 +131,31 @@ describe('search', () => {
     expect(await search('', '2024-01-01T10:59:00Z', '2024-01-02T10:00:00Z')).toEqual(['beta-1', 'alpha-1']);
     expect(await search('', '2024-01-01T11:00:01Z', '2024-01-02T09:59:59Z')).toEqual([]);
     expect(await search('', '2024-01-03T11:00:00Z', '2024-01-03T11:00:00Z')).toEqual(['alpha-2']);
+  });
+
+  it('treats keyword, starttime and endtime as optional: everything ended until now, read by the client', async () => {
+    const s = await start();
+    seed(s);
+    const onlyKeyword = await postJson(url(s), { ...creds(s), keyword: 'beta' });
+    expect((onlyKeyword.json as { items: Array<{ chid: string }> }).items.map((i) => i.chid)).toEqual(['beta-1']);
+    const before = nowSec();
+    const bare = await postJson(url(s), creds(s));
+    expect(bare.status).toBe(200);
+    const body = bare.json as { startTime: number; currentTime: number; totalCount: number };
+    expect(body).toMatchObject({ startTime: 0, totalCount: 3 });
+    expect(body.currentTime).toBeGreaterThanOrEqual(before);
+    // The client's parser takes the answer as it is: start of period 0 is the epoch, not an error.
+    const parsed = parseSearch(bare.json, { startTime: new Date(1), now: new Date() });
+    expect(parsed.startTime.getTime()).toBe(0);
+    expect(parsed.channels.map((c) => [c.id, c.state])).toEqual([
+      ['alpha-2', 'ended'],
+      ['beta-1', 'ended'],
+      ['alpha-1', 'ended'],
+    ]);
+    // And the client itself, asking with its own bounds, finds the same three channels.
+    const api = new ChannelApi({ endpoints: s.endpoints, credentials: s.credentials, retries: 0 });
+    const found = await api.search({ since: new Date('2023-01-01T00:00:00Z'), until: new Date() });
+    expect(found.channels.map((c) => c.id).sort()).toEqual(['alpha-1', 'alpha-2', 'beta-1']);
   });
 
   it('also answers at /v1/search on the base host, and only ever lists ended channels', async () => {
@@ -355,12 +382,28 @@ describe('admin API', () => {
     expect(s.control.recordingEnabled).toBe(true);
   });
 
-  it('stores the channel webhook URL without ever calling it', async () => {
+  it('sets the channel lifecycle hook (secret required, empty 200) and calls it as broadcasts start and end', async () => {
     const s = await start();
-    expect((await admin(s, '/api/webhook/sandbox-service', { url: 'http://127.0.0.1:9/x' })).status).toBe(401);
-    const res = await admin(s, '/api/webhook/sandbox-service', { url: 'http://127.0.0.1:9/x' }, 'sandbox-secret');
-    expect(res.status).toBe(200);
-    expect(s.control.channelWebhookUrl).toBe('http://127.0.0.1:9/x');
-    expect(s.control.webhookUrl).toBeNull();
+    const hook = await startReceiver();
+    try {
+      expect((await admin(s, '/api/webhook/sandbox-service', { url: hook.url })).status).toBe(401);
+      expect(s.control.channelWebhookUrl).toBeNull();
+      const res = await admin(s, '/api/webhook/sandbox-service', { url: hook.url }, 'sandbox-secret');
+      expect([res.status, res.text]).toEqual([200, '']);
+      expect(s.control.channelWebhookUrl).toBe(hook.url);
+      // The recording webhook is a separate setting.
+      expect(s.control.webhookUrl).toBeNull();
+
+      s.control.startBroadcast({ id: 'hooked', record: false });
+      const created = await hook.next();
+      await s.control.endBroadcast('hooked');
+      const closed = await hook.next();
+      expect([created, closed].map((r) => [r.method, r.url, r.headers['content-type']])).toEqual([
+        ['GET', '/hook?action=create&chid=hooked', 'application/json'],
+        ['GET', '/hook?action=close&chid=hooked', 'application/json'],
+      ]);
+    } finally {
+      await hook.close();
+    }
   });
 });

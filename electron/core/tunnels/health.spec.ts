@@ -158,6 +158,30 @@ describe('TunnelSupervisor', () => {
     expect(await stopped).toMatchObject({ state: 'off', publicUrl: null });
   });
 
+  it('does not keep uploads "ok" once the public URL stops answering, and says ok again when it is back', async () => {
+    const base = `http://127.0.0.1:${receiver.port}`;
+    const supervisor = supervise(new UrlTunnel(base), {
+      uploadOrigins: () => ['https://app.example'],
+      maxFailedChecks: 5,
+    });
+    const reachable = waitForEvent<TunnelStatus>(supervisor, 'status', (s) => s.state === 'reachable');
+    supervisor.start();
+    expect(await reachable).toMatchObject({ uploads: 'ok' });
+
+    receiver.setHealthy(false);
+    const unreachable = waitForEvent<TunnelStatus>(supervisor, 'status', (s) => s.state === 'unreachable');
+    supervisor.checkNow();
+    const down = await unreachable;
+    expect(down.uploads).toBe('blocked');
+    expect(down.uploadsMessage).toMatch(
+      /^Browsers cannot upload through http:\/\/127\.0\.0\.1:\d+ while it is down \(.*503/,
+    );
+
+    receiver.setHealthy(true);
+    const back = waitForEvent<TunnelStatus>(supervisor, 'status', (s) => s.state === 'reachable');
+    expect(await back).toMatchObject({ uploads: 'ok' });
+  });
+
   it('says when another server answers, and reopens the tunnel after N failed checks in a row', async () => {
     const provider = new ScriptedProvider([`http://127.0.0.1:${receiver.port}`]);
     const supervisor = supervise(provider, { expectedId: 'not-this-receiver' });

@@ -348,12 +348,29 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
     }
     this.#failedChecks++;
     const max = this.#options.maxFailedChecks ?? 3;
-    this.#update({ state: 'unreachable', lastCheckedAt, message: result.message });
+    this.#update({
+      state: 'unreachable',
+      lastCheckedAt,
+      message: result.message,
+      ...this.#uploadsDown(base, result.message),
+    });
     if (this.#failedChecks >= max) {
       this.#reconnect(`${result.message} (${this.#failedChecks} failed checks in a row)`, 'unreachable');
       return;
     }
     this.#schedule(() => void this.#check(generation), this.#options.retryCheckIntervalMs ?? 10_000);
+  }
+
+  /**
+   * The upload path while the public URL itself does not answer: an "ok" from an earlier check would promise
+   * uploads that now fail, so it turns into "blocked" with the reason ("off" stays off).
+   */
+  #uploadsDown(base: string, reason: string): Partial<Pick<TunnelStatus, 'uploads' | 'uploadsMessage'>> {
+    if (this.#status.uploads !== 'ok') return {};
+    return {
+      uploads: 'blocked',
+      uploadsMessage: `Browsers cannot upload through ${base} while it is down (${reason}).`,
+    };
   }
 
   /** The upload path as a browser sees it (see browser-check.ts), once the webhook path is known to work. */
@@ -402,7 +419,11 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
     this.#attempt++;
     const delayMs = backoffDelay(this.#attempt, this.#backoff, this.#random);
     const seconds = delayMs < 1000 ? `${delayMs} ms` : `${Math.round(delayMs / 100) / 10} s`;
-    this.#update({ state, message: `${reason} Retrying in ${seconds}.` });
+    this.#update({
+      state,
+      message: `${reason} Retrying in ${seconds}.`,
+      ...this.#uploadsDown(this.#publicBaseUrl ?? 'the public URL', reason),
+    });
     this.emit('reconnect-scheduled', { attempt: this.#attempt, delayMs, reason });
     const generation = this.#generation;
     this.#schedule(() => {

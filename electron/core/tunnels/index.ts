@@ -44,6 +44,7 @@ export type {
   RegistrationSource,
   AutoRegistrarOptions,
   AutoRegistrarEvents,
+  ChannelHookAttempt,
 } from './register.js';
 
 /** The tunnel part of the settings (settings.ts `TunnelSchema`; the contract uses null for unset). */

@@ -1,13 +1,10 @@
-import { EventEmitter } from 'node:events';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BadCredentialsError, NetworkError, ValidationError } from '../errors.js';
-import type { UrlChange } from './health.js';
 import { AutoRegistrar, REGISTRATION_FILE, readRegistration, registerWebhook } from './register.js';
-import type { RegistrationSource } from './register.js';
-import type { TunnelStatus } from './types.js';
+import { FakeRegistrationSource } from './test-registration-source.js';
 
 let dir: string;
 
@@ -19,38 +16,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** A stand-in for TunnelSupervisor's event surface: emits what a supervisor would. */
-class FakeSource
-  extends EventEmitter<{ 'url-changed': [UrlChange]; status: [TunnelStatus] }>
-  implements RegistrationSource
-{
-  registeredUrl: string | null = null;
-  status: TunnelStatus = {
-    provider: 'localtunnel',
-    state: 'connecting',
-    publicUrl: null,
-    localUrl: null,
-    uploadUrl: null,
-    lastCheckedAt: null,
-    message: null,
-    registered: false,
-    uploads: 'off',
-    uploadsMessage: null,
-  };
-  setRegisteredUrl(url: string | null): void {
-    this.registeredUrl = url;
-    this.status = { ...this.status, registered: url !== null && url === this.status.publicUrl };
-  }
-  change(url: string): void {
-    const previous = this.status.publicUrl;
-    this.status = { ...this.status, publicUrl: url, registered: false };
-    this.emit('url-changed', { previous, current: url, publicBaseUrl: url.replace(/\/hooks\/.*$/, '') });
-  }
-  reachable(): void {
-    this.status = { ...this.status, state: 'reachable' };
-    this.emit('status', { ...this.status });
-  }
-}
+const FakeSource = FakeRegistrationSource;
 
 function recordingApi(fail?: () => Error | undefined): { calls: string[]; setRecordHook(url: string): Promise<void> } {
   const calls: string[] = [];
@@ -121,7 +87,7 @@ describe('AutoRegistrar', () => {
     expect(api.calls).toEqual([A, B]);
 
     const file = JSON.parse(await readFile(join(dir, 'state', REGISTRATION_FILE), 'utf8')) as Record<string, unknown>;
-    expect(file).toMatchObject({ version: 1, url: B, scope: 'svc-1' });
+    expect(file).toMatchObject({ version: 2, url: B, scope: 'svc-1' });
     expect(await readdir(join(dir, 'state'))).toEqual([REGISTRATION_FILE]);
 
     // A restart that gets the same URL back does not call the service again, and marks it registered.

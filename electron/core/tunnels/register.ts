@@ -1,7 +1,9 @@
 /**
  * Registers the public webhook URL with the service (admin API `recordhook`), so the producer does not
  * have to paste a changing tunnel URL into the console. The last registered URL is remembered on disk so a
- * restart that gets the same URL back (ngrok static domain, own URL) does not call the service again.
+ * restart that gets the same URL back (ngrok static domain, own URL) does not call the service again. Whether
+ * the channel lifecycle hook was set with it is remembered too: a record from before the hook existed, or one
+ * whose hook call failed, gets the hook (and only the hook) set again, failures retried with backoff.
  */
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -24,19 +26,31 @@ export interface Registration {
   /** Who the URL was registered for (e.g. service ID and admin host); null when the caller gave none. */
   scope: string | null;
   registeredAt: string;
-  /** Why the channel lifecycle hook could not be set with it (the recording webhook was), else null/absent. */
-  channelHookError?: string | null;
+  /** Whether the channel lifecycle hook points at `url` too; false in records written before the hook existed. */
+  channelHookSet: boolean;
+  /** Why the channel lifecycle hook could not be set with it (the recording webhook was), else null. */
+  channelHookError: string | null;
 }
 
 /** File in the state directory holding the last registration. */
 export const REGISTRATION_FILE = 'webhook-registration.json';
 
-const RegistrationSchema = z.object({
+const RegistrationV1Schema = z.object({
   version: z.literal(1),
   url: z.string().min(1).max(4096),
   scope: z.string().max(1024).nullable(),
   registeredAt: z.string(),
 });
+/** Version 2 adds the channel lifecycle hook's outcome; version 1 records read as "hook not set". */
+const RegistrationSchema = z.discriminatedUnion('version', [
+  RegistrationV1Schema,
+  RegistrationV1Schema.extend({
+    version: z.literal(2),
+    channelHookSet: z.boolean(),
+    channelHookError: z.string().max(4096).nullable(),
+  }),
+]);
+const REGISTRATION_VERSION = 2;
 
 /**
  * Checks that a webhook URL is something the service can call: absolute http(s), no credentials.
@@ -93,9 +107,17 @@ export async function readRegistration(stateDir: string): Promise<Registration |
   }
   try {
     const parsed = RegistrationSchema.safeParse(JSON.parse(text));
-    return parsed.success
-      ? { url: parsed.data.url, scope: parsed.data.scope, registeredAt: parsed.data.registeredAt }
-      : null;
+    if (!parsed.success) return null;
+    const { url, scope, registeredAt } = parsed.data;
+    return parsed.data.version === 1
+      ? { url, scope, registeredAt, channelHookSet: false, channelHookError: null }
+      : {
+          url,
+          scope,
+          registeredAt,
+          channelHookSet: parsed.data.channelHookSet,
+          channelHookError: parsed.data.channelHookError,
+        };
   } catch {
     return null;
   }
@@ -107,7 +129,9 @@ export async function writeRegistration(stateDir: string, registration: Registra
   const target = join(stateDir, REGISTRATION_FILE);
   const temp = join(stateDir, `.${REGISTRATION_FILE}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   try {
-    await writeFile(temp, `${JSON.stringify({ version: 1, ...registration }, null, 2)}\n`, { mode: 0o600 });
+    await writeFile(temp, `${JSON.stringify({ version: REGISTRATION_VERSION, ...registration }, null, 2)}\n`, {
+      mode: 0o600,
+    });
     await rename(temp, target);
   } catch (error) {
     await rm(temp, { force: true }).catch(() => {});
@@ -133,18 +157,32 @@ export interface AutoRegistrarOptions {
   /** Identifies the project the URL is registered for; a different scope registers again. */
   scope?: string | null;
   now?: () => Date;
+  /** Backoff of a failed channel lifecycle hook call: first wait, doubled per failure up to the cap. */
+  channelHookRetry?: { baseMs: number; maxMs: number };
+}
+
+/** The service being briefly unavailable should not cost long; a lasting refusal should not spam it. */
+const CHANNEL_HOOK_RETRY = { baseMs: 30_000, maxMs: 30 * 60_000 };
+
+/** One attempt to set the channel lifecycle hook: `error` null when it is set, `retryInMs` null when none follows. */
+export interface ChannelHookAttempt {
+  url: string;
+  error: string | null;
+  retryInMs: number | null;
 }
 
 export interface AutoRegistrarEvents {
   registered: [registration: Registration];
   failed: [info: { url: string; error: Error }];
+  'channel-hook': [attempt: ChannelHookAttempt];
 }
 
 /**
  * Registers every new public webhook URL (on `url-changed` and on the first `reachable`), once per URL.
  * Failures are emitted as `failed` with the API client's typed error; transient ones are retried on the
  * next successful self-check, credential and configuration errors only on the next URL change or
- * `registerNow()`.
+ * `registerNow()`. A URL on record whose channel lifecycle hook is not set gets the hook alone; a failed hook
+ * call is retried with backoff (and emits `channel-hook` each time), a later success emits `registered` again.
  */
 export class AutoRegistrar extends EventEmitter<AutoRegistrarEvents> {
   readonly #api: RecordHookApi;
@@ -162,6 +200,9 @@ export class AutoRegistrar extends EventEmitter<AutoRegistrarEvents> {
   #blocked: string | null = null;
   #source: RegistrationSource | null = null;
   #lastError: Error | null = null;
+  readonly #hookRetry: { baseMs: number; maxMs: number };
+  #hookFailures = 0;
+  #hookTimer: NodeJS.Timeout | null = null;
 
   constructor(options: AutoRegistrarOptions) {
     super();
@@ -172,6 +213,7 @@ export class AutoRegistrar extends EventEmitter<AutoRegistrarEvents> {
     this.#scope = options.scope ?? null;
     this.#now = options.now ?? (() => new Date());
     this.#enabled = options.enabled;
+    this.#hookRetry = options.channelHookRetry ?? CHANNEL_HOOK_RETRY;
   }
 
   get enabled(): boolean {
@@ -187,6 +229,7 @@ export class AutoRegistrar extends EventEmitter<AutoRegistrarEvents> {
   setEnabled(enabled: boolean): void {
     this.#enabled = enabled;
     this.#blocked = null;
+    this.#cancelHookRetry();
     const current = this.#source?.status?.publicUrl ?? null;
     if (enabled && current !== null) this.#want(current);
   }
@@ -206,16 +249,20 @@ export class AutoRegistrar extends EventEmitter<AutoRegistrarEvents> {
     };
     source.on('url-changed', onUrl);
     source.on('status', onStatus);
-    // Tell the supervisor right away if its URL is the one on record.
+    // Tell the supervisor right away if its URL is the one on record (and set its hook if that is missing).
     void this.lastRegistered().then((last) => {
       if (last !== null && this.#source === source && this.#matches(last, source.status?.publicUrl ?? null)) {
         source.setRegisteredUrl?.(last.url);
+        if (this.#needsHook(last)) this.#want(last.url);
       }
     });
     return () => {
       source.off('url-changed', onUrl);
       source.off('status', onStatus);
-      if (this.#source === source) this.#source = null;
+      if (this.#source === source) {
+        this.#source = null;
+        this.#cancelHookRetry();
+      }
     };
   }
 
@@ -262,6 +309,8 @@ export class AutoRegistrar extends EventEmitter<AutoRegistrarEvents> {
         const last = await this.lastRegistered();
         if (last !== null && this.#matches(last, url)) {
           this.#source?.setRegisteredUrl?.(url);
+          // A pending retry owns the hook: calling now would defeat its backoff.
+          if (this.#needsHook(last) && this.#hookTimer === null) await this.#setChannelHook(last);
           return;
         }
         // Not lost: #register has emitted `failed` (shown by both faces) and kept it as lastError.
@@ -276,24 +325,28 @@ export class AutoRegistrar extends EventEmitter<AutoRegistrarEvents> {
     return url !== null && last.url === url && last.scope === this.#scope;
   }
 
+  /** True when the client can set the channel lifecycle hook and `last` says it is not set. */
+  #needsHook(last: Registration): boolean {
+    return this.#api.setChannelHook !== undefined && !last.channelHookSet;
+  }
+
   async #register(url: string): Promise<Registration> {
+    this.#cancelHookRetry();
     try {
       const done = await registerWebhook({ api: this.#api, publicWebhookUrl: url, now: this.#now });
       const registration: Registration = {
         url: done.url,
         scope: this.#scope,
         registeredAt: done.registeredAt,
+        channelHookSet: this.#api.setChannelHook !== undefined && done.channelHookError === null,
         channelHookError: done.channelHookError,
       };
-      this.#state = Promise.resolve(registration);
       this.#lastError = null;
       this.#blocked = null;
-      await writeRegistration(this.#stateDir, registration).catch((error: unknown) => {
-        // The service has the URL; failing to remember it only costs a repeat call after a restart.
-        this.#lastError = error instanceof Error ? error : new Error(String(error));
-      });
+      await this.#remember(registration);
       this.#source?.setRegisteredUrl?.(registration.url);
       this.emit('registered', registration);
+      if (this.#api.setChannelHook) this.#hookOutcome(registration);
       return registration;
     } catch (error) {
       const failure = error instanceof Error ? error : new Error(String(error));
@@ -303,6 +356,64 @@ export class AutoRegistrar extends EventEmitter<AutoRegistrarEvents> {
       throw failure;
     }
   }
+
+  /** Sets only the channel lifecycle hook of the registration on record (its recording webhook is in place). */
+  async #setChannelHook(last: Registration): Promise<void> {
+    let error: string | null = null;
+    try {
+      await this.#api.setChannelHook?.(last.url);
+    } catch (failure) {
+      error = failure instanceof Error ? failure.message : String(failure);
+    }
+    // A newer URL was asked for meanwhile: its own registration sets the hook.
+    if (this.#wanted !== last.url) return;
+    const registration: Registration = { ...last, channelHookSet: error === null, channelHookError: error };
+    await this.#remember(registration);
+    if (error === null) this.emit('registered', registration);
+    this.#hookOutcome(registration);
+  }
+
+  async #remember(registration: Registration): Promise<void> {
+    this.#state = Promise.resolve(registration);
+    await writeRegistration(this.#stateDir, registration).catch((error: unknown) => {
+      // The service has the URL; failing to remember it only costs a repeat call after a restart.
+      this.#lastError = error instanceof Error ? error : new Error(String(error));
+    });
+  }
+
+  /** Reports a hook attempt and, after a failure, schedules the next one. */
+  #hookOutcome(registration: Registration): void {
+    const { url } = registration;
+    if (registration.channelHookSet) {
+      this.#hookFailures = 0;
+      this.emit('channel-hook', { url, error: null, retryInMs: null });
+      return;
+    }
+    this.#hookFailures += 1;
+    const delay = hookBackoff(this.#hookRetry, this.#hookFailures);
+    this.#hookTimer = setTimeout(() => {
+      this.#hookTimer = null;
+      if (!this.#enabled || this.#wanted !== url) return;
+      this.#queue = this.#queue.then(async () => {
+        const last = await this.lastRegistered();
+        if (last !== null && this.#matches(last, url) && this.#needsHook(last)) await this.#setChannelHook(last);
+      });
+    }, delay);
+    // A pending retry must not keep `tally listen` or a test process alive.
+    this.#hookTimer.unref();
+    this.emit('channel-hook', { url, error: registration.channelHookError, retryInMs: delay });
+  }
+
+  #cancelHookRetry(): void {
+    if (this.#hookTimer) clearTimeout(this.#hookTimer);
+    this.#hookTimer = null;
+    this.#hookFailures = 0;
+  }
+}
+
+/** Milliseconds before retry number `failures` (1-based) of the channel lifecycle hook. */
+function hookBackoff(retry: { baseMs: number; maxMs: number }, failures: number): number {
+  return Math.min(retry.maxMs, retry.baseMs * 2 ** Math.min(failures - 1, 30));
 }
 
 function isPermanent(error: Error): boolean {

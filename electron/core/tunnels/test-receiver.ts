@@ -1,7 +1,9 @@
 /**
  * TEST HELPER (not used by the app): a stand-in for `WebhookReceiver` with the two behaviours the tunnel
  * code relies on: `GET /healthz/<token>` answers `{ ok: true, id: <instance nonce> }`, and anything under
- * `/hooks/<token>` is recorded (method, path, body) and answered 200.
+ * `/hooks/<token>` is recorded (method, path, body) and answered 200. A browser's CORS preflight to
+ * `/uploads/<token>` is allowed as Tally's upload route allows it, and `setHealthy(false)` makes the self-check
+ * fail as a dead tunnel would.
  */
 import { EventEmitter } from 'node:events';
 import http from 'node:http';
@@ -22,6 +24,8 @@ export interface TestReceiver {
   readonly events: EventEmitter<{ hook: [ReceivedHook] }>;
   webhookUrl(base: string): string;
   selfCheckUrl(base: string): string;
+  /** With false, the self-check answers 503 until set back to true. */
+  setHealthy(healthy: boolean): void;
   close(): Promise<void>;
 }
 
@@ -29,14 +33,21 @@ export interface TestReceiver {
 export async function startTestReceiver(options: { token: string; id: string }): Promise<TestReceiver> {
   const hooks: ReceivedHook[] = [];
   const events = new EventEmitter<{ hook: [ReceivedHook] }>();
+  let healthy = true;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const path = req.url ?? '/';
       if (req.method === 'GET' && path === `/healthz/${options.token}`) {
-        res.writeHead(200, { 'content-type': 'application/json' });
+        res.writeHead(healthy ? 200 : 503, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ ok: true, id: options.id }));
+        return;
+      }
+      if (req.method === 'OPTIONS' && path === `/uploads/${options.token}`) {
+        const origin = req.headers.origin ?? '';
+        res.writeHead(204, { 'access-control-allow-origin': origin, 'access-control-allow-headers': 'x-filename' });
+        res.end();
         return;
       }
       if (path.startsWith(`/hooks/${options.token}`)) {
@@ -66,6 +77,9 @@ export async function startTestReceiver(options: { token: string; id: string }):
     events,
     webhookUrl: (base) => `${base}/hooks/${options.token}`,
     selfCheckUrl: (base) => `${base}/healthz/${options.token}`,
+    setHealthy: (value) => {
+      healthy = value;
+    },
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

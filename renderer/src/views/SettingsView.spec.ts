@@ -263,6 +263,39 @@ describe('SettingsView', () => {
     expect(screen.getByText('— Tunnel closed')).toBeInTheDocument();
   });
 
+  it('shows whether browsers can upload through the tunnel, with the reason, in English and Korean', async () => {
+    const bridge = new TestBridge();
+    const blocked = 'Browsers get a reminder page instead of Tally.';
+    bridge.tunnel = tunnelStatus({
+      provider: 'localtunnel',
+      state: 'reachable',
+      publicUrl: 'https://abc.loca.lt/hooks/t0k',
+      uploads: 'blocked',
+      uploadsMessage: blocked,
+    });
+    setup(bridge);
+    const line = (await screen.findByText('Browser uploads: blocked')).closest('p')!;
+    expect(line).toHaveClass('warn');
+    expect(within(line).getByText(`— ${blocked}`)).toHaveAttribute('title', blocked);
+
+    bridge.emit(
+      'tunnel:status',
+      tunnelStatus({ state: 'reachable', publicUrl: 'https://x.example/hooks/t', uploads: 'ok' }),
+    );
+    const ok = (await screen.findByText('Browser uploads: OK')).closest('p')!;
+    expect(ok).not.toHaveClass('warn');
+    expect(screen.queryByText(`— ${blocked}`)).not.toBeInTheDocument();
+
+    // No public URL and nothing checked: no upload line at all.
+    bridge.emit('tunnel:status', tunnelStatus({ uploads: 'off' }));
+    await waitFor(() => expect(screen.queryByText(/^Browser uploads/)).not.toBeInTheDocument());
+
+    setLocale('ko');
+    onTestFinished(() => setLocale('en'));
+    bridge.emit('tunnel:status', tunnelStatus({ state: 'reachable', uploads: 'blocked', uploadsMessage: blocked }));
+    expect(await screen.findByText('브라우저 업로드: 차단됨')).toBeInTheDocument();
+  });
+
   it('uses the native folder picker in Electron and a text field in a browser', async () => {
     const bridge = new TestBridge();
     bridge.handle('settings:chooseFolder', () => (bridge.settings = settingsView({ recordingsFolder: '/media/rec' })));
