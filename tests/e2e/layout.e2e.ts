@@ -266,4 +266,35 @@ describe('popover layout', () => {
     }
     expect(problems).toEqual([]);
   });
+
+  it('cuts a long recording reason at two lines and unfolds it by keyboard at 300 px', async () => {
+    const { page } = await open({ width: 300, tab: 'recordings' });
+    const entry = page.getByRole('listitem').filter({ hasText: /^workshop-a · / });
+    const reason = entry.getByText(`https://${FAR_HOST} is not an allowed download origin`, { exact: false });
+    // Found by what it controls: its name changes from Show all to Show less.
+    const toggle = entry.locator('button[aria-controls^="rec-reason-"]');
+    expect(await toggle.textContent()).toBe('Show all');
+    const lines = () =>
+      reason.evaluate((el: unknown) => {
+        const { getComputedStyle } = globalThis as unknown as {
+          getComputedStyle(e: unknown): { lineHeight: string };
+        };
+        const p = el as { clientHeight: number; scrollHeight: number };
+        return {
+          shown: p.clientHeight / parseFloat(getComputedStyle(el).lineHeight),
+          cut: p.scrollHeight > p.clientHeight,
+        };
+      });
+    expect(await lines()).toMatchObject({ cut: true });
+    expect(Math.round((await lines()).shown)).toBe(2);
+    expect(await toggle.getAttribute('aria-expanded')).toBe('false');
+
+    await toggle.focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => toggle.getAttribute('aria-expanded'), eventually).toBe('true');
+    const unfolded = await lines();
+    expect(unfolded.cut).toBe(false);
+    expect(unfolded.shown).toBeGreaterThan(2.5);
+    expect(await toggle.textContent()).toBe('Show less');
+  });
 });
