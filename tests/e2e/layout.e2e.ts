@@ -18,6 +18,7 @@ import {
   type PopoverHarness,
   type PopoverPage,
 } from './support/popover-harness.js';
+import { contrast, inkRows, pixelAt } from './support/png-ink.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const MIN = 60_000;
@@ -296,5 +297,44 @@ describe('popover layout', () => {
     expect(unfolded.cut).toBe(false);
     expect(unfolded.shown).toBeGreaterThan(2.5);
     expect(await toggle.textContent()).toBe('Show less');
+  });
+
+  it('centres button labels as drawn, and sets the app icon apart from a dark header', async () => {
+    for (const colorScheme of ['light', 'dark'] as const) {
+      const { page } = await open({ colorScheme, tab: 'live' });
+      const buttons = [
+        page.getByRole('button', { name: new RegExp(LONG_ID) }),
+        page.getByRole('tab').nth(1),
+        page.getByRole('button', { name: 'Search', exact: true }),
+      ];
+      for (const [i, button] of buttons.entries()) {
+        if (i === 1) {
+          await button.click();
+          continue;
+        }
+        const box = await button.boundingBox();
+        if (!box) throw new Error('button not laid out');
+        // Inside the border; labels without descenders, so the ink runs from the capitals to the baseline.
+        const png = await page.screenshot({
+          clip: { x: box.x + 2, y: box.y + 2, width: box.width - 4, height: box.height - 4 },
+        });
+        const ink = inkRows(png);
+        if (!ink) throw new Error('no label drawn');
+        const offset = (ink.top + ink.bottom) / 2 - (ink.height - 1) / 2;
+        // Device pixels at scale 2: within half a CSS pixel of the middle.
+        expect(
+          Math.abs(offset),
+          `${colorScheme} ${await button.textContent()}: ${JSON.stringify(ink)}`,
+        ).toBeLessThanOrEqual(1);
+      }
+
+      // The icon's dark tile: its edge (the top middle of the image) against the tile itself.
+      const logo = await page.locator('header img').boundingBox();
+      if (!logo) throw new Error('icon not laid out');
+      const png = await page.screenshot({ clip: { x: logo.x, y: logo.y, width: logo.width, height: logo.height } });
+      // At scale 2 the middle column of the image is at logo.width device pixels.
+      const middle = Math.round(logo.width);
+      expect(contrast(pixelAt(png, middle, 0), pixelAt(png, middle, 6)), colorScheme).toBeGreaterThan(1.4);
+    }
   });
 });

@@ -27,6 +27,7 @@ import {
   type PopoverHarness,
   type PopoverPage,
 } from './support/popover-harness.js';
+import { STUDIO_DAY, seedStudioDay } from './support/studio-day.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 /**
@@ -591,8 +592,9 @@ describe('popover against tally serve --sandbox', () => {
       await h.core.handlers['settings:update']({ language: 'system' });
     }
 
-    // Recordings: rec-one (saved by an earlier test) and one still downloading. Its deadline counts from
-    // when the webhook arrived, so these pages keep the real clock.
+    // Recordings: a studio day's (support/studio-day.ts) in place of the earlier tests', and one still
+    // downloading. Deadlines count from when the webhook arrived, so these pages keep the real clock.
+    await seedStudioDay(h);
     control.setFaults('download', { rateBytesPerSec: 1_500_000 });
     try {
       control.startBroadcast({ id: 'keynote', record: true, recordingBytes: 24_000_000, watchers: 400 });
@@ -608,10 +610,7 @@ describe('popover against tally serve --sandbox', () => {
         await expect
           .poll(async () => Number((await bar.getAttribute('aria-valuenow', { timeout: 1000 })) ?? NaN), eventually)
           .toBeGreaterThanOrEqual(15);
-        await page
-          .getByRole('region', { name: 'Today' })
-          .getByText(/rec-one\.mp4/)
-          .waitFor();
+        for (const { id } of STUDIO_DAY) await page.getByText(new RegExp(`^${id} · `)).waitFor();
         await shoot(page, join(SHOTS, `recordings-${colorScheme}.png`));
       }
     } finally {
