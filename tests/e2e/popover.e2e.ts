@@ -19,7 +19,6 @@ import { PROJECT_ACCOUNT } from '../../electron/core/credentials.js';
 import { uploadClientRecording } from '../../electron/core/sandbox/web-client.js';
 import { openSettingsStore } from '../../electron/core/settings.js';
 import {
-  horizontalOverflows,
   type PageGlobals,
   openPopover,
   shoot,
@@ -28,6 +27,7 @@ import {
   type PopoverHarness,
   type PopoverPage,
 } from './support/popover-harness.js';
+import { STUDIO_DAY, seedStudioDay } from './support/studio-day.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 /**
@@ -475,76 +475,6 @@ describe('popover against tally serve --sandbox', () => {
     await page.getByRole('radio', { name: /^All/ }).check();
   });
 
-  it('fits 300 and 380 px wide in every tab and the first-run guide, in English and Korean', async () => {
-    h.sandbox.control.startBroadcast({
-      id: 'a-rather-long-channel-identifier-from-the-studio-floor',
-      watchers: 123_456,
-      record: false,
-    });
-    const problems: string[] = [];
-    const check = async (page: Page, where: string) => {
-      for (const o of await horizontalOverflows(page)) problems.push(`${where}: ${JSON.stringify(o)}`);
-    };
-    try {
-      for (const language of ['en', 'ko'] as const) {
-        // The first-run guide: its welcome and its first step.
-        await h.core.handlers['settings:update']({ language, firstRunDone: false });
-        for (const width of [300, 380]) {
-          const guide = await open({ width });
-          await expect
-            .poll(() => guide.page.locator('#fr-title').textContent(), eventually)
-            .toBe(language === 'en' ? 'Welcome to Tally' : 'Tally에 오신 것을 환영합니다');
-          await check(guide.page, `${language} ${width}px first run, welcome`);
-          await guide.page.locator('button.primary').first().click();
-          await guide.page.locator('#fr-title + *').waitFor();
-          await guide.page.locator('input').first().waitFor();
-          await check(guide.page, `${language} ${width}px first run, account`);
-        }
-        await h.core.handlers['settings:update']({ firstRunDone: true });
-        for (const width of [300, 380]) {
-          const { page } = await open({ width });
-          const at = `${language} ${width}px`;
-          const tabs = page.getByRole('tab');
-          await expect.poll(() => tabs.first().textContent(), eventually).toBe(language === 'en' ? 'Live' : '실시간');
-          await page.getByRole('button', { name: /a-rather-long-channel/ }).waitFor();
-          await check(page, `${at} live`);
-          await page.getByRole('button', { name: /a-rather-long-channel/ }).click();
-          await page.getByRole('dialog').waitFor();
-          await check(page, `${at} live, confirm dialog`);
-          await page.keyboard.press('Escape');
-          await page.getByRole('dialog').waitFor({ state: 'detached' });
-
-          await tabs.nth(1).click();
-          await page.getByRole('radiogroup').waitFor();
-          await check(page, `${at} search`);
-          await page.getByRole('radio').nth(3).check();
-          await page.locator('#search-until').fill('2000-01-01T00:00');
-          await page.getByRole('alert').waitFor();
-          await check(page, `${at} search, custom range with an error`);
-
-          await tabs.nth(2).click();
-          const loading = language === 'en' ? 'Loading recordings…' : '녹화 목록을 불러오는 중…';
-          await page.locator('#panel-recordings').waitFor();
-          await expect.poll(() => page.locator('#panel-recordings').textContent(), eventually).not.toContain(loading);
-          await check(page, `${at} recordings`);
-
-          await tabs.nth(3).click();
-          await page.getByRole('tabpanel').locator('select').first().waitFor();
-          // Unfold every folded part so its fields are measured too.
-          await page.evaluate(() => {
-            const doc = (globalThis as unknown as PageGlobals).document;
-            for (const details of doc.querySelectorAll('details')) details.setAttribute('open', '');
-          });
-          await check(page, `${at} settings`);
-        }
-      }
-    } finally {
-      await h.core.handlers['settings:update']({ language: 'system', firstRunDone: true });
-      await h.sandbox.control.endBroadcast('a-rather-long-channel-identifier-from-the-studio-floor');
-    }
-    expect(problems).toEqual([]);
-  });
-
   it('keeps settings across a reload, including the language, and switches back', async () => {
     const { page } = await open({ tab: 'settings' });
     const change = async (field: Locator, value: string) => {
@@ -662,8 +592,9 @@ describe('popover against tally serve --sandbox', () => {
       await h.core.handlers['settings:update']({ language: 'system' });
     }
 
-    // Recordings: rec-one (saved by an earlier test) and one still downloading. Its deadline counts from
-    // when the webhook arrived, so these pages keep the real clock.
+    // Recordings: a studio day's (support/studio-day.ts) in place of the earlier tests', and one still
+    // downloading. Deadlines count from when the webhook arrived, so these pages keep the real clock.
+    await seedStudioDay(h);
     control.setFaults('download', { rateBytesPerSec: 1_500_000 });
     try {
       control.startBroadcast({ id: 'keynote', record: true, recordingBytes: 24_000_000, watchers: 400 });
@@ -679,10 +610,7 @@ describe('popover against tally serve --sandbox', () => {
         await expect
           .poll(async () => Number((await bar.getAttribute('aria-valuenow', { timeout: 1000 })) ?? NaN), eventually)
           .toBeGreaterThanOrEqual(15);
-        await page
-          .getByRole('region', { name: 'Today' })
-          .getByText(/rec-one\.mp4/)
-          .waitFor();
+        for (const { id } of STUDIO_DAY) await page.getByText(new RegExp(`^${id} · `)).waitFor();
         await shoot(page, join(SHOTS, `recordings-${colorScheme}.png`));
       }
     } finally {

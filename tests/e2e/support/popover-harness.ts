@@ -244,6 +244,11 @@ export async function openPopover(h: PopoverHarness, opts: OpenOptions = {}): Pr
   return { page, context, received, pageErrors, close: () => context.close() };
 }
 
+/** A text node, as the in-page checks see it. */
+export interface PageText {
+  parentElement: { closest(selector: string): unknown } | null;
+}
+
 /** The few DOM members the in-page checks use (this project compiles tests without the DOM library). */
 export interface PageElement {
   tagName: string;
@@ -261,6 +266,12 @@ export interface PageGlobals {
     documentElement: PageElement;
     body: { querySelectorAll(selector: string): Iterable<PageElement> };
     querySelectorAll(selector: string): Iterable<PageElement>;
+    createRange(): {
+      selectNodeContents(node: PageText): void;
+      getClientRects(): Iterable<{ top: number; width: number; height: number }>;
+    };
+    /** `whatToShow` 4: text nodes only. */
+    createTreeWalker(root: PageElement, whatToShow: 4): { nextNode(): PageText | null };
   };
   getComputedStyle(el: PageElement): {
     visibility: string;
@@ -314,6 +325,53 @@ export function horizontalOverflows(page: Page): Promise<Overflow[]> {
     }
     return found;
   });
+}
+
+/** A short label whose text runs over more than one line. */
+export interface WrappedLabel {
+  element: string;
+  text: string;
+  lines: number;
+}
+
+/**
+ * Every visible element matching `selector` whose text is laid out on more than one line: a state name, pill
+ * or button label that breaks mid-word ("꺼" over "짐") when a neighbour squeezes it. Lines are counted from
+ * the text's own line boxes (the distinct tops of its client rects), so padding and line height do not matter.
+ */
+export function wrappedLabels(page: Page, selector: string): Promise<WrappedLabel[]> {
+  return page.evaluate((selector) => {
+    const { document } = globalThis as unknown as PageGlobals;
+    const found: WrappedLabel[] = [];
+    for (const el of document.querySelectorAll(selector)) {
+      const text = (el.textContent ?? '').trim();
+      if (text === '' || el.getBoundingClientRect().width === 0) continue;
+      // The text's own line boxes, without screen-reader-only text (laid out in a clipped 1 px box).
+      const rects: { top: number; height: number }[] = [];
+      const walker = document.createTreeWalker(el, 4);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        if (node.parentElement?.closest('.sr-only')) continue;
+        const range = document.createRange();
+        range.selectNodeContents(node);
+        for (const r of range.getClientRects()) if (r.width > 0 && r.height > 0) rects.push(r);
+      }
+      rects.sort((a, b) => a.top - b.top);
+      // Boxes on one line (text in two sizes, an icon) start within a few pixels of each other; the next line
+      // starts at least a line height lower.
+      const gap = Math.min(...rects.map((r) => r.height)) / 2;
+      let lines = 0;
+      let lineTop = -Infinity;
+      for (const rect of rects) {
+        if (rect.top - lineTop <= gap) continue;
+        lines += 1;
+        lineTop = rect.top;
+      }
+      if (lines > 1) {
+        found.push({ element: `${el.tagName.toLowerCase()}.${[...el.classList].join('.')}`, text, lines });
+      }
+    }
+    return found;
+  }, selector);
 }
 
 /**

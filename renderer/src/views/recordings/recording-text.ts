@@ -6,6 +6,9 @@ import type { RecordingView } from '../../../../electron/contract.js';
 import { daysBetween, localMidnight } from '../../lib/days.js';
 import { formatBytes, formatDuration, formatTime, locale, t } from '../../lib/i18n.js';
 
+/** What a producer can do with a finished recording (RecordingActions.svelte). */
+export type RecordingAction = 'retry' | 'open' | 'reveal' | 'copyPath' | 'remove';
+
 /** "main-stage · 09:41": the channel and when its recording arrived, instead of a raw file name. */
 export function titleOf(r: RecordingView): string {
   const channel =
