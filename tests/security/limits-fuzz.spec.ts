@@ -4,8 +4,8 @@
  * extensions and absurd announced sizes, are categories of the webhook fuzzer itself):
  * 1. flood: over-long fields and more webhooks than the unfinished-jobs cap, through the real receiver and
  *    journal; refused clearly, the journal bounded and replayable;
- * 2. slow clients: random mixes of stalled headers and trickled bodies hold every connection slot while
- *    genuine webhooks still get through;
+ * 2. slow clients: random mixes of stalled headers, stalled webhook bodies and stalled uploads hold every
+ *    connection slot while genuine webhooks still get through;
  * 3. links planted in the recordings folder at a job's part, sidecar, sidecar temporary and final name: never
  *    followed, the outside files untouched, every recording saved as a plain file;
  * 5. bodies longer than announced or than maxRecordingBytes, with and without a length: nothing on disk past
@@ -30,6 +30,7 @@ import { RecordingPipeline } from '../../electron/core/pipeline/pipeline.js';
 import { Inbox, JOURNAL_FILE, recordingKey } from '../../electron/core/recordings/inbox.js';
 import type { RecordingJob } from '../../electron/core/recordings/types.js';
 import { MAX_CHANNEL_ID_LENGTH, MAX_WEBHOOK_URL_LENGTH } from '../../electron/core/webhook/parse.js';
+import { mountUploads } from '../../electron/core/uploads/upload-route.js';
 import { WebhookReceiver } from '../../electron/core/webhook/receiver.js';
 import { TokenStore } from '../../electron/core/webhook/token.js';
 
@@ -155,20 +156,36 @@ describe(`limits fuzzer (seed ${SEED}, scale ${SCALE})`, () => {
       maxConnections: 30,
       timeouts: { headersMs: 60_000, requestMs: 6 * 3_600_000, webhookBodyMs: 60_000, checkIntervalMs: 1_000 },
     });
+    // The upload route's token sits in a web page: anyone may start (and stall) uploads.
+    const uploads = await mountUploads(receiver, { folder: join(dir, 'recordings'), allowedOrigins: () => [] });
+    const busy: number[] = [];
+    uploads.on('rejected', (e) => busy.push(e.status));
     await receiver.start();
     const slow: net.Socket[] = [];
+    const kinds = { headers: 0, webhookBody: 0, upload: 0 };
     try {
-      for (let i = 0; i < 40 + r.int(0, 40) * SCALE; i += 1) {
+      const count = 40 + r.int(0, 40) * SCALE;
+      for (let i = 0; i < count; i += 1) {
         const socket = net.connect(receiver.port, '127.0.0.1');
         socket.on('error', () => undefined);
         slow.push(socket);
         await once(socket, 'connect');
-        // Stalled headers, or a webhook body that stops after a few bytes (no token needed for the first).
-        if (r.next() < 0.5) socket.write(`POST /hooks/guess HTTP/1.1\r\nHost: x\r\nX-Slow-${i}: 1\r\n`);
-        else
+        // Stalled headers (no token needed), a webhook body or an upload that stops after a few bytes.
+        const pick = r.next();
+        if (pick < 0.3) {
+          kinds.headers += 1;
+          socket.write(`POST /hooks/guess HTTP/1.1\r\nHost: x\r\nX-Slow-${i}: 1\r\n`);
+        } else if (pick < 0.75) {
+          kinds.webhookBody += 1;
           socket.write(
             `POST ${receiver.hookPath} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"id":`,
           );
+        } else {
+          kinds.upload += 1;
+          socket.write(
+            `POST ${receiver.routePath('uploads')} HTTP/1.1\r\nHost: x\r\nContent-Type: audio/ogg\r\nContent-Length: ${r.int(10, 1e9)}\r\n\r\nOggS`,
+          );
+        }
       }
       const genuine = 5 + r.int(0, 10);
       for (let i = 0; i < genuine; i += 1) {
@@ -176,11 +193,14 @@ describe(`limits fuzzer (seed ${SEED}, scale ${SCALE})`, () => {
         expect((await post(receiver.port, receiver.hookPath, { id: `genuine-${i}`, url })).status).toBe(200);
       }
       expect(inbox.unfinished).toBe(genuine);
+      // Uploads past the concurrency cap were refused with a 503, never given a slot for hours.
+      expect(busy.every((status) => status === 503 || status === 499)).toBe(true);
     } finally {
       for (const socket of slow) socket.destroy();
       await receiver.stop(1_000);
       await inbox.close();
     }
+    console.log(`limits fuzzer, slow clients: ${JSON.stringify(kinds)}`);
   });
 
   it('findings 3 and 5: planted links are never followed; nothing longer than announced or allowed reaches the disk', async () => {

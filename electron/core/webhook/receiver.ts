@@ -96,6 +96,16 @@ interface Route {
   handler: RouteHandler;
 }
 
+interface Connection {
+  /** When it connected or its last request was answered. */
+  since: number;
+  /** The request being handled on it, if any. */
+  request: IncomingMessage | null;
+  /** `socket.bytesRead` when last looked at, and when that count last moved. */
+  bytesSeen: number;
+  progressAt: number;
+}
+
 /** The client went away mid-request: there is nobody to answer. */
 class ClientGone extends Error {}
 
@@ -117,11 +127,10 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
   /** Sockets that got an answer before their request was fully read (they close after it). */
   readonly #answered = new WeakSet<Duplex>();
   /**
-   * Open connections and whether a request is being handled on them. A connection that has not sent complete
-   * headers (or sits idle between requests) holds nothing: when the limit is reached, the oldest such one makes
-   * room for the newcomer, so slow or silent clients cannot starve genuine webhooks (which need the token).
+   * Open connections and the request being handled on each. When the limit is reached the least useful one makes
+   * room for the newcomer (see `#leastUseful`), so slow or silent clients cannot starve genuine webhooks.
    */
-  readonly #connections = new Map<Socket, { busy: boolean; since: number }>();
+  readonly #connections = new Map<Socket, Connection>();
   #server: Server | null = null;
   #stopping = false;
 
@@ -260,26 +269,52 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
   }
 
   #admit(socket: Socket): void {
-    this.#connections.set(socket, { busy: false, since: performance.now() });
+    const now = performance.now();
+    this.#connections.set(socket, { since: now, request: null, bytesSeen: 0, progressAt: now });
     socket.once('close', () => this.#connections.delete(socket));
     if (this.#connections.size <= this.#maxConnections) return;
-    let oldest: Socket | null = null;
-    let oldestSince = Infinity;
-    for (const [other, state] of this.#connections) {
-      if (!state.busy && other !== socket && state.since < oldestSince) {
-        oldest = other;
-        oldestSince = state.since;
+    // Only when every other connection is a request already fully received (a webhook waiting for its fsync,
+    // answered in milliseconds) does the newcomer wait its turn elsewhere.
+    (this.#leastUseful(socket, now) ?? socket).destroy();
+  }
+
+  /**
+   * Which connection gives way to a newcomer: the oldest one with no request in progress (headers still
+   * arriving, or idle between requests), else the request whose body has gone longest without a byte (a stalled
+   * or trickled webhook body, a stalled upload). A request whose body has fully arrived is being answered and
+   * is never cut. Progress is the socket's byte count, sampled here: a body that moved since the last look
+   * counts as moving now.
+   */
+  #leastUseful(newcomer: Socket, now: number): Socket | null {
+    let idle: Socket | null = null;
+    let idleSince = Infinity;
+    let stalled: Socket | null = null;
+    let stalledSince = Infinity;
+    for (const [socket, connection] of this.#connections) {
+      if (socket === newcomer) continue;
+      const { request } = connection;
+      if (!request) {
+        if (connection.since < idleSince) [idle, idleSince] = [socket, connection.since];
+        continue;
       }
+      if (request.complete) continue;
+      if (socket.bytesRead !== connection.bytesSeen) {
+        connection.bytesSeen = socket.bytesRead;
+        connection.progressAt = now;
+      }
+      if (connection.progressAt < stalledSince) [stalled, stalledSince] = [socket, connection.progressAt];
     }
-    // Every other connection is mid-request (bounded by the body deadlines): the newcomer waits its turn elsewhere.
-    (oldest ?? socket).destroy();
+    return idle ?? stalled;
   }
 
   #track(req: IncomingMessage, res: ServerResponse): void {
-    const connection = this.#connections.get(req.socket as Socket);
-    if (connection) connection.busy = true;
+    const socket = req.socket as Socket;
+    const connection = this.#connections.get(socket);
+    if (connection) {
+      Object.assign(connection, { request: req, bytesSeen: socket.bytesRead, progressAt: performance.now() });
+    }
     res.once('close', () => {
-      if (connection) Object.assign(connection, { busy: false, since: performance.now() });
+      if (connection) Object.assign(connection, { request: null, since: performance.now() });
     });
     const done = new Promise<void>((resolve) => {
       res.once('close', resolve);
