@@ -233,6 +233,11 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
     return (address as AddressInfo).port;
   }
 
+  /** Whether new webhooks are refused now because the unfinished-job cap is reached (see DEFAULT_MAX_UNFINISHED_JOBS). */
+  get full(): boolean {
+    return (this.#inbox.unfinished ?? 0) >= this.#maxUnfinished;
+  }
+
   /** `/hooks/<token>`: the path to register with the service (behind the tunnel's origin). */
   get hookPath(): string {
     return this.routePath('hooks');
