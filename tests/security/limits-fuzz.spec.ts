@@ -10,8 +10,10 @@
  *    followed, the outside files untouched, every recording saved as a plain file;
  * 5. bodies longer than announced or than maxRecordingBytes, with and without a length: nothing on disk past
  *    the ceiling, a clear reason, the honest ones saved;
+ * 7. `tally serve`'s link for the browser opener: never the token; random sequences of issuing, clock jumps
+ *    and presenting codes (issued, reused, expired, forged, the token itself) open the page exactly when the
+ *    code is fresh (electron/cli/serve.spec.ts runs the real opener and reads its command line);
  * 8. hostile text in every line `tally listen` prints for people: one line per event, no control characters.
- * Finding 7 (no reusable secret in the browser URL) is not a matter of input: electron/cli/serve.spec.ts.
  */
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
@@ -23,11 +25,15 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createListenPrinter } from '../../electron/cli/listen-output.js';
+import { createAppCore } from '../../electron/core/app/app-core.js';
+import { ONE_TIME_CODE_TTL_MS, startUiServer } from '../../electron/core/app/ui-server.js';
+import { MemorySecretStore } from '../../electron/core/credentials.js';
 import { statePathFor } from '../../electron/core/download/part-state.js';
 import { DownloadOriginPolicy } from '../../electron/core/net/url-policy.js';
 import { partPathFor } from '../../electron/core/pipeline/download-queue.js';
 import { RecordingPipeline } from '../../electron/core/pipeline/pipeline.js';
 import { Inbox, JOURNAL_FILE, recordingKey } from '../../electron/core/recordings/inbox.js';
+import { openSettingsStore } from '../../electron/core/settings.js';
 import type { RecordingJob } from '../../electron/core/recordings/types.js';
 import { MAX_CHANNEL_ID_LENGTH, MAX_WEBHOOK_URL_LENGTH } from '../../electron/core/webhook/parse.js';
 import { mountUploads } from '../../electron/core/uploads/upload-route.js';
@@ -322,6 +328,83 @@ describe(`limits fuzzer (seed ${SEED}, scale ${SCALE})`, () => {
     expect((await stat(folder)).isDirectory()).toBe(true);
     console.log(`limits fuzzer, files: ${cases.length} recordings, ${planted.length} planted links`);
   }, 120_000);
+
+  it("finding 7: the opener's link never carries the serve token; each code opens once, within its minute", async () => {
+    const r = rng(SEED ^ 0x7007);
+    const home = await temp('serve');
+    openSettingsStore(home).update({ receiverPort: 0, recordingsFolder: join(home, 'recordings'), demoMode: false });
+    const core = await createAppCore({
+      home,
+      secrets: new MemorySecretStore(),
+      transport: 'ws',
+      env: {},
+      version: '9',
+    });
+    let clock = r.int(0, 2 ** 40);
+    // No page is fetched here, only the code exchange: any folder does as the static root.
+    const ui = await startUiServer({ core, staticDir: home, now: () => clock });
+    const token = new URL(ui.url).searchParams.get('token') ?? '';
+    const issued: { code: string; at: number; spent: boolean }[] = [];
+    const counts = { issued: 0, opened: 0, spent: 0, expired: 0, forged: 0 };
+    const exchange = (code: string) =>
+      new Promise<{ status: number; cookie: string }>((resolve, reject) => {
+        const req = http.request(
+          { host: '127.0.0.1', port: ui.port, path: `/?code=${encodeURIComponent(code)}` },
+          (res) => {
+            res.resume();
+            res.on('end', () =>
+              resolve({ status: res.statusCode ?? 0, cookie: String(res.headers['set-cookie'] ?? '') }),
+            );
+          },
+        );
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      for (let i = 0; i < 300 * SCALE; i += 1) {
+        const action = r.int(0, 3);
+        if (action === 0 || issued.length === 0) {
+          // What `tally serve` hands the opener, whose command line every local user can read.
+          const link = new URL(ui.oneTimeUrl());
+          expect(link.href).not.toContain(token);
+          expect([...link.searchParams.keys()]).toEqual(['code']);
+          issued.push({ code: link.searchParams.get('code') ?? '', at: clock, spent: false });
+          counts.issued += 1;
+        } else if (action === 1) {
+          clock += r.next() < 0.8 ? r.int(0, 2_000) : r.int(0, 2 * ONE_TIME_CODE_TTL_MS);
+        } else {
+          // Mostly the newest code (the opener's), sometimes any older one.
+          const known = issued[
+            r.next() < 0.6 ? issued.length - 1 : r.int(0, issued.length - 1)
+          ] as (typeof issued)[number];
+          const kind = r.int(0, 5);
+          const flip = r.int(0, known.code.length - 1);
+          const forged =
+            kind === 0
+              ? token
+              : kind === 1
+                ? `${known.code.slice(0, flip)}${known.code[flip] === 'A' ? 'B' : 'A'}${known.code.slice(flip + 1)}`
+                : null;
+          const answer = await exchange(forged ?? known.code);
+          const fresh = forged === null && !known.spent && clock - known.at <= ONE_TIME_CODE_TTL_MS;
+          expect(answer.status, `code #${issued.indexOf(known)} ${forged === null ? 'as issued' : 'forged'}`).toBe(
+            fresh ? 303 : 401,
+          );
+          // Only a fresh code sets the session cookie; any presentation spends it, in time or not.
+          expect(answer.cookie.includes(token)).toBe(fresh);
+          if (forged !== null) counts.forged += 1;
+          else if (fresh) counts.opened += 1;
+          else if (known.spent) counts.spent += 1;
+          else counts.expired += 1;
+          if (forged === null) known.spent = true;
+        }
+      }
+    } finally {
+      await ui.close();
+      await core.stop();
+    }
+    console.log(`limits fuzzer, serve codes: ${JSON.stringify(counts)}`);
+  });
 
   it('finding 8: hostile text prints as one safe line per event', () => {
     const r = rng(SEED ^ 0x8008);
