@@ -22,6 +22,7 @@ import { WebhookRejection, parseWebhook } from './parse.js';
 import { parseChannelHook, type ChannelHookCall } from './channel-hook.js';
 import type { TokenName, TokenStore } from './token.js';
 import { sendJson } from '../http-answer.js';
+import { ConnectionSlots } from './connection-slots.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
 
@@ -96,16 +97,6 @@ interface Route {
   handler: RouteHandler;
 }
 
-interface Connection {
-  /** When it connected or its last request was answered. */
-  since: number;
-  /** The request being handled on it, if any. */
-  request: IncomingMessage | null;
-  /** `socket.bytesRead` when last looked at, and when that count last moved. */
-  bytesSeen: number;
-  progressAt: number;
-}
-
 /** The client went away mid-request: there is nobody to answer. */
 class ClientGone extends Error {}
 
@@ -120,17 +111,13 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
   readonly #port: number;
   readonly #maxBody: number;
   readonly #timeouts: Required<ReceiverTimeouts>;
-  readonly #maxConnections: number;
   readonly #maxUnfinished: number;
   readonly #routes = new Map<string, Route>();
   readonly #inFlight = new Set<Promise<void>>();
   /** Sockets that got an answer before their request was fully read (they close after it). */
   readonly #answered = new WeakSet<Duplex>();
-  /**
-   * Open connections and the request being handled on each. When the limit is reached the least useful one makes
-   * room for the newcomer (see `#leastUseful`), so slow or silent clients cannot starve genuine webhooks.
-   */
-  readonly #connections = new Map<Socket, Connection>();
+  /** Open connections; a full house makes room for the newcomer (see connection-slots.ts). */
+  readonly #slots: ConnectionSlots;
   #server: Server | null = null;
   #stopping = false;
 
@@ -142,7 +129,7 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
     this.#host = opts.host ?? '127.0.0.1';
     this.#port = opts.port ?? 0;
     this.#maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-    this.#maxConnections = opts.maxConnections ?? 1024;
+    this.#slots = new ConnectionSlots(opts.maxConnections ?? 1024);
     this.#maxUnfinished = opts.maxUnfinishedJobs ?? DEFAULT_MAX_UNFINISHED_JOBS;
     this.#timeouts = {
       headersMs: opts.timeouts?.headersMs ?? 5_000,
@@ -177,7 +164,7 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
       connectionsCheckingInterval: this.#timeouts.checkIntervalMs,
     });
     // Not server.maxConnections: it refuses the newcomer, which is the genuine webhook under a slow-client flood.
-    server.on('connection', (socket: Socket) => this.#admit(socket));
+    server.on('connection', (socket: Socket) => this.#slots.admit(socket));
     server.on('request', (req, res) => this.#track(req, res));
     server.on('clientError', (error, socket) => this.#onClientError(error, socket));
     await new Promise<void>((resolve, reject) => {
@@ -273,54 +260,8 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
     return this.#server ? this.localUrl : this.hookPath;
   }
 
-  #admit(socket: Socket): void {
-    const now = performance.now();
-    this.#connections.set(socket, { since: now, request: null, bytesSeen: 0, progressAt: now });
-    socket.once('close', () => this.#connections.delete(socket));
-    if (this.#connections.size <= this.#maxConnections) return;
-    // Only when every other connection is a request already fully received (a webhook waiting for its fsync,
-    // answered in milliseconds) does the newcomer wait its turn elsewhere.
-    (this.#leastUseful(socket, now) ?? socket).destroy();
-  }
-
-  /**
-   * Which connection gives way to a newcomer: the oldest one with no request in progress (headers still
-   * arriving, or idle between requests), else the request whose body has gone longest without a byte (a stalled
-   * or trickled webhook body, a stalled upload). A request whose body has fully arrived is being answered and
-   * is never cut. Progress is the socket's byte count, sampled here: a body that moved since the last look
-   * counts as moving now.
-   */
-  #leastUseful(newcomer: Socket, now: number): Socket | null {
-    let idle: Socket | null = null;
-    let idleSince = Infinity;
-    let stalled: Socket | null = null;
-    let stalledSince = Infinity;
-    for (const [socket, connection] of this.#connections) {
-      if (socket === newcomer) continue;
-      const { request } = connection;
-      if (!request) {
-        if (connection.since < idleSince) [idle, idleSince] = [socket, connection.since];
-        continue;
-      }
-      if (request.complete) continue;
-      if (socket.bytesRead !== connection.bytesSeen) {
-        connection.bytesSeen = socket.bytesRead;
-        connection.progressAt = now;
-      }
-      if (connection.progressAt < stalledSince) [stalled, stalledSince] = [socket, connection.progressAt];
-    }
-    return idle ?? stalled;
-  }
-
   #track(req: IncomingMessage, res: ServerResponse): void {
-    const socket = req.socket as Socket;
-    const connection = this.#connections.get(socket);
-    if (connection) {
-      Object.assign(connection, { request: req, bytesSeen: socket.bytesRead, progressAt: performance.now() });
-    }
-    res.once('close', () => {
-      if (connection) Object.assign(connection, { request: null, since: performance.now() });
-    });
+    res.once('close', this.#slots.started(req));
     const done = new Promise<void>((resolve) => {
       res.once('close', resolve);
       this.#dispatch(req, res)
