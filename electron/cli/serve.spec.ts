@@ -13,12 +13,12 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { main } from '../cli.js';
-import { createAppCore } from '../core/app/app-core.js';
-import { ONE_TIME_CODE_TTL_MS, UI_CSP, startUiServer } from '../core/app/ui-server.js';
+import { ONE_TIME_CODE_TTL_MS, UI_CSP } from '../core/app/ui-server.js';
 import { MemorySecretStore } from '../core/credentials.js';
 import { openSettingsStore } from '../core/settings.js';
 import { captureIo, firstLine } from './test-io.js';
 import { setSecretStoreForTesting } from './context.js';
+import { startQuietUiServer } from '../../tests/support/ui-server.js';
 import { isLoopbackHost, parseServeArgs, uiDir } from './serve.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -262,16 +262,8 @@ describe('tally serve opening a browser', () => {
 describe('one-time codes', () => {
   it('expire a minute after they are made, by the clock the server is given', async () => {
     const home = await mkdtemp(join(tmpdir(), 'tally-serve-codes-'));
-    openSettingsStore(home).update({ receiverPort: 0, recordingsFolder: join(home, 'recordings'), demoMode: false });
-    const core = await createAppCore({
-      home,
-      secrets: new MemorySecretStore(),
-      transport: 'ws',
-      env: {},
-      version: '9',
-    });
     let clock = 1_000_000;
-    const ui = await startUiServer({ core, staticDir: uiDir(), now: () => clock });
+    const { ui, close } = await startQuietUiServer(home, () => clock);
     try {
       const open = async (url: string) => {
         const { pathname, search, host } = new URL(url);
@@ -287,8 +279,7 @@ describe('one-time codes', () => {
       expect(expired.body).toContain('already used or has expired');
       expect(expired.headers['set-cookie']).toBeUndefined();
     } finally {
-      await ui.close();
-      await core.stop();
+      await close();
       await rm(home, { recursive: true, force: true });
     }
   });

@@ -25,20 +25,18 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createListenPrinter } from '../../electron/cli/listen-output.js';
-import { createAppCore } from '../../electron/core/app/app-core.js';
-import { ONE_TIME_CODE_TTL_MS, startUiServer } from '../../electron/core/app/ui-server.js';
-import { MemorySecretStore } from '../../electron/core/credentials.js';
+import { ONE_TIME_CODE_TTL_MS } from '../../electron/core/app/ui-server.js';
 import { statePathFor } from '../../electron/core/download/part-state.js';
 import { DownloadOriginPolicy } from '../../electron/core/net/url-policy.js';
 import { partPathFor } from '../../electron/core/pipeline/download-queue.js';
 import { RecordingPipeline } from '../../electron/core/pipeline/pipeline.js';
 import { Inbox, JOURNAL_FILE, recordingKey } from '../../electron/core/recordings/inbox.js';
-import { openSettingsStore } from '../../electron/core/settings.js';
 import type { RecordingJob } from '../../electron/core/recordings/types.js';
 import { MAX_CHANNEL_ID_LENGTH, MAX_WEBHOOK_URL_LENGTH } from '../../electron/core/webhook/parse.js';
 import { mountUploads } from '../../electron/core/uploads/upload-route.js';
 import { WebhookReceiver } from '../../electron/core/webhook/receiver.js';
 import { TokenStore } from '../../electron/core/webhook/token.js';
+import { startQuietUiServer } from '../support/ui-server.js';
 
 const SEED = Number(process.env.TALLY_FUZZ_SEED ?? Date.now() % 1_000_000);
 const SCALE = Math.max(1, Math.floor(Number(process.env.TALLY_FUZZ_COUNT ?? 10_000) / 10_000));
@@ -332,17 +330,8 @@ describe(`limits fuzzer (seed ${SEED}, scale ${SCALE})`, () => {
   it("finding 7: the opener's link never carries the serve token; each code opens once, within its minute", async () => {
     const r = rng(SEED ^ 0x7007);
     const home = await temp('serve');
-    openSettingsStore(home).update({ receiverPort: 0, recordingsFolder: join(home, 'recordings'), demoMode: false });
-    const core = await createAppCore({
-      home,
-      secrets: new MemorySecretStore(),
-      transport: 'ws',
-      env: {},
-      version: '9',
-    });
     let clock = r.int(0, 2 ** 40);
-    // No page is fetched here, only the code exchange: any folder does as the static root.
-    const ui = await startUiServer({ core, staticDir: home, now: () => clock });
+    const { ui, close } = await startQuietUiServer(home, () => clock);
     const token = new URL(ui.url).searchParams.get('token') ?? '';
     const issued: { code: string; at: number; spent: boolean }[] = [];
     const counts = { issued: 0, opened: 0, spent: 0, expired: 0, forged: 0 };
@@ -400,8 +389,7 @@ describe(`limits fuzzer (seed ${SEED}, scale ${SCALE})`, () => {
         }
       }
     } finally {
-      await ui.close();
-      await core.stop();
+      await close();
     }
     console.log(`limits fuzzer, serve codes: ${JSON.stringify(counts)}`);
   });
