@@ -68,9 +68,20 @@ function clock(d = new Date()): string {
   return d.toTimeString().slice(0, 8);
 }
 
-/** At most REJECTS_PER_WINDOW refusals are printed per window; the rest are summed up in one line. */
-export const REJECTS_PER_WINDOW = 20;
-const REJECT_WINDOW_MS = 10_000;
+/**
+ * Of each kind of line that repeats in floods (refusals when someone probes the receiver, duplicates when a
+ * sender repeats itself, a failing download's retries), at most REPEATS_PER_WINDOW are printed per window; the
+ * rest are summed up in one line.
+ */
+export const REPEATS_PER_WINDOW = 20;
+const REPEAT_WINDOW_MS = 10_000;
+/** The limited kinds and what their summary counts. */
+const REPEATED = {
+  rejected: 'request(s)',
+  duplicate: 'duplicate webhook(s)',
+  failed: 'failed attempt(s) to be retried',
+} as const;
+type Repeated = keyof typeof REPEATED;
 
 export function createListenPrinter(opts: {
   out: NodeJS.WritableStream;
@@ -92,15 +103,30 @@ export function createListenPrinter(opts: {
     out.write(`${clock()} ${terminalSafe(text)}\n`);
   };
   const jobRef = (job: Pick<RecordingJob, 'channelId' | 'key'>) => ({ channelId: job.channelId, key: job.key });
-  // Refusals come in floods when someone probes the receiver: a few per window are printed, the rest counted.
-  let rejectWindowStart = 0;
-  let rejectShown = 0;
-  let rejectHidden = 0;
-  const flushHiddenRejections = () => {
-    if (rejectHidden === 0) return;
-    if (opts.ndjson) json({ type: 'rejected-summary', count: rejectHidden, windowSeconds: REJECT_WINDOW_MS / 1000 });
-    else line(`rejected  ${rejectHidden} more request(s) in the last ${REJECT_WINDOW_MS / 1000} s (not shown)`);
-    rejectHidden = 0;
+  const windows = new Map<Repeated, { start: number; shown: number; hidden: number }>();
+  const flushHidden = (kind: Repeated) => {
+    const w = windows.get(kind);
+    if (!w || w.hidden === 0) return;
+    const seconds = REPEAT_WINDOW_MS / 1000;
+    if (opts.ndjson) json({ type: `${kind}-summary`, count: w.hidden, windowSeconds: seconds });
+    else line(`${kind.padEnd(9)} ${w.hidden} more ${REPEATED[kind]} in the last ${seconds} s (not shown)`);
+    w.hidden = 0;
+  };
+  /** Whether a line of `kind` is printed now; false when it is only counted for the window's summary. */
+  const shows = (kind: Repeated): boolean => {
+    const now = Date.now();
+    let w = windows.get(kind);
+    if (!w || now - w.start >= REPEAT_WINDOW_MS) {
+      flushHidden(kind);
+      w = { start: now, shown: 0, hidden: 0 };
+      windows.set(kind, w);
+    }
+    if (w.shown >= REPEATS_PER_WINDOW) {
+      w.hidden += 1;
+      return false;
+    }
+    w.shown += 1;
+    return true;
   };
 
   return {
@@ -149,24 +175,15 @@ export function createListenPrinter(opts: {
       line(`received  ${job.channelId}${size}${warnings.length ? ` (ignored: ${warnings.join('; ')})` : ''}`);
     },
     duplicate(job) {
+      if (!shows('duplicate')) return;
       if (opts.ndjson) json({ type: 'duplicate', ...jobRef(job) });
       else line(`duplicate ${job.channelId} (already known, not downloaded again)`);
     },
     rejected(r) {
-      const now = Date.now();
-      if (now - rejectWindowStart >= REJECT_WINDOW_MS) {
-        flushHiddenRejections();
-        rejectWindowStart = now;
-        rejectShown = 0;
-      }
       // A channel parsed from X-FILENAME means the request came through the upload route's secret token: a real
       // client recording was lost, and which one must show however busy the window (and it cannot be a probe flood).
       const lostRecording = typeof r.upload?.channelId === 'string';
-      if (!lostRecording && rejectShown >= REJECTS_PER_WINDOW) {
-        rejectHidden += 1;
-        return;
-      }
-      if (!lostRecording) rejectShown += 1;
+      if (!lostRecording && !shows('rejected')) return;
       const upload = r.upload
         ? { channelId: r.upload.channelId, track: r.upload.track, fileName: r.upload.fileName, origin: r.upload.origin }
         : {};
@@ -219,6 +236,8 @@ export function createListenPrinter(opts: {
       else line(`saved     ${e.job.channelId} → ${e.path} (${formatBytes(e.bytes)}, verified)`);
     },
     failed(e) {
+      // A final failure is always printed; the attempts before it are what repeats.
+      if (e.willRetry && !shows('failed')) return;
       if (opts.ndjson) {
         json({
           type: 'failed',
@@ -325,7 +344,7 @@ export function createListenPrinter(opts: {
       else json({ type: 'stopping' });
     },
     close() {
-      flushHiddenRejections();
+      for (const kind of windows.keys()) flushHidden(kind);
       if (statusLineOpen) out.write('\n');
       statusLineOpen = false;
       // Printed only after the journal is closed: a script may treat it as "safe to restart".

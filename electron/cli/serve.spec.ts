@@ -13,11 +13,12 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { main } from '../cli.js';
-import { UI_CSP } from '../core/app/ui-server.js';
+import { ONE_TIME_CODE_TTL_MS, UI_CSP } from '../core/app/ui-server.js';
 import { MemorySecretStore } from '../core/credentials.js';
 import { openSettingsStore } from '../core/settings.js';
 import { captureIo, firstLine } from './test-io.js';
 import { setSecretStoreForTesting } from './context.js';
+import { startQuietUiServer } from '../../tests/support/ui-server.js';
 import { isLoopbackHost, parseServeArgs, uiDir } from './serve.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -255,6 +256,32 @@ describe('tally serve opening a browser', () => {
     const answer = await client(ws).invoke('app:info', []);
     expect(answer).toMatchObject({ ok: true, result: { demo: true } });
     ws.close();
+  });
+});
+
+describe('one-time codes', () => {
+  it('expire a minute after they are made, by the clock the server is given', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'tally-serve-codes-'));
+    let clock = 1_000_000;
+    const { ui, close } = await startQuietUiServer(home, () => clock);
+    try {
+      const open = async (url: string) => {
+        const { pathname, search, host } = new URL(url);
+        return rawGet(ui.origin, `${pathname}${search}`, { host });
+      };
+      const late = ui.oneTimeUrl();
+      const inTime = ui.oneTimeUrl();
+      clock += ONE_TIME_CODE_TTL_MS;
+      expect((await open(inTime)).status).toBe(303);
+      clock += 1;
+      const expired = await open(late);
+      expect(expired.status).toBe(401);
+      expect(expired.body).toContain('already used or has expired');
+      expect(expired.headers['set-cookie']).toBeUndefined();
+    } finally {
+      await close();
+      await rm(home, { recursive: true, force: true });
+    }
   });
 });
 

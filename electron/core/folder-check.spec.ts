@@ -2,8 +2,9 @@
  * Folders are checked (created level by level, then a real file written) before anything relies on them:
  * bad folders give one clear ConfigError naming the folder and where it came from, and nothing spins.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, open, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -98,6 +99,33 @@ describe('ensureWritableFolder', () => {
       );
     },
   );
+});
+
+describe.runIf(process.platform !== 'win32')('a file system that stops answering', () => {
+  it('is refused after the timeout with a clear line, while every file call is still stuck', async () => {
+    const dir = await temp();
+    // Node does file calls on a small pool of threads; FIFOs opened for reading with no writer block each one in
+    // open(2), the way a dead network mount blocks them in the kernel: from here on no file call completes.
+    const threads = Number(process.env.UV_THREADPOOL_SIZE) || 4;
+    const fifos = Array.from({ length: threads }, (_, i) => join(dir, `stuck-${i}`));
+    expect(spawnSync('mkfifo', fifos).status).toBe(0);
+    const stuck = fifos.map((fifo) => open(fifo, 'r'));
+    let answered = false;
+    const probe = stat(dir).then(() => (answered = true));
+    try {
+      const folder = join(dir, 'Recordings');
+      await expect(ensureWritableFolder(folder, { source, timeoutMs: 1_000 })).rejects.toThrow(
+        `Cannot use ${folder} as the recordings folder (--folder): it did not answer within 1 s. Choose another folder.`,
+      );
+      // The refusal came from the deadline, not from a file call that got through.
+      expect(answered).toBe(false);
+    } finally {
+      // A writer for each FIFO (a child process: it needs none of the stuck threads) lets the pool go.
+      spawnSync('sh', ['-c', 'for f in "$@"; do : > "$f"; done', 'sh', ...fifos]);
+      for (const handle of await Promise.all(stuck)) await handle.close();
+      await probe;
+    }
+  });
 });
 
 describe.runIf(existsSync('/proc/self'))('bad folders do not wedge the CLI or the app', () => {

@@ -69,6 +69,15 @@ describe('NotificationService', () => {
     expect(made.map((n) => n.options.title)).toEqual(['Download failed', 'Webhook unreachable']);
   });
 
+  it('shows refused webhooks under the unreachable setting: either way recordings stop arriving', () => {
+    const { service } = setup();
+    const refusing: NotifyPayload = { kind: 'refusing', title: 'New recordings are being refused', body: 'full' };
+    service.setSettings({ saved: true, failed: true, unreachable: false, live: true });
+    expect(service.notify(refusing)).toBe(false);
+    service.setSettings({ saved: false, failed: false, unreachable: true, live: false });
+    expect(service.notify(refusing)).toBe(true);
+  });
+
   it('shows nothing where the OS has no notifications', () => {
     const { service, made } = setup(false);
     expect(service.notify(failed)).toBe(false);

@@ -40,6 +40,7 @@ function settingFor(kind: NotifyPayload['kind']): keyof NotificationSettings {
     case 'live':
       return 'live';
     case 'unreachable':
+    case 'refusing':
       return 'unreachable';
   }
 }

@@ -4,14 +4,16 @@
  * extensions and absurd announced sizes, are categories of the webhook fuzzer itself):
  * 1. flood: over-long fields and more webhooks than the unfinished-jobs cap, through the real receiver and
  *    journal; refused clearly, the journal bounded and replayable;
- * 2. slow clients: random mixes of stalled headers and trickled bodies hold every connection slot while
- *    genuine webhooks still get through;
+ * 2. slow clients: random mixes of stalled headers, stalled webhook bodies and stalled uploads hold every
+ *    connection slot while genuine webhooks still get through;
  * 3. links planted in the recordings folder at a job's part, sidecar, sidecar temporary and final name: never
  *    followed, the outside files untouched, every recording saved as a plain file;
  * 5. bodies longer than announced or than maxRecordingBytes, with and without a length: nothing on disk past
  *    the ceiling, a clear reason, the honest ones saved;
+ * 7. `tally serve`'s link for the browser opener: never the token; random sequences of issuing, clock jumps
+ *    and presenting codes (issued, reused, expired, forged, the token itself) open the page exactly when the
+ *    code is fresh (electron/cli/serve.spec.ts runs the real opener and reads its command line);
  * 8. hostile text in every line `tally listen` prints for people: one line per event, no control characters.
- * Finding 7 (no reusable secret in the browser URL) is not a matter of input: electron/cli/serve.spec.ts.
  */
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
@@ -23,6 +25,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createListenPrinter } from '../../electron/cli/listen-output.js';
+import { ONE_TIME_CODE_TTL_MS } from '../../electron/core/app/ui-server.js';
 import { statePathFor } from '../../electron/core/download/part-state.js';
 import { DownloadOriginPolicy } from '../../electron/core/net/url-policy.js';
 import { partPathFor } from '../../electron/core/pipeline/download-queue.js';
@@ -30,8 +33,10 @@ import { RecordingPipeline } from '../../electron/core/pipeline/pipeline.js';
 import { Inbox, JOURNAL_FILE, recordingKey } from '../../electron/core/recordings/inbox.js';
 import type { RecordingJob } from '../../electron/core/recordings/types.js';
 import { MAX_CHANNEL_ID_LENGTH, MAX_WEBHOOK_URL_LENGTH } from '../../electron/core/webhook/parse.js';
+import { mountUploads } from '../../electron/core/uploads/upload-route.js';
 import { WebhookReceiver } from '../../electron/core/webhook/receiver.js';
 import { TokenStore } from '../../electron/core/webhook/token.js';
+import { startQuietUiServer } from '../support/ui-server.js';
 
 const SEED = Number(process.env.TALLY_FUZZ_SEED ?? Date.now() % 1_000_000);
 const SCALE = Math.max(1, Math.floor(Number(process.env.TALLY_FUZZ_COUNT ?? 10_000) / 10_000));
@@ -155,20 +160,36 @@ describe(`limits fuzzer (seed ${SEED}, scale ${SCALE})`, () => {
       maxConnections: 30,
       timeouts: { headersMs: 60_000, requestMs: 6 * 3_600_000, webhookBodyMs: 60_000, checkIntervalMs: 1_000 },
     });
+    // The upload route's token sits in a web page: anyone may start (and stall) uploads.
+    const uploads = await mountUploads(receiver, { folder: join(dir, 'recordings'), allowedOrigins: () => [] });
+    const busy: number[] = [];
+    uploads.on('rejected', (e) => busy.push(e.status));
     await receiver.start();
     const slow: net.Socket[] = [];
+    const kinds = { headers: 0, webhookBody: 0, upload: 0 };
     try {
-      for (let i = 0; i < 40 + r.int(0, 40) * SCALE; i += 1) {
+      const count = 40 + r.int(0, 40) * SCALE;
+      for (let i = 0; i < count; i += 1) {
         const socket = net.connect(receiver.port, '127.0.0.1');
         socket.on('error', () => undefined);
         slow.push(socket);
         await once(socket, 'connect');
-        // Stalled headers, or a webhook body that stops after a few bytes (no token needed for the first).
-        if (r.next() < 0.5) socket.write(`POST /hooks/guess HTTP/1.1\r\nHost: x\r\nX-Slow-${i}: 1\r\n`);
-        else
+        // Stalled headers (no token needed), a webhook body or an upload that stops after a few bytes.
+        const pick = r.next();
+        if (pick < 0.3) {
+          kinds.headers += 1;
+          socket.write(`POST /hooks/guess HTTP/1.1\r\nHost: x\r\nX-Slow-${i}: 1\r\n`);
+        } else if (pick < 0.75) {
+          kinds.webhookBody += 1;
           socket.write(
             `POST ${receiver.hookPath} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"id":`,
           );
+        } else {
+          kinds.upload += 1;
+          socket.write(
+            `POST ${receiver.routePath('uploads')} HTTP/1.1\r\nHost: x\r\nContent-Type: audio/ogg\r\nContent-Length: ${r.int(10, 1e9)}\r\n\r\nOggS`,
+          );
+        }
       }
       const genuine = 5 + r.int(0, 10);
       for (let i = 0; i < genuine; i += 1) {
@@ -176,11 +197,14 @@ describe(`limits fuzzer (seed ${SEED}, scale ${SCALE})`, () => {
         expect((await post(receiver.port, receiver.hookPath, { id: `genuine-${i}`, url })).status).toBe(200);
       }
       expect(inbox.unfinished).toBe(genuine);
+      // Uploads past the concurrency cap were refused with a 503, never given a slot for hours.
+      expect(busy.every((status) => status === 503 || status === 499)).toBe(true);
     } finally {
       for (const socket of slow) socket.destroy();
       await receiver.stop(1_000);
       await inbox.close();
     }
+    console.log(`limits fuzzer, slow clients: ${JSON.stringify(kinds)}`);
   });
 
   it('findings 3 and 5: planted links are never followed; nothing longer than announced or allowed reaches the disk', async () => {
@@ -302,6 +326,73 @@ describe(`limits fuzzer (seed ${SEED}, scale ${SCALE})`, () => {
     expect((await stat(folder)).isDirectory()).toBe(true);
     console.log(`limits fuzzer, files: ${cases.length} recordings, ${planted.length} planted links`);
   }, 120_000);
+
+  it("finding 7: the opener's link never carries the serve token; each code opens once, within its minute", async () => {
+    const r = rng(SEED ^ 0x7007);
+    const home = await temp('serve');
+    let clock = r.int(0, 2 ** 40);
+    const { ui, close } = await startQuietUiServer(home, () => clock);
+    const token = new URL(ui.url).searchParams.get('token') ?? '';
+    const issued: { code: string; at: number; spent: boolean }[] = [];
+    const counts = { issued: 0, opened: 0, spent: 0, expired: 0, forged: 0 };
+    const exchange = (code: string) =>
+      new Promise<{ status: number; cookie: string }>((resolve, reject) => {
+        const req = http.request(
+          { host: '127.0.0.1', port: ui.port, path: `/?code=${encodeURIComponent(code)}` },
+          (res) => {
+            res.resume();
+            res.on('end', () =>
+              resolve({ status: res.statusCode ?? 0, cookie: String(res.headers['set-cookie'] ?? '') }),
+            );
+          },
+        );
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      for (let i = 0; i < 300 * SCALE; i += 1) {
+        const action = r.int(0, 3);
+        if (action === 0 || issued.length === 0) {
+          // What `tally serve` hands the opener, whose command line every local user can read.
+          const link = new URL(ui.oneTimeUrl());
+          expect(link.href).not.toContain(token);
+          expect([...link.searchParams.keys()]).toEqual(['code']);
+          issued.push({ code: link.searchParams.get('code') ?? '', at: clock, spent: false });
+          counts.issued += 1;
+        } else if (action === 1) {
+          clock += r.next() < 0.8 ? r.int(0, 2_000) : r.int(0, 2 * ONE_TIME_CODE_TTL_MS);
+        } else {
+          // Mostly the newest code (the opener's), sometimes any older one.
+          const known = issued[
+            r.next() < 0.6 ? issued.length - 1 : r.int(0, issued.length - 1)
+          ] as (typeof issued)[number];
+          const kind = r.int(0, 5);
+          const flip = r.int(0, known.code.length - 1);
+          const forged =
+            kind === 0
+              ? token
+              : kind === 1
+                ? `${known.code.slice(0, flip)}${known.code[flip] === 'A' ? 'B' : 'A'}${known.code.slice(flip + 1)}`
+                : null;
+          const answer = await exchange(forged ?? known.code);
+          const fresh = forged === null && !known.spent && clock - known.at <= ONE_TIME_CODE_TTL_MS;
+          expect(answer.status, `code #${issued.indexOf(known)} ${forged === null ? 'as issued' : 'forged'}`).toBe(
+            fresh ? 303 : 401,
+          );
+          // Only a fresh code sets the session cookie; any presentation spends it, in time or not.
+          expect(answer.cookie.includes(token)).toBe(fresh);
+          if (forged !== null) counts.forged += 1;
+          else if (fresh) counts.opened += 1;
+          else if (known.spent) counts.spent += 1;
+          else counts.expired += 1;
+          if (forged === null) known.spent = true;
+        }
+      }
+    } finally {
+      await close();
+    }
+    console.log(`limits fuzzer, serve codes: ${JSON.stringify(counts)}`);
+  });
 
   it('finding 8: hostile text prints as one safe line per event', () => {
     const r = rng(SEED ^ 0x8008);

@@ -120,11 +120,14 @@ export function gapView(report: GapReportResult | null): GapReport {
 export function attentionText(state: {
   credentialsRefused: boolean;
   pipelineError: string | null;
+  /** Why new webhooks are being refused (503), if they are. */
+  refusing?: string | null;
   tunnelState: string | undefined;
   failedRecordings: number;
 }): string | null {
   if (state.credentialsRefused) return 'The service refused the credentials';
   if (state.pipelineError) return 'Recordings are not being received';
+  if (state.refusing) return 'New recordings are being refused';
   if (state.tunnelState === 'unreachable') return 'The webhook URL is unreachable';
   if (state.tunnelState === 'error') return 'The tunnel could not start';
   if (state.failedRecordings === 1) return '1 recording failed';
@@ -189,6 +192,7 @@ export function traySnapshotOf(
   host: {
     trayCounts(): { downloading: number; progress: number | null; failed: number };
     readonly error: string | null;
+    readonly refusing: string | null;
     readonly pipeline: { supervisor: { status: { state: string } } } | null;
   },
   state: { credentialsRefused: boolean; receivingPaused: boolean; recordingsFolder: string },
@@ -202,6 +206,7 @@ export function traySnapshotOf(
     attention: attentionText({
       credentialsRefused: state.credentialsRefused,
       pipelineError: host.error,
+      refusing: host.refusing,
       tunnelState: host.pipeline?.supervisor.status.state,
       failedRecordings: failed,
     }),

@@ -75,6 +75,8 @@ export class PipelineHost {
   #detach: (() => void) | null = null;
   #portNote: string | null = null;
   #unreachableNotified = false;
+  /** Webhooks are being refused with 503: why, and whether it is the unfinished-job cap (cleared when room frees). */
+  #refusing: { reason: string; full: boolean } | null = null;
   /** State folder of the pipeline last configured (where its removed-from-list keys live). */
   #stateDir: string | null = null;
   #hidden: { dir: string; keys: HiddenRecordings } | null = null;
@@ -98,6 +100,11 @@ export class PipelineHost {
 
   get pipeline(): RecordingPipeline | null {
     return this.#pipeline;
+  }
+
+  /** Why new recording webhooks are being refused, while they are (the tray asks for attention). */
+  get refusing(): string | null {
+    return this.#refusing?.reason ?? null;
   }
 
   /**
@@ -146,6 +153,7 @@ export class PipelineHost {
     if (!pipeline) return;
     this.#pipeline = null;
     this.#key = null;
+    this.#refusing = null;
     // Listeners stay attached while stopping so the jobs it sets back to pending reach the views.
     await pipeline
       .stop()
@@ -381,14 +389,37 @@ export class PipelineHost {
     on('registration-failed', (info) =>
       emit('app:error', { code: 'registration', message: `The webhook URL could not be registered: ${info.message}` }),
     );
-    on('rejected', (r) => log(`webhook refused (${r.status}): ${clean(r.reason)}`));
+    on('rejected', (r) => {
+      log(`webhook refused (${r.status}): ${clean(r.reason)}`);
+      // A 503 is a genuine webhook (right token, allowed URL) turned away: its recording is lost unless someone acts.
+      if (r.status === 503) this.#onRefusing(r.reason, pipeline.receiver.full);
+    });
+    on('received', () => this.#stopRefusing());
     return () => {
       for (const off of offs) off();
     };
   }
 
+  #onRefusing(reason: string, full: boolean): void {
+    if (this.#refusing) return;
+    this.#refusing = { reason, full };
+    this.#deps.emit('notify', {
+      kind: 'refusing',
+      title: 'New recordings are being refused',
+      body: clean(reason, 200),
+    });
+    this.#deps.updateTray();
+  }
+
+  #stopRefusing(): void {
+    if (!this.#refusing) return;
+    this.#refusing = null;
+    this.#deps.updateTray();
+  }
+
   #onJobChanged(job: RecordingJob, pipeline: RecordingPipeline): void {
     if (pipeline !== this.#pipeline && this.#pipeline !== null) return;
+    if (this.#refusing?.full && !pipeline.receiver.full) this.#stopRefusing();
     if (job.state !== 'downloading') this.progress.clear(job.key);
     const view = recordingView(job, this.progress.get(job.key));
     const signature = changeSignature(view);

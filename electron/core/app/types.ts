@@ -36,8 +36,11 @@ export interface AppCoreEvents extends EventMap {
   'tray:snapshot': TraySnapshot;
   /** A notification worth showing natively (the shell decides per the notification settings). */
   notify: {
-    /** `refused`: a client upload was refused; `live`: a channel opened; `missing`: an expected recording never came. */
-    kind: 'saved' | 'failed' | 'expired' | 'unreachable' | 'refused' | 'live' | 'missing';
+    /**
+     * `refused`: a client upload was refused; `live`: a channel opened; `missing`: an expected recording never
+     * came; `refusing`: new recording webhooks are refused (too many unfinished, or the journal cannot be written).
+     */
+    kind: 'saved' | 'failed' | 'expired' | 'unreachable' | 'refused' | 'live' | 'missing' | 'refusing';
     title: string;
     body: string;
     path?: string;

@@ -78,6 +78,8 @@ export interface UiServerOptions {
    */
   extraHosts?: readonly string[];
   log?: (line: string) => void;
+  /** Clock of the one-time codes' expiry (tests). */
+  now?: () => number;
 }
 
 function sameToken(a: string, b: string): boolean {
@@ -106,6 +108,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
   let port = 0;
   /** Unspent one-time codes and when they expire. */
   const codes = new Map<string, number>();
+  const now = opts.now ?? Date.now;
   // Cookies are not isolated by port: the name carries it, so two `tally serve` on one host keep their own.
   const cookieName = () => `tally_ui_${port}`;
 
@@ -150,7 +153,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     if (code !== null && (pathname === '/' || pathname === '/index.html')) {
       const expires = codes.get(code);
       codes.delete(code);
-      if (expires === undefined || expires < Date.now()) {
+      if (expires === undefined || expires < now()) {
         res
           .writeHead(401, { ...baseHeaders, 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' })
           .end('This link was already used or has expired. Use the link `tally serve` printed, or start it again.\n');
@@ -283,10 +286,10 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
   return {
     url: `${origin}/?token=${token}`,
     oneTimeUrl() {
-      const now = Date.now();
-      for (const [c, expires] of codes) if (expires < now) codes.delete(c);
+      const at = now();
+      for (const [c, expires] of codes) if (expires < at) codes.delete(c);
       const fresh = randomBytes(16).toString('base64url');
-      codes.set(fresh, now + ONE_TIME_CODE_TTL_MS);
+      codes.set(fresh, at + ONE_TIME_CODE_TTL_MS);
       return `${origin}/?code=${fresh}`;
     },
     origin,

@@ -15,6 +15,9 @@ import { DownloadManager, partPathFor, RESERVATION_SUFFIX } from './download-que
 import { MemoryJobStore } from './memory-job-store.js';
 import { statePathFor } from '../download/part-state.js';
 import { TestServer } from '../download/test-server.js';
+import { mountUploads, type UploadRejection } from '../uploads/upload-route.js';
+import { WebhookReceiver } from '../webhook/receiver.js';
+import { TokenStore } from '../webhook/token.js';
 
 let server: TestServer;
 let root: string;
@@ -84,6 +87,37 @@ describe('planted symbolic links', () => {
     } finally {
       await m.stop();
     }
+  });
+
+  it('refuses uploads when the client uploads folder is a link: nothing is written outside, the refusal is reported', async () => {
+    const away = path.join(root, 'elsewhere');
+    await fsp.mkdir(away);
+    await fsp.symlink(away, path.join(dir, 'client'));
+    const receiver = new WebhookReceiver({
+      inbox: { add: () => Promise.reject(new Error('no webhooks here')) },
+      policy: new DownloadOriginPolicy([server.origin]),
+      tokens: await TokenStore.open(path.join(root, 'state')),
+    });
+    const route = await mountUploads(receiver, { folder: dir, allowedOrigins: () => [] });
+    const rejected: UploadRejection[] = [];
+    route.on('rejected', (r) => rejected.push(r));
+    await receiver.start();
+    try {
+      const answer = await fetch(`${receiver.origin}${receiver.routePath('uploads')}`, {
+        method: 'POST',
+        headers: { 'content-type': 'audio/ogg', 'x-filename': 'voice.ogg' },
+        body: 'OggS recording',
+      });
+      expect(answer.status).toBe(507);
+      expect(((await answer.json()) as { error: string }).error).toMatch(
+        /^The client uploads folder .*client is a symbolic link; .* Remove the link\.$/,
+      );
+      expect(rejected).toEqual([expect.objectContaining({ status: 507, fileName: 'voice.ogg', recording: true })]);
+    } finally {
+      await receiver.stop();
+    }
+    expect(await fsp.readdir(away)).toEqual([]);
+    expect((await fsp.lstat(path.join(dir, 'client'))).isSymbolicLink()).toBe(true);
   });
 
   it('the engine itself never opens a part through a link (O_NOFOLLOW), even without the manager', async () => {

@@ -44,6 +44,8 @@ export interface PipelineOptions {
   projectScope?: string | null;
   concurrency?: number;
   fileNameTemplate?: string;
+  /** Unfinished recordings beyond which new webhooks are refused (the receiver's DEFAULT_MAX_UNFINISHED_JOBS). */
+  maxUnfinishedJobs?: number;
   /** The maxRecordingBytes setting: the cap when neither server nor webhook says how big a recording is. */
   maxRecordingBytes?: number;
   /**

@@ -63,6 +63,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
       tokens,
       host: opts.host ?? '127.0.0.1',
       port: opts.port ?? 0,
+      ...(opts.maxUnfinishedJobs !== undefined ? { maxUnfinishedJobs: opts.maxUnfinishedJobs } : {}),
       ...(opts.uploads ? { timeouts: { requestMs: opts.uploads.requestTimeoutMs ?? 6 * 60 * 60 * 1000 } } : {}),
     });
     this.downloads = new DownloadManager({

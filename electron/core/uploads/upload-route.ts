@@ -46,6 +46,12 @@ export const DEFAULT_UPLOAD_MAX_BYTES = 2 * 1024 ** 3;
 export const UNKNOWN_TYPE_EXTENSION = '.bin';
 /** Room for multipart headers and boundaries on top of the file size cap. */
 export const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
+/**
+ * Uploads in progress at once beyond which a new one is refused (503). A studio's web clients upload at the end
+ * of a recording, a few at a time; the upload token sits in a web page, so anyone can start uploads, and each
+ * holds a connection for as long as it trickles: this keeps most of the receiver's connections for webhooks.
+ */
+export const DEFAULT_MAX_CONCURRENT_UPLOADS = 16;
 const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
 /** After a refusal mid-body, this much of the rest is read and dropped so the client can read the answer. */
 const DRAIN_MAX_BYTES = 16 * 1024 * 1024;
@@ -66,6 +72,8 @@ export interface UploadRouteOptions {
   log?: UploadLog | null;
   /** A connection sending nothing for this long is cut off (default 60 s). */
   idleTimeoutMs?: number;
+  /** See DEFAULT_MAX_CONCURRENT_UPLOADS. */
+  maxConcurrent?: number;
   now?: () => Date;
   /** Test seam for free-space checks. */
   statfs?: StatfsFunction;
@@ -136,6 +144,8 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
   readonly #opts: UploadRouteOptions;
   readonly #now: () => Date;
   readonly #idleMs: number;
+  readonly #maxConcurrent: number;
+  #active = 0;
 
   constructor(opts: UploadRouteOptions) {
     super();
@@ -146,6 +156,7 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
     this.maxBytes = max;
     this.#now = opts.now ?? (() => new Date());
     this.#idleMs = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    this.#maxConcurrent = opts.maxConcurrent ?? DEFAULT_MAX_CONCURRENT_UPLOADS;
   }
 
   /** The receiver route handler (bound). */
@@ -174,6 +185,8 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
       remoteAddress: info.remoteAddress,
       declared: declaredLength(req),
     };
+    // A stranger's body is never read; a listed client's is drained a little so it can read why.
+    let drainBody = verdict.kind !== 'refused';
     try {
       if (info.subpath !== '') throw new Refusal(404, 'unknown path');
       const method = req.method ?? '';
@@ -192,7 +205,21 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
         });
       }
       if (verdict.kind === 'refused') throw new Refusal(403, verdict.message);
-      await this.#upload(ctx);
+      if (this.#active >= this.#maxConcurrent) {
+        // Not drained: reading the body would hold the very connection this refusal is meant to free.
+        drainBody = false;
+        throw new Refusal(
+          503,
+          `${this.#active} uploads are already in progress, the most Tally takes at once; send it again in a minute.`,
+          { 'Retry-After': '60' },
+        );
+      }
+      this.#active += 1;
+      try {
+        await this.#upload(ctx);
+      } finally {
+        this.#active -= 1;
+      }
     } catch (error) {
       if (error instanceof ClientGone) {
         this.#rejected(ctx, 499, error.message, true);
@@ -200,8 +227,7 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
         return;
       }
       if (!(error instanceof Refusal)) throw error;
-      // A stranger's body is never read; a listed client's is drained a little so it can read why.
-      await this.#answer(ctx, error.status, { error: error.message }, error.headers, verdict.kind !== 'refused');
+      await this.#answer(ctx, error.status, { error: error.message }, error.headers, drainBody);
       const method = req.method ?? '';
       const lost = info.subpath === '' && (method === 'POST' || (method === 'OPTIONS' && verdict.kind === 'refused'));
       this.#rejected(ctx, error.status, error.message, lost);

@@ -22,6 +22,7 @@ import { WebhookRejection, parseWebhook } from './parse.js';
 import { parseChannelHook, type ChannelHookCall } from './channel-hook.js';
 import type { TokenName, TokenStore } from './token.js';
 import { sendJson } from '../http-answer.js';
+import { ConnectionSlots } from './connection-slots.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
 
@@ -110,18 +111,13 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
   readonly #port: number;
   readonly #maxBody: number;
   readonly #timeouts: Required<ReceiverTimeouts>;
-  readonly #maxConnections: number;
   readonly #maxUnfinished: number;
   readonly #routes = new Map<string, Route>();
   readonly #inFlight = new Set<Promise<void>>();
   /** Sockets that got an answer before their request was fully read (they close after it). */
   readonly #answered = new WeakSet<Duplex>();
-  /**
-   * Open connections and whether a request is being handled on them. A connection that has not sent complete
-   * headers (or sits idle between requests) holds nothing: when the limit is reached, the oldest such one makes
-   * room for the newcomer, so slow or silent clients cannot starve genuine webhooks (which need the token).
-   */
-  readonly #connections = new Map<Socket, { busy: boolean; since: number }>();
+  /** Open connections; a full house makes room for the newcomer (see connection-slots.ts). */
+  readonly #slots: ConnectionSlots;
   #server: Server | null = null;
   #stopping = false;
 
@@ -133,7 +129,7 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
     this.#host = opts.host ?? '127.0.0.1';
     this.#port = opts.port ?? 0;
     this.#maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-    this.#maxConnections = opts.maxConnections ?? 1024;
+    this.#slots = new ConnectionSlots(opts.maxConnections ?? 1024);
     this.#maxUnfinished = opts.maxUnfinishedJobs ?? DEFAULT_MAX_UNFINISHED_JOBS;
     this.#timeouts = {
       headersMs: opts.timeouts?.headersMs ?? 5_000,
@@ -168,7 +164,7 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
       connectionsCheckingInterval: this.#timeouts.checkIntervalMs,
     });
     // Not server.maxConnections: it refuses the newcomer, which is the genuine webhook under a slow-client flood.
-    server.on('connection', (socket: Socket) => this.#admit(socket));
+    server.on('connection', (socket: Socket) => this.#slots.admit(socket));
     server.on('request', (req, res) => this.#track(req, res));
     server.on('clientError', (error, socket) => this.#onClientError(error, socket));
     await new Promise<void>((resolve, reject) => {
@@ -224,6 +220,11 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
     return (address as AddressInfo).port;
   }
 
+  /** Whether new webhooks are refused now because the unfinished-job cap is reached (see DEFAULT_MAX_UNFINISHED_JOBS). */
+  get full(): boolean {
+    return (this.#inbox.unfinished ?? 0) >= this.#maxUnfinished;
+  }
+
   /** `/hooks/<token>`: the path to register with the service (behind the tunnel's origin). */
   get hookPath(): string {
     return this.routePath('hooks');
@@ -259,28 +260,8 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
     return this.#server ? this.localUrl : this.hookPath;
   }
 
-  #admit(socket: Socket): void {
-    this.#connections.set(socket, { busy: false, since: performance.now() });
-    socket.once('close', () => this.#connections.delete(socket));
-    if (this.#connections.size <= this.#maxConnections) return;
-    let oldest: Socket | null = null;
-    let oldestSince = Infinity;
-    for (const [other, state] of this.#connections) {
-      if (!state.busy && other !== socket && state.since < oldestSince) {
-        oldest = other;
-        oldestSince = state.since;
-      }
-    }
-    // Every other connection is mid-request (bounded by the body deadlines): the newcomer waits its turn elsewhere.
-    (oldest ?? socket).destroy();
-  }
-
   #track(req: IncomingMessage, res: ServerResponse): void {
-    const connection = this.#connections.get(req.socket as Socket);
-    if (connection) connection.busy = true;
-    res.once('close', () => {
-      if (connection) Object.assign(connection, { busy: false, since: performance.now() });
-    });
+    res.once('close', this.#slots.started(req));
     const done = new Promise<void>((resolve) => {
       res.once('close', resolve);
       this.#dispatch(req, res)
