@@ -47,11 +47,12 @@ export const UNKNOWN_TYPE_EXTENSION = '.bin';
 /** Room for multipart headers and boundaries on top of the file size cap. */
 export const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
 /**
- * Uploads in progress at once beyond which a new one is refused (503). A studio's web clients upload at the end
- * of a recording, a few at a time; the upload token sits in a web page, so anyone can start uploads, and each
- * holds a connection for as long as it trickles: this keeps most of the receiver's connections for webhooks.
+ * Uploads in progress at once beyond which a new one is refused (503). The web SDK never resends, so a refusal
+ * loses a recording: this is sized far past any studio (two uploads per client stopping at the same moment) and
+ * only keeps half of the receiver's 1,024 connections for webhooks. Below it, a slow-client flood is handled by
+ * evicting the most stalled connection (webhook/connection-slots.ts), not by refusing uploads that move.
  */
-export const DEFAULT_MAX_CONCURRENT_UPLOADS = 16;
+export const DEFAULT_MAX_CONCURRENT_UPLOADS = 512;
 const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
 /** After a refusal mid-body, this much of the rest is read and dropped so the client can read the answer. */
 const DRAIN_MAX_BYTES = 16 * 1024 * 1024;
