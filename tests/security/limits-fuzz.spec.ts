@@ -161,7 +161,12 @@ describe(`limits fuzzer (seed ${SEED}, scale ${SCALE})`, () => {
       timeouts: { headersMs: 60_000, requestMs: 6 * 3_600_000, webhookBodyMs: 60_000, checkIntervalMs: 1_000 },
     });
     // The upload route's token sits in a web page: anyone may start (and stall) uploads.
-    const uploads = await mountUploads(receiver, { folder: join(dir, 'recordings'), allowedOrigins: () => [] });
+    // A small upload cap (the default is 512), so both ways a stalled upload loses its slot are exercised.
+    const uploads = await mountUploads(receiver, {
+      folder: join(dir, 'recordings'),
+      allowedOrigins: () => [],
+      maxConcurrent: 8,
+    });
     const busy: number[] = [];
     uploads.on('rejected', (e) => busy.push(e.status));
     await receiver.start();
@@ -197,7 +202,7 @@ describe(`limits fuzzer (seed ${SEED}, scale ${SCALE})`, () => {
         expect((await post(receiver.port, receiver.hookPath, { id: `genuine-${i}`, url })).status).toBe(200);
       }
       expect(inbox.unfinished).toBe(genuine);
-      // Uploads past the concurrency cap were refused with a 503, never given a slot for hours.
+      // Stalled uploads were refused past the cap (503) or made room for webhooks (499), never held a slot for hours.
       expect(busy.every((status) => status === 503 || status === 499)).toBe(true);
     } finally {
       for (const socket of slow) socket.destroy();
