@@ -296,8 +296,13 @@ export function applySettingsPatch(base: Settings, patch: unknown): Settings {
   return result.data;
 }
 
-/** Demo mode when the user chose it, or, before any choice, whenever there are no credentials. */
+/**
+ * Demo mode when the user chose it, or, before any choice, whenever there are no credentials. A studio member
+ * is never in demo mode: it mirrors the team's real recordings and needs no service credentials for that
+ * (docs/studio.md), so the sandbox would only stand in the way.
+ */
 export function effectiveDemoMode(settings: Settings, hasCredentials: boolean): boolean {
+  if (settings.studio.mode === 'follow' && settings.studio.url !== null) return false;
   return settings.demoMode ?? !hasCredentials;
 }
 

@@ -143,7 +143,14 @@ class Core implements TallyAppCore {
     });
     this.#studio = new StudioHost(opts, this.#env, this.#settings, {
       emit: (view) => this.#emit('studio:changed', view),
-      save: (studio) => this.#queue.run(async () => (this.#settings.update({ studio }), await this.#reconcile())),
+      save: (studio) =>
+        this.#queue.run(async () => {
+          this.#settings.update({ studio });
+          if (this.#phase === 'running') await this.#reconcile();
+          else await this.#refreshDemo();
+          // Following (or no longer following) a studio may leave or enter demo mode: the views must say so.
+          this.#emit('settings:changed', this.#settingsView());
+        }),
     });
     this.handlers = this.#buildHandlers();
   }
@@ -291,14 +298,18 @@ class Core implements TallyAppCore {
     if (patch.demoMode === false) this.#forceDemo = false;
     if (patch.receivingPaused !== undefined) this.#receivingPaused = patch.receivingPaused;
     if (this.#phase === 'running') await this.#reconcile();
-    else
-      this.#demo = this.#forceDemo || effectiveDemoMode(this.#settings.get(), (await this.#loadCredentials()) !== null);
+    else await this.#refreshDemo();
     const view = this.#settingsView();
     this.#emit('settings:changed', view);
     // New hosts may have put the secret out of use (or back in use): the credentials view must say so.
     if (patch.endpoints !== undefined) await this.#credentialsChanged();
     this.#events.updateTray();
     return view;
+  }
+
+  /** Before start (nothing runs yet), what the views say about demo mode follows the settings just written. */
+  async #refreshDemo(): Promise<void> {
+    this.#demo = this.#forceDemo || effectiveDemoMode(this.#settings.get(), (await this.#loadCredentials()) !== null);
   }
 
   // ---- Credentials -----------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import { jetstream } from '@nats-io/jetstream';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StudioView } from '../../contract.js';
 import { MemorySecretStore } from '../credentials.js';
-import { openSettingsStore } from '../settings.js';
+import { openSettingsStore, type SettingsPatch } from '../settings.js';
 import type { Announcement } from '../studio/announcement.js';
 import { NatsTeamStore } from '../studio/store.js';
 import { DEFAULT_RETENTION_MS, STUDIO_SUBJECT, ensureStudioStream } from '../studio/team.js';
@@ -24,11 +24,14 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function makeCore(secrets = new MemorySecretStore()): Promise<{ core: TallyAppCore; home: string }> {
+async function makeCore(
+  secrets = new MemorySecretStore(),
+  settings: SettingsPatch = { demoMode: false },
+): Promise<{ core: TallyAppCore; home: string }> {
   const home = await mkdtemp(join(tmpdir(), 'tally-studio-core-'));
   cleanups.push(() => rm(home, { recursive: true, force: true }));
-  openSettingsStore(home).update({ receiverPort: 0, recordingsFolder: join(home, 'recordings'), demoMode: false });
-  const core = await createAppCore({ home, secrets, transport: 'ws', env: {}, version: '9.9.9' });
+  openSettingsStore(home).update({ receiverPort: 0, recordingsFolder: join(home, 'recordings'), ...settings });
+  const core = await createAppCore({ home, secrets, transport: 'ws', env: {}, version: '9.9.9', demoWebClient: false });
   cleanups.push(() => core.stop());
   await core.start();
   return { core, home };
@@ -101,6 +104,36 @@ describe('Settings → Studio in the app core', () => {
     });
     const mirrored = await readFile(join(home, 'recordings', 'studio-cam.mp4'));
     expect(createHash('sha256').update(mirrored).digest('hex')).toBe(createHash('sha256').update(body).digest('hex'));
+  });
+
+  it('follows a studio on a computer without service credentials: out of demo mode, no sandbox, mirroring', async () => {
+    const nats = await startNatsServer();
+    cleanups.push(() => nats.close());
+    // No service credentials and no choice made: the app starts in demo mode, as it always has.
+    const { core, home } = await makeCore(new MemorySecretStore(), {});
+    expect((await core.handlers['app:info']()).demo).toBe(true);
+    expect(core.testOnly.sandbox()).not.toBeNull();
+
+    const connected = nextView(core, (v) => v.status.state === 'connected');
+    const settingsChanged = new Promise((resolve) => core.on('settings:changed', resolve));
+    await core.handlers['studio:set']({ mode: 'follow', url: nats.url, name: 'no-creds-member' });
+    // A member never needs the service: the sandbox stops and the views stop saying "demo".
+    expect((await core.handlers['app:info']()).demo).toBe(false);
+    expect(core.testOnly.sandbox()).toBeNull();
+    expect(await settingsChanged).toMatchObject({ demoMode: false });
+    await connected;
+
+    const source = join(home, 'source.bin');
+    await writeFile(source, Buffer.alloc(50_000, 5));
+    const saved = nextView(core, (v) => v.recordings.some((r) => r.state === 'saved'));
+    await announce(nats.url, source, 'member-cam');
+    await saved;
+    expect((await readFile(join(home, 'recordings', 'member-cam.mp4'))).length).toBe(50_000);
+
+    // Leaving the studio without credentials goes back to the demo, as before.
+    await core.handlers['studio:set']({ mode: 'off', url: null, name: null });
+    expect((await core.handlers['app:info']()).demo).toBe(true);
+    expect((await core.handlers['studio:get']()).status.state).toBe('off');
   });
 
   it('keeps the team token in the keychain and out of every view; Test says when the server is unreachable', async () => {
