@@ -27,6 +27,7 @@ import type { Sandbox } from '../sandbox/index.js';
 import {
   applySettingsPatch,
   effectiveDemoMode,
+  followsStudio,
   openSettingsStore,
   type Settings,
   type SettingsStore,
@@ -58,6 +59,10 @@ import { PipelineHost } from './pipeline-host.js';
 import { StudioHost } from './studio-host.js';
 import { toSettingsView, toStorePatch } from './settings-view.js';
 import type { AppCoreEvents, PlatformHooks, TraySnapshot } from './types.js';
+
+/** The service keeps one webhook URL per service: a member's would take the webhooks away from the receiver. */
+const FOLLOWER_REGISTERS_NOTHING =
+  "This computer follows a studio: the studio's receiver registers the webhook URL, and one registered here would take the webhooks away from it (Settings → Studio).";
 
 export { BACKGROUND_POLL_FACTOR, readPackageVersion, type AppCoreOptions, type TallyAppCore } from './core-support.js';
 
@@ -402,6 +407,7 @@ class Core implements TallyAppCore {
   }
 
   #registerWebhook(): Promise<TunnelStatus> {
+    if (followsStudio(this.#settings.get())) return Promise.reject(new ConfigError(FOLLOWER_REGISTERS_NOTHING));
     const api = (url: string) => this.#requireApi().setRecordHook(url);
     return this.#host.register(this.#requirePipeline(), this.#demoTarget(), api, (p) => this.#creds.track(p));
   }

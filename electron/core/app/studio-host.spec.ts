@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { StudioView } from '../../contract.js';
+import type { StudioView, TunnelStatus } from '../../contract.js';
+import { startSandbox } from '../sandbox/index.js';
 import { MemorySecretStore } from '../credentials.js';
 import { openSettingsStore, type SettingsPatch } from '../settings.js';
 import type { Announcement } from '../studio/announcement.js';
@@ -27,11 +28,12 @@ afterEach(async () => {
 async function makeCore(
   secrets = new MemorySecretStore(),
   settings: SettingsPatch = { demoMode: false },
+  env: NodeJS.ProcessEnv = {},
 ): Promise<{ core: TallyAppCore; home: string }> {
   const home = await mkdtemp(join(tmpdir(), 'tally-studio-core-'));
   cleanups.push(() => rm(home, { recursive: true, force: true }));
   openSettingsStore(home).update({ receiverPort: 0, recordingsFolder: join(home, 'recordings'), ...settings });
-  const core = await createAppCore({ home, secrets, transport: 'ws', env: {}, version: '9.9.9', demoWebClient: false });
+  const core = await createAppCore({ home, secrets, transport: 'ws', env, version: '9.9.9', demoWebClient: false });
   cleanups.push(() => core.stop());
   await core.start();
   return { core, home };
@@ -45,6 +47,15 @@ function nextView(core: TallyAppCore, test: (v: StudioView) => boolean): Promise
       resolve(v);
     });
   });
+}
+
+/** The tunnel view once it satisfies `test` (now, or when a later push does). */
+async function tunnelWhen(core: TallyAppCore, test: (s: TunnelStatus) => boolean): Promise<TunnelStatus> {
+  const pushed = new Promise<TunnelStatus>((resolve) => {
+    const off = core.on('tunnel:status', (s) => test(s) && (off(), resolve(s)));
+  });
+  const now = await core.handlers['tunnel:status']();
+  return test(now) ? now : pushed;
 }
 
 /** What the studio's receiver does for one saved file: store it, then announce it. */
@@ -136,6 +147,35 @@ describe('Settings → Studio in the app core', () => {
     expect((await core.handlers['studio:get']()).status.state).toBe('off');
   });
 
+  it('never registers its own webhook URL while it follows a studio, whatever autoRegisterWebhook says', async () => {
+    const nats = await startNatsServer();
+    cleanups.push(() => nats.close());
+    const service = await startSandbox({ serviceId: 'studio-svc', secret: 'studio-secret', seed: 4 });
+    cleanups.push(() => service.close());
+    // The public URL is the receiver itself, so the tunnel turns reachable and would be registered at once.
+    const port = await freePort();
+    const settings: SettingsPatch = {
+      demoMode: false,
+      endpoints: service.endpoints,
+      receiverPort: port,
+      tunnel: { provider: 'url', publicUrl: `http://127.0.0.1:${port}` },
+      autoRegisterWebhook: true,
+      studio: { mode: 'follow', url: nats.url, name: 'member', store: 'nats', retentionDays: 7 },
+    };
+    const env = { TALLY_SERVICE_ID: 'studio-svc', TALLY_SECRET: 'studio-secret' };
+    const { core } = await makeCore(new MemorySecretStore(), settings, env);
+    const reachable = await tunnelWhen(core, (s) => s.state === 'reachable');
+    expect(reachable.registered).toBe(false);
+    await expect(core.handlers['webhook:register']()).rejects.toThrow(/follows a studio.*Settings → Studio/);
+    expect(service.control.webhookUrl).toBeNull();
+
+    // No longer a member: the setting has its effect again.
+    const registered = tunnelWhen(core, (s) => s.registered);
+    await core.handlers['studio:set']({ mode: 'off', url: null, name: null });
+    expect((await registered).publicUrl).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/hooks/`));
+    expect(service.control.webhookUrl).toBe((await registered).publicUrl);
+  });
+
   it('keeps the team token in the keychain and out of every view; Test says when the server is unreachable', async () => {
     const secrets = new MemorySecretStore();
     const { core } = await makeCore(secrets);
@@ -191,6 +231,7 @@ describe('Settings → Studio in the app core', () => {
       );
       expect(JSON.stringify(view)).not.toContain('wrong-pass');
       // No hammering: one refused login, and the error stays (the next try is minutes away, or new credentials).
+      await nats.logged(/authentication error/);
       expect(nats.log().match(/authentication error/g)).toHaveLength(1);
       expect((await core.handlers['studio:get']()).status.state).toBe('error');
 

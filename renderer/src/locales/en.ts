@@ -327,6 +327,8 @@ export const en = {
       registeredNow: 'Webhook URL registered',
       notRegistered: 'Not registered with the service',
       autoRegister: 'Register automatically when the URL changes',
+      followNoRegister:
+        "This computer follows a studio: the studio's receiver registers the webhook URL (the service keeps one), so this one never does.",
       lastChecked: 'Webhook last checked {time}',
     },
     uploads: {

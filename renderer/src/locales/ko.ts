@@ -317,6 +317,8 @@ export const ko: Messages = {
       registeredNow: '웹훅 URL을 등록했습니다',
       notRegistered: '서비스에 등록되지 않음',
       autoRegister: 'URL이 바뀌면 자동으로 등록',
+      followNoRegister:
+        '이 컴퓨터는 스튜디오를 따르고 있습니다. 웹훅 URL은 스튜디오의 수신기가 등록하므로(서비스당 하나) 여기서는 등록하지 않습니다.',
       lastChecked: '웹훅 마지막 확인: {time}',
     },
     uploads: {
