@@ -3,7 +3,8 @@
  * publish the same recording identity at the same moment (a studio that ran a second receiver by mistake, or
  * a receiver restored from a backup), and two members mirror what the team announces. One object, one
  * announcement, one file per member. A claim abandoned past the stale age is taken over by one receiver only
- * (compare-and-set on the KV revision), and refused credentials are said once and fixed by new ones.
+ * (compare-and-set on the KV revision); an announcement repeated past a lost claim is dropped by the stream's
+ * message ID; and refused credentials are said once and fixed by new ones.
  *
  * The pipeline under each publisher is a stand-in for its `saved` event only (a real pipeline downloads from
  * the service: tests/studio.spec.ts runs that end to end); everything on the team side is real.
@@ -207,6 +208,33 @@ describe('two receivers publishing the same recording (real nats-server)', () =>
     expect((await failed).message).toMatch(/another receiver is publishing it/);
     expect(await teamState(nats)).toEqual({ messages: 0, objects: [] });
     expect((await kv.get('rec-busy'))!.json<{ by: string }>().by).toBe('busy-host');
+  });
+});
+
+describe('the announcement stream drops a repeated announcement by message ID (real nats-server)', () => {
+  it('keeps one stream message when a receiver announces again what the claim no longer guards', async () => {
+    const nats = await setup();
+    const a = await receiver(nats, 'recv-a');
+    await a.publisher.start();
+    const first = once(a.publisher, 'published');
+    a.pipeline.saved('dupe', 'dupe-cam', await recording(a.folder, 'dupe-cam.mp4', 40_000, 3), 40_000);
+    await first;
+    await a.publisher.stop();
+
+    // The claim lost (purged by hand, or a bucket recreated) and a receiver without the ledger: nothing but the
+    // stream's message ID stands between this second announcement and a second copy on every member.
+    const nc = await connect({ servers: nats.url.replace('nats://', '') });
+    cleanups.push(() => nc.close());
+    await (await new Kvm(nc).open(CLAIMS_BUCKET)).purge('rec-dupe');
+    const b = await receiver(nats, 'recv-b');
+    await b.publisher.start();
+    const again = once(b.publisher, 'published');
+    b.pipeline.saved('dupe', 'dupe-cam', await recording(b.folder, 'dupe-cam.mp4', 40_000, 3), 40_000);
+    await again;
+    expect(await teamState(nats)).toEqual({ messages: 1, objects: ['rec-dupe'] });
+    // The same message (ID and sequence), not a second one of the same subject.
+    const stream = await (await jetstreamManager(nc)).streams.info(STUDIO_STREAM);
+    expect(stream.state).toMatchObject({ first_seq: 1, last_seq: 1 });
   });
 });
 
