@@ -238,6 +238,41 @@ describe('the announcement stream drops a repeated announcement by message ID (r
   });
 });
 
+describe('retention (real nats-server)', () => {
+  it('applies a changed retention to the stream, the claims bucket and the object store alike', async () => {
+    const nats = await setup();
+    const day = 24 * 60 * 60 * 1000;
+    const a = await receiver(nats, 'recv-a', { retentionMs: 7 * day });
+    await a.publisher.start();
+    const published = once(a.publisher, 'published');
+    a.pipeline.saved('kept', 'kept-cam', await recording(a.folder, 'kept-cam.mp4', 20_000, 4), 20_000);
+    await published; // all three exist now, created with 7 days
+    await a.publisher.stop();
+
+    const nc = await connect({ servers: nats.url.replace('nats://', '') });
+    cleanups.push(() => nc.close());
+    const jsm = await jetstreamManager(nc);
+    const maxAges = async () =>
+      Promise.all(
+        [STUDIO_STREAM, `KV_${CLAIMS_BUCKET}`, `OBJ_${OBJECT_BUCKET}`].map(
+          async (s) => (await jsm.streams.info(s)).config.max_age / 1_000_000 / day,
+        ),
+      );
+    expect(await maxAges()).toEqual([7, 7, 7]);
+
+    // `tally listen --retention 14d` (or the app's retentionDays) on the next start.
+    const b = await receiver(nats, 'recv-b', { retentionMs: 14 * day });
+    const connected = once(b.publisher, 'connected');
+    await b.publisher.start();
+    await connected;
+    expect(await maxAges()).toEqual([14, 14, 14]);
+    // Nothing else changed: the recording is still there, its claim still says published.
+    expect(await teamState(nats)).toEqual({ messages: 1, objects: ['rec-kept'] });
+    const claims = await new Kvm(nc).open(CLAIMS_BUCKET);
+    expect((await claims.get('rec-kept'))!.json<{ state: string }>().state).toBe('published');
+  });
+});
+
 describe('refused team credentials (real nats-server with a user and password)', () => {
   it('says so once, waits, and connects with the credentials as they are at the next try', async () => {
     const nats = await setup(['--user', 'studio', '--pass', 'right-pass']);

@@ -30,6 +30,7 @@ import {
   TeamAuthError,
   TeamTlsError,
   abortableDelay,
+  applyBucketRetention,
   connectTeam,
   ensureStudioStream,
   type TeamCredentials,
@@ -259,8 +260,9 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       ...this.#opts.retry,
     });
     this.#nc = nc;
-    await ensureStudioStream(nc, { retentionMs: this.#retentionMs, owner: true });
+    const jsm = await ensureStudioStream(nc, { retentionMs: this.#retentionMs, owner: true });
     this.#kv = await new Kvm(nc).create(CLAIMS_BUCKET, { history: 1, ttl: this.#retentionMs });
+    await applyBucketRetention(jsm, this.#retentionMs);
     const spec = this.#opts.store;
     this.#store =
       spec.kind === 'nats' ? new NatsTeamStore(nc, { retentionMs: this.#retentionMs }) : new S3TeamStore(spec);
