@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StudioView, TunnelStatus } from '../../contract.js';
 import { startSandbox } from '../sandbox/index.js';
@@ -16,7 +16,13 @@ import { MemorySecretStore } from '../credentials.js';
 import { openSettingsStore, type SettingsPatch } from '../settings.js';
 import type { Announcement } from '../studio/announcement.js';
 import { NatsTeamStore } from '../studio/store.js';
-import { DEFAULT_RETENTION_MS, STUDIO_SUBJECT, ensureStudioStream } from '../studio/team.js';
+import {
+  CLAIMS_BUCKET,
+  DEFAULT_RETENTION_MS,
+  STUDIO_STREAM,
+  STUDIO_SUBJECT,
+  ensureStudioStream,
+} from '../studio/team.js';
 import { freePort, startNatsServer } from '../../../tests/support/nats-server.js';
 import { createAppCore, type TallyAppCore } from './app-core.js';
 
@@ -214,6 +220,24 @@ describe('Settings → Studio in the app core', () => {
     });
     // A view asked for later (a window opened afterwards) lists it too.
     expect((await core.handlers['studio:get']()).recordings.map((r) => r.identity)).toContain('rec-earlier-cam');
+  });
+
+  it('as the receiver, gives the team its retentionDays: stream, claims bucket and object store', async () => {
+    const nats = await startNatsServer();
+    cleanups.push(() => nats.close());
+    const { core } = await makeCore();
+    const connected = nextView(core, (v) => v.status.state === 'connected');
+    const view = await core.handlers['studio:set']({ mode: 'receiver', url: nats.url, name: null, retentionDays: 3 });
+    expect(view.retentionDays).toBe(3);
+    await connected;
+    const nc = await connect({ servers: nats.url.replace('nats://', '') });
+    cleanups.push(() => nc.close());
+    const jsm = await jetstreamManager(nc);
+    for (const stream of [STUDIO_STREAM, `KV_${CLAIMS_BUCKET}`]) {
+      expect((await jsm.streams.info(stream)).config.max_age).toBe(3 * 24 * 3600 * 1e9);
+    }
+    // Saved without a retention (an older window, or the follow form): the setting stays as it is.
+    expect((await core.handlers['studio:set']({ mode: 'receiver', url: nats.url, name: null })).retentionDays).toBe(3);
   });
 
   it.each(['follow', 'receiver'] as const)(

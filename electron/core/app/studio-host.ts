@@ -189,6 +189,7 @@ export class StudioHost {
       mode: s.mode,
       url: s.url,
       name: s.name,
+      retentionDays: s.retentionDays,
       credentials,
       status: this.#status,
       recordings: this.#recordings(),
@@ -252,7 +253,9 @@ export class StudioHost {
     if (input.mode !== 'off' && !input.url)
       throw new ConfigError('The studio URL is needed, e.g. nats://studio.local:4222.');
     if (input.url) parseTeamUrl(input.url, 'The studio URL');
-    await this.#opts.save({ ...this.#opts.settings().studio, mode: input.mode, url: input.url, name: input.name });
+    const current = this.#opts.settings().studio;
+    const retentionDays = input.retentionDays ?? current.retentionDays;
+    await this.#opts.save({ ...current, mode: input.mode, url: input.url, name: input.name, retentionDays });
     return this.view();
   }
 

@@ -380,6 +380,9 @@ export const en = {
     url: 'Team server',
     urlHint: 'nats://HOST:PORT, or tls://HOST:PORT for TLS',
     name: 'Name of this computer in the studio',
+    retention: 'Keep on the team server (days)',
+    retentionHint:
+      'How long the team server keeps each recording; a member away for longer misses it. An S3 bucket needs a lifecycle rule of the same age.',
     save: 'Save studio settings',
     test: 'Test',
     testing: 'Testing…',

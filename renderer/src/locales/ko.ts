@@ -370,6 +370,9 @@ export const ko: Messages = {
     url: '팀 서버',
     urlHint: 'nats://호스트:포트 또는 TLS는 tls://호스트:포트',
     name: '스튜디오에서 이 컴퓨터의 이름',
+    retention: '팀 서버 보관 기간(일)',
+    retentionHint:
+      '팀 서버가 각 녹화를 보관하는 기간입니다. 더 오래 자리를 비운 멤버는 그 녹화를 받지 못합니다. S3 버킷에는 같은 기간의 수명 주기 규칙이 필요합니다.',
     save: '스튜디오 설정 저장',
     test: '테스트',
     testing: '테스트하는 중…',

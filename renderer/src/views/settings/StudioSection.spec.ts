@@ -37,6 +37,30 @@ describe('Settings → Studio', () => {
     expect(bridge.callsOf('studio:test')).toEqual([['nats://studio.local:4222']]);
   });
 
+  it('as the receiver, shows how long the team keeps recordings and saves a new retention', async () => {
+    const bridge = new TestBridge();
+    bridge.studio = { ...bridge.studio, mode: 'receiver', url: 'nats://studio.local:4222', retentionDays: 7 };
+    const { user } = setup(bridge);
+    const days = await screen.findByRole('spinbutton', { name: 'Keep on the team server (days)' });
+    expect(days).toHaveValue(7);
+    expect(days).toHaveAccessibleDescription(/a member away for longer misses it/);
+    const save = screen.getByRole('button', { name: 'Save studio settings' });
+    await user.clear(days);
+    await user.type(days, '400');
+    expect(save).toBeDisabled();
+    await user.clear(days);
+    await user.type(days, '14');
+    await user.click(save);
+    await waitFor(() =>
+      expect(bridge.callsOf('studio:set')).toEqual([
+        [{ mode: 'receiver', url: 'nats://studio.local:4222', name: null, retentionDays: 14 }],
+      ]),
+    );
+    // A member does not decide how long the team keeps anything: no such field.
+    await user.click(screen.getByRole('radio', { name: /Follows a studio/ }));
+    expect(screen.queryByRole('spinbutton', { name: /Keep on the team server/ })).toBeNull();
+  });
+
   it('keeps the team token write-only: sent once, field emptied, only the server shown back', async () => {
     const bridge = new TestBridge();
     bridge.studio = { ...bridge.studio, mode: 'follow', url: 'nats://studio.local:4222' };
