@@ -409,6 +409,8 @@ export const en = {
       saved: 'On this computer',
       gone: 'Expired from the studio',
       waiting: 'Waiting to share',
+      /** A member's row: on the team server, not copied to this computer yet. */
+      waitingHere: 'On the team server, not copied here yet',
       shared: 'Shared',
     },
   },

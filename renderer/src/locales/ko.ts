@@ -399,6 +399,7 @@ export const ko: Messages = {
       saved: '이 컴퓨터에 있음',
       gone: '스튜디오에서 만료됨',
       waiting: '공유 대기 중',
+      waitingHere: '팀 서버에 있음, 아직 이 컴퓨터로 복사 전',
       shared: '공유됨',
     },
   },

@@ -102,6 +102,15 @@ describe('Settings → Studio', () => {
           fileName: null,
           at: '2024-05-14T11:00:00Z',
         },
+        {
+          identity: 'rec-c',
+          channelId: 'cam-c',
+          state: 'waiting',
+          bytes: null,
+          totalBytes: 8192,
+          fileName: null,
+          at: '2024-05-14T12:00:00Z',
+        },
       ],
     };
     const studio = new StudioStore(bridge.bridge);
@@ -109,12 +118,17 @@ describe('Settings → Studio', () => {
     render(StudioRecordings, { studio });
     const items = await screen.findAllByRole('listitem');
     expect(items.map((li) => li.textContent?.replace(/\s+/g, ' ').trim())).toEqual([
+      // A member's waiting row is about this computer, not about sharing (the receiver's "Waiting to share").
+      'cam-c On the team server, not copied here yet',
       expect.stringContaining('cam-b Copying here'),
       expect.stringContaining('cam-a.mp4 On this computer'),
     ]);
     setLocale('ko');
     onTestFinished(() => setLocale('en'));
     expect(await screen.findByText('이 컴퓨터에 있음')).toBeInTheDocument();
+    bridge.emit('studio:changed', { ...bridge.studio, mode: 'receiver' });
+    setLocale('en');
+    expect(await screen.findByText('Waiting to share')).toBeInTheDocument();
     bridge.emit('studio:changed', { ...bridge.studio, recordings: [] });
     await waitFor(() => expect(screen.queryAllByRole('listitem')).toHaveLength(0));
   });
