@@ -85,28 +85,21 @@ const bench: Benchmark = async (ctx) => {
     };
     await jetstream(nc).publish(STUDIO_SUBJECT, JSON.stringify(announcement), { msgID: 'rec-bench' });
     await nc.close();
+    /** Checks one command's saved file against the source, clears its folder and keeps its figures. */
+    const keep = async (into: typeof member, label: string, dir: string, run: MemberRun) => {
+      if ((await sha256File(run.path)) !== origin.sha256) throw new Error(`${label} saved a different file`);
+      await settle(run.path);
+      await rm(dir, { recursive: true, force: true });
+      into.ms.push(run.ms);
+      into.rss.push(run.peakRssMb);
+      into.ready.push(run.readyRssMb);
+      ctx.log(`${label}: ${mbps(bytes, run.ms).toFixed(0)} MB/s, peak ${run.peakRssMb.toFixed(0)} MB (sha256 ok)`);
+    };
     for (let i = 0; i < runs; i += 1) {
-      const followed = await runFollow(nats.url, bytes, join(ctx.tmpDir, `member-${i}`), `bench-${i}`);
-      if ((await sha256File(followed.path)) !== origin.sha256) throw new Error('tally follow saved a different file');
-      await settle(followed.path);
-      await rm(join(ctx.tmpDir, `member-${i}`), { recursive: true, force: true });
-      member.ms.push(followed.ms);
-      member.rss.push(followed.peakRssMb);
-      member.ready.push(followed.readyRssMb);
-      ctx.log(
-        `tally follow: ${mbps(bytes, followed.ms).toFixed(0)} MB/s, peak ${followed.peakRssMb.toFixed(0)} MB (sha256 ok)`,
-      );
-
-      const listened = await runListen(origin.url, bytes, join(ctx.tmpDir, `listen-${i}`));
-      if ((await sha256File(listened.path)) !== origin.sha256) throw new Error('tally listen saved a different file');
-      await settle(listened.path);
-      await rm(join(ctx.tmpDir, `listen-${i}`), { recursive: true, force: true });
-      listen.ms.push(listened.ms);
-      listen.rss.push(listened.peakRssMb);
-      listen.ready.push(listened.readyRssMb);
-      ctx.log(
-        `tally listen ← nginx: ${mbps(bytes, listened.ms).toFixed(0)} MB/s, peak ${listened.peakRssMb.toFixed(0)} MB (sha256 ok)`,
-      );
+      const memberDir = join(ctx.tmpDir, `member-${i}`);
+      await keep(member, 'tally follow', memberDir, await runFollow(nats.url, bytes, memberDir, `bench-${i}`));
+      const listenDir = join(ctx.tmpDir, `listen-${i}`);
+      await keep(listen, 'tally listen ← nginx', listenDir, await runListen(origin.url, bytes, listenDir));
     }
   } finally {
     await nats.stop();
