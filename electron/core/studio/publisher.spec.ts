@@ -14,7 +14,7 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { Objm } from '@nats-io/obj';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -270,6 +270,49 @@ describe('retention (real nats-server)', () => {
     expect(await teamState(nats)).toEqual({ messages: 1, objects: ['rec-kept'] });
     const claims = await new Kvm(nc).open(CLAIMS_BUCKET);
     expect((await claims.get('rec-kept'))!.json<{ state: string }>().state).toBe('published');
+  });
+});
+
+describe('uploads cut short by a crash (real nats-server)', () => {
+  it('removes chunks no object refers to once they are older than the stale age, and nothing else', async () => {
+    const nats = await setup();
+    const a = await receiver(nats, 'recv-a');
+    await a.publisher.start();
+    const published = once(a.publisher, 'published');
+    a.pipeline.saved('live', 'live-cam', await recording(a.folder, 'live-cam.mp4', 1_200_000, 6), 1_200_000);
+    await published;
+    await a.publisher.stop();
+    // What a receiver killed with -9 mid-put leaves: chunks under a subject no object's metadata names.
+    const nc = await connect({ servers: nats.url.replace('nats://', '') });
+    cleanups.push(() => nc.close());
+    const js = jetstream(nc);
+    for (let i = 0; i < 3; i += 1) await js.publish(`$O.${OBJECT_BUCKET}.C.cut-short`, Buffer.alloc(1000, i));
+    const jsm = await jetstreamManager(nc);
+    const chunkSubjects = async () =>
+      Object.keys(
+        (await jsm.streams.info(`OBJ_${OBJECT_BUCKET}`, { subjects_filter: `$O.${OBJECT_BUCKET}.C.>` })).state
+          .subjects ?? {},
+      );
+    expect(await chunkSubjects()).toHaveLength(2);
+
+    // Recent: it may be an upload in progress on another receiver, so it stays.
+    const b = await receiver(nats, 'recv-b', { staleClaimMs: 60 * 60_000 });
+    const bConnected = once(b.publisher, 'connected');
+    await b.publisher.start();
+    await bConnected;
+    await b.publisher.stop();
+    expect(await chunkSubjects()).toContain(`$O.${OBJECT_BUCKET}.C.cut-short`);
+
+    // Past the stale age: removed; the recording's own chunks stay and a member still mirrors it whole.
+    const c = await receiver(nats, 'recv-c', { staleClaimMs: 1 });
+    const cConnected = once(c.publisher, 'connected');
+    await c.publisher.start();
+    await cConnected;
+    expect(await chunkSubjects()).toHaveLength(1);
+    expect(await chunkSubjects()).not.toContain(`$O.${OBJECT_BUCKET}.C.cut-short`);
+    const m = await member(nats, 'member-1');
+    if (!m.saved.includes('rec-live')) await savedOnce(m.follower, 'rec-live');
+    expect(await readdir(m.folder)).toEqual(['live-cam.mp4']);
   });
 });
 
