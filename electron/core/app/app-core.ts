@@ -27,7 +27,6 @@ import type { Sandbox } from '../sandbox/index.js';
 import {
   applySettingsPatch,
   effectiveDemoMode,
-  followsStudio,
   openSettingsStore,
   type Settings,
   type SettingsStore,
@@ -59,10 +58,6 @@ import { PipelineHost } from './pipeline-host.js';
 import { StudioHost } from './studio-host.js';
 import { toSettingsView, toStorePatch } from './settings-view.js';
 import type { AppCoreEvents, PlatformHooks, TraySnapshot } from './types.js';
-
-/** The service keeps one webhook URL per service: a member's would take the webhooks away from the receiver. */
-const FOLLOWER_REGISTERS_NOTHING =
-  "This computer follows a studio: the studio's receiver registers the webhook URL, and one registered here would take the webhooks away from it (Settings → Studio).";
 
 export { BACKGROUND_POLL_FACTOR, readPackageVersion, type AppCoreOptions, type TallyAppCore } from './core-support.js';
 
@@ -148,12 +143,11 @@ class Core implements TallyAppCore {
     });
     this.#studio = new StudioHost(opts, this.#env, this.#settings, {
       emit: (view) => this.#emit('studio:changed', view),
+      // Following a studio or not may leave or enter demo mode (effectiveDemoMode): the views must say so.
       save: (studio) =>
         this.#queue.run(async () => {
           this.#settings.update({ studio });
-          if (this.#phase === 'running') await this.#reconcile();
-          else await this.#refreshDemo();
-          // Following (or no longer following) a studio may leave or enter demo mode: the views must say so.
+          await this.#reconcile();
           this.#emit('settings:changed', this.#settingsView());
         }),
     });
@@ -303,18 +297,14 @@ class Core implements TallyAppCore {
     if (patch.demoMode === false) this.#forceDemo = false;
     if (patch.receivingPaused !== undefined) this.#receivingPaused = patch.receivingPaused;
     if (this.#phase === 'running') await this.#reconcile();
-    else await this.#refreshDemo();
+    else
+      this.#demo = this.#forceDemo || effectiveDemoMode(this.#settings.get(), (await this.#loadCredentials()) !== null);
     const view = this.#settingsView();
     this.#emit('settings:changed', view);
     // New hosts may have put the secret out of use (or back in use): the credentials view must say so.
     if (patch.endpoints !== undefined) await this.#credentialsChanged();
     this.#events.updateTray();
     return view;
-  }
-
-  /** Before start (nothing runs yet), what the views say about demo mode follows the settings just written. */
-  async #refreshDemo(): Promise<void> {
-    this.#demo = this.#forceDemo || effectiveDemoMode(this.#settings.get(), (await this.#loadCredentials()) !== null);
   }
 
   // ---- Credentials -----------------------------------------------------------------------------
@@ -407,7 +397,7 @@ class Core implements TallyAppCore {
   }
 
   #registerWebhook(): Promise<TunnelStatus> {
-    if (followsStudio(this.#settings.get())) return Promise.reject(new ConfigError(FOLLOWER_REGISTERS_NOTHING));
+    this.#studio.assertMayRegister();
     const api = (url: string) => this.#requireApi().setRecordHook(url);
     return this.#host.register(this.#requirePipeline(), this.#demoTarget(), api, (p) => this.#creds.track(p));
   }
