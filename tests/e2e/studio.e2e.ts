@@ -49,7 +49,9 @@ describe('Settings → Studio against a real nats-server', () => {
     await studio.getByText('Studio mode is off.').waitFor();
 
     await studio.getByRole('radio', { name: /^Is the studio’s receiver/ }).check();
-    await studio.getByLabel('Team server').fill(nats.url);
+    await studio.getByLabel('Team server', { exact: true }).fill(nats.url);
+    // How long the team keeps recordings: the receiver decides, and it reaches the team server's assets.
+    await studio.getByRole('spinbutton', { name: 'Keep on the team server (days)' }).fill('14');
 
     // Without the token the server refuses: the test says so and nothing connects.
     await studio.getByRole('button', { name: 'Test', exact: true }).click();
@@ -75,7 +77,7 @@ describe('Settings → Studio against a real nats-server', () => {
         state: 'connected',
       });
     await studio.getByText(/^Connected to the team server/).waitFor();
-    expect((await h.core.handlers['studio:get']()).mode).toBe('receiver');
+    expect(await h.core.handlers['studio:get']()).toMatchObject({ mode: 'receiver', retentionDays: 14 });
 
     // A recording the receiver saves is shared with the studio, and Recordings says so. The stand-in service
     // sends its webhook to the receiver's loopback URL (no tunnel here).
