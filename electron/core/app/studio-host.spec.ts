@@ -8,22 +8,15 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StudioView, TunnelStatus } from '../../contract.js';
 import { startSandbox } from '../sandbox/index.js';
 import { MemorySecretStore } from '../credentials.js';
 import { openSettingsStore, type SettingsPatch } from '../settings.js';
-import type { Announcement } from '../studio/announcement.js';
-import { NatsTeamStore } from '../studio/store.js';
-import {
-  CLAIMS_BUCKET,
-  DEFAULT_RETENTION_MS,
-  STUDIO_STREAM,
-  STUDIO_SUBJECT,
-  ensureStudioStream,
-} from '../studio/team.js';
+import { CLAIMS_BUCKET, STUDIO_STREAM } from '../studio/team.js';
 import { freePort, startNatsServer } from '../../../tests/support/nats-server.js';
+import { announceRecording } from '../../../tests/support/studio-announce.js';
 import { createAppCore, type TallyAppCore } from './app-core.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -64,35 +57,6 @@ async function tunnelWhen(core: TallyAppCore, test: (s: TunnelStatus) => boolean
   return test(now) ? now : pushed;
 }
 
-/** What the studio's receiver does for one saved file: store it, then announce it. */
-async function announce(url: string, file: string, channelId: string): Promise<Announcement> {
-  const nc = await connect({ servers: url.replace('nats://', '') });
-  try {
-    await ensureStudioStream(nc, { retentionMs: DEFAULT_RETENTION_MS, owner: true });
-    const bytes = (await readFile(file)).length;
-    const put = await new NatsTeamStore(nc, { retentionMs: DEFAULT_RETENTION_MS }).put({
-      identity: `rec-${channelId}`,
-      path: file,
-      bytes,
-    });
-    const a: Announcement = {
-      v: 1,
-      identity: `rec-${channelId}`,
-      kind: 'server',
-      channelId,
-      fileName: `${channelId}.mp4`,
-      bytes,
-      sha256: put.sha256,
-      savedAt: new Date().toISOString(),
-      store: put.ref,
-    };
-    await jetstream(nc).publish(STUDIO_SUBJECT, JSON.stringify(a), { msgID: a.identity });
-    return a;
-  } finally {
-    await nc.close();
-  }
-}
-
 describe('Settings → Studio in the app core', () => {
   it('follows a studio: mirrors into the recordings folder and lists the recording as saved', async () => {
     const nats = await startNatsServer();
@@ -110,7 +74,7 @@ describe('Settings → Studio in the app core', () => {
     body.write('ftypisom', 4);
     await writeFile(source, body);
     const saved = nextView(core, (v) => v.recordings.some((r) => r.state === 'saved'));
-    await announce(nats.url, source, 'studio-cam');
+    await announceRecording(nats.url, source, 'studio-cam');
     const after = await saved;
     const rec = after.recordings.find((r) => r.channelId === 'studio-cam')!;
     expect(rec).toMatchObject({
@@ -143,7 +107,7 @@ describe('Settings → Studio in the app core', () => {
     const source = join(home, 'source.bin');
     await writeFile(source, Buffer.alloc(50_000, 5));
     const saved = nextView(core, (v) => v.recordings.some((r) => r.state === 'saved'));
-    await announce(nats.url, source, 'member-cam');
+    await announceRecording(nats.url, source, 'member-cam');
     await saved;
     expect((await readFile(join(home, 'recordings', 'member-cam.mp4'))).length).toBe(50_000);
 
@@ -203,7 +167,7 @@ describe('Settings → Studio in the app core', () => {
     const source = join(home, 'earlier.bin');
     await writeFile(source, Buffer.alloc(120_000, 9));
     // Shared before this app started (by this receiver's earlier run, or another receiver).
-    await announce(nats.url, source, 'earlier-cam');
+    await announceRecording(nats.url, source, 'earlier-cam');
 
     const listed = nextView(
       core,
