@@ -9,8 +9,13 @@ import type { Announcement } from '../../electron/core/studio/announcement.js';
 import { NatsTeamStore } from '../../electron/core/studio/store.js';
 import { DEFAULT_RETENTION_MS, STUDIO_SUBJECT, ensureStudioStream } from '../../electron/core/studio/team.js';
 
-export async function announceRecording(url: string, file: string, channelId: string): Promise<Announcement> {
-  const nc = await connect({ servers: url.replace('nats://', '') });
+export async function announceRecording(
+  url: string,
+  file: string,
+  channelId: string,
+  token?: string,
+): Promise<Announcement> {
+  const nc = await connect({ servers: url.replace('nats://', ''), ...(token ? { token } : {}) });
   try {
     await ensureStudioStream(nc, { retentionMs: DEFAULT_RETENTION_MS, owner: true });
     const bytes = (await readFile(file)).length;
