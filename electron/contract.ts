@@ -177,6 +177,8 @@ export interface StudioView {
   mode: StudioMode;
   url: string | null;
   name: string | null;
+  /** Receiver: how many days the team server keeps recordings (stream, claims and object store). */
+  retentionDays: number;
   /** Which server the keychain entry is for and of which kind, or null when none is stored. */
   credentials: { server: string; kind: 'user' | 'token' } | null;
   status: { state: 'off' | 'connecting' | 'connected' | 'unreachable' | 'error'; message: string | null };
@@ -281,6 +283,8 @@ export const StudioInputSchema = z
       .trim()
       .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'letters, digits, dots, dashes or underscores')
       .nullable(),
+    /** Left out: unchanged. */
+    retentionDays: z.number().int().min(1).max(365).optional(),
   })
   .strict();
 export type StudioInput = z.infer<typeof StudioInputSchema>;

@@ -8,9 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
+import { Objm } from '@nats-io/obj';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../electron/core/sandbox/index.js';
-import { STUDIO_STREAM } from '../electron/core/studio/team.js';
+import { OBJECT_BUCKET, STUDIO_STREAM } from '../electron/core/studio/team.js';
 import { ensureBuiltCli } from './support/built-cli.js';
 import { startTally, type ListenProcess } from './support/listen-process.js';
 import { freePort, startNatsServer, type NatsServer } from './support/nats-server.js';
@@ -217,6 +218,45 @@ describe('studio mode (nats-server, tally listen --team, tally follow)', () => {
     await member.waitFor((e) => e.type === 'saved' && e.bytes === three.size, 'member has three');
     expect(await media(dirs('member-x').folder)).toHaveLength(3);
     expect(await streamMessages(nats.url)).toBe(3);
+  });
+
+  it('a receiver killed with -9 during its upload to the team store publishes after restart, once', async () => {
+    nats = await startNatsServer();
+    const member = follower('member-k', nats.url);
+    await member.waitFor((e) => e.type === 'ready', 'ready');
+    let listen = await readyReceiver(nats.url);
+    await listen.waitFor((e) => e.type === 'team' && e.state === 'connected', 'team connected');
+    // The object store's chunks travel on a plain subject: the first one seen means the upload is under way.
+    const nc = await connect({ servers: nats.url.replace('nats://', '') });
+    try {
+      const chunks = nc.subscribe(`$O.${OBJECT_BUCKET}.C.>`, { max: 1 });
+      const firstChunk = (async () => {
+        for await (const chunk of chunks) return chunk.data.length;
+        return 0;
+      })();
+      const big = await record(`big-${Date.now()}`, 48 * 1024 * 1024);
+      expect(await firstChunk).toBeGreaterThan(0);
+      listen.child.kill('SIGKILL');
+      await listen.exited;
+      // Cut mid-upload: no complete object and nothing announced yet.
+      const objects = async () => {
+        const os = await new Objm(nc).open(OBJECT_BUCKET);
+        return (await os.list()).filter((o) => !o.deleted).map((o) => o.name);
+      };
+      expect(await objects()).toEqual([]);
+      expect(await streamMessages(nats.url)).toBe(0);
+
+      // Its journal has the recording saved and its ledger not published; the claim is its own: it goes again.
+      listen = await readyReceiver(nats.url);
+      await listen.waitFor((e) => e.type === 'published' && e.bytes === big.size, 'published after restart');
+      const saved = await member.waitFor((e) => e.type === 'saved' && e.bytes === big.size, 'mirrored');
+      expect(await sha256File(String(saved.path))).toBe(big.sha256);
+      expect(await objects()).toHaveLength(1);
+      expect(await streamMessages(nats.url)).toBe(1);
+      expect(await media(dirs('member-k').folder)).toHaveLength(1);
+    } finally {
+      await nc.close();
+    }
   });
 
   it('says so in one line when the team server is unreachable at start, retries, and carries on once it is up', async () => {

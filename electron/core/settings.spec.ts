@@ -52,6 +52,14 @@ describe('defaults', () => {
     expect(effectiveDemoMode({ ...DEFAULT_SETTINGS, demoMode: true }, true)).toBe(true);
     expect(effectiveDemoMode({ ...DEFAULT_SETTINGS, demoMode: false }, false)).toBe(false);
   });
+
+  it('a studio member is never in demo mode, with or without service credentials', () => {
+    const studio = { ...DEFAULT_SETTINGS.studio, mode: 'follow' as const, url: 'nats://studio.local:4222' };
+    expect(effectiveDemoMode({ ...DEFAULT_SETTINGS, studio }, false)).toBe(false);
+    expect(effectiveDemoMode({ ...DEFAULT_SETTINGS, studio, demoMode: true }, false)).toBe(false);
+    // Follow chosen without a URL yet follows nothing: demo mode as before.
+    expect(effectiveDemoMode({ ...DEFAULT_SETTINGS, studio: { ...studio, url: null } }, false)).toBe(true);
+  });
 });
 
 describe('secrets never enter settings', () => {

@@ -296,8 +296,21 @@ export function applySettingsPatch(base: Settings, patch: unknown): Settings {
   return result.data;
 }
 
-/** Demo mode when the user chose it, or, before any choice, whenever there are no credentials. */
+/**
+ * This computer is a studio member (Settings → Studio → "Follow a studio"): the studio's receiver alone talks
+ * to the service for it, so it neither registers a webhook URL nor needs the service credentials.
+ */
+export function followsStudio(settings: Settings): boolean {
+  return settings.studio.mode === 'follow' && settings.studio.url !== null;
+}
+
+/**
+ * Demo mode when the user chose it, or, before any choice, whenever there are no credentials. A studio member
+ * is never in demo mode: it mirrors the team's real recordings and needs no service credentials for that
+ * (docs/studio.md), so the sandbox would only stand in the way.
+ */
 export function effectiveDemoMode(settings: Settings, hasCredentials: boolean): boolean {
+  if (followsStudio(settings)) return false;
   return settings.demoMode ?? !hasCredentials;
 }
 

@@ -3,12 +3,16 @@
  * JetStream and token auth (tests/support/nats-server.ts, as tests/studio.spec.ts uses): the popover makes this
  * computer the studio's receiver, is refused by the server without credentials, stores the token in the
  * keychain (never in the page), tests the server, connects, and the Recordings tab shows a sandbox recording
- * shared with the studio.
+ * shared with the studio. A second popover, on a core without any service credentials (so in demo mode as it
+ * chooses), follows the studio: it leaves demo mode, turns automatic webhook registration off with a note, and
+ * lists the recording the receiver announces as mirrored here.
  */
 import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startNatsServer, type NatsServer } from '../support/nats-server.js';
+import { announceRecording } from '../support/studio-announce.js';
 import { openPopover, startPopoverHarness, type PopoverHarness, type PopoverPage } from './support/popover-harness.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -49,7 +53,9 @@ describe('Settings → Studio against a real nats-server', () => {
     await studio.getByText('Studio mode is off.').waitFor();
 
     await studio.getByRole('radio', { name: /^Is the studio’s receiver/ }).check();
-    await studio.getByLabel('Team server').fill(nats.url);
+    await studio.getByLabel('Team server', { exact: true }).fill(nats.url);
+    // How long the team keeps recordings: the receiver decides, and it reaches the team server's assets.
+    await studio.getByRole('spinbutton', { name: 'Keep on the team server (days)' }).fill('14');
 
     // Without the token the server refuses: the test says so and nothing connects.
     await studio.getByRole('button', { name: 'Test', exact: true }).click();
@@ -75,7 +81,7 @@ describe('Settings → Studio against a real nats-server', () => {
         state: 'connected',
       });
     await studio.getByText(/^Connected to the team server/).waitFor();
-    expect((await h.core.handlers['studio:get']()).mode).toBe('receiver');
+    expect(await h.core.handlers['studio:get']()).toMatchObject({ mode: 'receiver', retentionDays: 14 });
 
     // A recording the receiver saves is shared with the studio, and Recordings says so. The stand-in service
     // sends its webhook to the receiver's loopback URL (no tunnel here).
@@ -91,5 +97,50 @@ describe('Settings → Studio against a real nats-server', () => {
 
     expect(received.filter((frame) => frame.includes(TOKEN))).toEqual([]);
     expect(await page.content()).not.toContain(TOKEN);
+  });
+});
+
+describe('a studio member without service credentials', () => {
+  // Its own core: no service credentials ever, and demo mode as the app chooses it (not forced).
+  let m: PopoverHarness;
+  beforeAll(async () => {
+    m = await startPopoverHarness(ROOT, { chosenDemo: true });
+  });
+  afterAll(async () => {
+    await m?.close();
+  });
+
+  it('follows the studio from Settings, leaves demo mode and lists the mirrored recording', async () => {
+    expect((await m.core.handlers['credentials:status']()).source).toBe('sandbox');
+    expect((await m.core.handlers['app:info']()).demo).toBe(true);
+    const popover = await openPopover(m, { tab: 'settings' });
+    pages.push(popover);
+    const { page } = popover;
+    const studio = page.getByRole('region', { name: 'Studio' });
+    await studio.getByText('Studio mode is off.').waitFor();
+
+    // The team server asks for its token (team credentials, not the service's): stored as the receiver's was.
+    await m.core.handlers['studio:setCredentials'](nats.url, { token: TOKEN });
+    await studio.getByRole('radio', { name: /^Follows a studio/ }).check();
+    await studio.getByLabel('Team server', { exact: true }).fill(nats.url);
+    await studio.getByLabel('Name of this computer in the studio').fill('e2e-member');
+    await studio.getByRole('button', { name: 'Save studio settings' }).click();
+    await studio.getByText(/^Connected to the team server/).waitFor();
+    expect((await m.core.handlers['app:info']()).demo).toBe(false);
+    expect(m.core.testOnly.sandbox()).toBeNull();
+
+    // The receiver alone registers the webhook URL (the service keeps one): the setting is off here, and says why.
+    const autoRegister = page.getByRole('checkbox', { name: 'Register automatically when the URL changes' });
+    await expect.poll(() => autoRegister.isDisabled(), eventually).toBe(true);
+    await page.getByText(/^This computer follows a studio: the studio's receiver registers the webhook URL/).waitFor();
+
+    const source = join(m.recordingsDir, '..', 'team-source.bin');
+    await writeFile(source, Buffer.alloc(90_000, 7));
+    await announceRecording(nats.url, source, 'member-show', TOKEN);
+    await page.getByRole('tab', { name: 'Recordings' }).click();
+    const rows = page.getByRole('region', { name: 'Studio recordings' });
+    await expect
+      .poll(() => rows.textContent({ timeout: 1000 }).catch(() => ''), eventually)
+      .toMatch(/member-show\.mp4\s*On this computer/);
   });
 });

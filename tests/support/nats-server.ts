@@ -18,6 +18,8 @@ export interface NatsServer {
   start(): Promise<void>;
   /** What the server has logged since it was last started (it logs every refused login as an error). */
   log(): string;
+  /** Resolves once the log (since the last start) matches: the server may log after the client saw the answer. */
+  logged(pattern: RegExp): Promise<void>;
   /** Stops it and removes its storage. */
   close(): Promise<void>;
 }
@@ -39,6 +41,7 @@ export async function startNatsServer(opts: { port?: number; args?: string[] } =
   const port = opts.port ?? (await freePort());
   let child: ChildProcess | null = null;
   let log = '';
+  const waiters = new Set<() => void>();
 
   const start = () =>
     new Promise<void>((resolve, reject) => {
@@ -51,6 +54,7 @@ export async function startNatsServer(opts: { port?: number; args?: string[] } =
       let ready = false;
       const onData = (chunk: Buffer) => {
         log += chunk.toString();
+        for (const check of [...waiters]) check();
         if (!ready && /Server is ready/.test(log)) {
           ready = true;
           resolve();
@@ -78,6 +82,16 @@ export async function startNatsServer(opts: { port?: number; args?: string[] } =
     url: `nats://127.0.0.1:${port}`,
     stop,
     log: () => log,
+    logged: (pattern) =>
+      new Promise<void>((resolve) => {
+        const check = () => {
+          if (!pattern.test(log)) return;
+          waiters.delete(check);
+          resolve();
+        };
+        waiters.add(check);
+        check();
+      }),
     async start() {
       log = '';
       await start();

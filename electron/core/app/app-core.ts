@@ -143,7 +143,13 @@ class Core implements TallyAppCore {
     });
     this.#studio = new StudioHost(opts, this.#env, this.#settings, {
       emit: (view) => this.#emit('studio:changed', view),
-      save: (studio) => this.#queue.run(async () => (this.#settings.update({ studio }), await this.#reconcile())),
+      // Following a studio or not may leave or enter demo mode (effectiveDemoMode): the views must say so.
+      save: (studio) =>
+        this.#queue.run(async () => {
+          this.#settings.update({ studio });
+          await this.#reconcile();
+          this.#emit('settings:changed', this.#settingsView());
+        }),
     });
     this.handlers = this.#buildHandlers();
   }
@@ -391,6 +397,7 @@ class Core implements TallyAppCore {
   }
 
   #registerWebhook(): Promise<TunnelStatus> {
+    this.#studio.assertMayRegister();
     const api = (url: string) => this.#requireApi().setRecordHook(url);
     return this.#host.register(this.#requirePipeline(), this.#demoTarget(), api, (p) => this.#creds.track(p));
   }

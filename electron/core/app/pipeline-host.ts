@@ -137,8 +137,9 @@ export class PipelineHost {
       pipeline.downloads.setFolder(spec.folder);
     }
     pipeline.downloads.setConcurrency(settings.concurrency);
-    if (pipeline.registrar && pipeline.registrar.enabled !== settings.autoRegisterWebhook) {
-      pipeline.registrar.setEnabled(settings.autoRegisterWebhook);
+    // spec.register, not the setting itself: a studio member never registers (see autoRegisterFor).
+    if (pipeline.registrar && spec.register !== undefined && pipeline.registrar.enabled !== spec.register) {
+      pipeline.registrar.setEnabled(spec.register);
     }
     await pipeline.setDownloadsPaused(paused);
     if (demo && demo.control.webhookUrl !== pipeline.receiver.localUrl) {

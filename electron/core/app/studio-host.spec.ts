@@ -8,15 +8,15 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
-import { jetstream } from '@nats-io/jetstream';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { StudioView } from '../../contract.js';
+import type { StudioView, TunnelStatus } from '../../contract.js';
+import { startSandbox } from '../sandbox/index.js';
 import { MemorySecretStore } from '../credentials.js';
-import { openSettingsStore } from '../settings.js';
-import type { Announcement } from '../studio/announcement.js';
-import { NatsTeamStore } from '../studio/store.js';
-import { DEFAULT_RETENTION_MS, STUDIO_SUBJECT, ensureStudioStream } from '../studio/team.js';
+import { openSettingsStore, type SettingsPatch } from '../settings.js';
+import { CLAIMS_BUCKET, STUDIO_STREAM } from '../studio/team.js';
 import { freePort, startNatsServer } from '../../../tests/support/nats-server.js';
+import { announceRecording } from '../../../tests/support/studio-announce.js';
 import { createAppCore, type TallyAppCore } from './app-core.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -24,11 +24,15 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function makeCore(secrets = new MemorySecretStore()): Promise<{ core: TallyAppCore; home: string }> {
+async function makeCore(
+  secrets = new MemorySecretStore(),
+  settings: SettingsPatch = { demoMode: false },
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ core: TallyAppCore; home: string }> {
   const home = await mkdtemp(join(tmpdir(), 'tally-studio-core-'));
   cleanups.push(() => rm(home, { recursive: true, force: true }));
-  openSettingsStore(home).update({ receiverPort: 0, recordingsFolder: join(home, 'recordings'), demoMode: false });
-  const core = await createAppCore({ home, secrets, transport: 'ws', env: {}, version: '9.9.9' });
+  openSettingsStore(home).update({ receiverPort: 0, recordingsFolder: join(home, 'recordings'), ...settings });
+  const core = await createAppCore({ home, secrets, transport: 'ws', env, version: '9.9.9', demoWebClient: false });
   cleanups.push(() => core.stop());
   await core.start();
   return { core, home };
@@ -44,33 +48,13 @@ function nextView(core: TallyAppCore, test: (v: StudioView) => boolean): Promise
   });
 }
 
-/** What the studio's receiver does for one saved file: store it, then announce it. */
-async function announce(url: string, file: string, channelId: string): Promise<Announcement> {
-  const nc = await connect({ servers: url.replace('nats://', '') });
-  try {
-    await ensureStudioStream(nc, { retentionMs: DEFAULT_RETENTION_MS, owner: true });
-    const bytes = (await readFile(file)).length;
-    const put = await new NatsTeamStore(nc, { retentionMs: DEFAULT_RETENTION_MS }).put({
-      identity: `rec-${channelId}`,
-      path: file,
-      bytes,
-    });
-    const a: Announcement = {
-      v: 1,
-      identity: `rec-${channelId}`,
-      kind: 'server',
-      channelId,
-      fileName: `${channelId}.mp4`,
-      bytes,
-      sha256: put.sha256,
-      savedAt: new Date().toISOString(),
-      store: put.ref,
-    };
-    await jetstream(nc).publish(STUDIO_SUBJECT, JSON.stringify(a), { msgID: a.identity });
-    return a;
-  } finally {
-    await nc.close();
-  }
+/** The tunnel view once it satisfies `test` (now, or when a later push does). */
+async function tunnelWhen(core: TallyAppCore, test: (s: TunnelStatus) => boolean): Promise<TunnelStatus> {
+  const pushed = new Promise<TunnelStatus>((resolve) => {
+    const off = core.on('tunnel:status', (s) => test(s) && (off(), resolve(s)));
+  });
+  const now = await core.handlers['tunnel:status']();
+  return test(now) ? now : pushed;
 }
 
 describe('Settings → Studio in the app core', () => {
@@ -90,7 +74,7 @@ describe('Settings → Studio in the app core', () => {
     body.write('ftypisom', 4);
     await writeFile(source, body);
     const saved = nextView(core, (v) => v.recordings.some((r) => r.state === 'saved'));
-    await announce(nats.url, source, 'studio-cam');
+    await announceRecording(nats.url, source, 'studio-cam');
     const after = await saved;
     const rec = after.recordings.find((r) => r.channelId === 'studio-cam')!;
     expect(rec).toMatchObject({
@@ -101,6 +85,65 @@ describe('Settings → Studio in the app core', () => {
     });
     const mirrored = await readFile(join(home, 'recordings', 'studio-cam.mp4'));
     expect(createHash('sha256').update(mirrored).digest('hex')).toBe(createHash('sha256').update(body).digest('hex'));
+  });
+
+  it('follows a studio on a computer without service credentials: out of demo mode, no sandbox, mirroring', async () => {
+    const nats = await startNatsServer();
+    cleanups.push(() => nats.close());
+    // No service credentials and no choice made: the app starts in demo mode, as it always has.
+    const { core, home } = await makeCore(new MemorySecretStore(), {});
+    expect((await core.handlers['app:info']()).demo).toBe(true);
+    expect(core.testOnly.sandbox()).not.toBeNull();
+
+    const connected = nextView(core, (v) => v.status.state === 'connected');
+    const settingsChanged = new Promise((resolve) => core.on('settings:changed', resolve));
+    await core.handlers['studio:set']({ mode: 'follow', url: nats.url, name: 'no-creds-member' });
+    // A member never needs the service: the sandbox stops and the views stop saying "demo".
+    expect((await core.handlers['app:info']()).demo).toBe(false);
+    expect(core.testOnly.sandbox()).toBeNull();
+    expect(await settingsChanged).toMatchObject({ demoMode: false });
+    await connected;
+
+    const source = join(home, 'source.bin');
+    await writeFile(source, Buffer.alloc(50_000, 5));
+    const saved = nextView(core, (v) => v.recordings.some((r) => r.state === 'saved'));
+    await announceRecording(nats.url, source, 'member-cam');
+    await saved;
+    expect((await readFile(join(home, 'recordings', 'member-cam.mp4'))).length).toBe(50_000);
+
+    // Leaving the studio without credentials goes back to the demo, as before.
+    await core.handlers['studio:set']({ mode: 'off', url: null, name: null });
+    expect((await core.handlers['app:info']()).demo).toBe(true);
+    expect((await core.handlers['studio:get']()).status.state).toBe('off');
+  });
+
+  it('never registers its own webhook URL while it follows a studio, whatever autoRegisterWebhook says', async () => {
+    const nats = await startNatsServer();
+    cleanups.push(() => nats.close());
+    const service = await startSandbox({ serviceId: 'studio-svc', secret: 'studio-secret', seed: 4 });
+    cleanups.push(() => service.close());
+    // The public URL is the receiver itself, so the tunnel turns reachable and would be registered at once.
+    const port = await freePort();
+    const settings: SettingsPatch = {
+      demoMode: false,
+      endpoints: service.endpoints,
+      receiverPort: port,
+      tunnel: { provider: 'url', publicUrl: `http://127.0.0.1:${port}` },
+      autoRegisterWebhook: true,
+      studio: { mode: 'follow', url: nats.url, name: 'member', store: 'nats', retentionDays: 7 },
+    };
+    const env = { TALLY_SERVICE_ID: 'studio-svc', TALLY_SECRET: 'studio-secret' };
+    const { core } = await makeCore(new MemorySecretStore(), settings, env);
+    const reachable = await tunnelWhen(core, (s) => s.state === 'reachable');
+    expect(reachable.registered).toBe(false);
+    await expect(core.handlers['webhook:register']()).rejects.toThrow(/follows a studio.*Settings → Studio/);
+    expect(service.control.webhookUrl).toBeNull();
+
+    // No longer a member: the setting has its effect again.
+    const registered = tunnelWhen(core, (s) => s.registered);
+    await core.handlers['studio:set']({ mode: 'off', url: null, name: null });
+    expect((await registered).publicUrl).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/hooks/`));
+    expect(service.control.webhookUrl).toBe((await registered).publicUrl);
   });
 
   it('keeps the team token in the keychain and out of every view; Test says when the server is unreachable', async () => {
@@ -124,7 +167,7 @@ describe('Settings → Studio in the app core', () => {
     const source = join(home, 'earlier.bin');
     await writeFile(source, Buffer.alloc(120_000, 9));
     // Shared before this app started (by this receiver's earlier run, or another receiver).
-    await announce(nats.url, source, 'earlier-cam');
+    await announceRecording(nats.url, source, 'earlier-cam');
 
     const listed = nextView(
       core,
@@ -143,6 +186,24 @@ describe('Settings → Studio in the app core', () => {
     expect((await core.handlers['studio:get']()).recordings.map((r) => r.identity)).toContain('rec-earlier-cam');
   });
 
+  it('as the receiver, gives the team its retentionDays: stream, claims bucket and object store', async () => {
+    const nats = await startNatsServer();
+    cleanups.push(() => nats.close());
+    const { core } = await makeCore();
+    const connected = nextView(core, (v) => v.status.state === 'connected');
+    const view = await core.handlers['studio:set']({ mode: 'receiver', url: nats.url, name: null, retentionDays: 3 });
+    expect(view.retentionDays).toBe(3);
+    await connected;
+    const nc = await connect({ servers: nats.url.replace('nats://', '') });
+    cleanups.push(() => nc.close());
+    const jsm = await jetstreamManager(nc);
+    for (const stream of [STUDIO_STREAM, `KV_${CLAIMS_BUCKET}`]) {
+      expect((await jsm.streams.info(stream)).config.max_age).toBe(3 * 24 * 3600 * 1e9);
+    }
+    // Saved without a retention (an older window, or the follow form): the setting stays as it is.
+    expect((await core.handlers['studio:set']({ mode: 'receiver', url: nats.url, name: null })).retentionDays).toBe(3);
+  });
+
   it.each(['follow', 'receiver'] as const)(
     'as %s, shows refused team credentials as an error with the reason, not "connecting", until new ones are set',
     async (mode) => {
@@ -158,6 +219,7 @@ describe('Settings → Studio in the app core', () => {
       );
       expect(JSON.stringify(view)).not.toContain('wrong-pass');
       // No hammering: one refused login, and the error stays (the next try is minutes away, or new credentials).
+      await nats.logged(/authentication error/);
       expect(nats.log().match(/authentication error/g)).toHaveLength(1);
       expect((await core.handlers['studio:get']()).status.state).toBe('error');
 

@@ -27,7 +27,7 @@ import { StudioFollower } from '../studio/follower.js';
 import { StudioPublisher } from '../studio/publisher.js';
 import { parseS3Url, s3FromEnv } from '../studio/store.js';
 import { TeamAuthError, TeamTlsError, connectTeam, parseTeamUrl } from '../studio/team.js';
-import type { Settings, SettingsStore } from '../settings.js';
+import { followsStudio, type Settings, type SettingsStore } from '../settings.js';
 
 interface StudioHostOptions {
   secrets: SecretStore;
@@ -70,6 +70,18 @@ export class StudioHost {
     const log = core.log ?? (() => {});
     this.#opts = { secrets: core.secrets, env, home: core.home, log, settings: () => settings.get(), ...links };
     this.#store = new CredentialStore(core.secrets);
+  }
+
+  /**
+   * Registering a webhook URL by hand is refused on a studio member: the service keeps one URL per service, and
+   * a member's would silently take the webhooks away from the studio's receiver.
+   */
+  assertMayRegister(): void {
+    if (followsStudio(this.#opts.settings())) {
+      throw new ConfigError(
+        "This computer follows a studio: the studio's receiver registers the webhook URL, and one registered here would take the webhooks away from it (Settings → Studio).",
+      );
+    }
   }
 
   handlers(): StudioHandlers {
@@ -189,6 +201,7 @@ export class StudioHost {
       mode: s.mode,
       url: s.url,
       name: s.name,
+      retentionDays: s.retentionDays,
       credentials,
       status: this.#status,
       recordings: this.#recordings(),
@@ -252,7 +265,9 @@ export class StudioHost {
     if (input.mode !== 'off' && !input.url)
       throw new ConfigError('The studio URL is needed, e.g. nats://studio.local:4222.');
     if (input.url) parseTeamUrl(input.url, 'The studio URL');
-    await this.#opts.save({ ...this.#opts.settings().studio, mode: input.mode, url: input.url, name: input.name });
+    const current = this.#opts.settings().studio;
+    const retentionDays = input.retentionDays ?? current.retentionDays;
+    await this.#opts.save({ ...current, mode: input.mode, url: input.url, name: input.name, retentionDays });
     return this.view();
   }
 

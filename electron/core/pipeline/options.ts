@@ -10,7 +10,7 @@ import type { Credentials } from '../model.js';
 import { DownloadOriginPolicy } from '../net/url-policy.js';
 import { defaultRecordingsDir } from '../paths.js';
 import type { PipelineApi, PipelineOptions } from './pipeline.js';
-import type { Settings } from '../settings.js';
+import { followsStudio, type Settings } from '../settings.js';
 import type { TunnelSettingsInput } from '../tunnels/index.js';
 
 /** What `tally listen` may override on its command line; the app passes none. */
@@ -111,6 +111,18 @@ export function studioFor(settings: Settings, demo: boolean, flag?: PipelineFlag
   return { mode: s.mode, url: s.url, store: s.store, retentionMs: s.retentionDays * day, name: s.name };
 }
 
+/**
+ * Whether the receiver registers its webhook URL by itself: `--register` says so explicitly, else the
+ * autoRegisterWebhook setting, which has no effect on a studio member: the service keeps one URL per service,
+ * so a member's would silently take the webhooks away from the studio's receiver. (`--team` makes this
+ * computer the receiver, whatever the studio setting says.)
+ */
+export function autoRegisterFor(settings: Settings, flags: Pick<PipelineFlags, 'register' | 'studio'> = {}): boolean {
+  if (flags.register !== undefined) return flags.register;
+  if (!flags.studio && followsStudio(settings)) return false;
+  return settings.autoRegisterWebhook;
+}
+
 export function pipelineOptions(inputs: PipelineInputs): {
   options: PipelineOptions;
   key: string;
@@ -139,7 +151,7 @@ export function pipelineOptions(inputs: PipelineInputs): {
     tunnel,
     ngrokAuthtoken: inputs.ngrokAuthtoken,
     // The demo sandbox gets the local URL directly; only the real service needs the public one.
-    register: api && !demo ? (flags.register ?? settings.autoRegisterWebhook) : undefined,
+    register: api && !demo ? autoRegisterFor(settings, flags) : undefined,
     api,
     projectScope: scope,
     concurrency: flags.concurrency ?? settings.concurrency,

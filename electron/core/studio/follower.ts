@@ -111,6 +111,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
   #lock: StateLock | null = null;
   #stores = new Map<string, TeamStore>();
   #loop: Promise<void> | null = null;
+  #starting: Promise<void> | null = null;
   /** Aborts the running transfer so it resumes from its checkpoint (after a reconnect). */
   #attempt: AbortController | null = null;
   #catalogue: TeamCatalogue | null = null;
@@ -131,7 +132,12 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
   }
 
   /** Connects (retrying while unreachable), then mirrors until `stop()`. Resolves once ready. */
-  async start(): Promise<void> {
+  start(): Promise<void> {
+    this.#starting = this.#start();
+    return this.#starting;
+  }
+
+  async #start(): Promise<void> {
     const opts = this.#opts;
     const folder = await ensureWritableFolder(opts.folder, { source: 'the studio folder (--folder)' });
     const dir = StudioFollower.stateFolder(opts.stateDir, opts.name, folder);
@@ -186,9 +192,11 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
   }
 
   async stop(): Promise<void> {
-    this.#catalogue?.stop();
     this.#stop.abort(new Error('stopped'));
     this.#attempt?.abort(new Error('stopped'));
+    // A start still in progress (taking the lock, opening the ledger) would write on after the cleanup.
+    await this.#starting?.catch(() => undefined);
+    this.#catalogue?.stop();
     await this.#loop?.catch(() => undefined);
     await this.#cleanup();
   }

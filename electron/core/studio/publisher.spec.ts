@@ -3,7 +3,8 @@
  * publish the same recording identity at the same moment (a studio that ran a second receiver by mistake, or
  * a receiver restored from a backup), and two members mirror what the team announces. One object, one
  * announcement, one file per member. A claim abandoned past the stale age is taken over by one receiver only
- * (compare-and-set on the KV revision), and refused credentials are said once and fixed by new ones.
+ * (compare-and-set on the KV revision); an announcement repeated past a lost claim is dropped by the stream's
+ * message ID; and refused credentials are said once and fixed by new ones.
  *
  * The pipeline under each publisher is a stand-in for its `saved` event only (a real pipeline downloads from
  * the service: tests/studio.spec.ts runs that end to end); everything on the team side is real.
@@ -13,7 +14,7 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { Objm } from '@nats-io/obj';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -207,6 +208,111 @@ describe('two receivers publishing the same recording (real nats-server)', () =>
     expect((await failed).message).toMatch(/another receiver is publishing it/);
     expect(await teamState(nats)).toEqual({ messages: 0, objects: [] });
     expect((await kv.get('rec-busy'))!.json<{ by: string }>().by).toBe('busy-host');
+  });
+});
+
+describe('the announcement stream drops a repeated announcement by message ID (real nats-server)', () => {
+  it('keeps one stream message when a receiver announces again what the claim no longer guards', async () => {
+    const nats = await setup();
+    const a = await receiver(nats, 'recv-a');
+    await a.publisher.start();
+    const first = once(a.publisher, 'published');
+    a.pipeline.saved('dupe', 'dupe-cam', await recording(a.folder, 'dupe-cam.mp4', 40_000, 3), 40_000);
+    await first;
+    await a.publisher.stop();
+
+    // The claim lost (purged by hand, or a bucket recreated) and a receiver without the ledger: nothing but the
+    // stream's message ID stands between this second announcement and a second copy on every member.
+    const nc = await connect({ servers: nats.url.replace('nats://', '') });
+    cleanups.push(() => nc.close());
+    await (await new Kvm(nc).open(CLAIMS_BUCKET)).purge('rec-dupe');
+    const b = await receiver(nats, 'recv-b');
+    await b.publisher.start();
+    const again = once(b.publisher, 'published');
+    b.pipeline.saved('dupe', 'dupe-cam', await recording(b.folder, 'dupe-cam.mp4', 40_000, 3), 40_000);
+    await again;
+    expect(await teamState(nats)).toEqual({ messages: 1, objects: ['rec-dupe'] });
+    // The same message (ID and sequence), not a second one of the same subject.
+    const stream = await (await jetstreamManager(nc)).streams.info(STUDIO_STREAM);
+    expect(stream.state).toMatchObject({ first_seq: 1, last_seq: 1 });
+  });
+});
+
+describe('retention (real nats-server)', () => {
+  it('applies a changed retention to the stream, the claims bucket and the object store alike', async () => {
+    const nats = await setup();
+    const day = 24 * 60 * 60 * 1000;
+    const a = await receiver(nats, 'recv-a', { retentionMs: 7 * day });
+    await a.publisher.start();
+    const published = once(a.publisher, 'published');
+    a.pipeline.saved('kept', 'kept-cam', await recording(a.folder, 'kept-cam.mp4', 20_000, 4), 20_000);
+    await published; // all three exist now, created with 7 days
+    await a.publisher.stop();
+
+    const nc = await connect({ servers: nats.url.replace('nats://', '') });
+    cleanups.push(() => nc.close());
+    const jsm = await jetstreamManager(nc);
+    const maxAges = async () =>
+      Promise.all(
+        [STUDIO_STREAM, `KV_${CLAIMS_BUCKET}`, `OBJ_${OBJECT_BUCKET}`].map(
+          async (s) => (await jsm.streams.info(s)).config.max_age / 1_000_000 / day,
+        ),
+      );
+    expect(await maxAges()).toEqual([7, 7, 7]);
+
+    // `tally listen --retention 14d` (or the app's retentionDays) on the next start.
+    const b = await receiver(nats, 'recv-b', { retentionMs: 14 * day });
+    const connected = once(b.publisher, 'connected');
+    await b.publisher.start();
+    await connected;
+    expect(await maxAges()).toEqual([14, 14, 14]);
+    // Nothing else changed: the recording is still there, its claim still says published.
+    expect(await teamState(nats)).toEqual({ messages: 1, objects: ['rec-kept'] });
+    const claims = await new Kvm(nc).open(CLAIMS_BUCKET);
+    expect((await claims.get('rec-kept'))!.json<{ state: string }>().state).toBe('published');
+  });
+});
+
+describe('uploads cut short by a crash (real nats-server)', () => {
+  it('removes chunks no object refers to once they are older than the stale age, and nothing else', async () => {
+    const nats = await setup();
+    const a = await receiver(nats, 'recv-a');
+    await a.publisher.start();
+    const published = once(a.publisher, 'published');
+    a.pipeline.saved('live', 'live-cam', await recording(a.folder, 'live-cam.mp4', 1_200_000, 6), 1_200_000);
+    await published;
+    await a.publisher.stop();
+    // What a receiver killed with -9 mid-put leaves: chunks under a subject no object's metadata names.
+    const nc = await connect({ servers: nats.url.replace('nats://', '') });
+    cleanups.push(() => nc.close());
+    const js = jetstream(nc);
+    for (let i = 0; i < 3; i += 1) await js.publish(`$O.${OBJECT_BUCKET}.C.cut-short`, Buffer.alloc(1000, i));
+    const jsm = await jetstreamManager(nc);
+    const chunkSubjects = async () =>
+      Object.keys(
+        (await jsm.streams.info(`OBJ_${OBJECT_BUCKET}`, { subjects_filter: `$O.${OBJECT_BUCKET}.C.>` })).state
+          .subjects ?? {},
+      );
+    expect(await chunkSubjects()).toHaveLength(2);
+
+    // Recent: it may be an upload in progress on another receiver, so it stays.
+    const b = await receiver(nats, 'recv-b', { staleClaimMs: 60 * 60_000 });
+    const bConnected = once(b.publisher, 'connected');
+    await b.publisher.start();
+    await bConnected;
+    await b.publisher.stop();
+    expect(await chunkSubjects()).toContain(`$O.${OBJECT_BUCKET}.C.cut-short`);
+
+    // Past the stale age: removed; the recording's own chunks stay and a member still mirrors it whole.
+    const c = await receiver(nats, 'recv-c', { staleClaimMs: 1 });
+    const cConnected = once(c.publisher, 'connected');
+    await c.publisher.start();
+    await cConnected;
+    expect(await chunkSubjects()).toHaveLength(1);
+    expect(await chunkSubjects()).not.toContain(`$O.${OBJECT_BUCKET}.C.cut-short`);
+    const m = await member(nats, 'member-1');
+    if (!m.saved.includes('rec-live')) await savedOnce(m.follower, 'rec-live');
+    expect(await readdir(m.folder)).toEqual(['live-cam.mp4']);
   });
 });
 

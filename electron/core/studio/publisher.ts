@@ -30,6 +30,7 @@ import {
   TeamAuthError,
   TeamTlsError,
   abortableDelay,
+  applyBucketRetention,
   connectTeam,
   ensureStudioStream,
   type TeamCredentials,
@@ -259,11 +260,20 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       ...this.#opts.retry,
     });
     this.#nc = nc;
-    await ensureStudioStream(nc, { retentionMs: this.#retentionMs, owner: true });
+    const jsm = await ensureStudioStream(nc, { retentionMs: this.#retentionMs, owner: true });
     this.#kv = await new Kvm(nc).create(CLAIMS_BUCKET, { history: 1, ttl: this.#retentionMs });
+    await applyBucketRetention(jsm, this.#retentionMs);
     const spec = this.#opts.store;
     this.#store =
       spec.kind === 'nats' ? new NatsTeamStore(nc, { retentionMs: this.#retentionMs }) : new S3TeamStore(spec);
+    if (this.#store instanceof NatsTeamStore) {
+      // What a receiver killed mid-upload left behind (this one before a restart, or another): not worth failing for.
+      const removed = await this.#store.sweepAbandonedChunks(this.#staleClaimMs).catch((error: unknown) => {
+        this.#log.warn(`studio: could not look for uploads cut short in the team store (${describeError(error)}).`);
+        return 0;
+      });
+      if (removed > 0) this.#log.warn(`studio: removed ${removed} chunks of uploads cut short from the team store.`);
+    }
     if (this.#opts.catalogue) {
       const catalogue = new TeamCatalogue();
       catalogue.on('changed', () => this.emit('catalogue'));

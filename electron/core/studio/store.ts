@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { Readable, Transform } from 'node:stream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { DeliverPolicy, jetstream } from '@nats-io/jetstream';
+import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Objm, StorageType, type ObjectStore } from '@nats-io/obj';
 import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
@@ -133,6 +133,31 @@ export class NatsTeamStore implements TeamStore {
       );
     }
     return { ref: { kind: 'nats', bucket: OBJECT_BUCKET, name: input.identity }, ...sent };
+  }
+
+  /**
+   * Removes the chunks of uploads cut short by a crash (kill -9, power loss) mid-put. The client purges what a
+   * failed put sent, but a killed process cannot, and no object refers to those chunks: they would hold their
+   * space until the retention ends. A chunk subject is removed when no object refers to it and its newest chunk
+   * is older than `olderThanMs` (an upload in progress sends one every few milliseconds, and gives up after its
+   * 30-second timeout). Resolves with the number of chunks removed.
+   */
+  async sweepAbandonedChunks(olderThanMs: number): Promise<number> {
+    const jsm = await jetstreamManager(this.#nc);
+    const stream = `OBJ_${OBJECT_BUCKET}`;
+    const info = await jsm.streams.info(stream, { subjects_filter: `$O.${OBJECT_BUCKET}.C.>` }).catch(() => null);
+    const subjects = Object.keys(info?.state.subjects ?? {});
+    if (subjects.length === 0) return 0;
+    const os = await this.#bucket();
+    const referenced = new Set((await os.list()).map((o) => `$O.${OBJECT_BUCKET}.C.${o.nuid}`));
+    let removed = 0;
+    for (const subject of subjects) {
+      if (referenced.has(subject)) continue;
+      const newest = await jsm.streams.getMessage(stream, { last_by_subj: subject });
+      if (!newest || Date.now() - newest.time.getTime() < olderThanMs) continue;
+      removed += (await jsm.streams.purge(stream, { filter: subject })).purged;
+    }
+    return removed;
   }
 
   async *read(ref: StoredRef, offset: number, resume: string | null, signal: AbortSignal): AsyncIterable<ReadPiece> {

@@ -238,6 +238,24 @@ export async function ensureStudioStream(
   return jsm;
 }
 
+/**
+ * The receiver's retention on the claims bucket and the object store too. The client creates a bucket with its
+ * TTL but keeps an existing one as it is, so a changed `--retention` would reach the announcements only: the
+ * buckets' backing streams get the new max age here, everything else in their configuration (replicas) kept.
+ * A bucket not created yet is left to its first use, which creates it with the same retention.
+ */
+export async function applyBucketRetention(jsm: JetStreamManager, retentionMs: number): Promise<void> {
+  for (const stream of [`KV_${CLAIMS_BUCKET}`, `OBJ_${OBJECT_BUCKET}`]) {
+    const existing = await jsm.streams.info(stream).catch((error: unknown) => {
+      if (/not found/i.test(describeError(error))) return null;
+      throw error;
+    });
+    if (existing && existing.config.max_age !== nanos(retentionMs)) {
+      await jsm.streams.update(stream, { ...existing.config, max_age: nanos(retentionMs) });
+    }
+  }
+}
+
 /** Seconds, minutes, hours or days (`90m`, `12h`, `7d`) to milliseconds, for `--retention`. */
 export function parseRetention(input: string, flag = '--retention'): number {
   const match = /^(\d+(?:\.\d+)?)\s*(m|h|d)$/i.exec(input.trim());

@@ -173,6 +173,7 @@ export class TestBridge implements Transport {
     mode: 'off',
     url: null,
     name: null,
+    retentionDays: 7,
     credentials: null,
     status: { state: 'off', message: null },
     recordings: [],

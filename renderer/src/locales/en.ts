@@ -343,6 +343,8 @@ export const en = {
       registeredNow: 'Webhook URL registered',
       notRegistered: 'Not registered with the service',
       autoRegister: 'Register automatically when the URL changes',
+      followNoRegister:
+        "This computer follows a studio: the studio's receiver registers the webhook URL (the service keeps one), so this one never does.",
       lastChecked: 'Webhook last checked {time}',
     },
     uploads: {
@@ -394,6 +396,9 @@ export const en = {
     url: 'Team server',
     urlHint: 'nats://HOST:PORT, or tls://HOST:PORT for TLS',
     name: 'Name of this computer in the studio',
+    retention: 'Keep on the team server (days)',
+    retentionHint:
+      'How long the team server keeps each recording; a member away for longer misses it. An S3 bucket needs a lifecycle rule of the same age.',
     save: 'Save studio settings',
     test: 'Test',
     testing: 'Testing…',
@@ -420,6 +425,8 @@ export const en = {
       saved: 'On this computer',
       gone: 'Expired from the studio',
       waiting: 'Waiting to share',
+      /** A member's row: on the team server, not copied to this computer yet. */
+      waitingHere: 'On the team server, not copied here yet',
       shared: 'Shared',
     },
   },

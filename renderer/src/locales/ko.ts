@@ -333,6 +333,8 @@ export const ko: Messages = {
       registeredNow: '웹훅 URL을 등록했습니다',
       notRegistered: '서비스에 등록되지 않음',
       autoRegister: 'URL이 바뀌면 자동으로 등록',
+      followNoRegister:
+        '이 컴퓨터는 스튜디오를 따르고 있습니다. 웹훅 URL은 스튜디오의 수신기가 등록하므로(서비스당 하나) 여기서는 등록하지 않습니다.',
       lastChecked: '웹훅 마지막 확인: {time}',
     },
     uploads: {
@@ -384,6 +386,9 @@ export const ko: Messages = {
     url: '팀 서버',
     urlHint: 'nats://호스트:포트 또는 TLS는 tls://호스트:포트',
     name: '스튜디오에서 이 컴퓨터의 이름',
+    retention: '팀 서버 보관 기간(일)',
+    retentionHint:
+      '팀 서버가 각 녹화를 보관하는 기간입니다. 더 오래 자리를 비운 멤버는 그 녹화를 받지 못합니다. S3 버킷에는 같은 기간의 수명 주기 규칙이 필요합니다.',
     save: '스튜디오 설정 저장',
     test: '테스트',
     testing: '테스트하는 중…',
@@ -410,6 +415,7 @@ export const ko: Messages = {
       saved: '이 컴퓨터에 있음',
       gone: '스튜디오에서 만료됨',
       waiting: '공유 대기 중',
+      waitingHere: '팀 서버에 있음, 아직 이 컴퓨터로 복사 전',
       shared: '공유됨',
     },
   },

@@ -4,6 +4,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { TestBridge, credentialsStatus, settingsView, tunnelStatus } from '../lib/test-bridge.js';
 import { setLocale } from '../lib/i18n.js';
 import { SettingsStore } from '../stores/settings.svelte.js';
+import { StudioStore } from '../stores/studio.svelte.js';
 import SettingsView from './SettingsView.svelte';
 
 function setup(bridge = new TestBridge(), native = true) {
@@ -21,6 +22,21 @@ async function replace(user: ReturnType<typeof userEvent.setup>, field: HTMLElem
 }
 
 describe('SettingsView', () => {
+  it('on a studio member, turns automatic registration off and says the receiver registers', async () => {
+    const bridge = new TestBridge();
+    bridge.settings = settingsView({ autoRegisterWebhook: true });
+    bridge.studio = { ...bridge.studio, mode: 'follow', url: 'nats://studio.local:4222' };
+    const store = new SettingsStore(bridge.bridge);
+    const studio = new StudioStore(bridge.bridge);
+    onTestFinished(store.start());
+    onTestFinished(studio.start());
+    render(SettingsView, { store, native: true, studio });
+    const box = await screen.findByRole('checkbox', { name: 'Register automatically when the URL changes' });
+    await waitFor(() => expect(box).toBeDisabled());
+    expect(box).not.toBeChecked();
+    expect(box).toHaveAccessibleDescription(/follows a studio: the studio's receiver registers the webhook URL/);
+  });
+
   it('saves each change with exactly the patch for that field', async () => {
     const { bridge, user } = setup();
     await user.click(await screen.findByText('Advanced'));

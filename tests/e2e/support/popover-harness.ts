@@ -127,8 +127,12 @@ function processAlive(pid: number): boolean {
  * Starts the core in demo mode with the sandbox's own simulation off (the tests decide what is live), the
  * UI server in front of it, and Chromium. `fixedHome`: use the one fixed state folder the committed
  * screenshots show (see stateFolder); popover.e2e.ts sets it when TALLY_UPDATE_SCREENSHOTS is set.
+ * `chosenDemo`: demo mode only as the app chooses it (no credentials), not forced as `TALLY_DEMO=1` does.
  */
-export async function startPopoverHarness(root: string, opts: { fixedHome?: boolean } = {}): Promise<PopoverHarness> {
+export async function startPopoverHarness(
+  root: string,
+  opts: { fixedHome?: boolean; chosenDemo?: boolean } = {},
+): Promise<PopoverHarness> {
   const staticDir = ensureRendererBuilt(root);
   const { home, release } = await stateFolder(opts.fixedHome ?? false);
   const recordingsDir = join(home, 'recordings');
@@ -155,7 +159,7 @@ export async function startPopoverHarness(root: string, opts: { fixedHome?: bool
     home,
     secrets,
     transport: 'ws',
-    demo: true,
+    demo: opts.chosenDemo !== true,
     hooks: desktopFileHooks({ env: { DISPLAY: ':e2e', PATH: binDir }, platform: 'linux', loopbackOnly: true }),
     env: {
       TALLY_BASE_URL: service.endpoints.baseUrl,

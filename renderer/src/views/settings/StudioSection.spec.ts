@@ -37,6 +37,30 @@ describe('Settings → Studio', () => {
     expect(bridge.callsOf('studio:test')).toEqual([['nats://studio.local:4222']]);
   });
 
+  it('as the receiver, shows how long the team keeps recordings and saves a new retention', async () => {
+    const bridge = new TestBridge();
+    bridge.studio = { ...bridge.studio, mode: 'receiver', url: 'nats://studio.local:4222', retentionDays: 7 };
+    const { user } = setup(bridge);
+    const days = await screen.findByRole('spinbutton', { name: 'Keep on the team server (days)' });
+    expect(days).toHaveValue(7);
+    expect(days).toHaveAccessibleDescription(/a member away for longer misses it/);
+    const save = screen.getByRole('button', { name: 'Save studio settings' });
+    await user.clear(days);
+    await user.type(days, '400');
+    expect(save).toBeDisabled();
+    await user.clear(days);
+    await user.type(days, '14');
+    await user.click(save);
+    await waitFor(() =>
+      expect(bridge.callsOf('studio:set')).toEqual([
+        [{ mode: 'receiver', url: 'nats://studio.local:4222', name: null, retentionDays: 14 }],
+      ]),
+    );
+    // A member does not decide how long the team keeps anything: no such field.
+    await user.click(screen.getByRole('radio', { name: /Follows a studio/ }));
+    expect(screen.queryByRole('spinbutton', { name: /Keep on the team server/ })).toBeNull();
+  });
+
   it('keeps the team token write-only: sent once, field emptied, only the server shown back', async () => {
     const bridge = new TestBridge();
     bridge.studio = { ...bridge.studio, mode: 'follow', url: 'nats://studio.local:4222' };
@@ -78,6 +102,15 @@ describe('Settings → Studio', () => {
           fileName: null,
           at: '2024-05-14T11:00:00Z',
         },
+        {
+          identity: 'rec-c',
+          channelId: 'cam-c',
+          state: 'waiting',
+          bytes: null,
+          totalBytes: 8192,
+          fileName: null,
+          at: '2024-05-14T12:00:00Z',
+        },
       ],
     };
     const studio = new StudioStore(bridge.bridge);
@@ -85,12 +118,17 @@ describe('Settings → Studio', () => {
     render(StudioRecordings, { studio });
     const items = await screen.findAllByRole('listitem');
     expect(items.map((li) => li.textContent?.replace(/\s+/g, ' ').trim())).toEqual([
+      // A member's waiting row is about this computer, not about sharing (the receiver's "Waiting to share").
+      'cam-c On the team server, not copied here yet',
       expect.stringContaining('cam-b Copying here'),
       expect.stringContaining('cam-a.mp4 On this computer'),
     ]);
     setLocale('ko');
     onTestFinished(() => setLocale('en'));
     expect(await screen.findByText('이 컴퓨터에 있음')).toBeInTheDocument();
+    bridge.emit('studio:changed', { ...bridge.studio, mode: 'receiver' });
+    setLocale('en');
+    expect(await screen.findByText('Waiting to share')).toBeInTheDocument();
     bridge.emit('studio:changed', { ...bridge.studio, recordings: [] });
     await waitFor(() => expect(screen.queryAllByRole('listitem')).toHaveLength(0));
   });
