@@ -296,9 +296,17 @@ class Core implements TallyAppCore {
     if (Object.keys(storePatch).length > 0) this.#settings.update(storePatch);
     if (patch.demoMode === false) this.#forceDemo = false;
     if (patch.receivingPaused !== undefined) this.#receivingPaused = patch.receivingPaused;
-    if (this.#phase === 'running') await this.#reconcile();
-    else
-      this.#demo = this.#forceDemo || effectiveDemoMode(this.#settings.get(), (await this.#loadCredentials()) !== null);
+    try {
+      if (this.#phase === 'running') await this.#reconcile();
+      else
+        this.#demo =
+          this.#forceDemo || effectiveDemoMode(this.#settings.get(), (await this.#loadCredentials()) !== null);
+    } catch (error) {
+      // The change is saved even when what it restarts failed: the page must show it (and the fields it
+      // brings) at once, beside the error the request answers with.
+      this.#emit('settings:changed', this.#settingsView());
+      throw error;
+    }
     const view = this.#settingsView();
     this.#emit('settings:changed', view);
     // New hosts may have put the secret out of use (or back in use): the credentials view must say so.

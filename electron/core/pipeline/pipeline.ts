@@ -10,7 +10,7 @@
 import { EventEmitter } from 'node:events';
 import { ensureWritableFolder } from '../folder-check.js';
 import { DownloadManager } from './download-queue.js';
-import { AutoRegistrar, createTunnelProvider, TunnelSupervisor } from '../tunnels/index.js';
+import { AutoRegistrar, TunnelSupervisor, tunnelProviderFor } from '../tunnels/index.js';
 import { WebhookReceiver } from '../webhook/receiver.js';
 import { TokenStore } from '../webhook/token.js';
 import { DEFAULT_RECORDING_GRACE_MS, ExpectedRecordings } from './expected-recordings.js';
@@ -77,7 +77,8 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
       retryBaseMs: opts.retryBaseMs,
       ...(opts.now ? { now: opts.now } : {}),
     });
-    const provider = createTunnelProvider(opts.tunnel ?? { provider: 'none' }, {
+    // A tunnel setting that cannot work shows in the tunnel status; the receiver starts all the same.
+    const provider = tunnelProviderFor(opts.tunnel ?? { provider: 'none' }, {
       ngrokAuthtoken: opts.ngrokAuthtoken ?? null,
       ngrokSdk: opts.ngrokSdk,
     });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, ValidationError } from '../errors.js';
-import { createTunnelProvider, parseTunnelFlag } from './index.js';
+import { createTunnelProvider, parseTunnelFlag, tunnelProviderFor } from './index.js';
 import { LocalTunnel } from './localtunnel.js';
 import { NgrokTunnel } from './ngrok.js';
 import { NoTunnel } from './none.js';
@@ -97,11 +97,48 @@ describe('createTunnelProvider', () => {
       /Set the Public URL in Settings → How the service reaches Tally \(My own public URL\)/,
     );
     expect(() => createTunnelProvider({ provider: 'ngrok' }, { ngrokAuthtoken: null })).toThrow(
-      'Set the ngrok authtoken in Settings or with `tally login --ngrok`.',
+      'ngrok needs an authtoken: set it in Settings → How the service reaches Tally → ngrok authtoken, or with `tally login --ngrok`.',
     );
     expect(() => createTunnelProvider({ provider: 'localtunnel', localtunnelHost: 'lt.example.com' })).toThrow(
       ConfigError,
     );
     expect(() => createTunnelProvider({ provider: 'carrier-pigeon' as 'none' })).toThrow(/Unknown tunnel provider/);
+  });
+});
+
+describe('tunnelProviderFor', () => {
+  const local = { host: '127.0.0.1', port: 9 };
+  const problem = async (settings: Parameters<typeof tunnelProviderFor>[0], deps = {}) => {
+    const provider = tunnelProviderFor(settings, deps);
+    const error: unknown = await provider.open(local).catch((e: unknown) => e);
+    return { kind: provider.kind, error };
+  };
+
+  it('builds the provider the settings ask for when they can work', () => {
+    expect(tunnelProviderFor({ provider: 'url', publicUrl: 'https://t.example.com' })).toBeInstanceOf(UrlTunnel);
+  });
+
+  it('stands in for an unusable setting with a provider whose opening names the field to fix', async () => {
+    expect(await problem({ provider: 'ngrok', ngrokDomain: 'a.ngrok-free.app' }, { ngrokAuthtoken: ' ' })).toEqual({
+      kind: 'ngrok',
+      error: new ConfigError(
+        'ngrok needs an authtoken: set it in Settings → How the service reaches Tally → ngrok authtoken, or with `tally login --ngrok`.',
+      ),
+    });
+    expect(await problem({ provider: 'url', publicUrl: 'http://tally.example.com' })).toEqual({
+      kind: 'url',
+      error: new ConfigError(
+        'Settings → How the service reaches Tally → Public URL: The public URL must use https: webhooks cross the internet. Plain http is only accepted for addresses on this computer or your local network.',
+      ),
+    });
+    expect(await problem({ provider: 'localtunnel', localtunnelHost: 'https://user:pw@lt.example.com' })).toEqual({
+      kind: 'localtunnel',
+      error: new ConfigError(
+        'Settings → How the service reaches Tally → Server: The localtunnel server URL must not contain a user name, password, query or fragment.',
+      ),
+    });
+    expect(await problem({ provider: 'ngrok', ngrokDomain: 'not a domain' }, { ngrokAuthtoken: 'tok' })).toMatchObject({
+      error: { message: expect.stringMatching(/^Settings → How the service reaches Tally → Static domain: /) },
+    });
   });
 });

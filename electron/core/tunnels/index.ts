@@ -4,9 +4,10 @@
  */
 import { ConfigError, ValidationError } from '../errors.js';
 import { LocalTunnel } from './localtunnel.js';
-import { NgrokTunnel } from './ngrok.js';
+import { NGROK_AUTHTOKEN_MISSING, NgrokTunnel } from './ngrok.js';
 import type { NgrokSdk } from './ngrok.js';
 import { NoTunnel } from './none.js';
+import { UnusableTunnel } from './unusable.js';
 import { UrlTunnel, validatePublicUrl } from './url.js';
 import type { TunnelKind, TunnelProvider } from './types.js';
 
@@ -14,7 +15,8 @@ export * from './types.js';
 export { NoTunnel } from './none.js';
 export { UrlTunnel, validatePublicUrl } from './url.js';
 export type { ValidatedPublicUrl } from './url.js';
-export { NgrokTunnel, normalizeNgrokDomain } from './ngrok.js';
+export { NGROK_AUTHTOKEN_MISSING, NgrokTunnel, normalizeNgrokDomain } from './ngrok.js';
+export { UnusableTunnel } from './unusable.js';
 export type { NgrokSdk, NgrokListenerLike, NgrokTunnelOptions, NgrokConfig } from './ngrok.js';
 export { LocalTunnel, DEFAULT_LOCALTUNNEL_HOST, normalizeLocaltunnelHost } from './localtunnel.js';
 export type { LocaltunnelOptions } from './localtunnel.js';
@@ -80,7 +82,7 @@ export function createTunnelProvider(settings: TunnelSettingsInput, deps: Tunnel
       return new UrlTunnel(settings.publicUrl);
     case 'ngrok': {
       const authtoken = deps.ngrokAuthtoken?.trim();
-      if (!authtoken) throw new ConfigError('Set the ngrok authtoken in Settings or with `tally login --ngrok`.');
+      if (!authtoken) throw new ConfigError(NGROK_AUTHTOKEN_MISSING);
       return new NgrokTunnel({ authtoken, domain: settings.ngrokDomain ?? null, sdk: deps.ngrokSdk });
     }
     case 'localtunnel':
@@ -89,6 +91,21 @@ export function createTunnelProvider(settings: TunnelSettingsInput, deps: Tunnel
       throw new ConfigError(
         `Unknown tunnel provider "${String(settings.provider)}". Use none, url, ngrok or localtunnel.`,
       );
+  }
+}
+
+/**
+ * The provider the settings ask for, or, when a setting makes it unusable, a stand-in whose status says which
+ * setting to fix (see UnusableTunnel): a tunnel setting must never keep the receiver from starting.
+ */
+export function tunnelProviderFor(settings: TunnelSettingsInput, deps: TunnelDeps = {}): TunnelProvider {
+  try {
+    return createTunnelProvider(settings, deps);
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof ValidationError) {
+      return new UnusableTunnel(settings.provider, error);
+    }
+    throw error;
   }
 }
 

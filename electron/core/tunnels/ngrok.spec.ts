@@ -173,7 +173,9 @@ describe('ngrok through the SDK boundary', () => {
 
   it('requires an authtoken and a host-name domain', () => {
     expect(() => createTunnelProvider({ provider: 'ngrok' }, {})).toThrow(
-      new ConfigError('Set the ngrok authtoken in Settings or with `tally login --ngrok`.'),
+      new ConfigError(
+        'ngrok needs an authtoken: set it in Settings → How the service reaches Tally → ngrok authtoken, or with `tally login --ngrok`.',
+      ),
     );
     expect(() => createTunnelProvider({ provider: 'ngrok' }, { ngrokAuthtoken: '  ' })).toThrow(ConfigError);
     expect(normalizeNgrokDomain(' https://My-Name.ngrok-free.app/ ')).toBe('my-name.ngrok-free.app');

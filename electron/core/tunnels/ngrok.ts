@@ -40,6 +40,10 @@ export interface NgrokTunnelOptions {
   sdk?: NgrokSdk;
 }
 
+/** Names the field where the app takes the authtoken, and the CLI's way to store it. */
+export const NGROK_AUTHTOKEN_MISSING =
+  'ngrok needs an authtoken: set it in Settings → How the service reaches Tally → ngrok authtoken, or with `tally login --ngrok`.';
+
 const AUTHTOKEN_CODES = new Set(['ERR_NGROK_105', 'ERR_NGROK_106', 'ERR_NGROK_107', 'ERR_NGROK_300', 'ERR_NGROK_4018']);
 const DOMAIN_CODES = new Set(['ERR_NGROK_320', 'ERR_NGROK_7117', 'ERR_NGROK_7118']);
 
@@ -75,7 +79,7 @@ export class NgrokTunnel extends TunnelProviderBase {
   constructor(options: NgrokTunnelOptions) {
     super();
     if (typeof options.authtoken !== 'string' || options.authtoken.trim() === '') {
-      throw new ConfigError('Set the ngrok authtoken in Settings or with `tally login --ngrok`.');
+      throw new ConfigError(NGROK_AUTHTOKEN_MISSING);
     }
     this.#authtoken = options.authtoken.trim();
     this.domain = options.domain ? normalizeNgrokDomain(options.domain) : null;

@@ -1,0 +1,36 @@
+import { ConfigError, ValidationError } from '../errors.js';
+import { TunnelProviderBase } from './types.js';
+import type { LocalTarget, TunnelKind, TunnelOpenResult } from './types.js';
+
+/** Where each provider's settings live in the app, for a message that sends the producer to the right field. */
+const SETTINGS_FIELD: Record<TunnelKind, string> = {
+  none: 'Connection',
+  url: 'Public URL',
+  ngrok: 'Static domain',
+  localtunnel: 'Server',
+};
+
+/**
+ * The provider the settings ask for, when it cannot be built from them (no ngrok authtoken, a public URL that
+ * is refused...). Opening it fails with that setting problem, which the supervisor shows as the tunnel's
+ * `error` state without retrying. It stands in so a tunnel setting never keeps the receiver from starting:
+ * webhooks on loopback, downloads and client uploads go on while the producer fixes the setting.
+ */
+export class UnusableTunnel extends TunnelProviderBase {
+  readonly kind: TunnelKind;
+  readonly problem: ConfigError;
+
+  constructor(kind: TunnelKind, error: ConfigError | ValidationError) {
+    super();
+    this.kind = kind;
+    // A message that already names its place in Settings is kept; others get the field they are about.
+    const where = `Settings → How the service reaches Tally → ${(SETTINGS_FIELD as Partial<Record<string, string>>)[kind] ?? 'Connection'}`;
+    this.problem = new ConfigError(error.message.includes('Settings') ? error.message : `${where}: ${error.message}`);
+  }
+
+  async open(_local: LocalTarget, _signal?: AbortSignal): Promise<TunnelOpenResult> {
+    throw this.problem;
+  }
+
+  async close(): Promise<void> {}
+}
