@@ -12,60 +12,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordingView } from '../../contract.js';
 import { MemorySecretStore, PROJECT_ACCOUNT } from '../credentials.js';
 import { startSandbox, type Sandbox } from '../sandbox/index.js';
-import { openSettingsStore, type SettingsPatch } from '../settings.js';
-import type { AppCoreOptions, TallyAppCore } from './app-core.js';
-import { createDemoCore } from './test-demo-core.js';
-import type { AppCoreEvents, TraySnapshot } from './types.js';
+import { openSettingsStore } from '../settings.js';
+import type { TallyAppCore } from './app-core.js';
+import { cleanups, collect, makeCore, next, runCleanups, sandboxOf, tempHome } from './test-core-helpers.js';
+import type { TraySnapshot } from './types.js';
 
-const cleanups: (() => Promise<unknown>)[] = [];
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function tempHome(settings: SettingsPatch = {}): Promise<string> {
-  const home = await mkdtemp(join(tmpdir(), 'tally-core-'));
-  cleanups.push(() => rm(home, { recursive: true, force: true }));
-  // Port 0 and a folder in the temp home: parallel test files must not fight over 8787 or ~/Videos.
-  openSettingsStore(home).update({ receiverPort: 0, recordingsFolder: join(home, 'recordings'), ...settings });
-  return home;
-}
-
-async function makeCore(home: string, extra: Partial<AppCoreOptions> = {}): Promise<TallyAppCore> {
-  const core = await createDemoCore(home, { pollIntervalMs: 40, pipelineOverrides: { retryBaseMs: 20 }, ...extra });
-  cleanups.push(() => core.stop());
-  return core;
-}
-
-/** Resolves with the first payload of `event` that satisfies `test`. */
-function next<E extends keyof AppCoreEvents>(
-  core: TallyAppCore,
-  event: E,
-  test: (payload: AppCoreEvents[E]) => boolean = () => true,
-): Promise<AppCoreEvents[E]> {
-  return new Promise((resolve) => {
-    const off = core.on(event, (payload) => {
-      if (!test(payload)) return;
-      off();
-      resolve(payload);
-    });
-  });
-}
-
-function collect<E extends keyof AppCoreEvents>(
-  core: TallyAppCore,
-  event: E,
-): { at: number; payload: AppCoreEvents[E] }[] {
-  const seen: { at: number; payload: AppCoreEvents[E] }[] = [];
-  core.on(event, (payload) => seen.push({ at: Date.now(), payload }));
-  return seen;
-}
-
-function sandboxOf(core: TallyAppCore): Sandbox {
-  const sandbox = core.testOnly.sandbox();
-  if (!sandbox) throw new Error('no demo sandbox');
-  return sandbox;
-}
+afterEach(runCleanups);
 
 const liveIds = (sandbox: Sandbox) =>
   sandbox.control
