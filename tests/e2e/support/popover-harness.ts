@@ -25,6 +25,7 @@ import { startUiServer, type UiServer } from '../../../electron/core/app/ui-serv
 import { MemorySecretStore } from '../../../electron/core/credentials.js';
 import { startSandbox, type Sandbox } from '../../../electron/core/sandbox/index.js';
 import { openSettingsStore } from '../../../electron/core/settings.js';
+import type { NgrokSdk } from '../../../electron/core/tunnels/index.js';
 import { launchChromium } from '../browser.js';
 
 /** The popover's size in the tray app. */
@@ -128,10 +129,11 @@ function processAlive(pid: number): boolean {
  * UI server in front of it, and Chromium. `fixedHome`: use the one fixed state folder the committed
  * screenshots show (see stateFolder); popover.e2e.ts sets it when TALLY_UPDATE_SCREENSHOTS is set.
  * `chosenDemo`: demo mode only as the app chooses it (no credentials), not forced as `TALLY_DEMO=1` does.
+ * `ngrokSdk`: the loopback fake of the ngrok SDK (fakeNgrokSdk), for a test that chooses ngrok.
  */
 export async function startPopoverHarness(
   root: string,
-  opts: { fixedHome?: boolean; chosenDemo?: boolean } = {},
+  opts: { fixedHome?: boolean; chosenDemo?: boolean; ngrokSdk?: NgrokSdk } = {},
 ): Promise<PopoverHarness> {
   const staticDir = ensureRendererBuilt(root);
   const { home, release } = await stateFolder(opts.fixedHome ?? false);
@@ -175,7 +177,13 @@ export async function startPopoverHarness(
     demoWebClient: false,
     pollIntervalMs: 250,
     // One connection per download, so a throttled download moves at exactly the throttled rate.
-    pipelineOverrides: { segments: 1, retryBaseMs: 100, now: () => Date.now() + clock.offsetMs },
+    pipelineOverrides: {
+      segments: 1,
+      retryBaseMs: 100,
+      now: () => Date.now() + clock.offsetMs,
+      // The ngrok cloud cannot be reached here: a test that chooses ngrok passes the loopback fake SDK.
+      ...(opts.ngrokSdk ? { ngrokSdk: opts.ngrokSdk } : {}),
+    },
   });
   let ui: UiServer | null = null;
   let browser: Browser | null = null;
