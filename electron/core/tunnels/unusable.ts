@@ -1,4 +1,4 @@
-import { ConfigError, ValidationError } from '../errors.js';
+import { ConfigError, type ValidationError } from '../errors.js';
 import { TunnelProviderBase } from './types.js';
 import type { LocalTarget, TunnelKind, TunnelOpenResult } from './types.js';
 
