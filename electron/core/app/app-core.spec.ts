@@ -401,6 +401,7 @@ describe('AppCore credentials', () => {
       source: 'sandbox',
       keychainAvailable: true,
       keychainMessage: null,
+      keychainNotes: null,
     });
 
     // The "real" service for this test is a second sandbox with its own project.
@@ -423,6 +424,7 @@ describe('AppCore credentials', () => {
     expect(await core.handlers['credentials:test'](good)).toEqual({
       ok: true,
       message: 'Connected: 1 channel live now.',
+      notes: [{ code: 'connected', params: { count: 1 } }],
     });
     const status = await core.handlers['credentials:set'](good);
     expect(status).toMatchObject({ configured: true, serviceId: 'real-svc', source: 'keychain' });
@@ -491,6 +493,7 @@ describe('AppCore credentials', () => {
       source: 'env',
       keychainAvailable: false,
       keychainMessage: 'No Secret Service is running.',
+      keychainNotes: [{ code: 'error', params: { message: 'No Secret Service is running.' } }],
     });
     expect((await core.handlers['app:info']()).demo).toBe(false);
     await expect(

@@ -7,6 +7,7 @@
  *   KV       tally-studio-claims                         one key per recording: who publishes it, how far it got
  *   objects  tally-studio   (the default store)          the recording's bytes under the identity
  */
+import { errorNote, note, noteText, type Note } from '../../contract.js';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { ConfigError, TallyError } from '../errors.js';
@@ -41,7 +42,11 @@ export class TeamAuthError extends ConfigError {
 
   /** The same for the tray app, where the credentials are set in Settings → Studio. */
   get appMessage(): string {
-    return `The team server ${this.sentCredentials ? 'refused the credentials' : 'asks for credentials'}: ${this.reason} (${this.where}) — set them in Settings → Studio.`;
+    return noteText(this.appNote);
+  }
+
+  get appNote(): Note {
+    return note(this.sentCredentials ? 'teamRefused' : 'teamAsks', { reason: this.reason, where: this.where });
   }
 }
 
@@ -57,6 +62,10 @@ export class TeamTlsError extends ConfigError {
 
   get appMessage(): string {
     return this.message.replace('use --team', 'set the studio URL to');
+  }
+
+  get appNote(): Note {
+    return errorNote({ message: this.appMessage });
   }
 }
 

@@ -72,6 +72,7 @@ describe('checkSelf', () => {
       ok: false,
       reason: 'foreign',
       message: `http://127.0.0.1:${receiver.port} reaches a different Tally receiver, not this one (another instance or an old tunnel owns this URL).`,
+      notes: [{ code: 'selfForeign', params: { where: `http://127.0.0.1:${receiver.port}` } }],
     });
   });
 
@@ -143,9 +144,11 @@ describe('TunnelSupervisor', () => {
       uploadUrl: `${base}/uploads/${TOKEN}`,
       lastCheckedAt: '2026-01-02T03:04:05.000Z',
       message: `Plain http on 127.0.0.1:${receiver.port}: only this computer can reach it, so the service can deliver webhooks here only if it runs there too.`,
+      messageNotes: [{ code: 'plainHttpLoopback', params: { host: `127.0.0.1:${receiver.port}` } }],
       registered: false,
       uploads: 'off',
       uploadsMessage: expect.stringMatching(/No web app origin is allowed/),
+      uploadsNotes: [{ code: 'uploadsNoOrigin' }],
     });
     expect(changes).toEqual([{ previous: null, current: `${base}/hooks/${TOKEN}`, publicBaseUrl: base }]);
 
