@@ -64,7 +64,7 @@ export const NOTE_TEXT = {
   uploadsOff: 'Web client uploads are off.',
   uploadsLocalOnly: 'No tunnel: only pages that can reach this computer can upload to the local recordUrl.',
   uploadsNoOrigin:
-    'No web app origin is allowed to upload yet, so no browser can: add it in Settings → Web client uploads.',
+    'No web app origin is allowed to upload yet, so no browser can: add it in Settings → Recordings from your web app.',
   browserUnreachable: "A browser's upload could not reach Tally through {where}: {detail}.",
   browserDropsHeader:
     '{where} answers browsers for Tally but drops the X-FILENAME header from the CORS answer: something in between rewrites it.',
@@ -72,7 +72,7 @@ export const NOTE_TEXT = {
   browserPage:
     '{where} shows browsers a page of its own (a tunnel warning or reminder page, {status}) instead of passing their uploads to Tally, and a web page cannot skip it: client recordings sent there are lost.',
   browserRefused:
-    'Tally refused the browser check from {origin} through {where}: is that origin still allowed in Settings → Web client uploads?',
+    'Tally refused the browser check from {origin} through {where}: is that origin still allowed in Settings → Recordings from your web app?',
   browserNoCors:
     "{where} answered a browser's upload preflight with {status} and no CORS permission for {origin}: pages cannot upload through it.",
   browserWhatToDo:

@@ -38,7 +38,7 @@ export const koNotes: Messages['notes'] = {
   uploadsOff: '웹 클라이언트 업로드가 꺼져 있습니다.',
   uploadsLocalOnly: '터널이 없습니다. 이 컴퓨터에 연결할 수 있는 페이지만 로컬 recordUrl로 업로드할 수 있습니다.',
   uploadsNoOrigin:
-    '업로드가 허용된 웹 앱 출처(origin)가 아직 없어 어떤 브라우저도 업로드할 수 없습니다. 설정 → 웹 클라이언트 업로드에서 추가하세요.',
+    '업로드가 허용된 웹 앱 출처(origin)가 아직 없어 어떤 브라우저도 업로드할 수 없습니다. 설정 → ‘웹 앱에서 올린 녹음’에서 추가하세요.',
   browserUnreachable: '브라우저의 업로드가 {where}을(를) 통해 Tally에 닿지 못했습니다: {detail}.',
   browserDropsHeader:
     '{where}이(가) 브라우저에 Tally 대신 응답하지만 CORS 응답에서 X-FILENAME 헤더를 빼고 있습니다. 중간의 무언가가 응답을 바꾸고 있습니다.',
@@ -46,7 +46,7 @@ export const koNotes: Messages['notes'] = {
   browserPage:
     '{where}이(가) 브라우저의 업로드를 Tally로 넘기지 않고 자체 페이지(터널 경고 또는 안내 페이지, {status})를 보여 주며, 웹 페이지는 이를 건너뛸 수 없습니다. 그곳으로 보낸 클라이언트 녹음은 사라집니다.',
   browserRefused:
-    'Tally가 {where}을(를) 통한 {origin}의 브라우저 확인을 거부했습니다. 설정 → 웹 클라이언트 업로드에서 이 출처가 아직 허용되어 있나요?',
+    'Tally가 {where}을(를) 통한 {origin}의 브라우저 확인을 거부했습니다. 설정 → ‘웹 앱에서 올린 녹음’에서 이 출처가 아직 허용되어 있나요?',
   browserNoCors:
     '{where}이(가) 브라우저의 업로드 사전 요청에 {status}(으)로 응답했고 {origin}에 대한 CORS 허용이 없습니다. 이 주소로는 페이지에서 업로드할 수 없습니다.',
   browserWhatToDo:
@@ -77,6 +77,6 @@ export const koNotes: Messages['notes'] = {
     one: 'JetStream이 켜져 있습니다(스트림 {count}개).',
     other: 'JetStream이 켜져 있습니다(스트림 {count}개).',
   },
-  teamRefused: '팀 서버가 자격 증명을 거부했습니다: {reason} ({where}). 설정 → 스튜디오에서 입력하세요.',
-  teamAsks: '팀 서버가 자격 증명을 요구합니다: {reason} ({where}). 설정 → 스튜디오에서 입력하세요.',
+  teamRefused: '팀 서버가 자격 증명을 거부했습니다: {reason} ({where}). 설정 → ‘스튜디오’에서 입력하세요.',
+  teamAsks: '팀 서버가 자격 증명을 요구합니다: {reason} ({where}). 설정 → ‘스튜디오’에서 입력하세요.',
 };
