@@ -1,27 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { NOTE_TEXT, note, noteText, type Note, type NoteCode } from '../../../electron/contract.js';
-import { koNotes } from '../locales/ko-notes.js';
+import { note, noteText, type Note } from '../../../electron/contract.js';
 import { setLocale } from './i18n.js';
 import { coreText } from './notes.js';
 
 afterEach(() => setLocale('en'));
 
-const placeholders = (text: string) => [...text.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
-const forms = (value: string | { one: string; other: string }) =>
-  typeof value === 'string' ? [value] : [value.one, value.other];
-
 describe('coreText', () => {
-  it('gives every core note a Korean text with the same params as the English one', () => {
-    for (const code of Object.keys(NOTE_TEXT) as NoteCode[]) {
-      const english = forms(NOTE_TEXT[code]);
-      const korean = forms(koNotes[code]);
-      for (const [i, text] of korean.entries()) {
-        expect(placeholders(text), code).toEqual(placeholders(english[i] ?? ''));
-        if (code !== 'error') expect(text, code).not.toEqual(english[i]);
-      }
-    }
-  });
-
   it('shows the core’s notes in Korean with their specifics in place, and as the core wrote them in English', () => {
     const notes = [note('folderUnusable', { path: '/media/rec' }), note('folderFileInWay')];
     const english = notes.map(noteText).join(' ');
