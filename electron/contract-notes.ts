@@ -87,7 +87,7 @@ export const NOTE_TEXT = {
   connected: { one: 'Connected: {count} channel live now.', other: 'Connected: {count} channels live now.' },
   keychainUnusable: 'The OS keychain could not be used.',
   hostsChanged: 'The service hosts changed since the secret was entered, so it is not sent to them: {reenter}.',
-  reenterInSettings: 'enter the secret again in Settings to use the new hosts',
+  reenterInSettings: 'to use the new hosts, enter the secret again in Settings → Service account',
   folderNotAbsolute: 'Enter the full path of the folder.',
   folderUnusable: 'Recordings cannot be saved in {path}:',
   folderNoPermission: 'Tally is not allowed to write there.',

@@ -68,7 +68,7 @@ describe('messages name what exists', () => {
           seen++;
           const [, name = '', detail] = match;
           // "(My own public URL)": the field or choice inside the section; "(or set …)" is an alternative.
-          const named = detail && /^[A-Z]/.test(detail) ? [name, detail] : [name];
+          const named = detail && !/^or\b/.test(detail) ? [name, detail] : [name];
           for (const n of named) if (!known.has(n.trim())) wrong.push(`${basename(file)}: Settings → ${n.trim()}`);
         }
       }

@@ -199,14 +199,18 @@ describe('TunnelSupervisor', () => {
     expect(await again).toEqual({ attempt: 1, delayMs: 4, reason: 'Tunnel closed: went away' });
 
     const broken = new ScriptedProvider([
-      new ConfigError('Set the ngrok authtoken in Settings or with `tally login --ngrok`.'),
+      new ConfigError(
+        'Set the ngrok authtoken in Settings → How the service reaches Tally (ngrok authtoken) or with `tally login --ngrok`.',
+      ),
     ]);
     const stuck = supervise(broken);
     let retries = 0;
     stuck.on('reconnect-scheduled', () => retries++);
     const failed = waitForEvent<TunnelStatus>(stuck, 'status', (s) => s.state === 'error');
     stuck.start();
-    expect((await failed).message).toBe('Set the ngrok authtoken in Settings or with `tally login --ngrok`.');
+    expect((await failed).message).toBe(
+      'Set the ngrok authtoken in Settings → How the service reaches Tally (ngrok authtoken) or with `tally login --ngrok`.',
+    );
     expect(retries).toBe(0);
     expect(broken.opens).toBe(1);
   });

@@ -97,7 +97,7 @@ describe('createTunnelProvider', () => {
       /Set the Public URL in Settings → How the service reaches Tally \(My own public URL\)/,
     );
     expect(() => createTunnelProvider({ provider: 'ngrok' }, { ngrokAuthtoken: null })).toThrow(
-      'Set the ngrok authtoken in Settings or with `tally login --ngrok`.',
+      'Set the ngrok authtoken in Settings → How the service reaches Tally (ngrok authtoken) or with `tally login --ngrok`.',
     );
     expect(() => createTunnelProvider({ provider: 'localtunnel', localtunnelHost: 'lt.example.com' })).toThrow(
       ConfigError,

@@ -79,7 +79,10 @@ export function createTunnelProvider(settings: TunnelSettingsInput, deps: Tunnel
       return new UrlTunnel(settings.publicUrl);
     case 'ngrok': {
       const authtoken = deps.ngrokAuthtoken?.trim();
-      if (!authtoken) throw new ConfigError('Set the ngrok authtoken in Settings or with `tally login --ngrok`.');
+      if (!authtoken)
+        throw new ConfigError(
+          'Set the ngrok authtoken in Settings → How the service reaches Tally (ngrok authtoken) or with `tally login --ngrok`.',
+        );
       return new NgrokTunnel({ authtoken, domain: settings.ngrokDomain ?? null, sdk: deps.ngrokSdk });
     }
     case 'localtunnel':

@@ -75,7 +75,9 @@ export class NgrokTunnel extends TunnelProviderBase {
   constructor(options: NgrokTunnelOptions) {
     super();
     if (typeof options.authtoken !== 'string' || options.authtoken.trim() === '') {
-      throw new ConfigError('Set the ngrok authtoken in Settings or with `tally login --ngrok`.');
+      throw new ConfigError(
+        'Set the ngrok authtoken in Settings → How the service reaches Tally (ngrok authtoken) or with `tally login --ngrok`.',
+      );
     }
     this.#authtoken = options.authtoken.trim();
     this.domain = options.domain ? normalizeNgrokDomain(options.domain) : null;
@@ -167,7 +169,7 @@ export class NgrokTunnel extends TunnelProviderBase {
     const detail = redact(describe(error), this.#authtoken);
     if (code !== null && AUTHTOKEN_CODES.has(code)) {
       return new ConfigError(
-        `ngrok did not accept the authtoken (${code}). Copy it again from the ngrok dashboard and set it in Settings or with \`tally login --ngrok\`.`,
+        `ngrok did not accept the authtoken (${code}). Copy it again from the ngrok dashboard and set it in Settings → How the service reaches Tally (ngrok authtoken) or with \`tally login --ngrok\`.`,
       );
     }
     if (code !== null && DOMAIN_CODES.has(code)) {
