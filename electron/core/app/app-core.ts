@@ -8,17 +8,14 @@
  * the keychain, and restarts only what differs. Cheap changes (folder, concurrency, pause, auto-register)
  * are applied to the running pipeline; anything the pipeline is built from restarts it.
  */
-import {
-  errorNote,
-  note,
-  notesText,
-  type AppInfo,
-  type CredentialsInput,
-  type CredentialsStatus,
-  type RequestHandlers,
-  type SettingsPatch,
-  type SettingsView,
-  type TunnelStatus,
+import type {
+  AppInfo,
+  CredentialsInput,
+  CredentialsStatus,
+  RequestHandlers,
+  SettingsPatch,
+  SettingsView,
+  TunnelStatus,
 } from '../../contract.js';
 import type { ChannelApi } from '../api-client.js';
 import { resolveEndpoints, type Endpoints } from '../endpoints.js';
@@ -439,16 +436,9 @@ class Core implements TallyAppCore {
       const { spec, key, studio } = await this.#pipelineSpec(settings);
       await this.#host.reconcile(spec, key, settings, this.#receivingPaused, this.#demoTarget());
       await this.#studio.reconcile(studio, this.#host.pipeline, spec.folder);
-      this.#host.error = null;
-      this.#host.errorNotes = null;
+      this.#host.clearError();
     } catch (error) {
-      const notes = [
-        note('notReceiving'),
-        errorNote(error instanceof TallyError ? error : { message: describe(error) }),
-      ];
-      const message = notesText(notes);
-      this.#host.error = message;
-      this.#host.errorNotes = notes;
+      const message = this.#host.setError(error);
       this.#log(message);
       this.#emit('app:error', { code: errorView(error).code, message });
       throw error;

@@ -4,8 +4,17 @@
  * answers what the views ask about recordings, the tunnel and the tray's progress.
  */
 import { basename } from 'node:path';
-import { note, noteText, said, type Note, type RecordingView, type TunnelStatus } from '../../contract.js';
-import { ConfigError } from '../errors.js';
+import {
+  errorNote,
+  note,
+  notesText,
+  noteText,
+  said,
+  type Note,
+  type RecordingView,
+  type TunnelStatus,
+} from '../../contract.js';
+import { ConfigError, TallyError } from '../errors.js';
 import { ensureWritableFolder } from '../folder-check.js';
 import { RecordingPipeline, type PipelineEvents, type PipelineOptions } from '../pipeline/pipeline.js';
 import type { RecordingJob } from '../recordings/types.js';
@@ -83,6 +92,18 @@ export class PipelineHost {
   error: string | null = null;
   /** `error` as notes for the popover (see contract-notes.ts); set with it. */
   errorNotes: Note[] | null = null;
+
+  /** Records why recordings are not being received; returns the line for the log. */
+  setError(error: unknown): string {
+    const cause = error instanceof TallyError ? error : { message: describe(error) };
+    this.errorNotes = [note('notReceiving'), errorNote(cause)];
+    this.error = notesText(this.errorNotes);
+    return this.error;
+  }
+
+  clearError(): void {
+    this.error = this.errorNotes = null;
+  }
 
   constructor(deps: PipelineHostDeps) {
     this.#deps = deps;
