@@ -83,6 +83,7 @@ export const NOTE_TEXT = {
   partialKept: 'A partial copy ({size}) is kept at {path}.',
   saveFailed: 'Could not save the recording: {detail}',
   uploadRefused: '{status}: {reason}',
+  gapNoCredentials: 'No credentials: missed recordings cannot be checked.',
   // Settings: connection test, keychain, recordings folder (app/app-credentials.ts, app/folder-check.ts)
   connected: { one: 'Connected: {count} channel live now.', other: 'Connected: {count} channels live now.' },
   keychainUnusable: 'The OS keychain could not be used.',

@@ -56,6 +56,7 @@ export const koNotes: Messages['notes'] = {
   partialKept: '일부만 받은 사본({size})을 {path}에 남겨 두었습니다.',
   saveFailed: '녹화를 저장하지 못했습니다: {detail}',
   uploadRefused: '업로드를 거부했습니다({status}): {reason}',
+  gapNoCredentials: '자격 증명이 없어 누락된 녹화를 확인할 수 없습니다.',
   connected: {
     one: '지금 라이브 중인 채널: {count}개.',
     other: '지금 라이브 중인 채널: {count}개.',
