@@ -105,6 +105,12 @@ export const NOTE_TEXT = {
     other: 'Connected; JetStream is on ({count} streams).',
   },
   teamRefused: 'The team server refused the credentials: {reason} ({where}) — set them in Settings → Studio.',
+  teamConnectionRefused:
+    'The team server {where} is unreachable (connection refused): is nats-server running there with -js?',
+  teamUnknownHost: "The team server's host {host} is unknown (DNS).",
+  teamUnreachable: 'The team server {where} could not be reached: {detail}',
+  teamNoTls: 'The team server {where} does not offer TLS: set the studio URL to {fix}.',
+  teamNeedsTls: 'The team server {where} requires TLS: set the studio URL to {fix}.',
   teamAsks: 'The team server asks for credentials: {reason} ({where}) — set them in Settings → Studio.',
 } satisfies Record<string, string | PluralText>;
 

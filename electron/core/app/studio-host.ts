@@ -27,7 +27,7 @@ import {
 import { StudioFollower } from '../studio/follower.js';
 import { StudioPublisher } from '../studio/publisher.js';
 import { parseS3Url, s3FromEnv } from '../studio/store.js';
-import { TeamAuthError, TeamTlsError, connectTeam, parseTeamUrl } from '../studio/team.js';
+import { TeamAuthError, TeamTlsError, TeamUnreachableError, connectTeam, parseTeamUrl } from '../studio/team.js';
 import type { Settings, SettingsStore } from '../settings.js';
 
 interface StudioHostOptions {
@@ -120,7 +120,7 @@ export class StudioHost {
           catalogue: true,
         });
         publisher.on('connected', () => this.#setStatus('connected'));
-        publisher.on('waiting', (w) => this.#setStatus('unreachable', errorNote(w)));
+        publisher.on('waiting', (w) => this.#setStatus('unreachable', w.note ?? errorNote(w)));
         // Refused credentials: an error with the reason, not "connecting"; new ones in Settings restart it.
         publisher.on('refused', ({ error }) => this.#setStatus('error', error.appNote));
         for (const event of ['published', 'alreadyShared', 'failed', 'catalogue'] as const) {
@@ -147,7 +147,7 @@ export class StudioHost {
       });
       follower.on('catalogue', () => this.#changed());
       follower.on('ready', () => this.#setStatus('connected'));
-      follower.on('waiting', (w) => this.#setStatus('unreachable', errorNote(w)));
+      follower.on('waiting', (w) => this.#setStatus('unreachable', w.note ?? errorNote(w)));
       follower.on('connection', (c) => this.#setStatus(c === 'disconnected' ? 'unreachable' : 'connected'));
       follower.on('started', () => this.#changed());
       follower.on('progress', (p) => {
@@ -162,11 +162,10 @@ export class StudioHost {
       // Connecting may wait a long time for an unreachable server: it runs on, reconcile does not wait.
       void follower.start().catch((error: unknown) => {
         if (this.#follower !== follower) return;
-        const refused = error instanceof TeamAuthError || error instanceof TeamTlsError;
-        this.#setStatus('error', refused ? error.appNote : errorNote({ message: describeError(error) }));
+        this.#setStatus('error', teamNote(error));
       });
     } catch (error) {
-      this.#setStatus('error', errorNote({ message: describeError(error) }));
+      this.#setStatus('error', teamNote(error));
     }
   }
 
@@ -264,13 +263,20 @@ export class StudioHost {
       const info = await (await jetstreamManager(nc)).getAccountInfo().finally(() => nc.close());
       return { ok: true, ...answer(note('studioJetStream', { count: info.streams })) };
     } catch (error) {
-      return { ok: false, ...answer(errorNote({ message: describeError(error) })) };
+      return { ok: false, ...answer(teamNote(error)) };
     }
   }
 }
 
 function toTeam(input: TeamCredentialsInput) {
   return 'token' in input ? { token: input.token } : { user: input.user, password: input.password };
+}
+
+/** What the tray says about a team server error: where to fix it in Settings, not which flag to pass. */
+function teamNote(error: unknown): Note {
+  if (error instanceof TeamAuthError || error instanceof TeamTlsError) return error.appNote;
+  if (error instanceof TeamUnreachableError && error.note) return error.note;
+  return errorNote({ message: describeError(error) });
 }
 
 function answer(why: Note): { message: string; notes: Note[] } {

@@ -79,5 +79,11 @@ export const koNotes: Messages['notes'] = {
     other: 'JetStream이 켜져 있습니다(스트림 {count}개).',
   },
   teamRefused: '팀 서버가 자격 증명을 거부했습니다: {reason} ({where}). 설정 → ‘스튜디오’에서 입력하세요.',
+  teamConnectionRefused:
+    '팀 서버 {where}에 연결할 수 없습니다(연결 거부). 그곳에서 nats-server가 -js 옵션으로 실행 중인가요?',
+  teamUnknownHost: '팀 서버의 호스트 {host}을(를) 찾을 수 없습니다(DNS).',
+  teamUnreachable: '팀 서버 {where}에 연결하지 못했습니다: {detail}',
+  teamNoTls: '팀 서버 {where}은(는) TLS를 제공하지 않습니다. 스튜디오 URL을 {fix}(으)로 바꾸세요.',
+  teamNeedsTls: '팀 서버 {where}은(는) TLS가 필요합니다. 스튜디오 URL을 {fix}(으)로 바꾸세요.',
   teamAsks: '팀 서버가 자격 증명을 요구합니다: {reason} ({where}). 설정 → ‘스튜디오’에서 입력하세요.',
 };

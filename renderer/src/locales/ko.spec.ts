@@ -15,21 +15,22 @@ function leaves(node: unknown, path = ''): [string, string][] {
  */
 const KEPT = new Set(
   [
-    'Tally tally serve ngrok localtunnel cloudflared Tailscale Funnel JetStream nats tls',
-    'ID URL API OS CSV MD5 CORS TLS http https recordUrl origin ms s',
+    'Tally tally serve ngrok localtunnel cloudflared Tailscale Funnel JetStream nats nats-server tls',
+    'ID URL API OS CSV MD5 CORS TLS DNS http https recordUrl origin ms s',
   ]
     .join(' ')
     .split(' '),
 );
 
-/** What is not a word to translate: placeholders, addresses, host names, headers and environment variables. */
+/** What is not a word to translate: placeholders, addresses, host names, flags, headers and environment variables. */
 function wordsOf(text: string): string[] {
   const rest = text
     .replace(/\{\w+\}/g, ' ')
     .replace(/\bhttps?:\/\/\S+/g, ' ')
     .replace(/\b[\w-]+(?:\.[\w-]+)+\b/g, ' ')
-    .replace(/\b[A-Z][A-Z0-9]*(?:[_-][A-Z0-9]+)+\b/g, ' ');
-  return rest.match(/[A-Za-z][A-Za-z0-9]*/g) ?? [];
+    .replace(/\b[A-Z][A-Z0-9]*(?:[_-][A-Z0-9]+)+\b/g, ' ')
+    .replace(/(^|\s)--?[a-z][\w-]*/g, ' ');
+  return rest.match(/[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*/g) ?? [];
 }
 
 const english = new Map(leaves(en));
