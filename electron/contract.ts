@@ -11,6 +11,7 @@
  * This file must stay free of Node and Electron imports: it is bundled into the renderer and the preload.
  */
 import { z } from 'zod';
+import type { Note } from './contract-notes.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Data shapes (JSON: dates are ISO strings)
@@ -61,6 +62,8 @@ export interface RecordingView {
   /** File name (not the full path: the renderer never needs the file system layout). */
   fileName: string | null;
   error: string | null;
+  /** `error` as notes the popover translates (see contract-notes.ts). */
+  errorNotes?: Note[] | null;
   attempts: number;
   /**
    * A saved recording: what its download was checked against before it was named (size from the server or the
@@ -90,6 +93,7 @@ export interface GapReport {
   checkedAt: string | null;
   missing: GapView[];
   error: string | null;
+  errorNotes?: Note[] | null;
 }
 
 export type TunnelProvider = 'none' | 'url' | 'ngrok' | 'localtunnel';
@@ -105,6 +109,8 @@ export interface TunnelStatus {
   uploadUrl: string | null;
   lastCheckedAt: string | null;
   message: string | null;
+  /** `message` as notes the popover translates (see contract-notes.ts). */
+  messageNotes?: Note[] | null;
   /** Whether the current public URL is the one registered with the service. */
   registered: boolean;
   /**
@@ -115,6 +121,7 @@ export interface TunnelStatus {
   uploads: 'ok' | 'blocked' | 'off';
   /** Why, and what to do (null before the first check). */
   uploadsMessage: string | null;
+  uploadsNotes?: Note[] | null;
 }
 
 export interface CredentialsStatus {
@@ -125,6 +132,7 @@ export interface CredentialsStatus {
   /** False on Linux without a Secret Service: the UI explains instead of storing in clear. */
   keychainAvailable: boolean;
   keychainMessage: string | null;
+  keychainNotes?: Note[] | null;
   /** True when an ngrok authtoken is in the keychain, absent otherwise (the token never leaves the core). */
   ngrokTokenStored?: boolean;
 }
@@ -181,7 +189,11 @@ export interface StudioView {
   retentionDays: number;
   /** Which server the keychain entry is for and of which kind, or null when none is stored. */
   credentials: { server: string; kind: 'user' | 'token' } | null;
-  status: { state: 'off' | 'connecting' | 'connected' | 'unreachable' | 'error'; message: string | null };
+  status: {
+    state: 'off' | 'connecting' | 'connected' | 'unreachable' | 'error';
+    message: string | null;
+    notes?: Note[] | null;
+  };
   recordings: StudioRecordingView[];
 }
 
@@ -194,6 +206,13 @@ export interface AppInfo {
   native: boolean;
   /** Whether Open and Show in folder work: the tray app, or a browser on the desktop `tally serve` runs on. */
   fileActions: boolean;
+}
+
+/** A result the Settings view shows as it is: `message` in English, `notes` to translate it by code. */
+export interface CheckResult {
+  ok: boolean;
+  message: string | null;
+  notes?: Note[] | null;
 }
 
 export interface ErrorView {
@@ -367,7 +386,7 @@ export interface RequestMap {
   'recordings:gaps': { args: []; result: GapReport };
   'settings:get': { args: []; result: SettingsView };
   /** Whether Tally can save recordings in this folder (created if missing); `message` says why not. */
-  'settings:checkFolder': { args: [path: string]; result: { ok: boolean; message: string | null } };
+  'settings:checkFolder': { args: [path: string]; result: CheckResult };
   'settings:update': { args: [patch: SettingsPatch]; result: SettingsView };
   'settings:chooseFolder': { args: []; result: SettingsView | null };
   'credentials:status': { args: []; result: CredentialsStatus };
@@ -376,7 +395,7 @@ export interface RequestMap {
   /** Stores the ngrok authtoken in the keychain (never in settings, never sent back). */
   'credentials:setNgrokToken': { args: [token: string]; result: CredentialsStatus };
   'credentials:clearNgrokToken': { args: []; result: CredentialsStatus };
-  'credentials:test': { args: [credentials?: CredentialsInput]; result: { ok: boolean; message: string } };
+  'credentials:test': { args: [credentials?: CredentialsInput]; result: CheckResult & { message: string } };
   'tunnel:status': { args: []; result: TunnelStatus };
   'webhook:register': { args: []; result: TunnelStatus };
   'clipboard:write': { args: [text: string]; result: { ok: boolean } };
@@ -384,7 +403,7 @@ export interface RequestMap {
   'studio:set': { args: [input: StudioInput]; result: StudioView };
   'studio:setCredentials': { args: [url: string, credentials: TeamCredentialsInput]; result: StudioView };
   'studio:clearCredentials': { args: []; result: StudioView };
-  'studio:test': { args: [url: string]; result: { ok: boolean; message: string } };
+  'studio:test': { args: [url: string]; result: CheckResult & { message: string } };
 }
 
 // Compile-time check that the schema map and the type map name the same requests.
@@ -468,6 +487,8 @@ export function createBridge(transport: Transport): TallyBridge {
   return Object.freeze({ ...bridge, on }) as unknown as TallyBridge;
 }
 
+export { errorNote, note, NOTE_TEXT, NoteSchema, notesText, noteText, said } from './contract-notes.js';
+export type { Note, NoteCode, NoteParams, PluralText } from './contract-notes.js';
 export { codedMessage, errorCodeOf, errorMessageOf, errorParamsOf, RemoteError } from './contract-errors.js';
 
 /** Handler map the core implements once for both transports. */

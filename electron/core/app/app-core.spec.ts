@@ -339,6 +339,7 @@ describe('AppCore credentials', () => {
       source: 'sandbox',
       keychainAvailable: true,
       keychainMessage: null,
+      keychainNotes: null,
     });
 
     // The "real" service for this test is a second sandbox with its own project.
@@ -361,6 +362,7 @@ describe('AppCore credentials', () => {
     expect(await core.handlers['credentials:test'](good)).toEqual({
       ok: true,
       message: 'Connected: 1 channel live now.',
+      notes: [{ code: 'connected', params: { count: 1 } }],
     });
     const status = await core.handlers['credentials:set'](good);
     expect(status).toMatchObject({ configured: true, serviceId: 'real-svc', source: 'keychain' });
@@ -429,6 +431,7 @@ describe('AppCore credentials', () => {
       source: 'env',
       keychainAvailable: false,
       keychainMessage: 'No Secret Service is running.',
+      keychainNotes: [{ code: 'error', params: { message: 'No Secret Service is running.' } }],
     });
     expect((await core.handlers['app:info']()).demo).toBe(false);
     await expect(

@@ -202,6 +202,10 @@ class Core implements TallyAppCore {
     return this.#events.on(event, listener);
   }
 
+  #emit<E extends keyof AppCoreEvents>(event: E, payload: AppCoreEvents[E]): void {
+    this.#events.emit(event, payload);
+  }
+
   traySnapshot(): TraySnapshot {
     return traySnapshotOf(this.#live.channels, this.#host, {
       credentialsRefused: this.#creds.bad,
@@ -433,16 +437,12 @@ class Core implements TallyAppCore {
       }
     }
 
-    this.#api = buildAppApi(this.#demoTarget(), this.#configuredEndpoints(settings), credentials, this.#version);
+    const endpoints = this.#configuredEndpoints(settings);
     const sandbox = this.#demoTarget();
+    this.#api = buildAppApi(sandbox, endpoints, credentials, this.#version);
     this.#apiCredentials = sandbox ? sandbox.credentials : credentials;
-    const apiKey = this.#api
-      ? JSON.stringify([
-          this.#demoRun.sandbox?.apiUrl ?? null,
-          this.#configuredEndpoints(settings),
-          this.#apiCredentials?.serviceId,
-        ])
-      : null;
+    const backend = [this.#demoRun.sandbox?.apiUrl ?? null, endpoints, this.#apiCredentials?.serviceId];
+    const apiKey = this.#api ? JSON.stringify(backend) : null;
     const apiChanged = apiKey !== this.#apiKey;
     this.#apiKey = apiKey;
     this.#poller.setIntervalMs(this.#pollIntervalMs(settings));
@@ -451,10 +451,9 @@ class Core implements TallyAppCore {
       const { spec, key, studio } = await this.#pipelineSpec(settings);
       await this.#host.reconcile(spec, key, settings, this.#receivingPaused, this.#demoTarget());
       await this.#studio.reconcile(studio, this.#host.pipeline, spec.folder);
-      this.#host.error = null;
+      this.#host.clearError();
     } catch (error) {
-      const message = `Recordings are not being received: ${describe(error)}`;
-      this.#host.error = message;
+      const message = this.#host.setError(error);
       this.#log(message);
       this.#emit('app:error', { code: errorView(error).code, message });
       throw error;
@@ -486,12 +485,6 @@ class Core implements TallyAppCore {
       sandbox: this.#demoTarget(),
       overrides: this.#opts.pipelineOverrides,
     });
-  }
-
-  // ---- Plumbing --------------------------------------------------------------------------------
-
-  #emit<E extends keyof AppCoreEvents>(event: E, payload: AppCoreEvents[E]): void {
-    this.#events.emit(event, payload);
   }
 }
 

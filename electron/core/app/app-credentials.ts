@@ -3,12 +3,20 @@
  * secret's binding to its hosts), the status the Settings view shows, and whether the service has refused
  * the credentials lately (for the tray).
  */
-import type { CredentialsInput, CredentialsStatus } from '../../contract.js';
+import {
+  errorNote,
+  note,
+  noteText,
+  said,
+  type CredentialsInput,
+  type CredentialsStatus,
+  type Note,
+} from '../../contract.js';
 import { ChannelApi } from '../api-client.js';
 import { CredentialResolver } from '../credential-resolver.js';
 import { CredentialStore, PROJECT_ACCOUNT, type SecretStore } from '../credentials.js';
 import type { Endpoints } from '../endpoints.js';
-import { BadCredentialsError, ConfigError } from '../errors.js';
+import { BadCredentialsError, ConfigError, TallyError } from '../errors.js';
 import { lineLogger } from '../logger.js';
 import type { Credentials } from '../model.js';
 import { NO_CREDENTIALS, errorView } from './core-support.js';
@@ -27,7 +35,11 @@ export class AppCredentials {
   readonly #opts: AppCredentialsOptions;
   readonly #store: CredentialStore;
   #resolver: CredentialResolver;
-  #keychain: { available: boolean; message: string | null } = { available: true, message: null };
+  #keychain: { available: boolean; message: string | null; notes: Note[] | null } = {
+    available: true,
+    message: null,
+    notes: null,
+  };
   #bad = false;
 
   constructor(opts: AppCredentialsOptions) {
@@ -39,15 +51,14 @@ export class AppCredentials {
   /** Probes the keychain once; without one, credentials come from the environment only. */
   async probe(): Promise<void> {
     if (this.#opts.keychainUnavailable) {
-      this.#keychain = { available: false, message: this.#opts.keychainUnavailable };
+      const unavailable = this.#opts.keychainUnavailable;
+      this.#keychain = { available: false, message: unavailable, notes: [errorNote({ message: unavailable })] };
     } else {
       try {
         await this.#opts.secrets.get(PROJECT_ACCOUNT);
       } catch (error) {
-        this.#keychain = {
-          available: false,
-          message: error instanceof ConfigError ? error.message : 'The OS keychain could not be used.',
-        };
+        const { text, notes } = said(error instanceof ConfigError ? errorNote(error) : note('keychainUnusable'));
+        this.#keychain = { available: false, message: text, notes };
       }
     }
     if (!this.#keychain.available) this.#resolver = this.#makeResolver(null);
@@ -81,7 +92,11 @@ export class AppCredentials {
   }
 
   async #projectStatus(endpoints: Endpoints, sandboxServiceId: string | null): Promise<CredentialsStatus> {
-    const keychain = { keychainAvailable: this.#keychain.available, keychainMessage: this.#keychain.message };
+    const keychain = {
+      keychainAvailable: this.#keychain.available,
+      keychainMessage: this.#keychain.message,
+      keychainNotes: this.#keychain.notes,
+    };
     if (sandboxServiceId !== null)
       return { configured: true, serviceId: sandboxServiceId, source: 'sandbox', ...keychain };
     const found = await this.#resolver.lookup(endpoints);
@@ -95,6 +110,7 @@ export class AppCredentials {
         source: found.source,
         ...keychain,
         keychainMessage: found.message,
+        keychainNotes: [note('hostsChanged', { reenter: noteText(note('reenterInSettings')) })],
       };
     }
     return { configured: false, serviceId: null, source: null, ...keychain };
@@ -140,14 +156,16 @@ export class AppCredentials {
    * Tries a connection with `api` (typed-in credentials, or the ones in use when `inUse`): the answer for
    * Settings. Only the credentials in use change the refused flag the tray shows.
    */
-  async test(api: () => ChannelApi, inUse: boolean): Promise<{ ok: boolean; message: string }> {
+  async test(api: () => ChannelApi, inUse: boolean): Promise<{ ok: boolean; message: string; notes: Note[] }> {
     try {
       const { liveCount } = await api().testConnection();
       if (inUse) this.setBad(false);
-      return { ok: true, message: `Connected: ${liveCount} channel${liveCount === 1 ? '' : 's'} live now.` };
+      const { text, notes } = said(note('connected', { count: liveCount }));
+      return { ok: true, message: text, notes };
     } catch (error) {
       if (inUse && error instanceof BadCredentialsError) this.setBad(true);
-      return { ok: false, message: errorView(error).message };
+      const { text, notes } = said(errorNote(error instanceof TallyError ? error : errorView(error)));
+      return { ok: false, message: text, notes };
     }
   }
 
@@ -177,7 +195,7 @@ export class AppCredentials {
     return new CredentialResolver({
       secrets,
       env: this.#opts.env,
-      reenter: 'enter the secret again in Settings to use the new hosts',
+      reenter: noteText(note('reenterInSettings')),
       noCredentials: NO_CREDENTIALS,
       log: lineLogger(this.#opts.log),
     });

@@ -113,6 +113,7 @@ export function gapView(report: GapReportResult | null): GapReport {
     checkedAt: report.checkedAt.toISOString(),
     missing: report.missing.map((m) => ({ channelId: m.channelId, endedAt: m.endedAt.toISOString() })),
     error: report.error,
+    errorNotes: report.errorNotes ?? null,
   };
 }
 

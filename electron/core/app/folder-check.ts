@@ -4,30 +4,44 @@
  * show up now rather than when the first recording arrives.
  */
 import { isAbsolute } from 'node:path';
+import { note, said, type CheckResult, type Note } from '../../contract.js';
 import { ensureWritableFolder } from '../folder-check.js';
 
-export async function checkFolder(path: string): Promise<{ ok: boolean; message: string | null }> {
-  if (!isAbsolute(path)) return { ok: false, message: 'Enter the full path of the folder.' };
+function refused(...notes: Note[]): CheckResult {
+  const { text, notes: all } = said(...notes);
+  return { ok: false, message: text, notes: all };
+}
+
+/** Why a folder cannot be written, from the system's error code. */
+function why(code: string | undefined): Note {
+  switch (code) {
+    case 'EACCES':
+    case 'EPERM':
+      return note('folderNoPermission');
+    case 'EROFS':
+      return note('folderReadOnly');
+    case 'ENOTDIR':
+    case 'EEXIST':
+      return note('folderFileInWay');
+    case 'ENOSPC':
+      return note('folderDiskFull');
+    case 'ENOENT':
+      return note('folderNotAllowed');
+    case 'ETIMEDOUT':
+      return note('folderTimeout');
+    default:
+      return note('folderOther', { code: code ?? 'unknown error' });
+  }
+}
+
+export async function checkFolder(path: string): Promise<CheckResult> {
+  if (!isAbsolute(path)) return refused(note('folderNotAbsolute'));
   try {
     // The core's one folder check (created level by level, never a recursive mkdir that spins on /proc).
     await ensureWritableFolder(path, { source: 'the recordings folder' });
-    return { ok: true, message: null };
+    return { ok: true, message: null, notes: null };
   } catch (error) {
     const code = ((error as { cause?: NodeJS.ErrnoException }).cause ?? (error as NodeJS.ErrnoException)).code;
-    const why =
-      code === 'EACCES' || code === 'EPERM'
-        ? 'Tally is not allowed to write there.'
-        : code === 'EROFS'
-          ? 'The disk is read-only.'
-          : code === 'ENOTDIR' || code === 'EEXIST'
-            ? 'A file is in the way of that folder.'
-            : code === 'ENOSPC'
-              ? 'The disk is full.'
-              : code === 'ENOENT'
-                ? 'This file system does not allow folders there.'
-                : code === 'ETIMEDOUT'
-                  ? 'The folder did not answer in time.'
-                  : `It cannot be written (${code ?? 'unknown error'}).`;
-    return { ok: false, message: `Recordings cannot be saved in ${path}: ${why}` };
+    return refused(note('folderUnusable', { path }), why(code));
   }
 }

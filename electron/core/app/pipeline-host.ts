@@ -4,8 +4,17 @@
  * answers what the views ask about recordings, the tunnel and the tray's progress.
  */
 import { basename } from 'node:path';
-import type { RecordingView, TunnelStatus } from '../../contract.js';
-import { ConfigError } from '../errors.js';
+import {
+  errorNote,
+  note,
+  notesText,
+  noteText,
+  said,
+  type Note,
+  type RecordingView,
+  type TunnelStatus,
+} from '../../contract.js';
+import { ConfigError, TallyError } from '../errors.js';
 import { ensureWritableFolder } from '../folder-check.js';
 import { RecordingPipeline, type PipelineEvents, type PipelineOptions } from '../pipeline/pipeline.js';
 import type { RecordingJob } from '../recordings/types.js';
@@ -15,7 +24,6 @@ import type { GapReport, GapView } from '../../contract.js';
 import type { Settings } from '../settings.js';
 import {
   ATTENTION_WINDOW_MS,
-  NOT_STARTED,
   NO_PUBLIC_URL,
   PROGRESS_INTERVAL_MS,
   clean,
@@ -73,7 +81,7 @@ export class PipelineHost {
   #pipeline: RecordingPipeline | null = null;
   #key: string | null = null;
   #detach: (() => void) | null = null;
-  #portNote: string | null = null;
+  #portNote: Note | null = null;
   #unreachableNotified = false;
   /** Webhooks are being refused with 503: why, and whether it is the unfinished-job cap (cleared when room frees). */
   #refusing: { reason: string; full: boolean } | null = null;
@@ -84,6 +92,20 @@ export class PipelineHost {
   #liveMissing: GapView[] = [];
   /** Why recordings are not being received, shown until the next successful reconcile. */
   error: string | null = null;
+  /** `error` as notes for the popover (see contract-notes.ts); set with it. */
+  errorNotes: Note[] | null = null;
+
+  /** Records why recordings are not being received; returns the line for the log. */
+  setError(error: unknown): string {
+    const cause = error instanceof TallyError ? error : { message: describe(error) };
+    this.errorNotes = [note('notReceiving'), errorNote(cause)];
+    this.error = notesText(this.errorNotes);
+    return this.error;
+  }
+
+  clearError(): void {
+    this.error = this.errorNotes = null;
+  }
 
   constructor(deps: PipelineHostDeps) {
     this.#deps = deps;
@@ -107,10 +129,7 @@ export class PipelineHost {
     return this.#refusing?.reason ?? null;
   }
 
-  /**
-   * Rebuilds the pipeline when `key` (see pipelineOptions) changed, else applies the cheap settings to the
-   * running one.
-   */
+  /** Rebuilds the pipeline when `key` (see pipelineOptions) changed, else applies the cheap settings to it. */
   async reconcile(
     spec: PipelineOptions,
     key: string,
@@ -168,6 +187,7 @@ export class PipelineHost {
   view(settings: Settings, phase: Phase, demo: DemoWebhookTarget | null): TunnelStatus {
     const pipeline = this.#pipeline;
     if (!pipeline) {
+      const why = said(...(this.errorNotes ?? [note(phase === 'new' ? 'receiverStarting' : 'receiverNotRunning')]));
       return {
         provider: settings.tunnel.provider,
         state: 'off',
@@ -175,7 +195,8 @@ export class PipelineHost {
         localUrl: null,
         uploadUrl: null,
         lastCheckedAt: null,
-        message: this.error ?? (phase === 'new' ? NOT_STARTED : 'The webhook receiver is not running.'),
+        message: why.text,
+        messageNotes: why.notes,
         registered: false,
         uploads: 'off',
         uploadsMessage: null,
@@ -189,11 +210,15 @@ export class PipelineHost {
       // Not listening (yet or any more): the view shows no local URL rather than failing.
       localUrl = null;
     }
-    const demoNote = demo ? 'Demo mode: the embedded sandbox sends its webhooks straight to this computer.' : null;
-    const message = [this.#portNote, demoNote, status.message].filter(Boolean).join(' ') || null;
+    const notes = [
+      ...(this.#portNote ? [this.#portNote] : []),
+      ...(demo ? [note('demoDirect')] : []),
+      ...(status.messageNotes ?? []),
+    ];
     const registered = demo ? localUrl !== null && demo.control.webhookUrl === localUrl : status.registered;
     const uploadUrl = status.uploadUrl ?? pipeline.ready().localUploadUrl;
-    return { ...status, localUrl, uploadUrl, registered, message };
+    const message = notes.length > 0 ? said(...notes) : { text: null, notes: null };
+    return { ...status, localUrl, uploadUrl, registered, message: message.text, messageNotes: message.notes };
   }
 
   /**
@@ -314,8 +339,8 @@ export class PipelineHost {
       await discard(pipeline);
       if (!isAddressInUse(error) || !spec.port) throw error;
       // Another program (or another Tally) holds the port: receive on any free port rather than not at all.
-      this.#portNote = `Port ${spec.port} is in use, so the receiver listens on another port this time: a webhook URL registered with port ${spec.port} does not reach it.`;
-      log(this.#portNote);
+      this.#portNote = note('portInUse', { port: spec.port });
+      log(noteText(this.#portNote));
       pipeline = await RecordingPipeline.open({ ...spec, port: 0 });
       detach = this.#attach(pipeline);
       await pipeline.setDownloadsPaused(paused);

@@ -5,7 +5,7 @@
  * ('client', keyed `upload:<id>`).
  */
 import { basename } from 'node:path';
-import type { RecordingView } from '../../contract.js';
+import { said, note, type RecordingView } from '../../contract.js';
 import type { RecordingJob } from '../recordings/types.js';
 import type { RefusedUploadRecord } from '../uploads/upload-log.js';
 
@@ -55,6 +55,7 @@ export function recordingView(
     etaSeconds: live ? live.etaSeconds : null,
     fileName: job.path ? basename(job.path) : null,
     error: job.error,
+    errorNotes: job.errorNotes ?? null,
     attempts: job.attempts,
     ...(job.checks ? { checks: job.checks } : {}),
     hasThumbnail: source === 'server' && job.thumbnail !== null,
@@ -95,10 +96,15 @@ export function refusedView(record: RefusedUploadRecord): RecordingView {
     rate: null,
     etaSeconds: null,
     fileName: record.fileName,
-    error: `${record.status}: ${record.reason}`,
+    ...refusal(record),
     attempts: 1,
     track: record.track,
   };
+}
+
+function refusal(record: RefusedUploadRecord): Pick<RecordingView, 'error' | 'errorNotes'> {
+  const { text, notes } = said(note('uploadRefused', { status: record.status, reason: record.reason }));
+  return { error: text, errorNotes: notes };
 }
 
 /** Newest first; the key breaks ties so the order is stable. */

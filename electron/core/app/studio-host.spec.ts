@@ -157,6 +157,8 @@ describe('Settings → Studio in the app core', () => {
     const tested = await core.handlers['studio:test'](url);
     expect(tested.ok).toBe(false);
     expect(tested.message).toMatch(/unreachable/);
+    // Coded, so the popover says it in Korean too (only the address stays as it is).
+    expect(tested.notes).toEqual([{ code: 'teamConnectionRefused', params: { where: url } }]);
     expect((await core.handlers['studio:clearCredentials']()).credentials).toBeNull();
   });
 
@@ -217,6 +219,9 @@ describe('Settings → Studio in the app core', () => {
       expect(view.status.message).toMatch(
         /^The team server refused the credentials: Authorization Violation \(nats:\/\/127\.0\.0\.1:\d+\) — set them in Settings → Studio\.$/,
       );
+      expect(view.status.notes).toEqual([
+        { code: 'teamRefused', params: { reason: 'Authorization Violation', where: nats.url } },
+      ]);
       expect(JSON.stringify(view)).not.toContain('wrong-pass');
       // No hammering: one refused login, and the error stays (the next try is minutes away, or new credentials).
       await nats.logged(/authentication error/);

@@ -5,6 +5,7 @@
  * The team credentials go to the keychain (bound to their server) and never reach the renderer.
  */
 import { hostname } from 'node:os';
+import { errorNote, note, said, type Note } from '../../contract.js';
 import type {
   RequestHandlers,
   StudioInput,
@@ -26,7 +27,7 @@ import {
 import { StudioFollower } from '../studio/follower.js';
 import { StudioPublisher } from '../studio/publisher.js';
 import { parseS3Url, s3FromEnv } from '../studio/store.js';
-import { TeamAuthError, TeamTlsError, connectTeam, parseTeamUrl } from '../studio/team.js';
+import { TeamAuthError, TeamTlsError, TeamUnreachableError, connectTeam, parseTeamUrl } from '../studio/team.js';
 import { followsStudio, type Settings, type SettingsStore } from '../settings.js';
 
 interface StudioHostOptions {
@@ -58,7 +59,7 @@ export class StudioHost {
   #key: string | null = null;
   #publisher: StudioPublisher | null = null;
   #follower: StudioFollower | null = null;
-  #status: Status = { state: 'off', message: null };
+  #status: Status = { state: 'off', message: null, notes: null };
   readonly #progress = new Map<string, number>();
 
   constructor(
@@ -109,14 +110,14 @@ export class StudioHost {
     if (key === this.#key && !publisherStale) return;
     await this.stop();
     this.#key = key;
-    if (!spec) return this.#setStatus({ state: 'off', message: null });
+    if (!spec) return this.#setStatus('off');
     try {
       const url = parseTeamUrl(spec.url, 'The studio URL');
       const credentials = await resolveTeamCredentials(url, this.#opts.env, this.#store).catch(() => null);
       const log = lineLogger(this.#opts.log);
-      this.#setStatus({ state: 'connecting', message: null });
+      this.#setStatus('connecting');
       if (spec.mode === 'receiver') {
-        if (!pipeline) return this.#setStatus({ state: 'error', message: 'The receiver is not running.' });
+        if (!pipeline) return this.#setStatus('error', note('studioNoReceiver'));
         const store =
           spec.store === 'nats'
             ? ({ kind: 'nats' } as const)
@@ -130,10 +131,10 @@ export class StudioHost {
           log,
           catalogue: true,
         });
-        publisher.on('connected', () => this.#setStatus({ state: 'connected', message: null }));
-        publisher.on('waiting', (w) => this.#setStatus({ state: 'unreachable', message: w.message }));
+        publisher.on('connected', () => this.#setStatus('connected'));
+        publisher.on('waiting', (w) => this.#setStatus('unreachable', w.note ?? errorNote(w)));
         // Refused credentials: an error with the reason, not "connecting"; new ones in Settings restart it.
-        publisher.on('refused', ({ error }) => this.#setStatus({ state: 'error', message: error.appMessage }));
+        publisher.on('refused', ({ error }) => this.#setStatus('error', error.appNote));
         for (const event of ['published', 'alreadyShared', 'failed', 'catalogue'] as const) {
           publisher.on(event, () => this.#changed());
         }
@@ -157,13 +158,9 @@ export class StudioHost {
         catalogue: true,
       });
       follower.on('catalogue', () => this.#changed());
-      follower.on('ready', () => this.#setStatus({ state: 'connected', message: null }));
-      follower.on('waiting', (w) => this.#setStatus({ state: 'unreachable', message: w.message }));
-      follower.on('connection', (c) =>
-        this.#setStatus(
-          c === 'disconnected' ? { state: 'unreachable', message: null } : { state: 'connected', message: null },
-        ),
-      );
+      follower.on('ready', () => this.#setStatus('connected'));
+      follower.on('waiting', (w) => this.#setStatus('unreachable', w.note ?? errorNote(w)));
+      follower.on('connection', (c) => this.#setStatus(c === 'disconnected' ? 'unreachable' : 'connected'));
       follower.on('started', () => this.#changed());
       follower.on('progress', (p) => {
         this.#progress.set(p.identity, p.bytes);
@@ -177,11 +174,10 @@ export class StudioHost {
       // Connecting may wait a long time for an unreachable server: it runs on, reconcile does not wait.
       void follower.start().catch((error: unknown) => {
         if (this.#follower !== follower) return;
-        const refused = error instanceof TeamAuthError || error instanceof TeamTlsError;
-        this.#setStatus({ state: 'error', message: refused ? error.appMessage : describeError(error) });
+        this.#setStatus('error', teamNote(error));
       });
     } catch (error) {
-      this.#setStatus({ state: 'error', message: describeError(error) });
+      this.#setStatus('error', teamNote(error));
     }
   }
 
@@ -256,8 +252,9 @@ export class StudioHost {
     void this.view().then(this.#opts.emit, () => undefined);
   }
 
-  #setStatus(status: Status): void {
-    this.#status = status;
+  #setStatus(state: Status['state'], why?: Note): void {
+    const { text, notes } = why ? said(why) : { text: null, notes: null };
+    this.#status = { state, message: text, notes };
     this.#changed();
   }
 
@@ -272,20 +269,32 @@ export class StudioHost {
   }
 
   /** Connects once (no retries) with the stored or environment credentials, and says what happened. */
-  async #test(input: string): Promise<{ ok: boolean; message: string }> {
+  async #test(input: string): Promise<{ ok: boolean; message: string; notes: Note[] }> {
     const url = parseTeamUrl(input, 'The studio URL');
     try {
       const credentials = await resolveTeamCredentials(url, this.#opts.env, this.#store).catch(() => null);
       const nc = await connectTeam({ url, credentials, name: 'tally test', maxAttempts: 1 });
       const { jetstreamManager } = await import('@nats-io/jetstream');
       const info = await (await jetstreamManager(nc)).getAccountInfo().finally(() => nc.close());
-      return { ok: true, message: `Connected; JetStream is on (${info.streams} streams).` };
+      return { ok: true, ...answer(note('studioJetStream', { count: info.streams })) };
     } catch (error) {
-      return { ok: false, message: describeError(error) };
+      return { ok: false, ...answer(teamNote(error)) };
     }
   }
 }
 
 function toTeam(input: TeamCredentialsInput) {
   return 'token' in input ? { token: input.token } : { user: input.user, password: input.password };
+}
+
+/** What the tray says about a team server error: where to fix it in Settings, not which flag to pass. */
+function teamNote(error: unknown): Note {
+  if (error instanceof TeamAuthError || error instanceof TeamTlsError) return error.appNote;
+  if (error instanceof TeamUnreachableError && error.note) return error.note;
+  return errorNote({ message: describeError(error) });
+}
+
+function answer(why: Note): { message: string; notes: Note[] } {
+  const { text, notes } = said(why);
+  return { message: text, notes };
 }

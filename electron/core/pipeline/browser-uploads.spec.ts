@@ -94,6 +94,6 @@ describe('the browser check of the upload path', () => {
   it('says off, with how to allow one, while no page origin may upload', async () => {
     const status = await statusThrough(false, []);
     expect(status).toMatchObject({ state: 'reachable', uploads: 'off' });
-    expect(status.uploadsMessage).toMatch(/Settings → Web client uploads/);
+    expect(status.uploadsMessage).toMatch(/Settings → Recordings from your web app\./);
   });
 });

@@ -11,6 +11,7 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
+import { errorNote, note, said, type Note } from '../../contract.js';
 import { TallyError } from '../errors.js';
 import { ensureWritableFolder, removePlantedLink } from '../folder-check.js';
 import { extFromUrl, renderFileName, safeFileName } from '../recordings/filename.js';
@@ -203,7 +204,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     this.#retries.cancel(key);
     this.#sizeStrikes.delete(key);
     if (job.state === 'failed' || job.state === 'expired') {
-      await this.#write(key, { state: 'pending', error: null, updatedAt: this.#iso() });
+      await this.#write(key, { state: 'pending', error: null, errorNotes: null, updatedAt: this.#iso() });
     }
     this.#enqueue(key);
   }
@@ -374,6 +375,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         totalBytes: result.bytes,
         checks: result.checks,
         error: null,
+        errorNotes: null,
         updatedAt: this.#iso(),
       });
       // Only now that the store knows the path may the records that prevent a second copy go.
@@ -395,10 +397,10 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   async #handleFailure(job: RecordingJob, error: Error, deadline: number, partPath: string): Promise<void> {
     const key = job.key;
     const now = this.#now();
-    const message = describe(error);
+    const cause = describe(error);
 
     if (error instanceof DownloadRefusedError) {
-      const failed = await this.#write(key, { state: 'failed', error: message, updatedAt: this.#iso(now) });
+      const failed = await this.#write(key, { state: 'failed', ...stored(cause), updatedAt: this.#iso(now) });
       this.emit('failed', { job: failed, error, willRetry: false, nextAttemptAt: null });
       return;
     }
@@ -406,13 +408,14 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     if (now >= deadline) {
       const partBytes = await sizeOf(downloadFs(this.#opts.fs), partPath).catch(() => null);
       const at = formatTime(deadline);
-      let reason =
+      const why =
         error instanceof HttpStatusError && error.gone
-          ? `The service deleted the recording 6 hours after the broadcast ended (at ${at}).`
-          : `The recording could not be downloaded before the service deleted it (at ${at}): ${message}`;
-      if (partBytes) reason += ` A partial copy (${formatBytes(partBytes)}) is kept at ${partPath}.`;
-      const expired = await this.#write(key, { state: 'expired', error: reason, updatedAt: this.#iso(now) });
-      this.emit('expired', { job: expired, reason });
+          ? [note('recordingGone', { at })]
+          : [note('recordingLate', { at }), cause];
+      if (partBytes) why.push(note('partialKept', { size: formatBytes(partBytes), path: partPath }));
+      const reason = stored(...why);
+      const expired = await this.#write(key, { state: 'expired', ...reason, updatedAt: this.#iso(now) });
+      this.emit('expired', { job: expired, reason: reason.error });
       return;
     }
 
@@ -427,7 +430,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     let nextAt = now + Math.max(1, Math.floor(this.#random() * cap));
     // The final attempt happens at the deadline itself: the file may still be there until that very moment.
     if (nextAt > deadline) nextAt = deadline;
-    const pending = await this.#write(key, { state: 'pending', error: message, updatedAt: this.#iso(now) });
+    const pending = await this.#write(key, { state: 'pending', ...stored(cause), updatedAt: this.#iso(now) });
     this.emit('failed', { job: pending, error, willRetry: true, nextAttemptAt: this.#iso(nextAt) });
     this.#schedule(key, nextAt - now);
   }
@@ -438,9 +441,15 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   }
 }
 
-/** One line for the job's `error` field: our messages as they are, anything else prefixed. */
-function describe(error: Error): string {
-  if (error instanceof TallyError) return error.message;
+/** The job's `error` note: our errors with their code, anything else prefixed. */
+function describe(error: Error): Note {
+  if (error instanceof TallyError) return errorNote(error);
   const code = (error as NodeJS.ErrnoException).code;
-  return `Could not save the recording: ${code ? `${code} ` : ''}${error.message}`;
+  return note('saveFailed', { detail: `${code ? `${code} ` : ''}${error.message}` });
+}
+
+/** The job's `error` text and its notes, written together. */
+function stored(...notes: Note[]): { error: string; errorNotes: Note[] } {
+  const { text, notes: errorNotes } = said(...notes);
+  return { error: text, errorNotes };
 }

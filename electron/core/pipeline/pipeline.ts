@@ -7,6 +7,7 @@
  * then the receiver starts accepting, then the tunnel exposes it. Stop is the reverse, and the journal is
  * closed last so every acknowledged webhook is on disk.
  */
+import { note, noteText } from '../../contract.js';
 import { EventEmitter } from 'node:events';
 import { ensureWritableFolder } from '../folder-check.js';
 import { DownloadManager } from './download-queue.js';
@@ -312,7 +313,9 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
           since,
           checkedAt: new Date(),
           missing: [],
-          error: since ? 'No credentials: missed recordings cannot be checked.' : null,
+          ...(since
+            ? { error: noteText(note('gapNoCredentials')), errorNotes: [note('gapNoCredentials')] }
+            : { error: null }),
         };
     this.#lastGaps = report;
     this.emit('gaps', report);

@@ -7,6 +7,7 @@
  * period from that service's heartbeat to now is searched and compared with the inbox. The first run for a
  * service has no heartbeat: nothing before it counts as missed.
  */
+import { errorNote, type Note } from '../../contract.js';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Channel, SearchResult } from '../model.js';
@@ -22,6 +23,8 @@ export interface GapReportResult {
   missing: GapEntry[];
   /** Set when the check could not run (no credentials, service unreachable): the UI says so. */
   error: string | null;
+  /** `error` as notes the popover translates. */
+  errorNotes?: Note[] | null;
 }
 
 const HEARTBEAT_FILE = 'last-running.json';
@@ -123,6 +126,7 @@ export async function findGaps(opts: {
       .sort((a, b) => b.endedAt.getTime() - a.endedAt.getTime());
     return { since, checkedAt: now, missing, error: null };
   } catch (error) {
-    return { since, checkedAt: now, missing: [], error: error instanceof Error ? error.message : String(error) };
+    const message = error instanceof Error ? error.message : String(error);
+    return { since, checkedAt: now, missing: [], error: message, errorNotes: [errorNote(error)] };
   }
 }

@@ -2,6 +2,7 @@
  * The recordings journal's lines: the schema a replayed line must pass, reading one snapshot back from the
  * journal where the index says it is (see job-index.ts), and the handle the journal is appended through.
  */
+import { NoteSchema } from '../../contract.js';
 import { constants, readSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
@@ -108,6 +109,8 @@ const jobSchema = z.looseObject({
   bytes: z.number().nullable(),
   totalBytes: z.number().nullable(),
   error: z.string().nullable(),
+  // Notes of a damaged line are dropped rather than the job: the English `error` still says it.
+  errorNotes: z.array(NoteSchema).nullable().optional().catch(undefined),
   updatedAt: z.string(),
 });
 const lineSchema = z.object({ v: z.literal(1), job: jobSchema });

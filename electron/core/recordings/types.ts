@@ -2,6 +2,7 @@
  * Shared vocabulary of the recording pipeline: the webhook receiver writes jobs into the durable inbox,
  * the download manager moves them through their states. Both sides code against these types only.
  */
+import type { Note } from '../../contract.js';
 
 /** Where a job stands. `saved`, `expired` and `failed` with `final: true` are terminal. */
 export type JobState = 'pending' | 'downloading' | 'saved' | 'failed' | 'expired';
@@ -40,6 +41,8 @@ export interface RecordingJob {
   checks?: ('size' | 'md5')[];
   /** Human-readable reason for failed/expired, or the last transient error while retrying. */
   error: string | null;
+  /** `error` as notes the popover translates; absent in jobs written before Tally recorded them. */
+  errorNotes?: Note[] | null;
   /** ISO time of the last state change. */
   updatedAt: string;
 }

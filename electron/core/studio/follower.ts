@@ -33,6 +33,7 @@ import {
   connectTeam,
   ensureStudioStream,
   type TeamCredentials,
+  type TeamRetry,
 } from './team.js';
 
 export interface FollowerOptions {
@@ -72,7 +73,7 @@ export interface FollowerEvents {
   /** Connected, stream and consumer in place: mirroring from now on (also when nothing was published yet). */
   ready: [info: { name: string; url: string; folder: string }];
   /** The server could not be reached; another attempt follows after `delayMs`. */
-  waiting: [info: { message: string; attempt: number; delayMs: number }];
+  waiting: [info: TeamRetry];
   started: [a: Announcement];
   progress: [p: MirrorProgress];
   saved: [e: FollowerSaved];

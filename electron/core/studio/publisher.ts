@@ -34,6 +34,7 @@ import {
   connectTeam,
   ensureStudioStream,
   type TeamCredentials,
+  type TeamRetry,
 } from './team.js';
 
 export type StoreSpec = { kind: 'nats' } | ({ kind: 's3' } & S3StoreOptions);
@@ -72,7 +73,7 @@ export interface PublishedEvent {
 
 export interface PublisherEvents {
   connected: [info: { url: string }];
-  waiting: [info: { message: string; attempt: number; delayMs: number }];
+  waiting: [info: TeamRetry];
   published: [e: PublishedEvent];
   /** The claim says another receiver (or this one before its ledger was lost) already published it. */
   alreadyShared: [info: { identity: string; channelId: string }];

@@ -7,6 +7,7 @@
  *   KV       tally-studio-claims                         one key per recording: who publishes it, how far it got
  *   objects  tally-studio   (the default store)          the recording's bytes under the identity
  */
+import { note, noteText, type Note } from '../../contract.js';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { ConfigError, TallyError } from '../errors.js';
@@ -22,6 +23,13 @@ export const DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 /** The team server could not be reached (given up, or stopped while retrying). */
 export class TeamUnreachableError extends TallyError {
   readonly code = 'team_unreachable';
+  /** The message as a note the popover translates (absent for a message without one). */
+  readonly note?: Note;
+
+  constructor(message: string | Note) {
+    super(typeof message === 'string' ? message : noteText(message));
+    if (typeof message !== 'string') this.note = message;
+  }
 }
 
 /**
@@ -41,7 +49,11 @@ export class TeamAuthError extends ConfigError {
 
   /** The same for the tray app, where the credentials are set in Settings → Studio. */
   get appMessage(): string {
-    return `The team server ${this.sentCredentials ? 'refused the credentials' : 'asks for credentials'}: ${this.reason} (${this.where}) — set them in Settings → Studio.`;
+    return noteText(this.appNote);
+  }
+
+  get appNote(): Note {
+    return note(this.sentCredentials ? 'teamRefused' : 'teamAsks', { reason: this.reason, where: this.where });
   }
 }
 
@@ -50,13 +62,20 @@ export class TeamTlsError extends ConfigError {
   constructor(
     readonly where: string,
     readonly fix: string,
-    detail: string,
+    detail: 'tls' | 'plain',
   ) {
-    super(`The team server ${where} ${detail}: use --team ${fix}.`);
+    super(`The team server ${where} ${detail === 'tls' ? 'requires TLS' : 'does not offer TLS'}: use --team ${fix}.`);
+    this.#requiresTls = detail === 'tls';
   }
+
+  readonly #requiresTls: boolean;
 
   get appMessage(): string {
     return this.message.replace('use --team', 'set the studio URL to');
+  }
+
+  get appNote(): Note {
+    return note(this.#requiresTls ? 'teamNeedsTls' : 'teamNoTls', { where: this.where, fix: this.fix });
   }
 }
 
@@ -108,6 +127,14 @@ export function teamCredentialsFromEnv(env: NodeJS.ProcessEnv): TeamCredentials 
   return null;
 }
 
+/** A failed connection attempt, before the next one: `note` is the message for the popover. */
+export interface TeamRetry {
+  message: string;
+  note?: Note;
+  attempt: number;
+  delayMs: number;
+}
+
 export interface TeamConnectOptions {
   url: URL;
   credentials: TeamCredentials | null;
@@ -116,7 +143,7 @@ export interface TeamConnectOptions {
   /** Ends the retries (stop, Ctrl-C). */
   signal?: AbortSignal;
   /** Called before each wait while the server cannot be reached: one line for the user. */
-  onRetry?: (info: { message: string; attempt: number; delayMs: number }) => void;
+  onRetry?: (info: TeamRetry) => void;
   /** First delay between attempts (default 500 ms), doubled up to `maxDelayMs` (default 30 s). */
   baseDelayMs?: number;
   maxDelayMs?: number;
@@ -139,22 +166,18 @@ function teamConnectError(url: URL, error: unknown, sentCredentials: boolean): T
     return new TeamAuthError(where, text.split('\n')[0]!.slice(0, 120), sentCredentials);
   }
   if (/does not support 'tls'|not support tls/i.test(text)) {
-    return new TeamTlsError(where, `nats://${host}`, 'does not offer TLS');
+    return new TeamTlsError(where, `nats://${host}`, 'plain');
   }
   if (/requires tls|tls required/i.test(text)) {
-    return new TeamTlsError(where, `tls://${host}`, 'requires TLS');
+    return new TeamTlsError(where, `tls://${host}`, 'tls');
   }
   if (/ECONNREFUSED|CONNECTION_REFUSED|connection refused/i.test(text + code)) {
-    return new TeamUnreachableError(
-      `The team server ${where} is unreachable (connection refused): is nats-server running there with -js?`,
-    );
+    return new TeamUnreachableError(note('teamConnectionRefused', { where }));
   }
   if (/ENOTFOUND|EAI_AGAIN/i.test(text)) {
-    return new TeamUnreachableError(`The team server's host ${url.hostname} is unknown (DNS).`);
+    return new TeamUnreachableError(note('teamUnknownHost', { host: url.hostname }));
   }
-  return new TeamUnreachableError(
-    `The team server ${where} could not be reached: ${text.split('\n')[0]?.slice(0, 200)}`,
-  );
+  return new TeamUnreachableError(note('teamUnreachable', { where, detail: text.split('\n')[0]?.slice(0, 200) ?? '' }));
 }
 
 /**
@@ -183,9 +206,12 @@ export async function connectTeam(opts: TeamConnectOptions): Promise<NatsConnect
       const failure = teamConnectError(opts.url, error, Boolean(creds.token || creds.user));
       if (failure instanceof ConfigError) throw failure;
       const message = failure.message;
-      if (opts.maxAttempts !== undefined && attempt >= opts.maxAttempts) throw new TeamUnreachableError(message);
+      const said = failure instanceof TeamUnreachableError ? failure.note : undefined;
+      if (opts.maxAttempts !== undefined && attempt >= opts.maxAttempts) {
+        throw new TeamUnreachableError(said ?? message);
+      }
       const delayMs = Math.min(max, base * 2 ** (attempt - 1));
-      opts.onRetry?.({ message, attempt, delayMs });
+      opts.onRetry?.({ message, ...(said ? { note: said } : {}), attempt, delayMs });
       await abortableDelay(delayMs, opts.signal);
     }
   }

@@ -9,6 +9,7 @@
  * `Access-Control-Request-Method: POST`, `Access-Control-Request-Headers: content-type,x-filename`, a browser
  * User-Agent, and no bypass header. Only Tally's own answer (the origin echoed back, X-FILENAME allowed) is "ok".
  */
+import { note, notesText, type Note } from '../../contract.js';
 import { tunnelRequest, type ConnectToOverride } from './http.js';
 import type { TunnelStatus } from './types.js';
 
@@ -21,6 +22,8 @@ export type UploadsState = TunnelStatus['uploads'];
 export interface BrowserCheckResult {
   uploads: UploadsState;
   message: string;
+  /** `message` as notes the popover translates. */
+  notes: Note[];
 }
 
 export interface BrowserCheckOptions {
@@ -32,9 +35,6 @@ export interface BrowserCheckOptions {
   signal?: AbortSignal;
   testOnlyConnectTo?: ConnectToOverride;
 }
-
-const WHAT_TO_DO =
-  'Use a tunnel without a browser warning page for web client uploads: your own https URL (a reverse proxy, a named cloudflared tunnel, Tailscale Funnel) or an ngrok plan without the warning page. Webhooks from the service are not affected.';
 
 /** Sends the SDK's preflight through the public URL; never throws. */
 export async function checkBrowserUpload(options: BrowserCheckOptions): Promise<BrowserCheckResult> {
@@ -57,41 +57,31 @@ export async function checkBrowserUpload(options: BrowserCheckOptions): Promise<
       testOnlyConnectTo: options.testOnlyConnectTo,
     });
   } catch (error) {
-    return {
-      uploads: 'blocked',
-      message: `A browser's upload could not reach Tally through ${where}: ${(error as Error).message}.`,
-    };
+    return result('blocked', note('browserUnreachable', { where, detail: (error as Error).message }));
   }
   const allowOrigin = header(response.headers['access-control-allow-origin']);
   const allowHeaders = header(response.headers['access-control-allow-headers']).toLowerCase();
   const type = header(response.headers['content-type']).toLowerCase();
   if (response.status >= 200 && response.status < 300 && allowOrigin === options.origin) {
     if (!/(^|[\s,])x-filename($|[\s,])/.test(allowHeaders)) {
-      return {
-        uploads: 'blocked',
-        message: `${where} answers browsers for Tally but drops the X-FILENAME header from the CORS answer: something in between rewrites it.`,
-      };
+      return result('blocked', note('browserDropsHeader', { where }));
     }
-    return { uploads: 'ok', message: `Web pages can upload client recordings through ${where}.` };
+    return result('ok', note('browserOk', { where }));
   }
   const looksLikePage =
     type.startsWith('text/html') || /^\s*<(!doctype|html)/i.test(response.body.toString('utf8', 0, 200));
   if (looksLikePage) {
-    return {
-      uploads: 'blocked',
-      message: `${where} shows browsers a page of its own (a tunnel warning or reminder page, ${response.status}) instead of passing their uploads to Tally, and a web page cannot skip it: client recordings sent there are lost. ${WHAT_TO_DO}`,
-    };
+    return result('blocked', note('browserPage', { where, status: response.status }), note('browserWhatToDo'));
   }
   if (response.status === 403 && allowOrigin === '') {
-    return {
-      uploads: 'blocked',
-      message: `Tally refused the browser check from ${options.origin} through ${where}: is that origin still allowed in Settings → Web client uploads?`,
-    };
+    return result('blocked', note('browserRefused', { origin: options.origin, where }));
   }
-  return {
-    uploads: 'blocked',
-    message: `${where} answered a browser's upload preflight with ${response.status} and no CORS permission for ${options.origin}: pages cannot upload through it. ${WHAT_TO_DO}`,
-  };
+  const noCors = note('browserNoCors', { where, status: response.status, origin: options.origin });
+  return result('blocked', noCors, note('browserWhatToDo'));
+}
+
+function result(uploads: UploadsState, ...notes: Note[]): BrowserCheckResult {
+  return { uploads, message: notesText(notes), notes };
 }
 
 function header(value: string | string[] | undefined): string {

@@ -72,6 +72,7 @@ describe('checkSelf', () => {
       ok: false,
       reason: 'foreign',
       message: `http://127.0.0.1:${receiver.port} reaches a different Tally receiver, not this one (another instance or an old tunnel owns this URL).`,
+      notes: [{ code: 'selfForeign', params: { where: `http://127.0.0.1:${receiver.port}` } }],
     });
   });
 
@@ -143,9 +144,11 @@ describe('TunnelSupervisor', () => {
       uploadUrl: `${base}/uploads/${TOKEN}`,
       lastCheckedAt: '2026-01-02T03:04:05.000Z',
       message: `Plain http on 127.0.0.1:${receiver.port}: only this computer can reach it, so the service can deliver webhooks here only if it runs there too.`,
+      messageNotes: [{ code: 'plainHttpLoopback', params: { host: `127.0.0.1:${receiver.port}` } }],
       registered: false,
       uploads: 'off',
       uploadsMessage: expect.stringMatching(/No web app origin is allowed/),
+      uploadsNotes: [{ code: 'uploadsNoOrigin' }],
     });
     expect(changes).toEqual([{ previous: null, current: `${base}/hooks/${TOKEN}`, publicBaseUrl: base }]);
 
@@ -174,8 +177,10 @@ describe('TunnelSupervisor', () => {
     const down = await unreachable;
     expect(down.uploads).toBe('blocked');
     expect(down.uploadsMessage).toMatch(
-      /^Browsers cannot upload through http:\/\/127\.0\.0\.1:\d+ while it is down \(.*503/,
+      /^Browsers cannot upload through http:\/\/127\.0\.0\.1:\d+ while it is down: .*503/,
     );
+    // The same reason as notes, so the popover says it in Korean too.
+    expect(down.uploadsNotes?.map((n) => n.code)[0]).toBe('browserDown');
 
     receiver.setHealthy(true);
     const back = waitForEvent<TunnelStatus>(supervisor, 'status', (s) => s.state === 'reachable');
@@ -220,14 +225,18 @@ describe('TunnelSupervisor', () => {
     expect(await again).toEqual({ attempt: 1, delayMs: 4, reason: 'Tunnel closed: went away' });
 
     const broken = new ScriptedProvider([
-      new ConfigError('Set the ngrok authtoken in Settings or with `tally login --ngrok`.'),
+      new ConfigError(
+        'Set the ngrok authtoken in Settings → How the service reaches Tally (ngrok authtoken) or with `tally login --ngrok`.',
+      ),
     ]);
     const stuck = supervise(broken);
     let retries = 0;
     stuck.on('reconnect-scheduled', () => retries++);
     const failed = waitForEvent<TunnelStatus>(stuck, 'status', (s) => s.state === 'error');
     stuck.start();
-    expect((await failed).message).toBe('Set the ngrok authtoken in Settings or with `tally login --ngrok`.');
+    expect((await failed).message).toBe(
+      'Set the ngrok authtoken in Settings → How the service reaches Tally (ngrok authtoken) or with `tally login --ngrok`.',
+    );
     expect(retries).toBe(0);
     expect(broken.opens).toBe(1);
   });

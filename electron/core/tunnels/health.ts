@@ -5,6 +5,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { z } from 'zod';
+import { errorNote, note, notesText, type Note } from '../../contract.js';
 import { ConfigError, ValidationError } from '../errors.js';
 import { describeError, silentLogger, type Logger } from '../logger.js';
 import { tunnelRequest } from './http.js';
@@ -38,7 +39,8 @@ export function backoffDelay(
 }
 
 export type SelfCheckResult =
-  { ok: true } | { ok: false; reason: 'foreign' | 'status' | 'shape' | 'network' | 'timeout'; message: string };
+  | { ok: true }
+  | { ok: false; reason: 'foreign' | 'status' | 'shape' | 'network' | 'timeout'; message: string; notes: Note[] };
 
 const SelfCheckSchema = z.object({ ok: z.literal(true), id: z.string() });
 
@@ -74,15 +76,9 @@ export async function checkSelf(options: SelfCheckOptions): Promise<SelfCheckRes
     });
   } catch (error) {
     const reason = (error as { reason?: string }).reason === 'timeout' ? 'timeout' : 'network';
-    return { ok: false, reason, message: `Could not reach Tally through ${where}: ${(error as Error).message}.` };
+    return failed(reason, note('selfUnreachable', { where, detail: (error as Error).message }));
   }
-  if (response.status !== 200) {
-    return {
-      ok: false,
-      reason: 'status',
-      message: `${where} answered ${response.status} instead of Tally's self-check: the tunnel is not forwarding to this receiver.`,
-    };
-  }
+  if (response.status !== 200) return failed('status', note('selfStatus', { where, status: response.status }));
   let body: unknown;
   try {
     body = JSON.parse(response.body.toString('utf8'));
@@ -90,21 +86,13 @@ export async function checkSelf(options: SelfCheckOptions): Promise<SelfCheckRes
     body = undefined;
   }
   const parsed = SelfCheckSchema.safeParse(body);
-  if (!parsed.success) {
-    return {
-      ok: false,
-      reason: 'shape',
-      message: `${where} answered, but not with Tally's self-check: another server is behind this URL.`,
-    };
-  }
-  if (parsed.data.id !== options.expectedId) {
-    return {
-      ok: false,
-      reason: 'foreign',
-      message: `${where} reaches a different Tally receiver, not this one (another instance or an old tunnel owns this URL).`,
-    };
-  }
+  if (!parsed.success) return failed('shape', note('selfShape', { where }));
+  if (parsed.data.id !== options.expectedId) return failed('foreign', note('selfForeign', { where }));
   return { ok: true };
+}
+
+function failed(reason: Exclude<SelfCheckResult, { ok: true }>['reason'], said: Note): SelfCheckResult {
+  return { ok: false, reason, message: notesText([said]), notes: [said] };
 }
 
 function safeOrigin(url: string): string {
@@ -189,7 +177,7 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
   #publicBaseUrl: string | null = null;
   /** Last public webhook URL announced by `url-changed`; survives stop/start so a restart compares right. */
   #announcedUrl: string | null = null;
-  #warning: string | null = null;
+  #warning: Note | null = null;
   #registeredUrl: string | null = null;
   #status: TunnelStatus;
   #checking = false;
@@ -209,9 +197,10 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
       uploadUrl: null,
       lastCheckedAt: null,
       message: null,
+      messageNotes: null,
       registered: false,
       uploads: 'off',
-      uploadsMessage: options.uploadUrl ? null : 'Web client uploads are off.',
+      ...uploadsSaid(options.uploadUrl ? null : [note('uploadsOff')]),
     };
   }
 
@@ -246,7 +235,7 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
     this.#provider.off('error', this.#onError);
     await this.#provider.close().catch((error: unknown) => this.#warnClose(error));
     this.#publicBaseUrl = null;
-    this.#update({ state: 'off', publicUrl: null, uploadUrl: null, message: 'Tunnel stopped.' });
+    this.#update({ state: 'off', publicUrl: null, uploadUrl: null, ...messageSaid([note('tunnelStopped')]) });
   }
 
   /** Runs a self-check now (e.g. the user pressed "Check"), unless no tunnel is open. */
@@ -266,12 +255,12 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
 
   readonly #onClosed = (reason: string): void => {
     if (this.#phase !== 'open') return;
-    this.#reconnect(`Tunnel closed: ${reason}`);
+    this.#reconnect([note('tunnelClosed', { reason })]);
   };
 
   readonly #onError = (error: Error): void => {
     if (this.#phase !== 'open') return;
-    this.#reconnect(`Tunnel failed: ${error.message}`);
+    this.#reconnect([note('tunnelFailed', { detail: error.message })]);
   };
 
   async #open(): Promise<void> {
@@ -280,39 +269,37 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
     this.#failedChecks = 0;
     const abort = new AbortController();
     this.#abort = abort;
-    this.#update({ state: 'connecting', message: `Opening the ${this.#provider.kind} tunnel...` });
+    this.#update({ state: 'connecting', ...messageSaid([note('tunnelOpening', { provider: this.#provider.kind })]) });
     let result;
     try {
       result = await this.#provider.open(this.#options.local, abort.signal);
     } catch (error) {
       if (generation !== this.#generation) return;
-      const message = error instanceof Error ? error.message : String(error);
+      const notes = [errorNote(error)];
       if (error instanceof ConfigError || error instanceof ValidationError) {
         // Retrying cannot fix a setting; wait for the user to change it.
         this.#phase = 'waiting';
-        this.#update({ state: 'error', message });
+        this.#update({ state: 'error', ...messageSaid(notes) });
         return;
       }
-      this.#scheduleOpen(message, 'error');
+      this.#scheduleOpen(notes, 'error');
       return;
     }
     if (generation !== this.#generation) return;
     this.#phase = 'open';
-    this.#warning = result.warning ?? null;
+    this.#warning = result.warning ? (result.warningNote ?? errorNote({ message: result.warning })) : null;
     this.#setPublicBaseUrl(result.publicBaseUrl);
     if (result.publicBaseUrl === null) {
       this.#attempt = 0;
       this.#update({
         state: 'off',
-        message: 'No tunnel: the receiver is reachable only on this computer or network.',
+        ...messageSaid([note('tunnelNone')]),
         uploads: 'off',
-        uploadsMessage: this.#options.uploadUrl
-          ? 'No tunnel: only pages that can reach this computer can upload to the local recordUrl.'
-          : 'Web client uploads are off.',
+        ...uploadsSaid([note(this.#options.uploadUrl ? 'uploadsLocalOnly' : 'uploadsOff')]),
       });
       return;
     }
-    this.#update({ state: 'connecting', message: `Checking ${result.publicBaseUrl}...` });
+    this.#update({ state: 'connecting', ...messageSaid([note('tunnelChecking', { url: result.publicBaseUrl })]) });
     await this.#check(generation);
   }
 
@@ -337,12 +324,14 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
     if (result.ok) {
       this.#failedChecks = 0;
       this.#attempt = 0;
-      const message =
-        this.#warning ??
-        `Reachable through ${this.#provider.kind === 'url' ? 'your public URL' : this.#provider.kind}.`;
+      const reachable =
+        this.#provider.kind === 'url'
+          ? note('tunnelReachableOwnUrl')
+          : note('tunnelReachable', { provider: this.#provider.kind });
+      const notes = [this.#warning ?? reachable];
       const browser = await this.#checkUploads(base);
       if (generation !== this.#generation || this.#phase !== 'open') return;
-      this.#update({ state: 'reachable', lastCheckedAt, message, ...browser });
+      this.#update({ state: 'reachable', lastCheckedAt, ...messageSaid(notes), ...browser });
       this.#schedule(() => void this.#check(generation), this.#options.checkIntervalMs ?? 60_000);
       return;
     }
@@ -351,11 +340,11 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
     this.#update({
       state: 'unreachable',
       lastCheckedAt,
-      message: result.message,
-      ...this.#uploadsDown(base, result.message),
+      ...messageSaid(result.notes),
+      ...this.#uploadsDown(base, result.notes),
     });
     if (this.#failedChecks >= max) {
-      this.#reconnect(`${result.message} (${this.#failedChecks} failed checks in a row)`, 'unreachable');
+      this.#reconnect([...result.notes, note('tunnelFailedChecks', { count: this.#failedChecks })], 'unreachable');
       return;
     }
     this.#schedule(() => void this.#check(generation), this.#options.retryCheckIntervalMs ?? 10_000);
@@ -365,25 +354,19 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
    * The upload path while the public URL itself does not answer: an "ok" from an earlier check would promise
    * uploads that now fail, so it turns into "blocked" with the reason ("off" stays off).
    */
-  #uploadsDown(base: string, reason: string): Partial<Pick<TunnelStatus, 'uploads' | 'uploadsMessage'>> {
+  #uploadsDown(
+    base: string,
+    reason: Note[],
+  ): Partial<Pick<TunnelStatus, 'uploads' | 'uploadsMessage' | 'uploadsNotes'>> {
     if (this.#status.uploads !== 'ok') return {};
-    return {
-      uploads: 'blocked',
-      uploadsMessage: `Browsers cannot upload through ${base} while it is down (${reason}).`,
-    };
+    return { uploads: 'blocked', ...uploadsSaid([note('browserDown', { where: base }), ...reason]) };
   }
 
   /** The upload path as a browser sees it (see browser-check.ts), once the webhook path is known to work. */
-  async #checkUploads(base: string): Promise<Pick<TunnelStatus, 'uploads' | 'uploadsMessage'>> {
-    if (!this.#options.uploadUrl) return { uploads: 'off', uploadsMessage: 'Web client uploads are off.' };
+  async #checkUploads(base: string): Promise<Pick<TunnelStatus, 'uploads' | 'uploadsMessage' | 'uploadsNotes'>> {
+    if (!this.#options.uploadUrl) return { uploads: 'off', ...uploadsSaid([note('uploadsOff')]) };
     const origin = this.#options.uploadOrigins?.()[0];
-    if (!origin) {
-      return {
-        uploads: 'off',
-        uploadsMessage:
-          'No web app origin is allowed to upload yet, so no browser can: add it in Settings → Web client uploads.',
-      };
-    }
+    if (!origin) return { uploads: 'off', ...uploadsSaid([note('uploadsNoOrigin')]) };
     this.#checking = true;
     try {
       const result = await checkBrowserUpload({
@@ -393,14 +376,14 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
         signal: this.#abort?.signal,
         testOnlyConnectTo: this.#options.testOnlyConnectTo,
       });
-      return { uploads: result.uploads, uploadsMessage: result.message };
+      return { uploads: result.uploads, ...uploadsSaid(result.notes) };
     } finally {
       this.#checking = false;
     }
   }
 
   /** Closes the provider, then waits the backoff delay and opens it again. */
-  #reconnect(reason: string, state: TunnelState = 'connecting'): void {
+  #reconnect(reason: Note[], state: TunnelState = 'connecting'): void {
     this.#generation++;
     this.#phase = 'waiting';
     this.#clearTimer();
@@ -414,17 +397,20 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
       });
   }
 
-  #scheduleOpen(reason: string, state: TunnelState): void {
+  #scheduleOpen(reason: Note[], state: TunnelState): void {
     this.#phase = 'waiting';
     this.#attempt++;
     const delayMs = backoffDelay(this.#attempt, this.#backoff, this.#random);
-    const seconds = delayMs < 1000 ? `${delayMs} ms` : `${Math.round(delayMs / 100) / 10} s`;
+    const retrying =
+      delayMs < 1000
+        ? note('retryingMs', { ms: delayMs })
+        : note('retryingSeconds', { seconds: Math.round(delayMs / 100) / 10 });
     this.#update({
       state,
-      message: `${reason} Retrying in ${seconds}.`,
+      ...messageSaid([...reason, retrying]),
       ...this.#uploadsDown(this.#publicBaseUrl ?? 'the public URL', reason),
     });
-    this.emit('reconnect-scheduled', { attempt: this.#attempt, delayMs, reason });
+    this.emit('reconnect-scheduled', { attempt: this.#attempt, delayMs, reason: notesText(reason) });
     const generation = this.#generation;
     this.#schedule(() => {
       if (generation === this.#generation && this.#phase === 'waiting') void this.#open();
@@ -466,4 +452,13 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
   }
+}
+
+/** The status message and its notes, always set together. */
+function messageSaid(notes: Note[] | null): Pick<TunnelStatus, 'message' | 'messageNotes'> {
+  return { message: notes ? notesText(notes) : null, messageNotes: notes };
+}
+
+function uploadsSaid(notes: Note[] | null): Pick<TunnelStatus, 'uploadsMessage' | 'uploadsNotes'> {
+  return { uploadsMessage: notes ? notesText(notes) : null, uploadsNotes: notes };
 }

@@ -127,7 +127,7 @@ describe('ngrok through the SDK boundary', () => {
     const direct = await provider.open({ host: receiver.host, port: receiver.port }).catch((e: unknown) => e);
     expect(direct).toBeInstanceOf(ConfigError);
     expect((direct as Error).message).toBe(
-      'ngrok did not accept the authtoken (ERR_NGROK_107). Copy it again from the ngrok dashboard and set it in Settings or with `tally login --ngrok`.',
+      'ngrok did not accept the authtoken (ERR_NGROK_107). Copy it again from the ngrok dashboard and set it in Settings → How the service reaches Tally (ngrok authtoken) or with `tally login --ngrok`.',
     );
     expect(sdk.forwardCalls[0]?.authtoken).toBe(wrong);
     expect(JSON.stringify(direct)).not.toContain(wrong);

@@ -171,7 +171,7 @@ export class NgrokTunnel extends TunnelProviderBase {
     const detail = redact(describe(error), this.#authtoken);
     if (code !== null && AUTHTOKEN_CODES.has(code)) {
       return new ConfigError(
-        `ngrok did not accept the authtoken (${code}). Copy it again from the ngrok dashboard and set it in Settings or with \`tally login --ngrok\`.`,
+        `ngrok did not accept the authtoken (${code}). Copy it again from the ngrok dashboard and set it in Settings → How the service reaches Tally (ngrok authtoken) or with \`tally login --ngrok\`.`,
       );
     }
     if (code !== null && DOMAIN_CODES.has(code)) {

@@ -4,7 +4,7 @@
  * `publicBaseUrl` themselves, so no provider ever sees the webhook token.
  */
 import { EventEmitter } from 'node:events';
-import type { TunnelStatus, TunnelProvider as TunnelKind } from '../../contract.js';
+import type { Note, TunnelStatus, TunnelProvider as TunnelKind } from '../../contract.js';
 import { TallyError } from '../errors.js';
 
 export type { TunnelKind, TunnelStatus };
@@ -23,6 +23,8 @@ export interface TunnelOpenResult {
   publicBaseUrl: string | null;
   /** Something the producer should know even though the tunnel works (e.g. plain http on a LAN). */
   warning?: string;
+  /** `warning` as a note the popover translates (without one, the English text is shown as it is). */
+  warningNote?: Note;
 }
 
 /** Events a provider emits while open. Neither fires after `close()` was called. */

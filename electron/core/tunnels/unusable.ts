@@ -3,7 +3,7 @@ import { TunnelProviderBase } from './types.js';
 import type { LocalTarget, TunnelKind, TunnelOpenResult } from './types.js';
 
 /** Where each provider's settings live in the app, for a message that sends the producer to the right field. */
-const SETTINGS_FIELD: Record<TunnelKind, string> = {
+export const SETTINGS_FIELD: Record<TunnelKind, string> = {
   none: 'Connection',
   url: 'Public URL',
   ngrok: 'Static domain',

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { note, noteText, type Note } from '../../contract.js';
 import { ValidationError } from '../errors.js';
 import { classifyAddress } from '../net/url-policy.js';
 import { TunnelProviderBase } from './types.js';
@@ -10,6 +11,8 @@ export interface ValidatedPublicUrl {
   url: string;
   /** Set when the URL works but only on this machine or network. */
   warning?: string;
+  /** `warning` as a note the popover translates. */
+  warningNote?: Note;
 }
 
 const LAN_SUFFIXES = ['.local', '.lan', '.home.arpa', '.internal'];
@@ -67,7 +70,7 @@ export function validatePublicUrl(value: string): ValidatedPublicUrl {
     throw new ValidationError(['publicUrl'], `${url.hostname} is not an address anyone can connect to.`);
   }
   const base = url.href.replace(/\/+$/, '');
-  const local = where === 'loopback' ? 'this computer' : 'your local network';
+  const here = where === 'loopback';
   if (url.protocol === 'http:') {
     if (where === 'internet') {
       throw new ValidationError(
@@ -75,15 +78,16 @@ export function validatePublicUrl(value: string): ValidatedPublicUrl {
         'The public URL must use https: webhooks cross the internet. Plain http is only accepted for addresses on this computer or your local network.',
       );
     }
-    return {
-      url: base,
-      warning: `Plain http on ${url.host}: only ${local} can reach it, so the service can deliver webhooks here only if it runs there too.`,
-    };
+    return warned(base, note(here ? 'plainHttpLoopback' : 'plainHttpLan', { host: url.host }));
   }
   if (where !== 'internet') {
-    return { url: base, warning: `${url.host} is on ${local}: the service on the internet cannot reach it.` };
+    return warned(base, note(here ? 'hostLoopback' : 'hostLan', { host: url.host }));
   }
   return { url: base };
+}
+
+function warned(url: string, warningNote: Note): ValidatedPublicUrl {
+  return { url, warning: noteText(warningNote), warningNote };
 }
 
 /** The producer's own public URL, forwarded to the receiver by something outside Tally. */
@@ -102,9 +106,8 @@ export class UrlTunnel extends TunnelProviderBase {
   }
 
   async open(_local: LocalTarget, _signal?: AbortSignal): Promise<TunnelOpenResult> {
-    return this.#url.warning === undefined
-      ? { publicBaseUrl: this.#url.url }
-      : { publicBaseUrl: this.#url.url, warning: this.#url.warning };
+    const { url, warning, warningNote } = this.#url;
+    return warning === undefined ? { publicBaseUrl: url } : { publicBaseUrl: url, warning, warningNote };
   }
 
   async close(): Promise<void> {}

@@ -4,6 +4,8 @@
  */
 
 /** Plural forms, chosen with Intl.PluralRules for the active locale. */
+import { NOTE_TEXT } from '../../../electron/contract.js';
+
 export interface Plural {
   one: string;
   other: string;
@@ -49,6 +51,8 @@ export const en = {
     timeoutAt: 'The service did not answer {endpoint} within {seconds} s. Check the connection and try again.',
     networkAt: 'Could not reach the service for {endpoint}. Check the network connection and the host settings.',
   },
+  /** The core's coded messages: their English text is the core's own (electron/contract-notes.ts). */
+  notes: NOTE_TEXT,
   firstRun: {
     step: 'Step {n} of {total}',
     next: 'Next',

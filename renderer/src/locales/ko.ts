@@ -1,5 +1,6 @@
 /** Korean strings. Must have exactly the English shape (checked by the compiler). */
 import type { Messages } from './en.js';
+import { koNotes } from './ko-notes.js';
 
 export const ko: Messages = {
   app: {
@@ -41,6 +42,7 @@ export const ko: Messages = {
     timeoutAt: '서비스가 {endpoint} 요청에 {seconds}초 안에 응답하지 않았습니다. 연결을 확인하고 다시 시도해 주세요.',
     networkAt: '{endpoint} 요청으로 서비스에 연결할 수 없습니다. 네트워크 연결과 호스트 설정을 확인해 주세요.',
   },
+  notes: koNotes,
   firstRun: {
     step: '{total}단계 중 {n}단계',
     next: '다음',

@@ -4,10 +4,12 @@
  */
 import {
   SettingsPatchSchema,
+  type CheckResult,
   type CredentialsInput,
   type CredentialsStatus,
   type SettingsPatch,
   type SettingsView,
+  type RequestMap,
   type TallyBridge,
   type TunnelStatus,
 } from '../../../electron/contract.js';
@@ -85,7 +87,7 @@ export class SettingsStore {
   }
 
   /** Asks the core whether recordings can be saved in `path` (it creates the folder and writes a probe). */
-  checkFolder(path: string): Promise<{ ok: boolean; message: string | null }> {
+  checkFolder(path: string): Promise<CheckResult> {
     return this.bridge.settings.checkFolder(path);
   }
 
@@ -99,7 +101,7 @@ export class SettingsStore {
   }
 
   /** Tests the typed credentials when given, else the stored ones. */
-  testCredentials(input?: CredentialsInput): Promise<{ ok: boolean; message: string }> {
+  testCredentials(input?: CredentialsInput): Promise<RequestMap['credentials:test']['result']> {
     return input ? this.bridge.credentials.test(input) : this.bridge.credentials.test();
   }
 

@@ -3,7 +3,13 @@
  * password or token), the connection state and the studio recordings on this computer, kept current by the
  * core's `studio:changed` pushes.
  */
-import type { StudioInput, StudioView, TallyBridge, TeamCredentialsInput } from '../../../electron/contract.js';
+import type {
+  RequestMap,
+  StudioInput,
+  StudioView,
+  TallyBridge,
+  TeamCredentialsInput,
+} from '../../../electron/contract.js';
 import { messageOf } from '../lib/errors.js';
 
 export class StudioStore {
@@ -39,7 +45,7 @@ export class StudioStore {
     this.view = await this.bridge.studio.clearCredentials();
   }
 
-  test(url: string): Promise<{ ok: boolean; message: string }> {
+  test(url: string): Promise<RequestMap['studio:test']['result']> {
     return this.bridge.studio.test(url);
   }
 }

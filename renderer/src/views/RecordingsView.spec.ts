@@ -1,7 +1,7 @@
 import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import type { RecordingView, TunnelStatus } from '../../../electron/contract.js';
+import { note, notesText, type RecordingView, type TunnelStatus } from '../../../electron/contract.js';
 import { setLocale } from '../lib/i18n.js';
 import { ManualClock, TestBridge, gapReport, recording, tunnelStatus } from '../lib/test-bridge.js';
 import { RecordingsStore } from '../stores/recordings.svelte.js';
@@ -307,6 +307,46 @@ describe('RecordingsView', () => {
     const expected = await screen.findByRole('region', { name: '받지 못한 녹화' });
     expect(within(expected).getByText(/Tally가 실행 중일 때 종료된 채널이지만/)).toBeInTheDocument();
     expect(within(expected).getByText('closed-live')).toBeInTheDocument();
+  });
+
+  it('gives the core’s reasons in Korean: expired, retrying and a failed gap check', async () => {
+    setLocale('ko');
+    onTestFinished(() => setLocale('en'));
+    const gone = [note('recordingGone', { at: '14:03' }), note('partialKept', { size: '12 MB', path: '/rec/a.part' })];
+    const retry = [note('saveFailed', { detail: 'ECONNRESET socket hang up' })];
+    const bridge = new TestBridge();
+    bridge.handle('recordings:gaps', () =>
+      gapReport({
+        error: 'The service did not answer.',
+        errorNotes: [note('error', { errorCode: 'timeout', message: 'x' })],
+      }),
+    );
+    setup(
+      [
+        recording({ key: 'k1', channelId: 'show-1', state: 'expired', error: notesText(gone), errorNotes: gone }),
+        recording({
+          key: 'k2',
+          channelId: 'show-2',
+          state: 'pending',
+          error: notesText(retry),
+          errorNotes: retry,
+          attempts: 2,
+        }),
+      ],
+      { bridge },
+    );
+    expect(
+      await screen.findByText(
+        /방송이 끝나고 6시간이 지나 서비스에서 녹화를 삭제했습니다\(14:03\)\. 일부만 받은 사본\(12 MB\)을 \/rec\/a\.part에 남겨 두었습니다\./,
+      ),
+    ).toBeInTheDocument();
+    expect(
+      screen.getByText(/다시 시도할 예정: 녹화를 저장하지 못했습니다: ECONNRESET socket hang up/),
+    ).toBeInTheDocument();
+    expect(
+      await screen.findByText(/누락된 녹화를 확인하지 못했습니다: 서비스가 제때 응답하지 않았습니다/),
+    ).toBeInTheDocument();
+    expect(document.body).not.toHaveTextContent(/The service deleted|Could not save|did not answer/);
   });
 
   it('explains where recordings come from and the webhook status when there are none', async () => {

@@ -2,6 +2,7 @@ import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { TestBridge, credentialsStatus, settingsView, tunnelStatus } from '../lib/test-bridge.js';
+import { note, notesText, type Note } from '../../../electron/contract.js';
 import { setLocale } from '../lib/i18n.js';
 import { SettingsStore } from '../stores/settings.svelte.js';
 import { StudioStore } from '../stores/studio.svelte.js';
@@ -12,6 +13,12 @@ function setup(bridge = new TestBridge(), native = true) {
   onTestFinished(store.start());
   render(SettingsView, { store, native });
   return { bridge, store, user: userEvent.setup({ delay: null }) };
+}
+
+/** A coded core message as the core sends it: the English text beside its notes. */
+function said<F extends 'message' | 'uploadsMessage'>(field: F, notes: Note[]) {
+  const notesField = field === 'message' ? 'messageNotes' : 'uploadsNotes';
+  return { [field]: notesText(notes), [notesField]: notes } as Record<F, string> & Record<string, Note[]>;
 }
 
 /** Replaces a text field's value and commits it the way a user does (typing, then leaving the field). */
@@ -310,6 +317,45 @@ describe('SettingsView', () => {
     onTestFinished(() => setLocale('en'));
     bridge.emit('tunnel:status', tunnelStatus({ state: 'reachable', uploads: 'blocked', uploadsMessage: blocked }));
     expect(await screen.findByText('브라우저 업로드: 차단됨')).toBeInTheDocument();
+  });
+
+  it('shows the core’s status lines, keychain note and test answer in Korean, translated by code', async () => {
+    const bridge = new TestBridge();
+    bridge.credentials = credentialsStatus({
+      configured: true,
+      serviceId: 'svc',
+      source: 'sandbox',
+      keychainMessage: 'The OS keychain could not be used.',
+      keychainNotes: [note('keychainUnusable')],
+    });
+    const tunnel = [note('demoDirect'), note('tunnelReachable', { provider: 'ngrok' })];
+    bridge.tunnel = tunnelStatus({
+      provider: 'ngrok',
+      state: 'reachable',
+      publicUrl: 'https://abc.ngrok.example/hooks/t0k',
+      uploads: 'off',
+      ...said('message', tunnel),
+      ...said('uploadsMessage', [note('uploadsNoOrigin')]),
+    });
+    bridge.handle('credentials:test', () => ({
+      ok: true,
+      message: 'Connected: 3 channels live now.',
+      notes: [note('connected', { count: 3 })],
+    }));
+    setLocale('ko');
+    onTestFinished(() => setLocale('en'));
+    const { user } = setup(bridge);
+
+    expect(
+      await screen.findByText(
+        '— 데모 모드: 내장 샌드박스가 웹훅을 이 컴퓨터로 바로 보냅니다. ngrok를 통해 연결됩니다.',
+      ),
+    ).toBeInTheDocument();
+    expect(screen.getByText(/업로드가 허용된 웹 앱 출처\(origin\)가 아직 없어/)).toBeInTheDocument();
+    expect(screen.getByRole('note')).toHaveTextContent('OS 키체인을 사용할 수 없습니다.');
+    await user.click(screen.getByRole('button', { name: '연결 테스트' }));
+    expect(await screen.findByText('연결되었습니다. 지금 라이브 중인 채널: 3개.')).toBeInTheDocument();
+    expect(document.body).not.toHaveTextContent(/Demo mode|Reachable through|Connected:|keychain could not/);
   });
 
   it('uses the native folder picker in Electron and a text field in a browser', async () => {

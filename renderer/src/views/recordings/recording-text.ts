@@ -5,6 +5,7 @@
 import type { RecordingView } from '../../../../electron/contract.js';
 import { daysBetween, localMidnight } from '../../lib/days.js';
 import { formatBytes, formatDuration, formatTime, locale, t } from '../../lib/i18n.js';
+import { coreText } from '../../lib/notes.js';
 
 /** What a producer can do with a finished recording (RecordingActions.svelte). */
 export type RecordingAction = 'retry' | 'open' | 'reveal' | 'copyPath' | 'remove';
@@ -42,22 +43,27 @@ function savedText(r: RecordingView): string {
   return t('recordings.savedVerified', { checks });
 }
 
+/** The core's reason for a recording's state, in the popover's language. */
+function reasonOf(r: RecordingView): string | null {
+  return coreText(r.error, r.errorNotes);
+}
+
 /** What happened to a finished recording, in a sentence fragment. */
 export function detailsOf(r: RecordingView): string {
   switch (r.state) {
     case 'saved':
       return joined([savedText(r), r.bytes === null ? null : formatBytes(r.bytes), r.fileName]);
     case 'expired':
-      return r.error ?? t('recordings.expiredReason');
+      return reasonOf(r) ?? t('recordings.expiredReason');
     case 'refused':
       return joined([
         r.track ? t(`recordings.tracks.${r.track}`) : null,
-        r.error ?? t('recordings.refusedReason'),
+        reasonOf(r) ?? t('recordings.refusedReason'),
         r.fileName,
       ]);
     default:
       return joined([
-        r.error ?? t('recordings.failedReason'),
+        reasonOf(r) ?? t('recordings.failedReason'),
         r.attempts > 1 ? t('recordings.attempts', { count: r.attempts }) : null,
       ]);
   }
@@ -81,7 +87,8 @@ export function stats(r: RecordingView): string {
 
 export function progressText(r: RecordingView): string {
   // A pending job with an error is between attempts: say why, the deadline beside it says how long is left.
-  if (r.state === 'pending') return r.error ? t('recordings.retrying', { reason: r.error }) : t('recordings.pending');
+  const reason = reasonOf(r);
+  if (r.state === 'pending') return reason ? t('recordings.retrying', { reason }) : t('recordings.pending');
   const done = formatBytes(r.bytes ?? 0);
   return r.totalBytes
     ? t('recordings.progress', { done, total: formatBytes(r.totalBytes) })
