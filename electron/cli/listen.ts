@@ -55,7 +55,9 @@ Options:
   --retention <d>          With --team: how long the team keeps recordings (default 7d; e.g. 36h, 14d)
   --ndjson                 One JSON object per line: ready, received, progress, saved, rejected, failed,
                            expired, uploaded, tunnel, gaps, channel, recording-missing; with --team
-                           also team, published
+                           also team, published. Past 20 a kind in 10 s, repeated rejected, duplicate
+                           and failed lines are counted in one rejected-summary, duplicate-summary or
+                           failed-summary line
   -h, --help               Show this help
 
 ${CONNECTION_HELP}
