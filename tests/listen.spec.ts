@@ -3,14 +3,13 @@
  * real files. Covers every webhook shape, duplicates, rejections, a reset mid-body, and `kill -9` in the
  * middle of a download followed by a restart that resumes with a Range request and ends byte-identical.
  */
-import { once } from 'node:events';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { startSandbox, type Sandbox, type SandboxRequestEvent } from '../electron/core/sandbox/index.js';
 import { ensureBuiltCli } from './support/built-cli.js';
+import { startLoopbackProxy } from './support/loopback-proxy.js';
 import { startListen, type ListenEvent, type ListenProcess } from './support/listen-process.js';
 import { sha256File } from './support/sandbox-files.js';
 
@@ -201,16 +200,19 @@ describe('tally listen (child process against the sandbox)', () => {
   });
 
   it('--register with a public URL sets the lifecycle hook, and the sandbox calls it as channel events', async () => {
-    // A free loopback port, named as the public URL too: the sandbox reaches Tally there as it would a tunnel.
-    const probe = createServer().listen(0, '127.0.0.1');
-    await once(probe, 'listening');
-    const port = (probe.address() as AddressInfo).port;
-    await new Promise((resolve) => probe.close(resolve));
-    const publicUrl = `http://127.0.0.1:${port}`;
+    // A loopback proxy plays the public address: the sandbox reaches Tally through it as it would a tunnel, and
+    // it forwards to the receiver's port once listen has said it (ready), so listen can pick a free port itself.
+    let port: (value: number) => void = () => undefined;
+    const receiverPort = new Promise<number>((resolve) => (port = resolve));
+    const proxy = await startLoopbackProxy(() => receiverPort);
+    onTestFinished(() => proxy.close());
+    const publicUrl = proxy.url;
     sb.control.setWebhookUrl(null);
     sb.control.setChannelWebhookUrl(null);
-    const proc = startListen(['--folder', folder, '--port', String(port), '--tunnel', publicUrl, '--register'], env());
+    const proc = startListen(['--folder', folder, '--port', '0', '--tunnel', publicUrl, '--register'], env());
     listen = proc;
+    const ready = await proc.waitFor((e) => e.type === 'ready', 'ready');
+    port(Number(new URL(String(ready.localUrl)).port));
 
     const registered = await proc.waitFor((e) => e.type === 'registered', 'registered');
     expect(registered).toMatchObject({ channelHook: 'set' });

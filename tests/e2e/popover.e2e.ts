@@ -7,9 +7,6 @@
  * The screenshots shown in the README (docs/screenshots) are written by the "screenshots" test (see SHOTS).
  */
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
-import { createServer, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
@@ -28,6 +25,7 @@ import {
   type PopoverPage,
 } from './support/popover-harness.js';
 import { STUDIO_DAY, seedStudioDay } from './support/studio-day.js';
+import { startLoopbackProxy, type LoopbackProxy } from '../support/loopback-proxy.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 /**
@@ -67,37 +65,12 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/**
- * A reverse proxy on 127.0.0.1, as a producer's own public address would be: it forwards every request to
- * wherever the receiver listens at that moment (its port changes when the core reconfigures).
- */
-async function startReverseProxy(): Promise<{ url: string; close: () => Promise<void> }> {
-  const server = createServer((req, res) => {
-    void (async () => {
-      const local = (await h.core.handlers['tunnel:status']()).localUrl;
-      if (!local) {
-        res.writeHead(502).end();
-        return;
-      }
-      const target = new URL(local);
-      const upstream = request(
-        { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
-        (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        },
-      );
-      upstream.on('error', () => res.writeHead(502).end());
-      req.pipe(upstream);
-    })();
+/** The producer's own public address in front of wherever the receiver listens now (its port changes). */
+function startReverseProxy(): Promise<LoopbackProxy> {
+  return startLoopbackProxy(async () => {
+    const local = (await h.core.handlers['tunnel:status']()).localUrl;
+    return local ? Number(new URL(local).port) : null;
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
 }
 
 async function open(opts: OpenOptions = {}): Promise<PopoverPage> {

@@ -1,0 +1,44 @@
+/**
+ * A reverse proxy on 127.0.0.1 that plays a public address (a tunnel, a producer's own URL) in tests. It
+ * forwards each request to the loopback port `target()` names at that moment, and waits for it while it is not
+ * known yet: a receiver started on port 0 can be given this proxy's URL as its public URL before it has a port.
+ */
+import { once } from 'node:events';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface LoopbackProxy {
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startLoopbackProxy(target: () => number | null | Promise<number | null>): Promise<LoopbackProxy> {
+  const server = createServer((req, res) => {
+    void (async () => {
+      const port = await target();
+      if (port === null) {
+        req.resume();
+        res.writeHead(502).end();
+        return;
+      }
+      const upstream = request(
+        { host: '127.0.0.1', port, path: req.url, method: req.method, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      upstream.on('error', () => res.destroy());
+      req.pipe(upstream);
+    })();
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
