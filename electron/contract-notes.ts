@@ -113,6 +113,67 @@ export const NOTE_TEXT = {
   teamNoTls: 'The team server {where} does not offer TLS: set the studio URL to {fix}.',
   teamNeedsTls: 'The team server {where} requires TLS: set the studio URL to {fix}.',
   teamAsks: 'The team server asks for credentials: {reason} ({where}) — set them in Settings → Studio.',
+  studioFollowerNoRegister:
+    "This computer follows a studio: the studio's receiver registers the webhook URL, and one registered here would take the webhooks away from it (Settings → Studio).",
+  // Tunnel settings (tunnels/index.ts, ngrok.ts, url.ts, localtunnel.ts, unusable.ts): thrown as ConfigError
+  tunnelSettingAt: 'Settings → How the service reaches Tally → {field}: {detail}',
+  fieldConnection: 'Connection',
+  fieldPublicUrl: 'Public URL',
+  fieldStaticDomain: 'Static domain',
+  fieldServer: 'Server',
+  ngrokAuthtokenMissing:
+    'ngrok needs an authtoken: set it in Settings → How the service reaches Tally → ngrok authtoken, or with `tally login --ngrok`.',
+  ngrokAuthtokenRefused:
+    'ngrok did not accept the authtoken ({providerCode}). Copy it again from the ngrok dashboard and set it in Settings → How the service reaches Tally (ngrok authtoken) or with `tally login --ngrok`.',
+  ngrokDomainRefused:
+    'ngrok refused the domain {domain} ({providerCode}): it is not reserved for this account. Check the static domain in the ngrok dashboard.',
+  ngrokDomainBusy:
+    'The ngrok domain {domain} is already online in another session ({providerCode}). Close the other ngrok agent or Tally instance.',
+  ngrokSessionLimit:
+    'The ngrok account has reached its limit of simultaneous sessions ({providerCode}). Close another ngrok agent.',
+  ngrokNotDomain:
+    '"{domain}" is not an ngrok domain. Use the static domain from the ngrok dashboard, e.g. name.ngrok-free.app.',
+  publicUrlMissing:
+    'Set the Public URL in Settings → How the service reaches Tally (My own public URL), or pass it as `--tunnel https://your.host`.',
+  publicUrlNotUrl: '"{url}" is not a URL. Give the public https address, e.g. https://tally.example.com.',
+  publicUrlScheme: 'The public URL must start with https:// (got {scheme}).',
+  publicUrlCredentials: 'The public URL must not contain a user name or password.',
+  publicUrlQuery: 'The public URL must not have a query (?...) or fragment (#...).',
+  publicUrlHooks: 'Give the base address that forwards to Tally, without /hooks/...: Tally adds the webhook path itself.',
+  publicUrlNowhere: '{host} is not an address anyone can connect to.',
+  publicUrlNeedsHttps:
+    'The public URL must use https: webhooks cross the internet. Plain http is only accepted for addresses on this computer or your local network.',
+  localtunnelNotUrl: '"{url}" is not a localtunnel server URL. Use e.g. https://tunnel.example.com.',
+  localtunnelScheme: 'The localtunnel server URL must start with https:// or http://.',
+  localtunnelParts: 'The localtunnel server URL must not contain a user name, password, query or fragment.',
+  localtunnelUnreachable: 'Could not reach the localtunnel server at {host}: {detail}.',
+  localtunnelFailed: 'The localtunnel connection failed: {detail}',
+  localtunnelNoTunnel: 'The localtunnel server at {host} could not open a tunnel: {detail}',
+  localtunnelSlow: 'The localtunnel server at {host} did not open a tunnel within {seconds} s.',
+  // Why a connection got no answer (tunnels/http.ts): nested as `detailNote` beside the English `detail`
+  netRefused: 'connection refused',
+  netReset: 'connection reset',
+  netUnknownHost: 'host name not found',
+  netUnreachable: 'network unreachable',
+  netTimeout: 'no answer within {seconds} s',
+  netCancelled: 'the request was cancelled',
+  netFailed: 'the connection failed ({errno})',
+  // Settings and folders (settings.ts, folder-check.ts), credentials (credentials.ts, app/app-credentials.ts)
+  invalidSettings: 'Invalid settings: {detail}',
+  invalidFields: 'check {fields}',
+  folderCannotUse: 'Cannot use {folder} as {source}: {why}. Choose another folder.',
+  folderSourceSettings: 'the recordings folder (Settings → Where recordings are saved)',
+  folderTooLong: 'The path is too long.',
+  folderLoops: 'The path loops through symbolic links.',
+  keychainLocked:
+    'The keychain is locked (the unlock prompt was dismissed or could not be shown): unlock it and try again, or set TALLY_SERVICE_ID and TALLY_SECRET.',
+  keychainNoService:
+    'No Secret Service is running: install and unlock gnome-keyring or KeePassXC, or set TALLY_SERVICE_ID and TALLY_SECRET.',
+  keychainFailed: 'The OS keychain could not be used ({detail}). Or set TALLY_SERVICE_ID and TALLY_SECRET.',
+  keychainNone: 'the OS keychain is not available.',
+  credentialsBoth: 'Both the service ID and the secret are needed.',
+  credentialsNotStorable: 'The credentials cannot be stored: {detail}',
+  ngrokTokenNotStorable: 'The ngrok authtoken cannot be stored: {detail}',
 } satisfies Record<string, string | PluralText>;
 
 export type NoteCode = keyof typeof NOTE_TEXT;
@@ -131,6 +192,15 @@ export function errorNote(error: unknown): Note {
     message: typeof message === 'string' ? message : String(error),
     ...(typeof code === 'string' ? { errorCode: code } : {}),
   });
+}
+
+/**
+ * Params that carry `inner` as a sentence inside another note: its English text under `name` (what the CLI
+ * and the English popover show), its code under `<name>Note` and its own params beside them, so another
+ * language puts the sentence in place translated.
+ */
+export function nested(name: string, inner: Note): NoteParams {
+  return { ...inner.params, [name]: noteText(inner), [`${name}Note`]: inner.code };
 }
 
 /** The English text of one note. */

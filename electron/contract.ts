@@ -487,7 +487,7 @@ export function createBridge(transport: Transport): TallyBridge {
   return Object.freeze({ ...bridge, on }) as unknown as TallyBridge;
 }
 
-export { errorNote, note, NOTE_TEXT, NoteSchema, notesText, noteText, said } from './contract-notes.js';
+export { errorNote, nested, note, NOTE_TEXT, NoteSchema, notesText, noteText, said } from './contract-notes.js';
 export type { Note, NoteCode, NoteParams, PluralText } from './contract-notes.js';
 export { codedMessage, errorCodeOf, errorMessageOf, errorParamsOf, RemoteError } from './contract-errors.js';
 

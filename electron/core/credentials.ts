@@ -5,6 +5,7 @@
  */
 import type * as Keyring from '@napi-rs/keyring';
 import type { AsyncEntry as AsyncEntryType } from '@napi-rs/keyring';
+import { note, noteText } from '../contract.js';
 import { ConfigError } from './errors.js';
 import type { Credentials } from './model.js';
 
@@ -19,11 +20,8 @@ export interface SecretStore {
 /** Service name under which every Tally entry is filed in the keychain. */
 export const KEYCHAIN_SERVICE = 'Tally';
 
-export const NO_SECRET_SERVICE_MESSAGE =
-  'No Secret Service is running: install and unlock gnome-keyring or KeePassXC, or set TALLY_SERVICE_ID and TALLY_SECRET';
-
-const LOCKED_MESSAGE =
-  'The keychain is locked (the unlock prompt was dismissed or could not be shown): unlock it and try again, or set TALLY_SERVICE_ID and TALLY_SECRET';
+/** Without its full stop, so callers can go on after it. */
+export const NO_SECRET_SERVICE_MESSAGE = noteText(note('keychainNoService')).replace(/\.$/, '');
 
 type KeyringModule = typeof Keyring;
 
@@ -70,7 +68,7 @@ export class KeyringSecretStore implements SecretStore {
 export function keyringError(error: unknown): ConfigError {
   const text = describeNative(error);
   if (/unlock prompt|locked|dismissed|NoSuchObject.*collection|IsLocked/i.test(text)) {
-    return new ConfigError(`${LOCKED_MESSAGE}.`);
+    return new ConfigError(note('keychainLocked'));
   }
   if (
     process.platform === 'linux' &&
@@ -78,10 +76,10 @@ export function keyringError(error: unknown): ConfigError {
       text,
     )
   ) {
-    return new ConfigError(`${NO_SECRET_SERVICE_MESSAGE}.`);
+    return new ConfigError(note('keychainNoService'));
   }
   const firstLine = text.split('\n')[0]?.slice(0, 200) ?? 'unknown failure';
-  return new ConfigError(`The OS keychain could not be used (${firstLine}). Or set TALLY_SERVICE_ID and TALLY_SECRET.`);
+  return new ConfigError(note('keychainFailed', { detail: firstLine }));
 }
 
 function describeNative(error: unknown): string {
@@ -144,7 +142,7 @@ export class CredentialStore {
   async save(credentials: Credentials): Promise<void> {
     const serviceId = credentials.serviceId.trim();
     const secret = credentials.secret.trim();
-    if (!serviceId || !secret) throw new ConfigError('Both the service ID and the secret are needed.');
+    if (!serviceId || !secret) throw new ConfigError(note('credentialsBoth'));
     await this.#secrets.set(PROJECT_ACCOUNT, JSON.stringify({ serviceId, secret }));
   }
 

@@ -2,20 +2,27 @@
  * Typed errors shared by the core, the CLI and the app. Every message is written for a producer, not a
  * developer: it says what went wrong and what to do. None of them ever carries the project secret.
  */
+import { noteText, type Note } from '../contract.js';
 
-/** Base class: `code` is stable and machine-readable; `message` is for people. */
+/**
+ * Base class: `code` is stable and machine-readable; `message` is for people. A message given as a note is
+ * its English text, and the note travels in `params` (its code as `note`) for the popover to translate.
+ */
 export abstract class TallyError extends Error {
   abstract readonly code: string;
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  readonly #said: Note | undefined;
+  constructor(message: string | Note, options?: { cause?: unknown }) {
+    super(typeof message === 'string' ? message : noteText(message), options);
     this.name = new.target.name;
+    this.#said = typeof message === 'string' ? undefined : message;
   }
   /**
    * The specifics the message carries (a channel, an endpoint, a status), so the popover can say the same
-   * thing in another language with them in place (ErrorView.params). Never a secret; none by default.
+   * thing in another language with them in place (ErrorView.params). Never a secret; by default the
+   * message's note, if it was given as one.
    */
   get params(): ErrorParams | undefined {
-    return undefined;
+    return this.#said ? { ...this.#said.params, note: this.#said.code } : undefined;
   }
   /** A plain object safe to log or send over IPC (no cause chain, no request options). */
   toJSON(): { code: string; name: string; message: string; params?: ErrorParams } {
@@ -123,7 +130,7 @@ export class ValidationError extends TallyError {
   readonly code = 'invalid_input';
   constructor(
     readonly paths: readonly string[],
-    detail: string,
+    detail: string | Note,
   ) {
     super(detail);
   }

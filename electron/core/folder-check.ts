@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, rm, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
+import { nested, note, type Note } from '../contract.js';
 import { ConfigError } from './errors.js';
 
 /** How long a folder may take to answer (a stalled network drive) before it is refused. */
@@ -18,13 +19,39 @@ export const FOLDER_CHECK_TIMEOUT_MS = 5_000;
 
 export interface FolderCheckOptions {
   /** Where the folder was given, for the message: `--folder`, `the Recordings folder setting`... */
-  source: string;
+  source: string | Note;
   timeoutMs?: number;
   /**
    * Write a probe file (default true). Callers about to write into the folder anyway (each download) skip it:
    * their own file proves the folder, and a probe would show up among the recordings for a moment.
    */
   probe?: boolean;
+}
+
+/** Why a folder cannot be written, from the system's error code, as a note the popover translates. */
+export function folderProblemNote(code: string | undefined): Note {
+  switch (code) {
+    case 'EACCES':
+    case 'EPERM':
+      return note('folderNoPermission');
+    case 'EROFS':
+      return note('folderReadOnly');
+    case 'ENOTDIR':
+    case 'EEXIST':
+      return note('folderFileInWay');
+    case 'ENOSPC':
+      return note('folderDiskFull');
+    case 'ENOENT':
+      return note('folderNotAllowed');
+    case 'ETIMEDOUT':
+      return note('folderTimeout');
+    case 'ENAMETOOLONG':
+      return note('folderTooLong');
+    case 'ELOOP':
+      return note('folderLoops');
+    default:
+      return note('folderOther', { code: code ?? 'unknown error' });
+  }
 }
 
 function reason(error: unknown): string {
@@ -111,13 +138,12 @@ export async function ensureWritableFolder(path: string, options: FolderCheckOpt
     await Promise.race([check(folder, options.probe ?? true), timeout]);
     return folder;
   } catch (error) {
-    const why =
-      (error as NodeJS.ErrnoException).code === 'ETIMEDOUT'
-        ? `it did not answer within ${Math.round(timeoutMs / 1000)} s`
-        : reason(error);
-    throw new ConfigError(`Cannot use ${folder} as ${options.source}: ${why}. Choose another folder.`, {
-      cause: error,
-    });
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'ETIMEDOUT' ? `it did not answer within ${Math.round(timeoutMs / 1000)} s` : reason(error);
+    const source = typeof options.source === 'string' ? { source: options.source } : nested('source', options.source);
+    // `why` stays the English clause the CLI has always printed; `whyNote` says it as a sentence elsewhere.
+    const whyNote = code ? { whyNote: folderProblemNote(code).code, ...folderProblemNote(code).params } : {};
+    throw new ConfigError(note('folderCannotUse', { folder, ...source, why, ...whyNote }), { cause: error });
   } finally {
     clearTimeout(timer);
   }

@@ -8,6 +8,7 @@ import { renameSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import Conf from 'conf';
 import { z } from 'zod';
+import { note } from '../contract.js';
 import { ValidationError } from './errors.js';
 import { appDataDir, defaultRecordingsDir } from './paths.js';
 import { describeIssues } from './validate.js';
@@ -271,6 +272,13 @@ const PatchSchema = SettingsSchema.omit({ version: true })
   .partial()
   .strict();
 
+/** The fields named by zod (a schema's words, in English) are kept for the CLI; the popover names the fields. */
+function invalidSettings(issues: readonly z.core.$ZodIssue[]): ValidationError {
+  const { paths, detail } = describeIssues(issues);
+  const fields = paths.map((path) => path || '(root)').join(', ');
+  return new ValidationError(paths, note('invalidSettings', { detail, detailNote: 'invalidFields', fields }));
+}
+
 /**
  * Applies a patch to valid settings: nested objects merge field by field; `undefined` in a nested
  * optional field removes it. Throws ValidationError naming every bad path; nothing is half-applied.
@@ -278,8 +286,7 @@ const PatchSchema = SettingsSchema.omit({ version: true })
 export function applySettingsPatch(base: Settings, patch: unknown): Settings {
   const checked = PatchSchema.safeParse(patch);
   if (!checked.success) {
-    const { paths, detail } = describeIssues(checked.error.issues);
-    throw new ValidationError(paths, `Invalid settings: ${detail}`);
+    throw invalidSettings(checked.error.issues);
   }
   // Validate the raw patch values, but merge the *input* so transforms run exactly once below.
   const input = patch as Raw;
@@ -290,8 +297,7 @@ export function applySettingsPatch(base: Settings, patch: unknown): Settings {
   }
   const result = SettingsSchema.safeParse(merged);
   if (!result.success) {
-    const { paths, detail } = describeIssues(result.error.issues);
-    throw new ValidationError(paths, `Invalid settings: ${detail}`);
+    throw invalidSettings(result.error.issues);
   }
   return result.data;
 }

@@ -74,7 +74,8 @@ describe('messages name what exists', () => {
           seen++;
           const [, name = '', detail] = match;
           // "Section → Field" goes down one level; "…" stands for a template's value (checked below).
-          const path = name.split(' → ').filter((part) => part.trim() !== '…');
+          // `…` is a template's `${…}`, `{name}` a note's param: the place is filled in, not named.
+          const path = name.split(' → ').filter((part) => part.trim() !== '…' && !/^\{\w+\}$/.test(part.trim()));
           // "(My own public URL)": the field or choice inside the section; "(or set …)" is an alternative.
           const named = detail && !/^or\b/.test(detail) ? [...path, detail] : path;
           for (const n of named) if (!known.has(n.trim())) wrong.push(`${basename(file)}: Settings → ${n.trim()}`);

@@ -5,12 +5,14 @@
  */
 import {
   errorNote,
+  nested,
   note,
   noteText,
   said,
   type CredentialsInput,
   type CredentialsStatus,
   type Note,
+  type NoteParams,
 } from '../../contract.js';
 import { ChannelApi } from '../api-client.js';
 import { CredentialResolver } from '../credential-resolver.js';
@@ -83,9 +85,7 @@ export class AppCredentials {
   /** Stores (or, with null, deletes) the ngrok authtoken in the OS keychain, never in settings. */
   async setNgrokToken(token: string | null): Promise<void> {
     if (!this.#keychain.available) {
-      throw new ConfigError(
-        `The ngrok authtoken cannot be stored: ${this.#keychain.message ?? 'the OS keychain is not available.'}`,
-      );
+      throw new ConfigError(note('ngrokTokenNotStorable', this.#keychainDetail()));
     }
     if (token === null) await this.#store.deleteToken('ngrok');
     else await this.#store.setToken('ngrok', token);
@@ -116,12 +116,22 @@ export class AppCredentials {
     return { configured: false, serviceId: null, source: null, ...keychain };
   }
 
+  /** Why the keychain cannot be used, as the `detail` of a message (its first note nested for the popover). */
+  #keychainDetail(): NoteParams {
+    const { message, notes } = this.#keychain;
+    if (message === null) return nested('detail', note('keychainNone'));
+    const first = notes?.length === 1 ? notes[0] : undefined;
+    // An error's note carries the note its message was written as, if any (TallyError.params).
+    const inner = first?.code === 'error' ? first.params?.note : first?.code;
+    if (typeof inner !== 'string') return { detail: message };
+    const { note: _note, message: _message, errorCode: _code, ...params } = first?.params ?? {};
+    return { ...params, detail: message, detailNote: inner };
+  }
+
   /** Refuses early when there is no keychain to store into. */
   assertStorable(): void {
     if (this.#keychain.available) return;
-    throw new ConfigError(
-      `The credentials cannot be stored: ${this.#keychain.message ?? 'the OS keychain is not available.'}`,
-    );
+    throw new ConfigError(note('credentialsNotStorable', this.#keychainDetail()));
   }
 
   /** Stores credentials the service accepted, bound to the hosts they were entered for. */

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ErrorView, GapReport } from '../../contract.js';
+import { note, type ErrorView, type GapReport } from '../../contract.js';
 import type { SecretStore } from '../credentials.js';
 import { ConfigError, TallyError } from '../errors.js';
 import { ensureWritableFolder } from '../folder-check.js';
@@ -226,9 +226,7 @@ export async function checkFolderChange(
   patch: { recordingsFolder?: string },
 ): Promise<void> {
   if (patch.recordingsFolder === undefined || patch.recordingsFolder === before.recordingsFolder) return;
-  const folder = await ensureWritableFolder(next.recordingsFolder, {
-    source: 'the recordings folder (Settings → Where recordings are saved)',
-  });
+  const folder = await ensureWritableFolder(next.recordingsFolder, { source: note('folderSourceSettings') });
   patch.recordingsFolder = folder;
   next.recordingsFolder = folder;
 }

@@ -5,33 +5,11 @@
  */
 import { isAbsolute } from 'node:path';
 import { note, said, type CheckResult, type Note } from '../../contract.js';
-import { ensureWritableFolder } from '../folder-check.js';
+import { ensureWritableFolder, folderProblemNote } from '../folder-check.js';
 
 function refused(...notes: Note[]): CheckResult {
   const { text, notes: all } = said(...notes);
   return { ok: false, message: text, notes: all };
-}
-
-/** Why a folder cannot be written, from the system's error code. */
-function why(code: string | undefined): Note {
-  switch (code) {
-    case 'EACCES':
-    case 'EPERM':
-      return note('folderNoPermission');
-    case 'EROFS':
-      return note('folderReadOnly');
-    case 'ENOTDIR':
-    case 'EEXIST':
-      return note('folderFileInWay');
-    case 'ENOSPC':
-      return note('folderDiskFull');
-    case 'ENOENT':
-      return note('folderNotAllowed');
-    case 'ETIMEDOUT':
-      return note('folderTimeout');
-    default:
-      return note('folderOther', { code: code ?? 'unknown error' });
-  }
 }
 
 export async function checkFolder(path: string): Promise<CheckResult> {
@@ -42,6 +20,6 @@ export async function checkFolder(path: string): Promise<CheckResult> {
     return { ok: true, message: null, notes: null };
   } catch (error) {
     const code = ((error as { cause?: NodeJS.ErrnoException }).cause ?? (error as NodeJS.ErrnoException)).code;
-    return refused(note('folderUnusable', { path }), why(code));
+    return refused(note('folderUnusable', { path }), folderProblemNote(code));
   }
 }

@@ -79,9 +79,7 @@ export class StudioHost {
    */
   assertMayRegister(): void {
     if (followsStudio(this.#opts.settings())) {
-      throw new ConfigError(
-        "This computer follows a studio: the studio's receiver registers the webhook URL, and one registered here would take the webhooks away from it (Settings → Studio).",
-      );
+      throw new ConfigError(note('studioFollowerNoRegister'));
     }
   }
 

@@ -10,7 +10,7 @@
  * User-Agent, and no bypass header. Only Tally's own answer (the origin echoed back, X-FILENAME allowed) is "ok".
  */
 import { note, notesText, type Note } from '../../contract.js';
-import { tunnelRequest, type ConnectToOverride } from './http.js';
+import { tunnelRequest, withCause, type ConnectToOverride } from './http.js';
 import type { TunnelStatus } from './types.js';
 
 /** A current desktop Chrome's User-Agent: the tunnel services decide on it whether to show their page. */
@@ -57,7 +57,7 @@ export async function checkBrowserUpload(options: BrowserCheckOptions): Promise<
       testOnlyConnectTo: options.testOnlyConnectTo,
     });
   } catch (error) {
-    return result('blocked', note('browserUnreachable', { where, detail: (error as Error).message }));
+    return result('blocked', note('browserUnreachable', { where, ...withCause(error) }));
   }
   const allowOrigin = header(response.headers['access-control-allow-origin']);
   const allowHeaders = header(response.headers['access-control-allow-headers']).toLowerCase();

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { errorNote, note, notesText, type Note } from '../../contract.js';
 import { ConfigError, ValidationError } from '../errors.js';
 import { describeError, silentLogger, type Logger } from '../logger.js';
-import { tunnelRequest } from './http.js';
+import { tunnelRequest, withCause } from './http.js';
 import { checkBrowserUpload } from './browser-check.js';
 import type { ConnectToOverride } from './http.js';
 import type { LocalTarget, TunnelProvider, TunnelState, TunnelStatus } from './types.js';
@@ -76,7 +76,7 @@ export async function checkSelf(options: SelfCheckOptions): Promise<SelfCheckRes
     });
   } catch (error) {
     const reason = (error as { reason?: string }).reason === 'timeout' ? 'timeout' : 'network';
-    return failed(reason, note('selfUnreachable', { where, detail: (error as Error).message }));
+    return failed(reason, note('selfUnreachable', { where, ...withCause(error) }));
   }
   if (response.status !== 200) return failed('status', note('selfStatus', { where, status: response.status }));
   let body: unknown;
@@ -260,7 +260,7 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
 
   readonly #onError = (error: Error): void => {
     if (this.#phase !== 'open') return;
-    this.#reconnect([note('tunnelFailed', { detail: error.message })]);
+    this.#reconnect([note('tunnelFailed', withCause(error))]);
   };
 
   async #open(): Promise<void> {

@@ -7,6 +7,8 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
+import { note, noteText, type Note, type NoteParams } from '../../contract.js';
+import { TallyError } from '../errors.js';
 
 /** Where to open the TCP connection instead of resolving the URL's host. */
 export interface ConnectTarget {
@@ -37,15 +39,42 @@ export interface TunnelHttpResponse {
   truncated: boolean;
 }
 
-/** Why a request got no answer. */
+/** Why a request got no answer; `note` says it for the popover when it is one of the common reasons. */
 export class TunnelHttpError extends Error {
   override name = 'TunnelHttpError';
+  readonly note: Note | null;
   constructor(
     readonly reason: 'timeout' | 'network' | 'aborted',
-    message: string,
+    message: string | Note,
+    said: Note | null = null,
   ) {
-    super(message);
+    super(typeof message === 'string' ? message : noteText(message));
+    this.note = typeof message === 'string' ? said : message;
   }
+}
+
+/**
+ * Why a connection failed, as a note: a TunnelHttpError's own, a TallyError's message note, or one read from
+ * a system error's code.
+ */
+function causeNote(error: unknown): Note | null {
+  if (error instanceof TunnelHttpError) return error.note;
+  if (error instanceof TallyError) {
+    const { note: code, ...params } = error.params ?? {};
+    return typeof code === 'string' ? { code, params } : null;
+  }
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return typeof code === 'string' ? networkNote(code) : null;
+}
+
+/**
+ * The `detail` params of a note that ends with why a connection failed: the English text as it was, and the
+ * reason as a nested note (`detailNote`) so the popover can say it in another language.
+ */
+export function withCause(error: unknown): NoteParams {
+  const detail = error instanceof Error ? error.message : String(error);
+  const why = causeNote(error);
+  return why ? { ...why.params, detail, detailNote: why.code } : { detail };
 }
 
 /**
@@ -78,9 +107,9 @@ export function tunnelRequest(target: string | URL, options: TunnelHttpOptions =
         resolve(response);
       }
     };
-    const onAbort = (): void => finish(new TunnelHttpError('aborted', 'the request was cancelled'));
+    const onAbort = (): void => finish(new TunnelHttpError('aborted', note('netCancelled')));
     const timer = setTimeout(
-      () => finish(new TunnelHttpError('timeout', `no answer within ${Math.round(timeoutMs / 100) / 10} s`)),
+      () => finish(new TunnelHttpError('timeout', note('netTimeout', { seconds: Math.round(timeoutMs / 100) / 10 }))),
       timeoutMs,
     );
     timer.unref();
@@ -117,29 +146,38 @@ export function tunnelRequest(target: string | URL, options: TunnelHttpOptions =
           truncated,
         }),
       );
-      response.on('error', (error) => finish(new TunnelHttpError('network', describeNetworkError(error))));
+      response.on('error', (error) => finish(networkError(error)));
     });
-    request.on('error', (error) => finish(new TunnelHttpError('network', describeNetworkError(error))));
+    request.on('error', (error) => finish(networkError(error)));
     if (options.signal?.aborted) return onAbort();
     options.signal?.addEventListener('abort', onAbort, { once: true });
     request.end(options.body);
   });
 }
 
-function describeNetworkError(error: Error): string {
+function networkError(error: Error): TunnelHttpError {
   const code = (error as NodeJS.ErrnoException).code;
+  if (!code) return new TunnelHttpError('network', error.message);
+  const said = networkNote(code);
+  return said
+    ? new TunnelHttpError('network', said)
+    : new TunnelHttpError('network', `${error.message} (${code})`, note('netFailed', { errno: code }));
+}
+
+/** The common system error codes of a connection, as notes; null for others. */
+function networkNote(code: string): Note | null {
   switch (code) {
     case 'ECONNREFUSED':
-      return 'connection refused';
+      return note('netRefused');
     case 'ECONNRESET':
-      return 'connection reset';
+      return note('netReset');
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return 'host name not found';
+      return note('netUnknownHost');
     case 'EHOSTUNREACH':
     case 'ENETUNREACH':
-      return 'network unreachable';
+      return note('netUnreachable');
     default:
-      return code ? `${error.message} (${code})` : error.message;
+      return null;
   }
 }

@@ -2,6 +2,7 @@
  * Tunnel providers for the webhook receiver: choose one from settings (or the `--tunnel` flag), then hand
  * it to a `TunnelSupervisor`, and optionally an `AutoRegistrar` to keep the service's webhook URL current.
  */
+import { note } from '../../contract.js';
 import { ConfigError, ValidationError } from '../errors.js';
 import { LocalTunnel } from './localtunnel.js';
 import { NGROK_AUTHTOKEN_MISSING, NgrokTunnel } from './ngrok.js';
@@ -75,9 +76,7 @@ export function createTunnelProvider(settings: TunnelSettingsInput, deps: Tunnel
       return new NoTunnel();
     case 'url':
       if (!settings.publicUrl) {
-        throw new ConfigError(
-          'Set the Public URL in Settings → How the service reaches Tally (My own public URL), or pass it as `--tunnel https://your.host`.',
-        );
+        throw new ConfigError(note('publicUrlMissing'));
       }
       return new UrlTunnel(settings.publicUrl);
     case 'ngrok': {

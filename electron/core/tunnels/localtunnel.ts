@@ -10,8 +10,9 @@
 import { createRequire } from 'node:module';
 import type { EventEmitter } from 'node:events';
 import { z } from 'zod';
+import { note } from '../../contract.js';
 import { ConfigError } from '../errors.js';
-import { tunnelRequest, TunnelHttpError } from './http.js';
+import { tunnelRequest, TunnelHttpError, withCause } from './http.js';
 import { TunnelError, TunnelProviderBase, abortError, throwIfAborted } from './types.js';
 import type { LocalTarget, TunnelOpenResult } from './types.js';
 
@@ -71,13 +72,13 @@ export function normalizeLocaltunnelHost(value: string): string {
   try {
     url = new URL(text);
   } catch {
-    throw new ConfigError(`"${text}" is not a localtunnel server URL. Use e.g. https://tunnel.example.com.`);
+    throw new ConfigError(note('localtunnelNotUrl', { url: text }));
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new ConfigError('The localtunnel server URL must start with https:// or http://.');
+    throw new ConfigError(note('localtunnelScheme'));
   }
   if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
-    throw new ConfigError('The localtunnel server URL must not contain a user name, password, query or fragment.');
+    throw new ConfigError(note('localtunnelParts'));
   }
   return url.href.replace(/\/+$/, '');
 }
@@ -117,7 +118,7 @@ export class LocalTunnel extends TunnelProviderBase {
     // Always listened to: a late socket error after close must not become an uncaught 'error'.
     tunnel.on('error', (error: Error) => {
       if (ready && session === this.#session) {
-        this.emit('error', new TunnelError(`The localtunnel connection failed: ${error.message}`));
+        this.emit('error', new TunnelError(note('localtunnelFailed', withCause(error))));
       }
     });
     tunnel.on('close', () => {
@@ -158,9 +159,7 @@ export class LocalTunnel extends TunnelProviderBase {
       if (session === this.#session) this.#closeTunnel();
       throw error instanceof TunnelError || (error instanceof Error && error.name === 'AbortError')
         ? error
-        : new TunnelError(
-            `The localtunnel server at ${this.host} could not open a tunnel: ${(error as Error).message}`,
-          );
+        : new TunnelError(note('localtunnelNoTunnel', { host: this.host, ...withCause(error) }));
     }
     if (session !== this.#session) throw new TunnelError('The localtunnel tunnel was closed while it was opening.');
     ready = true;
@@ -187,7 +186,7 @@ export class LocalTunnel extends TunnelProviderBase {
 }
 
 function openTimeout(host: string, ms: number): TunnelError {
-  return new TunnelError(`The localtunnel server at ${host} did not open a tunnel within ${Math.round(ms / 1000)} s.`);
+  return new TunnelError(note('localtunnelSlow', { host, seconds: Math.round(ms / 1000) }));
 }
 
 /** One control request: `GET <host>/?new` or `GET <host>/<subdomain>`. Follows a redirect only on the same host. */
@@ -200,7 +199,7 @@ async function requestTunnel(host: string, subdomain: string | null, signal: Abo
       response = await tunnelRequest(url, { headers: { accept: 'application/json' }, signal, timeoutMs: 15_000 });
     } catch (error) {
       if (error instanceof TunnelHttpError && error.reason === 'aborted') throw abortError(signal);
-      throw new TunnelError(`Could not reach the localtunnel server at ${host}: ${(error as Error).message}.`);
+      throw new TunnelError(note('localtunnelUnreachable', { host, ...withCause(error) }));
     }
     const location = response.headers.location;
     if (response.status >= 300 && response.status < 400 && location !== undefined && hop < 2) {

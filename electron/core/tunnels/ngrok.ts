@@ -6,6 +6,7 @@
  */
 import type * as NgrokModule from '@ngrok/ngrok';
 import type { Config as NgrokConfig } from '@ngrok/ngrok';
+import { note } from '../../contract.js';
 import { ConfigError } from '../errors.js';
 import { TunnelError, TunnelProviderBase, abortError, hostPort, throwIfAborted } from './types.js';
 import type { LocalTarget, TunnelOpenResult } from './types.js';
@@ -41,8 +42,7 @@ export interface NgrokTunnelOptions {
 }
 
 /** Names the field where the app takes the authtoken, and the CLI's way to store it. */
-export const NGROK_AUTHTOKEN_MISSING =
-  'ngrok needs an authtoken: set it in Settings → How the service reaches Tally → ngrok authtoken, or with `tally login --ngrok`.';
+export const NGROK_AUTHTOKEN_MISSING = note('ngrokAuthtokenMissing');
 
 const AUTHTOKEN_CODES = new Set(['ERR_NGROK_105', 'ERR_NGROK_106', 'ERR_NGROK_107', 'ERR_NGROK_300', 'ERR_NGROK_4018']);
 const DOMAIN_CODES = new Set(['ERR_NGROK_320', 'ERR_NGROK_7117', 'ERR_NGROK_7118']);
@@ -58,9 +58,7 @@ export function normalizeNgrokDomain(value: string): string {
     .replace(/\/+$/, '')
     .toLowerCase();
   if (!/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$/.test(text)) {
-    throw new ConfigError(
-      `"${value.trim()}" is not an ngrok domain. Use the static domain from the ngrok dashboard, e.g. name.ngrok-free.app.`,
-    );
+    throw new ConfigError(note('ngrokNotDomain', { domain: value.trim() }));
   }
   return text;
 }
@@ -170,26 +168,16 @@ export class NgrokTunnel extends TunnelProviderBase {
     const code = errorCode(error);
     const detail = redact(describe(error), this.#authtoken);
     if (code !== null && AUTHTOKEN_CODES.has(code)) {
-      return new ConfigError(
-        `ngrok did not accept the authtoken (${code}). Copy it again from the ngrok dashboard and set it in Settings → How the service reaches Tally (ngrok authtoken) or with \`tally login --ngrok\`.`,
-      );
+      return new ConfigError(note('ngrokAuthtokenRefused', { providerCode: code }));
     }
     if (code !== null && DOMAIN_CODES.has(code)) {
-      return new ConfigError(
-        `ngrok refused the domain ${this.domain ?? ''} (${code}): it is not reserved for this account. Check the static domain in the ngrok dashboard.`,
-      );
+      return new ConfigError(note('ngrokDomainRefused', { domain: this.domain ?? '', providerCode: code }));
     }
     if (code === 'ERR_NGROK_334' || code === 'ERR_NGROK_6025') {
-      return new TunnelError(
-        `The ngrok domain ${this.domain ?? ''} is already online in another session (${code}). Close the other ngrok agent or Tally instance.`,
-        code,
-      );
+      return new TunnelError(note('ngrokDomainBusy', { domain: this.domain ?? '', providerCode: code }), code);
     }
     if (code === 'ERR_NGROK_108') {
-      return new TunnelError(
-        `The ngrok account has reached its limit of simultaneous sessions (${code}). Close another ngrok agent.`,
-        code,
-      );
+      return new TunnelError(note('ngrokSessionLimit', { providerCode: code }), code);
     }
     return new TunnelError(`ngrok could not open the tunnel${code ? ` (${code})` : ''}: ${detail}`, code);
   }

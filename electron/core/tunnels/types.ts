@@ -65,7 +65,7 @@ export abstract class TunnelProviderBase extends EventEmitter<TunnelProviderEven
 export class TunnelError extends TallyError {
   readonly code = 'tunnel';
   constructor(
-    message: string,
+    message: string | Note,
     readonly providerCode: string | null = null,
   ) {
     super(message);

@@ -1,3 +1,4 @@
+import { nested, note, type Note, type NoteCode } from '../../contract.js';
 import { ConfigError, type ValidationError } from '../errors.js';
 import { TunnelProviderBase } from './types.js';
 import type { LocalTarget, TunnelKind, TunnelOpenResult } from './types.js';
@@ -8,6 +9,14 @@ export const SETTINGS_FIELD: Record<TunnelKind, string> = {
   url: 'Public URL',
   ngrok: 'Static domain',
   localtunnel: 'Server',
+};
+
+/** SETTINGS_FIELD as notes, so the popover names the field in its own language. */
+const FIELD_NOTE: Record<TunnelKind, NoteCode> = {
+  none: 'fieldConnection',
+  url: 'fieldPublicUrl',
+  ngrok: 'fieldStaticDomain',
+  localtunnel: 'fieldServer',
 };
 
 /**
@@ -24,8 +33,15 @@ export class UnusableTunnel extends TunnelProviderBase {
     super();
     this.kind = kind;
     // A message that already names its place in Settings is kept; others get the field they are about.
-    const where = `Settings → How the service reaches Tally → ${(SETTINGS_FIELD as Partial<Record<string, string>>)[kind] ?? 'Connection'}`;
-    this.problem = new ConfigError(error.message.includes('Settings') ? error.message : `${where}: ${error.message}`);
+    const { note: code, ...params } = error.params ?? {};
+    const said: Note | string = typeof code === 'string' ? { code, params } : error.message;
+    if (error.message.includes('Settings')) {
+      this.problem = new ConfigError(said);
+      return;
+    }
+    const field = nested('field', note((FIELD_NOTE as Partial<Record<string, NoteCode>>)[kind] ?? 'fieldConnection'));
+    const detail = typeof said === 'string' ? { detail: said } : nested('detail', said);
+    this.problem = new ConfigError(note('tunnelSettingAt', { ...field, ...detail }));
   }
 
   async open(_local: LocalTarget, _signal?: AbortSignal): Promise<TunnelOpenResult> {

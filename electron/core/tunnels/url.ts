@@ -45,38 +45,29 @@ export function validatePublicUrl(value: string): ValidatedPublicUrl {
   try {
     url = new URL(text);
   } catch {
-    throw new ValidationError(
-      ['publicUrl'],
-      `"${text}" is not a URL. Give the public https address, e.g. https://tally.example.com.`,
-    );
+    throw new ValidationError(['publicUrl'], note('publicUrlNotUrl', { url: text }));
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new ValidationError(['publicUrl'], `The public URL must start with https:// (got ${url.protocol}).`);
+    throw new ValidationError(['publicUrl'], note('publicUrlScheme', { scheme: url.protocol }));
   }
   if (url.username !== '' || url.password !== '') {
-    throw new ValidationError(['publicUrl'], 'The public URL must not contain a user name or password.');
+    throw new ValidationError(['publicUrl'], note('publicUrlCredentials'));
   }
   if (url.search !== '' || url.hash !== '' || text.includes('?') || text.includes('#')) {
-    throw new ValidationError(['publicUrl'], 'The public URL must not have a query (?...) or fragment (#...).');
+    throw new ValidationError(['publicUrl'], note('publicUrlQuery'));
   }
   if (/\/hooks(\/|$)/.test(url.pathname)) {
-    throw new ValidationError(
-      ['publicUrl'],
-      'Give the base address that forwards to Tally, without /hooks/...: Tally adds the webhook path itself.',
-    );
+    throw new ValidationError(['publicUrl'], note('publicUrlHooks'));
   }
   const where = reach(url.hostname);
   if (where === 'invalid') {
-    throw new ValidationError(['publicUrl'], `${url.hostname} is not an address anyone can connect to.`);
+    throw new ValidationError(['publicUrl'], note('publicUrlNowhere', { host: url.hostname }));
   }
   const base = url.href.replace(/\/+$/, '');
   const here = where === 'loopback';
   if (url.protocol === 'http:') {
     if (where === 'internet') {
-      throw new ValidationError(
-        ['publicUrl'],
-        'The public URL must use https: webhooks cross the internet. Plain http is only accepted for addresses on this computer or your local network.',
-      );
+      throw new ValidationError(['publicUrl'], note('publicUrlNeedsHttps'));
     }
     return warned(base, note(here ? 'plainHttpLoopback' : 'plainHttpLan', { host: url.host }));
   }

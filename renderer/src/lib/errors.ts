@@ -1,5 +1,6 @@
 import { errorCodeOf, errorMessageOf, errorParamsOf } from '../../../electron/contract.js';
 import { locale, t, type MessageKey } from './i18n.js';
+import { knownNote, noteInLocale } from './note-text.js';
 
 /**
  * The core's stable error codes with a message of our own in every language. The core writes its messages
@@ -61,6 +62,12 @@ export function messageOf(error: unknown): string {
   const code = codeOf(error);
   if (code && locale() !== 'en') {
     const params = errorParamsOf(error);
+    // A message the core wrote as a note (a ConfigError's, say) is said whole in this language.
+    if (params && knownNote(params.note)) {
+      const said = noteInLocale(params.note, params);
+      const wrapper = WITH_DETAIL[code];
+      return wrapper ? t(wrapper, { detail: said }) : said;
+    }
     const structured = WITH_PARAMS[code];
     if (structured && params && structured.needs.every((name) => name in params)) {
       return t(structured.key, params);

@@ -1,9 +1,9 @@
-import { NOTE_TEXT, type Note } from '../../../electron/contract.js';
+import type { Note } from '../../../electron/contract.js';
 import { messageOf } from './errors.js';
-import { t, type MessageKey } from './i18n.js';
+import { knownNote, noteInLocale } from './note-text.js';
 
 function known(note: Note): boolean {
-  return Object.hasOwn(NOTE_TEXT, note.code);
+  return knownNote(note.code);
 }
 
 /** One note in the popover's language; `error` notes are translated like the errors they carry. */
@@ -13,7 +13,7 @@ function translated(note: Note): string {
     const { errorCode, message } = params;
     return messageOf({ code: errorCode, message: String(message ?? ''), params });
   }
-  return t(`notes.${note.code}` as MessageKey, params);
+  return noteInLocale(note.code, params);
 }
 
 /**

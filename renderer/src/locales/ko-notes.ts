@@ -87,4 +87,62 @@ export const koNotes: Messages['notes'] = {
   teamNoTls: '팀 서버 {where}은(는) TLS를 제공하지 않습니다. 스튜디오 URL을 {fix}(으)로 바꾸세요.',
   teamNeedsTls: '팀 서버 {where}은(는) TLS가 필요합니다. 스튜디오 URL을 {fix}(으)로 바꾸세요.',
   teamAsks: '팀 서버가 자격 증명을 요구합니다: {reason} ({where}). 설정 → ‘스튜디오’에서 입력하세요.',
+  studioFollowerNoRegister:
+    '이 컴퓨터는 스튜디오를 따르고 있습니다. 웹훅 URL은 스튜디오의 수신기가 등록하며, 여기서 등록하면 수신기가 웹훅을 받지 못하게 됩니다(설정 → ‘스튜디오’).',
+  tunnelSettingAt: '설정 → ‘서비스가 Tally에 연결하는 방법’의 ‘{field}’: {detail}',
+  fieldConnection: '연결 방식',
+  fieldPublicUrl: '공개 URL',
+  fieldStaticDomain: '고정 도메인',
+  fieldServer: '서버',
+  ngrokAuthtokenMissing:
+    'ngrok에는 인증 토큰이 필요합니다. 설정 → ‘서비스가 Tally에 연결하는 방법’의 ‘ngrok 인증 토큰’에 입력하거나 “tally login --ngrok” 명령으로 저장하세요.',
+  ngrokAuthtokenRefused:
+    'ngrok이 인증 토큰을 받아들이지 않았습니다({providerCode}). ngrok 대시보드에서 다시 복사해 설정 → ‘서비스가 Tally에 연결하는 방법’의 ‘ngrok 인증 토큰’에 입력하거나 “tally login --ngrok” 명령으로 저장하세요.',
+  ngrokDomainRefused:
+    'ngrok이 도메인 {domain}을(를) 거부했습니다({providerCode}). 이 계정에 예약된 도메인이 아닙니다. ngrok 대시보드에서 고정 도메인을 확인하세요.',
+  ngrokDomainBusy:
+    'ngrok 도메인 {domain}이(가) 이미 다른 세션에서 사용 중입니다({providerCode}). 다른 ngrok 에이전트나 Tally 인스턴스를 닫으세요.',
+  ngrokSessionLimit:
+    'ngrok 계정의 동시 세션 수가 한도에 이르렀습니다({providerCode}). 다른 ngrok 에이전트를 닫으세요.',
+  ngrokNotDomain:
+    '“{domain}”은(는) ngrok 도메인이 아닙니다. ngrok 대시보드의 고정 도메인(예: name.ngrok-free.app)을 입력하세요.',
+  publicUrlMissing:
+    '설정 → ‘서비스가 Tally에 연결하는 방법’의 ‘공개 URL’을 입력하거나 --tunnel https://your.host 옵션으로 지정하세요.',
+  publicUrlNotUrl: '“{url}”은(는) URL이 아닙니다. 공개 https 주소(예: https://tally.example.com)를 입력하세요.',
+  publicUrlScheme: '공개 URL은 https://로 시작해야 합니다(입력한 값: {scheme}).',
+  publicUrlCredentials: '공개 URL에는 사용자 이름이나 비밀번호를 넣을 수 없습니다.',
+  publicUrlQuery: '공개 URL에는 쿼리(?...)나 프래그먼트(#...)를 넣을 수 없습니다.',
+  publicUrlHooks: 'Tally로 전달되는 기본 주소만 웹훅 경로 없이 입력하세요. 웹훅 경로는 Tally가 직접 붙입니다.',
+  publicUrlNowhere: '{host}은(는) 아무도 연결할 수 없는 주소입니다.',
+  publicUrlNeedsHttps:
+    '웹훅은 인터넷을 거치므로 공개 URL은 https여야 합니다. 일반 http는 이 컴퓨터나 로컬 네트워크의 주소에만 쓸 수 있습니다.',
+  localtunnelNotUrl: '“{url}”은(는) localtunnel 서버 URL이 아닙니다. 예: https://tunnel.example.com',
+  localtunnelScheme: 'localtunnel 서버 URL은 https:// 또는 http://로 시작해야 합니다.',
+  localtunnelParts: 'localtunnel 서버 URL에는 사용자 이름, 비밀번호, 쿼리, 프래그먼트를 넣을 수 없습니다.',
+  localtunnelUnreachable: '{host}의 localtunnel 서버에 연결하지 못했습니다: {detail}.',
+  localtunnelFailed: 'localtunnel 연결에 문제가 생겼습니다: {detail}',
+  localtunnelNoTunnel: '{host}의 localtunnel 서버가 터널을 열지 못했습니다: {detail}',
+  localtunnelSlow: '{host}의 localtunnel 서버가 {seconds}초 안에 터널을 열지 못했습니다.',
+  netRefused: '연결이 거부되었습니다',
+  netReset: '연결이 끊어졌습니다',
+  netUnknownHost: '호스트 이름을 찾을 수 없습니다',
+  netUnreachable: '네트워크에 연결할 수 없습니다',
+  netTimeout: '{seconds}초 안에 응답이 없었습니다',
+  netCancelled: '요청이 취소되었습니다',
+  netFailed: '연결하지 못했습니다({errno})',
+  invalidSettings: '설정 값이 올바르지 않습니다({detail}).',
+  invalidFields: '확인할 항목: {fields}',
+  folderCannotUse: '{folder} 폴더를 쓸 수 없습니다({source}). {why} 다른 폴더를 고르세요.',
+  folderSourceSettings: '설정 → ‘녹화 저장 위치’',
+  folderTooLong: '경로가 너무 깁니다.',
+  folderLoops: '경로가 심볼릭 링크로 순환합니다.',
+  keychainLocked:
+    '키체인이 잠겨 있습니다(잠금 해제 창이 닫혔거나 표시되지 못했습니다). 잠금을 해제한 뒤 다시 시도하거나 TALLY_SERVICE_ID와 TALLY_SECRET을 설정하세요.',
+  keychainNoService:
+    '시크릿 서비스가 실행되고 있지 않습니다. gnome-keyring이나 KeePassXC를 설치하고 잠금을 해제하거나 TALLY_SERVICE_ID와 TALLY_SECRET을 설정하세요.',
+  keychainFailed: 'OS 키체인을 사용할 수 없습니다({detail}). TALLY_SERVICE_ID와 TALLY_SECRET을 설정할 수도 있습니다.',
+  keychainNone: 'OS 키체인을 사용할 수 없습니다.',
+  credentialsBoth: '서비스 ID와 시크릿이 모두 필요합니다.',
+  credentialsNotStorable: '자격 증명을 저장할 수 없습니다: {detail}',
+  ngrokTokenNotStorable: 'ngrok 인증 토큰을 저장할 수 없습니다: {detail}',
 };
