@@ -115,6 +115,15 @@ export const NOTE_TEXT = {
   teamAsks: 'The team server asks for credentials: {reason} ({where}) — set them in Settings → Studio.',
   studioFollowerNoRegister:
     "This computer follows a studio: the studio's receiver registers the webhook URL, and one registered here would take the webhooks away from it (Settings → Studio).",
+  studioUrlField: 'The studio URL',
+  studioUrlNeeded: 'The studio URL is needed, e.g. nats://studio.local:4222.',
+  teamUrlNotUrl: '{flag} must be a URL such as nats://studio.local:4222, not "{input}".',
+  teamUrlScheme: '{flag} must start with nats:// or tls:// (got {scheme}//).',
+  teamUrlNoHost: '{flag} needs a host, as in nats://studio.local:4222.',
+  teamUrlCredentials:
+    '{flag} must not carry credentials: store them with "tally login --team" or set TALLY_TEAM_USER / TALLY_TEAM_PASSWORD.',
+  teamUrlPath: '{flag} takes no path: nats://HOST:PORT.',
+  teamCredentialsIncomplete: 'Team credentials need a user and a password, or a token.',
   // Tunnel settings (tunnels/index.ts, ngrok.ts, url.ts, localtunnel.ts, unusable.ts): thrown as ConfigError
   tunnelSettingAt: 'Settings → How the service reaches Tally → {field}: {detail}',
   fieldConnection: 'Connection',
@@ -158,6 +167,19 @@ export const NOTE_TEXT = {
   netTimeout: 'no answer within {seconds} s',
   netCancelled: 'the request was cancelled',
   netFailed: 'the connection failed ({errno})',
+  // Why the service could not be reached (api-transport.ts): nested as `reasonNote` in a network error
+  apiRefused: 'connection refused by {host}',
+  apiUnknownHost: 'host {host} not found',
+  apiLookupFailed: 'the name lookup for {host} failed temporarily',
+  apiReset: 'the connection to {host} was reset',
+  apiClosedSending: 'the connection to {host} closed while sending',
+  apiTimedOut: 'the connection to {host} timed out',
+  apiUnreachable: '{host} is unreachable from this network',
+  apiClosedEarly: 'the connection to {host} closed before the whole answer arrived',
+  apiTls: 'the TLS certificate of {host} was not accepted ({errno})',
+  apiCutOff: 'the answer from {host} was cut off',
+  apiFailedCode: 'the connection to {host} failed ({errno})',
+  apiFailed: 'the connection to {host} failed',
   // Settings and folders (settings.ts, folder-check.ts), credentials (credentials.ts, app/app-credentials.ts)
   invalidSettings: 'Invalid settings: {detail}',
   invalidFields: 'check {fields}',

@@ -4,6 +4,7 @@
  * this module. Which failures may be retried is recorded beside the errors, so they stay plain objects.
  */
 import type * as Got from 'got';
+import { note, type Note, type NoteCode } from '../contract.js';
 import { NetworkError, TimeoutError } from './errors.js';
 
 /** Error codes that mean the request never left this machine or never reached a server: safe to resend. */
@@ -98,33 +99,27 @@ function translateTransportError(got: typeof Got, error: unknown, spec: RequestS
   return result;
 }
 
-function describeCode(code: string, host: string, error: unknown): string {
-  switch (code) {
-    case 'ECONNREFUSED':
-      return `connection refused by ${host}`;
-    case 'ENOTFOUND':
-      return `host ${host} not found`;
-    case 'EAI_AGAIN':
-      return `the name lookup for ${host} failed temporarily`;
-    case 'ECONNRESET':
-      return `the connection to ${host} was reset`;
-    case 'EPIPE':
-      return `the connection to ${host} closed while sending`;
-    case 'ETIMEDOUT':
-      return `the connection to ${host} timed out`;
-    case 'ENETUNREACH':
-    case 'EHOSTUNREACH':
-      return `${host} is unreachable from this network`;
-    case 'ERR_STREAM_PREMATURE_CLOSE':
-      return `the connection to ${host} closed before the whole answer arrived`;
-    default:
-      break;
-  }
-  if (/CERT|SSL|TLS/i.test(code)) return `the TLS certificate of ${host} was not accepted (${code})`;
-  if (error instanceof Error && error.name === 'ReadError') return `the answer from ${host} was cut off`;
-  if (/^[A-Z][A-Z0-9_]{1,40}$/.test(code)) return `the connection to ${host} failed (${code})`;
-  return `the connection to ${host} failed`;
+/** Why the service could not be reached, as a note (the popover says it in its own language). */
+function describeCode(code: string, host: string, error: unknown): Note {
+  const reason = REASONS[code];
+  if (reason) return note(reason, { host });
+  if (/CERT|SSL|TLS/i.test(code)) return note('apiTls', { host, errno: code });
+  if (error instanceof Error && error.name === 'ReadError') return note('apiCutOff', { host });
+  if (/^[A-Z][A-Z0-9_]{1,40}$/.test(code)) return note('apiFailedCode', { host, errno: code });
+  return note('apiFailed', { host });
 }
+
+const REASONS: Partial<Record<string, NoteCode>> = {
+  ECONNREFUSED: 'apiRefused',
+  ENOTFOUND: 'apiUnknownHost',
+  EAI_AGAIN: 'apiLookupFailed',
+  ECONNRESET: 'apiReset',
+  EPIPE: 'apiClosedSending',
+  ETIMEDOUT: 'apiTimedOut',
+  ENETUNREACH: 'apiUnreachable',
+  EHOSTUNREACH: 'apiUnreachable',
+  ERR_STREAM_PREMATURE_CLOSE: 'apiClosedEarly',
+};
 
 function safeHost(url: string): string {
   try {

@@ -2,7 +2,7 @@
  * Typed errors shared by the core, the CLI and the app. Every message is written for a producer, not a
  * developer: it says what went wrong and what to do. None of them ever carries the project secret.
  */
-import { noteText, type Note } from '../contract.js';
+import { nested, noteText, type Note } from '../contract.js';
 
 /**
  * Base class: `code` is stable and machine-readable; `message` is for people. A message given as a note is
@@ -98,18 +98,24 @@ export class TimeoutError extends TallyError {
 /** The host could not be reached at all (DNS, refused, reset before any answer). */
 export class NetworkError extends TallyError {
   readonly code = 'network';
+  readonly reason: string;
+  readonly #reasonNote: Note | null;
   constructor(
     readonly endpoint: string,
-    readonly reason: string,
+    reason: string | Note,
     options?: { cause?: unknown },
   ) {
+    const text = typeof reason === 'string' ? reason : noteText(reason);
     super(
-      `Could not reach the service for ${endpoint}: ${reason}. Check the network connection and the host settings.`,
+      `Could not reach the service for ${endpoint}: ${text}. Check the network connection and the host settings.`,
       options,
     );
+    this.reason = text;
+    this.#reasonNote = typeof reason === 'string' ? null : reason;
   }
+  /** With the reason as a nested note when it is one of the common ones (refused, unknown host...). */
   override get params(): ErrorParams {
-    return { endpoint: this.endpoint };
+    return { endpoint: this.endpoint, ...(this.#reasonNote ? nested('reason', this.#reasonNote) : {}) };
   }
 }
 

@@ -14,7 +14,7 @@ import type {
   TeamCredentialsInput,
 } from '../../contract.js';
 import { CredentialStore, type SecretStore } from '../credentials.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, TallyError } from '../errors.js';
 import { describeError, lineLogger } from '../logger.js';
 import type { PipelineStudio } from '../pipeline/options.js';
 import type { RecordingPipeline } from '../pipeline/pipeline.js';
@@ -29,6 +29,9 @@ import { StudioPublisher } from '../studio/publisher.js';
 import { parseS3Url, s3FromEnv } from '../studio/store.js';
 import { TeamAuthError, TeamTlsError, TeamUnreachableError, connectTeam, parseTeamUrl } from '../studio/team.js';
 import { followsStudio, type Settings, type SettingsStore } from '../settings.js';
+
+/** The app's name for the studio URL field in messages (the CLI says `--team`). */
+const STUDIO_URL = note('studioUrlField');
 
 interface StudioHostOptions {
   secrets: SecretStore;
@@ -88,7 +91,7 @@ export class StudioHost {
       'studio:get': async () => this.view(),
       'studio:set': async (input) => this.#set(input),
       'studio:setCredentials': async (url, creds) => {
-        await saveTeamCredentials(this.#store, parseTeamUrl(url, 'The studio URL'), toTeam(creds));
+        await saveTeamCredentials(this.#store, parseTeamUrl(url, STUDIO_URL), toTeam(creds));
         this.#key = null; // new credentials: connect again
         await this.#opts.save(this.#opts.settings().studio);
         return this.view();
@@ -110,7 +113,7 @@ export class StudioHost {
     this.#key = key;
     if (!spec) return this.#setStatus('off');
     try {
-      const url = parseTeamUrl(spec.url, 'The studio URL');
+      const url = parseTeamUrl(spec.url, STUDIO_URL);
       const credentials = await resolveTeamCredentials(url, this.#opts.env, this.#store).catch(() => null);
       const log = lineLogger(this.#opts.log);
       this.#setStatus('connecting');
@@ -258,8 +261,8 @@ export class StudioHost {
 
   async #set(input: StudioInput): Promise<StudioView> {
     if (input.mode !== 'off' && !input.url)
-      throw new ConfigError('The studio URL is needed, e.g. nats://studio.local:4222.');
-    if (input.url) parseTeamUrl(input.url, 'The studio URL');
+      throw new ConfigError(note('studioUrlNeeded'));
+    if (input.url) parseTeamUrl(input.url, STUDIO_URL);
     const current = this.#opts.settings().studio;
     const retentionDays = input.retentionDays ?? current.retentionDays;
     await this.#opts.save({ ...current, mode: input.mode, url: input.url, name: input.name, retentionDays });
@@ -268,7 +271,7 @@ export class StudioHost {
 
   /** Connects once (no retries) with the stored or environment credentials, and says what happened. */
   async #test(input: string): Promise<{ ok: boolean; message: string; notes: Note[] }> {
-    const url = parseTeamUrl(input, 'The studio URL');
+    const url = parseTeamUrl(input, STUDIO_URL);
     try {
       const credentials = await resolveTeamCredentials(url, this.#opts.env, this.#store).catch(() => null);
       const nc = await connectTeam({ url, credentials, name: 'tally test', maxAttempts: 1 });
@@ -289,7 +292,7 @@ function toTeam(input: TeamCredentialsInput) {
 function teamNote(error: unknown): Note {
   if (error instanceof TeamAuthError || error instanceof TeamTlsError) return error.appNote;
   if (error instanceof TeamUnreachableError && error.note) return error.note;
-  return errorNote({ message: describeError(error) });
+  return errorNote(error instanceof TallyError ? error : { message: describeError(error) });
 }
 
 function answer(why: Note): { message: string; notes: Note[] } {

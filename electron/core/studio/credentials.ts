@@ -4,6 +4,7 @@
  * to the server it was stored for: it is never sent to another team URL.
  */
 import { z } from 'zod';
+import { note } from '../../contract.js';
 import { ConfigError } from '../errors.js';
 import type { CredentialStore } from '../credentials.js';
 import { teamCredentialsFromEnv, type TeamCredentials } from './team.js';
@@ -25,7 +26,7 @@ export function serverKey(url: URL): string {
 
 export async function saveTeamCredentials(store: CredentialStore, url: URL, creds: TeamCredentials): Promise<void> {
   if (!creds.token && !(creds.user && creds.password)) {
-    throw new ConfigError('Team credentials need a user and a password, or a token.');
+    throw new ConfigError(note('teamCredentialsIncomplete'));
   }
   await store.setToken(TEAM_TOKEN_NAME, JSON.stringify({ server: serverKey(url), ...creds }));
 }

@@ -7,7 +7,7 @@
  *   KV       tally-studio-claims                         one key per recording: who publishes it, how far it got
  *   objects  tally-studio   (the default store)          the recording's bytes under the identity
  */
-import { note, noteText, type Note } from '../../contract.js';
+import { nested, note, noteText, type Note } from '../../contract.js';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { ConfigError, TallyError } from '../errors.js';
@@ -87,23 +87,21 @@ export interface TeamCredentials {
 }
 
 /** The URL of the team server, checked: nats:// or tls://, a host, a port; no credentials inside. */
-export function parseTeamUrl(input: string, flag = '--team'): URL {
+export function parseTeamUrl(input: string, flag: string | Note = '--team'): URL {
+  // The app names its field as a note, so the popover says the field's name in its own language too.
+  const named = typeof flag === 'string' ? { flag } : nested('flag', flag);
   let url: URL;
   try {
     url = new URL(input.trim());
   } catch {
-    throw new ConfigError(`${flag} must be a URL such as nats://studio.local:4222, not "${input}".`);
+    throw new ConfigError(note('teamUrlNotUrl', { ...named, input }));
   }
   if (url.protocol !== 'nats:' && url.protocol !== 'tls:') {
-    throw new ConfigError(`${flag} must start with nats:// or tls:// (got ${url.protocol}//).`);
+    throw new ConfigError(note('teamUrlScheme', { ...named, scheme: url.protocol }));
   }
-  if (!url.hostname) throw new ConfigError(`${flag} needs a host, as in nats://studio.local:4222.`);
-  if (url.username || url.password) {
-    throw new ConfigError(
-      `${flag} must not carry credentials: store them with "tally login --team" or set TALLY_TEAM_USER / TALLY_TEAM_PASSWORD.`,
-    );
-  }
-  if (url.pathname && url.pathname !== '/') throw new ConfigError(`${flag} takes no path: nats://HOST:PORT.`);
+  if (!url.hostname) throw new ConfigError(note('teamUrlNoHost', named));
+  if (url.username || url.password) throw new ConfigError(note('teamUrlCredentials', named));
+  if (url.pathname && url.pathname !== '/') throw new ConfigError(note('teamUrlPath', named));
   return url;
 }
 

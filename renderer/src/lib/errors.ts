@@ -1,6 +1,6 @@
 import { errorCodeOf, errorMessageOf, errorParamsOf } from '../../../electron/contract.js';
 import { locale, t, type MessageKey } from './i18n.js';
-import { knownNote, noteInLocale } from './note-text.js';
+import { knownNote, localParams, noteInLocale } from './note-text.js';
 
 /**
  * The core's stable error codes with a message of our own in every language. The core writes its messages
@@ -27,12 +27,16 @@ const TRANSLATED: Record<string, MessageKey> = {
  * translation puts them in place, so nothing of the English message is left. Each entry names the params the
  * message needs; without all of them the code's plain translation above is used.
  */
-const WITH_PARAMS: Record<string, { key: MessageKey; needs: readonly string[] }> = {
-  unknown_channel: { key: 'errors.unknownChannelNamed', needs: ['channel'] },
-  not_ended: { key: 'errors.notEndedNamed', needs: ['channel'] },
-  service_error: { key: 'errors.serviceErrorAt', needs: ['status', 'endpoint'] },
-  timeout: { key: 'errors.timeoutAt', needs: ['endpoint', 'seconds'] },
-  network: { key: 'errors.networkAt', needs: ['endpoint'] },
+const WITH_PARAMS: Record<string, readonly { key: MessageKey; needs: readonly string[] }[]> = {
+  unknown_channel: [{ key: 'errors.unknownChannelNamed', needs: ['channel'] }],
+  not_ended: [{ key: 'errors.notEndedNamed', needs: ['channel'] }],
+  service_error: [{ key: 'errors.serviceErrorAt', needs: ['status', 'endpoint'] }],
+  timeout: [{ key: 'errors.timeoutAt', needs: ['endpoint', 'seconds'] }],
+  // The reason (refused, unknown host...) when the core sent it as a note, else the endpoint alone.
+  network: [
+    { key: 'errors.networkBecause', needs: ['endpoint', 'reasonNote'] },
+    { key: 'errors.networkAt', needs: ['endpoint'] },
+  ],
 };
 const WITH_DETAIL: Record<string, MessageKey> = {
   config: 'errors.config',
@@ -68,10 +72,8 @@ export function messageOf(error: unknown): string {
       const wrapper = WITH_DETAIL[code];
       return wrapper ? t(wrapper, { detail: said }) : said;
     }
-    const structured = WITH_PARAMS[code];
-    if (structured && params && structured.needs.every((name) => name in params)) {
-      return t(structured.key, params);
-    }
+    const structured = WITH_PARAMS[code]?.find(({ needs }) => params && needs.every((name) => name in params));
+    if (structured && params) return t(structured.key, localParams(params));
     const own = TRANSLATED[code];
     if (own) return t(own);
     const withDetail = WITH_DETAIL[code];

@@ -12,12 +12,16 @@ export function knownNote(code: unknown): code is string {
  * which holds the core's English text. English keeps the core's text exactly as the CLI shows it.
  */
 export function noteInLocale(code: string, params: NoteParams = {}, depth = 0): string {
+  return t(`notes.${code}` as MessageKey, localParams(params, code, depth));
+}
+
+/** `params` with each nested sentence (see noteInLocale) in the popover's language; as they are in English. */
+export function localParams(params: NoteParams, code = '', depth = 0): NoteParams {
   const all: NoteParams = { ...params };
-  if (locale() !== 'en' && depth < 3) {
-    for (const [key, inner] of Object.entries(params)) {
-      if (!key.endsWith('Note') || key === 'Note' || inner === code || !knownNote(inner)) continue;
-      all[key.slice(0, -'Note'.length)] = noteInLocale(inner, params, depth + 1);
-    }
+  if (locale() === 'en' || depth >= 3) return all;
+  for (const [key, inner] of Object.entries(params)) {
+    if (!key.endsWith('Note') || key === 'Note' || inner === code || !knownNote(inner)) continue;
+    all[key.slice(0, -'Note'.length)] = noteInLocale(inner, params, depth + 1);
   }
-  return t(`notes.${code}` as MessageKey, all);
+  return all;
 }

@@ -50,6 +50,8 @@ export const en = {
     serviceErrorAt: 'The service answered {status} for {endpoint}. Try again in a moment.',
     timeoutAt: 'The service did not answer {endpoint} within {seconds} s. Check the connection and try again.',
     networkAt: 'Could not reach the service for {endpoint}. Check the network connection and the host settings.',
+    networkBecause:
+      'Could not reach the service for {endpoint}: {reason}. Check the network connection and the host settings.',
   },
   /** The core's coded messages: their English text is the core's own (electron/contract-notes.ts). */
   notes: NOTE_TEXT,
