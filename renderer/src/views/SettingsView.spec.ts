@@ -1,8 +1,14 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { TestBridge, credentialsStatus, settingsView, tunnelStatus } from '../lib/test-bridge.js';
-import { note, notesText, type Note } from '../../../electron/contract.js';
+import { errorNote, note, notesText, RemoteError, type Note } from '../../../electron/contract.js';
+import { errorEnvelope } from '../../../electron/core/app/dispatch.js';
+import { ensureWritableFolder } from '../../../electron/core/folder-check.js';
+import { tunnelProviderFor } from '../../../electron/core/tunnels/index.js';
 import { setLocale } from '../lib/i18n.js';
 import { SettingsStore } from '../stores/settings.svelte.js';
 import { StudioStore } from '../stores/studio.svelte.js';
@@ -371,5 +377,41 @@ describe('SettingsView', () => {
     expect(screen.queryByRole('button', { name: 'Choose…' })).not.toBeInTheDocument();
     await replace(user, await screen.findByRole('textbox', { name: 'Folder path' }), '/srv/tally');
     await waitFor(() => expect(bridge.callsOf('settings:update')).toEqual([[{ recordingsFolder: '/srv/tally' }]]));
+  });
+  it('shows a tunnel setting problem and a refused folder from the core wholly in Korean', async () => {
+    const bridge = new TestBridge();
+    // The real core's errors: an ngrok tunnel without an authtoken, and a folder with a file in its way.
+    const authtoken = await tunnelProviderFor({ provider: 'ngrok' })
+      .open({ host: '127.0.0.1', port: 9 })
+      .catch((error: unknown) => error);
+    bridge.tunnel = tunnelStatus({ provider: 'ngrok', state: 'error', ...said('message', [errorNote(authtoken)]) });
+    const dir = await mkdtemp(join(tmpdir(), 'tally-settings-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    await writeFile(join(dir, 'file'), 'x');
+    const folder = join(dir, 'file', 'rec');
+    const refused = await ensureWritableFolder(folder, { source: note('folderSourceSettings') }).catch(
+      (error: unknown) => error,
+    );
+    bridge.handle('settings:update', () => {
+      const envelope = errorEnvelope(refused);
+      if (envelope.ok) throw new Error('not an error');
+      throw new RemoteError(envelope.error.code, envelope.error.message, envelope.error.params);
+    });
+    setLocale('ko');
+    onTestFinished(() => setLocale('en'));
+    const { user } = setup(bridge, false);
+
+    expect(
+      await screen.findByText(
+        '— 설정을 확인해 주세요: ngrok에는 인증 토큰이 필요합니다. 설정 → ‘서비스가 Tally에 연결하는 방법’의 ‘ngrok 인증 토큰’에 입력하거나 “tally login --ngrok” 명령으로 저장하세요.',
+      ),
+    ).toBeInTheDocument();
+    await replace(user, await screen.findByRole('textbox', { name: '폴더 경로' }), folder);
+    expect(
+      await screen.findByText(
+        `설정을 확인해 주세요: ${folder} 폴더를 쓸 수 없습니다(설정 → ‘녹화 저장 위치’). 그 자리에 폴더 대신 파일이 있습니다. 다른 폴더를 고르세요.`,
+      ),
+    ).toBeInTheDocument();
+    expect(document.body).not.toHaveTextContent(/needs an authtoken|Cannot use|Choose another folder/);
   });
 });
