@@ -148,7 +148,8 @@ export const NOTE_TEXT = {
   publicUrlScheme: 'The public URL must start with https:// (got {scheme}).',
   publicUrlCredentials: 'The public URL must not contain a user name or password.',
   publicUrlQuery: 'The public URL must not have a query (?...) or fragment (#...).',
-  publicUrlHooks: 'Give the base address that forwards to Tally, without /hooks/...: Tally adds the webhook path itself.',
+  publicUrlHooks:
+    'Give the base address that forwards to Tally, without /hooks/...: Tally adds the webhook path itself.',
   publicUrlNowhere: '{host} is not an address anyone can connect to.',
   publicUrlNeedsHttps:
     'The public URL must use https: webhooks cross the internet. Plain http is only accepted for addresses on this computer or your local network.',

@@ -260,8 +260,7 @@ export class StudioHost {
   }
 
   async #set(input: StudioInput): Promise<StudioView> {
-    if (input.mode !== 'off' && !input.url)
-      throw new ConfigError(note('studioUrlNeeded'));
+    if (input.mode !== 'off' && !input.url) throw new ConfigError(note('studioUrlNeeded'));
     if (input.url) parseTeamUrl(input.url, STUDIO_URL);
     const current = this.#opts.settings().studio;
     const retentionDays = input.retentionDays ?? current.retentionDays;

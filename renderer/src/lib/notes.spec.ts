@@ -1,24 +1,8 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
-import { errorNote, note, notesText, noteText, RemoteError, type Note } from '../../../electron/contract.js';
-import { sendRequest } from '../../../electron/core/api-transport.js';
-import { errorEnvelope } from '../../../electron/core/app/dispatch.js';
-import { CredentialStore, keyringError, MemorySecretStore } from '../../../electron/core/credentials.js';
-import { ensureWritableFolder } from '../../../electron/core/folder-check.js';
-import { applySettingsPatch, DEFAULT_SETTINGS } from '../../../electron/core/settings.js';
-import { parseTeamUrl } from '../../../electron/core/studio/team.js';
-import { checkSelf } from '../../../electron/core/tunnels/health.js';
-import { tunnelProviderFor } from '../../../electron/core/tunnels/index.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { nested, note, noteText, RemoteError, type Note } from '../../../electron/contract.js';
 import { messageOf } from './errors.js';
 import { setLocale } from './i18n.js';
 import { coreText } from './notes.js';
-
-/** Where a tunnel would forward to; the setting problems below fail before anything connects. */
-const LOCAL = { host: '127.0.0.1', port: 9 };
 
 afterEach(() => setLocale('en'));
 
@@ -51,161 +35,34 @@ describe('coreText', () => {
   });
 });
 
-/**
- * Errors the core throws at a producer in the popover, made by the real core functions, carried the way the
- * dispatcher sends them (errorEnvelope) or the tunnel status says them (errorNote), and shown by the page.
- */
-describe('core errors in the popover', () => {
-  /** A thrown core error as the page gets it back from a request (RemoteError over the WebSocket). */
-  function overWire(error: unknown): RemoteError {
-    const envelope = errorEnvelope(error);
-    if (envelope.ok) throw new Error('not an error');
-    const { code, message, params } = envelope.error;
-    return new RemoteError(code, message, params);
-  }
+describe('nested notes', () => {
+  // What the core sends for a public URL it refuses (tunnels/unusable.ts; tests/core-messages.spec.ts makes it).
+  const refused = note('tunnelSettingAt', {
+    ...nested('field', note('fieldPublicUrl')),
+    ...nested('detail', note('publicUrlScheme', { scheme: 'ftp:' })),
+  });
+  const english = noteText(refused);
 
-  /** What a rejected promise threw. */
-  async function thrown(run: () => unknown): Promise<unknown> {
-    try {
-      await run();
-    } catch (error) {
-      return error;
-    }
-    throw new Error('it did not throw');
-  }
-
-  /** The message in English and in Korean, as the page shows it. */
-  function shown(error: unknown): { en: string; ko: string } {
-    setLocale('en');
-    const en = messageOf(overWire(error));
+  it('puts each nested sentence in place translated, and keeps the core’s English as it is', () => {
+    expect(english).toBe(
+      'Settings → How the service reaches Tally → Public URL: The public URL must start with https:// (got ftp:).',
+    );
+    expect(coreText(english, [refused])).toBe(english);
     setLocale('ko');
-    const ko = messageOf(overWire(error));
-    setLocale('en');
-    return { en, ko };
-  }
-
-  /**
-   * Latin words of a Korean message beyond names, addresses, codes and quoted input: an English sentence left
-   * in it would show here.
-   */
-  function englishIn(text: string): string[] {
-    const rest = text
-      .replace(/“[^”]*”/g, ' ')
-      .replace(/\b[a-z]+:\/\/\S+/g, ' ')
-      .replace(/\/\S+/g, ' ')
-      .replace(/\b[\w-]+(?:\.[\w-]+)+\b/g, ' ')
-      .replace(/\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*\b/g, ' ')
-      .replace(/(^|\s)--?[a-z][\w-]*/g, ' ');
-    const kept = new Set(['Tally', 'tally', 'login', 'ngrok', 'localtunnel', 'pollIntervalSec', 'http', 'https']);
-    return (rest.match(/[A-Za-z]{2,}/g) ?? []).filter((word) => !kept.has(word));
-  }
-
-  it('says tunnel setting problems in Korean and keeps the English the CLI prints', async () => {
-    const authtoken = await thrown(() => tunnelProviderFor({ provider: 'ngrok' }).open(LOCAL));
-    expect((authtoken as Error).message).toBe(
-      'ngrok needs an authtoken: set it in Settings → How the service reaches Tally → ngrok authtoken, or with `tally login --ngrok`.',
-    );
-    expect(shown(authtoken)).toEqual({
-      en: 'ngrok needs an authtoken: set it in Settings → How the service reaches Tally → ngrok authtoken, or with “tally login --ngrok”.',
-      ko: '설정을 확인해 주세요: ngrok에는 인증 토큰이 필요합니다. 설정 → ‘서비스가 Tally에 연결하는 방법’의 ‘ngrok 인증 토큰’에 입력하거나 “tally login --ngrok” 명령으로 저장하세요.',
-    });
-
-    const publicUrl = await thrown(() =>
-      tunnelProviderFor({ provider: 'url', publicUrl: 'https://me:pw@tally.example.com' }).open(LOCAL),
-    );
-    expect((publicUrl as Error).message).toBe(
-      'Settings → How the service reaches Tally → Public URL: The public URL must not contain a user name or password.',
-    );
-    expect(shown(publicUrl).ko).toBe(
-      '설정을 확인해 주세요: 설정 → ‘서비스가 Tally에 연결하는 방법’의 ‘공개 URL’: 공개 URL에는 사용자 이름이나 비밀번호를 넣을 수 없습니다.',
-    );
-
-    const problems = await Promise.all([
-      thrown(() => tunnelProviderFor({ provider: 'url', publicUrl: 'http://tally.example.com' }).open(LOCAL)),
-      thrown(() => tunnelProviderFor({ provider: 'url' }).open(LOCAL)),
-      thrown(() => tunnelProviderFor({ provider: 'localtunnel', localtunnelHost: 'ftp://lt.example.com' }).open(LOCAL)),
-      thrown(() =>
-        tunnelProviderFor({ provider: 'ngrok', ngrokDomain: 'not a domain' }, { ngrokAuthtoken: 'token' }).open(LOCAL),
-      ),
-    ]);
-    for (const problem of problems) {
-      const { en, ko } = shown(problem);
-      expect(en).toBe((problem as Error).message.replace(/`([^`]+)`/g, '“$1”'));
-      expect(ko).toMatch(/[\uac00-\ud7a3]/);
-      expect(englishIn(ko), ko).toEqual([]);
-    }
-    // The same problem in the tunnel's status line (its state after opening failed).
-    setLocale('ko');
-    const notes = [errorNote(problems[3])];
-    expect(coreText(notesText(notes), notes)).toBe(
-      '설정을 확인해 주세요: 설정 → ‘서비스가 Tally에 연결하는 방법’의 ‘고정 도메인’: “not a domain”은(는) ngrok 도메인이 아닙니다. ngrok 대시보드의 고정 도메인(예: name.ngrok-free.app)을 입력하세요.',
+    expect(coreText(english, [refused])).toBe(
+      '설정 → ‘서비스가 Tally에 연결하는 방법’의 ‘공개 URL’: 공개 URL은 https://로 시작해야 합니다(입력한 값: ftp:).',
     );
   });
 
-  it('says a refused settings change and an unusable recordings folder in Korean', async () => {
-    const invalid = await thrown(() => applySettingsPatch(DEFAULT_SETTINGS, { pollIntervalSec: 0 }));
-    expect((invalid as Error).message).toMatch(/^Invalid settings: pollIntervalSec: /);
-    expect(shown(invalid)).toEqual({
-      en: (invalid as Error).message,
-      ko: '값이 받아들여지지 않았습니다: 설정 값이 올바르지 않습니다(확인할 항목: pollIntervalSec).',
-    });
-
-    const dir = await mkdtemp(join(tmpdir(), 'tally-notes-'));
-    onTestFinished(() => rm(dir, { recursive: true, force: true }));
-    await writeFile(join(dir, 'file'), 'x');
-    const inTheWay = join(dir, 'file', 'recordings');
-    const folder = await thrown(() => ensureWritableFolder(inTheWay, { source: note('folderSourceSettings') }));
-    expect(shown(folder)).toEqual({
-      en: `Cannot use ${inTheWay} as the recordings folder (Settings → Where recordings are saved): a part of the path is a file, not a folder. Choose another folder.`,
-      ko: `설정을 확인해 주세요: ${inTheWay} 폴더를 쓸 수 없습니다(설정 → ‘녹화 저장 위치’). 그 자리에 폴더 대신 파일이 있습니다. 다른 폴더를 고르세요.`,
-    });
-  });
-
-  it('says credentials, keychain and studio problems in Korean', async () => {
-    // A service host that refuses connections: a port that was just free.
-    const server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    const refused = await thrown(() =>
-      sendRequest(
-        { method: 'GET', url: `http://127.0.0.1:${port}/v1/channels`, endpoint: 'broadcast-channel-list', kind: 'read' },
-        { userAgent: 'tally-test', timeoutMs: 5_000 },
-        undefined,
-      ),
-    );
-    expect(shown(refused)).toEqual({
-      en: `Could not reach the service for broadcast-channel-list: connection refused by 127.0.0.1:${port}. Check the network connection and the host settings.`,
-      ko: `broadcast-channel-list 요청으로 서비스에 연결할 수 없습니다: 127.0.0.1:${port}이(가) 연결을 거부했습니다. 네트워크 연결과 호스트 설정을 확인해 주세요.`,
-    });
-
-    const keychain = keyringError(new Error('The unlock prompt was dismissed'));
-    const both = await thrown(() => new CredentialStore(new MemorySecretStore()).save({ serviceId: 'svc', secret: '' }));
-    const studio = await thrown(() => parseTeamUrl('http://studio.local:4222', note('studioUrlField')));
-    expect((studio as Error).message).toBe('The studio URL must start with nats:// or tls:// (got http://).');
-    expect(shown(studio).ko).toBe(
-      '설정을 확인해 주세요: 스튜디오 URL은(는) nats:// 또는 tls://로 시작해야 합니다(입력한 값: http://).',
-    );
-    for (const problem of [keychain, both]) {
-      const { en, ko } = shown(problem);
-      expect(en).toBe((problem as Error).message);
-      expect(englishIn(ko), ko).toEqual([]);
-    }
-  });
-
-  it('says why a connection failed in Korean inside the tunnel check, and as it was in English', async () => {
-    const server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    const result = await checkSelf({ url: `http://127.0.0.1:${port}/.tally/self`, expectedId: 'x' });
-    if (result.ok) throw new Error('the check passed');
-    expect(coreText(result.message, result.notes)).toBe(
-      `Could not reach Tally through http://127.0.0.1:${port}: connection refused.`,
-    );
+  it('translates a thrown error written as a note, inside the wrapper of its code', () => {
+    const params = { ...refused.params, note: refused.code };
+    expect(messageOf(new RemoteError('config', english, params))).toBe(english);
     setLocale('ko');
-    expect(coreText(result.message, result.notes)).toBe(
-      `http://127.0.0.1:${port}을(를) 통해 Tally에 연결하지 못했습니다: 연결이 거부되었습니다.`,
+    expect(messageOf(new RemoteError('config', english, params))).toBe(
+      '설정을 확인해 주세요: 설정 → ‘서비스가 Tally에 연결하는 방법’의 ‘공개 URL’: 공개 URL은 https://로 시작해야 합니다(입력한 값: ftp:).',
     );
+    // A nested code this page does not know leaves that sentence in the core's English, not a key.
+    const newer = { ...params, detailNote: 'somethingNewer' };
+    expect(messageOf(new RemoteError('config', english, newer))).toContain('The public URL must start with https://');
   });
 });

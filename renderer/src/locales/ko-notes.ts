@@ -111,8 +111,7 @@ export const koNotes: Messages['notes'] = {
     'ngrok이 도메인 {domain}을(를) 거부했습니다({providerCode}). 이 계정에 예약된 도메인이 아닙니다. ngrok 대시보드에서 고정 도메인을 확인하세요.',
   ngrokDomainBusy:
     'ngrok 도메인 {domain}이(가) 이미 다른 세션에서 사용 중입니다({providerCode}). 다른 ngrok 에이전트나 Tally 인스턴스를 닫으세요.',
-  ngrokSessionLimit:
-    'ngrok 계정의 동시 세션 수가 한도에 이르렀습니다({providerCode}). 다른 ngrok 에이전트를 닫으세요.',
+  ngrokSessionLimit: 'ngrok 계정의 동시 세션 수가 한도에 이르렀습니다({providerCode}). 다른 ngrok 에이전트를 닫으세요.',
   ngrokNotDomain:
     '“{domain}”은(는) ngrok 도메인이 아닙니다. ngrok 대시보드의 고정 도메인(예: name.ngrok-free.app)을 입력하세요.',
   publicUrlMissing:

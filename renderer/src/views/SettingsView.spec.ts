@@ -1,14 +1,8 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { TestBridge, credentialsStatus, settingsView, tunnelStatus } from '../lib/test-bridge.js';
-import { errorNote, note, notesText, RemoteError, type Note } from '../../../electron/contract.js';
-import { errorEnvelope } from '../../../electron/core/app/dispatch.js';
-import { ensureWritableFolder } from '../../../electron/core/folder-check.js';
-import { tunnelProviderFor } from '../../../electron/core/tunnels/index.js';
+import { errorNote, nested, note, noteText, notesText, RemoteError, type Note } from '../../../electron/contract.js';
 import { setLocale } from '../lib/i18n.js';
 import { SettingsStore } from '../stores/settings.svelte.js';
 import { StudioStore } from '../stores/studio.svelte.js';
@@ -380,22 +374,20 @@ describe('SettingsView', () => {
   });
   it('shows a tunnel setting problem and a refused folder from the core wholly in Korean', async () => {
     const bridge = new TestBridge();
-    // The real core's errors: an ngrok tunnel without an authtoken, and a folder with a file in its way.
-    const authtoken = await tunnelProviderFor({ provider: 'ngrok' })
-      .open({ host: '127.0.0.1', port: 9 })
-      .catch((error: unknown) => error);
-    bridge.tunnel = tunnelStatus({ provider: 'ngrok', state: 'error', ...said('message', [errorNote(authtoken)]) });
-    const dir = await mkdtemp(join(tmpdir(), 'tally-settings-'));
-    onTestFinished(() => rm(dir, { recursive: true, force: true }));
-    await writeFile(join(dir, 'file'), 'x');
-    const folder = join(dir, 'file', 'rec');
-    const refused = await ensureWritableFolder(folder, { source: note('folderSourceSettings') }).catch(
-      (error: unknown) => error,
-    );
+    // As the core sends them (tests/core-messages.spec.ts makes both with the real core): an ngrok tunnel
+    // without an authtoken, and a folder with a file in its way.
+    const authtoken = note('ngrokAuthtokenMissing');
+    const missing = { code: 'config', message: noteText(authtoken), params: { note: authtoken.code } };
+    bridge.tunnel = tunnelStatus({ provider: 'ngrok', state: 'error', ...said('message', [errorNote(missing)]) });
+    const folder = '/home/me/file/rec';
+    const refused = note('folderCannotUse', {
+      folder,
+      ...nested('source', note('folderSourceSettings')),
+      why: 'a part of the path is a file, not a folder',
+      whyNote: 'folderFileInWay',
+    });
     bridge.handle('settings:update', () => {
-      const envelope = errorEnvelope(refused);
-      if (envelope.ok) throw new Error('not an error');
-      throw new RemoteError(envelope.error.code, envelope.error.message, envelope.error.params);
+      throw new RemoteError('config', noteText(refused), { ...refused.params, note: refused.code });
     });
     setLocale('ko');
     onTestFinished(() => setLocale('en'));
