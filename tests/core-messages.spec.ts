@@ -21,7 +21,7 @@ import { ensureWritableFolder } from '../electron/core/folder-check.js';
 import { applySettingsPatch, DEFAULT_SETTINGS } from '../electron/core/settings.js';
 import { parseTeamUrl } from '../electron/core/studio/team.js';
 import { checkSelf } from '../electron/core/tunnels/health.js';
-import { tunnelProviderFor } from '../electron/core/tunnels/index.js';
+import { LocalTunnel, tunnelProviderFor } from '../electron/core/tunnels/index.js';
 
 const RENDERER = resolve(fileURLToPath(new URL('../renderer/src/lib', import.meta.url)));
 let setLocale: (locale: 'en' | 'ko') => void;
@@ -200,5 +200,21 @@ describe('core messages in the popover', () => {
     expect(coreText(result.message, result.notes)).toBe(
       `http://127.0.0.1:${port}을(를) 통해 Tally에 연결하지 못했습니다: 연결이 거부되었습니다.`,
     );
+  });
+
+  it('says a tunnel server’s refusal in Korean around the server’s own words', async () => {
+    // A localtunnel server that is up but refuses new tunnels.
+    const server = createServer((_req, res) => {
+      res.writeHead(503, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ message: 'maintenance' }));
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    onTestFinished(() => new Promise<void>((done) => server.close(() => done())));
+    const host = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const refused = await thrown(() => new LocalTunnel({ host }).open(LOCAL));
+    expect(shown(refused)).toEqual({
+      en: `The localtunnel server at ${host} answered 503: maintenance.`,
+      ko: `서비스가 Tally에 연결할 수 없습니다: ${host}의 localtunnel 서버가 503(으)로 응답했습니다: maintenance.`,
+    });
   });
 });

@@ -198,7 +198,7 @@ export class CredentialStore {
     } catch {
       // Falls through: the message below must not quote the stored value.
     }
-    throw new ConfigError('The credentials stored in the keychain are damaged: run "tally login" again.');
+    throw new ConfigError(note('keychainDamaged'));
   }
 }
 

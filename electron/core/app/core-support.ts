@@ -62,9 +62,9 @@ export const ATTENTION_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 export const NO_CREDENTIALS =
   'No credentials: enter the service ID and secret in Settings → Service account (or set TALLY_SERVICE_ID and TALLY_SECRET).';
-export const NOT_STARTED = 'Tally is still starting; try again in a moment.';
-export const STOPPED = 'Tally is shutting down.';
-export const NO_PUBLIC_URL = 'Choose a tunnel provider first: the service cannot reach a loopback URL.';
+export const NOT_STARTED = note('receiverStarting');
+export const STOPPED = note('shuttingDown');
+export const NO_PUBLIC_URL = note('noPublicUrl');
 
 export type Phase = 'new' | 'running' | 'stopping' | 'stopped';
 

@@ -5,7 +5,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { z } from 'zod';
-import { errorNote, note, notesText, type Note } from '../../contract.js';
+import { errorNote, nested, note, notesText, type Note } from '../../contract.js';
 import { ConfigError, ValidationError } from '../errors.js';
 import { describeError, silentLogger, type Logger } from '../logger.js';
 import { tunnelRequest, withCause } from './http.js';
@@ -253,9 +253,9 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
     if (registered !== this.#status.registered) this.#update({});
   }
 
-  readonly #onClosed = (reason: string): void => {
+  readonly #onClosed = (reason: string | Note): void => {
     if (this.#phase !== 'open') return;
-    this.#reconnect([note('tunnelClosed', { reason })]);
+    this.#reconnect([note('tunnelClosed', typeof reason === 'string' ? { reason } : nested('reason', reason))]);
   };
 
   readonly #onError = (error: Error): void => {

@@ -122,7 +122,7 @@ export class LocalTunnel extends TunnelProviderBase {
       }
     });
     tunnel.on('close', () => {
-      if (ready && session === this.#session) this.emit('closed', 'The localtunnel client closed.');
+      if (ready && session === this.#session) this.emit('closed', note('localtunnelClientClosed'));
     });
     tunnel._init = (callback) => {
       requestTunnel(this.host, this.#subdomain, opening).then(
@@ -161,7 +161,7 @@ export class LocalTunnel extends TunnelProviderBase {
         ? error
         : new TunnelError(note('localtunnelNoTunnel', { host: this.host, ...withCause(error) }));
     }
-    if (session !== this.#session) throw new TunnelError('The localtunnel tunnel was closed while it was opening.');
+    if (session !== this.#session) throw new TunnelError(note('localtunnelClosedOpening'));
     ready = true;
     const url = tunnel.url ?? '';
     return { publicBaseUrl: url.replace(/\/+$/, '') };
@@ -205,9 +205,7 @@ async function requestTunnel(host: string, subdomain: string | null, signal: Abo
     if (response.status >= 300 && response.status < 400 && location !== undefined && hop < 2) {
       const next = new URL(location, url);
       if (next.hostname !== hostname || (next.protocol !== 'https:' && next.protocol !== 'http:')) {
-        throw new TunnelError(
-          `The localtunnel server at ${host} redirects to ${next.origin}. Set that address as the server instead.`,
-        );
+        throw new TunnelError(note('localtunnelRedirects', { host, origin: next.origin }));
       }
       url = next;
       continue;
@@ -220,15 +218,16 @@ async function requestTunnel(host: string, subdomain: string | null, signal: Abo
     }
     if (response.status !== 200) {
       const message = typeof body === 'object' && body !== null ? (body as { message?: unknown }).message : undefined;
+      // The server's own words stay as they are; the popover translates the sentence around them.
       throw new TunnelError(
-        `The localtunnel server at ${host} answered ${response.status}${typeof message === 'string' ? `: ${message.slice(0, 200)}` : ''}.`,
+        typeof message === 'string'
+          ? note('localtunnelAnsweredSaying', { host, status: response.status, detail: message.slice(0, 200) })
+          : note('localtunnelAnswered', { host, status: response.status }),
       );
     }
     const parsed = TunnelInfoSchema.safeParse(body);
     if (!parsed.success) {
-      throw new TunnelError(
-        `The server at ${host} did not answer like a localtunnel server (expected JSON with id, port and url).`,
-      );
+      throw new TunnelError(note('localtunnelNotServer', { host }));
     }
     return parsed.data;
   }

@@ -98,7 +98,7 @@ export class NgrokTunnel extends TunnelProviderBase {
       onStatusChange: (status: string) => {
         // The SDK reports 'closed' when its session to the edge drops; the supervisor reopens.
         if (status === 'closed' && session === this.#session && this.#listener !== null) {
-          this.emit('closed', 'The connection to ngrok was lost.');
+          this.emit('closed', note('ngrokLost'));
         }
       },
     };
@@ -115,12 +115,12 @@ export class NgrokTunnel extends TunnelProviderBase {
     }
     if (session !== this.#session || signal?.aborted) {
       await listener.close().catch(() => {});
-      throw signal?.aborted ? abortError(signal) : new TunnelError('The ngrok tunnel was closed while it was opening.');
+      throw signal?.aborted ? abortError(signal) : new TunnelError(note('ngrokClosedOpening'));
     }
     const url = listener.url();
     if (url === null || !/^https?:\/\//i.test(url) || !URL.canParse(url)) {
       await listener.close().catch(() => {});
-      throw new TunnelError('ngrok opened a tunnel but reported no public URL.');
+      throw new TunnelError(note('ngrokNoUrl'));
     }
     this.#listener = listener;
     return { publicBaseUrl: url.replace(/\/+$/, '') };
@@ -154,9 +154,7 @@ export class NgrokTunnel extends TunnelProviderBase {
       try {
         this.#sdk = (await import('@ngrok/ngrok')) as NgrokSdk;
       } catch (error) {
-        throw new TunnelError(
-          `The ngrok SDK could not be loaded on this system: ${redact(describe(error), this.#authtoken)}`,
-        );
+        throw new TunnelError(note('ngrokSdkMissing', { detail: redact(describe(error), this.#authtoken) }));
       }
     }
     return this.#sdk;
@@ -179,7 +177,11 @@ export class NgrokTunnel extends TunnelProviderBase {
     if (code === 'ERR_NGROK_108') {
       return new TunnelError(note('ngrokSessionLimit', { providerCode: code }), code);
     }
-    return new TunnelError(`ngrok could not open the tunnel${code ? ` (${code})` : ''}: ${detail}`, code);
+    // `detail` is the SDK's own English; the popover translates the sentence around it.
+    return new TunnelError(
+      code ? note('ngrokFailedCode', { providerCode: code, detail }) : note('ngrokFailed', { detail }),
+      code,
+    );
   }
 }
 

@@ -10,6 +10,7 @@ import { EventEmitter } from 'node:events';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { note } from '../../contract.js';
 import { BadCredentialsError, ConfigError, ValidationError } from '../errors.js';
 import type { TunnelStatus } from './types.js';
 import type { UrlChange } from './health.js';
@@ -279,7 +280,7 @@ export class AutoRegistrar extends EventEmitter<AutoRegistrarEvents> {
   registerNow(url?: string): Promise<Registration> {
     const target = url ?? this.#source?.status?.publicUrl ?? null;
     if (target === null) {
-      return Promise.reject(new ConfigError('There is no public webhook URL to register yet: start a tunnel first.'));
+      return Promise.reject(new ConfigError(note('webhookNoUrlYet')));
     }
     this.#wanted = target;
     const run = this.#queue.then(() => this.#register(target));

@@ -30,7 +30,7 @@ export interface TunnelOpenResult {
 /** Events a provider emits while open. Neither fires after `close()` was called. */
 export interface TunnelProviderEvents {
   /** The tunnel went away without being asked to (server dropped it, session lost). */
-  closed: [reason: string];
+  closed: [reason: string | Note];
   /** The tunnel is broken; the supervisor treats it like `closed` and reconnects. */
   error: [error: Error];
 }

@@ -14,6 +14,7 @@ import { STATUS_CODES, createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { nested, note } from '../../contract.js';
 import { ConfigError } from '../errors.js';
 import type { DownloadOriginPolicy } from '../net/url-policy.js';
 import type { Inbox } from '../recordings/inbox.js';
@@ -172,11 +173,11 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
         const where = `${this.#host}:${this.#port}`;
         const why =
           error.code === 'EADDRINUSE'
-            ? 'the port is already in use (is another Tally running?)'
+            ? nested('why', note('receiverPortBusy'))
             : error.code === 'EACCES'
-              ? 'permission denied'
-              : (error.code ?? error.message);
-        reject(new ConfigError(`The webhook receiver could not listen on ${where}: ${why}.`, { cause: error }));
+              ? nested('why', note('receiverNoPermission'))
+              : { why: error.code ?? error.message };
+        reject(new ConfigError(note('receiverCannotListen', { where, ...why }), { cause: error }));
       };
       server.once('error', onError);
       server.listen(this.#port, this.#host, () => {
