@@ -213,6 +213,8 @@ export const NOTE_TEXT = {
   keychainNoService:
     'No Secret Service is running: install and unlock gnome-keyring or KeePassXC, or set TALLY_SERVICE_ID and TALLY_SECRET.',
   keychainFailed: 'The OS keychain could not be used ({detail}). Or set TALLY_SERVICE_ID and TALLY_SECRET.',
+  noCredentials:
+    'No credentials: enter the service ID and secret in Settings → Service account (or set TALLY_SERVICE_ID and TALLY_SECRET).',
   keychainDamaged: 'The credentials stored in the keychain are damaged: run "tally login" again.',
   keychainNone: 'the OS keychain is not available.',
   credentialsBoth: 'Both the service ID and the secret are needed.',

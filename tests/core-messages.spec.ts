@@ -16,6 +16,7 @@ import { afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vite
 import { errorNote, note, notesText, RemoteError, type Note } from '../electron/contract.js';
 import { sendRequest } from '../electron/core/api-transport.js';
 import { errorEnvelope } from '../electron/core/app/dispatch.js';
+import { makeCore, runCleanups, tempHome } from '../electron/core/app/test-core-helpers.js';
 import { CredentialStore, keyringError, MemorySecretStore } from '../electron/core/credentials.js';
 import { ensureWritableFolder } from '../electron/core/folder-check.js';
 import { applySettingsPatch, DEFAULT_SETTINGS } from '../electron/core/settings.js';
@@ -33,7 +34,10 @@ beforeAll(async () => {
   ({ messageOf } = (await import(join(RENDERER, 'errors.ts'))) as { messageOf: typeof messageOf });
   ({ coreText } = (await import(join(RENDERER, 'notes.ts'))) as { coreText: typeof coreText });
 });
-afterEach(() => setLocale('en'));
+afterEach(async () => {
+  setLocale('en');
+  await runCleanups();
+});
 
 /** Where a tunnel would forward to; the setting problems below fail before anything connects. */
 const LOCAL = { host: '127.0.0.1', port: 9 };
@@ -216,5 +220,25 @@ describe('core messages in the popover', () => {
       en: `The localtunnel server at ${host} answered 503: maintenance.`,
       ko: `서비스가 Tally에 연결할 수 없습니다: ${host}의 localtunnel 서버가 503(으)로 응답했습니다: maintenance.`,
     });
+  });
+
+  it('says what the app core’s own requests refuse in Korean: no credentials, a folder, no public URL', async () => {
+    const home = await tempHome({ demoMode: false });
+    const core = await makeCore(home, { demo: undefined });
+    await core.start();
+    const none = await thrown(() => core.handlers['channels:live']());
+    expect(shown(none).ko).toBe(
+      '설정을 확인해 주세요: 자격 증명이 없습니다. 설정 → ‘서비스 계정’에서 서비스 ID와 시크릿을 입력하세요(또는 TALLY_SERVICE_ID와 TALLY_SECRET을 설정하세요).',
+    );
+    await writeFile(join(home, 'file'), 'x');
+    const folder = await thrown(() =>
+      core.handlers['settings:update']({ recordingsFolder: join(home, 'file', 'rec') }),
+    );
+    const register = await thrown(() => core.handlers['webhook:register']());
+    for (const problem of [none, folder, register]) {
+      const { en, ko } = shown(problem);
+      expect(en).toBe((problem as Error).message);
+      expect(englishIn(ko), ko).toEqual([]);
+    }
   });
 });

@@ -206,7 +206,7 @@ export class AppCredentials {
       secrets,
       env: this.#opts.env,
       reenter: noteText(note('reenterInSettings')),
-      noCredentials: NO_CREDENTIALS,
+      noCredentials: noteText(NO_CREDENTIALS),
       log: lineLogger(this.#opts.log),
     });
   }

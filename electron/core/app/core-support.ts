@@ -60,8 +60,7 @@ export const PROGRESS_INTERVAL_MS = 250;
 /** A failed or expired recording asks for attention for a day; older ones are history. */
 export const ATTENTION_WINDOW_MS = 24 * 60 * 60 * 1000;
 
-export const NO_CREDENTIALS =
-  'No credentials: enter the service ID and secret in Settings → Service account (or set TALLY_SERVICE_ID and TALLY_SECRET).';
+export const NO_CREDENTIALS = note('noCredentials');
 export const NOT_STARTED = note('receiverStarting');
 export const STOPPED = note('shuttingDown');
 export const NO_PUBLIC_URL = note('noPublicUrl');

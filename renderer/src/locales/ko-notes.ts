@@ -179,6 +179,8 @@ export const koNotes: Messages['notes'] = {
   keychainNoService:
     '시크릿 서비스가 실행되고 있지 않습니다. gnome-keyring이나 KeePassXC를 설치하고 잠금을 해제하거나 TALLY_SERVICE_ID와 TALLY_SECRET을 설정하세요.',
   keychainFailed: 'OS 키체인을 사용할 수 없습니다({detail}). TALLY_SERVICE_ID와 TALLY_SECRET을 설정할 수도 있습니다.',
+  noCredentials:
+    '자격 증명이 없습니다. 설정 → ‘서비스 계정’에서 서비스 ID와 시크릿을 입력하세요(또는 TALLY_SERVICE_ID와 TALLY_SECRET을 설정하세요).',
   keychainDamaged: '키체인에 저장된 자격 증명이 손상되었습니다. “tally login” 명령을 다시 실행하세요.',
   keychainNone: 'OS 키체인을 사용할 수 없습니다.',
   credentialsBoth: '서비스 ID와 시크릿이 모두 필요합니다.',
