@@ -3,7 +3,10 @@
  * test results the core sends in English for the log and the CLI also travel as notes: a code from
  * `NOTE_TEXT` and its params. The popover translates each note by its code (the English dictionary takes its
  * `notes` from here, other languages must cover every code), and falls back to the English text for a code it
- * does not know (a newer core behind `tally serve`).
+ * does not know (a newer core behind `tally serve`). A thrown TallyError may be written as a note too: its
+ * English text is the message, and the note travels in the error's params (the code as `note`), so the popover
+ * says refused settings, tunnel and folder problems in its own language. A sentence inside another one (a
+ * reason after a colon) is `nested`: its English under a param, its code under `<param>Note`.
  */
 import { z } from 'zod';
 
