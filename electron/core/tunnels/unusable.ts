@@ -1,23 +1,23 @@
-import { nested, note, type Note, type NoteCode } from '../../contract.js';
+import { nested, note, noteText, type Note, type NoteCode } from '../../contract.js';
 import { ConfigError, type ValidationError } from '../errors.js';
 import { TunnelProviderBase } from './types.js';
 import type { LocalTarget, TunnelKind, TunnelOpenResult } from './types.js';
 
-/** Where each provider's settings live in the app, for a message that sends the producer to the right field. */
-export const SETTINGS_FIELD: Record<TunnelKind, string> = {
-  none: 'Connection',
-  url: 'Public URL',
-  ngrok: 'Static domain',
-  localtunnel: 'Server',
-};
-
-/** SETTINGS_FIELD as notes, so the popover names the field in its own language. */
+/**
+ * Where each provider's settings live in the app, for a message that sends the producer to the right field:
+ * a note, so the popover names the field in its own language.
+ */
 const FIELD_NOTE: Record<TunnelKind, NoteCode> = {
   none: 'fieldConnection',
   url: 'fieldPublicUrl',
   ngrok: 'fieldStaticDomain',
   localtunnel: 'fieldServer',
 };
+
+/** The fields' English names (checked against the Settings view by tests/architecture/messages.spec.ts). */
+export const SETTINGS_FIELD = Object.fromEntries(
+  Object.entries(FIELD_NOTE).map(([kind, code]) => [kind, noteText(note(code))]),
+) as Record<TunnelKind, string>;
 
 /**
  * The provider the settings ask for, when it cannot be built from them (no ngrok authtoken, a public URL that
