@@ -231,8 +231,11 @@ export interface OpenOptions {
   height?: number;
 }
 
+/** What openPopover needs: a Chromium and a UI server's link (any core behind startUiServer, not only the harness's). */
+export type PopoverHost = Pick<PopoverHarness, 'browser' | 'url'>;
+
 /** Opens the popover in its own browser context and waits until it is connected. */
-export async function openPopover(h: PopoverHarness, opts: OpenOptions = {}): Promise<PopoverPage> {
+export async function openPopover(h: PopoverHost, opts: OpenOptions = {}): Promise<PopoverPage> {
   const context = await h.browser.newContext({
     viewport: { width: opts.width ?? POPOVER.width, height: opts.height ?? POPOVER.height },
     deviceScaleFactor: 2,
