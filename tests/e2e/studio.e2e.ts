@@ -184,6 +184,8 @@ describe('a first run that joins a studio', () => {
     await page.getByLabel('Password or token').fill('not-the-token');
     await page.getByRole('button', { name: 'Test and continue' }).click();
     await page.getByRole('alert').filter({ hasText: 'The team server refused the credentials' }).waitFor();
+    // The refused token is not kept in the keychain.
+    await expect.poll(async () => (await f.core.handlers['studio:get']()).credentials, eventually).toBeNull();
     await page.getByLabel('Password or token').fill(token);
     await page.getByRole('button', { name: 'Test and continue' }).click();
     await page.getByRole('heading', { name: 'Where recordings are saved' }).waitFor();

@@ -47,6 +47,9 @@ describe('first run: joining a studio', () => {
     expect(await screen.findByRole('alert')).toHaveTextContent('The team server refused the credentials.');
     expect(secret).toHaveValue('');
     expect(screen.getByRole('heading', { name: 'Join your studio' })).toBeInTheDocument();
+    // Refused credentials do not stay in the keychain.
+    await waitFor(() => expect(bridge.callsOf('studio:clearCredentials')).toHaveLength(1));
+    expect(bridge.studio.credentials).toBeNull();
 
     bridge.handle('studio:test', () => ({ ok: true, message: 'Connected; JetStream is on (1 streams).' }));
     await user.type(secret, 'team-token');
@@ -58,6 +61,8 @@ describe('first run: joining a studio', () => {
       [URL, { token: 'team-token' }],
     ]);
     expect(bridge.callsOf('studio:test')).toEqual([[URL], [URL]]);
+    expect(bridge.callsOf('studio:clearCredentials')).toHaveLength(1);
+    expect(bridge.studio.credentials).toEqual({ server: 'studio.local:4222', kind: 'token' });
     // Nothing is followed before the folder is checked.
     expect(bridge.callsOf('studio:set')).toEqual([]);
 
