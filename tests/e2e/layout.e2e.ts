@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
+  closePages,
   horizontalOverflows,
   openPopover,
   startPopoverHarness,
@@ -42,7 +43,7 @@ const SHORT_LABELS = [
 ].join(', ');
 
 let h: PopoverHarness;
-let pages: PopoverPage[] = [];
+const pages: PopoverPage[] = [];
 
 beforeAll(async () => {
   h = await startPopoverHarness(ROOT);
@@ -73,10 +74,7 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
-  const errors = pages.flatMap((p) => p.pageErrors);
-  await Promise.all(pages.map((p) => p.close()));
-  pages = [];
-  expect(errors, 'uncaught errors in the page').toEqual([]);
+  await closePages(pages);
 });
 
 afterAll(async () => {

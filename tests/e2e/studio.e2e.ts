@@ -17,6 +17,7 @@ import { startNatsServer, type NatsServer } from '../support/nats-server.js';
 import { announceRecording } from '../support/studio-announce.js';
 import { openSettingsStore } from '../../electron/core/settings.js';
 import {
+  closePages,
   horizontalOverflows,
   openPopover,
   startPopoverHarness,
@@ -30,7 +31,7 @@ const TOKEN = `team-${randomBytes(12).toString('hex')}`;
 
 let h: PopoverHarness;
 let nats: NatsServer;
-let pages: PopoverPage[] = [];
+const pages: PopoverPage[] = [];
 
 beforeAll(async () => {
   nats = await startNatsServer({ args: ['--auth', TOKEN] });
@@ -38,10 +39,7 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
-  const errors = pages.flatMap((p) => p.pageErrors);
-  await Promise.all(pages.map((p) => p.close()));
-  pages = [];
-  expect(errors, 'uncaught errors in the page').toEqual([]);
+  await closePages(pages);
 });
 
 afterAll(async () => {
