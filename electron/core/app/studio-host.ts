@@ -181,6 +181,15 @@ export class StudioHost {
     }
   }
 
+  /** The studio step of a reconcile threw (stopping the old publisher or follower failed); returns the log line. */
+  failed(error: unknown): string {
+    const why = said(note('studioFailed'), teamNote(error));
+    this.#status = { state: 'error', message: why.text, notes: why.notes };
+    this.#changed();
+    this.#opts.log(why.text);
+    return why.text;
+  }
+
   async stop(): Promise<void> {
     const [publisher, follower] = [this.#publisher, this.#follower];
     this.#publisher = null;
