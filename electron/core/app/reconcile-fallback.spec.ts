@@ -4,30 +4,17 @@
  * is reported as not applied (naming the field), and when even that setup cannot reopen, the receiver is tried
  * again with a bounded backoff. A studio step that fails alone says so, not that recordings are not received.
  */
-import { createHash } from 'node:crypto';
-import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startNatsServer } from '../../../tests/support/nats-server.js';
 import { MemorySecretStore } from '../credentials.js';
 import { openSettingsStore } from '../settings.js';
-import { createAppCore, type TallyAppCore } from './app-core.js';
+import { createAppCore } from './app-core.js';
 import { REOPEN_FIRST_MS, REOPEN_MAX_MS, ReopenBackoff } from './pipeline-open.js';
-import { cleanups, collect, makeCore, next, runCleanups, sandboxOf, tempHome } from './test-core-helpers.js';
+import { cleanups, collect, makeCore, next, receivesAndSaves, runCleanups, tempHome } from './test-core-helpers.js';
 
 afterEach(runCleanups);
-
-/** A broadcast recorded and ended in the demo sandbox, received through the webhook and saved byte for byte. */
-async function receivesAndSaves(core: TallyAppCore, home: string, channelId: string): Promise<void> {
-  const sandbox = sandboxOf(core);
-  const saved = next(core, 'recordings:changed', (v) => v.channelId === channelId && v.state === 'saved');
-  sandbox.control.startBroadcast({ id: channelId, record: true, recordingBytes: 40_000 });
-  const recording = await sandbox.control.endBroadcast(channelId);
-  expect(sandbox.control.webhookDeliveries().at(-1)).toMatchObject({ channelId, status: 200 });
-  const view = await saved;
-  const bytes = await readFile(join(home, 'recordings', view.fileName as string));
-  expect(createHash('sha256').update(bytes).digest('hex')).toBe(await recording?.sha256());
-}
 
 describe('AppCore when a restart fails for a reason other than the tunnel', () => {
   it('reopens the previous setup, keeps receiving, names the field, and applies the change once it is fixed', async () => {
