@@ -144,6 +144,7 @@ class Core implements TallyAppCore {
     });
     this.#studio = new StudioHost(opts, this.#env, this.#settings, {
       emit: (view) => this.#emit('studio:changed', view),
+      error: (view) => this.#emit('app:error', view),
       // Following a studio or not may leave or enter demo mode (effectiveDemoMode): the views must say so.
       save: (studio) =>
         this.#queue.run(async () => {
@@ -445,18 +446,18 @@ class Core implements TallyAppCore {
     this.#apiKey = apiKey;
     this.#poller.setIntervalMs(this.#pollIntervalMs(settings));
 
+    let built: ReturnType<typeof appPipelineSpec> | null = null;
     try {
-      const { spec, key, studio } = await this.#pipelineSpec(settings);
-      await this.#host.reconcile(spec, key, settings, this.#receivingPaused, this.#demoTarget());
+      built = await this.#pipelineSpec(settings);
+      await this.#host.reconcile(built.spec, built.key, settings, this.#receivingPaused, this.#demoTarget());
       this.#host.clearError();
-      await this.#studio
-        .reconcile(studio, this.#host.pipeline, spec.folder)
-        .catch((e: unknown) => this.#emit('app:error', { code: errorView(e).code, message: this.#studio.failed(e) }));
     } catch (error) {
       // When nothing receives, not even the previous setup, the whole reconcile is tried again.
       this.#host.failed(error, () => void this.#queue.run(() => this.#reconcile()).catch(() => undefined));
       throw error;
     } finally {
+      // The studio follows the pipeline that receives now (the new one, or the previous setup reopened).
+      if (built) await this.#studio.reconcile(built.studio, this.#host.pipeline, built.spec.folder);
       this.#emit('tunnel:status', this.#tunnelView());
       this.#poller.reschedule();
       if (apiChanged) {
