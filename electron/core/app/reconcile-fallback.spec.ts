@@ -102,6 +102,38 @@ describe('AppCore when a restart fails for a reason other than the tunnel', () =
     }
   });
 
+  it("as the studio's receiver, shares what the reopened previous setup receives", async () => {
+    const nats = await startNatsServer();
+    cleanups.push(() => nats.close());
+    const home = await tempHome({ demoMode: false });
+    const core = await createAppCore({
+      home,
+      secrets: new MemorySecretStore(),
+      transport: 'ws',
+      env: {},
+      version: '1',
+    });
+    cleanups.push(() => core.stop());
+    await core.start();
+    const connected = next(core, 'studio:changed', (v) => v.status.state === 'connected');
+    await core.handlers['studio:set']({ mode: 'receiver', url: nats.url, name: null });
+    await connected;
+
+    openSettingsStore(home).update({ receiverHost: '192.0.2.1' });
+    await expect(core.handlers['settings:update']({ concurrency: 2 })).rejects.toThrow(/Check receiverHost/);
+    const { uploadUrl } = await core.handlers['tunnel:status']();
+    const shared = next(core, 'studio:changed', (v) =>
+      v.recordings.some((r) => r.channelId === 'voice' && r.state === 'shared'),
+    );
+    const answer = await fetch(uploadUrl as string, {
+      method: 'POST',
+      headers: { 'content-type': 'audio/ogg', 'x-filename': 'voice.ogg' },
+      body: Buffer.alloc(4_000, 7),
+    });
+    expect(answer.status).toBe(201);
+    await shared;
+  });
+
   it('says the studio failed, not that recordings are not received, when only the studio step fails', async () => {
     const nats = await startNatsServer();
     cleanups.push(() => nats.close());
