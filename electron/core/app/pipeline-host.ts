@@ -30,8 +30,6 @@ import {
   type DemoWebhookTarget,
   type TrayCounts,
 } from './pipeline-open.js';
-
-export type { DemoWebhookTarget, TrayCounts } from './pipeline-open.js';
 import {
   ProgressThrottle,
   UPLOAD_KEY_PREFIX,

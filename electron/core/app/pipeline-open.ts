@@ -88,11 +88,6 @@ export class ReopenBackoff {
   #timer: NodeJS.Timeout | null = null;
   #delayMs = REOPEN_FIRST_MS;
 
-  /** The wait before the next attempt, once one is scheduled; null while none is. */
-  get pendingMs(): number | null {
-    return this.#timer ? this.#delayMs : null;
-  }
-
   /** Schedules `attempt` after the current wait (replacing any attempt already scheduled); returns the wait. */
   schedule(attempt: () => void): number {
     this.cancel();
