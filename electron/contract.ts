@@ -114,6 +114,11 @@ export interface TunnelStatus {
   /** Whether the current public URL is the one registered with the service. */
   registered: boolean;
   /**
+   * Why the last change to what runs failed, until one succeeds: the previous setup still receives
+   * (`changeNotApplied`) or nothing does (`notReceiving`). The popover's status area keeps showing it.
+   */
+  restartProblem?: { message: string; notes: Note[] } | null;
+  /**
    * Whether a web page can upload client recordings through the public URL, checked as a browser would (CORS
    * preflight, browser User-Agent, no tunnel bypass header): `off` when there is nothing to check (uploads off,
    * no public URL, no allowed page origin), `blocked` when the tunnel shows browsers a page of its own.

@@ -4,7 +4,7 @@
  * answers what the views ask about recordings, the tunnel and the tray's progress.
  */
 import { basename } from 'node:path';
-import { errorNote, note, notesText, said, type Note, type RecordingView, type TunnelStatus } from '../../contract.js';
+import { errorNote, note, notesText, type Note, type RecordingView, type TunnelStatus } from '../../contract.js';
 import { ConfigError, TallyError } from '../errors.js';
 import { ensureWritableFolder } from '../folder-check.js';
 import type { RecordingPipeline, PipelineEvents, PipelineOptions } from '../pipeline/pipeline.js';
@@ -30,6 +30,7 @@ import {
   type DemoWebhookTarget,
   type TrayCounts,
 } from './pipeline-open.js';
+import { tunnelView } from './tunnel-view.js';
 import {
   ProgressThrottle,
   UPLOAD_KEY_PREFIX,
@@ -203,43 +204,10 @@ export class PipelineHost {
     this.progress.clearAll();
   }
 
-  /** The tunnel status with the receiver's URLs, the port note and the demo's registration. */
+  /** The tunnel status with the receiver's URLs, the port note, the demo's registration and any restart problem. */
   view(settings: Settings, phase: Phase, demo: DemoWebhookTarget | null): TunnelStatus {
-    const pipeline = this.#pipeline;
-    if (!pipeline) {
-      const why = said(...(this.errorNotes ?? [note(phase === 'new' ? 'receiverStarting' : 'receiverNotRunning')]));
-      return {
-        provider: settings.tunnel.provider,
-        state: 'off',
-        publicUrl: null,
-        localUrl: null,
-        uploadUrl: null,
-        lastCheckedAt: null,
-        message: why.text,
-        messageNotes: why.notes,
-        registered: false,
-        uploads: 'off',
-        uploadsMessage: null,
-      };
-    }
-    const status = pipeline.supervisor.status;
-    let localUrl: string | null;
-    try {
-      localUrl = pipeline.receiver.localUrl;
-    } catch {
-      // Not listening (yet or any more): the view shows no local URL rather than failing.
-      localUrl = null;
-    }
-    const notes = [
-      ...(this.errorNotes ?? []),
-      ...(this.#portNote ? [this.#portNote] : []),
-      ...(demo ? [note('demoDirect')] : []),
-      ...(status.messageNotes ?? []),
-    ];
-    const registered = demo ? localUrl !== null && demo.control.webhookUrl === localUrl : status.registered;
-    const uploadUrl = status.uploadUrl ?? pipeline.ready().localUploadUrl;
-    const message = notes.length > 0 ? said(...notes) : { text: null, notes: null };
-    return { ...status, localUrl, uploadUrl, registered, message: message.text, messageNotes: message.notes };
+    const { error, errorNotes } = this;
+    return tunnelView({ pipeline: this.#pipeline, settings, phase, demo, portNote: this.#portNote, error, errorNotes });
   }
 
   /**

@@ -38,6 +38,9 @@ describe('AppCore when a restart fails for a reason other than the tunnel', () =
     const status = await core.handlers['tunnel:status']();
     expect(status.localUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/hooks\//);
     expect(status.messageNotes?.[0]).toEqual({ code: 'changeNotApplied' });
+    // What the popover's status area keeps showing until the change applies.
+    expect(status.restartProblem?.message).toBe(errors[0]?.payload.message);
+    expect(status.restartProblem?.notes[0]).toEqual({ code: 'changeNotApplied' });
     expect(core.traySnapshot().attention).toBe('A change could not be applied');
     await receivesAndSaves(core, home, 'while-the-change-failed');
 
@@ -46,6 +49,7 @@ describe('AppCore when a restart fails for a reason other than the tunnel', () =
     await core.handlers['settings:update']({ concurrency: 3 });
     const fixed = await core.handlers['tunnel:status']();
     expect(fixed.messageNotes?.map((n) => n.code)).not.toContain('changeNotApplied');
+    expect(fixed.restartProblem).toBeNull();
     expect(core.traySnapshot().attention).toBeNull();
     await receivesAndSaves(core, home, 'after-the-fix');
   });
@@ -65,13 +69,15 @@ describe('AppCore when a restart fails for a reason other than the tunnel', () =
       /^Recordings are not being received: .*recordings folder.* Retrying in 1 s\.$/,
     );
     expect(core.traySnapshot().attention).toBe('Recordings are not being received');
-    expect((await core.handlers['tunnel:status']()).localUrl).toBeNull();
+    const down = await core.handlers['tunnel:status']();
+    expect(down.localUrl).toBeNull();
+    expect(down.restartProblem?.notes.map((n) => n.code)).toEqual(['notReceiving', 'error', 'retryingSeconds']);
 
     // Nobody touches the settings again: the retry alone brings the receiver back.
     const back = next(core, 'tunnel:status', (s) => s.localUrl !== null);
     await rm(join(home, 'recordings'));
     await mkdir(join(home, 'recordings'));
-    expect((await back).provider).toBe('localtunnel');
+    expect(await back).toMatchObject({ provider: 'localtunnel', restartProblem: null });
     expect(core.traySnapshot().attention).not.toBe('Recordings are not being received');
     await receivesAndSaves(core, home, 'after-the-retry');
   });
