@@ -113,10 +113,7 @@ export interface TunnelStatus {
   messageNotes?: Note[] | null;
   /** Whether the current public URL is the one registered with the service. */
   registered: boolean;
-  /**
-   * Why the last change to what runs failed, until one succeeds: the previous setup still receives
-   * (`changeNotApplied`) or nothing does (`notReceiving`). The popover's status area keeps showing it.
-   */
+  /** Why the last restart failed, until one succeeds (the previous setup still receives, or nothing does). */
   restartProblem?: { message: string; notes: Note[] } | null;
   /**
    * Whether a web page can upload client recordings through the public URL, checked as a browser would (CORS
