@@ -186,8 +186,8 @@ class Core implements TallyAppCore {
     this.#stopPromise ??= (async () => {
       this.#phase = 'stopping';
       this.#poller.stop();
-      this.#host.clearError();
       await this.#queue.idle();
+      this.#host.clearError();
       this.#api = null;
       await this.#studio.stop();
       await this.#host.stop();

@@ -43,7 +43,7 @@ interface StudioHostOptions {
   error: (error: ErrorView) => void;
 }
 
-/** What the app core hands over: its options, environment and settings, and two callbacks. */
+/** What the app core hands over: its options, environment and settings, and its callbacks. */
 export interface StudioCoreLinks {
   emit: (view: StudioView) => void;
   save: (studio: Settings['studio']) => Promise<void>;
@@ -115,8 +115,8 @@ export class StudioHost {
     // A publisher shares what its pipeline saves: a rebuilt (or reopened) pipeline needs a new one.
     const publisherStale = spec?.mode === 'receiver' && pipeline !== null && this.#publishedFrom !== pipeline;
     if (key === this.#key && !publisherStale) return;
-    // Stopping fails only when the old publisher's or follower's state folder is unusable: the studio says so,
-    // and the next reconcile starts afresh.
+    // Stopping fails when the old publisher's or follower's state folder went bad (its lock or ledger cannot be
+    // released): that is the studio's error, not the receiver's, and the next reconcile starts afresh.
     try {
       await this.stop();
     } catch (error) {
