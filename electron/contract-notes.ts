@@ -63,6 +63,8 @@ export const NOTE_TEXT = {
   receiverStarting: 'Tally is still starting; try again in a moment.',
   receiverNotRunning: 'The webhook receiver is not running.',
   notReceiving: 'Recordings are not being received:',
+  changeNotApplied: 'The change could not be applied, so the previous setup is still receiving recordings:',
+  studioFailed: 'Studio sharing could not be started (recordings are still received):',
   // Web client uploads as a browser sees them (tunnels/browser-check.ts)
   uploadsOff: 'Web client uploads are off.',
   uploadsLocalOnly: 'No tunnel: only pages that can reach this computer can upload to the local recordUrl.',

@@ -113,6 +113,8 @@ export interface TunnelStatus {
   messageNotes?: Note[] | null;
   /** Whether the current public URL is the one registered with the service. */
   registered: boolean;
+  /** Why the last restart failed, until one succeeds (the previous setup still receives, or nothing does). */
+  restartProblem?: { message: string; notes: Note[] } | null;
   /**
    * Whether a web page can upload client recordings through the public URL, checked as a browser would (CORS
    * preflight, browser User-Agent, no tunnel bypass header): `off` when there is nothing to check (uploads off,

@@ -137,6 +137,31 @@ describe('App', () => {
     await waitFor(() => expect(screen.queryByRole('alert')).not.toBeInTheDocument());
   });
 
+  it.each([
+    ['en-US', /^The change could not be applied, so the previous setup is still receiving recordings: The webhook/],
+    ['ko-KR', /^변경 사항을 적용하지 못해 이전 설정으로 계속 녹화를 받고 있습니다: .*The webhook/],
+  ])('keeps saying that the previous setup still receives while a change is not applied (%s)', async (lang, text) => {
+    const given = new TestBridge();
+    given.settings = settingsView({ language: 'system' });
+    const { bridge, user } = setup(given, lang);
+    await waitFor(() => expect(bridge.listenerCount('app:error')).toBe(1));
+    const cause = 'The webhook receiver could not listen on 192.0.2.1:0: EADDRNOTAVAIL.';
+    const restartProblem = {
+      message: `The change could not be applied, so the previous setup is still receiving recordings: ${cause}`,
+      notes: [{ code: 'changeNotApplied' }, { code: 'error', params: { message: cause, errorCode: 'config' } }],
+    };
+    bridge.emit('app:error', { code: 'config', message: restartProblem.message });
+    bridge.emit('tunnel:status', tunnelStatus({ restartProblem }));
+    // The error is dismissed (or goes stale with the next tunnel push): the status area still says what receives.
+    await user.click(within(await screen.findByRole('alert')).getByRole('button'));
+    bridge.emit('tunnel:status', tunnelStatus({ restartProblem }));
+    const status = await screen.findByText(text, { selector: '[role="status"]' });
+    expect(status).toBeInTheDocument();
+    // Applied at last: the line goes.
+    bridge.emit('tunnel:status', tunnelStatus({ restartProblem: null }));
+    await waitFor(() => expect(screen.queryByText(text)).not.toBeInTheDocument());
+  });
+
   it('unsubscribes from every event when closed', async () => {
     const { bridge, result } = setup();
     await waitFor(() => expect(bridge.listenerCount('channels:live')).toBe(1));

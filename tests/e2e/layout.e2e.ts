@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
+  closePages,
   horizontalOverflows,
   openPopover,
   startPopoverHarness,
@@ -42,7 +43,7 @@ const SHORT_LABELS = [
 ].join(', ');
 
 let h: PopoverHarness;
-let pages: PopoverPage[] = [];
+const pages: PopoverPage[] = [];
 
 beforeAll(async () => {
   h = await startPopoverHarness(ROOT);
@@ -73,10 +74,7 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
-  const errors = pages.flatMap((p) => p.pageErrors);
-  await Promise.all(pages.map((p) => p.close()));
-  pages = [];
-  expect(errors, 'uncaught errors in the page').toEqual([]);
+  await closePages(pages);
 });
 
 afterAll(async () => {
@@ -123,7 +121,7 @@ async function unfoldAll(page: Page): Promise<void> {
 }
 
 describe('popover layout', () => {
-  it('fits 300 and 380 px wide in every tab and the first-run guide, in English and Korean, labels on one line', async () => {
+  it('fits 300 and 380 px wide in every tab and the first-run guide (both paths), in English and Korean, labels on one line', async () => {
     const problems: string[] = [];
     const check = async (page: Page, where: string) => {
       for (const o of await horizontalOverflows(page)) problems.push(`${where}: ${JSON.stringify(o)}`);
@@ -143,6 +141,13 @@ describe('popover layout', () => {
           await guide.page.locator('#fr-title + *').waitFor();
           await guide.page.locator('input').first().waitFor();
           await check(guide.page, `${language} ${width}px first run, account`);
+          // The studio member's path: its first step, the team server and its credentials.
+          const join = await open({ width });
+          await join.page
+            .getByRole('button', { name: language === 'en' ? 'I’m joining a studio' : '스튜디오에 합류하기' })
+            .click();
+          await join.page.locator('#fr-title + * + form input').first().waitFor();
+          await check(join.page, `${language} ${width}px first run, joining a studio`);
         }
         await h.core.handlers['settings:update']({ firstRunDone: true });
         for (const width of [300, 380]) {

@@ -6,12 +6,18 @@
  */
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openPopover, startPopoverHarness, type PopoverHarness, type PopoverPage } from './support/popover-harness.js';
+import {
+  closePages,
+  openPopover,
+  startPopoverHarness,
+  type PopoverHarness,
+  type PopoverPage,
+} from './support/popover-harness.js';
 import { ROOT } from '../support/built-cli.js';
 
 const eventually = { timeout: 10_000, interval: 50 };
 let h: PopoverHarness;
-let pages: PopoverPage[] = [];
+const pages: PopoverPage[] = [];
 
 beforeAll(async () => {
   h = await startPopoverHarness(ROOT);
@@ -19,10 +25,7 @@ beforeAll(async () => {
 
 afterEach(async () => {
   h.sandbox.control.setFaults('api', null);
-  const errors = pages.flatMap((p) => p.pageErrors);
-  await Promise.all(pages.map((p) => p.close()));
-  pages = [];
-  expect(errors, 'uncaught errors in the page').toEqual([]);
+  await closePages(pages);
 });
 
 afterAll(async () => {

@@ -16,6 +16,7 @@ import { PROJECT_ACCOUNT } from '../../electron/core/credentials.js';
 import { uploadClientRecording } from '../../electron/core/sandbox/web-client.js';
 import { openSettingsStore } from '../../electron/core/settings.js';
 import {
+  closePages,
   type PageGlobals,
   openPopover,
   shoot,
@@ -41,7 +42,7 @@ const MIN = 60_000;
 const eventually = { timeout: 10_000, interval: 50 };
 
 let h: PopoverHarness;
-let pages: PopoverPage[] = [];
+const pages: PopoverPage[] = [];
 
 beforeAll(async () => {
   h = await startPopoverHarness(ROOT, { fixedHome: Boolean(process.env.TALLY_UPDATE_SCREENSHOTS) });
@@ -49,10 +50,7 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
-  const errors = pages.flatMap((p) => p.pageErrors);
-  await Promise.all(pages.map((p) => p.close()));
-  pages = [];
-  expect(errors, 'uncaught errors in the page').toEqual([]);
+  await closePages(pages);
 });
 
 afterAll(async () => {

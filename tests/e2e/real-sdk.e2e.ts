@@ -14,7 +14,9 @@
  *
  * Shown: both uploads land byte-identical in `tally listen`; with a small upload cap, the SDK tells the page
  * "uploaded" for the 413 (the documented flaw) while Tally reports each refusal with its channel and stream, in
- * NDJSON `rejected` and, in the app core, as a Refused entry in Recordings and a notification.
+ * NDJSON `rejected` and, in the app core, as the producer sees it: Refused rows in the popover's Recordings (the
+ * built renderer over the real UI server, in the same Chromium) and notifications through the tray app's
+ * NotificationService (only Electron's Notification is a fake).
  */
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
@@ -26,12 +28,15 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAppCore } from '../../electron/core/app/app-core.js';
-import type { AppCoreEvents } from '../../electron/core/app/types.js';
+import { startUiServer, type UiServer } from '../../electron/core/app/ui-server.js';
 import { MemorySecretStore } from '../../electron/core/credentials.js';
 import { openSettingsStore } from '../../electron/core/settings.js';
 import { ensureBuiltCli, ROOT } from '../support/built-cli.js';
 import { startListen, type ListenEvent, type ListenProcess } from '../support/listen-process.js';
+import { NotificationService } from '../../electron/main/notifications.js';
+import { fakeNotificationFactory } from '../fakes/electron.js';
 import { launchChromium } from './browser.js';
+import { ensureRendererBuilt, openPopover, type PopoverPage } from './support/popover-harness.js';
 
 const SDK_BUNDLE = join(ROOT, 'node_modules', '@remotemonster', 'sdk', 'remon.min.js');
 const SERVICE_ID = 'e2e-service';
@@ -228,8 +233,8 @@ describe('the real web SDK against tally listen', () => {
   });
 });
 
-describe('the real web SDK against the app core', () => {
-  it('shows a refused upload as Refused in Recordings, with channel and stream, and notifies', async () => {
+describe('the real web SDK against the app core, as the producer sees it', () => {
+  it('shows both refused uploads as Refused in the popover, with channel, stream and reason, and notifies', async () => {
     const home = join(dir, 'app');
     openSettingsStore(home).update({ receiverPort: 0, recordingsFolder: join(home, 'recordings'), firstRunDone: true });
     const core = await createAppCore({
@@ -241,33 +246,68 @@ describe('the real web SDK against the app core', () => {
       demoWebClient: false,
       pipelineOverrides: { uploads: { maxBytes: 100, allowedOrigins: () => [origin] } },
     });
-    const notes: AppCoreEvents['notify'][] = [];
-    core.on('notify', (n) => notes.push(n));
+    // The tray app's wiring (electron/main/index.ts): the real NotificationService following the settings, with
+    // only Electron's Notification faked, since the Electron runtime cannot run here.
+    const fakeNotifications = fakeNotificationFactory();
+    const notifications = new NotificationService({
+      createNotification: fakeNotifications.create,
+      isSupported: () => true,
+      reveal: () => {},
+      showPopover: () => {},
+    });
+    core.on('notify', (payload) => notifications.notify(payload));
+    core.on('settings:changed', (settings) => notifications.setSettings(settings.notifications));
+    // Registered after the service's listener: once both have arrived, the service has handled both.
+    const refusedNotes = new Promise<void>((resolve) => {
+      let count = 0;
+      core.on('notify', (n) => {
+        if (n.kind === 'refused' && ++count === 2) resolve();
+      });
+    });
+    let ui: UiServer | null = null;
+    let popover: PopoverPage | null = null;
     try {
+      notifications.setSettings((await core.handlers['settings:get']()).notifications);
       await core.start();
+      ui = await startUiServer({ core, staticDir: ensureRendererBuilt(ROOT), host: '127.0.0.1', port: 0 });
+      // Open before the uploads: the rows must arrive by the core's push, as in the tray app.
+      popover = await openPopover({ browser, url: ui.url }, { tab: 'recordings' });
+      const { page } = popover;
       const recordUrl = (await core.handlers['tunnel:status']()).uploadUrl;
-      const refusedBoth = new Promise<void>((resolve) =>
-        core.on('recordings:changed', async () => {
-          const list = await core.handlers['recordings:list']();
-          if (list.filter((r) => r.state === 'refused').length === 2) resolve();
-        }),
-      );
       await runSdk(String(recordUrl), 'app-show');
-      await refusedBoth;
-      const refused = (await core.handlers['recordings:list']()).filter((r) => r.state === 'refused');
-      expect(refused.map((r) => [r.channelId, r.track, r.source]).sort()).toEqual([
-        ['app-show', 'local', 'client'],
-        ['app-show', 'remote', 'client'],
+
+      const rows = page.getByRole('listitem').filter({ hasText: /^Web client · app-show · / });
+      const expectRefusedRows = async () => {
+        for (const [stream, track] of [
+          ['local', 'LL'],
+          ['remote', 'RR'],
+        ]) {
+          const row = rows.filter({ hasText: `${stream} stream` });
+          await row.getByText('Refused', { exact: true }).waitFor();
+          expect(await row.textContent()).toMatch(
+            new RegExp(
+              `Refused ${stream} stream · 413: .*100 bytes upload limit.* · e2e-service\\.app-show${track}\\.ogg`,
+            ),
+          );
+        }
+        expect(await rows.count()).toBe(2);
+      };
+      await expectRefusedRows();
+      await page.getByRole('radio', { name: /^Problems 2$/ }).check();
+      await expectRefusedRows();
+
+      await refusedNotes;
+      const shown = fakeNotifications.made.filter((n) => n.options.title === 'Client recording refused');
+      expect(shown.map((n) => n.shown)).toEqual([true, true]);
+      expect(shown.map((n) => String(n.options.body)).sort()).toEqual([
+        expect.stringMatching(/^app-show \(local stream\): .*upload limit/),
+        expect.stringMatching(/^app-show \(remote stream\): .*upload limit/),
       ]);
-      for (const r of refused) expect(r.error).toMatch(/^413: .*upload limit/);
-      expect(notes.filter((n) => n.kind === 'refused').map((n) => n.body)).toEqual(
-        expect.arrayContaining([
-          expect.stringMatching(/^app-show \(local stream\): .*upload limit/),
-          expect.stringMatching(/^app-show \(remote stream\): .*upload limit/),
-        ]),
-      );
       expect(core.traySnapshot().attention).not.toBeNull();
+      expect(popover.pageErrors).toEqual([]);
     } finally {
+      await popover?.close();
+      await ui?.close();
       await core.stop();
     }
   });

@@ -5,15 +5,25 @@
  * keychain (never in the page), tests the server, connects, and the Recordings tab shows a sandbox recording
  * shared with the studio. A second popover, on a core without any service credentials (so in demo mode as it
  * chooses), follows the studio: it leaves demo mode, turns automatic webhook registration off with a note, and
- * lists the recording the receiver announces as mirrored here.
+ * lists the recording the receiver announces as mirrored here. A third, on its first run and without service
+ * credentials, joins a studio from the guide: its own server, token tested, folder checked, then it waits, and
+ * the recording a receiver announces lands in the folder and in Recordings.
  */
 import { randomBytes } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startNatsServer, type NatsServer } from '../support/nats-server.js';
 import { announceRecording } from '../support/studio-announce.js';
-import { openPopover, startPopoverHarness, type PopoverHarness, type PopoverPage } from './support/popover-harness.js';
+import { openSettingsStore } from '../../electron/core/settings.js';
+import {
+  closePages,
+  horizontalOverflows,
+  openPopover,
+  startPopoverHarness,
+  type PopoverHarness,
+  type PopoverPage,
+} from './support/popover-harness.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const eventually = { timeout: 15_000, interval: 50 };
@@ -21,7 +31,7 @@ const TOKEN = `team-${randomBytes(12).toString('hex')}`;
 
 let h: PopoverHarness;
 let nats: NatsServer;
-let pages: PopoverPage[] = [];
+const pages: PopoverPage[] = [];
 
 beforeAll(async () => {
   nats = await startNatsServer({ args: ['--auth', TOKEN] });
@@ -29,10 +39,7 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
-  const errors = pages.flatMap((p) => p.pageErrors);
-  await Promise.all(pages.map((p) => p.close()));
-  pages = [];
-  expect(errors, 'uncaught errors in the page').toEqual([]);
+  await closePages(pages);
 });
 
 afterAll(async () => {
@@ -142,5 +149,78 @@ describe('a studio member without service credentials', () => {
     await expect
       .poll(() => rows.textContent({ timeout: 1000 }).catch(() => ''), eventually)
       .toMatch(/member-show\.mp4\s*On this computer/);
+  });
+});
+
+describe('a first run that joins a studio', () => {
+  // Its own core (no service credentials ever) and its own team server, so the stream holds nothing yet and
+  // the guide's "waiting" is seen before the first recording.
+  let f: PopoverHarness;
+  let team: NatsServer;
+  const token = `first-${randomBytes(12).toString('hex')}`;
+  beforeAll(async () => {
+    team = await startNatsServer({ args: ['--auth', token] });
+    f = await startPopoverHarness(ROOT, { chosenDemo: true });
+  });
+  afterAll(async () => {
+    await f?.close();
+    await team?.close();
+  });
+
+  it('asks only for the team token, tests it, checks the folder, waits and saves the announced recording', async () => {
+    expect((await f.core.handlers['credentials:status']()).source).toBe('sandbox');
+    await f.core.handlers['settings:update']({ firstRunDone: false });
+    const popover = await openPopover(f);
+    pages.push(popover);
+    const { page, received } = popover;
+    await page.getByRole('button', { name: 'I’m joining a studio' }).click();
+    await page.getByRole('heading', { name: 'Join your studio' }).waitFor();
+    expect(await page.getByLabel('Service ID').count()).toBe(0);
+
+    // A wrong token: the real server refuses it and the guide stays on this step with the reason.
+    await page.getByLabel('Team server', { exact: true }).fill(team.url);
+    await page.getByLabel('Password or token').fill('not-the-token');
+    await page.getByRole('button', { name: 'Test and continue' }).click();
+    await page.getByRole('alert').filter({ hasText: 'The team server refused the credentials' }).waitFor();
+    // The refused token is not kept in the keychain.
+    await expect.poll(async () => (await f.core.handlers['studio:get']()).credentials, eventually).toBeNull();
+    await page.getByLabel('Password or token').fill(token);
+    await page.getByRole('button', { name: 'Test and continue' }).click();
+    await page.getByRole('heading', { name: 'Where recordings are saved' }).waitFor();
+    expect((await f.core.handlers['studio:get']()).credentials).toMatchObject({ kind: 'token' });
+
+    const folder = join(f.home, 'studio-recordings');
+    await page.getByLabel('Folder path').fill(folder);
+    await page.getByRole('button', { name: 'Check and use this folder' }).click();
+    await page.getByRole('heading', { name: 'Waiting for the studio’s recordings' }).waitFor();
+    // Waiting means following: connected to the team server, out of demo mode, registering nothing.
+    await page.getByText(/a checked copy arrives in your folder\.$/).waitFor();
+    await page.getByText('Connected to the team server').waitFor();
+    expect(await f.core.handlers['app:info']()).toMatchObject({ demo: false });
+    expect(await horizontalOverflows(page)).toEqual([]);
+    await page.setViewportSize({ width: 300, height: 560 });
+    expect(await horizontalOverflows(page)).toEqual([]);
+
+    const source = join(f.home, 'team-source.bin');
+    const bytes = Buffer.alloc(70_000, 9);
+    await writeFile(source, bytes);
+    await announceRecording(team.url, source, 'first-show', token);
+    await page.getByRole('heading', { name: 'A studio recording is here' }).waitFor();
+    await page.getByText('first-show.mp4 is in your recordings folder.').waitFor();
+    expect((await readFile(join(folder, 'first-show.mp4'))).equals(bytes)).toBe(true);
+
+    await page.getByRole('button', { name: 'Open Tally' }).click();
+    await page.getByRole('tab', { name: 'Recordings' }).click();
+    const rows = page.getByRole('region', { name: 'Studio recordings' });
+    await expect
+      .poll(() => rows.textContent({ timeout: 1000 }).catch(() => ''), eventually)
+      .toMatch(/first-show\.mp4\s*On this computer/);
+    expect(openSettingsStore(f.home).get()).toMatchObject({
+      firstRunDone: true,
+      recordingsFolder: folder,
+      studio: { mode: 'follow', url: team.url },
+    });
+    expect(received.filter((frame) => frame.includes(token))).toEqual([]);
+    expect(await page.content()).not.toContain(token);
   });
 });

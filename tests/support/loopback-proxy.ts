@@ -4,7 +4,7 @@
  * known yet: a receiver started on port 0 can be given this proxy's URL as its public URL before it has a port.
  */
 import { once } from 'node:events';
-import { createServer, request } from 'node:http';
+import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface LoopbackProxy {
@@ -12,8 +12,16 @@ export interface LoopbackProxy {
   close(): Promise<void>;
 }
 
-export async function startLoopbackProxy(target: () => number | null | Promise<number | null>): Promise<LoopbackProxy> {
+/**
+ * `intercept` answers a request itself instead of forwarding it when it returns true (a tunnel's own warning
+ * page, say).
+ */
+export async function startLoopbackProxy(
+  target: () => number | null | Promise<number | null>,
+  intercept: (req: IncomingMessage, res: ServerResponse) => boolean = () => false,
+): Promise<LoopbackProxy> {
   const server = createServer((req, res) => {
+    if (intercept(req, res)) return;
     void (async () => {
       const port = await target();
       if (port === null) {

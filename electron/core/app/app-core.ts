@@ -40,6 +40,7 @@ import {
   LiveState,
   SerialQueue,
   checkFolderChange,
+  requirePipeline,
   traySnapshotOf,
   describe,
   errorView,
@@ -143,6 +144,7 @@ class Core implements TallyAppCore {
     });
     this.#studio = new StudioHost(opts, this.#env, this.#settings, {
       emit: (view) => this.#emit('studio:changed', view),
+      error: (view) => this.#emit('app:error', view),
       // Following a studio or not may leave or enter demo mode (effectiveDemoMode): the views must say so.
       save: (studio) =>
         this.#queue.run(async () => {
@@ -185,6 +187,7 @@ class Core implements TallyAppCore {
       this.#phase = 'stopping';
       this.#poller.stop();
       await this.#queue.idle();
+      this.#host.clearError();
       this.#api = null;
       await this.#studio.stop();
       await this.#host.stop();
@@ -228,7 +231,7 @@ class Core implements TallyAppCore {
       ...channelAndRecordingHandlers({
         api: () => this.#requireApi(),
         track: (promise) => this.#creds.track(promise),
-        pipeline: () => this.#requirePipeline(),
+        pipeline: () => requirePipeline(this.#host, this.#phase),
         host: this.#host,
         hooks: this.#hooks,
         log: this.#log,
@@ -378,12 +381,6 @@ class Core implements TallyAppCore {
     throw new ConfigError(this.#phase === 'new' ? NOT_STARTED : this.#phase === 'running' ? NO_CREDENTIALS : STOPPED);
   }
 
-  #requirePipeline(): RecordingPipeline {
-    if (this.#host.pipeline) return this.#host.pipeline;
-    if (this.#phase !== 'running') throw new ConfigError(this.#phase === 'new' ? NOT_STARTED : STOPPED);
-    throw new ConfigError(this.#host.error ?? 'The webhook receiver is not running.');
-  }
-
   #onLive(channels: Channel[]): void {
     this.#creds.setBad(false, false);
     this.#emit('channels:live', this.#live.succeeded(channels).map(channelToJson));
@@ -411,7 +408,9 @@ class Core implements TallyAppCore {
   #registerWebhook(): Promise<TunnelStatus> {
     this.#studio.assertMayRegister();
     const api = (url: string) => this.#requireApi().setRecordHook(url);
-    return this.#host.register(this.#requirePipeline(), this.#demoTarget(), api, (p) => this.#creds.track(p));
+    return this.#host.register(requirePipeline(this.#host, this.#phase), this.#demoTarget(), api, (p) =>
+      this.#creds.track(p),
+    );
   }
 
   // ---- Reconcile: mode, client and pipeline from settings + credentials ------------------------
@@ -426,8 +425,8 @@ class Core implements TallyAppCore {
     this.#demo = demo;
 
     if (modeChanged) {
-      // The old pipeline downloads from the old backend: it goes first.
-      await this.#host.stop();
+      // The old pipeline downloads from the old backend: it goes first, and is not to be reopened.
+      await this.#host.stop(true);
       await this.#demoRun.close();
       this.#live.channels = [];
       this.#emit('channels:live', []);
@@ -447,17 +446,18 @@ class Core implements TallyAppCore {
     this.#apiKey = apiKey;
     this.#poller.setIntervalMs(this.#pollIntervalMs(settings));
 
+    let built: ReturnType<typeof appPipelineSpec> | null = null;
     try {
-      const { spec, key, studio } = await this.#pipelineSpec(settings);
-      await this.#host.reconcile(spec, key, settings, this.#receivingPaused, this.#demoTarget());
-      await this.#studio.reconcile(studio, this.#host.pipeline, spec.folder);
+      built = await this.#pipelineSpec(settings);
+      await this.#host.reconcile(built.spec, built.key, settings, this.#receivingPaused, this.#demoTarget());
       this.#host.clearError();
     } catch (error) {
-      const message = this.#host.setError(error);
-      this.#log(message);
-      this.#emit('app:error', { code: errorView(error).code, message });
+      // When nothing receives, not even the previous setup, the whole reconcile is tried again.
+      this.#host.failed(error, () => void this.#queue.run(() => this.#reconcile()).catch(() => undefined));
       throw error;
     } finally {
+      // The studio follows the pipeline that receives now (the new one, or the previous setup reopened).
+      if (built) await this.#studio.reconcile(built.studio, this.#host.pipeline, built.spec.folder);
       this.#emit('tunnel:status', this.#tunnelView());
       this.#poller.reschedule();
       if (apiChanged) {

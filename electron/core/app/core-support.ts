@@ -120,6 +120,8 @@ export function gapView(report: GapReportResult | null): GapReport {
 export function attentionText(state: {
   credentialsRefused: boolean;
   pipelineError: string | null;
+  /** A change that could not be applied while the previous setup still receives. */
+  changeError?: string | null;
   /** Why new webhooks are being refused (503), if they are. */
   refusing?: string | null;
   tunnelState: string | undefined;
@@ -127,6 +129,7 @@ export function attentionText(state: {
 }): string | null {
   if (state.credentialsRefused) return 'The service refused the credentials';
   if (state.pipelineError) return 'Recordings are not being received';
+  if (state.changeError) return 'A change could not be applied';
   if (state.refusing) return 'New recordings are being refused';
   if (state.tunnelState === 'unreachable') return 'The webhook URL is unreachable';
   if (state.tunnelState === 'error') return 'The tunnel could not start';
@@ -186,6 +189,16 @@ export class LiveState {
   }
 }
 
+/** The running pipeline, or the error that says why there is none (still starting, stopping, or failed). */
+export function requirePipeline(
+  host: { readonly pipeline: RecordingPipeline | null; readonly error: string | null },
+  phase: Phase,
+): RecordingPipeline {
+  if (host.pipeline) return host.pipeline;
+  if (phase !== 'running') throw new ConfigError(phase === 'new' ? NOT_STARTED : STOPPED);
+  throw new ConfigError(host.error ?? 'The webhook receiver is not running.');
+}
+
 /** The tray's view: the live count from the last poll, the pipeline's progress, and one reason to look. */
 export function traySnapshotOf(
   live: readonly Channel[],
@@ -205,7 +218,8 @@ export function traySnapshotOf(
     progress,
     attention: attentionText({
       credentialsRefused: state.credentialsRefused,
-      pipelineError: host.error,
+      pipelineError: host.pipeline ? null : host.error,
+      changeError: host.pipeline ? host.error : null,
       refusing: host.refusing,
       tunnelState: host.pipeline?.supervisor.status.state,
       failedRecordings: failed,

@@ -4,19 +4,10 @@
  * answers what the views ask about recordings, the tunnel and the tray's progress.
  */
 import { basename } from 'node:path';
-import {
-  errorNote,
-  note,
-  notesText,
-  noteText,
-  said,
-  type Note,
-  type RecordingView,
-  type TunnelStatus,
-} from '../../contract.js';
+import { errorNote, note, notesText, type Note, type RecordingView, type TunnelStatus } from '../../contract.js';
 import { ConfigError, TallyError } from '../errors.js';
 import { ensureWritableFolder } from '../folder-check.js';
-import { RecordingPipeline, type PipelineEvents, type PipelineOptions } from '../pipeline/pipeline.js';
+import type { RecordingPipeline, PipelineEvents, PipelineOptions } from '../pipeline/pipeline.js';
 import type { RecordingJob } from '../recordings/types.js';
 import type { ChannelHookCall } from '../webhook/channel-hook.js';
 import type { MissingRecording } from '../pipeline/expected-recordings.js';
@@ -28,10 +19,18 @@ import {
   PROGRESS_INTERVAL_MS,
   clean,
   describe,
+  errorView,
   gapView,
-  isAddressInUse,
   type Phase,
 } from './core-support.js';
+import {
+  ReopenBackoff,
+  openPipeline,
+  withSettingsField,
+  type DemoWebhookTarget,
+  type TrayCounts,
+} from './pipeline-open.js';
+import { tunnelView } from './tunnel-view.js';
 import {
   ProgressThrottle,
   UPLOAD_KEY_PREFIX,
@@ -43,6 +42,8 @@ import {
 } from './recording-views.js';
 import { HiddenRecordings } from './hidden-recordings.js';
 import type { AppCoreEvents } from './types.js';
+
+const RECORDINGS_FOLDER = 'the recordings folder (Settings → Where recordings are saved)';
 
 /** What the host needs from the core around it. */
 export interface PipelineHostDeps {
@@ -57,29 +58,15 @@ export interface PipelineHostDeps {
   onChannel?(call: ChannelHookCall): void;
 }
 
-/** The embedded demo sandbox, when the pipeline receives from it instead of the service. */
-export interface DemoWebhookTarget {
-  control: {
-    readonly webhookUrl: string | null;
-    setWebhookUrl(url: string | null): void;
-    setChannelWebhookUrl(url: string | null): void;
-  };
-}
-
-/** How the tray counts what the pipeline is doing. */
-export interface TrayCounts {
-  downloading: number;
-  progress: number | null;
-  /** Failed or expired within the last day. */
-  failed: number;
-}
-
 export class PipelineHost {
   readonly #deps: PipelineHostDeps;
   readonly progress: ProgressThrottle;
   readonly #signatures = new Map<string, string>();
   #pipeline: RecordingPipeline | null = null;
   #key: string | null = null;
+  readonly #reopen = new ReopenBackoff();
+  /** The options and key of the last pipeline that started: reopened when a change cannot start. */
+  #working: { spec: PipelineOptions; key: string } | null = null;
   #detach: (() => void) | null = null;
   #portNote: Note | null = null;
   #unreachableNotified = false;
@@ -90,21 +77,29 @@ export class PipelineHost {
   #hidden: { dir: string; keys: HiddenRecordings } | null = null;
   /** Closed channels whose recording webhook never came (newest first), the live twin of the gap report. */
   #liveMissing: GapView[] = [];
-  /** Why recordings are not being received, shown until the next successful reconcile. */
+  /** Why the last reconcile failed (nothing receives, or a change was not applied), until the next one succeeds. */
   error: string | null = null;
   /** `error` as notes for the popover (see contract-notes.ts); set with it. */
   errorNotes: Note[] | null = null;
 
-  /** Records why recordings are not being received; returns the line for the log. */
-  setError(error: unknown): string {
-    const cause = error instanceof TallyError ? error : { message: describe(error) };
-    this.errorNotes = [note('notReceiving'), errorNote(cause)];
+  /**
+   * Reports a failed reconcile: a change that was not applied while a pipeline (the previous setup) still
+   * receives, else why nothing does; then `retry` runs again later and later (bounded: see ReopenBackoff).
+   */
+  failed(error: unknown, retry: () => void): void {
+    const cause = errorNote(error instanceof TallyError ? error : { message: describe(error) });
+    const waitMs = this.#pipeline ? null : this.#reopen.schedule(retry);
+    const again = waitMs === null ? [] : [note('retryingSeconds', { seconds: Math.ceil(waitMs / 1000) })];
+    this.errorNotes = this.#pipeline ? [note('changeNotApplied'), cause] : [note('notReceiving'), cause, ...again];
     this.error = notesText(this.errorNotes);
-    return this.error;
+    this.#deps.log(this.error);
+    this.#deps.emit('app:error', { code: errorView(error).code, message: this.error });
   }
 
+  /** The reconcile succeeded (or the app stops): no error, and no retry pending. */
   clearError(): void {
     this.error = this.errorNotes = null;
+    this.#reopen.reset();
   }
 
   constructor(deps: PipelineHostDeps) {
@@ -139,20 +134,23 @@ export class PipelineHost {
   ): Promise<void> {
     this.#stateDir = spec.stateDir;
     if (key !== this.#key || !this.#pipeline) {
+      const previous = this.#working;
       await this.stop();
-      // Not a recursive mkdir: where a file system refuses folders it would spin (see folder-check.ts).
-      await ensureWritableFolder(spec.folder, {
-        source: 'the recordings folder (Settings → Where recordings are saved)',
-      });
-      await this.#open(spec, paused);
+      try {
+        await this.#open(spec, paused);
+      } catch (error) {
+        // Nothing receives now: the last configuration that worked is reopened so webhooks keep arriving,
+        // and the change is still reported as failed.
+        if (previous && previous.key !== key) await this.#reopenPrevious(previous, paused, demo);
+        throw withSettingsField(error);
+      }
       this.#key = key;
+      this.#working = { spec, key };
     }
     const pipeline = this.#pipeline as RecordingPipeline | null;
     if (!pipeline) return;
     if (pipeline.downloads.folder !== spec.folder) {
-      await ensureWritableFolder(spec.folder, {
-        source: 'the recordings folder (Settings → Where recordings are saved)',
-      });
+      await ensureWritableFolder(spec.folder, { source: RECORDINGS_FOLDER });
       pipeline.downloads.setFolder(spec.folder);
     }
     pipeline.downloads.setConcurrency(settings.concurrency);
@@ -161,6 +159,27 @@ export class PipelineHost {
       pipeline.registrar.setEnabled(spec.register);
     }
     await pipeline.setDownloadsPaused(paused);
+    this.#pointDemo(pipeline, demo);
+  }
+
+  /** The last configuration that opened, reopened after a change failed; a failure here only gets a line. */
+  async #reopenPrevious(
+    previous: { spec: PipelineOptions; key: string },
+    paused: boolean,
+    demo: DemoWebhookTarget | null,
+  ) {
+    try {
+      this.#stateDir = previous.spec.stateDir;
+      await this.#open(previous.spec, paused);
+      this.#key = previous.key;
+      this.#pointDemo(this.#pipeline as RecordingPipeline, demo);
+      this.#deps.log('the previous receiver setup was reopened and is receiving recordings');
+    } catch (error) {
+      this.#deps.log(`the previous receiver setup could not be reopened either: ${describe(error)}`);
+    }
+  }
+
+  #pointDemo(pipeline: RecordingPipeline, demo: DemoWebhookTarget | null): void {
     if (demo && demo.control.webhookUrl !== pipeline.receiver.localUrl) {
       demo.control.setWebhookUrl(pipeline.receiver.localUrl);
       // The demo sandbox gets the lifecycle hook too, so its live list updates at once.
@@ -168,7 +187,9 @@ export class PipelineHost {
     }
   }
 
-  async stop(): Promise<void> {
+  /** Stops the pipeline; `forget` when its backend goes too, so its setup is never reopened. */
+  async stop(forget = false): Promise<void> {
+    if (forget) this.#working = null;
     const pipeline = this.#pipeline;
     if (!pipeline) return;
     this.#pipeline = null;
@@ -183,42 +204,10 @@ export class PipelineHost {
     this.progress.clearAll();
   }
 
-  /** The tunnel status with the receiver's URLs, the port note and the demo's registration. */
+  /** The tunnel status with the receiver's URLs, the port note, the demo's registration and any restart problem. */
   view(settings: Settings, phase: Phase, demo: DemoWebhookTarget | null): TunnelStatus {
-    const pipeline = this.#pipeline;
-    if (!pipeline) {
-      const why = said(...(this.errorNotes ?? [note(phase === 'new' ? 'receiverStarting' : 'receiverNotRunning')]));
-      return {
-        provider: settings.tunnel.provider,
-        state: 'off',
-        publicUrl: null,
-        localUrl: null,
-        uploadUrl: null,
-        lastCheckedAt: null,
-        message: why.text,
-        messageNotes: why.notes,
-        registered: false,
-        uploads: 'off',
-        uploadsMessage: null,
-      };
-    }
-    const status = pipeline.supervisor.status;
-    let localUrl: string | null;
-    try {
-      localUrl = pipeline.receiver.localUrl;
-    } catch {
-      // Not listening (yet or any more): the view shows no local URL rather than failing.
-      localUrl = null;
-    }
-    const notes = [
-      ...(this.#portNote ? [this.#portNote] : []),
-      ...(demo ? [note('demoDirect')] : []),
-      ...(status.messageNotes ?? []),
-    ];
-    const registered = demo ? localUrl !== null && demo.control.webhookUrl === localUrl : status.registered;
-    const uploadUrl = status.uploadUrl ?? pipeline.ready().localUploadUrl;
-    const message = notes.length > 0 ? said(...notes) : { text: null, notes: null };
-    return { ...status, localUrl, uploadUrl, registered, message: message.text, messageNotes: message.notes };
+    const { error, errorNotes } = this;
+    return tunnelView({ pipeline: this.#pipeline, settings, phase, demo, portNote: this.#portNote, error, errorNotes });
   }
 
   /**
@@ -325,36 +314,13 @@ export class PipelineHost {
 
   async #open(spec: PipelineOptions, paused: boolean): Promise<void> {
     this.#portNote = null;
-    const log = this.#deps.log;
-    // The start error is what the producer sees; a failed clean-up after it still gets a line.
-    const discard = (pipeline: RecordingPipeline) =>
-      pipeline.stop().catch((e: unknown) => log(`the pipeline did not stop cleanly: ${describe(e)}`));
-    let pipeline = await RecordingPipeline.open(spec);
-    let detach = this.#attach(pipeline);
-    await pipeline.setDownloadsPaused(paused);
-    try {
-      await pipeline.start();
-    } catch (error) {
-      detach();
-      await discard(pipeline);
-      if (!isAddressInUse(error) || !spec.port) throw error;
-      // Another program (or another Tally) holds the port: receive on any free port rather than not at all.
-      this.#portNote = note('portInUse', { port: spec.port });
-      log(noteText(this.#portNote));
-      pipeline = await RecordingPipeline.open({ ...spec, port: 0 });
-      detach = this.#attach(pipeline);
-      await pipeline.setDownloadsPaused(paused);
-      try {
-        await pipeline.start();
-      } catch (second) {
-        detach();
-        await discard(pipeline);
-        throw second;
-      }
-    }
-    this.#pipeline = pipeline;
-    this.#detach = detach;
-    log(`receiving recordings on port ${pipeline.receiver.port}`);
+    // Not a recursive mkdir: where a file system refuses folders it would spin (see folder-check.ts).
+    await ensureWritableFolder(spec.folder, { source: RECORDINGS_FOLDER });
+    const opened = await openPipeline(spec, paused, (p) => this.#attach(p), this.#deps.log);
+    this.#pipeline = opened.pipeline;
+    this.#detach = opened.detach;
+    this.#portNote = opened.portNote;
+    this.#deps.log(`receiving recordings on port ${opened.pipeline.receiver.port}`);
   }
 
   #attach(pipeline: RecordingPipeline): () => void {

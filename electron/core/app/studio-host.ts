@@ -5,7 +5,7 @@
  * The team credentials go to the keychain (bound to their server) and never reach the renderer.
  */
 import { hostname } from 'node:os';
-import { errorNote, note, said, type Note } from '../../contract.js';
+import { errorNote, note, said, type ErrorView, type Note } from '../../contract.js';
 import type {
   RequestHandlers,
   StudioInput,
@@ -29,6 +29,7 @@ import { StudioPublisher } from '../studio/publisher.js';
 import { parseS3Url, s3FromEnv } from '../studio/store.js';
 import { TeamAuthError, TeamTlsError, TeamUnreachableError, connectTeam, parseTeamUrl } from '../studio/team.js';
 import { followsStudio, type Settings, type SettingsStore } from '../settings.js';
+import { errorView } from './core-support.js';
 
 /** The app's name for the studio URL field in messages (the CLI says `--team`). */
 const STUDIO_URL = note('studioUrlField');
@@ -42,12 +43,15 @@ interface StudioHostOptions {
   settings: () => Settings;
   /** Writes the studio setting and reconciles (serialised by the app core). */
   save: (studio: Settings['studio']) => Promise<void>;
+  error: (error: ErrorView) => void;
 }
 
-/** What the app core hands over: its options, environment and settings, and two callbacks. */
+/** What the app core hands over: its options, environment and settings, and its callbacks. */
 export interface StudioCoreLinks {
   emit: (view: StudioView) => void;
   save: (studio: Settings['studio']) => Promise<void>;
+  /** A studio failure the popover's status area shows (the receiver is not concerned). */
+  error: (error: ErrorView) => void;
 }
 
 type Status = StudioView['status'];
@@ -62,6 +66,8 @@ export class StudioHost {
   #key: string | null = null;
   #publisher: StudioPublisher | null = null;
   #follower: StudioFollower | null = null;
+  /** The pipeline the publisher listens to. */
+  #publishedFrom: RecordingPipeline | null = null;
   #status: Status = { state: 'off', message: null, notes: null };
   readonly #progress = new Map<string, number>();
 
@@ -107,9 +113,16 @@ export class StudioHost {
   /** Starts, restarts or stops the publisher or follower to match `spec` (and the pipeline it publishes from). */
   async reconcile(spec: PipelineStudio | null, pipeline: RecordingPipeline | null, folder: string): Promise<void> {
     const key = spec ? JSON.stringify([spec, spec.mode === 'follow' ? folder : null]) : null;
-    const publisherStale = spec?.mode === 'receiver' && this.#publisher === null && pipeline !== null;
+    // A publisher shares what its pipeline saves: a rebuilt (or reopened) pipeline needs a new one.
+    const publisherStale = spec?.mode === 'receiver' && pipeline !== null && this.#publishedFrom !== pipeline;
     if (key === this.#key && !publisherStale) return;
-    await this.stop();
+    // Stopping fails when the old publisher's or follower's state folder went bad (its lock or ledger cannot be
+    // released): that is the studio's error, not the receiver's, and the next reconcile starts afresh.
+    try {
+      await this.stop();
+    } catch (error) {
+      return this.#failed(error);
+    }
     this.#key = key;
     if (!spec) return this.#setStatus('off');
     try {
@@ -140,6 +153,7 @@ export class StudioHost {
           publisher.on(event, () => this.#changed());
         }
         this.#publisher = publisher;
+        this.#publishedFrom = pipeline;
         await publisher.start();
         return;
       }
@@ -182,9 +196,18 @@ export class StudioHost {
     }
   }
 
+  #failed(error: unknown): void {
+    const why = said(note('studioFailed'), teamNote(error));
+    this.#status = { state: 'error', message: why.text, notes: why.notes };
+    this.#changed();
+    this.#opts.log(why.text);
+    this.#opts.error({ code: errorView(error).code, message: why.text });
+  }
+
   async stop(): Promise<void> {
     const [publisher, follower] = [this.#publisher, this.#follower];
     this.#publisher = null;
+    this.#publishedFrom = null;
     this.#follower = null;
     this.#key = null;
     await publisher?.stop();

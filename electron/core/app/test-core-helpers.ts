@@ -2,9 +2,11 @@
  * TEST HELPER (not used by the app): what the app core specs share. A temp state folder and demo cores that
  * are given back after each test (call `runCleanups` in `afterEach`), and waiting on the core's events.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { expect } from 'vitest';
 import type { Sandbox } from '../sandbox/index.js';
 import { openSettingsStore, type SettingsPatch } from '../settings.js';
 import type { AppCoreOptions, TallyAppCore } from './app-core.js';
@@ -59,4 +61,16 @@ export function sandboxOf(core: TallyAppCore): Sandbox {
   const sandbox = core.testOnly.sandbox();
   if (!sandbox) throw new Error('no demo sandbox');
   return sandbox;
+}
+
+/** A broadcast recorded and ended in the demo sandbox, received through the webhook and saved byte for byte. */
+export async function receivesAndSaves(core: TallyAppCore, home: string, channelId: string): Promise<void> {
+  const sandbox = sandboxOf(core);
+  const saved = next(core, 'recordings:changed', (v) => v.channelId === channelId && v.state === 'saved');
+  sandbox.control.startBroadcast({ id: channelId, record: true, recordingBytes: 50_000 });
+  const recording = await sandbox.control.endBroadcast(channelId);
+  expect(sandbox.control.webhookDeliveries().at(-1)).toMatchObject({ channelId, status: 200 });
+  const view = await saved;
+  const bytes = await readFile(join(home, 'recordings', view.fileName as string));
+  expect(createHash('sha256').update(bytes).digest('hex')).toBe(await recording?.sha256());
 }

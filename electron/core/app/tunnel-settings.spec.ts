@@ -4,30 +4,16 @@
  * page at once, the tunnel status names the field to fix, and the receiver keeps receiving and downloading
  * meanwhile. The ngrok cloud cannot be reached here, so its SDK is the loopback fake (fakeNgrokSdk).
  */
-import { createHash } from 'node:crypto';
-import { readFile, writeFile, rm } from 'node:fs/promises';
+import { writeFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SettingsPatch } from '../../contract.js';
 import { fakeNgrokSdk } from '../tunnels/test-fake-ngrok-sdk.js';
-import type { TallyAppCore } from './app-core.js';
-import { cleanups, collect, makeCore, next, runCleanups, sandboxOf, tempHome } from './test-core-helpers.js';
+import { cleanups, collect, makeCore, next, receivesAndSaves, runCleanups, tempHome } from './test-core-helpers.js';
 
 afterEach(runCleanups);
 
 const AUTHTOKEN = '2fake-ngrok-authtoken';
-
-/** A broadcast recorded and ended in the demo sandbox, received through the webhook and saved byte for byte. */
-async function receivesAndSaves(core: TallyAppCore, home: string, channelId: string): Promise<void> {
-  const sandbox = sandboxOf(core);
-  const saved = next(core, 'recordings:changed', (v) => v.channelId === channelId && v.state === 'saved');
-  sandbox.control.startBroadcast({ id: channelId, record: true, recordingBytes: 50_000 });
-  const recording = await sandbox.control.endBroadcast(channelId);
-  expect(sandbox.control.webhookDeliveries().at(-1)).toMatchObject({ channelId, status: 200 });
-  const view = await saved;
-  const bytes = await readFile(join(home, 'recordings', view.fileName as string));
-  expect(createHash('sha256').update(bytes).digest('hex')).toBe(await recording?.sha256());
-}
 
 describe('AppCore with a tunnel setting that cannot work', () => {
   it('saves ngrok without an authtoken, keeps receiving, names the field, and opens once the authtoken is stored', async () => {

@@ -5,15 +5,13 @@
  * browsers unless they send the bypass header, which the SDK's XHR cannot), the webhook self-check still passes
  * (it sends the bypass header, like a server) while the status says `uploads: "blocked"` and why.
  */
-import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TunnelStatus } from '../../contract.js';
 import { DownloadOriginPolicy } from '../net/url-policy.js';
+import { startLoopbackProxy } from '../../../tests/support/loopback-proxy.js';
 import { RecordingPipeline } from './pipeline.js';
 
 const APP = 'https://app.example';
@@ -24,32 +22,17 @@ afterEach(async () => {
 
 /** A reverse proxy to `target()`; with `interstitial`, browsers without the bypass header get a page instead. */
 async function startProxy(target: () => number, interstitial: boolean): Promise<string> {
-  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  const proxy = await startLoopbackProxy(target, (req, res) => {
     const browser = /Mozilla\//.test(req.headers['user-agent'] ?? '');
-    if (interstitial && browser && req.headers['bypass-tunnel-reminder'] === undefined) {
-      req.resume();
-      const page = '<!DOCTYPE html><html><body><h1>Friendly Reminder</h1><p>Click to continue</p></body></html>';
-      res.writeHead(511, { 'Content-Type': 'text/html', 'Content-Length': String(page.length) });
-      res.end(page);
-      return;
-    }
-    const upstream = request(
-      { host: '127.0.0.1', port: target(), method: req.method, path: req.url, headers: req.headers },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    upstream.on('error', () => res.destroy());
-    req.pipe(upstream);
+    if (!interstitial || !browser || req.headers['bypass-tunnel-reminder'] !== undefined) return false;
+    req.resume();
+    const page = '<!DOCTYPE html><html><body><h1>Friendly Reminder</h1><p>Click to continue</p></body></html>';
+    res.writeHead(511, { 'Content-Type': 'text/html', 'Content-Length': String(page.length) });
+    res.end(page);
+    return true;
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  cleanups.push(async () => {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  });
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  cleanups.push(proxy.close);
+  return proxy.url;
 }
 
 async function statusThrough(interstitial: boolean, origins: string[] = [APP]): Promise<TunnelStatus> {

@@ -63,12 +63,21 @@ export const en = {
       title: 'Welcome to Tally',
       body: 'Tally watches your live channels and saves every broadcast’s recording before the service deletes it. Setting it up takes three short steps.',
       setUp: 'Set up with my service',
+      joinStudio: 'I’m joining a studio',
+      studioHint:
+        'Joining a studio? The studio’s own computer receives the recordings and shares them: you need only the team server’s address and its password or token, not the service’s ID and secret.',
       demo: 'Try the demo first',
       demoHint: 'The demo runs a built-in stand-in for the service, with channels going live and recordings arriving.',
     },
     account: {
       title: 'Your service account',
       save: 'Test and save',
+    },
+    team: {
+      title: 'Join your studio',
+      body: 'Ask whoever runs the studio’s receiver for the team server’s address and its password or token. Tally connects to it once to check them.',
+      secretHint: 'Got a token? Leave the user empty. It is kept in the keychain and never shown again.',
+      save: 'Test and continue',
     },
     folder: {
       title: 'Where recordings are saved',
@@ -88,6 +97,11 @@ export const en = {
       savedTitle: 'Your first recording is saved',
       saved: '{name} is in your recordings folder.',
       open: 'Open Tally',
+    },
+    following: {
+      title: 'Waiting for the studio’s recordings',
+      body: 'When the studio’s receiver saves a recording, a checked copy arrives in your folder.',
+      savedTitle: 'A studio recording is here',
     },
   },
   tabs: {

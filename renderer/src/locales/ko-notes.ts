@@ -35,6 +35,8 @@ export const koNotes: Messages['notes'] = {
   receiverStarting: 'Tally를 시작하는 중입니다. 잠시 후 다시 시도하세요.',
   receiverNotRunning: '웹훅 수신기가 실행되고 있지 않습니다.',
   notReceiving: '녹화를 받지 못하고 있습니다:',
+  changeNotApplied: '변경 사항을 적용하지 못해 이전 설정으로 계속 녹화를 받고 있습니다:',
+  studioFailed: '스튜디오 공유를 시작하지 못했습니다(녹화는 계속 받고 있습니다):',
   uploadsOff: '웹 클라이언트 업로드가 꺼져 있습니다.',
   uploadsLocalOnly: '터널이 없습니다. 이 컴퓨터에 연결할 수 있는 페이지만 로컬 recordUrl로 업로드할 수 있습니다.',
   uploadsNoOrigin:

@@ -18,6 +18,7 @@ import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { expect } from 'vitest';
 import { desktopFileHooks } from '../../../electron/cli/desktop-open.js';
 import { uiDir } from '../../../electron/cli/serve.js';
 import { createAppCore, type TallyAppCore } from '../../../electron/core/app/app-core.js';
@@ -231,8 +232,21 @@ export interface OpenOptions {
   height?: number;
 }
 
+/** What openPopover needs: a Chromium and a UI server's link (any core behind startUiServer, not only the harness's). */
+export type PopoverHost = Pick<PopoverHarness, 'browser' | 'url'>;
+
+/** Closes the pages a test opened (emptying the list), then fails the test if any of them threw. */
+export async function closePages(pages: PopoverPage[]): Promise<void> {
+  const open = pages.splice(0);
+  await Promise.all(open.map((p) => p.close()));
+  expect(
+    open.flatMap((p) => p.pageErrors),
+    'uncaught errors in the page',
+  ).toEqual([]);
+}
+
 /** Opens the popover in its own browser context and waits until it is connected. */
-export async function openPopover(h: PopoverHarness, opts: OpenOptions = {}): Promise<PopoverPage> {
+export async function openPopover(h: PopoverHost, opts: OpenOptions = {}): Promise<PopoverPage> {
   const context = await h.browser.newContext({
     viewport: { width: opts.width ?? POPOVER.width, height: opts.height ?? POPOVER.height },
     deviceScaleFactor: 2,

@@ -1,0 +1,115 @@
+/**
+ * Opening the app's recording pipeline (on another port when the configured one is taken), and the bounded
+ * backoff that reopens it when a restart left nothing receiving. Split from pipeline-host.ts.
+ */
+import { note, noteText, type Note } from '../../contract.js';
+import { ConfigError } from '../errors.js';
+import { RecordingPipeline, type PipelineOptions } from '../pipeline/pipeline.js';
+import { describe, isAddressInUse } from './core-support.js';
+
+/** The embedded demo sandbox, when the pipeline receives from it instead of the service. */
+export interface DemoWebhookTarget {
+  control: {
+    readonly webhookUrl: string | null;
+    setWebhookUrl(url: string | null): void;
+    setChannelWebhookUrl(url: string | null): void;
+  };
+}
+
+/** How the tray counts what the pipeline is doing. */
+export interface TrayCounts {
+  downloading: number;
+  progress: number | null;
+  /** Failed or expired within the last day. */
+  failed: number;
+}
+
+/** A started pipeline, the function that detaches the host's listeners from it, and why it is on another port. */
+export interface OpenedPipeline {
+  pipeline: RecordingPipeline;
+  detach: () => void;
+  portNote: Note | null;
+}
+
+/**
+ * Opens and starts a pipeline from `spec`, with the host's listeners attached (so what start does reaches the
+ * views). A pipeline that fails to start is stopped again before the error is thrown.
+ */
+export async function openPipeline(
+  spec: PipelineOptions,
+  paused: boolean,
+  attach: (pipeline: RecordingPipeline) => () => void,
+  log: (line: string) => void,
+): Promise<OpenedPipeline> {
+  const tryOpen = async (options: PipelineOptions): Promise<{ pipeline: RecordingPipeline; detach: () => void }> => {
+    const pipeline = await RecordingPipeline.open(options);
+    const detach = attach(pipeline);
+    try {
+      await pipeline.setDownloadsPaused(paused);
+      await pipeline.start();
+      return { pipeline, detach };
+    } catch (error) {
+      detach();
+      // The start error is what the producer sees; a failed clean-up after it still gets a line.
+      await pipeline.stop().catch((e: unknown) => log(`the pipeline did not stop cleanly: ${describe(e)}`));
+      throw error;
+    }
+  };
+  try {
+    return { ...(await tryOpen(spec)), portNote: null };
+  } catch (error) {
+    if (!isAddressInUse(error) || !spec.port) throw error;
+    // Another program (or another Tally) holds the port: receive on any free port rather than not at all.
+    const portNote = note('portInUse', { port: spec.port });
+    log(noteText(portNote));
+    return { ...(await tryOpen({ ...spec, port: 0 })), portNote };
+  }
+}
+
+/**
+ * The settings file's fields behind a receiver that cannot listen: the message names them, since the app
+ * has no form for them (a hand-edited settings.json is the usual cause).
+ */
+export function withSettingsField(error: unknown): unknown {
+  if (!(error instanceof ConfigError) || !error.message.startsWith('The webhook receiver could not listen'))
+    return error;
+  return new ConfigError(`${error.message} Check receiverHost and receiverPort in settings.json.`, { cause: error });
+}
+
+/** First wait before reopening, and the longest: a receiver that cannot open is retried at most once a minute. */
+export const REOPEN_FIRST_MS = 1_000;
+export const REOPEN_MAX_MS = 60_000;
+
+/**
+ * Retries reopening the receiver while nothing receives: one timer at a time, the wait doubling up to
+ * REOPEN_MAX_MS, so a lasting failure costs one attempt a minute rather than a busy loop.
+ */
+export class ReopenBackoff {
+  #timer: NodeJS.Timeout | null = null;
+  #delayMs = REOPEN_FIRST_MS;
+
+  /** Schedules `attempt` after the current wait (replacing any attempt already scheduled); returns the wait. */
+  schedule(attempt: () => void): number {
+    this.cancel();
+    const wait = this.#delayMs;
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      this.#delayMs = Math.min(wait * 2, REOPEN_MAX_MS);
+      attempt();
+    }, wait);
+    // A retry alone must not keep a headless process (or a test run) alive.
+    this.#timer.unref();
+    return wait;
+  }
+
+  cancel(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+  }
+
+  /** Something opened: the next failure starts again from the first wait. */
+  reset(): void {
+    this.cancel();
+    this.#delayMs = REOPEN_FIRST_MS;
+  }
+}
