@@ -179,6 +179,7 @@ export const NOTE_TEXT = {
   noPublicUrl: 'Choose a tunnel provider first: the service cannot reach a loopback URL.',
   shuttingDown: 'Tally is shutting down.',
   receiverCannotListen: 'The webhook receiver could not listen on {where}: {why}.',
+  receiverFieldsFix: '{listen} Check receiverHost and receiverPort in settings.json.',
   receiverPortBusy: 'the port is already in use (is another Tally running?)',
   receiverNoPermission: 'permission denied',
   localtunnelUnreachable: 'Could not reach the localtunnel server at {host}: {detail}.',

@@ -19,7 +19,7 @@ import { errorEnvelope } from '../electron/core/app/dispatch.js';
 import { makeCore, runCleanups, tempHome } from '../electron/core/app/test-core-helpers.js';
 import { CredentialStore, keyringError, MemorySecretStore } from '../electron/core/credentials.js';
 import { ensureWritableFolder } from '../electron/core/folder-check.js';
-import { applySettingsPatch, DEFAULT_SETTINGS } from '../electron/core/settings.js';
+import { applySettingsPatch, DEFAULT_SETTINGS, openSettingsStore } from '../electron/core/settings.js';
 import { parseTeamUrl } from '../electron/core/studio/team.js';
 import { checkSelf } from '../electron/core/tunnels/health.js';
 import { LocalTunnel, tunnelProviderFor } from '../electron/core/tunnels/index.js';
@@ -240,5 +240,18 @@ describe('core messages in the popover', () => {
       expect(en).toBe((problem as Error).message);
       expect(englishIn(ko), ko).toEqual([]);
     }
+  });
+
+  it('says a receiver that cannot listen in Korean, naming the settings.json fields', async () => {
+    const home = await tempHome();
+    const core = await makeCore(home);
+    await core.start();
+    // settings.json edited by hand: an address this computer does not have.
+    openSettingsStore(home).update({ receiverHost: '192.0.2.1' });
+    const refused = await thrown(() => core.handlers['settings:update']({ concurrency: 2 }));
+    expect(shown(refused)).toEqual({
+      en: 'The webhook receiver could not listen on 192.0.2.1:0: EADDRNOTAVAIL. Check receiverHost and receiverPort in settings.json.',
+      ko: '설정을 확인해 주세요: 웹훅 수신기가 192.0.2.1:0에서 연결을 받을 수 없습니다: EADDRNOTAVAIL. settings.json의 receiverHost와 receiverPort를 확인하세요.',
+    });
   });
 });

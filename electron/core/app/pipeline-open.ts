@@ -2,7 +2,7 @@
  * Opening the app's recording pipeline (on another port when the configured one is taken), and the bounded
  * backoff that reopens it when a restart left nothing receiving. Split from pipeline-host.ts.
  */
-import { note, noteText, type Note } from '../../contract.js';
+import { nested, note, noteText, type Note } from '../../contract.js';
 import { ConfigError } from '../errors.js';
 import { RecordingPipeline, type PipelineOptions } from '../pipeline/pipeline.js';
 import { describe, isAddressInUse } from './core-support.js';
@@ -73,7 +73,10 @@ export async function openPipeline(
 export function withSettingsField(error: unknown): unknown {
   if (!(error instanceof ConfigError) || !error.message.startsWith('The webhook receiver could not listen'))
     return error;
-  return new ConfigError(`${error.message} Check receiverHost and receiverPort in settings.json.`, { cause: error });
+  // The receiver's own sentence stays a note inside this one, so the popover says both in its language.
+  const { note: code, ...params } = error.params ?? {};
+  const listen = typeof code === 'string' ? nested('listen', { code, params }) : { listen: error.message };
+  return new ConfigError(note('receiverFieldsFix', listen), { cause: error });
 }
 
 /** First wait before reopening, and the longest: a receiver that cannot open is retried at most once a minute. */

@@ -145,6 +145,7 @@ export const koNotes: Messages['notes'] = {
   noPublicUrl: '먼저 터널 방식을 고르세요. 서비스는 루프백 URL에 연결할 수 없습니다.',
   shuttingDown: 'Tally를 종료하는 중입니다.',
   receiverCannotListen: '웹훅 수신기가 {where}에서 연결을 받을 수 없습니다: {why}.',
+  receiverFieldsFix: '{listen} settings.json의 receiverHost와 receiverPort를 확인하세요.',
   receiverPortBusy: '포트를 이미 사용 중입니다(다른 Tally가 실행 중인가요?)',
   receiverNoPermission: '권한이 없습니다',
   localtunnelUnreachable: '{host}의 localtunnel 서버에 연결하지 못했습니다: {detail}.',
