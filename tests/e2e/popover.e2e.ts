@@ -396,8 +396,10 @@ describe('popover against tally serve --sandbox', () => {
       const inProgress = page.getByRole('region', { name: 'In progress' });
       await inProgress.getByText(/^rec-late · /).waitFor();
       await inProgress.getByText(/Will try again: .*503/).waitFor();
-      const job = (await h.core.handlers['recordings:list']()).find((r) => r.channelId === 'rec-late');
-      expect(job?.state).toBe('pending');
+      // Waiting, between two attempts (an attempt may be under way at any one moment: the poll waits it out).
+      const late = async () => (await h.core.handlers['recordings:list']()).find((r) => r.channelId === 'rec-late');
+      await expect.poll(async () => (await late())?.state, eventually).toBe('pending');
+      const job = await late();
 
       // Six hours pass (the core's download clock jumps past the deadline) and the service deletes the file, as
       // it does then: the next attempt finds it gone, and the recording is expired for good, not retried.
