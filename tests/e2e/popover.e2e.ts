@@ -296,8 +296,10 @@ describe('popover against tally serve --sandbox', () => {
 
   it('says why a download waits, then copies a saved file’s path and removes it from the list, not from disk', async () => {
     const { control } = h.sandbox;
-    // The download host answers 503 twice: the recording waits with the reason, then is saved.
-    control.setFaults('download', { status: 503, times: 2 });
+    // The download host answers 503 until the page has said why the recording waits, then lets it be saved. Not
+    // a fixed number of 503s: retries come 100 ms apart here, so under load a short wait could come and go
+    // between two paints of the page and never be seen.
+    control.setFaults('download', { status: 503 });
     let view: RecordingView | undefined;
     try {
       control.startBroadcast({ id: 'rec-two', record: true, recordingBytes: 200_000, watchers: 3 });
@@ -306,6 +308,7 @@ describe('popover against tally serve --sandbox', () => {
       await control.endBroadcast('rec-two');
       const inProgress = page.getByRole('region', { name: 'In progress' });
       await inProgress.getByText(/Will try again: .*503/).waitFor();
+      control.setFaults('download', null);
 
       const today = page.getByRole('region', { name: 'Today' });
       const item = today.getByRole('listitem').filter({ hasText: /^rec-two · / });
@@ -393,8 +396,10 @@ describe('popover against tally serve --sandbox', () => {
       const inProgress = page.getByRole('region', { name: 'In progress' });
       await inProgress.getByText(/^rec-late · /).waitFor();
       await inProgress.getByText(/Will try again: .*503/).waitFor();
-      const job = (await h.core.handlers['recordings:list']()).find((r) => r.channelId === 'rec-late');
-      expect(job?.state).toBe('pending');
+      // Waiting, between two attempts (an attempt may be under way at any one moment: the poll waits it out).
+      const late = async () => (await h.core.handlers['recordings:list']()).find((r) => r.channelId === 'rec-late');
+      await expect.poll(async () => (await late())?.state, eventually).toBe('pending');
+      const job = await late();
 
       // Six hours pass (the core's download clock jumps past the deadline) and the service deletes the file, as
       // it does then: the next attempt finds it gone, and the recording is expired for good, not retried.
