@@ -14,7 +14,7 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, link, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -92,8 +92,12 @@ async function stateFolder(fixedHome: boolean): Promise<{ home: string; release:
     return { home, release: () => rm(home, { recursive: true, force: true }) };
   }
   const lock = `${SCREENSHOT_HOME}.lock`;
+  // The lock appears with its process ID already in it (written aside, then linked or renamed into place): a
+  // second run never reads it empty, takes it for a dead run's and shares the folder.
+  const mine = `${lock}.${process.pid}`;
+  await writeFile(mine, String(process.pid));
   try {
-    await writeFile(lock, String(process.pid), { flag: 'wx' });
+    await link(mine, lock);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     const owner = Number(await readFile(lock, 'utf8').catch(() => ''));
@@ -103,7 +107,9 @@ async function stateFolder(fixedHome: boolean): Promise<{ home: string; release:
       });
     }
     // Left by a run that was killed: take it over.
-    await writeFile(lock, String(process.pid));
+    await rename(mine, lock);
+  } finally {
+    await rm(mine, { force: true });
   }
   await rm(SCREENSHOT_HOME, { recursive: true, force: true });
   await mkdir(SCREENSHOT_HOME, { recursive: true });
