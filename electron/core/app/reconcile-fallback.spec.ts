@@ -16,6 +16,20 @@ import { cleanups, collect, makeCore, next, receivesAndSaves, runCleanups, tempH
 
 afterEach(runCleanups);
 
+/** A real core (no credentials, not in demo) connected to a real nats-server in studio `mode`. */
+async function studioCore(mode: 'receiver' | 'follow', name: string | null) {
+  const nats = await startNatsServer();
+  cleanups.push(() => nats.close());
+  const home = await tempHome({ demoMode: false });
+  const core = await createAppCore({ home, secrets: new MemorySecretStore(), transport: 'ws', env: {}, version: '1' });
+  cleanups.push(() => core.stop());
+  await core.start();
+  const connected = next(core, 'studio:changed', (v) => v.status.state === 'connected');
+  await core.handlers['studio:set']({ mode, url: nats.url, name });
+  await connected;
+  return { nats, home, core };
+}
+
 describe('AppCore when a restart fails for a reason other than the tunnel', () => {
   it('reopens the previous setup, keeps receiving, names the field, and applies the change once it is fixed', async () => {
     const home = await tempHome();
@@ -109,21 +123,7 @@ describe('AppCore when a restart fails for a reason other than the tunnel', () =
   });
 
   it("as the studio's receiver, shares what the reopened previous setup receives", async () => {
-    const nats = await startNatsServer();
-    cleanups.push(() => nats.close());
-    const home = await tempHome({ demoMode: false });
-    const core = await createAppCore({
-      home,
-      secrets: new MemorySecretStore(),
-      transport: 'ws',
-      env: {},
-      version: '1',
-    });
-    cleanups.push(() => core.stop());
-    await core.start();
-    const connected = next(core, 'studio:changed', (v) => v.status.state === 'connected');
-    await core.handlers['studio:set']({ mode: 'receiver', url: nats.url, name: null });
-    await connected;
+    const { home, core } = await studioCore('receiver', null);
 
     openSettingsStore(home).update({ receiverHost: '192.0.2.1' });
     await expect(core.handlers['settings:update']({ concurrency: 2 })).rejects.toThrow(/Check receiverHost/);
@@ -141,21 +141,7 @@ describe('AppCore when a restart fails for a reason other than the tunnel', () =
   });
 
   it('says the studio failed, not that recordings are not received, when only the studio step fails', async () => {
-    const nats = await startNatsServer();
-    cleanups.push(() => nats.close());
-    const home = await tempHome({ demoMode: false });
-    const core = await createAppCore({
-      home,
-      secrets: new MemorySecretStore(),
-      transport: 'ws',
-      env: {},
-      version: '1',
-    });
-    cleanups.push(() => core.stop());
-    await core.start();
-    const connected = next(core, 'studio:changed', (v) => v.status.state === 'connected');
-    await core.handlers['studio:set']({ mode: 'follow', url: nats.url, name: 'member-a' });
-    await connected;
+    const { home, core, nats } = await studioCore('follow', 'member-a');
 
     // The follower's state folder replaced by a file: stopping it (to follow under another name) fails.
     const [followDir] = await readdir(join(home, 'studio'));
