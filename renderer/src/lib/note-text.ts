@@ -1,6 +1,9 @@
 import { NOTE_TEXT, type NoteParams } from '../../../electron/contract.js';
 import { locale, t, type MessageKey } from './i18n.js';
 
+/** Note params that are numbers used as names, shown as the core wrote them rather than as amounts. */
+const IDENTIFIER_PARAMS = ['port', 'status', 'errno', 'code', 'providerCode'] as const;
+
 /** Whether this popover has a translation for a note code (a newer core may send codes it lacks). */
 export function knownNote(code: unknown): code is string {
   return typeof code === 'string' && Object.hasOwn(NOTE_TEXT, code);
@@ -18,6 +21,8 @@ export function noteInLocale(code: string, params: NoteParams = {}, depth = 0): 
 /** `params` with each nested sentence (see noteInLocale) in the popover's language; as they are in English. */
 export function localParams(params: NoteParams, code = '', depth = 0): NoteParams {
   const all: NoteParams = { ...params };
+  // Numbers that name something (port 8787, status 503) are not amounts: no "8,787" in any language.
+  for (const key of IDENTIFIER_PARAMS) if (typeof all[key] === 'number') all[key] = String(all[key]);
   if (locale() === 'en' || depth >= 3) return all;
   for (const [key, inner] of Object.entries(params)) {
     if (!key.endsWith('Note') || key === 'Note' || inner === code || !knownNote(inner)) continue;

@@ -22,6 +22,17 @@ describe('coreText', () => {
     );
   });
 
+  it('shows numbers that name something (a port, a status) as written, and amounts with grouping', () => {
+    const notes = [note('portInUse', { port: 8787 })];
+    const english = notes.map(noteText).join(' ');
+    expect(english).toContain('8787');
+    expect(coreText(english, notes)).toBe(english);
+    setLocale('ko');
+    const korean = coreText(english, notes);
+    expect(korean).toContain('8787');
+    expect(korean).not.toContain('8,787');
+  });
+
   it('translates an error note by its error code, and keeps the English text for a code it does not know', () => {
     setLocale('ko');
     const refused = note('error', { errorCode: 'bad_credentials', message: 'The service rejected the secret.' });
