@@ -37,7 +37,7 @@ const hook = (pipeline: RecordingPipeline, id: string, url: string): Promise<num
 /** A started core without demo or credentials, receiving on a free port into a temp folder. */
 async function startCore(
   settings: { downloadOrigins?: string[] } = {},
-  extra: { maxUnfinishedJobs?: number; hooks?: PlatformHooks } = {},
+  extra: { maxUnfinishedJobs?: number; hooks?: PlatformHooks; maxUploads?: number } = {},
 ): Promise<{ core: TallyAppCore; pipeline: RecordingPipeline; home: string }> {
   const home = await mkdtemp(join(tmpdir(), 'tally-guards-'));
   cleanups.push(() => rm(home, { recursive: true, force: true }));
@@ -57,6 +57,9 @@ async function startCore(
     pipelineOverrides: {
       retryBaseMs: 20,
       ...(extra.maxUnfinishedJobs ? { maxUnfinishedJobs: extra.maxUnfinishedJobs } : {}),
+      ...(extra.maxUploads !== undefined
+        ? { uploads: { allowedOrigins: () => [], maxConcurrent: extra.maxUploads } }
+        : {}),
     },
   });
   cleanups.push(() => core.stop());
@@ -104,6 +107,19 @@ it('notifies and asks for attention while webhooks are refused for too many unfi
   await cleared;
   expect(pipeline.inbox.unfinished).toBe(0);
   expect(await hook(pipeline, 'fourth', `${base}/fourth.mp4`)).toBe(200);
+});
+
+it('says an upload refused for too many at once is a refused client recording, not refused webhooks', async () => {
+  // No upload may run at once: every upload gets the 503 that the concurrency cap answers.
+  const { core, pipeline } = await startCore({}, { maxUploads: 0 });
+  const notes: AppCoreEvents['notify'][] = [];
+  core.on('notify', (n) => notes.push(n));
+  const uploadUrl = `${pipeline.receiver.origin}${pipeline.receiver.routePath('uploads')}`;
+  const refused = new Promise<void>((resolve) => core.on('notify', (n) => n.kind === 'refused' && resolve()));
+  expect(await post(uploadUrl, { 'content-type': 'audio/ogg', 'x-filename': 'svc.showLL.ogg' }, 'OggS')).toBe(503);
+  await refused;
+  expect(notes.map((n) => n.kind)).toEqual(['refused']);
+  expect(core.traySnapshot().attention).not.toBe('New recordings are being refused');
 });
 
 it('opens only media files: an upload of another type is kept and can be revealed, never launched', async () => {

@@ -384,7 +384,8 @@ export class PipelineHost {
     on('rejected', (r) => {
       log(`webhook refused (${r.status}): ${clean(r.reason)}`);
       // A 503 is a genuine webhook (right token, allowed URL) turned away: its recording is lost unless someone acts.
-      if (r.status === 503) this.#onRefusing(r.reason, pipeline.receiver.full);
+      // An upload's 503 (too many at once) is a refused client recording, said as such by upload-refused.
+      if (r.status === 503 && !r.upload) this.#onRefusing(r.reason, pipeline.receiver.full);
     });
     on('received', () => this.#stopRefusing());
     return () => {

@@ -78,6 +78,8 @@ export interface PipelineUploadOptions {
   subfolder?: string;
   /** Largest accepted upload in bytes (default 2 GiB). */
   maxBytes?: number;
+  /** Uploads in progress at once beyond which one is refused (default DEFAULT_MAX_CONCURRENT_UPLOADS). */
+  maxConcurrent?: number;
   /** Page origins allowed to upload from a browser (read on every request). */
   allowedOrigins: () => readonly string[];
   /**

@@ -189,6 +189,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
         folder: this.#opts.folder,
         subfolder: uploads.subfolder,
         maxBytes: uploads.maxBytes,
+        maxConcurrent: uploads.maxConcurrent,
         allowedOrigins: uploads.allowedOrigins,
         log,
       });
