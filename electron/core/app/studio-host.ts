@@ -110,8 +110,13 @@ export class StudioHost {
     };
   }
 
-  /** Starts, restarts or stops the publisher or follower to match `spec` (and the pipeline it publishes from). */
-  async reconcile(spec: PipelineStudio | null, pipeline: RecordingPipeline | null, folder: string): Promise<void> {
+  /**
+   * Starts, restarts or stops the publisher or follower to match `spec` (and the pipeline it publishes from).
+   * A follower mirrors into the folder the running pipeline saves to: `wanted` only while none runs (when a
+   * change was refused and the previous setup reopened, recordings still go to the previous folder).
+   */
+  async reconcile(spec: PipelineStudio | null, pipeline: RecordingPipeline | null, wanted: string): Promise<void> {
+    const folder = pipeline?.downloads.folder ?? wanted;
     const key = spec ? JSON.stringify([spec, spec.mode === 'follow' ? folder : null]) : null;
     // A publisher shares what its pipeline saves: a rebuilt (or reopened) pipeline needs a new one.
     const publisherStale = spec?.mode === 'receiver' && pipeline !== null && this.#publishedFrom !== pipeline;
