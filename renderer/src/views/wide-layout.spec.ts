@@ -134,5 +134,9 @@ describe('wide layout', () => {
     expect(within(pane).getByText('Verified')).toBeInTheDocument();
     await user().click(within(pane).getByRole('button', { name: /^Copy path of morning-show/ }));
     await waitFor(() => expect(bridge.callsOf('recordings:path')).toEqual([['k1']]));
+
+    // A filter that hides the selected recording: the pane shows what the list shows, not a hidden one.
+    await user().click(screen.getByRole('radio', { name: /^Problems/ }));
+    await within(pane).findByRole('heading', { name: /^workshop-a · / });
   });
 });
