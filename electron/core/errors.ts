@@ -24,6 +24,10 @@ export abstract class TallyError extends Error {
   get params(): ErrorParams | undefined {
     return this.#said ? { ...this.#said.params, note: this.#said.code } : undefined;
   }
+  /** The message as a note, when it was given as one (a caller nests it in its own sentence). */
+  get note(): Note | undefined {
+    return this.#said;
+  }
   /** A plain object safe to log or send over IPC (no cause chain, no request options). */
   toJSON(): { code: string; name: string; message: string; params?: ErrorParams } {
     const params = this.params;

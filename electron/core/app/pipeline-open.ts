@@ -71,12 +71,9 @@ export async function openPipeline(
  * has no form for them (a hand-edited settings.json is the usual cause).
  */
 export function withSettingsField(error: unknown): unknown {
-  if (!(error instanceof ConfigError) || !error.message.startsWith('The webhook receiver could not listen'))
-    return error;
+  if (!(error instanceof ConfigError) || error.note?.code !== 'receiverCannotListen') return error;
   // The receiver's own sentence stays a note inside this one, so the popover says both in its language.
-  const { note: code, ...params } = error.params ?? {};
-  const listen = typeof code === 'string' ? nested('listen', { code, params }) : { listen: error.message };
-  return new ConfigError(note('receiverFieldsFix', listen), { cause: error });
+  return new ConfigError(note('receiverFieldsFix', nested('listen', error.note)), { cause: error });
 }
 
 /** First wait before reopening, and the longest: a receiver that cannot open is retried at most once a minute. */

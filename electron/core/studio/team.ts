@@ -23,13 +23,6 @@ export const DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 /** The team server could not be reached (given up, or stopped while retrying). */
 export class TeamUnreachableError extends TallyError {
   readonly code = 'team_unreachable';
-  /** The message as a note the popover translates (absent for a message without one). */
-  readonly note?: Note;
-
-  constructor(message: string | Note) {
-    super(typeof message === 'string' ? message : noteText(message));
-    if (typeof message !== 'string') this.note = message;
-  }
 }
 
 /**

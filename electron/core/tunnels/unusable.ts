@@ -33,8 +33,7 @@ export class UnusableTunnel extends TunnelProviderBase {
     super();
     this.kind = kind;
     // A message that already names its place in Settings is kept; others get the field they are about.
-    const { note: code, ...params } = error.params ?? {};
-    const said: Note | string = typeof code === 'string' ? { code, params } : error.message;
+    const said: Note | string = error.note ?? error.message;
     if (error.message.includes('Settings')) {
       this.problem = new ConfigError(said);
       return;
