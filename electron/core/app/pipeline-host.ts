@@ -43,7 +43,7 @@ import {
 import { HiddenRecordings } from './hidden-recordings.js';
 import type { AppCoreEvents } from './types.js';
 
-const RECORDINGS_FOLDER = 'the recordings folder (Settings → Where recordings are saved)';
+const RECORDINGS_FOLDER = note('folderSourceSettings');
 
 /** What the host needs from the core around it. */
 export interface PipelineHostDeps {
