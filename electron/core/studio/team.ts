@@ -7,7 +7,7 @@
  *   KV       tally-studio-claims                         one key per recording: who publishes it, how far it got
  *   objects  tally-studio   (the default store)          the recording's bytes under the identity
  */
-import { nested, note, noteText, type Note } from '../../contract.js';
+import { nested, note, type Note } from '../../contract.js';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { ConfigError, TallyError } from '../errors.js';
@@ -41,10 +41,6 @@ export class TeamAuthError extends ConfigError {
   }
 
   /** The same for the tray app, where the credentials are set in Settings → Studio. */
-  get appMessage(): string {
-    return noteText(this.appNote);
-  }
-
   get appNote(): Note {
     return note(this.sentCredentials ? 'teamRefused' : 'teamAsks', { reason: this.reason, where: this.where });
   }
@@ -63,10 +59,7 @@ export class TeamTlsError extends ConfigError {
 
   readonly #requiresTls: boolean;
 
-  get appMessage(): string {
-    return this.message.replace('use --team', 'set the studio URL to');
-  }
-
+  /** The same for the tray app, where the URL is set in Settings → Studio. */
   get appNote(): Note {
     return note(this.#requiresTls ? 'teamNeedsTls' : 'teamNoTls', { where: this.where, fix: this.fix });
   }
