@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../cli.js';
 import { MemorySecretStore } from '../core/credentials.js';
 import { setSecretStoreForTesting } from './context.js';
-import { captureIo } from './test-io.js';
+import { captureIo } from '../../tests/support/cli/io.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
