@@ -55,8 +55,8 @@ function coreLayerRules() {
               ...electronFree.patterns,
               { regex: into('\\./', all), message: 'Files at the root of electron/core import no folder of it.' },
               {
-                regex: '^\\.\\./(?!contract\\.js$)',
-                message: 'electron/core imports nothing outside it but the contract.',
+                regex: '^\\.\\./',
+                message: 'Root files of electron/core import nothing outside it (notes live in core/notes.ts).',
               },
             ],
           },
@@ -87,6 +87,14 @@ function coreLayerRules() {
                   regex: '^(\\.\\./){2,}(cli|main|preload|renderer)(/|\\.|$)',
                   message: 'electron/core never imports the shells that sit on top of it.',
                 },
+                ...(folder === 'app'
+                  ? []
+                  : [
+                      {
+                        regex: '^(\\.\\./){2,}contract(\\.js)?$',
+                        message: `Only electron/core/app maps the core's types to the contract's views: electron/core/${folder} returns its own types (notes come from core/notes.ts).`,
+                      },
+                    ]),
               ],
             },
           ],

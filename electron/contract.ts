@@ -11,7 +11,7 @@
  * This file must stay free of Node and Electron imports: it is bundled into the renderer and the preload.
  */
 import { z } from 'zod';
-import type { Note } from './contract-notes.js';
+import type { Note } from './core/notes.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Data shapes (JSON: dates are ISO strings)
@@ -62,7 +62,7 @@ export interface RecordingView {
   /** File name (not the full path: the renderer never needs the file system layout). */
   fileName: string | null;
   error: string | null;
-  /** `error` as notes the popover translates (see contract-notes.ts). */
+  /** `error` as notes the popover translates (see core/notes.ts). */
   errorNotes?: Note[] | null;
   attempts: number;
   /**
@@ -109,7 +109,7 @@ export interface TunnelStatus {
   uploadUrl: string | null;
   lastCheckedAt: string | null;
   message: string | null;
-  /** `message` as notes the popover translates (see contract-notes.ts). */
+  /** `message` as notes the popover translates (see core/notes.ts). */
   messageNotes?: Note[] | null;
   /** Whether the current public URL is the one registered with the service. */
   registered: boolean;
@@ -489,8 +489,8 @@ export function createBridge(transport: Transport): TallyBridge {
   return Object.freeze({ ...bridge, on }) as unknown as TallyBridge;
 }
 
-export { errorNote, nested, note, NOTE_TEXT, NoteSchema, notesText, noteText, said } from './contract-notes.js';
-export type { Note, NoteCode, NoteParams, PluralText } from './contract-notes.js';
+export { errorNote, nested, note, NOTE_TEXT, NoteSchema, notesText, noteText, said } from './core/notes.js';
+export type { Note, NoteCode, NoteParams, PluralText } from './core/notes.js';
 export { codedMessage, errorCodeOf, errorMessageOf, errorParamsOf, RemoteError } from './contract-errors.js';
 
 /** Handler map the core implements once for both transports. */

@@ -33,6 +33,10 @@ describe('layer rule (npm run lint)', () => {
     ['electron/core/download/nested/fixture.ts', "import { Inbox } from '../../recordings/inbox.js';"],
     ['electron/core/settings-fixture.ts', "import { Inbox } from './recordings/inbox.js';"],
     ['electron/core/app/fixture.ts', "import { main } from '../../cli.js';"],
+    // Only app/ knows the contract: the domain speaks its own types and notes (core/notes.ts).
+    ['electron/core/tunnels/fixture.ts', "import type { TunnelStatus } from '../../contract.js';"],
+    ['electron/core/recordings/fixture.ts', "import { note } from '../../contract.js';"],
+    ['electron/core/settings-fixture.ts', "import { note } from '../contract.js';"],
   ])('fails an upward import in %s', async (path, code) => {
     expect(await layerErrors(path, `${code}\nexport {};\n`)).toHaveLength(1);
   });
@@ -43,6 +47,7 @@ describe('layer rule (npm run lint)', () => {
     ['electron/core/studio/fixture.ts', "import type { RecordingPipeline } from '../pipeline/pipeline.js';"],
     ['electron/core/app/fixture.ts', "import type { TunnelStatus } from '../../contract.js';"],
     ['electron/core/download/fixture.ts', "import { TallyError } from '../errors.js';"],
+    ['electron/core/tunnels/fixture.ts', "import { note } from '../notes.js';"],
   ])('lets %s import downward', async (path, code) => {
     expect(await layerErrors(path, `${code}\nexport {};\n`)).toEqual([]);
   });

@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
-import { errorNote, note, said, type Note } from '../../contract.js';
+import { errorNote, note, said, type Note } from '../notes.js';
 import { TallyError } from '../errors.js';
 import { ensureWritableFolder, removePlantedLink } from '../folder-check.js';
 import { extFromUrl, renderFileName, safeFileName } from '../recordings/filename.js';

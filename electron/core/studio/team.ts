@@ -7,7 +7,7 @@
  *   KV       tally-studio-claims                         one key per recording: who publishes it, how far it got
  *   objects  tally-studio   (the default store)          the recording's bytes under the identity
  */
-import { nested, note, type Note } from '../../contract.js';
+import { nested, note, type Note } from '../notes.js';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { ConfigError, TallyError } from '../errors.js';

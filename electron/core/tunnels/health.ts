@@ -5,7 +5,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { z } from 'zod';
-import { errorNote, nested, note, notesText, type Note } from '../../contract.js';
+import { errorNote, nested, note, notesText, type Note } from '../notes.js';
 import { ConfigError, ValidationError } from '../errors.js';
 import { describeError, silentLogger, type Logger } from '../logger.js';
 import { tunnelRequest, withCause } from './http.js';

@@ -2,7 +2,7 @@
  * Tunnel providers for the webhook receiver: choose one from settings (or the `--tunnel` flag), then hand
  * it to a `TunnelSupervisor`, and optionally an `AutoRegistrar` to keep the service's webhook URL current.
  */
-import { note } from '../../contract.js';
+import { note } from '../notes.js';
 import { ConfigError, ValidationError } from '../errors.js';
 import { LocalTunnel } from './localtunnel.js';
 import { NGROK_AUTHTOKEN_MISSING, NgrokTunnel } from './ngrok.js';

@@ -10,7 +10,7 @@ import { EventEmitter } from 'node:events';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { note } from '../../contract.js';
+import { note } from '../notes.js';
 import { BadCredentialsError, ConfigError, ValidationError } from '../errors.js';
 import type { TunnelStatus } from './types.js';
 import type { UrlChange } from './health.js';
