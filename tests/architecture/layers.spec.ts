@@ -106,3 +106,19 @@ describe('file size', () => {
     expect(long).toEqual([]);
   });
 });
+
+describe('test code', () => {
+  /** Every file under `dir` that is not a spec (what a build or a bundle may pick up). */
+  const productionFiles = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true, recursive: true })
+      .filter((e) => e.isFile() && !/\.(spec|e2e)\.ts$/.test(e.name))
+      .map((e) => join(e.parentPath, e.name));
+
+  it('keeps test helpers out of electron/ and renderer/src (they live in tests/support and renderer/testing)', () => {
+    const files = [...productionFiles(`${ROOT}/electron`), ...productionFiles(`${ROOT}/renderer/src`)];
+    expect(files.length).toBeGreaterThan(100);
+    const helpers = files.filter((f) => /(^|\/)test-/.test(relative(ROOT, f)));
+    const usingVitest = files.filter((f) => /from ['"]vitest['"]/.test(readFileSync(f, 'utf8')));
+    expect([...helpers, ...usingVitest].map((f) => relative(ROOT, f))).toEqual([]);
+  });
+});
