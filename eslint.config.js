@@ -105,6 +105,17 @@ function coreLayerRules() {
   return configs;
 }
 
+const IPC_ONLY_IN_TRANSPORT = {
+  selector: 'MemberExpression[object.name=/^ipc(Main|Renderer)$/]',
+  message: 'Only electron/main/ipc.ts and the preload use ipcMain/ipcRenderer: add a contract request instead.',
+};
+
+/** `2 ** n` with a growing `n` is a backoff formula: every retry waits what electron/core/backoff.ts says. */
+const ONE_BACKOFF = {
+  selector: "BinaryExpression[operator='**'][left.value=2]:not([right.type='Literal'])",
+  message: 'Retry waits come from electron/core/backoff.ts (backoffDelay / Backoff): no backoff formula of its own.',
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', 'release/**', 'coverage/**', 'node_modules/**', '.tsbuild/**', 'test-results/**'] },
   js.configs.recommended,
@@ -132,14 +143,11 @@ export default tseslint.config(
   {
     files: ['electron/**/*.ts'],
     ignores: ['electron/main/ipc.ts', 'electron/preload/index.ts', '**/*.spec.ts'],
-    rules: {
-      'no-restricted-syntax': [
-        'error',
-        {
-          selector: 'MemberExpression[object.name=/^ipc(Main|Renderer)$/]',
-          message: 'Only electron/main/ipc.ts and the preload use ipcMain/ipcRenderer: add a contract request instead.',
-        },
-      ],
-    },
+    rules: { 'no-restricted-syntax': ['error', IPC_ONLY_IN_TRANSPORT, ONE_BACKOFF] },
   },
+  {
+    files: ['electron/main/ipc.ts', 'electron/preload/index.ts'],
+    rules: { 'no-restricted-syntax': ['error', ONE_BACKOFF] },
+  },
+  { files: ['electron/core/backoff.ts'], rules: { 'no-restricted-syntax': 'off' } },
 );

@@ -63,6 +63,25 @@ describe('layer rule (npm run lint)', () => {
   });
 });
 
+describe('one backoff (npm run lint)', () => {
+  const syntaxErrors = async (path: string, code: string) => {
+    const [result] = await eslint.lintText(code, { filePath: `${ROOT}/${path}` });
+    return (result?.messages ?? []).filter((m) => m.ruleId === 'no-restricted-syntax').map((m) => m.message);
+  };
+
+  it.each([
+    ['electron/core/studio/fixture.ts', 'export const wait = (n: number) => Math.min(30_000, 500 * 2 ** n);'],
+    ['electron/cli/fixture.ts', 'export const wait = (n: number) => 250 * 2 ** (n - 1);'],
+    ['electron/main/ipc.ts', 'export const wait = (n: number) => 250 * 2 ** n;'],
+  ])('rejects a backoff formula of its own in %s', async (path, code) => {
+    expect(await syntaxErrors(path, code)).toEqual([expect.stringContaining('electron/core/backoff.ts')]);
+  });
+
+  it('lets constants such as 2 ** 32 be', async () => {
+    expect(await syntaxErrors('electron/core/sandbox/fixture.ts', 'export const MAX = 2 ** 32 - 1;')).toEqual([]);
+  });
+});
+
 describe('import graph', () => {
   it('has no cycles in electron/ (core, shells and contract)', () => {
     const files = sourceFiles(`${ROOT}/electron`);
