@@ -13,10 +13,10 @@ import { findCycles, importsOf, sourceFiles } from './imports.js';
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const eslint = new ESLint({ cwd: ROOT });
 
-/** The no-restricted-imports messages ESLint reports for `code` placed at `path`. */
+/** The boundary messages ESLint reports for `code` placed at `path` (eslint/boundaries.js). */
 async function layerErrors(path: string, code: string): Promise<string[]> {
   const [result] = await eslint.lintText(code, { filePath: `${ROOT}/${path}` });
-  return (result?.messages ?? []).filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
+  return (result?.messages ?? []).filter((m) => m.ruleId === 'tally/boundaries').map((m) => m.message);
 }
 
 describe('layer rule (npm run lint)', () => {
@@ -60,6 +60,66 @@ describe('layer rule (npm run lint)', () => {
         .map((parts) => parts[0]),
     );
     expect([...folders].sort()).toEqual(CORE_LAYERS.flat().sort());
+  });
+});
+
+describe('boundaries at every entry point (npm run lint)', () => {
+  it.each([
+    // Detours, dynamic imports, absolute paths, require() and re-exports are judged on the resolved path.
+    ['electron/core/download/fixture.ts', "import { RecordingPipeline } from '../../core/pipeline/pipeline.js';"],
+    ['electron/core/download/fixture.ts', "export const load = () => import('../pipeline/pipeline.js');"],
+    [
+      'electron/core/download/fixture.ts',
+      `import { RecordingPipeline } from '${ROOT}/electron/core/pipeline/pipeline.js';`,
+    ],
+    [
+      'electron/core/download/fixture.ts',
+      `export const load = () => import('file://${ROOT}/electron/core/app/app-core.js');`,
+    ],
+    ['electron/core/download/fixture.ts', "export { Inbox } from '../recordings/inbox.js';"],
+    ['electron/core/download/fixture.ts', "export const inbox = require('../recordings/inbox.js');"],
+    ['electron/core/download/fixture.ts', "export type P = typeof import('../pipeline/pipeline.js');"],
+    ['electron/core/download/fixture.ts', 'export const load = (name: string) => import(name);'],
+    ['electron/core/download/fixture.ts', "import { makeCore } from '../../../tests/support/app/core-helpers.js';"],
+    // The CLI is headless: no Electron, no main process.
+    ['electron/cli/fixture.ts', "import { app } from 'electron';"],
+    ['electron/cli/fixture.ts', "import { registerIpc } from '../main/ipc.js';"],
+    ['electron/cli/fixture.ts', "import Store from 'electron-store';"],
+    // The preload knows the contract only.
+    ['electron/preload/fixture.ts', "import { createAppCore } from '../core/app/app-core.js';"],
+    ['electron/preload/fixture.ts', "import { readFileSync } from 'node:fs';"],
+    ['electron/preload/fixture.ts', "import { registerIpc } from '../main/ipc.js';"],
+    // The contract runs in the browser.
+    ['electron/contract.ts', "import { app } from 'electron';"],
+    ['electron/contract.ts', "import { readFileSync } from 'node:fs';"],
+    ['electron/contract.ts', "import { Inbox } from './core/recordings/inbox.js';"],
+    ['electron/core/notes.ts', "import { TallyError } from './errors.js';"],
+    // The renderer knows the contract only.
+    ['renderer/src/fixture.ts', "import { createAppCore } from '../../electron/core/app/app-core.js';"],
+    ['renderer/src/fixture.ts', "import { note } from '../../electron/core/notes.js';"],
+    ['renderer/src/fixture.ts', "import { readFileSync } from 'fs';"],
+    ['renderer/src/fixture.ts', "import { ipcRenderer } from 'electron';"],
+    ['renderer/src/fixture.ts', "import { contextBridge } from '../../electron/preload/index.js';"],
+    // Main never reaches into the CLI or the renderer.
+    ['electron/main/fixture.ts', "import { main } from '../cli.js';"],
+    ['electron/main/fixture.ts', "import { i18n } from '../../renderer/src/lib/i18n.js';"],
+    ['electron/core/fixture.ts', "import { app } from 'electron';"],
+  ])('rejects %s: %s', async (path, code) => {
+    expect(await layerErrors(path, `${code}\nexport {};\n`)).toHaveLength(1);
+  });
+
+  it.each([
+    ['electron/cli/fixture.ts', "import { createAppCore } from '../core/app/app-core.js';"],
+    ['electron/main/fixture.ts', "import { app } from 'electron';"],
+    ['electron/main/fixture.ts', "import { READY_CHANNEL } from '../preload/ipc-protocol.js';"],
+    ['electron/preload/fixture.ts', "import { contextBridge } from 'electron';"],
+    ['electron/preload/fixture.ts', "import { createBridge } from '../contract.js';"],
+    ['electron/contract.ts', "import { z } from 'zod';"],
+    ['renderer/src/fixture.ts', "import { createBridge } from '../../electron/contract.js';"],
+    ['renderer/src/fixture.svelte.ts', "import { SvelteMap } from 'svelte/reactivity';"],
+    ['electron/core/download/fixture.spec.ts', "import { RecordingPipeline } from '../pipeline/pipeline.js';"],
+  ])('lets %s: %s', async (path, code) => {
+    expect(await layerErrors(path, `${code}\nexport {};\n`)).toEqual([]);
   });
 });
 
