@@ -32,6 +32,8 @@ export interface FileLog extends Logger {
   error(line: string): void;
   /** A logger whose lines name where they come from (`{"scope":"tray"}`). */
   scope(name: string): FileLog;
+  /** The same log without the echo: for what belongs in the file only (a stack, a crash report). */
+  readonly fileOnly: FileLog;
   /** The folder the files are in (the current file is the highest-numbered `<name>.<n>.log`). */
   readonly folder: string;
 }
@@ -76,21 +78,24 @@ export async function openLogFile(options: OpenLogOptions): Promise<FileLog & { 
     },
     stream,
   );
-  const wrap = (logger: Pino, scope: string | null): FileLog => {
+  const wrap = (logger: Pino, scope: string | null, echo: boolean): FileLog => {
     const say = (level: 'info' | 'warn' | 'error') => (line: string) => {
-      options.echo?.(line);
+      if (echo) options.echo?.(line);
       logger[level](line);
     };
     return {
       info: say('info'),
       warn: say('warn'),
       error: say('error'),
-      scope: (name) => wrap(root.child({ scope: scope ? `${scope}/${name}` : name }), name),
+      scope: (name) => wrap(root.child({ scope: scope ? `${scope}/${name}` : name }), name, echo),
+      get fileOnly() {
+        return wrap(logger, scope, false);
+      },
       folder,
     };
   };
   return {
-    ...wrap(root, null),
+    ...wrap(root, null, true),
     close: () =>
       new Promise<void>((resolve) => {
         if (stream.destroyed) return resolve();
