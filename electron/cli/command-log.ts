@@ -34,7 +34,7 @@ export async function openCommandLog(io: CommandIo, name: LogName): Promise<Comm
   });
   if (file) {
     current = file;
-    file.info(`tally ${name} started (pid ${process.pid}, Node ${process.version}, ${process.platform})`);
+    file.fileOnly.info(`tally ${name} started (pid ${process.pid}, Node ${process.version}, ${process.platform})`);
   }
   const log = ((line: string) => (file ? file.warn(line) : echo(line))) as CommandLog;
   log.warn = log;
