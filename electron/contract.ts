@@ -12,7 +12,7 @@
  */
 import { z } from 'zod';
 import type { Note } from './core/notes.js';
-import type { HealthView } from './contract-health.js';
+import type { HealthView } from './core/health-view.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Data shapes (JSON: dates are ISO strings)
@@ -417,7 +417,7 @@ export interface RequestMap {
   'studio:setCredentials': { args: [url: string, credentials: TeamCredentialsInput]; result: StudioView };
   'studio:clearCredentials': { args: []; result: StudioView };
   'studio:test': { args: [url: string]; result: CheckResult & { message: string } };
-  /** Whatever can cost a recording, judged (see contract-health.ts). */
+  /** Whatever can cost a recording, judged (see core/health-view.ts). */
   'health:get': { args: []; result: HealthView };
 }
 
@@ -507,14 +507,14 @@ export function createBridge(transport: Transport): TallyBridge {
 
 export { errorNote, nested, note, NOTE_TEXT, NoteSchema, notesText, noteText, said } from './core/notes.js';
 export type { Note, NoteCode, NoteParams, PluralText } from './core/notes.js';
-export { HEALTH_COMPONENTS, recordingNeedsAttention, worseHealth } from './contract-health.js';
+export { HEALTH_COMPONENTS, recordingNeedsAttention, worseHealth } from './core/health-view.js';
 export type {
   HealthComponentId,
   HealthComponentView,
   HealthState,
   HealthView,
   ReceiverAddressView,
-} from './contract-health.js';
+} from './core/health-view.js';
 export { codedMessage, errorCodeOf, errorMessageOf, errorParamsOf, RemoteError } from './contract-errors.js';
 
 /** Handler map the core implements once for both transports. */

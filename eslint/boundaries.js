@@ -6,7 +6,7 @@
  * a `require()` or an `export … from` is judged like a plain relative import. What may import what is decided
  * by the runtime of both files (docs/architecture.md):
  *
- * - contract (electron/contract.ts, contract-errors.ts) and core/notes.ts: browser-safe, zod only;
+ * - contract (electron/contract.ts, contract-errors.ts), core/notes.ts and core/health-view.ts: browser-safe, zod only;
  * - renderer/: the browser and the contract, never Node, Electron or the core;
  * - preload/: Electron's sandboxed preload and the contract, never Node or the core;
  * - main/: Electron and Node, the core, the contract and the preload's IPC protocol, never the CLI or renderer;
@@ -47,7 +47,8 @@ function packageOf(spec) {
  */
 export function zoneOf(relative) {
   if (relative === 'electron/contract.ts' || relative === 'electron/contract-errors.ts') return { zone: 'contract' };
-  if (relative === 'electron/core/notes.ts') return { zone: 'notes' };
+  // The core's vocabulary that the contract re-exports to the renderer: browser-safe like the contract.
+  if (relative === 'electron/core/notes.ts' || relative === 'electron/core/health-view.ts') return { zone: 'notes' };
   const core = /^electron\/core\/(?:([^/]+)\/)?[^/]+$/.exec(relative) ?? /^electron\/core\/([^/]+)\//.exec(relative);
   if (core) return { zone: 'core', folder: core[1] ?? '' };
   if (relative === 'electron/cli.ts' || relative.startsWith('electron/cli/')) return { zone: 'cli' };
@@ -58,6 +59,7 @@ export function zoneOf(relative) {
     return { zone: 'test' };
   }
   if (relative.startsWith('..') || path.isAbsolute(relative)) return { zone: 'outside' };
+  if (relative.startsWith('electron/')) return { zone: 'unplaced' };
   return { zone: 'other' };
 }
 
@@ -91,15 +93,20 @@ function packageRule(zone, pkg) {
 function fileRule(from, to, toRelative, layers) {
   const isContract = to.zone === 'contract' || to.zone === 'notes';
   const layerOf = (folder) => layers.findIndex((layer) => layer.includes(folder));
+  if (to.zone === 'unplaced') {
+    return `${toRelative} has no runtime in the boundary rules: place it in eslint/boundaries.js (zoneOf) first.`;
+  }
   if (to.zone === 'test' || to.zone === 'outside' || to.zone === 'other') {
     if (from.zone === 'test' || from.zone === 'other') return null;
     return `${toRelative} is not source of the app: production code imports only from electron/ and renderer/.`;
   }
   switch (from.zone) {
     case 'contract':
-      return isContract ? null : 'The contract imports only the contract files and core/notes.ts.';
+      return isContract ? null : 'The contract imports only the contract files, core/notes.ts and core/health-view.ts.';
     case 'notes':
-      return to.zone === 'notes' ? null : 'core/notes.ts imports nothing of the project (the renderer bundles it).';
+      return to.zone === 'notes'
+        ? null
+        : 'core/notes.ts and core/health-view.ts import only each other (the renderer bundles them).';
     case 'renderer':
       return to.zone === 'renderer' || to.zone === 'contract'
         ? null
@@ -156,6 +163,15 @@ export const boundaries = {
     const relativeFile = path.relative(ROOT, filename).split(path.sep).join('/');
     const from = zoneOf(relativeFile);
     if (from.zone === 'test' || from.zone === 'other' || from.zone === 'outside') return {};
+    if (from.zone === 'unplaced') {
+      return {
+        Program: (node) =>
+          context.report({
+            node,
+            message: `${relativeFile} has no runtime in the boundary rules: place it in eslint/boundaries.js (zoneOf).`,
+          }),
+      };
+    }
     const isSpec = /\.(spec|e2e)\.ts$/.test(filename);
 
     /** @param {import('estree').Node} node @param {unknown} source */
