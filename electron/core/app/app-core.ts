@@ -57,6 +57,7 @@ import { CoreEvents } from './core-events.js';
 import { DemoRunner, demoRecordingsDir, type DemoSandbox } from './demo.js';
 import { LivePoller } from './live-poller.js';
 import { AppCredentials } from './app-credentials.js';
+import { diagnosticsText, journalCounts, recentLogs, secretsInEnv } from './diagnostics.js';
 import { channelAndRecordingHandlers } from './handlers.js';
 import { PipelineHost } from './pipeline-host.js';
 import { StudioHost } from './studio-host.js';
@@ -259,6 +260,7 @@ class Core implements TallyAppCore {
         native: this.#opts.transport === 'ipc',
         fileActions: Boolean(this.#hooks.openFile && this.#hooks.revealFile),
       }),
+      'app:diagnostics': async () => ({ text: await this.#diagnostics() }),
 
       ...channelAndRecordingHandlers({
         api: () => this.#requireApi(),
@@ -353,6 +355,24 @@ class Core implements TallyAppCore {
     if (patch.endpoints !== undefined) await this.#credentialsChanged();
     this.#events.updateTray();
     return view;
+  }
+
+  /** Settings → Advanced → Copy diagnostics: the report `tally doctor` prints, from this face. */
+  async #diagnostics(): Promise<string> {
+    const settings = this.#settings.get();
+    const credentials = await this.#loadCredentials().catch(() => null);
+    const face = this.#opts.transport === 'ipc' ? 'app' : 'serve';
+    return diagnosticsText({
+      madeBy: face === 'app' ? 'Tally, Settings → Advanced → Copy diagnostics' : 'tally serve, Copy diagnostics',
+      version: this.#version,
+      home: this.#opts.home,
+      settings,
+      settingsWarnings: this.#settings.warnings,
+      health: [{ who: face === 'app' ? 'the tray app' : 'tally serve', health: await this.#host.health() }],
+      journal: await journalCounts(this.#opts.home),
+      logs: await recentLogs(this.#opts.home, [face]),
+      secrets: [...secretsInEnv(this.#env), ...(credentials ? [credentials.secret] : [])],
+    });
   }
 
   // ---- Credentials -----------------------------------------------------------------------------
