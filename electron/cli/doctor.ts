@@ -5,7 +5,7 @@
  * settings and the last lines of each log. Every secret in use (environment and keychain) is blanked out.
  */
 import { diagnosticsText, journalCounts, recentLogs, secretsInEnv } from '../core/app/diagnostics.js';
-import { readPackageVersion } from '../core/app/core-support.js';
+import { readPackageVersion } from '../core/app/app-options.js';
 import { appDataDir } from '../core/paths.js';
 import { listRunning } from '../core/receive/control.js';
 import type { Command, CommandIo } from './command.js';

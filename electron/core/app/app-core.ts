@@ -36,22 +36,16 @@ import {
 import { checkFolder } from './folder-check.js';
 import {
   BACKGROUND_POLL_FACTOR,
-  NOT_STARTED,
-  NO_CREDENTIALS,
-  STOPPED,
-  LiveState,
-  SerialQueue,
-  checkFolderChange,
-  requirePipeline,
-  traySnapshotOf,
-  clean,
-  describe,
-  errorView,
   readPackageVersion,
   type AppCoreOptions,
   type Phase,
   type TallyAppCore,
-} from './core-support.js';
+} from './app-options.js';
+import { NOT_STARTED, NO_CREDENTIALS, STOPPED, requirePipeline, clean, describe, errorView } from './core-messages.js';
+import { LiveState } from './live-state.js';
+import { SerialQueue } from './serial-queue.js';
+import { checkFolderChange } from './folder-change.js';
+import { traySnapshotOf } from './tray-snapshot.js';
 import { appPipelineSpec, buildAppApi } from './app-pipeline.js';
 import { CoreEvents } from './core-events.js';
 import { DemoRunner, demoRecordingsDir, type DemoSandbox } from './demo.js';
@@ -64,7 +58,7 @@ import { StudioHost } from './studio-host.js';
 import { toSettingsView, toStorePatch } from './settings-view.js';
 import type { AppCoreEvents, PlatformHooks, TraySnapshot } from './types.js';
 
-export { BACKGROUND_POLL_FACTOR, readPackageVersion, type AppCoreOptions, type TallyAppCore } from './core-support.js';
+export { BACKGROUND_POLL_FACTOR, readPackageVersion, type AppCoreOptions, type TallyAppCore } from './app-options.js';
 
 class Core implements TallyAppCore {
   readonly handlers: RequestHandlers;

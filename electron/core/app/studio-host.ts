@@ -29,7 +29,7 @@ import { StudioPublisher } from '../studio/publisher.js';
 import { parseS3Url, s3FromEnv } from '../studio/store.js';
 import { TeamAuthError, TeamTlsError, TeamUnreachableError, connectTeam, parseTeamUrl } from '../studio/team.js';
 import { followsStudio, type Settings, type SettingsStore } from '../settings.js';
-import { errorView } from './core-support.js';
+import { errorView } from './core-messages.js';
 
 /** The app's name for the studio URL field in messages (the CLI says `--team`). */
 const STUDIO_URL = note('studioUrlField');
