@@ -18,8 +18,8 @@ import {
 import type { DownloadOptions, DownloadPolicy } from './fetch-file.js';
 import { downloadFile, forgetCommit } from './fetch-file.js';
 import { statePathFor } from './part-state.js';
-import type { TestFileInfo } from './test-server.js';
-import { TestServer } from './test-server.js';
+import type { TestFileInfo } from '../../../tests/support/download/file-server.js';
+import { TestServer } from '../../../tests/support/download/file-server.js';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
