@@ -307,12 +307,12 @@ describe('downloadFile: segmented', () => {
   });
 
   it('stops adding connections once they add no throughput (a link the connections share)', async () => {
-    const size = 6 * MiB;
+    const size = 8 * MiB;
     const { file, urlPath } = publish(size);
     server.setFaults({ linkBytesPerSec: 4 * MiB });
     server.maxActive = 0;
     const result = await downloadFile(
-      options(urlPath, { segmentThresholdBytes: 1 * MiB, segments: 4, rampWindowMs: 200, minSplitBytes: 256 * KiB }),
+      options(urlPath, { segmentThresholdBytes: 1 * MiB, segments: 4, rampWindowMs: 400, minSplitBytes: 256 * KiB }),
     );
     // One connection is slow (under the default floor), so a second one is tried; it adds nothing, so no more.
     expect(result.connections).toBe(2);

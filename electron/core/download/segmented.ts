@@ -3,7 +3,7 @@
  * connection that probed the file and adds ranges only while they add throughput. Origins that throttle each
  * connection (nginx `limit_rate`, many CDNs) give N times the speed with N connections; on a fast link one
  * stream is faster than four sharing it (and the CPU). Every RAMP window the engine measures the total rate:
- * while one connection stays under `splitBelowBytesPerSec` and the last step raised the total by MIN_GAIN,
+ * while one connection stays under `splitBelowBytesPerSec` and the last step raised the total by MIN_GAIN (1.3x),
  * the connection count doubles (up to `segments`); otherwise it stays where it is for the rest of the file.
  * Every connection writes its bytes at their offset; segment progress is checkpointed (fdatasync, then the
  * sidecar) about once a second, so after a crash each segment resumes where its last durable byte was. A
@@ -23,7 +23,7 @@ import { writePartState } from './part-state.js';
 /** How often a segment may fail without making progress before the whole download fails. */
 const SEGMENT_RETRIES = 2;
 /** A step that added connections must raise the total rate by this factor for the ramp to go on. */
-const MIN_GAIN = 1.2;
+const MIN_GAIN = 1.3;
 
 /** What the first connection hashed while streaming from byte 0 (only that prefix of the file). */
 export interface StreamedPrefix {
@@ -243,7 +243,7 @@ export async function runSegmented(
   const workers: Promise<void>[] = [worker(first)];
   // The ramp: measure the total rate over a window once every connection asked for is streaming; double the
   // count while one connection is slow and the last step paid for itself. It never takes connections away.
-  const ramp = { target: 1, lastRate: null as number | null, at: performance.now(), bytes: 0 };
+  const ramp = { target: 1, lastRate: null as number | null, at: performance.now(), bytes: 0, settled: 0 };
   const splitBelow = ctx.ramp.splitBelowBytesPerSec;
   const timer =
     ctx.segments > 1
@@ -254,7 +254,11 @@ export async function runSegmented(
               clearInterval(timer); // a connection found no work left to take: nothing more to split
               return;
             }
-            if (receiving < ramp.target) {
+            // A window starts one tick after every connection of the step is streaming: what a socket held
+            // before its first write (the probe's bytes that arrived while the part was being set up) would
+            // otherwise count as speed.
+            if (receiving < ramp.target || ramp.settled < 2) {
+              ramp.settled = receiving < ramp.target ? 0 : ramp.settled + 1;
               ramp.at = now;
               ramp.bytes = written;
               return;
@@ -263,6 +267,7 @@ export async function runSegmented(
             const rate = ((written - ramp.bytes) * 1000) / (now - ramp.at);
             ramp.at = now;
             ramp.bytes = written;
+            ramp.settled = 0;
             const paid = ramp.lastRate === null || rate >= ramp.lastRate * MIN_GAIN;
             if (!paid || rate / ramp.target >= splitBelow || ramp.target >= ctx.segments) {
               clearInterval(timer);

@@ -17,7 +17,7 @@ export function md5FromEtag(etag: string | null | undefined): string | null {
 }
 
 /**
- * Streams the file through MD5 once (memory stays at one 1 MiB buffer whatever the size). With `from`, the
+ * Streams the file through MD5 once (memory stays at one 256 KiB buffer whatever the size). With `from`, the
  * hash already holds the file's first `from.bytes` bytes (hashed while they were downloaded) and only the rest
  * is read.
  */
@@ -31,7 +31,9 @@ export async function md5OfFile(
   let position = from?.bytes ?? 0;
   const handle = await fsx.open(file, 'r');
   try {
-    const buffer = Buffer.allocUnsafe(1 << 20);
+    // 256 KiB at a time: each update holds the JavaScript thread (webhooks waiting for their answer) well under
+    // a millisecond, where 1 MiB took 1.5-2.5 ms on the test machine.
+    const buffer = Buffer.allocUnsafe(1 << 18);
     for (;;) {
       signal?.throwIfAborted();
       const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
