@@ -28,7 +28,7 @@ import {
   VerificationError,
   formatBytes,
 } from '../download/errors.js';
-import type { DownloadPolicy, DownloadProgress } from '../download/fetch-file.js';
+import type { DownloadOptions, DownloadPolicy, DownloadProgress } from '../download/fetch-file.js';
 import { DEFAULT_MAX_RECORDING_BYTES, downloadFile, forgetCommit } from '../download/fetch-file.js';
 import { isAbortError } from '../download/http-request.js';
 import { statePathFor } from '../download/part-state.js';
@@ -64,6 +64,8 @@ export interface DownloadManagerOptions {
   segments?: number;
   /** Size above which ranges are used (default 32 MiB). */
   segmentThresholdBytes?: number;
+  /** How the engine adds ranges (download-options.ts); tests shorten them to fit small files. */
+  ramp?: Pick<DownloadOptions, 'rampWindowMs' | 'minSplitBytes'>;
   /**
    * Largest recording accepted (the maxRecordingBytes setting; default DEFAULT_MAX_RECORDING_BYTES). A larger
    * announced size is treated as unknown, never trusted for the disk check.
@@ -376,6 +378,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         ...(this.#opts.segmentThresholdBytes !== undefined
           ? { segmentThresholdBytes: this.#opts.segmentThresholdBytes }
           : {}),
+        ...this.#opts.ramp,
         ...(this.#opts.timeoutMs !== undefined ? { timeoutMs: this.#opts.timeoutMs } : {}),
         ...(this.#opts.fs ? { fs: this.#opts.fs } : {}),
         ...(this.#opts.progressIntervalMs !== undefined ? { progressIntervalMs: this.#opts.progressIntervalMs } : {}),
