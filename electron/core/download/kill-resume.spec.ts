@@ -173,7 +173,9 @@ describe('kill -9 in the middle of a download', () => {
       partPath,
       segments: 4,
       segmentThresholdBytes: 1 * MiB,
-      minSplitBytes: 64 * MiB,
+      // Small pieces and a short ramp window: the 4 MiB/s throttle gets several connections before the kill.
+      minSplitBytes: 512 * 1024,
+      rampWindowMs: 100,
       checkpointIntervalMs: 20,
       reportProgress: true,
       progressIntervalMs: 0,
@@ -187,6 +189,7 @@ describe('kill -9 in the middle of a download', () => {
       segments: Array<{ start: number; end: number; pos: number }>;
     };
     expect(sidecar.mode).toBe('segmented');
+    expect(sidecar.segments.length).toBeGreaterThan(1);
     const durable = sidecar.segments.reduce((sum, s) => sum + s.pos - s.start, 0);
     expect(durable).toBeGreaterThan(0);
 
@@ -221,6 +224,9 @@ describe('memory', () => {
       partPath: `${dest}.part`,
       segments: 4,
       segmentThresholdBytes: 32 * MiB,
+      // Ranges are added whatever one connection gets: this measures the memory of several at once.
+      splitBelowBytesPerSec: Number.MAX_SAFE_INTEGER,
+      rampWindowMs: 50,
     });
     const done = await until(events, (e) => e.type === 'done');
     expect(done.result).toMatchObject({ bytes: size });

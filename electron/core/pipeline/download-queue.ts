@@ -28,7 +28,7 @@ import {
   VerificationError,
   formatBytes,
 } from '../download/errors.js';
-import type { DownloadPolicy, DownloadProgress } from '../download/fetch-file.js';
+import type { DownloadOptions, DownloadPolicy, DownloadProgress } from '../download/fetch-file.js';
 import { DEFAULT_MAX_RECORDING_BYTES, downloadFile, forgetCommit } from '../download/fetch-file.js';
 import { isAbortError } from '../download/http-request.js';
 import { statePathFor } from '../download/part-state.js';
@@ -54,6 +54,8 @@ export interface DownloadManagerOptions {
   now?: () => number;
   /** Jitter source in [0, 1). */
   random?: () => number;
+  /** Wait before the second look at a recording the service says is gone (default GONE_RECHECK_MS); doubles. */
+  goneRecheckMs?: number;
   /** First retry delay cap (default 2 s); doubles per attempt. */
   retryBaseMs?: number;
   /** Largest retry delay (default 5 min). */
@@ -62,6 +64,8 @@ export interface DownloadManagerOptions {
   segments?: number;
   /** Size above which ranges are used (default 32 MiB). */
   segmentThresholdBytes?: number;
+  /** How the engine adds ranges (download-options.ts); tests shorten them to fit small files. */
+  ramp?: Pick<DownloadOptions, 'rampWindowMs' | 'minSplitBytes'>;
   /**
    * Largest recording accepted (the maxRecordingBytes setting; default DEFAULT_MAX_RECORDING_BYTES). A larger
    * announced size is treated as unknown, never trusted for the disk check.
@@ -145,6 +149,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   readonly #random: () => number;
   /** Full jitter: many recordings failing together (the service down) spread their retries. */
   readonly #backoff: BackoffPolicy;
+  /** Jobs whose Retry now came while an attempt was ending. */
+  readonly #retryAfter = new Set<string>();
   /** Gone answers in a row per job (the next look waits longer each time). */
   readonly #goneCount = new Map<string, number>();
   readonly #opts: DownloadManagerOptions;
@@ -215,7 +221,12 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   /** Starts a `failed`, `expired` or `gone` job again now, or skips the wait of a job waiting for its next retry. */
   async retry(key: string): Promise<void> {
     const job = this.#store.get(key);
-    if (!job || job.state === 'saved' || this.#running.has(key)) return;
+    if (!job || job.state === 'saved') return;
+    if (this.#running.has(key)) {
+      // Its attempt is ending (its failure is being written): tried again the moment it has ended.
+      this.#retryAfter.add(key);
+      return;
+    }
     this.#retries.cancel(key);
     this.#sizeStrikes.delete(key);
     if (job.state === 'failed' || job.state === 'expired' || job.state === 'gone') {
@@ -293,6 +304,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         })
         .finally(() => {
           this.#running.delete(key);
+          if (this.#retryAfter.delete(key)) void this.retry(key);
           this.#pump();
         });
       this.#running.set(key, { controller, task });
@@ -366,6 +378,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         ...(this.#opts.segmentThresholdBytes !== undefined
           ? { segmentThresholdBytes: this.#opts.segmentThresholdBytes }
           : {}),
+        ...this.#opts.ramp,
         ...(this.#opts.timeoutMs !== undefined ? { timeoutMs: this.#opts.timeoutMs } : {}),
         ...(this.#opts.fs ? { fs: this.#opts.fs } : {}),
         ...(this.#opts.progressIntervalMs !== undefined ? { progressIntervalMs: this.#opts.progressIntervalMs } : {}),
@@ -435,10 +448,16 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     }
 
     if (error instanceof HttpStatusError && error.gone) {
-      // Said as gone (not "expires in 5 h, will try again"); looked at again less and less often until the deadline.
-      const wait = backoffDelay(this.#goneLooks(key) + 1, { baseMs: GONE_RECHECK_MS, maxMs: GONE_RECHECK_MAX_MS });
+      // Said as gone (not "expires in 5 h, will try again"). The first look again comes as soon as any retry would
+      // (the file may not have been published yet); later ones less and less often, until the deadline.
+      const looks = this.#goneLooks(key);
+      const goneMs = this.#opts.goneRecheckMs ?? GONE_RECHECK_MS;
+      const wait =
+        looks === 0
+          ? Math.max(1, backoffDelay(1, this.#backoff, this.#random))
+          : backoffDelay(looks, { baseMs: goneMs, maxMs: GONE_RECHECK_MAX_MS });
       const nextAt = Math.min(deadline, now + wait);
-      const why = stored(note('recordingGoneNow', { status: error.status, detail: error.detail ?? '' }));
+      const why = stored(note('recordingGoneNow', { status: error.status, detail: error.detail || 'no detail' }));
       const gone = await this.#write(key, { state: 'gone', ...why, updatedAt: this.#iso(now) });
       this.#schedule(key, nextAt - now);
       this.emit('failed', { job: gone, error, willRetry: true, nextAttemptAt: this.#iso(nextAt) });
