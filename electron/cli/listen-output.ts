@@ -3,7 +3,7 @@
  * progress bar that redraws in place on a terminal and steps every 25 % when piped to a file.
  */
 import type { HealthView, TunnelStatus } from '../contract.js';
-import type { ExpiredEvent, FailedEvent, ProgressEvent, SavedEvent } from '../core/pipeline/download-queue.js';
+import type { ExpiredEvent, FailedEvent, ProgressEvent, SavedEvent } from '../core/pipeline/download-manager.js';
 import type { GapReportResult } from '../core/recordings/gap-report.js';
 import type { RecordingJob } from '../core/recordings/types.js';
 import type { PipelineRejection } from '../core/pipeline/pipeline.js';

@@ -33,7 +33,7 @@ import {
   type Settings,
   type SettingsStore,
 } from '../settings.js';
-import { checkFolder } from './folder-check.js';
+import { checkFolder } from './settings-folder-check.js';
 import {
   BACKGROUND_POLL_FACTOR,
   readPackageVersion,

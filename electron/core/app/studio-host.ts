@@ -23,7 +23,7 @@ import {
   resolveTeamCredentials,
   saveTeamCredentials,
   storedTeamSummary,
-} from '../studio/credentials.js';
+} from '../studio/team-credentials.js';
 import { StudioFollower } from '../studio/follower.js';
 import { StudioPublisher } from '../studio/publisher.js';
 import { parseS3Url, s3FromEnv } from '../studio/store.js';
