@@ -35,7 +35,7 @@ export interface PluralText {
  */
 export const NOTE_TEXT = {
   error: '{message}',
-  // Tunnel status (tunnels/health.ts)
+  // Tunnel status (tunnels/supervisor.ts)
   tunnelStopped: 'Tunnel stopped.',
   tunnelOpening: 'Opening the {provider} tunnel...',
   tunnelNone: 'No tunnel: the receiver is reachable only on this computer or network.',
