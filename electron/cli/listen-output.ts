@@ -182,18 +182,28 @@ export function createListenPrinter(opts: {
     rejected(r) {
       // A channel parsed from X-FILENAME means the request came through the upload route's secret token: a real
       // client recording was lost, and which one must show however busy the window (and it cannot be a probe flood).
-      const lostRecording = typeof r.upload?.channelId === 'string';
+      const lostRecording = typeof r.upload?.channelId === 'string' || r.channelId !== undefined;
       if (!lostRecording && !shows('rejected')) return;
       const upload = r.upload
         ? { channelId: r.upload.channelId, track: r.upload.track, fileName: r.upload.fileName, origin: r.upload.origin }
         : {};
+      const hook = r.channelId !== undefined ? { channelId: r.channelId } : {};
       if (opts.ndjson) {
-        json({ type: 'rejected', status: r.status, reason: r.reason, remoteAddress: r.remoteAddress, ...upload });
+        json({
+          type: 'rejected',
+          status: r.status,
+          reason: r.reason,
+          remoteAddress: r.remoteAddress,
+          ...hook,
+          ...upload,
+        });
         return;
       }
       const what = r.upload?.channelId
         ? ` channel ${r.upload.channelId}${r.upload.track ? ` (${r.upload.track} stream)` : ''}:`
-        : '';
+        : r.channelId !== undefined
+          ? ` channel ${r.channelId}:`
+          : '';
       line(`rejected  ${r.status}${what} ${r.reason} (from ${r.remoteAddress})`);
     },
     progress(p) {

@@ -382,7 +382,8 @@ export class PipelineHost {
       emit('app:error', { code: 'registration', message: `The webhook URL could not be registered: ${info.message}` }),
     );
     on('rejected', (r) => {
-      log(`webhook refused (${r.status}): ${clean(r.reason)}`);
+      const channel = r.channelId !== undefined ? ` channel ${clean(r.channelId, 200)}` : '';
+      log(`webhook refused (${r.status})${channel}: ${clean(r.reason)}`);
       // A 503 is a genuine webhook (right token, allowed URL) turned away: its recording is lost unless someone acts.
       // An upload's 503 (too many at once) is a refused client recording, said as such by upload-refused.
       if (r.status === 503 && !r.upload) this.#onRefusing(r.reason, pipeline.receiver.full);

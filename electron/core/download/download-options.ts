@@ -24,6 +24,8 @@ export interface DownloadOptions {
   policy: DownloadPolicy;
   signal?: AbortSignal;
   onProgress?(p: DownloadProgress): void;
+  /** Called after every write with the bytes it put in the part (not throttled: keep it cheap). */
+  onBytesWritten?(bytes: number): void;
   /** Maximum parallel ranges (default 4; 1 disables segmenting). */
   segments?: number;
   /** Files larger than this are fetched in parallel ranges (default 32 MiB). */

@@ -78,7 +78,7 @@ export async function downloadFile(opts: DownloadOptions): Promise<DownloadResul
     timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     partPath: opts.partPath,
     folder: path.dirname(path.resolve(opts.partPath)),
-    meter: new ProgressMeter(opts.onProgress, opts.progressIntervalMs),
+    meter: new ProgressMeter(opts.onProgress, opts.progressIntervalMs, undefined, opts.onBytesWritten),
     segments,
     minSplitBytes: opts.minSplitBytes ?? 4 * 1024 * 1024,
     checkpointIntervalMs: opts.checkpointIntervalMs ?? 1000,

@@ -30,6 +30,8 @@ export class ProgressMeter {
     /** Minimum time between two reports (0: every write). */
     private readonly reportIntervalMs = SAMPLE_MS,
     private readonly now: () => number = () => performance.now(),
+    /** Called on every write with its size, unthrottled (the queue's disk accounting). */
+    private readonly onBytes?: (bytes: number) => void,
   ) {
     this.#sampleAt = now();
   }
@@ -44,6 +46,7 @@ export class ProgressMeter {
 
   add(bytes: number): void {
     this.bytes += bytes;
+    this.onBytes?.(bytes);
     this.#tick(false);
   }
 

@@ -13,7 +13,7 @@ import type { RefusedUploadRecord } from '../uploads/upload-log.js';
 import type { UploadedEvent } from '../uploads/upload-route.js';
 import type { ChannelHookCall } from '../webhook/channel-hook.js';
 import type { Rejection } from '../webhook/receiver.js';
-import type { ExpiredEvent, FailedEvent, ProgressEvent, SavedEvent } from './download-queue.js';
+import type { DiskStatus, ExpiredEvent, FailedEvent, ProgressEvent, SavedEvent } from './download-queue.js';
 import type { MissingRecording } from './expected-recordings.js';
 
 /** The two service calls the pipeline makes: registering the webhook URL and the gap report's search. */
@@ -55,6 +55,8 @@ export interface PipelineOptions {
   keepNewestRecordings?: number;
   segments?: number;
   retryBaseMs?: number;
+  /** Free space downloads leave for the journal (DownloadManager's diskFloorBytes; default 5 % of the disk). */
+  diskFloorBytes?: number;
   /** Clock of the download deadlines and retries (tests: a recording's 6 hours pass without waiting). */
   now?: () => number;
   tunnelCheckIntervalMs?: number;
@@ -133,6 +135,8 @@ export interface PipelineEvents {
   saved: [event: SavedEvent];
   failed: [event: FailedEvent];
   expired: [event: ExpiredEvent];
+  /** Disk health of the recordings folder changed (see DownloadManager.diskStatus). */
+  disk: [status: DiskStatus];
   tunnel: [status: TunnelStatus];
   registered: [info: { url: string; channelHookError: string | null }];
   /** The channel lifecycle hook: a channel opened or closed. */

@@ -10,7 +10,7 @@
 import { note, noteText } from '../../contract.js';
 import { EventEmitter } from 'node:events';
 import { ensureWritableFolder } from '../folder-check.js';
-import { DownloadManager } from './download-queue.js';
+import { DownloadManager, type DiskStatus } from './download-queue.js';
 import { AutoRegistrar, TunnelSupervisor, tunnelProviderFor } from '../tunnels/index.js';
 import { WebhookReceiver } from '../webhook/receiver.js';
 import { TokenStore } from '../webhook/token.js';
@@ -76,6 +76,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
       maxRecordingBytes: opts.maxRecordingBytes,
       segments: opts.segments,
       retryBaseMs: opts.retryBaseMs,
+      ...(opts.diskFloorBytes !== undefined ? { diskFloorBytes: opts.diskFloorBytes } : {}),
       ...(opts.now ? { now: opts.now } : {}),
     });
     // A tunnel setting that cannot work shows in the tunnel status; the receiver starts all the same.
@@ -139,6 +140,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     });
     this.downloads.on('failed', (e) => this.emit('failed', e));
     this.downloads.on('expired', (e) => this.emit('expired', e));
+    this.downloads.on('disk', (status) => this.emit('disk', status));
     this.inbox.on('added', (job) => this.emit('changed', job));
     this.inbox.on('updated', (job) => this.emit('changed', job));
     this.supervisor.on('status', (s) => this.emit('tunnel', s));
@@ -258,6 +260,14 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
   /** The download-origin policy every fetch of a webhook's URL goes through. */
   get policy(): DownloadOriginPolicy {
     return this.#opts.policy;
+  }
+
+  /**
+   * Disk health of the recordings folder (free bytes, reserved, the journal's floor, recordings waiting for
+   * space), or null before the first download measured it. The `disk` event says when it changes.
+   */
+  get diskStatus(): DiskStatus | null {
+    return this.downloads.diskStatus;
   }
 
   get lastGapReport(): GapReportResult | null {
