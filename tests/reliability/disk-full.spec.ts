@@ -143,7 +143,7 @@ describe.skipIf(!mountable)('a nearly full disk (tmpfs)', () => {
     stops.push(() => pipeline.stop());
     await pipeline.start();
     const post = (rec: object) =>
-      fetch(pipeline.ready().localUrl, {
+      fetch(pipeline.receiver.localUrl, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(rec),
@@ -212,7 +212,7 @@ describe.skipIf(!mountable)('a nearly full disk (tmpfs)', () => {
     await fill(root);
     const rejected = once(pipeline, 'rejected');
     const rec = publish(1000, 'lost-channel');
-    const res = await fetch(pipeline.ready().localUrl, {
+    const res = await fetch(pipeline.receiver.localUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ id: 'lost-channel', url: rec.rec.url }),
