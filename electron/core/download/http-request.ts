@@ -98,9 +98,21 @@ export function toDownloadError(error: unknown, url: URL, signal?: AbortSignal):
   if (signal?.aborted) return abortError(signal);
   if (isAbortError(error)) return error as Error;
   if (error instanceof TallyError) {
-    // The policy's lookup refuses internal addresses with its own TallyError: that is a refusal, not a glitch.
-    if (error.code === 'address_refused')
-      return new DownloadRefusedError(error.message.replace(/\.$/, ''), { cause: error });
+    if (error.code === 'address_refused') {
+      // A host name the policy does not allow is final. An internal address in a DNS answer is not: captive
+      // portals and split-horizon VPNs answer one for a while, and the service keeps the file for 6 hours, so
+      // the name is resolved again at the next attempt (issue 20). An IP literal never gets here: the policy
+      // refuses it before any request.
+      if ((error as { transient?: unknown }).transient !== true) {
+        return new DownloadRefusedError(error.message.replace(/\.$/, ''), { cause: error });
+      }
+      const { address, category } = error as unknown as { address: string; category: string };
+      return new NetworkError(
+        describeEndpoint(url),
+        `${url.hostname} resolved to ${address}, a ${category} address (a captive portal, VPN or DNS hiccup can answer this for a while); Tally resolves it again at the next attempt`,
+        { cause: error },
+      );
+    }
     return error;
   }
   const err = error as NodeJS.ErrnoException;
