@@ -30,8 +30,13 @@ export interface DownloadOptions {
   segments?: number;
   /** Files larger than this are fetched in parallel ranges (default 32 MiB). */
   segmentThresholdBytes?: number;
-  /** Idle timeout per connection (default 30 s). */
+  /** Idle timeout per connection, and the time allowed for each response's headers (default 30 s). */
   timeoutMs?: number;
+  /**
+   * The stall rule: after each `windowMs`, a download that received less than `bytesPerSec` on average over the
+   * window, or that at its rate cannot finish before `deadlineAt`, stops with StallError (part kept).
+   */
+  stallRule?: StallRule;
   /** Test seam: replaces file-system calls (e.g. to inject ENOSPC). */
   fs?: Partial<DownloadFs>;
   /**
@@ -46,6 +51,15 @@ export interface DownloadOptions {
   checkpointIntervalMs?: number;
   /** A running segment is split for an idle connection when at least twice this is left (default 4 MiB). */
   minSplitBytes?: number;
+}
+
+export interface StallRule {
+  bytesPerSec: number;
+  windowMs: number;
+  /** When the file disappears (ms since epoch on `now`), or null. */
+  deadlineAt?: number | null;
+  /** Clock of `deadlineAt` (default Date.now). */
+  now?: () => number;
 }
 
 export interface DownloadResult {

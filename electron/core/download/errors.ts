@@ -69,6 +69,25 @@ export class VerificationError extends TallyError {
   }
 }
 
+/**
+ * The stall rule: a download far too slow (under the minimum rate for a while, or unable to finish before the
+ * service deletes the file at its rate) gives its slot to the next recording. Its part is kept; it is retried.
+ */
+export class StallError extends TallyError {
+  readonly code = 'stalled';
+  constructor(
+    readonly host: string,
+    readonly bytesPerSec: number,
+    readonly why: 'slow' | 'late',
+  ) {
+    super(
+      `The download from ${host} was too slow (${formatBytes(Math.round(bytesPerSec))}/s${
+        why === 'late' ? ': at that rate it cannot finish before the service deletes the file' : ''
+      }): its slot goes to the next recording and it resumes later from the partial download.`,
+    );
+  }
+}
+
 /** No room left for the recording. The partial download is kept. */
 export class DiskFullError extends TallyError {
   readonly code = 'disk_full';

@@ -33,6 +33,7 @@ import {
 import type { PartState } from './part-state.js';
 import { readPartState, removePartState, statePathFor, writePartState } from './part-state.js';
 import { ProgressMeter } from './progress.js';
+import { watchStall } from './stall-rule.js';
 import { planSegments, runSegmented, segmentBytes } from './segmented.js';
 import { DEFAULT_MAX_RECORDING_BYTES, overflowError, refuseServerLength, sizeCeiling } from './size-limits.js';
 import { md5FromEtag, verifyPart, type VerifyCheck } from './verify.js';
@@ -70,11 +71,14 @@ export async function downloadFile(opts: DownloadOptions): Promise<DownloadResul
   const fsx = downloadFs(opts.fs);
   const segments = Math.max(1, Math.floor(opts.segments ?? DEFAULT_SEGMENTS));
   const agents = new Agents(segments + 1);
+  // The stall rule stops this download (not the caller's): its own signal, joined with the caller's.
+  const stall = new AbortController();
+  const signal = opts.signal ? AbortSignal.any([opts.signal, stall.signal]) : stall.signal;
   const ctx: EngineContext = {
     fsx,
     agents,
     policy: opts.policy,
-    signal: opts.signal,
+    signal,
     timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     partPath: opts.partPath,
     folder: path.dirname(path.resolve(opts.partPath)),
@@ -84,9 +88,24 @@ export async function downloadFile(opts: DownloadOptions): Promise<DownloadResul
     checkpointIntervalMs: opts.checkpointIntervalMs ?? 1000,
     maxConnections: 0,
   };
+  const host = (): string => {
+    try {
+      return new URL(opts.url).host;
+    } catch {
+      return 'the download server';
+    }
+  };
+  const unwatch = opts.stallRule
+    ? watchStall(opts.stallRule, ctx.meter, host, (error) => stall.abort(error))
+    : () => undefined;
   try {
     return await run(ctx, opts);
+  } catch (error) {
+    // Whatever the abort surfaced as (a body error, an abort error), a tripped stall rule is the reason.
+    if (stall.signal.aborted && !opts.signal?.aborted) throw stall.signal.reason as Error;
+    throw error;
   } finally {
+    unwatch();
     agents.destroy();
   }
 }
@@ -176,6 +195,7 @@ async function run(ctx: EngineContext, opts: DownloadOptions): Promise<DownloadR
     }
   }
   ctx.meter.flush();
+  ctx.meter.done = true;
 
   return finalize(ctx, opts, outcome, {
     resumedFrom,

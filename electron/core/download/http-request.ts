@@ -143,6 +143,12 @@ function requestOnce(url: URL, headers: Record<string, string>, opts: OpenOption
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
     let response: IncomingMessage | null = null;
+    // The idle timer below counts only silence: headers trickled a byte a second would never trip it. The
+    // whole header block gets the same time as one silence (issue 20).
+    const headersTimer = setTimeout(() => {
+      if (!response) req.destroy(new TimeoutError(describeEndpoint(url), opts.timeoutMs));
+    }, opts.timeoutMs);
+    req.once('close', () => clearTimeout(headersTimer));
     req.setTimeout(opts.timeoutMs, () => {
       const error = new TimeoutError(describeEndpoint(url), opts.timeoutMs);
       // After the headers the stall is in the body: fail the body stream so its reader sees the timeout.
@@ -151,6 +157,7 @@ function requestOnce(url: URL, headers: Record<string, string>, opts: OpenOption
     });
     req.once('response', (res) => {
       response = res;
+      clearTimeout(headersTimer);
       // Stop reading the socket until the body's reader is attached (it resumes it). Between the headers and
       // that moment the caller awaits file-system work; since Node 22, an early FIN read meanwhile destroys the
       // response together with the body bytes already buffered, so a short body cut by a reset lost everything

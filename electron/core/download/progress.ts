@@ -20,6 +20,8 @@ const SMOOTHING = 0.3;
 export class ProgressMeter {
   bytes = 0;
   total: number | null = null;
+  /** Every byte has arrived (what follows is local: verification and the rename). */
+  done = false;
   #rate = 0;
   #sampleAt: number;
   #sampleBytes = 0;

@@ -32,8 +32,13 @@ export interface DownloadManagerOptions {
    * announced size is treated as unknown, never trusted for the disk check.
    */
   maxRecordingBytes?: number;
-  /** Idle timeout per connection (default 30 s). */
+  /** Idle timeout per connection, and the time allowed for response headers (default 30 s). */
   timeoutMs?: number;
+  /**
+   * The stall rule (default 8 KiB/s over 60 s): a download under it, or unable to finish before the deadline at
+   * its rate, gives its slot to the next recording and is retried later; null turns it off.
+   */
+  stallRule?: { bytesPerSec: number; windowMs: number } | null;
   /** Minimum time between two byte checkpoints written to the store (default 1000 ms). */
   checkpointIntervalMs?: number;
   /** Minimum time between two 'progress' events per download (default 250 ms). */

@@ -46,6 +46,9 @@ export type {
 } from './download-queue-types.js';
 import type { DownloadManagerEvents, DownloadManagerOptions } from './download-queue-types.js';
 
+/** Below 8 KiB/s for a minute, a download yields its slot (see stall-rule.ts). */
+const DEFAULT_STALL_RULE = { bytesPerSec: 8 * 1024, windowMs: 60_000 };
+
 /** After this many identical announced-size mismatches the webhook's `filesize` is taken to be wrong. */
 const ANNOUNCED_SIZE_STRIKES = 2;
 
@@ -317,6 +320,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
       return;
     }
 
+    const stallRule = this.#opts.stallRule === undefined ? DEFAULT_STALL_RULE : this.#opts.stallRule;
     let job = await this.#write(key, {
       state: 'downloading',
       attempts: initial.attempts + 1,
@@ -347,6 +351,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
           ? { segmentThresholdBytes: this.#opts.segmentThresholdBytes }
           : {}),
         ...(this.#opts.timeoutMs !== undefined ? { timeoutMs: this.#opts.timeoutMs } : {}),
+        ...(stallRule ? { stallRule: { ...stallRule, deadlineAt: deadline, now: this.#now } } : {}),
         ...(this.#opts.fs ? { fs: this.#opts.fs } : {}),
         ...(this.#opts.progressIntervalMs !== undefined ? { progressIntervalMs: this.#opts.progressIntervalMs } : {}),
         onBytesWritten: watch.wrote,
