@@ -17,6 +17,11 @@ export interface DownloadOptions {
   /** Size announced by the webhook; the file must match it, and no byte beyond it is written. */
   expectedBytes?: number | null;
   /**
+   * The webhook's announced size even when it is not trusted for verification (`expectedBytes` null): a body
+   * without a length never goes past it, every time (a size measured by cutting is not the server's).
+   */
+  announcedBytes?: number | null;
+  /**
    * The most bytes one recording may have when neither the server nor the webhook says how many (a body with no
    * Content-Length stops here instead of filling the disk). Default DEFAULT_MAX_RECORDING_BYTES.
    */

@@ -58,13 +58,20 @@ export class VerificationError extends TallyError {
     readonly kind: VerificationKind,
     readonly expected: string | number,
     readonly actual: string | number,
+    /**
+     * The body had no length and was cut one byte past the most that may arrive: `actual` is where Tally stopped
+     * reading, not a size the server gave, so it never proves the announcement wrong (issue 20).
+     */
+    readonly cut = false,
   ) {
     super(
-      kind === 'md5'
-        ? `The downloaded recording is corrupt: its MD5 is ${actual} but the server announced ${expected}. It is downloaded again.`
-        : kind === 'announced-size'
-          ? `The downloaded recording has ${actual} bytes but the service announced ${expected}. It is downloaded again.`
-          : `The downloaded recording has ${actual} bytes but the server announced ${expected}. It is downloaded again.`,
+      cut
+        ? `The server sent more than the ${expected} bytes the service announced without saying how many; Tally stops reading there and tries again.`
+        : kind === 'md5'
+          ? `The downloaded recording is corrupt: its MD5 is ${actual} but the server announced ${expected}. It is downloaded again.`
+          : kind === 'announced-size'
+            ? `The downloaded recording has ${actual} bytes but the service announced ${expected}. It is downloaded again.`
+            : `The downloaded recording has ${actual} bytes but the server announced ${expected}. It is downloaded again.`,
     );
   }
 }

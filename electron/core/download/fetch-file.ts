@@ -310,7 +310,11 @@ async function transferSequential(
     throw new HttpStatusError(status, opened.url.host, await errorHint(res));
   }
 
-  const limits = { expected: opts.expectedBytes ?? null, maxBytes: opts.maxBytes ?? DEFAULT_MAX_RECORDING_BYTES };
+  const limits = {
+    expected: opts.expectedBytes ?? null,
+    announced: opts.announcedBytes ?? null,
+    maxBytes: opts.maxBytes ?? DEFAULT_MAX_RECORDING_BYTES,
+  };
   // The server says how big the file is: refuse before reading a byte when that cannot be the recording.
   const refusal = refuseServerLength(total, limits);
   if (refusal) {

@@ -342,6 +342,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         // Named once verified, after the bytes themselves say what the file is (the URL only suggested it).
         dest: async () => reserveFinalName(folder, base, (await sniffPart(partPath)) ?? ext, key),
         expectedBytes: trustAnnounced ? job.announcedBytes : null,
+        announcedBytes: plausible ? job.announcedBytes : null,
         maxBytes,
         policy: this.#policy,
         signal,
@@ -436,7 +437,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
       return;
     }
 
-    if (error instanceof VerificationError && error.kind === 'announced-size') {
+    // Only a size the server gave counts against the announcement (a cut one is where Tally stopped reading).
+    if (error instanceof VerificationError && error.kind === 'announced-size' && !error.cut) {
       const actual = Number(error.actual);
       const previous = this.#sizeStrikes.get(key);
       this.#sizeStrikes.set(key, [actual, previous && previous[0] === actual ? previous[1] + 1 : 1]);

@@ -1,0 +1,82 @@
+/**
+ * Origins that lie or never stop, over a raw socket (issue 20). Case 11: a body without a length that goes on
+ * past the announcement is cut at the announcement on every attempt; the size Tally measured by cutting never
+ * becomes "the server's size", so the 64 GiB cap is never what bounds it.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { RawOrigin } from '../download/raw-origin.js';
+import { DownloadOriginPolicy } from '../net/url-policy.js';
+import type { FailedEvent } from './download-queue.js';
+import { DownloadManager } from './download-queue.js';
+import { MemoryJobStore } from './memory-job-store.js';
+
+let raw: RawOrigin;
+let policy: DownloadOriginPolicy;
+let dir: string;
+const managers: DownloadManager[] = [];
+
+/** Writes 64 KiB chunks as fast as the socket takes them, until it closes. */
+function endless(socket: Socket): void {
+  const chunk = Buffer.alloc(64 * 1024, 0x42);
+  const pump = (): void => {
+    while (!socket.destroyed && socket.write(chunk));
+    if (!socket.destroyed) socket.once('drain', pump);
+  };
+  pump();
+}
+
+beforeAll(async () => {
+  raw = await RawOrigin.start((_head, socket) => {
+    socket.write('HTTP/1.1 200 OK\r\nContent-Type: video/mp4\r\nConnection: close\r\n\r\n');
+    endless(socket);
+  });
+  policy = new DownloadOriginPolicy([raw.origin]);
+});
+afterAll(async () => {
+  await raw.close();
+});
+afterEach(async () => {
+  for (const m of managers.splice(0)) await m.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('lying origins', () => {
+  it('cuts an endless length-less body at the announcement on every attempt, never trusting the cut size', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'tally-lying-'));
+    const announced = 200_000;
+    const store = new MemoryJobStore();
+    const m = new DownloadManager({ store, folder: dir, policy, retryBaseMs: 5, retryMaxMs: 10, random: () => 0.5 });
+    managers.push(m);
+    let most = 0;
+    const failures: FailedEvent[] = [];
+    const enough = new Promise<void>((resolve, reject) => {
+      m.on('progress', (p) => {
+        most = Math.max(most, p.bytes);
+        if (p.bytes > announced + 1) reject(new Error(`wrote ${p.bytes} bytes past the announcement`));
+      });
+      m.on('failed', (e) => {
+        failures.push(e);
+        if (failures.length === 5) resolve();
+      });
+    });
+    await store.add({
+      channelId: 'endless',
+      url: raw.url('/svc/endless.mp4'),
+      announcedBytes: announced,
+      duration: null,
+      thumbnail: null,
+      shape: 'json',
+    });
+    m.start();
+    await enough;
+    expect(most).toBeLessThanOrEqual(announced + 1);
+    for (const f of failures) {
+      expect(f.willRetry).toBe(true);
+      expect(f.job.error).toMatch(/more than the 200000 bytes the service announced without saying how many/);
+    }
+  }, 15_000);
+});
