@@ -8,6 +8,8 @@
  * same disk (a laptop's default), and a webhook it cannot write is lost for good, a download only delayed.
  */
 import { stat, statfs } from 'node:fs/promises';
+import { note, type Note } from '../../contract.js';
+import { formatBytes, type DiskFullError } from '../download/errors.js';
 
 /** Floor bounds: a share of the disk, at least MIN and at most MAX (see `floorFor`). */
 const FLOOR_SHARE = 0.05;
@@ -122,11 +124,22 @@ export class DiskBudget {
     if (r) r.written += bytes;
   }
 
-  /** `key` waits for space (its download stopped on a full disk); a finished download wakes it. */
-  wait(key: string, bytes: number): void {
+  /**
+   * `key` waits for space (it did not fit, or its download stopped on a full disk or at the floor); a finished
+   * download wakes it. Resolves with the note that says so, with the numbers.
+   */
+  async wait(key: string, error: DiskFullError): Promise<Note> {
     this.#reservations.delete(key);
-    if (!this.#waiting.has(key)) this.#waiting.set(key, bytes);
+    if (!this.#waiting.has(key)) this.#waiting.set(key, error.neededBytes ?? 0);
     this.#refresh();
+    const { free, floor } = await this.measure(error.folder);
+    const numbers = {
+      folder: error.folder,
+      needed: formatBytes(error.neededBytes ?? 0),
+      free: formatBytes(error.availableBytes ?? free ?? 0),
+      floor: formatBytes(floor),
+    };
+    return note(error.neededBytes !== null ? 'diskWait' : 'diskBelowFloor', numbers);
   }
 
   /**
