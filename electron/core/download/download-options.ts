@@ -50,6 +50,11 @@ export interface DownloadOptions {
    * saved file instead of downloading a second copy.
    */
   keepCommitRecord?: boolean;
+  /**
+   * SHA-256 of an earlier download of this recording whose MD5 did not match the ETag: the same bytes again
+   * prove the ETag is not an MD5 (S3 encrypted objects), and the file is saved with the `repeat` check.
+   */
+  repeatOf?: string | null;
   /** Minimum time between two `onProgress` calls (default 250 ms; 0 reports every write). */
   progressIntervalMs?: number;
   /** Minimum time between durable checkpoints of segment progress (default 1000 ms). */
@@ -74,7 +79,7 @@ export interface DownloadResult {
   /** MD5 of the file when it was computed (the ETag carried one), else null. */
   md5: string | null;
   /** What the file was checked against before it was named: size, MD5, both, or nothing (nothing was known). */
-  checks: ('size' | 'md5')[];
+  checks: ('size' | 'md5' | 'repeat')[];
   etag: string | null;
   /** Bytes that were already in the part when this call started (0 for a fresh download). */
   resumedFrom: number;

@@ -63,6 +63,8 @@ export class VerificationError extends TallyError {
      * reading, not a size the server gave, so it never proves the announcement wrong (issue 20).
      */
     readonly cut = false,
+    /** For an MD5 mismatch: the SHA-256 of the bytes that did not match (compared with the next download's). */
+    readonly sha256: string | null = null,
   ) {
     super(
       cut

@@ -36,7 +36,7 @@ import { ProgressMeter } from './progress.js';
 import { watchStall } from './stall-rule.js';
 import { planSegments, runSegmented, segmentBytes } from './segmented.js';
 import { DEFAULT_MAX_RECORDING_BYTES, overflowError, refuseServerLength, sizeCeiling } from './size-limits.js';
-import { md5FromEtag, verifyPart, type VerifyCheck } from './verify.js';
+import { hashOfFile, md5FromEtag, verifyPart, type VerifyCheck } from './verify.js';
 
 export type { DownloadPolicy } from './http-request.js';
 export type { DownloadProgress } from './progress.js';
@@ -420,12 +420,20 @@ async function finalize(
       ctx.signal,
     ));
   } catch (error) {
-    if (error instanceof VerificationError) {
+    if (!(error instanceof VerificationError)) throw error;
+    // An ETag of 32 hex digits that is not the MD5 (S3 documents this for SSE-KMS and SSE-C objects) failed every
+    // download for ever. The same bytes twice, of the right size, are the file: saved, labelled as such.
+    const sha256 = error.kind === 'md5' ? await hashOfFile('sha256', fsx, partPath, ctx.signal) : null;
+    if (sha256 !== null && sha256 === opts.repeatOf) {
+      md5 = String(error.actual);
+      checks = [...(outcome.total !== null || opts.expectedBytes != null ? (['size'] as const) : []), 'repeat'];
+    } else {
       // A corrupt part must not be resumed: the next attempt starts from byte 0.
       await removeIfExists(fsx, partPath);
       await removePartState(fsx, partPath);
+      if (sha256 !== null) throw new VerificationError('md5', error.expected, error.actual, false, sha256);
+      throw error;
     }
-    throw error;
   }
 
   ctx.signal?.throwIfAborted();

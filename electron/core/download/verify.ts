@@ -17,8 +17,18 @@ export function md5FromEtag(etag: string | null | undefined): string | null {
 }
 
 /** Streams the file through MD5 once (memory stays at one 1 MiB buffer whatever the size). */
-export async function md5OfFile(fsx: DownloadFs, file: string, signal?: AbortSignal): Promise<string> {
-  const hash = createHash('md5');
+export function md5OfFile(fsx: DownloadFs, file: string, signal?: AbortSignal): Promise<string> {
+  return hashOfFile('md5', fsx, file, signal);
+}
+
+/** Streams the file through `algorithm` once. */
+export async function hashOfFile(
+  algorithm: 'md5' | 'sha256',
+  fsx: DownloadFs,
+  file: string,
+  signal?: AbortSignal,
+): Promise<string> {
+  const hash = createHash(algorithm);
   const handle = await fsx.open(file, 'r');
   try {
     const buffer = Buffer.allocUnsafe(1 << 20);
@@ -35,7 +45,7 @@ export async function md5OfFile(fsx: DownloadFs, file: string, signal?: AbortSig
 }
 
 /** What a finished download was checked against: its size (server or webhook), its MD5 (S3 ETag). */
-export type VerifyCheck = 'size' | 'md5';
+export type VerifyCheck = 'size' | 'md5' | 'repeat';
 
 /** What a finished part must match; null fields are not checked. */
 export interface Expectations {

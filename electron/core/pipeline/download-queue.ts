@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import { note } from '../../contract.js';
-import { ensureWritableFolder, removePlantedLink } from '../folder-check.js';
+import { ensureWritableFolder } from '../folder-check.js';
 import { extFromUrl, renderFileName, safeFileName } from '../recordings/filename.js';
 import type { JobStore, RecordingJob } from '../recordings/types.js';
 import { downloadFs, sizeOf } from '../download/download-fs.js';
@@ -22,16 +22,14 @@ import {
   DiskFullError,
   DownloadRefusedError,
   HttpStatusError,
-  UnsafePathError,
   VerificationError,
   formatBytes,
 } from '../download/errors.js';
 import type { DownloadPolicy } from '../download/fetch-file.js';
 import { DEFAULT_MAX_RECORDING_BYTES, discardPart, downloadFile, forgetCommit } from '../download/fetch-file.js';
 import { isAbortError } from '../download/http-request.js';
-import { statePathFor } from '../download/part-state.js';
 import { DiskBudget, bytesToWrite, type DiskStats, type DiskStatus } from './disk-budget.js';
-import { releaseFinalName, reserveFinalName, sniffPart } from './final-names.js';
+import { refusePlantedLinks, releaseFinalName, reserveFinalName, sniffPart } from './final-names.js';
 import { describe, formatTime, stored } from './job-notes.js';
 import { RetrySchedule } from './retry-schedule.js';
 
@@ -98,6 +96,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   readonly #writes = new Set<Promise<unknown>>();
   /** key → [actual size, strikes] of announced-size mismatches. */
   readonly #sizeStrikes = new Map<string, [number, number]>();
+  /** key → SHA-256 of its last download whose MD5 did not match the ETag (see DownloadOptions.repeatOf). */
+  readonly #md5Misses = new Map<string, string>();
   /** key → folder of the part, for jobs started in this session and not finished. */
   readonly #jobFolders = new Map<string, string>();
   readonly #disk: DiskBudget;
@@ -257,23 +257,6 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     }
   }
 
-  /**
-   * The paths this job writes (part, its sidecar and the sidecar's temporary) must not be symbolic links: a link
-   * found there is removed (never followed) and the attempt fails saying so; the next attempt starts clean.
-   */
-  async #refusePlantedLinks(partPath: string): Promise<void> {
-    const sidecar = statePathFor(partPath);
-    const found: string[] = [];
-    for (const file of [partPath, sidecar, `${sidecar}.tmp`]) {
-      if (await removePlantedLink(file)) found.push(path.basename(file));
-    }
-    if (found.length > 0) {
-      throw new UnsafePathError(
-        `A symbolic link had been put at ${found.join(', ')} in the recordings folder. Tally removed it without following it and tries again.`,
-      );
-    }
-  }
-
   #write(key: string, patch: Parameters<JobStore['update']>[1]): Promise<RecordingJob> {
     const write = this.#store.update(key, patch);
     this.#writes.add(write);
@@ -343,7 +326,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     try {
       // Not a recursive mkdir: on a file system that refuses folders it would spin (see folder-check.ts).
       await ensureWritableFolder(folder, { source: 'the recordings folder', probe: false });
-      await this.#refusePlantedLinks(partPath);
+      await refusePlantedLinks(partPath);
       const result = await downloadFile({
         url: job.url,
         partPath,
@@ -351,6 +334,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         dest: async () => reserveFinalName(folder, base, (await sniffPart(partPath)) ?? ext, key),
         expectedBytes: trustAnnounced ? job.announcedBytes : null,
         announcedBytes: plausible ? job.announcedBytes : null,
+        repeatOf: this.#md5Misses.get(key) ?? null,
         maxBytes,
         policy: this.#policy,
         signal,
@@ -392,6 +376,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
       await releaseFinalName(result.path);
       await forgetCommit(partPath, this.#opts.fs).catch(() => undefined);
       this.#sizeStrikes.delete(key);
+      this.#md5Misses.delete(key);
       this.#jobFolders.delete(key);
       this.#disk.forget(key);
       this.emit('saved', { job, path: result.path, bytes: result.bytes });
@@ -457,6 +442,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     }
     this.#goneCount.delete(key);
 
+    if (error instanceof VerificationError && error.sha256) this.#md5Misses.set(key, error.sha256);
     // Only a size the server gave counts against the announcement (a cut one is where Tally stopped reading).
     if (error instanceof VerificationError && error.kind === 'announced-size' && !error.cut) {
       const actual = Number(error.actual);

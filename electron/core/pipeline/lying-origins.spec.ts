@@ -3,14 +3,16 @@
  * past the announcement is cut at the announcement on every attempt; the size Tally measured by cutting never
  * becomes "the server's size", so the 64 GiB cap is never what bounds it.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RawOrigin } from '../download/raw-origin.js';
+import { TestServer } from '../download/test-server.js';
 import { DownloadOriginPolicy } from '../net/url-policy.js';
-import type { FailedEvent } from './download-queue.js';
+import type { FailedEvent, SavedEvent } from './download-queue.js';
 import { DownloadManager } from './download-queue.js';
 import { MemoryJobStore } from './memory-job-store.js';
 
@@ -79,4 +81,52 @@ describe('lying origins', () => {
       expect(f.job.error).toMatch(/more than the 200000 bytes the service announced without saying how many/);
     }
   }, 15_000);
+});
+
+describe('an ETag that is not an MD5', () => {
+  it('saves the file once two downloads agree byte for byte, labelled repeat-consistent', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'tally-lying-'));
+    const server = await TestServer.start();
+    try {
+      // 32 hex digits, not the MD5 of the content (what S3 sends for SSE-KMS and SSE-C objects).
+      const file = server.addFile('/svc/kms/ch.mp4', { size: 300_000, etag: '"0123456789abcdef0123456789abcdef"' });
+      const store = new MemoryJobStore();
+      const m = new DownloadManager({
+        store,
+        folder: dir,
+        policy: new DownloadOriginPolicy([server.origin]),
+        retryBaseMs: 5,
+        retryMaxMs: 10,
+        random: () => 0.5,
+      });
+      managers.push(m);
+      const failures: FailedEvent[] = [];
+      m.on('failed', (e) => failures.push(e));
+      const saved = new Promise<SavedEvent>((resolve, reject) => {
+        m.once('saved', resolve);
+        m.on('failed', () => {
+          if (failures.length > 3) reject(new Error('still looping on the MD5 mismatch'));
+        });
+      });
+      await store.add({
+        channelId: 'kms',
+        url: server.url('/svc/kms/ch.mp4'),
+        announcedBytes: 300_000,
+        duration: null,
+        thumbnail: null,
+        shape: 'json',
+      });
+      m.start();
+      const event = await saved;
+      expect(failures.length).toBe(1);
+      expect(event.job.checks).toEqual(['size', 'repeat']);
+      expect(
+        createHash('sha256')
+          .update(await readFile(event.path))
+          .digest('hex'),
+      ).toBe(file.sha256());
+    } finally {
+      await server.close();
+    }
+  });
 });

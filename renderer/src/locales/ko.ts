@@ -251,7 +251,7 @@ export const ko: Messages = {
     },
     savedVerified: '저장 및 검증 완료({checks})',
     savedUnchecked: '저장됨. 서비스가 크기나 체크섬을 알려 주지 않아 검증하지 못했습니다',
-    checks: { size: '크기', md5: 'MD5' },
+    checks: { size: '크기', md5: 'MD5', repeat: '두 번 받은 내용 일치(ETag가 MD5가 아님)' },
     savedUpload: '업로드 완료',
     attempts: { one: '{count}회 시도 후', other: '{count}회 시도 후' },
     copyPath: '경로 복사',
