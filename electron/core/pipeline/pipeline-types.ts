@@ -144,6 +144,10 @@ export interface PipelineEvents {
   expired: [event: ExpiredEvent];
   /** Disk health of the recordings folder changed (see DownloadManager.diskStatus). */
   disk: [status: DiskStatus];
+  /** The state folder (journal, tokens, lock) vanished while running and was made again from memory. */
+  'state-restored': [info: { dir: string; jobs: number }];
+  /** A damaged token file and copy: a new token, so the registered URL is dead until registered again. */
+  'token-replaced': [info: { name: string; why: string }];
   tunnel: [status: TunnelStatus];
   registered: [info: { url: string; channelHookError: string | null }];
   /** The channel lifecycle hook: a channel opened or closed. */

@@ -63,6 +63,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
   #uploadLog: UploadLog | null = null;
   readonly expected: ExpectedRecordings;
   #pruning: Promise<unknown> = Promise.resolve();
+  #tokenReplaced: { name: string; why: string } | null = null;
   #listen: ListenState | null = null;
   #listenTimer: NodeJS.Timeout | null = null;
   #listenDelayMs = LISTEN_RETRY_FIRST_MS;
@@ -157,6 +158,14 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     this.downloads.on('failed', (e) => this.emit('failed', e));
     this.downloads.on('expired', (e) => this.emit('expired', e));
     this.downloads.on('disk', (status) => this.emit('disk', status));
+    this.inbox.on('restored', (info) => void this.#restoreState(tokens, info));
+    tokens.on('replaced', (name, why) => {
+      this.#tokenReplaced = { name, why };
+      (opts.log ?? silentLogger).warn(
+        `token: ${why}; a new ${name} token was made, so the URL the service holds no longer works until it is registered again`,
+      );
+      this.emit('token-replaced', { name, why });
+    });
     this.inbox.on('added', (job) => this.emit('changed', job));
     this.inbox.on('updated', (job) => this.emit('changed', job));
     this.supervisor.on('status', (s) => this.emit('tunnel', s));
@@ -284,6 +293,27 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
    */
   get diskStatus(): DiskStatus | null {
     return this.downloads.diskStatus;
+  }
+
+  /**
+   * A token file and its copy were found damaged at open and a new token was made: the URL the service holds is
+   * dead until the new one is registered (the health model reads this), else null.
+   */
+  get tokenReplaced(): { name: string; why: string } | null {
+    return this.#tokenReplaced;
+  }
+
+  /** The state folder vanished and the journal was written again from memory: the tokens and the lock follow. */
+  async #restoreState(tokens: TokenStore, info: { dir: string; jobs: number }): Promise<void> {
+    const log = this.#opts.log ?? silentLogger;
+    try {
+      await tokens.restore();
+      await this.#lock.restore();
+      log.warn(`state: ${info.dir} was deleted while Tally was running; made it again from memory (${info.jobs} jobs)`);
+    } catch (error) {
+      log.warn(`state: ${info.dir} was deleted and could not be made again in full: ${describeError(error)}`);
+    }
+    this.emit('state-restored', info);
   }
 
   get lastGapReport(): GapReportResult | null {

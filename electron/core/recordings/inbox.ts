@@ -20,11 +20,12 @@
  */
 import { EventEmitter } from 'node:events';
 import { closeSync, openSync } from 'node:fs';
-import { open, rename, rm } from 'node:fs/promises';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { aliasKey, differByRandomSegment, recordingKey } from './recording-key.js';
 import { JobIndex, aliasHash, type Located } from './job-index.js';
+import { journalMoved, writeCompacted } from './journal-rewrite.js';
 import {
   DSYNC_FLAGS,
   JournalWriteError,
@@ -56,6 +57,8 @@ export type JobPatch = Parameters<JobStore['update']>[1];
 interface InboxEvents {
   added: [job: RecordingJob];
   updated: [job: RecordingJob];
+  /** The state folder or the journal vanished under Tally and was written again from memory (see #keepHome). */
+  restored: [info: { dir: string; jobs: number }];
 }
 
 interface Pending {
@@ -309,6 +312,16 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
       }
       if (this.#queue.length === 0) return;
       const batch = this.#takeBatch();
+      try {
+        await this.#keepHome();
+      } catch (error) {
+        const failure = new JournalWriteError(
+          `The state folder ${this.#dir} was deleted or replaced while Tally was running, and could not be made again (${describeError(error)}); webhooks are refused until it can.`,
+          { cause: error },
+        );
+        for (const pending of batch) pending.reject(failure);
+        continue;
+      }
       const lead = this.#dirtyTail ? 1 : 0;
       const data = Buffer.from((lead ? '\n' : '') + batch.map((p) => p.line).join(''), 'utf8');
       try {
@@ -336,6 +349,19 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
       }
       if (this.#shouldCompact()) this.#compactWaiters.push({ resolve: () => undefined, reject: () => undefined });
     }
+  }
+
+  /**
+   * The state folder or the journal deleted or replaced while running: appends would go into an unlinked file,
+   * acknowledged and gone after a restart (issue 20). Before each batch the journal's path must still be the file
+   * Tally reads; if not, the folder is made again and the journal written from memory (the reader still holds
+   * the old file), and `restored` says so. Until that works every add is refused, never acknowledged.
+   */
+  async #keepHome(): Promise<void> {
+    if (!(await journalMoved(this.path, this.#reader))) return;
+    await mkdir(this.#dir, { recursive: true, mode: 0o700 });
+    await this.#rewrite();
+    this.emit('restored', { dir: this.#dir, jobs: this.#index.size });
   }
 
   #takeBatch(): Pending[] {
@@ -372,39 +398,7 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
     const pruned = this.#prunable();
     const dropped = new Set(pruned);
     const tmp = `${this.path}.tmp`;
-    const out = await open(tmp, 'w', 0o600);
-    const moved = this.#index.offsetsLike();
-    let written = 0;
-    let lineCount = 0;
-    try {
-      // Written in batches of about MAX_BATCH_BYTES: a journal of 100,000 jobs never becomes one big string.
-      let batch: Buffer[] = [];
-      let batchBytes = 0;
-      const flush = async (): Promise<void> => {
-        if (batch.length === 0) return;
-        const data = Buffer.concat(batch);
-        await appendFully(out, data);
-        written += data.length;
-        batch = [];
-        batchBytes = 0;
-      };
-      // Each job's latest snapshot is copied as it is on disk: nothing is parsed.
-      for (const { key, slot, offset, length } of this.#index.entries()) {
-        if (dropped.has(key)) continue;
-        const line = Buffer.allocUnsafe(length + 1);
-        readFully(this.#reader, line, length, offset);
-        line[length] = 0x0a;
-        moved[slot] = written + batchBytes;
-        batch.push(line);
-        batchBytes += line.length;
-        lineCount += 1;
-        if (batchBytes >= MAX_BATCH_BYTES) await flush();
-      }
-      await flush();
-      await out.sync();
-    } finally {
-      await out.close();
-    }
+    const { moved, written, lineCount } = await writeCompacted(tmp, this.#reader, this.#index, dropped);
     try {
       await rename(tmp, this.path);
     } catch (error) {
