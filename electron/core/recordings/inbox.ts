@@ -25,7 +25,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { aliasKey, differByRandomSegment, recordingKey } from './recording-key.js';
 import { JobIndex, aliasHash, type Located } from './job-index.js';
-import { journalMoved, writeCompacted } from './journal-rewrite.js';
+import { journalMoved, keepDamaged, openJournal, writeCompacted } from './journal-rewrite.js';
 import {
   DSYNC_FLAGS,
   JournalWriteError,
@@ -138,18 +138,23 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
   static async open(dir: string, options: InboxOptions = {}): Promise<Inbox> {
     // Replay keeps only where each job's last snapshot is (and its state), never the jobs themselves.
     const index = new JobIndex();
-    const { file, size, replay } = await openJsonLines(
-      dir,
-      JOURNAL_FILE,
-      (text, offset, length) => {
-        const job = parseLine(text);
-        if (job) index.set(job, { offset, length }, index.has(job.key) ? null : aliasOf(job));
-        return job !== null;
-      },
-      journalOpener(options),
-      DSYNC_FLAGS ?? 'a',
+    const { file, size, replay } = await openJournal(dir, () =>
+      openJsonLines(
+        dir,
+        JOURNAL_FILE,
+        (text, offset, length) => {
+          const job = parseLine(text);
+          if (job) index.set(job, { offset, length }, index.has(job.key) ? null : aliasOf(job));
+          return job !== null;
+        },
+        journalOpener(options),
+        DSYNC_FLAGS ?? 'a',
+      ),
     );
-    const report: ReplayReport = { jobs: 0, ...replay };
+    const report: ReplayReport = { jobs: 0, damagedCopy: null, ...replay };
+    // Damaged lines are skipped, never fatal; the file as it was is kept aside first (compaction rewrites it).
+    if (replay.skippedLines > 0)
+      report.damagedCopy = await keepDamaged(join(dir, JOURNAL_FILE), replay, index.size, options.log);
     const inbox = new Inbox(dir, file, report, size, options, index);
     report.jobs = index.size;
     if (inbox.#shouldCompact() || inbox.#prunable().length >= PRUNE_AT_OPEN) {

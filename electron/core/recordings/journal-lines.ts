@@ -78,6 +78,8 @@ export interface ReplayReport {
   skippedLines: number;
   /** Bytes of an unterminated, unparsable last line cut off after a crash. */
   truncatedBytes: number;
+  /** Where the journal was copied before damaged lines were skipped, or null when none were. */
+  damagedCopy: string | null;
 }
 
 /** The journal could not be written: nothing in the affected batch was acknowledged. */

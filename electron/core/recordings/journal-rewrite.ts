@@ -4,7 +4,11 @@
  * renames the copy into place and switches its index to the new offsets.
  */
 import { fstatSync } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { copyFile, open, stat } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { ConfigError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { syncDir } from '../durable-fs.js';
 import { appendFully } from '../jsonl-journal.js';
 import type { JobIndex } from './job-index.js';
 import { readFully } from './journal-lines.js';
@@ -64,6 +68,47 @@ export async function journalMoved(path: string, reader: number): Promise<boolea
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return true;
+    throw error;
+  }
+}
+
+/**
+ * Copies a journal that had damaged lines to `<name>.damaged-<time>` beside it, and says so in one line: damage
+ * used to be skipped without a word, and an all-garbage journal lost its acknowledged jobs silently (issue 20).
+ * Resolves with the copy's path (null when the copy failed: that is said too).
+ */
+export async function keepDamaged(
+  path: string,
+  replay: { skippedLines: number; lines: number },
+  jobs: number,
+  log: Logger | undefined,
+): Promise<string | null> {
+  const aside = `${path}.damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  let kept: string | null = aside;
+  try {
+    await copyFile(path, aside);
+    await syncDir(join(aside, '..'));
+  } catch {
+    kept = null;
+  }
+  log?.warn(
+    `journal: ${replay.skippedLines} damaged line${replay.skippedLines === 1 ? '' : 's'} of ${basename(path)} skipped (${jobs} recording${jobs === 1 ? '' : 's'} read from ${replay.lines} good lines); ${kept ? `the file as it was is kept as ${kept}` : 'a copy of it could not be kept'}`,
+  );
+  return kept;
+}
+
+/** Runs `opening`; a journal that is a folder (or unreadable) becomes one clear ConfigError instead of a crash. */
+export async function openJournal<T>(dir: string, opening: () => Promise<T>): Promise<T> {
+  try {
+    return await opening();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EISDIR') {
+      throw new ConfigError(
+        `The recordings journal ${join(dir, 'inbox.jsonl')} is a folder, not a file. Move it away (Tally then starts a new journal) or set TALLY_HOME to another state folder.`,
+        { cause: error },
+      );
+    }
     throw error;
   }
 }
