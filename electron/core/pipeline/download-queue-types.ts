@@ -19,6 +19,8 @@ export interface DownloadManagerOptions {
   now?: () => number;
   /** Jitter source in [0, 1). */
   random?: () => number;
+  /** Wait before the second look at a recording the service says is gone (default GONE_RECHECK_MS); doubles. */
+  goneRecheckMs?: number;
   /** First retry delay cap (default 2 s); doubles per attempt. */
   retryBaseMs?: number;
   /** Largest retry delay (default 5 min). */
