@@ -23,7 +23,7 @@ import { closeSync, openSync } from 'node:fs';
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { aliasKey, differByRandomSegment, recordingKey } from './recording-key.js';
+import { aliasKey, differByRandomSegment, longerPath, recordingKey } from './recording-key.js';
 import { JobIndex, aliasHash, type Located } from './job-index.js';
 import { journalMoved, keepDamaged, openJournal, writeCompacted } from './journal-rewrite.js';
 import {
@@ -479,6 +479,9 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
       const job = this.#read(key);
       if (!job || aliasKey(job.channelId, job.url) !== alias) continue;
       const age = Math.abs(now.getTime() - Date.parse(job.receivedAt));
+      // A legacy-form job shadows a later current-form webhook only once saved: a forged legacy webhook arriving
+      // first must not keep the genuine recording from ever being downloaded (issue 20).
+      if (job.state !== 'saved' && longerPath(rec.url, job.url)) continue;
       if (age <= RETENTION_MS && differByRandomSegment(job.url, rec.url)) return job;
     }
     return undefined;

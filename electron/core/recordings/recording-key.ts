@@ -33,3 +33,8 @@ export function differByRandomSegment(a: string, b: string): boolean {
   const trimmed = [...long.slice(0, -2), long[long.length - 1]];
   return trimmed.join('/') === short.join('/');
 }
+
+/** Whether `a`'s path has more segments than `b`'s (the current webhook form against the legacy one). */
+export function longerPath(a: string, b: string): boolean {
+  return new URL(a).pathname.split('/').length > new URL(b).pathname.split('/').length;
+}
