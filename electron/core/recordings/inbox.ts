@@ -23,7 +23,7 @@ import { closeSync, openSync } from 'node:fs';
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { aliasKey, differByRandomSegment, longerPath, recordingKey } from './recording-key.js';
+import { aliasKey, aliasKeys, differByRandomSegment, longerPath, recordingKey } from './recording-key.js';
 import { JobIndex, aliasHash, type Located } from './job-index.js';
 import { journalMoved, keepDamaged, openJournal, writeCompacted } from './journal-rewrite.js';
 import {
@@ -474,8 +474,14 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
   /** A known job for the same recording announced with the other URL shape (see the file comment). */
   #aliasOf(rec: NewRecording, now: Date): RecordingJob | undefined {
     const alias = aliasKey(rec.channelId, rec.url);
-    if (!alias) return undefined;
-    for (const key of this.#index.aliasKeys(aliasHash(alias))) {
+    const keys = aliasKeys(rec.channelId, rec.url);
+    if (!alias || !keys) return undefined;
+    // A legacy-form job has this URL's trimmed path as its own; a current-form job, this path as its trimmed one.
+    const candidates = [
+      ...(keys.trimmed === null ? [] : this.#index.aliasKeys(aliasHash(keys.trimmed), 'own')),
+      ...this.#index.aliasKeys(aliasHash(keys.own), 'trimmed'),
+    ];
+    for (const key of candidates) {
       const job = this.#read(key);
       if (!job || aliasKey(job.channelId, job.url) !== alias) continue;
       const age = Math.abs(now.getTime() - Date.parse(job.receivedAt));
