@@ -59,8 +59,8 @@ export class VerificationError extends TallyError {
     readonly expected: string | number,
     readonly actual: string | number,
     /**
-     * The body had no length and was cut one byte past the most that may arrive: `actual` is where Tally stopped
-     * reading, not a size the server gave, so it never proves the announcement wrong (issue 20).
+     * The body had no length: `actual` is where it ended or where Tally stopped reading (one byte past the most
+     * that may arrive), not a size the server gave, so it never proves the announcement wrong (issue 20).
      */
     readonly cut = false,
     /** For an MD5 mismatch: the SHA-256 of the bytes that did not match (compared with the next download's). */
@@ -68,7 +68,9 @@ export class VerificationError extends TallyError {
   ) {
     super(
       cut
-        ? `The server sent more than the ${expected} bytes the service announced without saying how many; Tally stops reading there and tries again.`
+        ? Number(actual) > Number(expected)
+          ? `The server sent more than the ${expected} bytes the service announced without saying how many; Tally stops reading there and tries again.`
+          : `The server ended the recording after ${actual} of the ${expected} bytes the service announced, without saying how many it has; it is downloaded again.`
         : kind === 'md5'
           ? `The downloaded recording is corrupt: its MD5 is ${actual} but the server announced ${expected}. It is downloaded again.`
           : kind === 'announced-size'

@@ -75,6 +75,10 @@ export async function verifyPart(
     throw new VerificationError('content-length', expect.serverBytes, size);
   }
   if (expect.announcedBytes !== null && size !== expect.announcedBytes) {
+    // Without a length from the server, `size` is only where the connection ended: it is no evidence against the
+    // announcement (the queue never distrusts an announcement for it), so such a file is never saved.
+    const measured = expect.serverBytes === null;
+    if (measured) throw new VerificationError('announced-size', expect.announcedBytes, size, true);
     throw new VerificationError('announced-size', expect.announcedBytes, size);
   }
   if (expect.md5 === null) return { md5: streamedMd5, checks };

@@ -63,6 +63,8 @@ export interface PipelineOptions {
   retryBaseMs?: number;
   /** Free space downloads leave for the journal (DownloadManager's diskFloorBytes; default 5 % of the disk). */
   diskFloorBytes?: number;
+  /** How often a recording waiting for disk space looks again (DownloadManager's diskRecheckMs). */
+  diskRecheckMs?: number;
   /** Clock of the download deadlines and retries (tests: a recording's 6 hours pass without waiting). */
   now?: () => number;
   tunnelCheckIntervalMs?: number;

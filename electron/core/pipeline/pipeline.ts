@@ -92,6 +92,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
       segments: opts.segments,
       retryBaseMs: opts.retryBaseMs,
       ...(opts.diskFloorBytes !== undefined ? { diskFloorBytes: opts.diskFloorBytes } : {}),
+      ...(opts.diskRecheckMs !== undefined ? { diskRecheckMs: opts.diskRecheckMs } : {}),
       ...(opts.now ? { now: opts.now } : {}),
     });
     // A tunnel setting that cannot work shows in the tunnel status; the receiver starts all the same.
