@@ -11,6 +11,17 @@ import type { MissingRecording } from '../core/pipeline/expected-recordings.js';
 import type { ChannelHookCall } from '../core/webhook/channel-hook.js';
 import { formatBytes, formatDuration, terminalSafe } from './output.js';
 
+/**
+ * What a saved recording was checked against, said plainly: "verified" only with a checksum or two identical
+ * downloads; a size alone says "size only" (issue 20: a size match is not proof of the bytes).
+ */
+export function verification(checks: readonly string[]): string {
+  if (checks.includes('md5')) return checks.includes('size') ? 'verified: size and MD5' : 'verified: MD5';
+  if (checks.includes('repeat')) return 'size + repeat-consistent (the ETag is not an MD5)';
+  if (checks.includes('size')) return 'size only (no checksum from the server)';
+  return 'not verified (nothing to check it against)';
+}
+
 export interface UploadedInfo {
   path: string;
   bytes: number;
@@ -247,8 +258,17 @@ export function createListenPrinter(opts: {
     },
     saved(e) {
       lastProgress.delete(e.job.key);
-      if (opts.ndjson) json({ type: 'saved', ...jobRef(e.job), path: e.path, bytes: e.bytes });
-      else line(`saved     ${e.job.channelId} → ${e.path} (${formatBytes(e.bytes)}, verified)`);
+      const checks = e.job.checks ?? [];
+      if (opts.ndjson) {
+        json({
+          type: 'saved',
+          ...jobRef(e.job),
+          path: e.path,
+          bytes: e.bytes,
+          checks,
+          verification: verification(checks),
+        });
+      } else line(`saved     ${e.job.channelId} → ${e.path} (${formatBytes(e.bytes)}, ${verification(checks)})`);
     },
     failed(e) {
       // A final failure is always printed; the attempts before it are what repeats.
