@@ -130,3 +130,39 @@ describe('an ETag that is not an MD5', () => {
     }
   });
 });
+
+describe('a server that consistently serves another size than announced', () => {
+  it('is believed in the end, but the file is never labelled as checked for size', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'tally-lying-'));
+    const half = await RawOrigin.start((_head, socket) => {
+      socket.end(`HTTP/1.1 200 OK\r\nContent-Length: 50000\r\nConnection: close\r\n\r\n${'h'.repeat(50_000)}`);
+    });
+    try {
+      const store = new MemoryJobStore();
+      const m = new DownloadManager({
+        store,
+        folder: dir,
+        policy: new DownloadOriginPolicy([half.origin]),
+        retryBaseMs: 5,
+        retryMaxMs: 10,
+        random: () => 0.5,
+      });
+      managers.push(m);
+      const saved = new Promise<SavedEvent>((resolve) => m.once('saved', resolve));
+      await store.add({
+        channelId: 'half',
+        url: half.url('/svc/half.mp4'),
+        announcedBytes: 100_000,
+        duration: null,
+        thumbnail: null,
+        shape: 'json',
+      });
+      m.start();
+      const event = await saved;
+      expect(event.bytes).toBe(50_000);
+      expect(event.job.checks).toEqual([]);
+    } finally {
+      await half.close();
+    }
+  });
+});
