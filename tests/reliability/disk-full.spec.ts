@@ -224,3 +224,37 @@ describe.skipIf(!mountable)('a nearly full disk (tmpfs)', () => {
     await writeFile(join(root, 'filler.bin'), '');
   }, 30_000);
 });
+
+describe.skipIf(!mountable)('parts left half way by an earlier run (tmpfs)', () => {
+  it('frees the part of one waiting recording so the other can finish, instead of both waiting until they expire', async () => {
+    const folder = await disk(30 * MiB);
+    const store = new MemoryJobStore();
+    const a = publish(20 * MiB, 'half-a');
+    const b = publish(20 * MiB, 'half-b');
+    const jobs = [(await store.add(a.rec)).job, (await store.add(b.rec)).job];
+    // What the earlier run left: two parts of 13 MiB each (the right bytes), 4 MiB free.
+    for (const [i, job] of jobs.entries()) {
+      const file = i === 0 ? a.file : b.file;
+      await writeFile(partPathFor(folder, job), file.content.slice(0, 13 * MiB));
+    }
+    const manager = new DownloadManager({
+      store,
+      folder,
+      policy,
+      concurrency: 2,
+      retryBaseMs: 5,
+      retryMaxMs: 50,
+      diskRecheckMs: 100,
+    });
+    stops.push(() => manager.stop());
+    const saved = (): Promise<SavedEvent> => once(manager, 'saved').then(([e]) => e as SavedEvent);
+    const first = saved();
+    manager.start();
+    const one = await first;
+    expect((await stat(one.path)).size).toBe(20 * MiB);
+    const second = saved();
+    await unlink(one.path);
+    const two = await second;
+    expect((await stat(two.path)).size).toBe(20 * MiB);
+  }, 30_000);
+});

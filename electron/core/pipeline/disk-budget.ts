@@ -10,6 +10,7 @@
 import { stat, statfs } from 'node:fs/promises';
 import { note, type Note } from '../../contract.js';
 import { formatBytes, type DiskFullError } from '../download/errors.js';
+import { discardPart } from '../download/fetch-file.js';
 
 /** Floor bounds: a share of the disk, at least MIN and at most MAX (see `floorFor`). */
 const FLOOR_SHARE = 0.05;
@@ -72,6 +73,8 @@ export class DiskBudget {
   readonly #reservations = new Map<string, Reservation>();
   /** key → bytes it waits for, in arrival order. */
   readonly #waiting = new Map<string, number>();
+  /** key → its part file, for the recordings that asked for space (see #reclaimFor). */
+  readonly #parts = new Map<string, string>();
   #last: DiskStatus | null = null;
 
   constructor(opts: { stats?: DiskStats; floorBytes?: number } = {}) {
@@ -103,10 +106,21 @@ export class DiskBudget {
    * Reserves `bytes` for `key` when they fit beside the other reservations and above the floor. Resolves null
    * when reserved (or when the free space is unknown), else how much is short and free.
    */
-  async reserve(key: string, folder: string, bytes: number): Promise<{ needed: number; free: number } | null> {
-    const { free, floor } = await this.measure(folder);
+  async reserve(
+    key: string,
+    folder: string,
+    bytes: number,
+    partPath?: string,
+  ): Promise<{ needed: number; free: number } | null> {
+    if (partPath) this.#parts.set(key, partPath);
+    let { free, floor } = await this.measure(folder);
     const others = this.reservedBy(folder, key);
-    const usable = free === null ? null : free - floor - others;
+    let usable = free === null ? null : free - floor - others;
+    const running = [...this.#reservations].some(([k, r]) => k !== key && r.folder === folder);
+    if (usable !== null && bytes > usable && !running && (await this.#reclaimFor(key, bytes - usable))) {
+      ({ free, floor } = await this.measure(folder));
+      usable = free === null ? null : free - floor;
+    }
     if (usable !== null && bytes > usable) {
       this.#waiting.set(key, bytes);
       this.#update(folder, free, floor);
@@ -116,6 +130,32 @@ export class DiskBudget {
     this.#reservations.set(key, { folder, bytes: Math.max(0, bytes), written: 0 });
     this.#update(folder, free, floor);
     return null;
+  }
+
+  /**
+   * Nothing downloads, so no space will come back by itself, yet the parts of recordings waiting for space may
+   * hold what `key` needs: two recordings that each stopped half way on a disk that holds one whole (a start
+   * after the bug of issue 20, or a disk filled by someone else) waited for each other until both expired. The
+   * parts of the other waiting recordings, largest first, are deleted until `short` bytes are free (they
+   * download again from the start later). Resolves whether enough could be freed (nothing is deleted otherwise).
+   */
+  async #reclaimFor(key: string, short: number): Promise<boolean> {
+    const held: { other: string; part: string; bytes: number }[] = [];
+    for (const other of this.#waiting.keys()) {
+      const part = this.#parts.get(other);
+      if (other === key || !part) continue;
+      const bytes = await stat(part).then(
+        (s) => s.blocks * 512,
+        () => 0,
+      );
+      if (bytes > 0) held.push({ other, part, bytes });
+    }
+    held.sort((a, b) => b.bytes - a.bytes);
+    let freed = 0;
+    const chosen = held.filter((h) => (freed < short ? ((freed += h.bytes), true) : false));
+    if (freed < short) return false;
+    for (const { part } of chosen) await discardPart(part).catch(() => undefined);
+    return true;
   }
 
   /** Counts bytes `key` wrote against its reservation. */
@@ -187,6 +227,7 @@ export class DiskBudget {
   forget(key: string): void {
     this.#reservations.delete(key);
     this.#waiting.delete(key);
+    this.#parts.delete(key);
     this.#refresh();
   }
 

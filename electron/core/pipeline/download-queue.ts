@@ -312,7 +312,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     // Space first: a download that would not fit beside the running ones waits instead of starting (and
     // stopping half way with the space another one needs). Waiting costs no attempt.
     const need = await bytesToWrite(plausible ? initial.announcedBytes : null, partPath);
-    const short = await this.#disk.reserve(key, folder, need);
+    const short = await this.#disk.reserve(key, folder, need, partPath);
     this.#announceDisk();
     if (short) {
       await this.#handleFailure(initial, new DiskFullError(folder, short.needed, short.free), deadline, partPath);
