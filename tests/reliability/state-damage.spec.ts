@@ -10,7 +10,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TestServer } from '../../electron/core/download/test-server.js';
+import { TestServer } from '../support/download/file-server.js';
 import { ConfigError } from '../../electron/core/errors.js';
 import { DownloadOriginPolicy } from '../../electron/core/net/url-policy.js';
 import { RecordingPipeline } from '../../electron/core/pipeline/pipeline.js';

@@ -8,7 +8,7 @@
  * same disk (a laptop's default), and a webhook it cannot write is lost for good, a download only delayed.
  */
 import { stat, statfs } from 'node:fs/promises';
-import { note, type Note } from '../../contract.js';
+import { note, type Note } from '../notes.js';
 import { formatBytes, type DiskFullError } from '../download/errors.js';
 import { discardPart } from '../download/fetch-file.js';
 

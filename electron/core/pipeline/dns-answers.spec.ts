@@ -10,10 +10,10 @@ import type { LookupAddress } from 'node:dns';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { TestServer } from '../download/test-server.js';
+import { TestServer } from '../../../tests/support/download/file-server.js';
 import { DownloadOriginPolicy } from '../net/url-policy.js';
-import type { FailedEvent, SavedEvent } from './download-queue.js';
-import { DownloadManager } from './download-queue.js';
+import type { FailedEvent, SavedEvent } from './download-manager.js';
+import { DownloadManager } from './download-manager.js';
 import { MemoryJobStore } from './memory-job-store.js';
 
 const MiB = 1024 * 1024;

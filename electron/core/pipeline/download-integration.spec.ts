@@ -14,8 +14,8 @@ import type { RecordingJob } from '../recordings/types.js';
 import { RETENTION_MS } from '../recordings/types.js';
 import type { RecordingInfo, Sandbox, SandboxRequestEvent } from '../sandbox/index.js';
 import { startSandbox } from '../sandbox/index.js';
-import type { DownloadManagerOptions, ExpiredEvent, SavedEvent } from './download-queue.js';
-import { DownloadManager } from './download-queue.js';
+import type { DownloadManagerOptions, ExpiredEvent, SavedEvent } from './download-manager.js';
+import { DownloadManager } from './download-manager.js';
 
 const MiB = 1024 * 1024;
 
@@ -131,7 +131,11 @@ describe('download manager with the inbox, the origin policy and the sandbox', (
   it('uses parallel ranges against a throttled host', async () => {
     const info = await record(4 * MiB);
     sb.control.setFaults('download', { rateBytesPerSec: 4 * MiB });
-    const m = manager({ segments: 4, segmentThresholdBytes: 1 * MiB });
+    const m = manager({
+      segments: 4,
+      segmentThresholdBytes: 1 * MiB,
+      ramp: { rampWindowMs: 100, minSplitBytes: 256 * 1024 },
+    });
     m.start();
     const { job } = await announce(info);
     const event = await saved(m, job.key);

@@ -1,7 +1,7 @@
 /**
  * What a job's `error` says, written the same way by every branch of the download queue.
  */
-import { errorNote, note, said, type Note } from '../../contract.js';
+import { errorNote, note, said, type Note } from '../notes.js';
 import { TallyError } from '../errors.js';
 
 /** `2026-01-02 03:04:05 UTC`: deadlines in reasons. */

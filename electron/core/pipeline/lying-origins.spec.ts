@@ -9,11 +9,11 @@ import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { RawOrigin } from '../download/raw-origin.js';
-import { TestServer } from '../download/test-server.js';
+import { RawOrigin } from '../../../tests/support/download/raw-origin.js';
+import { TestServer } from '../../../tests/support/download/file-server.js';
 import { DownloadOriginPolicy } from '../net/url-policy.js';
-import type { FailedEvent, SavedEvent } from './download-queue.js';
-import { DownloadManager } from './download-queue.js';
+import type { FailedEvent, SavedEvent } from './download-manager.js';
+import { DownloadManager } from './download-manager.js';
 import { MemoryJobStore } from './memory-job-store.js';
 
 let raw: RawOrigin;

@@ -2,7 +2,7 @@
  * The recording pipeline's options, events and answers: what `pipelineOptions()` builds and what the app core and
  * `tally listen` listen to. Kept apart from the class so the start/stop order reads on its own.
  */
-import type { TunnelStatus } from '../../contract.js';
+import type { TunnelStatus } from '../tunnels/types.js';
 import type { Logger } from '../logger.js';
 import type { SearchResult } from '../model.js';
 import type { DownloadOriginPolicy } from '../net/url-policy.js';
@@ -13,7 +13,7 @@ import type { RefusedUploadRecord } from '../uploads/upload-log.js';
 import type { UploadedEvent } from '../uploads/upload-route.js';
 import type { ChannelHookCall } from '../webhook/channel-hook.js';
 import type { Rejection } from '../webhook/receiver.js';
-import type { DiskStatus, ExpiredEvent, FailedEvent, ProgressEvent, SavedEvent } from './download-queue.js';
+import type { DiskStatus, ExpiredEvent, FailedEvent, ProgressEvent, SavedEvent } from './download-manager.js';
 import type { MissingRecording } from './expected-recordings.js';
 
 /** The two service calls the pipeline makes: registering the webhook URL and the gap report's search. */

@@ -53,7 +53,7 @@ export const en = {
     networkBecause:
       'Could not reach the service for {endpoint}: {reason}. Check the network connection and the host settings.',
   },
-  /** The core's coded messages: their English text is the core's own (electron/contract-notes.ts). */
+  /** The core's coded messages: their English text is the core's own (electron/core/notes.ts). */
   notes: NOTE_TEXT,
   firstRun: {
     step: 'Step {n} of {total}',
@@ -405,6 +405,10 @@ export const en = {
       fileNameHint: 'Placeholders: {channelId}, {date}, {time}, {datetime}.',
       concurrency: 'Parallel downloads',
       pollInterval: 'Live refresh (seconds)',
+      copyDiagnostics: 'Copy diagnostics',
+      diagnosticsHint:
+        'Versions, health, recording counts, settings and the last log lines, with secrets replaced by [redacted]: paste it into a bug report.',
+      diagnosticsCopied: 'Diagnostics copied',
     },
   },
   studio: {
