@@ -235,10 +235,11 @@ describe('RecordingsView', () => {
     expect(within(failed).getByText('Failed')).toBeInTheDocument();
     expect(within(failed).getByText('Expired')).toBeInTheDocument();
     // An expired one may still be tried: the service may keep a file past its deadline, and trying costs nothing.
-    expect(within(failed).getAllByRole('button', { name: /^Retry/ }).map((b) => b.textContent)).toEqual([
-      'Retry now',
-      'Retry now',
-    ]);
+    expect(
+      within(failed)
+        .getAllByRole('button', { name: /^Retry/ })
+        .map((b) => b.textContent),
+    ).toEqual(['Retry now', 'Retry now']);
 
     await user.click(within(failed).getByRole('button', { name: /^Retry download of show-3 · / }));
     expect(bridge.callsOf('recordings:retry')).toEqual([['k3']]);
@@ -462,7 +463,13 @@ describe('RecordingsView', () => {
   it('offers Retry now in the wide detail pane for a gone or failed recording, without a deletion time for gone', async () => {
     const bridge = new TestBridge();
     bridge.handle('recordings:list', () => [
-      recording({ key: 'g', channelId: 'gone-show', state: 'gone', deadline: inMinutes(358), receivedAt: inMinutes(-1) }),
+      recording({
+        key: 'g',
+        channelId: 'gone-show',
+        state: 'gone',
+        deadline: inMinutes(358),
+        receivedAt: inMinutes(-1),
+      }),
       recording({ key: 'f', channelId: 'failed-show', state: 'failed', error: 'HTTP 500', receivedAt: inMinutes(-2) }),
     ]);
     bridge.handle('recordings:retry', (key) => recording({ key, channelId: 'gone-show', state: 'pending' }));
@@ -489,7 +496,11 @@ describe('RecordingsView', () => {
     bridge.health = healthView();
     const health = new HealthStore(bridge.bridge);
     onTestFinished(health.start());
-    const tunnel = tunnelStatus({ state: 'reachable', publicUrl: 'https://tally.example.com/hooks/x', registered: true });
+    const tunnel = tunnelStatus({
+      state: 'reachable',
+      publicUrl: 'https://tally.example.com/hooks/x',
+      registered: true,
+    });
     render(RecordingsView, { store, fileActions: true, tunnel, health });
     const ok = await screen.findByText('Registered with the service');
     await waitFor(() => expect(ok).toHaveClass('ok'));
