@@ -238,6 +238,8 @@ export const en = {
     failedReason: 'The download failed.',
     goneReason: 'The service no longer has this recording: it was deleted or never stored.',
     retryNow: 'Retry now',
+    nextAttempt: 'next try in {time}',
+    nextAttemptNow: 'trying again now',
     refusedReason: 'Tally refused this web client recording; the web page was told it was uploaded.',
     clientChannelTitle: 'Web client · {channel}',
     tracks: { local: 'local stream', remote: 'remote stream' },

@@ -228,6 +228,8 @@ export const ko: Messages = {
     failedReason: '다운로드에 실패했습니다.',
     goneReason: '서비스에 이 녹화가 더 이상 없습니다. 삭제되었거나 저장된 적이 없습니다.',
     retryNow: '지금 다시 시도',
+    nextAttempt: '{time} 후 다시 시도',
+    nextAttemptNow: '지금 다시 시도하는 중',
     refusedReason: 'Tally가 이 웹 클라이언트 녹음을 거부했습니다. 웹 페이지에는 업로드되었다고 표시되었습니다.',
     clientChannelTitle: '웹 클라이언트 · {channel}',
     tracks: { local: '로컬 스트림', remote: '원격 스트림' },

@@ -203,6 +203,12 @@ export class RecordingsStore {
     this.limit += PAGE_SIZE;
   }
 
+  /** Seconds until the next automatic attempt of a recording waiting after an error, or null when none is due. */
+  secondsToNextAttempt(r: RecordingView): number | null {
+    if (!r.nextAttemptAt || !recordingNeedsAttention(r) || isFinished(r)) return null;
+    return Math.max(0, Math.round((Date.parse(r.nextAttemptAt) - this.now) / 1000));
+  }
+
   /** Seconds until the service deletes the file, or null when it has no deadline. */
   secondsLeft(r: RecordingView): number | null {
     return r.deadline ? Math.round((Date.parse(r.deadline) - this.now) / 1000) : null;

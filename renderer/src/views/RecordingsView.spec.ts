@@ -384,7 +384,7 @@ describe('RecordingsView', () => {
     bridge.handle('recordings:retry', (key) =>
       recording({ key, channelId: 'stuck', state: 'downloading', bytes: 1, totalBytes: 10, deadline: inMinutes(300) }),
     );
-    const { user } = setup(
+    const { user, clock } = setup(
       [
         recording({
           key: 'w',
@@ -409,7 +409,9 @@ describe('RecordingsView', () => {
 
     // The waiting download says why and can be tried again at once from its progress row.
     const progress = screen.getByRole('progressbar', { name: 'Download of stuck' }).closest('li')!;
-    expect(progress).toHaveTextContent('EEXIST: the recordings folder is a file');
+    expect(progress).toHaveTextContent('Will try again: EEXIST: the recordings folder is a file · next try in 2m');
+    clock.advance(3 * 60_000);
+    await waitFor(() => expect(progress).toHaveTextContent('· trying again now'));
     const queued = screen.getByRole('progressbar', { name: 'Download of queued-show' }).closest('li')!;
     expect(within(queued).queryByRole('button', { name: /^Retry/ })).not.toBeInTheDocument();
 
