@@ -234,9 +234,9 @@ export const NOTE_TEXT = {
   healthPortHeldBy: 'Port {port} is in use by {program} (process {pid}): webhooks cannot reach Tally.',
   healthPortHeld: 'Port {port} is in use by another program: webhooks cannot reach Tally.',
   healthPortActionApp:
-    'Stop that program, or choose another port in Settings → How the service reaches Tally → Receiver port and forward your public URL to it. Tally keeps trying port {port}.',
+    'Stop that program, or choose another port (Settings → How the service reaches Tally → Receiver port) and forward your public URL to it. Tally keeps trying port {port}.',
   healthPortActionCli:
-    'Stop that program, or run with --port N (or set receiverPort) and forward your public URL to it. Tally keeps trying port {port}.',
+    'Stop that program, or run with --port <port> (or set receiverPort) and forward your public URL to it. Tally keeps trying port {port}.',
   healthReceiverDown: 'The webhook receiver is not running: {reason}',
   healthReceiverStarting: 'The webhook receiver is starting.',
   healthRefusing: 'New recording webhooks are being refused: {reason}',

@@ -53,6 +53,8 @@ export interface DownloadManagerOptions {
   now?: () => number;
   /** Jitter source in [0, 1). */
   random?: () => number;
+  /** Wait before the second look at a recording the service says is gone (default GONE_RECHECK_MS); doubles. */
+  goneRecheckMs?: number;
   /** First retry delay cap (default 2 s); doubles per attempt. */
   retryBaseMs?: number;
   /** Largest retry delay (default 5 min). */
@@ -143,6 +145,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   readonly #now: () => number;
   readonly #random: () => number;
   readonly #retryBaseMs: number;
+  /** Jobs whose Retry now came while an attempt was ending. */
+  readonly #retryAfter = new Set<string>();
   /** Gone answers in a row per job (the next look waits longer each time). */
   readonly #goneCount = new Map<string, number>();
   readonly #retryMaxMs: number;
@@ -215,7 +219,12 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   /** Starts a `failed`, `expired` or `gone` job again now, or skips the wait of a job waiting for its next retry. */
   async retry(key: string): Promise<void> {
     const job = this.#store.get(key);
-    if (!job || job.state === 'saved' || this.#running.has(key)) return;
+    if (!job || job.state === 'saved') return;
+    if (this.#running.has(key)) {
+      // Its attempt is ending (its failure is being written): tried again the moment it has ended.
+      this.#retryAfter.add(key);
+      return;
+    }
     this.#retries.cancel(key);
     this.#sizeStrikes.delete(key);
     if (job.state === 'failed' || job.state === 'expired' || job.state === 'gone') {
@@ -293,6 +302,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         })
         .finally(() => {
           this.#running.delete(key);
+          if (this.#retryAfter.delete(key)) void this.retry(key);
           this.#pump();
         });
       this.#running.set(key, { controller, task });
@@ -435,10 +445,16 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     }
 
     if (error instanceof HttpStatusError && error.gone) {
-      // Said as gone (not "expires in 5 h, will try again"); looked at again less and less often until the deadline.
-      const wait = Math.min(GONE_RECHECK_MAX_MS, GONE_RECHECK_MS * 2 ** Math.min(10, this.#goneLooks(key)));
+      // Said as gone (not "expires in 5 h, will try again"). The first look again comes as soon as any retry would
+      // (the file may not have been published yet); later ones less and less often, until the deadline.
+      const looks = this.#goneLooks(key);
+      const goneMs = this.#opts.goneRecheckMs ?? GONE_RECHECK_MS;
+      const wait =
+        looks === 0
+          ? Math.max(1, Math.floor(this.#random() * this.#retryBaseMs))
+          : Math.min(GONE_RECHECK_MAX_MS, goneMs * 2 ** Math.min(10, looks - 1));
       const nextAt = Math.min(deadline, now + wait);
-      const why = stored(note('recordingGoneNow', { status: error.status, detail: error.detail ?? '' }));
+      const why = stored(note('recordingGoneNow', { status: error.status, detail: error.detail || 'no detail' }));
       const gone = await this.#write(key, { state: 'gone', ...why, updatedAt: this.#iso(now) });
       this.#schedule(key, nextAt - now);
       this.emit('failed', { job: gone, error, willRetry: true, nextAttemptAt: this.#iso(nextAt) });

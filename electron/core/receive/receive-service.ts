@@ -342,9 +342,9 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     return keys;
   }
 
-  /** The health as judged last (judged now when it never was). */
+  /** The health judged now (the disk figures from the last look at the disks). */
   health(): HealthView {
-    return this.#view ?? this.#judge();
+    return this.#judge();
   }
 
   /** Judges the health again and emits `health` when it changed. */

@@ -3,6 +3,7 @@
  * public URL, and must answer with this process's instance nonce (any other answer means the URL reaches
  * somebody else's server). Broken tunnels are reopened with exponential backoff and jitter.
  */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { z } from 'zod';
 import { errorNote, nested, note, notesText, type Note } from '../../contract.js';
@@ -42,13 +43,18 @@ export type SelfCheckResult =
   | { ok: true }
   | { ok: false; reason: 'foreign' | 'status' | 'shape' | 'network' | 'timeout'; message: string; notes: Note[] };
 
-const SelfCheckSchema = z.object({ ok: z.literal(true), id: z.string() });
+const SelfCheckSchema = z.object({ ok: z.literal(true), id: z.string().max(256), sig: z.string().max(256).optional() });
 
 export interface SelfCheckOptions {
   /** Full self-check URL through the tunnel. */
   url: string;
   /** The receiver's instance nonce. */
   expectedId: string;
+  /**
+   * Signs a fresh nonce as the receiver does (`WebhookReceiver.signProbe`): with it the check sends a nonce and
+   * accepts only an answer signed for it, so a cached or replayed answer never passes.
+   */
+  signProbe?: (nonce: string) => string;
   timeoutMs?: number;
   signal?: AbortSignal;
   testOnlyConnectTo?: ConnectToOverride;
@@ -60,9 +66,11 @@ export interface SelfCheckOptions {
  */
 export async function checkSelf(options: SelfCheckOptions): Promise<SelfCheckResult> {
   const where = safeOrigin(options.url);
+  const nonce = options.signProbe ? randomBytes(24).toString('base64url') : null;
+  const url = nonce ? withProbe(options.url, nonce) : options.url;
   let response;
   try {
-    response = await tunnelRequest(options.url, {
+    response = await tunnelRequest(url, {
       headers: {
         accept: 'application/json',
         // Interstitial pages of the public tunnel services are skipped for requests that say so.
@@ -88,7 +96,22 @@ export async function checkSelf(options: SelfCheckOptions): Promise<SelfCheckRes
   const parsed = SelfCheckSchema.safeParse(body);
   if (!parsed.success) return failed('shape', note('selfShape', { where }));
   if (parsed.data.id !== options.expectedId) return failed('foreign', note('selfForeign', { where }));
+  if (nonce && options.signProbe && !sameText(parsed.data.sig ?? '', options.signProbe(nonce))) {
+    return failed('foreign', note('selfForeign', { where }));
+  }
   return { ok: true };
+}
+
+function withProbe(url: string, nonce: string): string {
+  const u = new URL(url);
+  u.searchParams.set('probe', nonce);
+  return u.href;
+}
+
+function sameText(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 function failed(reason: Exclude<SelfCheckResult, { ok: true }>['reason'], said: Note): SelfCheckResult {
@@ -139,6 +162,8 @@ export interface TunnelSupervisorOptions {
   uploadOrigins?: () => readonly string[];
   /** The receiver's instance nonce, which the self-check must echo. */
   expectedId: string;
+  /** Signs the check's nonce as the receiver does (see SelfCheckOptions.signProbe). */
+  signProbe?: (nonce: string) => string;
   /** Time between checks while reachable. Default 60 s. */
   checkIntervalMs?: number;
   /** Time between checks after a failed one. Default 10 s. */
@@ -312,6 +337,7 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
       result = await checkSelf({
         url: this.#options.selfCheckUrl(base),
         expectedId: this.#options.expectedId,
+        ...(this.#options.signProbe ? { signProbe: this.#options.signProbe } : {}),
         timeoutMs: this.#options.checkTimeoutMs ?? 10_000,
         signal: this.#abort?.signal,
         testOnlyConnectTo: this.#options.testOnlyConnectTo,

@@ -11,13 +11,11 @@ function leaves(node: unknown, path = ''): [string, string][] {
 
 /**
  * Latin words a Korean sentence keeps as they are: names of products and protocols, and terms the producer
- * types or sees elsewhere in Latin letters (the `recordUrl` field, an `origin`, a unit, a command such as `tally retry`).
+ * types or sees elsewhere in Latin letters (the `recordUrl` field, an `origin`, a unit).
  */
 const KEPT = new Set(
   [
-    'Tally tally serve login retry status ngrok localtunnel cloudflared Tailscale Funnel JetStream nats nats-server tls gnome-keyring KeePassXC',
-    // The number a flag takes, as its help writes it ("--port N").
-    'N',
+    'Tally tally serve login status retry ngrok localtunnel cloudflared Tailscale Funnel JetStream nats nats-server tls gnome-keyring KeePassXC',
     'ID URL API OS CSV MD5 CORS TLS DNS S3 http https recordUrl receiverHost receiverPort origin ms s',
   ]
     .join(' ')
