@@ -2,8 +2,7 @@
  * The layering of electron/core is a lint rule, not a habit: these specs prove the rule bites on an
  * upward import (through ESLint itself, with the project's own config), and that no import cycle exists.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
