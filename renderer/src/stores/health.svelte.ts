@@ -2,7 +2,13 @@
  * The core's health (contract-health.ts): what the header, the tunnel line and the own-URL step show. Loaded
  * once, then kept by `health:changed`; the core judges, the popover only shows.
  */
-import type { HealthComponentId, HealthComponentView, HealthView, TallyBridge } from '../../../electron/contract.js';
+import type {
+  HealthComponentId,
+  HealthComponentView,
+  HealthView,
+  SettingsView,
+  TallyBridge,
+} from '../../../electron/contract.js';
 
 export class HealthStore {
   view = $state.raw<HealthView | null>(null);
@@ -48,4 +54,12 @@ export class HealthStore {
     const host = r.host === '0.0.0.0' || r.host === '::' ? '127.0.0.1' : r.host.includes(':') ? `[${r.host}]` : r.host;
     return `${host}:${port}`;
   }
+}
+
+/**
+ * "127.0.0.1:8787" for "Forward to …": the health's receiver address, else (before the health is known) the port
+ * the settings ask for. Null when neither says (a port left to the OS and not listening yet).
+ */
+export function forwardAddress(health: HealthStore | undefined, settings: SettingsView | null): string | null {
+  return health?.forwardTo ?? (settings?.receiverPort ? `127.0.0.1:${settings.receiverPort}` : null);
 }
