@@ -275,6 +275,8 @@ export async function openPopover(h: PopoverHost, opts: OpenOptions = {}): Promi
   await page.goto(`${h.url}#${opts.tab ?? 'live'}`);
   // In either language: a test may have switched the popover to Korean.
   await page.getByText(/^(Connected|연결됨)$/).waitFor({ state: 'attached' });
+  // The health line comes with the core's first answer and pushes the page down: measure nothing before it.
+  await page.getByRole('region', { name: /^(Health|상태)$/ }).waitFor({ state: 'attached' });
   return { page, context, received, pageErrors, close: () => context.close() };
 }
 
