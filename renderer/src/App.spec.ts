@@ -9,6 +9,7 @@ import {
   appInfo,
   channel,
   healthView,
+  recording,
   settingsView,
   tunnelStatus,
 } from './lib/test-bridge.js';
@@ -242,6 +243,23 @@ describe('App', () => {
       expect(items[1]).toHaveTextContent('(OK) The public URL forwards to this receiver');
       await user.click(within(line).getByRole('button', { name: 'Hide' }));
       expect(within(line).queryByRole('listitem')).not.toBeInTheDocument();
+    });
+
+    it('takes the producer to Recordings → Problems when recordings need them', async () => {
+      const bridge = new TestBridge();
+      bridge.handle('recordings:list', () => [
+        recording({ key: 'f', channelId: 'failed-show', state: 'failed', error: 'HTTP 500' }),
+        recording({ key: 's', channelId: 'fine-show', state: 'saved', fileName: 'fine.mp4' }),
+      ]);
+      const { user } = setup(bridge);
+      const line = await screen.findByRole('region', { name: 'Health' });
+      expect(within(line).queryByRole('button', { name: /problem/ })).not.toBeInTheDocument();
+      bridge.emit('health:changed', healthView({ state: 'warning', problems: 1 }));
+      await user.click(await within(line).findByRole('button', { name: '1 problem' }));
+      expect(screen.getByRole('tab', { name: 'Recordings' })).toHaveAttribute('aria-selected', 'true');
+      expect(await screen.findByRole('radio', { name: 'Problems 1' })).toBeChecked();
+      expect(screen.getByText(/^failed-show · /)).toBeInTheDocument();
+      expect(screen.queryByText(/^fine-show · /)).not.toBeInTheDocument();
     });
 
     it('says it in Korean through the notes', async () => {

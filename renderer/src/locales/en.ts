@@ -33,6 +33,7 @@ export const en = {
     states: { ok: 'OK', warning: 'Warning', error: 'Error' },
     details: 'Details',
     hide: 'Hide',
+    problems: { one: '{count} problem', other: '{count} problems' } as Plural,
     components: {
       receiver: 'Receiver',
       publicPath: 'Public URL',

@@ -24,6 +24,7 @@ export const ko: Messages = {
     states: { ok: '정상', warning: '주의', error: '오류' },
     details: '자세히',
     hide: '숨기기',
+    problems: { one: '문제 {count}건', other: '문제 {count}건' },
     components: {
       receiver: '수신기',
       publicPath: '공개 URL',
