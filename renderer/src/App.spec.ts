@@ -12,7 +12,7 @@ import {
   recording,
   settingsView,
   tunnelStatus,
-} from './lib/test-bridge.js';
+} from '../testing/bridge.js';
 import type { ConnectionSource, ConnectionState } from './lib/transport-ws.js';
 
 /** A connection the spec drives by hand. */

@@ -6,38 +6,17 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { z } from 'zod';
-import { errorNote, nested, note, notesText, type Note } from '../../contract.js';
+import { errorNote, nested, note, notesText, type Note } from '../notes.js';
 import { ConfigError, ValidationError } from '../errors.js';
 import { describeError, silentLogger, type Logger } from '../logger.js';
 import { tunnelRequest, withCause } from './http.js';
 import { checkBrowserUpload } from './browser-check.js';
 import type { ConnectToOverride } from './http.js';
+import { backoffDelay, type BackoffPolicy } from '../backoff.js';
 import type { LocalTarget, TunnelProvider, TunnelState, TunnelStatus } from './types.js';
 
-export interface BackoffOptions {
-  /** First delay. Default 1 s. */
-  baseMs: number;
-  /** Cap. Default 5 min. */
-  maxMs: number;
-  /** Share of the delay that is random, 0..1. Default 0.5 ("equal jitter"). */
-  jitter: number;
-}
-
-export const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 1_000, maxMs: 300_000, jitter: 0.5 };
-
-/**
- * Delay before reconnect attempt `attempt` (1-based): `base * 2^(attempt-1)` capped at `max`, of which the
- * `jitter` share is scaled by `random()` so many clients do not retry in step.
- */
-export function backoffDelay(
-  attempt: number,
-  options: BackoffOptions = DEFAULT_BACKOFF,
-  random: () => number = Math.random,
-): number {
-  const exponential = Math.min(options.maxMs, options.baseMs * 2 ** Math.max(0, attempt - 1));
-  const jitter = Math.min(1, Math.max(0, options.jitter));
-  return Math.round(exponential * (1 - jitter) + exponential * jitter * Math.min(1, Math.max(0, random())));
-}
+/** How a broken tunnel is reopened: equal jitter, from 1 s up to 5 min (core/backoff.ts computes each wait). */
+export const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 1_000, maxMs: 300_000, jitter: 0.5 };
 
 export type SelfCheckResult =
   | { ok: true }
@@ -171,7 +150,7 @@ export interface TunnelSupervisorOptions {
   checkTimeoutMs?: number;
   /** Failed checks in a row before the tunnel is reopened. Default 3. */
   maxFailedChecks?: number;
-  backoff?: Partial<BackoffOptions>;
+  backoff?: Partial<BackoffPolicy>;
   now?: () => Date;
   random?: () => number;
   testOnlyConnectTo?: ConnectToOverride;
@@ -189,7 +168,7 @@ type Phase = 'stopped' | 'opening' | 'open' | 'waiting';
 export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
   readonly #options: TunnelSupervisorOptions;
   readonly #provider: TunnelProvider;
-  readonly #backoff: BackoffOptions;
+  readonly #backoff: BackoffPolicy;
   readonly #now: () => Date;
   readonly #random: () => number;
   #phase: Phase = 'stopped';

@@ -14,7 +14,7 @@ import { STATUS_CODES, createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { nested, note } from '../../contract.js';
+import { nested, note } from '../notes.js';
 import { ConfigError } from '../errors.js';
 import type { DownloadOriginPolicy } from '../net/url-policy.js';
 import type { Inbox } from '../recordings/inbox.js';

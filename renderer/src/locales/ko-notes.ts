@@ -1,5 +1,5 @@
 /**
- * Korean for the core's coded messages (electron/contract-notes.ts): every code the core sends must be here
+ * Korean for the core's coded messages (electron/core/notes.ts): every code the core sends must be here
  * (checked by the compiler through the English shape). Params keep their English names.
  */
 import type { Messages } from './en.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { TestBridge, deferred, healthView } from '../lib/test-bridge.js';
+import { TestBridge, deferred, healthView } from '../../testing/bridge.js';
 import type { HealthView } from '../../../electron/contract.js';
 import { HealthStore } from './health.svelte.js';
 

@@ -1,5 +1,6 @@
 /**
- * Core messages with a stable code (split from contract.ts, which re-exports it). Status lines, reasons and
+ * The core's own vocabulary: messages with a stable code (electron/contract.ts re-exports them for the
+ * renderer, which is why this file imports nothing but zod). Status lines, reasons and
  * test results the core sends in English for the log and the CLI also travel as notes: a code from
  * `NOTE_TEXT` and its params. The popover translates each note by its code (the English dictionary takes its
  * `notes` from here, other languages must cover every code), and falls back to the English text for a code it
