@@ -146,6 +146,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
     this.#lock = await acquireStateLock(dir, `tally follow --name ${opts.name}`);
     try {
       this.#ledger = await Ledger.open(dir, 'mirrored.jsonl', isMemberRecord);
+      await this.#sweepLeftovers(folder);
       const nc = await connectTeam({
         url: opts.url,
         credentials: opts.credentials,
@@ -179,6 +180,23 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
     } catch (error) {
       await this.#cleanup();
       throw error;
+    }
+  }
+
+  /**
+   * A kill between the ledger's "saved" (or "gone") and the removal of the part leaves the `.part` (a second
+   * link to the final file) and its `.resume` beside it: removed here, once the ledger says the recording is
+   * settled. Unlinking the part's name never touches the final file's bytes.
+   */
+  async #sweepLeftovers(folder: string): Promise<void> {
+    for (const r of this.#ledger!.list()) {
+      if (r.state === 'started') continue;
+      const dir = await targetFolder({
+        folder,
+        announcement: r.announcement,
+        clientSubfolder: this.#opts.clientSubfolder,
+      });
+      await removePart(dir, r.announcement);
     }
   }
 
