@@ -118,6 +118,10 @@ export const NOTE_TEXT = {
   teamNoTls: 'The team server {where} does not offer TLS: set the studio URL to {fix}.',
   teamNeedsTls: 'The team server {where} requires TLS: set the studio URL to {fix}.',
   teamAsks: 'The team server asks for credentials: {reason} ({where}) — set them in Settings → Studio.',
+  studioMemberTwin:
+    'Another computer follows the studio as this very member right now ({name} on {host}): its state folder {folder} was copied. Give one of them its own state folder (TALLY_HOME), or delete member-id in {folder} there, and start it again.',
+  studioMemberNamesake:
+    'Another member also calls itself {name} ({host}): both get every recording, but the receiver cannot tell them apart; give one of them another name (--name).',
   studioFollowerNoRegister:
     "This computer follows a studio: the studio's receiver registers the webhook URL, and one registered here would take the webhooks away from it (Settings → Studio).",
   studioUrlField: 'The studio URL',

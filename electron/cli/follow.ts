@@ -26,12 +26,13 @@ makes a second copy of a recording it already has. No service credentials are ne
 Options:
   --team <url>       The team's NATS server: nats://HOST:PORT, or tls://HOST:PORT for TLS (required)
   --folder <dir>     Where recordings go (default: the recordingsFolder setting)
-  --name <name>      This member's name on the team server (default: this computer's name). Keep it the
-                     same across runs: the name is what the server remembers your place by.
+  --name <name>      This member's name on the team server (default: this computer's name), shown in the
+                     receiver's view. The server remembers your place by an ID kept in TALLY_HOME for this
+                     name and folder: two members of the same name each get every recording.
   --max-rate <n>     Most bytes per second per transfer (k, M suffixes: 2M), to leave bandwidth for a
                      live broadcast (default: no limit)
   --ndjson           One JSON object per line: ready, waiting, progress, saved, failed, connection,
-                     stopping, stopped
+                     warning, stopping, stopped
   -h, --help         Show this help
 
 Team credentials (when the server asks for them): TALLY_TEAM_USER + TALLY_TEAM_PASSWORD, or
@@ -104,6 +105,7 @@ const command: Command = {
     follower.on('progress', (p) => printer.progress(p));
     follower.on('saved', (e) => printer.saved(e));
     follower.on('failed', (info) => printer.failed(info));
+    follower.on('warning', (w) => printer.warning(w));
 
     const stopOnSignal = () => void follower.stop();
     io.signal.addEventListener('abort', stopOnSignal, { once: true });

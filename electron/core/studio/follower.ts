@@ -8,14 +8,17 @@
  */
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
 import { AckPolicy, DeliverPolicy, jetstream, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { note, noteText, type Note } from '../../contract.js';
 import { ensureWritableFolder } from '../folder-check.js';
 import { describeError, silentLogger, type Logger } from '../logger.js';
 import { acquireStateLock, type StateLock } from '../recordings/state-lock.js';
 import { parseAnnouncement, type Announcement } from './announcement.js';
 import { TeamCatalogue } from './catalogue.js';
 import { Ledger, type LedgerRecord } from './ledger.js';
+import { MemberPresence, PRESENCE_TTL_MS, memberConsumer, memberId } from './member-identity.js';
 import { MirrorVerifyError, mirrorRecording, removePart, targetFolder, type MirrorProgress } from './mirror-file.js';
 import {
   GoneError,
@@ -41,7 +44,10 @@ export interface FollowerOptions {
   credentials: TeamCredentials | null;
   /** The recordings folder this member mirrors into. */
   folder: string;
-  /** The durable consumer's name: one per member (default: this computer's host name). */
+  /**
+   * The member's name: a label on the team server (default: this computer's host name). The durable consumer
+   * is named after an ID kept in the state folder, so two members of the same name do not share it.
+   */
   name: string;
   /** State folder (TALLY_HOME): the member's ledger and lock live in a sub-folder per name and folder. */
   stateDir: string;
@@ -83,6 +89,20 @@ export interface FollowerEvents {
   connection: [state: 'disconnected' | 'reconnected'];
   /** The team's list of recordings changed (with `catalogue`). */
   catalogue: [];
+  /** Something the user should know and may act on, in one line (also kept in `health`). */
+  warning: [w: StudioWarning];
+}
+
+/** One line for the user, as English text and as a note for the popover. */
+export interface StudioWarning {
+  /** What it is about; a later warning of the same kind replaces the earlier one in `health`. */
+  kind: string;
+  message: string;
+  note: Note;
+}
+
+export function studioWarning(kind: string, n: Note): StudioWarning {
+  return { kind, message: noteText(n), note: n };
 }
 
 interface MemberRecord extends LedgerRecord {
@@ -98,12 +118,6 @@ const isMemberRecord = (v: unknown): v is MemberRecord =>
   ['started', 'saved', 'gone'].includes((v as MemberRecord).state) &&
   typeof (v as MemberRecord).announcement === 'object';
 
-/** A member name as a NATS consumer name: letters, digits, `-` and `_`. */
-export function consumerName(name: string): string {
-  const safe = name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
-  return `follow-${safe || 'member'}`;
-}
-
 export class StudioFollower extends EventEmitter<FollowerEvents> {
   readonly #opts: FollowerOptions;
   readonly #stop = new AbortController();
@@ -116,6 +130,9 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
   /** Aborts the running transfer so it resumes from its checkpoint (after a reconnect). */
   #attempt: AbortController | null = null;
   #catalogue: TeamCatalogue | null = null;
+  #presence: MemberPresence | null = null;
+  #renew: NodeJS.Timeout | null = null;
+  readonly #warnings = new Map<string, StudioWarning>();
 
   constructor(opts: FollowerOptions) {
     super();
@@ -144,9 +161,11 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
     const dir = StudioFollower.stateFolder(opts.stateDir, opts.name, folder);
     await ensureWritableFolder(dir, { source: 'the state folder (TALLY_HOME)' });
     this.#lock = await acquireStateLock(dir, `tally follow --name ${opts.name}`);
+    this.#statePath = dir;
     try {
       this.#ledger = await Ledger.open(dir, 'mirrored.jsonl', isMemberRecord);
       await this.#sweepLeftovers(folder);
+      const id = await memberId(dir);
       const nc = await connectTeam({
         url: opts.url,
         credentials: opts.credentials,
@@ -158,10 +177,17 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       this.#nc = nc;
       void this.#watchStatus(nc);
       await ensureStudioStream(nc, { retentionMs: DEFAULT_RETENTION_MS, owner: false });
+      const presence = await MemberPresence.open(nc, id, dir, opts.name);
+      for (const other of await presence.announce()) {
+        this.#warn(studioWarning('namesake', note('studioMemberNamesake', { name: opts.name, host: other.host })));
+      }
+      this.#presence = presence;
+      this.#renew = setInterval(() => void this.#renewPresence(), PRESENCE_TTL_MS / 3);
       const jsm = await (await import('@nats-io/jetstream')).jetstreamManager(nc);
-      const durable = consumerName(opts.name);
+      const durable = memberConsumer(id);
       await jsm.consumers.add(STUDIO_STREAM, {
         durable_name: durable,
+        description: `${opts.name} on ${hostname()}`,
         ack_policy: AckPolicy.Explicit,
         deliver_policy: DeliverPolicy.All,
         filter_subject: STUDIO_SUBJECT,
@@ -200,6 +226,35 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
     }
   }
 
+  /** Warnings in force (a twin, a namesake, lag toward the retention, a full folder...), for the health model. */
+  get warnings(): StudioWarning[] {
+    return [...this.#warnings.values()];
+  }
+
+  #warn(w: StudioWarning): void {
+    this.#warnings.set(w.kind, w);
+    this.#log.warn(`studio: ${w.message}`);
+    this.emit('warning', w);
+  }
+
+  /** Clears a warning once its cause went away. */
+  #clear(kind: string): void {
+    this.#warnings.delete(kind);
+  }
+
+  async #renewPresence(): Promise<void> {
+    const other = await this.#presence?.renew().catch(() => null);
+    if (!other) return;
+    this.#warn(
+      studioWarning(
+        'twin',
+        note('studioMemberTwin', { name: other.name, host: other.host, folder: this.#statePath ?? '' }),
+      ),
+    );
+  }
+
+  #statePath: string | null = null;
+
   /** What this member has mirrored or is mirroring (for views). */
   records(): MemberRecord[] {
     return this.#ledger?.list() ?? [];
@@ -221,6 +276,10 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
   }
 
   async #cleanup(): Promise<void> {
+    if (this.#renew) clearInterval(this.#renew);
+    this.#renew = null;
+    await this.#presence?.leave();
+    this.#presence = null;
     await this.#nc?.close().catch(() => undefined);
     this.#nc = null;
     await this.#ledger?.close();

@@ -89,6 +89,10 @@ export const koNotes: Messages['notes'] = {
   teamNoTls: '팀 서버 {where}은(는) TLS를 제공하지 않습니다. 스튜디오 URL을 {fix}(으)로 바꾸세요.',
   teamNeedsTls: '팀 서버 {where}은(는) TLS가 필요합니다. 스튜디오 URL을 {fix}(으)로 바꾸세요.',
   teamAsks: '팀 서버가 자격 증명을 요구합니다: {reason} ({where}). 설정 → ‘스튜디오’에서 입력하세요.',
+  studioMemberTwin:
+    '다른 컴퓨터가 지금 이 멤버와 같은 ID로 스튜디오를 따르고 있습니다({host}의 {name}): 상태 폴더 {folder}가 복사되었습니다. 둘 중 하나에 자체 상태 폴더(TALLY_HOME)를 주거나 그쪽 {folder}의 member-id를 지운 뒤 다시 시작하세요.',
+  studioMemberNamesake:
+    '다른 멤버도 이름이 {name}입니다({host}): 둘 다 모든 녹화를 받지만 리시버가 둘을 구분하지 못합니다. 둘 중 하나에 다른 이름(--name)을 주세요.',
   studioFollowerNoRegister:
     '이 컴퓨터는 스튜디오를 따르고 있습니다. 웹훅 URL은 스튜디오의 수신기가 등록하며, 여기서 등록하면 수신기가 웹훅을 받지 못하게 됩니다(설정 → ‘스튜디오’).',
   studioUrlField: '스튜디오 URL',
