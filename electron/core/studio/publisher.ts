@@ -61,7 +61,18 @@ export interface PublisherOptions {
   refusedMaxDelayMs?: number;
   /** Keep the team's list of recordings (the stream's announcements) for a view: the tray app. */
   catalogue?: boolean;
+  /**
+   * Recordings put into the team store at once (default 4). One place is always kept for recordings under
+   * 64 MiB, so a short clip never waits behind long ones.
+   */
+  concurrency?: number;
 }
+
+/** How often a running receiver looks for chunks no object refers to. */
+const SWEEP_EVERY_MS = 10 * 60_000;
+
+/** A recording this large takes a long time to put; at most `concurrency - 1` of them go at once. */
+const LARGE_BYTES = 64 * 1024 * 1024;
 
 export interface PublishedEvent {
   identity: string;
@@ -95,6 +106,9 @@ interface Item {
   bytes: number;
   savedAt: string;
   contentType?: string;
+  /** Failed attempts in a row, and when the next may start (a stubborn one waits; the others go on). */
+  failures?: number;
+  retryAt?: number;
 }
 
 interface PublishedRecord extends LedgerRecord {
@@ -120,7 +134,8 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
   readonly #by: string;
   readonly #stop = new AbortController();
   readonly #queue = new Map<string, Item>();
-  #wake: (() => void) | null = null;
+  readonly #inFlight = new Map<string, Item>();
+  readonly #wakers = new Set<() => void>();
   #credentials: TeamCredentials | null;
   #ledger: Ledger<PublishedRecord> | null = null;
   #nc: NatsConnection | null = null;
@@ -128,6 +143,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
   #store: TeamStore | null = null;
   #loop: Promise<void> | null = null;
   #catalogue: TeamCatalogue | null = null;
+  #sweeper: NodeJS.Timeout | null = null;
   readonly #detach: () => void;
 
   constructor(pipeline: RecordingPipeline, opts: PublisherOptions) {
@@ -239,7 +255,8 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     this.#detach();
     this.#catalogue?.stop();
     this.#stop.abort(new Error('stopped'));
-    this.#wake?.();
+    if (this.#sweeper) clearInterval(this.#sweeper);
+    this.#wakeAll();
     await this.#loop?.catch(() => undefined);
     await this.#nc?.close().catch(() => undefined);
     await this.#ledger?.close();
@@ -248,7 +265,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
   #enqueue(item: Item): void {
     if (this.#ledger?.get(item.identity)) return;
     this.#queue.set(item.identity, item);
-    this.#wake?.();
+    this.#wakeAll();
   }
 
   async #connect(): Promise<void> {
@@ -268,12 +285,11 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     this.#store =
       spec.kind === 'nats' ? new NatsTeamStore(nc, { retentionMs: this.#retentionMs }) : new S3TeamStore(spec);
     if (this.#store instanceof NatsTeamStore) {
-      // What a receiver killed mid-upload left behind (this one before a restart, or another): not worth failing for.
-      const removed = await this.#store.sweepAbandonedChunks(this.#staleClaimMs).catch((error: unknown) => {
-        this.#log.warn(`studio: could not look for uploads cut short in the team store (${describeError(error)}).`);
-        return 0;
-      });
-      if (removed > 0) this.#log.warn(`studio: removed ${removed} chunks of uploads cut short from the team store.`);
+      await this.#sweep(this.#store);
+      // Also while running: a receiver killed mid-upload elsewhere leaves chunks this one would keep until restart.
+      const store = this.#store;
+      this.#sweeper = setInterval(() => void this.#sweep(store), SWEEP_EVERY_MS);
+      this.#sweeper.unref();
     }
     if (this.#opts.catalogue) {
       const catalogue = new TeamCatalogue();
@@ -314,30 +330,57 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
         await abortableDelay(Math.min(60_000, 2_000 * attempt), signal);
       }
     }
-    let failures = 0;
+    const workers = Math.max(1, this.#opts.concurrency ?? 4);
+    await Promise.all(Array.from({ length: workers }, () => this.#work(workers)));
+  }
+
+  /** The next queued recording no worker has: the oldest, unless all but one place already hold large ones. */
+  #next(workers: number): Item | undefined {
+    const large = [...this.#inFlight.values()].filter((i) => i.bytes >= LARGE_BYTES).length;
+    const now = Date.now();
+    for (const item of this.#queue.values()) {
+      if (this.#inFlight.has(item.identity) || (item.retryAt ?? 0) > now) continue;
+      if (item.bytes >= LARGE_BYTES && workers > 1 && large >= workers - 1) continue;
+      return item;
+    }
+    return undefined;
+  }
+
+  /** One of the publishing workers: takes the next recording, puts and announces it, until stopped. */
+  async #work(workers: number): Promise<void> {
+    const signal = this.#stop.signal;
     while (!signal.aborted) {
-      const item = this.#queue.values().next().value;
+      const item = this.#next(workers);
       if (!item) {
-        await new Promise<void>((resolve) => (this.#wake = resolve));
-        this.#wake = null;
+        await new Promise<void>((resolve) => this.#wakers.add(resolve));
         continue;
       }
+      this.#inFlight.set(item.identity, item);
       try {
         await this.#publish(item);
         this.#queue.delete(item.identity);
-        failures = 0;
       } catch (error) {
         if (signal.aborted) return;
-        failures += 1;
+        item.failures = (item.failures ?? 0) + 1;
+        const delay = Math.min(30_000, 250 * 2 ** Math.min(item.failures, 7));
+        item.retryAt = Date.now() + delay;
         const message = describeError(error);
         this.emit('failed', { identity: item.identity, channelId: item.channelId, message });
         this.#log.warn(`studio: ${item.channelId} is not in the team store yet (${message}); trying again.`);
         // To the back of the queue, so one stubborn recording does not hold up the others.
-        this.#queue.delete(item.identity);
-        this.#queue.set(item.identity, item);
-        await abortableDelay(Math.min(30_000, 250 * 2 ** Math.min(failures, 7)), signal);
+        if (this.#queue.delete(item.identity)) this.#queue.set(item.identity, item);
+        setTimeout(() => this.#wakeAll(), delay).unref();
+      } finally {
+        this.#inFlight.delete(item.identity);
+        this.#wakeAll();
       }
     }
+  }
+
+  #wakeAll(): void {
+    const wakers = [...this.#wakers];
+    this.#wakers.clear();
+    for (const wake of wakers) wake();
   }
 
   async #publish(item: Item): Promise<void> {
@@ -415,6 +458,17 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       bytes: put.bytes,
       sha256: put.sha256,
     });
+  }
+
+  /** What a receiver killed mid-upload left behind (this one before a restart, or another): not worth failing for. */
+  async #sweep(store: NatsTeamStore): Promise<void> {
+    // An upload in progress sends a chunk every few milliseconds and gives up after 30 s without an answer.
+    const idleMs = Math.min(this.#staleClaimMs, 2 * 60_000);
+    const removed = await store.sweepAbandonedChunks(idleMs).catch((error: unknown) => {
+      this.#log.warn(`studio: could not look for uploads cut short in the team store (${describeError(error)}).`);
+      return 0;
+    });
+    if (removed > 0) this.#log.warn(`studio: removed ${removed} chunks of uploads cut short from the team store.`);
   }
 
   get #staleClaimMs(): number {

@@ -121,10 +121,13 @@ export class NatsTeamStore implements TeamStore {
         return { ref: { kind: 'nats', bucket: OBJECT_BUCKET, name: input.identity }, ...local };
       }
     }
+    // The object's name is written last, and only over the revision read above: of two receivers putting the
+    // same recording at once (one took over the other's stale claim) one write wins, and the other's put fails
+    // and purges the chunks it sent, so no chunk is left without an object.
     const info = await os.put(
       { name: input.identity, options: { max_chunk_size: CHUNK_BYTES } },
       Readable.toWeb(stream) as unknown as ReadableStream<Uint8Array>,
-      { timeout: 30_000 },
+      { timeout: 30_000, previousRevision: existing?.revision ?? 0 },
     );
     const sent = result();
     if (info.size !== sent.bytes || info.digest !== natsDigest(sent.sha256) || sent.bytes !== input.bytes) {
