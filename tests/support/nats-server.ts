@@ -36,7 +36,9 @@ export function freePort(): Promise<number> {
   });
 }
 
-export async function startNatsServer(opts: { port?: number; args?: string[] } = {}): Promise<NatsServer> {
+export async function startNatsServer(
+  opts: { port?: number; args?: string[]; jetstream?: boolean } = {},
+): Promise<NatsServer> {
   const dir = await mkdtemp(join(tmpdir(), 'tally-nats-'));
   const port = opts.port ?? (await freePort());
   let child: ChildProcess | null = null;
@@ -47,7 +49,14 @@ export async function startNatsServer(opts: { port?: number; args?: string[] } =
     new Promise<void>((resolve, reject) => {
       const proc = spawn(
         'nats-server',
-        ['-js', '-sd', join(dir, 'js'), '-a', '127.0.0.1', '-p', String(port), ...(opts.args ?? [])],
+        [
+          ...(opts.jetstream === false ? [] : ['-js', '-sd', join(dir, 'js')]),
+          '-a',
+          '127.0.0.1',
+          '-p',
+          String(port),
+          ...(opts.args ?? []),
+        ],
         { stdio: ['ignore', 'pipe', 'pipe'] },
       );
       child = proc;

@@ -11,18 +11,28 @@ import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { AckPolicy, DeliverPolicy, jetstream, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { note, noteText, type Note } from '../../contract.js';
+import { note } from '../../contract.js';
+import { TallyError } from '../errors.js';
 import { ensureWritableFolder } from '../folder-check.js';
 import { describeError, silentLogger, type Logger } from '../logger.js';
 import { acquireStateLock, type StateLock } from '../recordings/state-lock.js';
 import { parseAnnouncement, type Announcement } from './announcement.js';
 import { TeamCatalogue } from './catalogue.js';
 import { Ledger, type LedgerRecord } from './ledger.js';
+import { StudioWarnings, studioWarning, type StudioWarning } from './warnings.js';
 import { MemberPresence, PRESENCE_TTL_MS, memberConsumer, memberId } from './member-identity.js';
-import { MirrorVerifyError, mirrorRecording, removePart, targetFolder, type MirrorProgress } from './mirror-file.js';
+import {
+  FolderFullError,
+  MirrorVerifyError,
+  mirrorRecording,
+  removePart,
+  targetFolder,
+  type MirrorProgress,
+} from './mirror-file.js';
 import {
   GoneError,
   NatsTeamStore,
+  S3SetupError,
   S3TeamStore,
   StaleResumeError,
   type S3StoreOptions,
@@ -91,18 +101,8 @@ export interface FollowerEvents {
   catalogue: [];
   /** Something the user should know and may act on, in one line (also kept in `health`). */
   warning: [w: StudioWarning];
-}
-
-/** One line for the user, as English text and as a note for the popover. */
-export interface StudioWarning {
-  /** What it is about; a later warning of the same kind replaces the earlier one in `health`. */
-  kind: string;
-  message: string;
-  note: Note;
-}
-
-export function studioWarning(kind: string, n: Note): StudioWarning {
-  return { kind, message: noteText(n), note: n };
+  /** A warning's cause went away (its kind). */
+  warningCleared: [kind: string];
 }
 
 interface MemberRecord extends LedgerRecord {
@@ -132,7 +132,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
   #catalogue: TeamCatalogue | null = null;
   #presence: MemberPresence | null = null;
   #renew: NodeJS.Timeout | null = null;
-  readonly #warnings = new Map<string, StudioWarning>();
+  readonly #warnings = new StudioWarnings();
 
   constructor(opts: FollowerOptions) {
     super();
@@ -228,18 +228,19 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
 
   /** Warnings in force (a twin, a namesake, lag toward the retention, a full folder...), for the health model. */
   get warnings(): StudioWarning[] {
-    return [...this.#warnings.values()];
+    return this.#warnings.list();
   }
 
+  /** Keeps the warning for `warnings`; says it (log, `warning` event) when its kind is new. */
   #warn(w: StudioWarning): void {
-    this.#warnings.set(w.kind, w);
+    if (!this.#warnings.set(w)) return;
     this.#log.warn(`studio: ${w.message}`);
     this.emit('warning', w);
   }
 
-  /** Clears a warning once its cause went away. */
+  /** Clears a warning once its cause went away (`warningCleared` tells the health model). */
   #clear(kind: string): void {
-    this.#warnings.delete(kind);
+    if (this.#warnings.clear(kind)) this.emit('warningCleared', kind);
   }
 
   async #renewPresence(): Promise<void> {
@@ -396,6 +397,8 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
           await targetFolder({ folder, announcement: a, clientSubfolder: this.#opts.clientSubfolder }),
           a,
         );
+        this.#clear('folderFull');
+        this.#clear('s3Setup');
         this.emit('saved', {
           identity: a.identity,
           channelId: a.channelId,
@@ -418,7 +421,11 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
           );
           return true;
         }
-        this.#log.warn(`studio: ${a.channelId}: ${message}; trying again.`);
+        // What only the user can fix is said once (and kept for the health view) until a transfer succeeds.
+        const setup =
+          error instanceof FolderFullError ? 'folderFull' : error instanceof S3SetupError ? 's3Setup' : null;
+        if (setup && error instanceof TallyError && error.note) this.#warn(studioWarning(setup, error.note));
+        else this.#log.warn(`studio: ${a.channelId}: ${message}; trying again.`);
         const quick =
           controller.signal.aborted || error instanceof StaleResumeError || error instanceof MirrorVerifyError;
         await abortableDelay(

@@ -13,9 +13,24 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import { constants, createReadStream } from 'node:fs';
-import { link, lstat, mkdir, open, readFile, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
+import {
+  link,
+  lstat,
+  mkdir,
+  open,
+  readFile,
+  rename,
+  rm,
+  stat,
+  statfs,
+  writeFile,
+  type FileHandle,
+} from 'node:fs/promises';
 import path from 'node:path';
+import { note } from '../../contract.js';
+import { formatBytes } from '../download/errors.js';
 import { syncDir, writeAll } from '../durable-fs.js';
+import { TallyError } from '../errors.js';
 import { refuseLinkedFolder, removePlantedLink } from '../folder-check.js';
 import { mediaExt, pickFinalName, safeFileName } from '../recordings/filename.js';
 import type { Announcement } from './announcement.js';
@@ -25,6 +40,28 @@ import { abortableDelay } from './team.js';
 /** The bytes or the hash did not match the announcement: the part is dropped and the transfer starts over. */
 export class MirrorVerifyError extends Error {
   override name = 'MirrorVerifyError';
+}
+
+/** The folder has no room for the rest of the recording: one line naming the folder; retried until it has. */
+export class FolderFullError extends TallyError {
+  readonly code = 'studio_folder_full';
+}
+
+async function freeBytes(dir: string): Promise<number | null> {
+  const fs = await statfs(dir).catch(() => null);
+  return fs ? fs.bavail * fs.bsize : null;
+}
+
+async function folderFull(dir: string, a: Announcement, offset: number): Promise<FolderFullError> {
+  const free = (await freeBytes(dir)) ?? 0;
+  return new FolderFullError(
+    note('studioFolderFull', {
+      folder: dir,
+      channel: a.channelId,
+      needed: formatBytes(a.bytes - offset),
+      free: formatBytes(free),
+    }),
+  );
 }
 
 export interface MirrorProgress {
@@ -160,6 +197,9 @@ export async function mirrorRecording(opts: MirrorOptions): Promise<{ path: stri
     saved && partInfo?.isFile() && saved.offset <= partInfo.size && saved.offset <= a.bytes ? saved.offset : 0;
   let resume = offset > 0 ? (saved?.resume ?? null) : null;
 
+  // Said before a byte is written, not as a raw ENOSPC halfway through.
+  const free = await freeBytes(dir);
+  if (free !== null && free < a.bytes - offset) throw await folderFull(dir, a, offset);
   const handle = await open(part, constants.O_RDWR | constants.O_CREAT | NO_FOLLOW, 0o644);
   try {
     await handle.truncate(offset);
@@ -171,6 +211,8 @@ export async function mirrorRecording(opts: MirrorOptions): Promise<{ path: stri
       // The stored object changed or vanished under the part: its bytes are worthless now.
       if (error instanceof StaleResumeError)
         await writeSidecar(sidecar, { identity: a.identity, offset: 0, resume: null });
+      // Another program filled the disk meanwhile: what arrived is kept for when there is room again.
+      if ((error as NodeJS.ErrnoException).code === 'ENOSPC') throw await folderFull(dir, a, offset);
       throw error;
     }
     const sha256 = hash.digest('hex');

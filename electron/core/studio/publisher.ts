@@ -22,12 +22,14 @@ import type { RecordingPipeline } from '../pipeline/pipeline.js';
 import { serverIdentity, uploadIdentity, type Announcement } from './announcement.js';
 import { TeamCatalogue } from './catalogue.js';
 import { Ledger, type LedgerRecord } from './ledger.js';
-import { NatsTeamStore, S3TeamStore, type S3StoreOptions, type TeamStore } from './store.js';
+import { NatsTeamStore, S3SetupError, S3TeamStore, type S3StoreOptions, type TeamStore } from './store.js';
+import { StudioWarnings, studioWarning, type StudioWarning } from './warnings.js';
 import {
   CLAIMS_BUCKET,
   DEFAULT_RETENTION_MS,
   STUDIO_SUBJECT,
   TeamAuthError,
+  TeamNoJetStreamError,
   TeamTlsError,
   abortableDelay,
   applyBucketRetention,
@@ -96,6 +98,10 @@ export interface PublisherEvents {
   /** The team's list of recordings changed (with `catalogue`). */
   catalogue: [];
   failed: [info: { identity: string; channelId: string; message: string }];
+  /** Something only the user or the team server's admin can fix, in one line (also kept in `warnings`). */
+  warning: [w: StudioWarning];
+  /** A warning's cause went away (its kind). */
+  warningCleared: [kind: string];
 }
 
 interface Item {
@@ -144,6 +150,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
   #loop: Promise<void> | null = null;
   #catalogue: TeamCatalogue | null = null;
   #sweeper: NodeJS.Timeout | null = null;
+  readonly #warnings = new StudioWarnings();
   readonly #detach: () => void;
 
   constructor(pipeline: RecordingPipeline, opts: PublisherOptions) {
@@ -251,6 +258,25 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     return this.#catalogue?.list() ?? [];
   }
 
+  /**
+   * Warnings in force, for the health model's studio link: refused credentials, a server without JetStream,
+   * refused S3 keys or no S3 endpoint, members falling behind the retention.
+   */
+  get warnings(): StudioWarning[] {
+    return this.#warnings.list();
+  }
+
+  /** Keeps the warning for `warnings`; says it (log, `warning` event) when its kind is new. */
+  #warn(w: StudioWarning, log = true): void {
+    if (!this.#warnings.set(w)) return;
+    if (log) this.#log.warn(`studio: ${w.message}`);
+    this.emit('warning', w);
+  }
+
+  #clear(kind: string): void {
+    if (this.#warnings.clear(kind)) this.emit('warningCleared', kind);
+  }
+
   async stop(): Promise<void> {
     this.#detach();
     this.#catalogue?.stop();
@@ -297,6 +323,8 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       await catalogue.start(nc, this.#log);
       this.#catalogue = catalogue;
     }
+    this.#clear('jetstream');
+    this.#clear('refused');
     this.emit('connected', { url: `${this.#opts.url.protocol}//${this.#opts.url.host}` });
   }
 
@@ -318,6 +346,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
           const base = this.#opts.refusedDelayMs ?? 30_000;
           const retryInMs = Math.min(this.#opts.refusedMaxDelayMs ?? 15 * 60_000, base * 2 ** (refusals - 1));
           if (error.message !== lastRefusal) this.emit('refused', { error, retryInMs });
+          this.#warn(studioWarning('refused', error.appNote), false); // the 'refused' event says it
           lastRefusal = error.message;
           await abortableDelay(retryInMs, signal);
           if (this.#opts.reloadCredentials && !signal.aborted) {
@@ -325,8 +354,10 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
           }
           continue;
         }
-        // A server without JetStream, or assets it refuses: said once per attempt, retried slowly.
-        this.#log.warn(`studio: ${describeError(error)}`);
+        // A server without JetStream: one line naming -js, said once; retried slowly (the admin may restart it).
+        if (error instanceof TeamNoJetStreamError && error.note) this.#warn(studioWarning('jetstream', error.note));
+        // Assets the server refuses: said once per attempt.
+        else this.#log.warn(`studio: ${describeError(error)}`);
         await abortableDelay(Math.min(60_000, 2_000 * attempt), signal);
       }
     }
@@ -359,6 +390,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       try {
         await this.#publish(item);
         this.#queue.delete(item.identity);
+        this.#clear('s3Setup');
       } catch (error) {
         if (signal.aborted) return;
         item.failures = (item.failures ?? 0) + 1;
@@ -366,7 +398,8 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
         item.retryAt = Date.now() + delay;
         const message = describeError(error);
         this.emit('failed', { identity: item.identity, channelId: item.channelId, message });
-        this.#log.warn(`studio: ${item.channelId} is not in the team store yet (${message}); trying again.`);
+        if (error instanceof S3SetupError && error.note) this.#warn(studioWarning('s3Setup', error.note));
+        else this.#log.warn(`studio: ${item.channelId} is not in the team store yet (${message}); trying again.`);
         // To the back of the queue, so one stubborn recording does not hold up the others.
         if (this.#queue.delete(item.identity)) this.#queue.set(item.identity, item);
         setTimeout(() => this.#wakeAll(), delay).unref();

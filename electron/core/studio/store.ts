@@ -12,6 +12,7 @@ import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Objm, StorageType, type ObjectStore } from '@nats-io/obj';
 import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { note } from '../../contract.js';
 import { ConfigError } from '../errors.js';
 import type { StoredRef } from './announcement.js';
 import { OBJECT_BUCKET } from './team.js';
@@ -231,6 +232,35 @@ export function s3FromEnv(env: NodeJS.ProcessEnv): Omit<S3StoreOptions, 'bucket'
   };
 }
 
+/** The bucket refused this computer's keys, or no S3 endpoint is set where one is needed: a setting must change. */
+export class S3SetupError extends ConfigError {}
+
+/**
+ * What an S3 failure means for the user, as one line naming the setting to change: refused keys (403, or the
+ * SDK's names for a wrong key or signature) and an unresolvable AWS host where no TALLY_S3_ENDPOINT is set (an
+ * S3-compatible server's bucket looked up at AWS). Other errors pass through as they are.
+ */
+export function s3Problem(
+  error: unknown,
+  bucket: string,
+  endpoint: string | null | undefined,
+  region: string,
+): unknown {
+  if (error instanceof StaleResumeError) return error;
+  const e = error as { name?: string; code?: string; message?: string; $metadata?: { httpStatusCode?: number } };
+  const status = e.$metadata?.httpStatusCode;
+  const refused = ['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied', 'Forbidden', 'InvalidToken'];
+  if (status === 403 || refused.includes(e.name ?? '')) {
+    const reason = e.name && e.name !== 'UnknownError' ? e.name : `HTTP ${status ?? 403}`;
+    return new S3SetupError(note('s3KeysRefused', { bucket, reason }));
+  }
+  const text = `${e.code ?? ''} ${e.message ?? ''}`;
+  if (!endpoint && /ENOTFOUND|EAI_AGAIN|getaddrinfo/i.test(text)) {
+    return new S3SetupError(note('s3NoEndpoint', { bucket, host: `${bucket}.s3.${region}.amazonaws.com` }));
+  }
+  return error;
+}
+
 /** An S3-compatible bucket; keys are `<prefix>/<identity>`. */
 export class S3TeamStore implements TeamStore {
   readonly kind = 's3' as const;
@@ -254,6 +284,18 @@ export class S3TeamStore implements TeamStore {
   }
 
   async put(input: PutInput): Promise<PutResult> {
+    try {
+      return await this.#put(input);
+    } catch (error) {
+      throw this.#problem(error, this.#opts.bucket);
+    }
+  }
+
+  #problem(error: unknown, bucket: string): unknown {
+    return s3Problem(error, bucket, this.#opts.endpoint, this.#opts.region ?? 'us-east-1');
+  }
+
+  async #put(input: PutInput): Promise<PutResult> {
     const key = this.keyOf(input.identity);
     const ref: StoredRef = { kind: 's3', bucket: this.#opts.bucket, key };
     const head = await this.#head(key);
@@ -314,7 +356,7 @@ export class S3TeamStore implements TeamStore {
         const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
         if (status === 412) throw new StaleResumeError(`${ref.key} was replaced in the bucket.`);
         if (status === 404) throw new GoneError(`${ref.key} is no longer in the bucket.`);
-        throw error;
+        throw this.#problem(error, ref.bucket);
       });
     const etag = res.ETag ?? '';
     if (offset > 0 && resume && etag !== resume) throw new StaleResumeError(`${ref.key} was replaced in the bucket.`);

@@ -65,6 +65,18 @@ export class TeamTlsError extends ConfigError {
   }
 }
 
+/** The team server runs without JetStream (`nats-server` started without `-js`): only its admin can fix it. */
+export class TeamNoJetStreamError extends ConfigError {}
+
+/** JetStream's own "not enabled" answer as the one line that names the fix; anything else as it is. */
+export function jetStreamProblem(nc: NatsConnection, error: unknown): unknown {
+  const name = (error as { name?: string }).name ?? '';
+  if (name === 'JetStreamNotEnabled' || /jetstream (is )?not enabled/i.test(describeError(error))) {
+    return new TeamNoJetStreamError(note('teamNoJetStream', { where: `nats://${nc.getServer()}` }));
+  }
+  return error;
+}
+
 /** NATS user/password or token; tls:// URLs carry TLS themselves. Never logged, never in settings. */
 export interface TeamCredentials {
   user?: string;
@@ -222,6 +234,17 @@ const nanos = (ms: number) => ms * 1_000_000;
  * existing stream keeps its configuration, except that the receiver (`owner`) applies its retention.
  */
 export async function ensureStudioStream(
+  nc: NatsConnection,
+  opts: { retentionMs: number; owner: boolean },
+): Promise<JetStreamManager> {
+  try {
+    return await ensureStream(nc, opts);
+  } catch (error) {
+    throw jetStreamProblem(nc, error);
+  }
+}
+
+async function ensureStream(
   nc: NatsConnection,
   opts: { retentionMs: number; owner: boolean },
 ): Promise<JetStreamManager> {
