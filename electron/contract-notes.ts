@@ -130,6 +130,14 @@ export const NOTE_TEXT = {
     'The recordings are in the S3 bucket {bucket}, and {host} cannot be reached: for an S3-compatible server (Ceph, MinIO...) set TALLY_S3_ENDPOINT to its URL.',
   studioFolderFull:
     'The studio folder {folder} is full: {channel} needs {needed} more and {free} are free. Free space there, or follow into another folder (--folder); the transfer resumes by itself.',
+  studioMemberLagging: {
+    one: 'The member {member} has {count} recording waiting, and it leaves the team server in {left}: start that member (tally follow, or its app) before then, or keep recordings longer on the receiver (--retention).',
+    other: 'The member {member} has {count} recordings waiting, and the oldest leaves the team server in {left}: start that member (tally follow, or its app) before then, or keep recordings longer on the receiver (--retention).',
+  },
+  studioSelfLagging: {
+    one: 'This computer has {count} studio recording still to fetch, and it leaves the team server in {left}: keep Tally following until it is saved.',
+    other: 'This computer has {count} studio recordings still to fetch, and the oldest leaves the team server in {left}: keep Tally following until they are saved.',
+  },
   studioFollowerNoRegister:
     "This computer follows a studio: the studio's receiver registers the webhook URL, and one registered here would take the webhooks away from it (Settings → Studio).",
   studioUrlField: 'The studio URL',

@@ -76,6 +76,7 @@ export function openPublisher(
   publisher.on('waiting', (info) => printer.waiting(info));
   publisher.on('refused', ({ error, retryInMs }) => printer.refused({ message: error.message, retryInMs }));
   publisher.on('published', (e) => printer.published(e));
+  publisher.on('warning', (w) => printer.warning(w));
   return publisher;
 }
 

@@ -19,6 +19,7 @@ import { acquireStateLock, type StateLock } from '../recordings/state-lock.js';
 import { parseAnnouncement, type Announcement } from './announcement.js';
 import { TeamCatalogue } from './catalogue.js';
 import { Ledger, type LedgerRecord } from './ledger.js';
+import { consumerLag, defaultLagWarnMs, lagging, shortDuration, type MemberLag } from './lag.js';
 import { StudioWarnings, studioWarning, type StudioWarning } from './warnings.js';
 import { MemberPresence, PRESENCE_TTL_MS, memberConsumer, memberId } from './member-identity.js';
 import {
@@ -74,6 +75,10 @@ export interface FollowerOptions {
   rateBytesPerSec?: number;
   /** Keep the team's list of recordings (the stream's announcements) for a view: the tray app. */
   catalogue?: boolean;
+  /** Warn when this member's oldest pending recording leaves the team server within this (default: a day). */
+  lagWarnMs?: number;
+  /** How often this member's lag is read (default 5 min). */
+  lagCheckMs?: number;
 }
 
 export interface FollowerSaved {
@@ -133,6 +138,9 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
   #presence: MemberPresence | null = null;
   #renew: NodeJS.Timeout | null = null;
   readonly #warnings = new StudioWarnings();
+  #lag: MemberLag | null = null;
+  #durable: string | null = null;
+  #lagTimer: NodeJS.Timeout | null = null;
 
   constructor(opts: FollowerOptions) {
     super();
@@ -185,6 +193,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       this.#renew = setInterval(() => void this.#renewPresence(), PRESENCE_TTL_MS / 3);
       const jsm = await (await import('@nats-io/jetstream')).jetstreamManager(nc);
       const durable = memberConsumer(id);
+      this.#durable = durable;
       await jsm.consumers.add(STUDIO_STREAM, {
         durable_name: durable,
         description: `${opts.name} on ${hostname()}`,
@@ -201,6 +210,10 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
         await catalogue.start(nc, this.#log);
         this.#catalogue = catalogue;
       }
+      // What this member missed while it was away, said before it starts catching up.
+      await this.#checkLag(durable);
+      this.#lagTimer = setInterval(() => void this.#checkLag(durable), opts.lagCheckMs ?? 5 * 60_000);
+      this.#lagTimer.unref();
       this.emit('ready', { name: opts.name, url: `${opts.url.protocol}//${opts.url.host}`, folder });
       this.#loop = this.#run(durable, folder);
     } catch (error) {
@@ -243,6 +256,31 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
     if (this.#warnings.clear(kind)) this.emit('warningCleared', kind);
   }
 
+  /** This member's lag as last read (recordings not yet fetched, when the oldest leaves the team server). */
+  get lag(): MemberLag | null {
+    return this.#lag;
+  }
+
+  async #checkLag(durable: string): Promise<void> {
+    const nc = this.#nc;
+    if (!nc) return;
+    try {
+      const jsm = await (await import('@nats-io/jetstream')).jetstreamManager(nc);
+      const retentionMs = (await jsm.streams.info(STUDIO_STREAM)).config.max_age / 1_000_000 || DEFAULT_RETENTION_MS;
+      this.#lag = await consumerLag(jsm, await jsm.consumers.info(STUDIO_STREAM, durable), retentionMs);
+      const warnMs = this.#opts.lagWarnMs ?? defaultLagWarnMs(retentionMs);
+      if (lagging(this.#lag, warnMs)) {
+        const n = note('studioSelfLagging', {
+          count: this.#lag.pending,
+          left: shortDuration(this.#lag.expiresInMs ?? 0),
+        });
+        this.#warn(studioWarning('lag', n));
+      } else this.#clear('lag');
+    } catch (error) {
+      this.#log.warn(`studio: could not read how far behind this member is (${describeError(error)}).`);
+    }
+  }
+
   async #renewPresence(): Promise<void> {
     const other = await this.#presence?.renew().catch(() => null);
     if (!other) return;
@@ -277,6 +315,8 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
   }
 
   async #cleanup(): Promise<void> {
+    if (this.#lagTimer) clearInterval(this.#lagTimer);
+    this.#lagTimer = null;
     if (this.#renew) clearInterval(this.#renew);
     this.#renew = null;
     await this.#presence?.leave();
@@ -399,6 +439,8 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
         );
         this.#clear('folderFull');
         this.#clear('s3Setup');
+        // Catching up: the lag warning goes as soon as it is no longer true, not at the next reading.
+        if (this.#warnings.has('lag') && this.#durable) void this.#checkLag(this.#durable);
         this.emit('saved', {
           identity: a.identity,
           channelId: a.channelId,

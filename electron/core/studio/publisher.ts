@@ -14,14 +14,16 @@ import { EventEmitter } from 'node:events';
 import { stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { note } from '../../contract.js';
 import { describeError, silentLogger, type Logger } from '../logger.js';
 import type { RecordingPipeline } from '../pipeline/pipeline.js';
 import { serverIdentity, uploadIdentity, type Announcement } from './announcement.js';
 import { TeamCatalogue } from './catalogue.js';
 import { Ledger, type LedgerRecord } from './ledger.js';
+import { defaultLagWarnMs, lagging, membersLag, shortDuration, type MemberLag } from './lag.js';
 import { NatsTeamStore, S3SetupError, S3TeamStore, type S3StoreOptions, type TeamStore } from './store.js';
 import { StudioWarnings, studioWarning, type StudioWarning } from './warnings.js';
 import {
@@ -68,6 +70,10 @@ export interface PublisherOptions {
    * 64 MiB, so a short clip never waits behind long ones.
    */
   concurrency?: number;
+  /** Warn when a member's oldest pending recording leaves the team server within this (default: a day). */
+  lagWarnMs?: number;
+  /** How often the members' lag is read (default 5 min). */
+  lagCheckMs?: number;
 }
 
 /** How often a running receiver looks for chunks no object refers to. */
@@ -151,6 +157,8 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
   #catalogue: TeamCatalogue | null = null;
   #sweeper: NodeJS.Timeout | null = null;
   readonly #warnings = new StudioWarnings();
+  #lag: MemberLag[] = [];
+  #lagTimer: NodeJS.Timeout | null = null;
   readonly #detach: () => void;
 
   constructor(pipeline: RecordingPipeline, opts: PublisherOptions) {
@@ -277,11 +285,43 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     if (this.#warnings.clear(kind)) this.emit('warningCleared', kind);
   }
 
+  /** Each member's lag as last read (every few minutes while connected), for the studio view and health. */
+  get membersLag(): MemberLag[] {
+    return this.#lag;
+  }
+
+  /** Reads every member's lag; warns about those whose oldest pending recording expires soon. */
+  async #checkLag(): Promise<void> {
+    const nc = this.#nc;
+    if (!nc || this.#stop.signal.aborted) return;
+    const warnMs = this.#opts.lagWarnMs ?? defaultLagWarnMs(this.#retentionMs);
+    try {
+      this.#lag = await membersLag(await jetstreamManager(nc), this.#retentionMs);
+    } catch (error) {
+      this.#log.warn(`studio: could not read how far the members are behind (${describeError(error)}).`);
+      return;
+    }
+    const late = new Set<string>();
+    for (const lag of this.#lag) {
+      if (!lagging(lag, warnMs)) continue;
+      const kind = `lag:${lag.consumer}`;
+      late.add(kind);
+      const n = note('studioMemberLagging', {
+        member: lag.label,
+        count: lag.pending,
+        left: shortDuration(lag.expiresInMs ?? 0),
+      });
+      this.#warn(studioWarning(kind, n));
+    }
+    for (const w of this.#warnings.list()) if (w.kind.startsWith('lag:') && !late.has(w.kind)) this.#clear(w.kind);
+  }
+
   async stop(): Promise<void> {
     this.#detach();
     this.#catalogue?.stop();
     this.#stop.abort(new Error('stopped'));
     if (this.#sweeper) clearInterval(this.#sweeper);
+    if (this.#lagTimer) clearInterval(this.#lagTimer);
     this.#wakeAll();
     await this.#loop?.catch(() => undefined);
     await this.#nc?.close().catch(() => undefined);
@@ -325,6 +365,9 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     }
     this.#clear('jetstream');
     this.#clear('refused');
+    void this.#checkLag();
+    this.#lagTimer = setInterval(() => void this.#checkLag(), this.#opts.lagCheckMs ?? 5 * 60_000);
+    this.#lagTimer.unref();
     this.emit('connected', { url: `${this.#opts.url.protocol}//${this.#opts.url.host}` });
   }
 
