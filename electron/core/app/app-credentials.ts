@@ -82,6 +82,11 @@ export class AppCredentials {
     return ngrok === null ? status : { ...status, ngrokTokenStored: true };
   }
 
+  /** Whether the OS keychain can be used, and why not (for the health's keychain component). */
+  get keychain(): { available: boolean; notes: Note[] } {
+    return { available: this.#keychain.available, notes: this.#keychain.notes ?? [] };
+  }
+
   /** Stores (or, with null, deletes) the ngrok authtoken in the OS keychain, never in settings. */
   async setNgrokToken(token: string | null): Promise<void> {
     if (!this.#keychain.available) {

@@ -44,6 +44,7 @@ interface StudioHostOptions {
   /** Writes the studio setting and reconciles (serialised by the app core). */
   save: (studio: Settings['studio']) => Promise<void>;
   error: (error: ErrorView) => void;
+  statusChanged?: () => void;
 }
 
 /** What the app core hands over: its options, environment and settings, and its callbacks. */
@@ -52,6 +53,8 @@ export interface StudioCoreLinks {
   save: (studio: Settings['studio']) => Promise<void>;
   /** A studio failure the popover's status area shows (the receiver is not concerned). */
   error: (error: ErrorView) => void;
+  /** The studio link's state changed (the health shows it). */
+  statusChanged?: () => void;
 }
 
 type Status = StudioView['status'];
@@ -279,6 +282,12 @@ export class StudioHost {
 
   #changed(): void {
     void this.view().then(this.#opts.emit, () => undefined);
+    this.#opts.statusChanged?.();
+  }
+
+  /** The studio link for the health (receiver: the publisher's team server; member: the follower's). */
+  get linkStatus(): Status {
+    return this.#status;
   }
 
   #setStatus(state: Status['state'], why?: Note): void {
