@@ -9,7 +9,7 @@ import { lineLogger } from '../core/logger.js';
 import { resolveTeamCredentials } from '../core/studio/credentials.js';
 import { StudioFollower } from '../core/studio/follower.js';
 import { s3FromEnv } from '../core/studio/store.js';
-import { parseTeamUrl } from '../core/studio/team.js';
+import { parseTeamUrls } from '../core/studio/team.js';
 import type { Command, CommandIo } from './command.js';
 import { UsageError } from './command.js';
 import { loadSettings, openCredentialStore, parseCommandArgs } from './context.js';
@@ -24,7 +24,8 @@ catches up on what was shared meanwhile (the team server keeps recordings 7 days
 makes a second copy of a recording it already has. No service credentials are needed here.
 
 Options:
-  --team <url>       The team's NATS server: nats://HOST:PORT, or tls://HOST:PORT for TLS (required)
+  --team <url>       The team's NATS server: nats://HOST:PORT, or tls://HOST:PORT for TLS (required);
+                     a cluster's servers separated by commas
   --folder <dir>     Where recordings go (default: the recordingsFolder setting)
   --name <name>      This member's name on the team server (default: this computer's name), shown in the
                      receiver's view. The server remembers your place by an ID kept in TALLY_HOME for this
@@ -59,8 +60,9 @@ const command: Command = {
     const rate = values['max-rate'] === undefined ? undefined : parseRate(values['max-rate']);
     if (values.team === undefined) throw new UsageError('--team is required, e.g. --team nats://studio.local:4222.');
     let url: URL;
+    let servers: URL[];
     try {
-      url = parseTeamUrl(values.team);
+      ({ url, servers } = parseTeamUrls(values.team));
     } catch (error) {
       throw new UsageError((error as Error).message);
     }
@@ -89,6 +91,7 @@ const command: Command = {
     });
     const follower = new StudioFollower({
       url,
+      servers,
       credentials,
       folder,
       name,

@@ -52,6 +52,8 @@ import {
 
 export interface FollowerOptions {
   url: URL;
+  /** Every server of a team cluster (`url` among them). */
+  servers?: URL[];
   credentials: TeamCredentials | null;
   /** The recordings folder this member mirrors into. */
   folder: string;
@@ -123,6 +125,8 @@ const isMemberRecord = (v: unknown): v is MemberRecord =>
   ['started', 'saved', 'gone'].includes((v as MemberRecord).state) &&
   typeof (v as MemberRecord).announcement === 'object';
 
+const jsmOf = async (nc: NatsConnection) => (await import('@nats-io/jetstream')).jetstreamManager(nc);
+
 export class StudioFollower extends EventEmitter<FollowerEvents> {
   readonly #opts: FollowerOptions;
   readonly #stop = new AbortController();
@@ -176,6 +180,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       const id = await memberId(dir);
       const nc = await connectTeam({
         url: opts.url,
+        ...(opts.servers ? { servers: opts.servers } : {}),
         credentials: opts.credentials,
         name: `tally follow ${opts.name}`,
         signal: this.#stop.signal,
@@ -185,7 +190,9 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       this.#nc = nc;
       void this.#watchStatus(nc);
       await ensureStudioStream(nc, { retentionMs: DEFAULT_RETENTION_MS, owner: false });
-      const presence = await MemberPresence.open(nc, id, dir, opts.name);
+      // The members bucket is kept by as many servers as the studio's stream (a cluster's replicas).
+      const replicas = (await (await jsmOf(nc)).streams.info(STUDIO_STREAM)).config.num_replicas;
+      const presence = await MemberPresence.open(nc, id, dir, opts.name, replicas);
       for (const other of await presence.announce()) {
         this.#warn(studioWarning('namesake', note('studioMemberNamesake', { name: opts.name, host: other.host })));
       }

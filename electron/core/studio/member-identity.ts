@@ -103,8 +103,14 @@ export class MemberPresence {
     this.#self = self;
   }
 
-  static async open(nc: NatsConnection, id: string, stateFolder: string, name: string): Promise<MemberPresence> {
-    const kv = await new Kvm(nc).create(MEMBERS_BUCKET, { history: 1, ttl: PRESENCE_TTL_MS });
+  static async open(
+    nc: NatsConnection,
+    id: string,
+    stateFolder: string,
+    name: string,
+    replicas = 1,
+  ): Promise<MemberPresence> {
+    const kv = await new Kvm(nc).create(MEMBERS_BUCKET, { history: 1, ttl: PRESENCE_TTL_MS, replicas });
     const self = {
       name,
       host: hostname(),

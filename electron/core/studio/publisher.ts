@@ -45,6 +45,13 @@ export type StoreSpec = { kind: 'nats' } | ({ kind: 's3' } & S3StoreOptions);
 
 export interface PublisherOptions {
   url: URL;
+  /** Every server of a team cluster (`url` among them). */
+  servers?: URL[];
+  /**
+   * How many servers of a cluster keep the stream, the claims bucket and the object store (default 1; 3 on a
+   * three-node cluster, so any one node can go down). Applied to assets created before, too.
+   */
+  replicas?: number;
   credentials: TeamCredentials | null;
   store: StoreSpec;
   /** How long the stream and the object store keep recordings (default 7 days). */
@@ -337,6 +344,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
   async #connect(): Promise<void> {
     const nc = await connectTeam({
       url: this.#opts.url,
+      ...(this.#opts.servers ? { servers: this.#opts.servers } : {}),
       credentials: this.#credentials,
       name: `tally listen ${this.#by}`,
       signal: this.#stop.signal,
@@ -344,12 +352,19 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       ...this.#opts.retry,
     });
     this.#nc = nc;
-    const jsm = await ensureStudioStream(nc, { retentionMs: this.#retentionMs, owner: true });
-    this.#kv = await new Kvm(nc).create(CLAIMS_BUCKET, { history: 1, ttl: this.#retentionMs });
-    await applyBucketRetention(jsm, this.#retentionMs);
+    const replicas = this.#opts.replicas;
+    const jsm = await ensureStudioStream(nc, { retentionMs: this.#retentionMs, owner: true, replicas });
+    this.#kv = await new Kvm(nc).create(CLAIMS_BUCKET, {
+      history: 1,
+      ttl: this.#retentionMs,
+      ...(replicas ? { replicas } : {}),
+    });
+    await applyBucketRetention(jsm, this.#retentionMs, replicas);
     const spec = this.#opts.store;
     this.#store =
-      spec.kind === 'nats' ? new NatsTeamStore(nc, { retentionMs: this.#retentionMs }) : new S3TeamStore(spec);
+      spec.kind === 'nats'
+        ? new NatsTeamStore(nc, { retentionMs: this.#retentionMs, replicas })
+        : new S3TeamStore(spec);
     if (this.#store instanceof NatsTeamStore) {
       await this.#sweep(this.#store);
       // Also while running: a receiver killed mid-upload elsewhere leaves chunks this one would keep until restart.

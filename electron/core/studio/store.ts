@@ -95,14 +95,21 @@ export class NatsTeamStore implements TeamStore {
   readonly #retentionMs: number;
   #os: Promise<ObjectStore> | null = null;
 
-  constructor(nc: NatsConnection, opts: { retentionMs: number }) {
+  readonly #replicas: number | undefined;
+
+  constructor(nc: NatsConnection, opts: { retentionMs: number; replicas?: number | undefined }) {
     this.#nc = nc;
     this.#retentionMs = opts.retentionMs;
+    this.#replicas = opts.replicas;
   }
 
   #bucket(): Promise<ObjectStore> {
     this.#os ??= new Objm(this.#nc)
-      .create(OBJECT_BUCKET, { storage: StorageType.File, ttl: this.#retentionMs * 1_000_000 })
+      .create(OBJECT_BUCKET, {
+        storage: StorageType.File,
+        ttl: this.#retentionMs * 1_000_000,
+        ...(this.#replicas ? { replicas: this.#replicas } : {}),
+      })
       .catch((error: unknown) => {
         this.#os = null;
         throw error;
