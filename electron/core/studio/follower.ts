@@ -34,7 +34,6 @@ import {
   GoneError,
   NatsTeamStore,
   S3SetupError,
-  S3TeamStore,
   StaleResumeError,
   type S3StoreOptions,
   type TeamStore,
@@ -347,14 +346,14 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
     }
   }
 
-  #storeFor(a: Announcement): TeamStore {
+  async #storeFor(a: Announcement): Promise<TeamStore> {
     const key = a.store.kind === 'nats' ? 'nats' : `s3:${a.store.bucket}`;
     let store = this.#stores.get(key);
     if (!store) {
       store =
         a.store.kind === 'nats'
           ? new NatsTeamStore(this.#nc!, { retentionMs: DEFAULT_RETENTION_MS })
-          : new S3TeamStore({ ...this.#opts.s3, bucket: a.store.bucket, prefix: '' });
+          : new (await import('./s3-store.js')).S3TeamStore({ ...this.#opts.s3, bucket: a.store.bucket, prefix: '' });
       this.#stores.set(key, store);
     }
     return store;
@@ -423,7 +422,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       this.#stop.signal.addEventListener('abort', onStop, { once: true });
       try {
         const saved = await mirrorRecording({
-          store: this.#storeFor(a),
+          store: await this.#storeFor(a),
           folder,
           announcement: a,
           signal: controller.signal,

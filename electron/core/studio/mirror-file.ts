@@ -79,7 +79,7 @@ export interface MirrorOptions {
   announcement: Announcement;
   signal: AbortSignal;
   onProgress?: (p: MirrorProgress) => void;
-  /** Bytes between two checkpoints (fsync + sidecar); default 8 MiB. */
+  /** Bytes between two checkpoints (fsync + sidecar) besides one a second; default 64 MiB. */
   checkpointBytes?: number;
   /** A read that yields nothing for this long is abandoned and resumed (default 15 s). */
   idleTimeoutMs?: number;
@@ -249,7 +249,7 @@ async function receive(
   sidecar: string,
 ): Promise<{ offset: number; resume: string | null }> {
   const a = opts.announcement;
-  const every = opts.checkpointBytes ?? 8 * 1024 * 1024;
+  const every = opts.checkpointBytes ?? 64 * 1024 * 1024;
   const idleMs = opts.idleTimeoutMs ?? 15_000;
   const local = new AbortController();
   const onAbort = () => local.abort(opts.signal.reason);
@@ -264,11 +264,19 @@ async function receive(
   let sinceCheckpoint = 0;
   let lastCheckpoint = Date.now();
   const began = Date.now();
-  const checkpoint = async () => {
-    await handle.datasync();
-    await writeSidecar(sidecar, { identity: a.identity, offset, resume });
+  // A checkpoint records the offset reached when it starts, once the bytes before it are on disk: the datasync
+  // runs beside the next writes instead of stopping them, and one runs at a time.
+  let syncing: Promise<void> | null = null;
+  const checkpoint = (): Promise<void> => {
+    if (syncing) return syncing;
+    const at: Sidecar = { identity: a.identity, offset, resume };
     sinceCheckpoint = 0;
     lastCheckpoint = Date.now();
+    syncing = handle
+      .datasync()
+      .then(() => writeSidecar(sidecar, at))
+      .finally(() => (syncing = null));
+    return syncing;
   };
   try {
     if (offset >= a.bytes) return { offset, resume };
@@ -283,7 +291,11 @@ async function receive(
       offset += piece.data.length;
       resume = piece.resume;
       sinceCheckpoint += piece.data.length;
-      if (sinceCheckpoint >= every || Date.now() - lastCheckpoint >= CHECKPOINT_EVERY_MS) await checkpoint();
+      if (!syncing && (sinceCheckpoint >= every || Date.now() - lastCheckpoint >= CHECKPOINT_EVERY_MS)) {
+        const saving = checkpoint().catch(() => undefined); // a failed checkpoint only costs a longer resume
+        // A throttled transfer waits anyway: its checkpoint is on disk before the progress that follows is said.
+        if (opts.rateBytesPerSec) await saving;
+      }
       opts.onProgress?.({ identity: a.identity, channelId: a.channelId, bytes: offset, totalBytes: a.bytes });
       if (offset >= a.bytes) break;
       if (opts.rateBytesPerSec) {
@@ -301,6 +313,7 @@ async function receive(
     clearTimeout(idle);
     opts.signal.removeEventListener('abort', onAbort);
     // What arrived is kept for the next attempt, whatever ended this one.
+    await (syncing as Promise<void> | null)?.catch(() => undefined);
     if (sinceCheckpoint > 0 && offset < a.bytes) await checkpoint().catch(() => undefined);
   }
 }

@@ -24,7 +24,7 @@ import { serverIdentity, uploadIdentity, type Announcement } from './announcemen
 import { TeamCatalogue } from './catalogue.js';
 import { Ledger, type LedgerRecord } from './ledger.js';
 import { defaultLagWarnMs, lagging, membersLag, shortDuration, type MemberLag } from './lag.js';
-import { NatsTeamStore, S3SetupError, S3TeamStore, type S3StoreOptions, type TeamStore } from './store.js';
+import { NatsTeamStore, S3SetupError, type S3StoreOptions, type TeamStore } from './store.js';
 import { StudioWarnings, studioWarning, type StudioWarning } from './warnings.js';
 import {
   CLAIMS_BUCKET,
@@ -364,7 +364,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     this.#store =
       spec.kind === 'nats'
         ? new NatsTeamStore(nc, { retentionMs: this.#retentionMs, replicas })
-        : new S3TeamStore(spec);
+        : new (await import('./s3-store.js')).S3TeamStore(spec);
     if (this.#store instanceof NatsTeamStore) {
       await this.#sweep(this.#store);
       // Also while running: a receiver killed mid-upload elsewhere leaves chunks this one would keep until restart.
