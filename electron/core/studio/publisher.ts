@@ -73,8 +73,9 @@ export interface PublisherOptions {
   /** Keep the team's list of recordings (the stream's announcements) for a view: the tray app. */
   catalogue?: boolean;
   /**
-   * Recordings put into the team store at once (default 4). One place is always kept for recordings under
-   * 64 MiB, so a short clip never waits behind long ones.
+   * Recordings put into the team store at once (default 8: each put is a few round trips and an fsync, so
+   * several in flight keep a burst of short clips at the pace of the downloads). At most two of them are
+   * large (64 MiB or more), so a short clip never waits behind long ones.
    */
   concurrency?: number;
   /** Warn when a member's oldest pending recording leaves the team server within this (default: a day). */
@@ -86,8 +87,9 @@ export interface PublisherOptions {
 /** How often a running receiver looks for chunks no object refers to. */
 const SWEEP_EVERY_MS = 10 * 60_000;
 
-/** A recording this large takes a long time to put; at most `concurrency - 1` of them go at once. */
+/** A recording this large takes a long time to put: at most LARGE_AT_ONCE of them go at once. */
 const LARGE_BYTES = 64 * 1024 * 1024;
+const LARGE_AT_ONCE = 2;
 
 export interface PublishedEvent {
   identity: string;
@@ -419,7 +421,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
         await abortableDelay(Math.min(60_000, 2_000 * attempt), signal);
       }
     }
-    const workers = Math.max(1, this.#opts.concurrency ?? 4);
+    const workers = Math.max(1, this.#opts.concurrency ?? 8);
     await Promise.all(Array.from({ length: workers }, () => this.#work(workers)));
   }
 
@@ -429,7 +431,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     const now = Date.now();
     for (const item of this.#queue.values()) {
       if (this.#inFlight.has(item.identity) || (item.retryAt ?? 0) > now) continue;
-      if (item.bytes >= LARGE_BYTES && workers > 1 && large >= workers - 1) continue;
+      if (item.bytes >= LARGE_BYTES && workers > 1 && large >= Math.min(LARGE_AT_ONCE, workers - 1)) continue;
       return item;
     }
     return undefined;
