@@ -12,6 +12,11 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default:
   login: { summary: 'Store the service ID and secret in the OS keychain', load: () => import('./cli/login.js') },
   logout: { summary: 'Remove stored credentials from the OS keychain', load: () => import('./cli/logout.js') },
   listen: { summary: 'Receive recording webhooks and download every recording', load: () => import('./cli/listen.js') },
+  status: {
+    summary: 'Show whether recordings are safe (exit 0 ok, 1 warning, 2 error)',
+    load: () => import('./cli/status.js'),
+  },
+  retry: { summary: 'Try a waiting, failed or gone recording again now', load: () => import('./cli/retry.js') },
   follow: { summary: 'Mirror every recording of a studio (studio mode)', load: () => import('./cli/follow.js') },
   sandbox: { summary: 'Run the local emulator of the service', load: () => import('./cli/sandbox.js') },
   serve: { summary: 'Serve the popover UI in a browser over the headless core', load: () => import('./cli/serve.js') },
@@ -61,6 +66,7 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
     return 0;
   }
   const { UsageError } = await import('./cli/command.js');
+  const { closeCommandLog, currentCommandLog } = await import('./cli/command-log.js');
   try {
     return await command.run(rest, io);
   } catch (error) {
@@ -70,6 +76,12 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
     }
     const { formatError } = await import('./cli/output.js');
     io.stderr.write(`tally ${name}: ${formatError(error)}\n`);
+    // The log of a long-running command keeps why it stopped, with the stack.
+    currentCommandLog()?.fileOnly.error(
+      `stopped: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    );
     return 1;
+  } finally {
+    await closeCommandLog();
   }
 }

@@ -145,15 +145,18 @@ export function createListenPrinter(opts: {
         });
         return;
       }
-      const lines = ['Tally is listening for recordings.'];
+      const lines = [
+        info.localUrl
+          ? 'Tally is listening for recordings.'
+          : 'Tally is running, but cannot receive webhooks yet (see the health line).',
+      ];
       if (info.publicUrl) lines.push(`  Webhook URL (paste into the console): ${info.publicUrl}`);
-      else if (!info.localOnly)
+      else if (!info.localOnly && info.localUrl)
         lines.push(
           '  No public URL: the service can only reach this receiver through a tunnel (--tunnel ngrok,',
           '  --tunnel localtunnel or --tunnel https://your.public.host).',
         );
       if (info.localUrl) lines.push(`  Local webhook URL: ${info.localUrl}`);
-      else lines.push('  Not listening yet: see the health line below.');
       lines.push(`  Saving to: ${opts.folder}`);
       if (info.uploadUrl) lines.push(`  Web client recordUrl: ${info.uploadUrl}`);
       if (info.uploadUrl && info.uploadOrigins.length === 0) {

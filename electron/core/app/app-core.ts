@@ -120,6 +120,8 @@ class Core implements TallyAppCore {
       () => this.#poller.reschedule(),
     );
     this.#settings = openSettingsStore(opts.home, opts.settingsBackend);
+    // The warnings are those of the last read: read once, so what was reset or dropped at start-up is logged.
+    this.#settings.get();
     for (const warning of this.#settings.warnings) this.#log(`settings: ${warning}`);
     this.#creds = new AppCredentials({
       secrets: opts.secrets,
@@ -150,9 +152,12 @@ class Core implements TallyAppCore {
         return {
           demo: this.#demo,
           member: followsStudio(this.#settings.get()),
+          // Without a keychain nothing can be stored; in demo mode nothing needs to be, so it costs nothing.
           keychain: this.#creds.keychain.available
             ? { available: true, reason: [] }
-            : { available: false, reason: this.#creds.keychain.notes },
+            : this.#demo
+              ? null
+              : { available: false, reason: this.#creds.keychain.notes },
           studio: studio.state === 'off' ? null : { state: studio.state, reason: studio.notes ?? [] },
           downloadsPaused: this.#receivingPaused,
         };

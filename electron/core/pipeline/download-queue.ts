@@ -6,12 +6,15 @@
  *
  * States: `pending` (queued, or waiting for a retry: `error` holds the last transient error), `downloading`,
  * then one of the terminal `saved`, `expired` (the service deleted the file first) or `failed` (refused by
- * the download-origin policy: only a manual `retry` starts it again).
+ * the download-origin policy: only a manual `retry` starts it again). `gone`: the service answered that the file
+ * is not there (403/404/410) before the deadline; it is shown as gone, not as a countdown, and looked at again
+ * now and then (GONE_RECHECK_MS, doubling) until the deadline, in case the answer was a passing one.
  */
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
-import { errorNote, note, said, type Note } from '../../contract.js';
+import { errorNote, note, said, type Note } from '../notes.js';
+import { backoffDelay, type BackoffPolicy } from '../backoff.js';
 import { TallyError } from '../errors.js';
 import { ensureWritableFolder, removePlantedLink } from '../folder-check.js';
 import { extFromUrl, renderFileName, safeFileName } from '../recordings/filename.js';
@@ -25,12 +28,16 @@ import {
   VerificationError,
   formatBytes,
 } from '../download/errors.js';
-import type { DownloadPolicy, DownloadProgress } from '../download/fetch-file.js';
+import type { DownloadOptions, DownloadPolicy, DownloadProgress } from '../download/fetch-file.js';
 import { DEFAULT_MAX_RECORDING_BYTES, downloadFile, forgetCommit } from '../download/fetch-file.js';
 import { isAbortError } from '../download/http-request.js';
 import { statePathFor } from '../download/part-state.js';
 import { releaseFinalName, reserveFinalName, sniffPart } from './final-names.js';
 import { RetrySchedule } from './retry-schedule.js';
+
+/** First wait before looking again at a recording the service says is gone, and the longest. */
+export const GONE_RECHECK_MS = 10 * 60 * 1000;
+export const GONE_RECHECK_MAX_MS = 60 * 60 * 1000;
 
 export { RESERVATION_SUFFIX, reserveFinalName } from './final-names.js';
 
@@ -47,6 +54,8 @@ export interface DownloadManagerOptions {
   now?: () => number;
   /** Jitter source in [0, 1). */
   random?: () => number;
+  /** Wait before the second look at a recording the service says is gone (default GONE_RECHECK_MS); doubles. */
+  goneRecheckMs?: number;
   /** First retry delay cap (default 2 s); doubles per attempt. */
   retryBaseMs?: number;
   /** Largest retry delay (default 5 min). */
@@ -55,6 +64,8 @@ export interface DownloadManagerOptions {
   segments?: number;
   /** Size above which ranges are used (default 32 MiB). */
   segmentThresholdBytes?: number;
+  /** How the engine adds ranges (download-options.ts); tests shorten them to fit small files. */
+  ramp?: Pick<DownloadOptions, 'rampWindowMs' | 'minSplitBytes'>;
   /**
    * Largest recording accepted (the maxRecordingBytes setting; default DEFAULT_MAX_RECORDING_BYTES). A larger
    * announced size is treated as unknown, never trusted for the disk check.
@@ -136,8 +147,12 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   readonly #template: string | undefined;
   readonly #now: () => number;
   readonly #random: () => number;
-  readonly #retryBaseMs: number;
-  readonly #retryMaxMs: number;
+  /** Full jitter: many recordings failing together (the service down) spread their retries. */
+  readonly #backoff: BackoffPolicy;
+  /** Jobs whose Retry now came while an attempt was ending. */
+  readonly #retryAfter = new Set<string>();
+  /** Gone answers in a row per job (the next look waits longer each time). */
+  readonly #goneCount = new Map<string, number>();
   readonly #opts: DownloadManagerOptions;
 
   /** Keys waiting for a free slot, in order (a Set: membership is checked on every enqueue). */
@@ -167,8 +182,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     this.#template = opts.fileNameTemplate;
     this.#now = opts.now ?? Date.now;
     this.#random = opts.random ?? Math.random;
-    this.#retryBaseMs = opts.retryBaseMs ?? 2000;
-    this.#retryMaxMs = opts.retryMaxMs ?? 5 * 60 * 1000;
+    this.#backoff = { baseMs: opts.retryBaseMs ?? 2000, maxMs: opts.retryMaxMs ?? 5 * 60 * 1000, jitter: 1 };
   }
 
   /** Subscribes to new jobs and resumes every unfinished one (a job left `downloading` by a crash included). */
@@ -178,7 +192,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     this.#stopped = false;
     this.#store.on('added', this.#onAdded);
     // Keys only: a journal of 100,000 jobs is not read into memory to start.
-    for (const key of this.#store.keys(['pending', 'downloading'])) this.#enqueue(key);
+    // A gone recording is looked at once more: the answer may have been a passing one.
+    for (const key of this.#store.keys(['pending', 'downloading', 'gone'])) this.#enqueue(key);
     this.#sweeping = this.#sweep(this.#store.keys(['saved']));
   }
 
@@ -197,13 +212,24 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     }
   }
 
-  /** Starts a `failed` or `expired` job again now, or skips the wait of a job waiting for its next retry. */
+  /** When the next automatic attempt of `key` is due (ISO), or null when none is scheduled. */
+  nextAttemptAt(key: string): string | null {
+    const at = this.#retries.dueAt(key);
+    return at === undefined ? null : this.#iso(at);
+  }
+
+  /** Starts a `failed`, `expired` or `gone` job again now, or skips the wait of a job waiting for its next retry. */
   async retry(key: string): Promise<void> {
     const job = this.#store.get(key);
-    if (!job || job.state === 'saved' || this.#running.has(key)) return;
+    if (!job || job.state === 'saved') return;
+    if (this.#running.has(key)) {
+      // Its attempt is ending (its failure is being written): tried again the moment it has ended.
+      this.#retryAfter.add(key);
+      return;
+    }
     this.#retries.cancel(key);
     this.#sizeStrikes.delete(key);
-    if (job.state === 'failed' || job.state === 'expired') {
+    if (job.state === 'failed' || job.state === 'expired' || job.state === 'gone') {
       await this.#write(key, { state: 'pending', error: null, errorNotes: null, updatedAt: this.#iso() });
     }
     this.#enqueue(key);
@@ -261,13 +287,13 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
       const key = this.#queue.values().next().value as string;
       this.#queue.delete(key);
       const job = this.#store.get(key);
-      if (!job || (job.state !== 'pending' && job.state !== 'downloading')) continue;
+      if (!job || (job.state !== 'pending' && job.state !== 'downloading' && job.state !== 'gone')) continue;
       const controller = new AbortController();
       const task = this.#attempt(job, controller.signal)
         .catch((error: unknown) => {
           // The store itself failed (e.g. its disk is full). The job keeps its last durable state; try again
           // later, when a commit record (if the file was saved) lets the next attempt finish without a download.
-          const delay = this.#retryMaxMs;
+          const delay = this.#backoff.maxMs;
           this.emit('failed', {
             job,
             error: error as Error,
@@ -278,6 +304,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         })
         .finally(() => {
           this.#running.delete(key);
+          if (this.#retryAfter.delete(key)) void this.retry(key);
           this.#pump();
         });
       this.#running.set(key, { controller, task });
@@ -351,6 +378,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         ...(this.#opts.segmentThresholdBytes !== undefined
           ? { segmentThresholdBytes: this.#opts.segmentThresholdBytes }
           : {}),
+        ...this.#opts.ramp,
         ...(this.#opts.timeoutMs !== undefined ? { timeoutMs: this.#opts.timeoutMs } : {}),
         ...(this.#opts.fs ? { fs: this.#opts.fs } : {}),
         ...(this.#opts.progressIntervalMs !== undefined ? { progressIntervalMs: this.#opts.progressIntervalMs } : {}),
@@ -419,20 +447,43 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
       return;
     }
 
+    if (error instanceof HttpStatusError && error.gone) {
+      // Said as gone (not "expires in 5 h, will try again"). The first look again comes as soon as any retry would
+      // (the file may not have been published yet); later ones less and less often, until the deadline.
+      const looks = this.#goneLooks(key);
+      const goneMs = this.#opts.goneRecheckMs ?? GONE_RECHECK_MS;
+      const wait =
+        looks === 0
+          ? Math.max(1, backoffDelay(1, this.#backoff, this.#random))
+          : backoffDelay(looks, { baseMs: goneMs, maxMs: GONE_RECHECK_MAX_MS });
+      const nextAt = Math.min(deadline, now + wait);
+      const why = stored(note('recordingGoneNow', { status: error.status, detail: error.detail || 'no detail' }));
+      const gone = await this.#write(key, { state: 'gone', ...why, updatedAt: this.#iso(now) });
+      this.#schedule(key, nextAt - now);
+      this.emit('failed', { job: gone, error, willRetry: true, nextAttemptAt: this.#iso(nextAt) });
+      return;
+    }
+    this.#goneCount.delete(key);
+
     if (error instanceof VerificationError && error.kind === 'announced-size') {
       const actual = Number(error.actual);
       const previous = this.#sizeStrikes.get(key);
       this.#sizeStrikes.set(key, [actual, previous && previous[0] === actual ? previous[1] + 1 : 1]);
     }
 
-    const attempts = job.attempts;
-    const cap = Math.min(this.#retryMaxMs, this.#retryBaseMs * 2 ** Math.min(30, Math.max(0, attempts - 1)));
-    let nextAt = now + Math.max(1, Math.floor(this.#random() * cap));
+    let nextAt = now + Math.max(1, backoffDelay(job.attempts, this.#backoff, this.#random));
     // The final attempt happens at the deadline itself: the file may still be there until that very moment.
     if (nextAt > deadline) nextAt = deadline;
     const pending = await this.#write(key, { state: 'pending', ...stored(cause), updatedAt: this.#iso(now) });
-    this.emit('failed', { job: pending, error, willRetry: true, nextAttemptAt: this.#iso(nextAt) });
     this.#schedule(key, nextAt - now);
+    this.emit('failed', { job: pending, error, willRetry: true, nextAttemptAt: this.#iso(nextAt) });
+  }
+
+  /** How many gone answers in a row this job has had before this one. */
+  #goneLooks(key: string): number {
+    const looks = this.#goneCount.get(key) ?? 0;
+    this.#goneCount.set(key, looks + 1);
+    return looks;
   }
 
   #schedule(key: string, delayMs: number): void {

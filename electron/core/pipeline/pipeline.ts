@@ -7,7 +7,7 @@
  * then the receiver starts accepting, then the tunnel exposes it. Stop is the reverse, and the journal is
  * closed last so every acknowledged webhook is on disk.
  */
-import { note, noteText } from '../../contract.js';
+import { note, noteText } from '../notes.js';
 import { EventEmitter } from 'node:events';
 import { ensureWritableFolder } from '../folder-check.js';
 import { DownloadManager } from './download-queue.js';
@@ -113,7 +113,10 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
           }
         : {}),
       expectedId: receiver.instanceId,
+      signProbe: (nonce) => receiver.signProbe(nonce),
       checkIntervalMs: opts.tunnelCheckIntervalMs,
+      // A failed check is repeated sooner, but never later than the regular period.
+      ...(opts.tunnelCheckIntervalMs ? { retryCheckIntervalMs: Math.min(10_000, opts.tunnelCheckIntervalMs) } : {}),
       ...(opts.log ? { log: opts.log } : {}),
     });
     this.registrar =
@@ -363,7 +366,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     return {
       localUrl: listening ? this.receiver.localUrl : null,
       publicUrl: tunnel.publicUrl,
-      tunnel: { ...tunnel, localUrl: this.receiver.localUrl },
+      tunnel: { ...tunnel, localUrl: listening ? this.receiver.localUrl : null },
       uploadUrl: this.#uploads ? (tunnel.uploadUrl ?? localUploadUrl) : null,
       localUploadUrl,
     };

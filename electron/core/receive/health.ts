@@ -8,19 +8,15 @@
  * webhook could not reach Tally or a recording waits on an error.
  */
 import {
-  nested,
-  note,
-  notesText,
   recordingNeedsAttention,
   worseHealth,
   type HealthComponentId,
   type HealthComponentView,
   type HealthState,
   type HealthView,
-  type Note,
-  type NoteCode,
-  type TunnelStatus,
-} from '../../contract.js';
+} from '../health-view.js';
+import { nested, note, notesText, type Note, type NoteCode } from '../notes.js';
+import type { TunnelStatus } from '../tunnels/types.js';
 import { formatBytes } from '../download/errors.js';
 import type { RecordingJob } from '../recordings/types.js';
 import type { PortHolder } from './port-holder.js';
@@ -156,9 +152,12 @@ function receiverHealth(f: HealthFacts): HealthComponentView {
 }
 
 function publicPathHealth(f: HealthFacts): HealthComponentView {
-  if (f.demo) return component('publicPath', 'ok', [note('healthPublicDemo')]);
-  if (f.receiver.listening !== true) return component('publicPath', 'error', [note('healthPublicWaiting')]);
+  // While the receiver starts the path is not known yet; while it cannot listen, nothing arrives.
+  if (f.receiver.listening === null) return component('publicPath', 'warning', [note('healthPublicWaiting')]);
+  if (!f.receiver.listening) return component('publicPath', 'error', [note('healthPublicWaiting')]);
   const t = f.tunnel;
+  // The demo sandbox calls the local URL itself; a tunnel configured beside it is still checked.
+  if (f.demo && (!t || t.provider === 'none')) return component('publicPath', 'ok', [note('healthPublicDemo')]);
   if (!t || (t.state === 'off' && t.provider === 'none')) {
     const action = note(f.face === 'app' ? 'healthPublicNoneActionApp' : 'healthPublicNoneActionCli');
     return component('publicPath', 'warning', [note('healthPublicNone')], [action]);

@@ -12,7 +12,8 @@
  */
 import { EventEmitter } from 'node:events';
 import { stat, statfs } from 'node:fs/promises';
-import type { HealthView, Note } from '../../contract.js';
+import type { HealthView } from '../health-view.js';
+import type { Note } from '../notes.js';
 import { describeError } from '../logger.js';
 import { RecordingPipeline, type PipelineEvents, type PipelineOptions } from '../pipeline/pipeline.js';
 import type { JobState } from '../recordings/types.js';
@@ -58,6 +59,15 @@ export interface ReceiveServiceEvents {
 export interface OpenedPipeline {
   pipeline: RecordingPipeline;
   detach: () => void;
+}
+
+/**
+ * The port policy's one rule: the public address follows the receiver's port with ngrok and localtunnel (they
+ * forward to whatever port they are given) and with no tunnel in demo mode (the sandbox is pointed at the local
+ * URL); an own URL (a reverse proxy forwards to a fixed port) or no tunnel with the real service never moves.
+ */
+export function portFollowsAddress(provider: string, demo: boolean): boolean {
+  return provider === 'ngrok' || provider === 'localtunnel' || (provider === 'none' && demo);
 }
 
 /** How long job changes are gathered before the health is judged again. */
@@ -117,7 +127,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       // Everything else works without it; only `tally status` and `tally retry` cannot reach this process.
       this.#opts.log(`tally status cannot reach this process: ${describeError(error)}`);
     }
-    await this.refresh();
+    // Judged, not announced: "starting" is not news; the first view worth a line comes once the pipeline opens.
+    await this.refresh(false);
   }
 
   /** Stops the pipeline, the checks and the control socket. */
@@ -137,10 +148,11 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
    */
   async open(
     spec: PipelineOptions,
-    options: { paused: boolean; portFollows: boolean; attach: (pipeline: RecordingPipeline) => () => void },
+    options: { paused: boolean; demo: boolean; attach: (pipeline: RecordingPipeline) => () => void },
   ): Promise<OpenedPipeline> {
     await this.close();
-    this.#portFollows = options.portFollows;
+    const portFollows = portFollowsAddress(spec.tunnel?.provider ?? 'none', options.demo);
+    this.#portFollows = portFollows;
     this.#holder = null;
     const configured = spec.port ?? 0;
     const tryOpen = async (port: number, waitForPort: boolean): Promise<OpenedPipeline> => {
@@ -165,7 +177,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       }
     };
     let opened: OpenedPipeline;
-    if (!options.portFollows || configured === 0) {
+    if (!portFollows || configured === 0) {
       // A fixed public address: the port never moves (see the file comment).
       opened = await tryOpen(configured, true);
     } else {
@@ -173,8 +185,10 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     }
     this.#spec = spec;
     this.#pipeline = opened.pipeline;
-    const ownDetach = opened.detach;
-    this.#detachOwn = ownDetach;
+    this.#detachOwn = opened.detach;
+    // The first judgement already names what holds a taken port (when the OS says).
+    const listen = opened.pipeline.listenState;
+    if (listen && !listen.listening) this.#holder = await this.#findHolder(listen.port);
     await this.refresh();
     return opened;
   }
@@ -330,13 +344,13 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     return keys;
   }
 
-  /** The health as judged last (judged now when it never was). */
+  /** The health judged now (the disk figures from the last look at the disks). */
   health(): HealthView {
-    return this.#view ?? this.#judge();
+    return this.#judge();
   }
 
-  /** Judges the health again and emits `health` when it changed. */
-  async refresh(): Promise<HealthView> {
+  /** Judges the health again and emits `health` when it changed (unless `announce` is false). */
+  async refresh(announce = true): Promise<HealthView> {
     if (this.#judging) return this.health();
     this.#judging = true;
     try {
@@ -357,7 +371,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     this.#view = view;
     if (signature !== this.#signature) {
       this.#signature = signature;
-      this.emit('health', view, previous);
+      if (announce) this.emit('health', view, previous);
     }
     return view;
   }

@@ -15,7 +15,7 @@ import { readFile, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { note } from '../../contract.js';
+import { note } from '../notes.js';
 import { ConfigError } from '../errors.js';
 
 export const MEMBERS_BUCKET = 'tally-studio-members';

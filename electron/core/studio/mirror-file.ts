@@ -27,7 +27,7 @@ import {
   type FileHandle,
 } from 'node:fs/promises';
 import path from 'node:path';
-import { note } from '../../contract.js';
+import { note } from '../notes.js';
 import { formatBytes } from '../download/errors.js';
 import { syncDir, writeAll } from '../durable-fs.js';
 import { TallyError } from '../errors.js';

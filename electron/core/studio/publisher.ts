@@ -17,7 +17,8 @@ import path from 'node:path';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { note } from '../../contract.js';
+import { note } from '../notes.js';
+import { backoffDelay } from '../backoff.js';
 import { describeError, silentLogger, type Logger } from '../logger.js';
 import type { RecordingPipeline } from '../pipeline/pipeline.js';
 import { serverIdentity, uploadIdentity, type Announcement } from './announcement.js';
@@ -403,8 +404,10 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
         if (error instanceof TeamAuthError || error instanceof TeamTlsError) {
           // Only the user can fix these: said once (again only when the reason changes), tried again rarely.
           refusals += 1;
-          const base = this.#opts.refusedDelayMs ?? 30_000;
-          const retryInMs = Math.min(this.#opts.refusedMaxDelayMs ?? 15 * 60_000, base * 2 ** (refusals - 1));
+          const retryInMs = backoffDelay(refusals, {
+            baseMs: this.#opts.refusedDelayMs ?? 30_000,
+            maxMs: this.#opts.refusedMaxDelayMs ?? 15 * 60_000,
+          });
           if (error.message !== lastRefusal) this.emit('refused', { error, retryInMs });
           this.#warn(studioWarning('refused', error.appNote), false); // the 'refused' event says it
           lastRefusal = error.message;
@@ -418,7 +421,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
         if (error instanceof TeamNoJetStreamError && error.note) this.#warn(studioWarning('jetstream', error.note));
         // Assets the server refuses: said once per attempt.
         else this.#log.warn(`studio: ${describeError(error)}`);
-        await abortableDelay(Math.min(60_000, 2_000 * attempt), signal);
+        await abortableDelay(backoffDelay(attempt, { baseMs: 2_000, maxMs: 60_000, jitter: 0.5 }), signal);
       }
     }
     const workers = Math.max(1, this.#opts.concurrency ?? 8);
@@ -454,7 +457,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       } catch (error) {
         if (signal.aborted) return;
         item.failures = (item.failures ?? 0) + 1;
-        const delay = Math.min(30_000, 250 * 2 ** Math.min(item.failures, 7));
+        const delay = backoffDelay(item.failures, { baseMs: 500, maxMs: 30_000, jitter: 0.5 });
         item.retryAt = Date.now() + delay;
         const message = describeError(error);
         this.emit('failed', { identity: item.identity, channelId: item.channelId, message });

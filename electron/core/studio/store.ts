@@ -10,7 +10,7 @@ import { Readable, Transform } from 'node:stream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Objm, StorageType, type ObjectStore } from '@nats-io/obj';
-import { note } from '../../contract.js';
+import { note } from '../notes.js';
 import { ConfigError } from '../errors.js';
 import type { StoredRef } from './announcement.js';
 import { OBJECT_BUCKET } from './team.js';

@@ -3,7 +3,7 @@
  * keys, a server without JetStream, a member falling behind the retention...): kept by kind so the health model
  * shows what is in force now, and said (logged, emitted) only when a kind is new, not at every retry.
  */
-import { noteText, type Note } from '../../contract.js';
+import { noteText, type Note } from '../notes.js';
 
 /** One line for the user, as English text and as a note for the popover. */
 export interface StudioWarning {

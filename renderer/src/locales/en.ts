@@ -53,7 +53,7 @@ export const en = {
     networkBecause:
       'Could not reach the service for {endpoint}: {reason}. Check the network connection and the host settings.',
   },
-  /** The core's coded messages: their English text is the core's own (electron/contract-notes.ts). */
+  /** The core's coded messages: their English text is the core's own (electron/core/notes.ts). */
   notes: NOTE_TEXT,
   firstRun: {
     step: 'Step {n} of {total}',
