@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { Kvm } from '@nats-io/kv';
+import { AckPolicy, jetstreamManager } from '@nats-io/jetstream';
+import { DEFAULT_RETENTION_MS, STUDIO_STREAM, ensureStudioStream } from '../electron/core/studio/team.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StudioFollower } from '../electron/core/studio/follower.js';
 import type { StudioWarning } from '../electron/core/studio/warnings.js';
@@ -114,5 +116,23 @@ describe('studio member identity (real nats-server)', () => {
     const again = member(nats.url, folder, home);
     await again.f.start();
     expect(again.warnings).toEqual([]);
+  });
+
+  it("replaces the member's place from before member IDs (follow-<name>), so it does not lag for ever", async () => {
+    const { root, nats } = await setup();
+    const nc = await connect({ servers: nats.url.replace('nats://', '') });
+    cleanups.push(() => nc.close());
+    const jsm = await jetstreamManager(nc);
+    await ensureStudioStream(nc, { retentionMs: DEFAULT_RETENTION_MS, owner: true });
+    await jsm.consumers.add(STUDIO_STREAM, { durable_name: 'follow-twin', ack_policy: AckPolicy.Explicit });
+    const m = member(nats.url, join(root, 'Studio'), join(root, 'home'));
+    await m.f.start();
+    const names: { name: string; description?: string }[] = [];
+    for await (const ci of jsm.consumers.list(STUDIO_STREAM)) {
+      names.push({ name: ci.name, description: ci.config.description });
+    }
+    expect(names).toEqual([
+      { name: expect.stringMatching(/^member-[0-9a-f]{16}$/), description: expect.stringMatching(/^twin on /) },
+    ]);
   });
 });

@@ -125,6 +125,11 @@ const isMemberRecord = (v: unknown): v is MemberRecord =>
   ['started', 'saved', 'gone'].includes((v as MemberRecord).state) &&
   typeof (v as MemberRecord).announcement === 'object';
 
+/** The consumer name of a member before member IDs: `follow-<name>`. */
+function legacyConsumer(name: string): string {
+  return `follow-${name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || 'member'}`;
+}
+
 const jsmOf = async (nc: NatsConnection) => (await import('@nats-io/jetstream')).jetstreamManager(nc);
 
 export class StudioFollower extends EventEmitter<FollowerEvents> {
@@ -201,6 +206,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       const jsm = await (await import('@nats-io/jetstream')).jetstreamManager(nc);
       const durable = memberConsumer(id);
       this.#durable = durable;
+      const retentionNs = (await jsm.streams.info(STUDIO_STREAM)).config.max_age || DEFAULT_RETENTION_MS * 1_000_000;
       await jsm.consumers.add(STUDIO_STREAM, {
         durable_name: durable,
         description: `${opts.name} on ${hostname()}`,
@@ -210,7 +216,12 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
         ack_wait: 30_000 * 1_000_000,
         max_deliver: -1,
         max_ack_pending: 16,
+        // A member away longer than the retention has nothing left to catch up on: its place goes, so a retired
+        // computer does not stay in the receiver's lag view for ever (it starts afresh, its ledger dedupes).
+        inactive_threshold: retentionNs,
       });
+      // This member's place from before member IDs (named after its name): replaced by the one above.
+      await jsm.consumers.delete(STUDIO_STREAM, legacyConsumer(opts.name)).catch(() => undefined);
       if (opts.catalogue) {
         const catalogue = new TeamCatalogue();
         catalogue.on('changed', () => this.emit('catalogue'));
