@@ -269,7 +269,8 @@ export function s3Problem(
   const status = e.$metadata?.httpStatusCode;
   const refused = ['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied', 'Forbidden', 'InvalidToken'];
   if (status === 403 || refused.includes(e.name ?? '')) {
-    const reason = e.name && e.name !== 'UnknownError' ? e.name : `HTTP ${status ?? 403}`;
+    // A HEAD's 403 has no body, and the SDK names it "Unknown": the status says more then.
+    const reason = refused.includes(e.name ?? '') ? e.name! : `HTTP ${status ?? 403}`;
     return new S3SetupError(note('s3KeysRefused', { bucket, reason }));
   }
   const text = `${e.code ?? ''} ${e.message ?? ''}`;
