@@ -74,9 +74,10 @@ export interface RecordingView {
   nextAttemptAt?: string | null;
   /**
    * A saved recording: what its download was checked against before it was named (size from the server or the
-   * webhook, MD5 from the S3 ETag). Empty or absent: nothing could be checked, so it is saved but not verified.
+   * webhook, MD5 from the S3 ETag, or `repeat`: two downloads gave the same bytes while the ETag was not their
+   * MD5, as S3 does for encrypted objects). Empty or absent: nothing could be checked, so it is saved but not verified.
    */
-  checks?: ('size' | 'md5')[];
+  checks?: ('size' | 'md5' | 'repeat')[];
   /** Client uploads: which of the web SDK's two recordings (its own stream `LL`, the remote one `RR`). */
   track?: 'local' | 'remote' | null;
   /** The webhook named a thumbnail image (fetched through `recordings:thumbnail`). */
@@ -347,6 +348,7 @@ function plainRecord<S extends z.ZodType>(schema: S) {
 /** Every request: its argument tuple schema. The result types are in `RequestMap`. */
 export const requestSchemas = {
   'app:info': none,
+  'app:diagnostics': none,
   'channels:live': none,
   'channels:search': z.tuple([plainRecord(SearchQuerySchema)]),
   'channels:end': z.tuple([channelId]),
@@ -383,6 +385,8 @@ export type RequestName = keyof typeof requestSchemas;
 
 export interface RequestMap {
   'app:info': { args: []; result: AppInfo };
+  /** One redacted text for a bug report (Settings → Advanced → Copy diagnostics; `tally doctor` prints the same). */
+  'app:diagnostics': { args: []; result: { text: string } };
   'channels:live': { args: []; result: ChannelView[] };
   'channels:search': { args: [query: SearchQuery]; result: SearchResultView };
   'channels:end': { args: [channelId: string]; result: { ended: true } };

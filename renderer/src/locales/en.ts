@@ -262,7 +262,8 @@ export const en = {
     },
     savedVerified: 'Saved and verified ({checks})',
     savedUnchecked: 'Saved; the service gave no size or checksum to verify it against',
-    checks: { size: 'size', md5: 'MD5' },
+    savedSizeOnly: 'Saved; only its size could be checked (the server gave no checksum)',
+    checks: { size: 'size', md5: 'MD5', repeat: 'repeat-consistent (the ETag is not an MD5)' },
     savedUpload: 'Uploaded whole',
     attempts: { one: 'after {count} attempt', other: 'after {count} attempts' } as Plural,
     copyPath: 'Copy path',
@@ -404,6 +405,10 @@ export const en = {
       fileNameHint: 'Placeholders: {channelId}, {date}, {time}, {datetime}.',
       concurrency: 'Parallel downloads',
       pollInterval: 'Live refresh (seconds)',
+      copyDiagnostics: 'Copy diagnostics',
+      diagnosticsHint:
+        'Versions, health, recording counts, settings and the last log lines, with secrets replaced by [redacted]: paste it into a bug report.',
+      diagnosticsCopied: 'Diagnostics copied',
     },
   },
   studio: {

@@ -7,8 +7,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { DownloadOriginPolicy } from '../net/url-policy.js';
 import type { NewRecording, RecordingJob } from '../recordings/types.js';
 import { RETENTION_MS } from '../recordings/types.js';
-import type { ExpiredEvent, FailedEvent, SavedEvent } from './download-queue.js';
-import { DownloadManager, partPathFor } from './download-queue.js';
+import type { ExpiredEvent, FailedEvent, SavedEvent } from './download-manager.js';
+import { DownloadManager, partPathFor } from './download-manager.js';
 import { downloadFile } from '../download/fetch-file.js';
 import { MemoryJobStore } from './memory-job-store.js';
 import { TestServer } from '../../../tests/support/download/file-server.js';
@@ -260,7 +260,7 @@ describe('DownloadManager', () => {
     expect(failure.willRetry).toBe(true);
     expect(failure.error.name).toBe('DiskFullError');
     expect(failure.job).toMatchObject({ state: 'pending' });
-    expect(failure.job.error).toContain('The disk is full');
+    expect(failure.job.error).toMatch(/^Waiting for disk space in .*: 100\.0 KiB needed, 0 bytes free/);
     full = false;
     const event = await saved;
     expect(await sha256File(event.path)).toBe(file.sha256());
