@@ -138,11 +138,13 @@ export const NOTE_TEXT = {
     'The studio folder {folder} is full: {channel} needs {needed} more and {free} are free. Free space there, or follow into another folder (--folder); the transfer resumes by itself.',
   studioMemberLagging: {
     one: 'The member {member} has {count} recording waiting, and it leaves the team server in {left}: start that member (tally follow, or its app) before then, or keep recordings longer on the receiver (--retention).',
-    other: 'The member {member} has {count} recordings waiting, and the oldest leaves the team server in {left}: start that member (tally follow, or its app) before then, or keep recordings longer on the receiver (--retention).',
+    other:
+      'The member {member} has {count} recordings waiting, and the oldest leaves the team server in {left}: start that member (tally follow, or its app) before then, or keep recordings longer on the receiver (--retention).',
   },
   studioSelfLagging: {
     one: 'This computer has {count} studio recording still to fetch, and it leaves the team server in {left}: keep Tally following until it is saved.',
-    other: 'This computer has {count} studio recordings still to fetch, and the oldest leaves the team server in {left}: keep Tally following until they are saved.',
+    other:
+      'This computer has {count} studio recordings still to fetch, and the oldest leaves the team server in {left}: keep Tally following until they are saved.',
   },
   studioFollowerNoRegister:
     "This computer follows a studio: the studio's receiver registers the webhook URL, and one registered here would take the webhooks away from it (Settings → Studio).",

@@ -108,11 +108,13 @@ export const koNotes: Messages['notes'] = {
     '스튜디오 폴더 {folder}가 가득 찼습니다: {channel}에 {needed}가 더 필요한데 {free}만 남아 있습니다. 공간을 비우거나 다른 폴더(--folder)로 따르세요. 전송은 저절로 이어집니다.',
   studioMemberLagging: {
     one: '멤버 {member}에게 받지 않은 녹화가 {count}개 있고, {left} 후 팀 서버에서 사라집니다: 그 전에 그 멤버(tally follow 또는 앱)를 시작하거나, 리시버에서 보관 기간(--retention)을 늘리세요.',
-    other: '멤버 {member}에게 받지 않은 녹화가 {count}개 있고, 가장 오래된 것이 {left} 후 팀 서버에서 사라집니다: 그 전에 그 멤버(tally follow 또는 앱)를 시작하거나, 리시버에서 보관 기간(--retention)을 늘리세요.',
+    other:
+      '멤버 {member}에게 받지 않은 녹화가 {count}개 있고, 가장 오래된 것이 {left} 후 팀 서버에서 사라집니다: 그 전에 그 멤버(tally follow 또는 앱)를 시작하거나, 리시버에서 보관 기간(--retention)을 늘리세요.',
   },
   studioSelfLagging: {
     one: '이 컴퓨터가 아직 받지 않은 스튜디오 녹화가 {count}개 있고, {left} 후 팀 서버에서 사라집니다: 저장될 때까지 Tally가 계속 따르게 두세요.',
-    other: '이 컴퓨터가 아직 받지 않은 스튜디오 녹화가 {count}개 있고, 가장 오래된 것이 {left} 후 팀 서버에서 사라집니다: 저장될 때까지 Tally가 계속 따르게 두세요.',
+    other:
+      '이 컴퓨터가 아직 받지 않은 스튜디오 녹화가 {count}개 있고, 가장 오래된 것이 {left} 후 팀 서버에서 사라집니다: 저장될 때까지 Tally가 계속 따르게 두세요.',
   },
   studioFollowerNoRegister:
     '이 컴퓨터는 스튜디오를 따르고 있습니다. 웹훅 URL은 스튜디오의 수신기가 등록하며, 여기서 등록하면 수신기가 웹훅을 받지 못하게 됩니다(설정 → ‘스튜디오’).',
