@@ -16,6 +16,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default:
     summary: 'Show whether recordings are safe (exit 0 ok, 1 warning, 2 error)',
     load: () => import('./cli/status.js'),
   },
+  doctor: {
+    summary: 'Print a redacted report to paste into a bug report',
+    load: () => import('./cli/doctor.js'),
+  },
   retry: { summary: 'Try a waiting, failed or gone recording again now', load: () => import('./cli/retry.js') },
   follow: { summary: 'Mirror every recording of a studio (studio mode)', load: () => import('./cli/follow.js') },
   sandbox: { summary: 'Run the local emulator of the service', load: () => import('./cli/sandbox.js') },
@@ -66,6 +70,7 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
     return 0;
   }
   const { UsageError } = await import('./cli/command.js');
+  const { closeCommandLog, currentCommandLog } = await import('./cli/command-log.js');
   try {
     return await command.run(rest, io);
   } catch (error) {
@@ -75,6 +80,12 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
     }
     const { formatError } = await import('./cli/output.js');
     io.stderr.write(`tally ${name}: ${formatError(error)}\n`);
+    // The log of a long-running command keeps why it stopped, with the stack.
+    currentCommandLog()?.fileOnly.error(
+      `stopped: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    );
     return 1;
+  } finally {
+    await closeCommandLog();
   }
 }

@@ -11,8 +11,8 @@
  * This file must stay free of Node and Electron imports: it is bundled into the renderer and the preload.
  */
 import { z } from 'zod';
-import type { Note } from './contract-notes.js';
-import type { HealthView } from './contract-health.js';
+import type { Note } from './core/notes.js';
+import type { HealthView } from './core/health-view.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Data shapes (JSON: dates are ISO strings)
@@ -67,16 +67,17 @@ export interface RecordingView {
   /** File name (not the full path: the renderer never needs the file system layout). */
   fileName: string | null;
   error: string | null;
-  /** `error` as notes the popover translates (see contract-notes.ts). */
+  /** `error` as notes the popover translates (see core/notes.ts). */
   errorNotes?: Note[] | null;
   attempts: number;
   /** When the next automatic attempt is due (waiting after an error, or a gone recording's next look). */
   nextAttemptAt?: string | null;
   /**
    * A saved recording: what its download was checked against before it was named (size from the server or the
-   * webhook, MD5 from the S3 ETag). Empty or absent: nothing could be checked, so it is saved but not verified.
+   * webhook, MD5 from the S3 ETag, or `repeat`: two downloads gave the same bytes while the ETag was not their
+   * MD5, as S3 does for encrypted objects). Empty or absent: nothing could be checked, so it is saved but not verified.
    */
-  checks?: ('size' | 'md5')[];
+  checks?: ('size' | 'md5' | 'repeat')[];
   /** Client uploads: which of the web SDK's two recordings (its own stream `LL`, the remote one `RR`). */
   track?: 'local' | 'remote' | null;
   /** The webhook named a thumbnail image (fetched through `recordings:thumbnail`). */
@@ -116,7 +117,7 @@ export interface TunnelStatus {
   uploadUrl: string | null;
   lastCheckedAt: string | null;
   message: string | null;
-  /** `message` as notes the popover translates (see contract-notes.ts). */
+  /** `message` as notes the popover translates (see core/notes.ts). */
   messageNotes?: Note[] | null;
   /** Whether the current public URL is the one registered with the service. */
   registered: boolean;
@@ -347,6 +348,7 @@ function plainRecord<S extends z.ZodType>(schema: S) {
 /** Every request: its argument tuple schema. The result types are in `RequestMap`. */
 export const requestSchemas = {
   'app:info': none,
+  'app:diagnostics': none,
   'channels:live': none,
   'channels:search': z.tuple([plainRecord(SearchQuerySchema)]),
   'channels:end': z.tuple([channelId]),
@@ -383,6 +385,8 @@ export type RequestName = keyof typeof requestSchemas;
 
 export interface RequestMap {
   'app:info': { args: []; result: AppInfo };
+  /** One redacted text for a bug report (Settings → Advanced → Copy diagnostics; `tally doctor` prints the same). */
+  'app:diagnostics': { args: []; result: { text: string } };
   'channels:live': { args: []; result: ChannelView[] };
   'channels:search': { args: [query: SearchQuery]; result: SearchResultView };
   'channels:end': { args: [channelId: string]; result: { ended: true } };
@@ -417,7 +421,7 @@ export interface RequestMap {
   'studio:setCredentials': { args: [url: string, credentials: TeamCredentialsInput]; result: StudioView };
   'studio:clearCredentials': { args: []; result: StudioView };
   'studio:test': { args: [url: string]; result: CheckResult & { message: string } };
-  /** Whatever can cost a recording, judged (see contract-health.ts). */
+  /** Whatever can cost a recording, judged (see core/health-view.ts). */
   'health:get': { args: []; result: HealthView };
 }
 
@@ -505,16 +509,16 @@ export function createBridge(transport: Transport): TallyBridge {
   return Object.freeze({ ...bridge, on }) as unknown as TallyBridge;
 }
 
-export { errorNote, nested, note, NOTE_TEXT, NoteSchema, notesText, noteText, said } from './contract-notes.js';
-export type { Note, NoteCode, NoteParams, PluralText } from './contract-notes.js';
-export { HEALTH_COMPONENTS, recordingNeedsAttention, worseHealth } from './contract-health.js';
+export { errorNote, nested, note, NOTE_TEXT, NoteSchema, notesText, noteText, said } from './core/notes.js';
+export type { Note, NoteCode, NoteParams, PluralText } from './core/notes.js';
+export { HEALTH_COMPONENTS, recordingNeedsAttention, worseHealth } from './core/health-view.js';
 export type {
   HealthComponentId,
   HealthComponentView,
   HealthState,
   HealthView,
   ReceiverAddressView,
-} from './contract-health.js';
+} from './core/health-view.js';
 export { codedMessage, errorCodeOf, errorMessageOf, errorParamsOf, RemoteError } from './contract-errors.js';
 
 /** Handler map the core implements once for both transports. */

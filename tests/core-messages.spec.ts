@@ -16,12 +16,12 @@ import { afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vite
 import { errorNote, note, notesText, RemoteError, type Note } from '../electron/contract.js';
 import { sendRequest } from '../electron/core/api-transport.js';
 import { errorEnvelope } from '../electron/core/app/dispatch.js';
-import { makeCore, runCleanups, tempHome } from '../electron/core/app/test-core-helpers.js';
+import { makeCore, runCleanups, tempHome } from './support/app/core-helpers.js';
 import { CredentialStore, keyringError, MemorySecretStore } from '../electron/core/credentials.js';
 import { ensureWritableFolder } from '../electron/core/folder-check.js';
 import { applySettingsPatch, DEFAULT_SETTINGS, openSettingsStore } from '../electron/core/settings.js';
 import { parseTeamUrl } from '../electron/core/studio/team.js';
-import { checkSelf } from '../electron/core/tunnels/health.js';
+import { checkSelf } from '../electron/core/tunnels/supervisor.js';
 import { LocalTunnel, tunnelProviderFor } from '../electron/core/tunnels/index.js';
 
 const RENDERER = resolve(fileURLToPath(new URL('../renderer/src/lib', import.meta.url)));

@@ -18,7 +18,7 @@ import { startSandbox, type Sandbox } from '../core/sandbox/index.js';
 import { openSettingsStore } from '../core/settings.js';
 import type { CommandIo } from './command.js';
 import { setSecretStoreForTesting } from './context.js';
-import { captureIo, lineMatching } from './test-io.js';
+import { captureIo, lineMatching } from '../../tests/support/cli/io.js';
 
 const SERVICE_ID = 'bound-cli-svc';
 const SECRET = 'bound-cli-S3cret-9f1c';

@@ -6,13 +6,13 @@
 import { ConfigError } from '../core/errors.js';
 import { DEMO_TIME_FACTOR, demoPipeline, demoRecordingsDir, startDemoSandbox } from '../core/app/demo.js';
 import { appDataDir } from '../core/paths.js';
-import { lineLogger } from '../core/logger.js';
 import { pipelineOptions } from '../core/pipeline/options.js';
 import type { RecordingPipeline } from '../core/pipeline/pipeline.js';
 import { ReceiveService } from '../core/receive/receive-service.js';
 import type { FaceFacts } from '../core/receive/receive-service.js';
 import { parseTunnelFlag, type TunnelSettingsInput } from '../core/tunnels/index.js';
 import type { Command, CommandIo } from './command.js';
+import { openCommandLog } from './command-log.js';
 import { UsageError } from './command.js';
 import {
   CONNECTION_HELP,
@@ -194,7 +194,7 @@ const command: Command = {
       endpoints,
       api,
       ngrokAuthtoken,
-      log: lineLogger((line) => io.stderr.write(`tally listen: ${line}\n`)),
+      log: await openCommandLog(io, 'listen'),
     });
     let folder: string;
     try {

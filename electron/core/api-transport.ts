@@ -4,7 +4,7 @@
  * this module. Which failures may be retried is recorded beside the errors, so they stay plain objects.
  */
 import type * as Got from 'got';
-import { note, type Note, type NoteCode } from '../contract.js';
+import { note, type Note, type NoteCode } from './notes.js';
 import { NetworkError, TimeoutError } from './errors.js';
 
 /** Error codes that mean the request never left this machine or never reached a server: safe to resend. */
@@ -44,6 +44,12 @@ export const markTransient = (error: Error): void => {
  * Sends one request, without retries or redirects, and returns the raw answer whatever its status; a transport
  * failure becomes a typed TimeoutError or NetworkError, marked transient and, where nothing left this machine,
  * never sent.
+ *
+ * got's own timeout bounds the attempt (`timeout.request`). got's retry stays off, for two reasons its options
+ * cannot express: whether an answer is worth another attempt is known only once it is interpreted (a 200 whose
+ * JSON is cut short is transient; a 5xx whose body says the credentials are wrong is not), and a write
+ * (force-end, the webhook registration) may be sent again only when it provably never left this machine, whatever
+ * its method. The client's loop (api-client.ts `#call`) decides both and waits what core/backoff.ts says.
  */
 export async function sendRequest(
   spec: RequestSpec,

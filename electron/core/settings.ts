@@ -8,7 +8,7 @@ import { renameSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import Conf from 'conf';
 import { z } from 'zod';
-import { note } from '../contract.js';
+import { note } from './notes.js';
 import { ValidationError } from './errors.js';
 import { appDataDir, defaultRecordingsDir } from './paths.js';
 import { describeIssues } from './validate.js';

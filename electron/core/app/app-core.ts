@@ -33,37 +33,32 @@ import {
   type Settings,
   type SettingsStore,
 } from '../settings.js';
-import { checkFolder } from './folder-check.js';
+import { checkFolder } from './settings-folder-check.js';
 import {
   BACKGROUND_POLL_FACTOR,
-  NOT_STARTED,
-  NO_CREDENTIALS,
-  STOPPED,
-  LiveState,
-  SerialQueue,
-  checkFolderChange,
-  requirePipeline,
-  traySnapshotOf,
-  clean,
-  describe,
-  errorView,
   readPackageVersion,
   type AppCoreOptions,
   type Phase,
   type TallyAppCore,
-} from './core-support.js';
+} from './app-options.js';
+import { NOT_STARTED, NO_CREDENTIALS, STOPPED, requirePipeline, clean, describe, errorView } from './core-messages.js';
+import { LiveState } from './live-state.js';
+import { SerialQueue } from './serial-queue.js';
+import { checkFolderChange } from './folder-change.js';
+import { traySnapshotOf } from './tray-snapshot.js';
 import { appPipelineSpec, buildAppApi } from './app-pipeline.js';
 import { CoreEvents } from './core-events.js';
 import { DemoRunner, demoRecordingsDir, type DemoSandbox } from './demo.js';
 import { LivePoller } from './live-poller.js';
 import { AppCredentials } from './app-credentials.js';
+import { diagnosticsText, journalCounts, recentLogs, secretsInEnv } from './diagnostics.js';
 import { channelAndRecordingHandlers } from './handlers.js';
 import { PipelineHost } from './pipeline-host.js';
 import { StudioHost } from './studio-host.js';
 import { toSettingsView, toStorePatch } from './settings-view.js';
 import type { AppCoreEvents, PlatformHooks, TraySnapshot } from './types.js';
 
-export { BACKGROUND_POLL_FACTOR, readPackageVersion, type AppCoreOptions, type TallyAppCore } from './core-support.js';
+export { BACKGROUND_POLL_FACTOR, readPackageVersion, type AppCoreOptions, type TallyAppCore } from './app-options.js';
 
 class Core implements TallyAppCore {
   readonly handlers: RequestHandlers;
@@ -120,6 +115,8 @@ class Core implements TallyAppCore {
       () => this.#poller.reschedule(),
     );
     this.#settings = openSettingsStore(opts.home, opts.settingsBackend);
+    // The warnings are those of the last read: read once, so what was reset or dropped at start-up is logged.
+    this.#settings.get();
     for (const warning of this.#settings.warnings) this.#log(`settings: ${warning}`);
     this.#creds = new AppCredentials({
       secrets: opts.secrets,
@@ -231,11 +228,16 @@ class Core implements TallyAppCore {
     this.#events.emit(event, payload);
   }
 
-  /** Pushes the health; a turn to error is worth a notification (it may be costing recordings now). */
+  /**
+   * Pushes the health; a turn to error is worth a notification (it may be costing recordings now), unless only the
+   * downloads are red: each failed, expired, gone or refused recording has a notification of its own already.
+   */
   #onHealth(view: HealthView, previous: HealthView | null): void {
     this.#emit('health:changed', view);
-    if (view.state === 'error' && previous?.state !== 'error' && this.#phase === 'running') {
-      this.#emit('notify', { kind: 'health', title: 'Recordings are at risk', body: clean(view.summary, 200) });
+    const red = view.components.filter((c) => c.state === 'error' && c.id !== 'downloads');
+    if (red.length > 0 && previous?.state !== 'error' && this.#phase === 'running') {
+      const body = clean(red[0]!.reason, 200);
+      this.#emit('notify', { kind: 'health', title: 'Recordings are at risk', body });
     }
   }
 
@@ -257,6 +259,7 @@ class Core implements TallyAppCore {
         native: this.#opts.transport === 'ipc',
         fileActions: Boolean(this.#hooks.openFile && this.#hooks.revealFile),
       }),
+      'app:diagnostics': async () => ({ text: await this.#diagnostics() }),
 
       ...channelAndRecordingHandlers({
         api: () => this.#requireApi(),
@@ -351,6 +354,24 @@ class Core implements TallyAppCore {
     if (patch.endpoints !== undefined) await this.#credentialsChanged();
     this.#events.updateTray();
     return view;
+  }
+
+  /** Settings → Advanced → Copy diagnostics: the report `tally doctor` prints, from this face. */
+  async #diagnostics(): Promise<string> {
+    const settings = this.#settings.get();
+    const credentials = await this.#loadCredentials().catch(() => null);
+    const face = this.#opts.transport === 'ipc' ? 'app' : 'serve';
+    return diagnosticsText({
+      madeBy: face === 'app' ? 'Tally, Settings → Advanced → Copy diagnostics' : 'tally serve, Copy diagnostics',
+      version: this.#version,
+      home: this.#opts.home,
+      settings,
+      settingsWarnings: this.#settings.warnings,
+      health: [{ who: face === 'app' ? 'the tray app' : 'tally serve', health: await this.#host.health() }],
+      journal: await journalCounts(this.#opts.home),
+      logs: await recentLogs(this.#opts.home, [face]),
+      secrets: [...secretsInEnv(this.#env), ...(credentials ? [credentials.secret] : [])],
+    });
   }
 
   // ---- Credentials -----------------------------------------------------------------------------

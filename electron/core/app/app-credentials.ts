@@ -21,7 +21,7 @@ import type { Endpoints } from '../endpoints.js';
 import { BadCredentialsError, ConfigError, TallyError } from '../errors.js';
 import { lineLogger } from '../logger.js';
 import type { Credentials } from '../model.js';
-import { NO_CREDENTIALS, errorView } from './core-support.js';
+import { NO_CREDENTIALS, errorView } from './core-messages.js';
 
 export interface AppCredentialsOptions {
   secrets: SecretStore;

@@ -13,16 +13,9 @@ import type { ChannelHookCall } from '../webhook/channel-hook.js';
 import type { MissingRecording } from '../pipeline/expected-recordings.js';
 import type { GapReport, GapView } from '../../contract.js';
 import type { Settings } from '../settings.js';
-import {
-  ATTENTION_WINDOW_MS,
-  NO_PUBLIC_URL,
-  PROGRESS_INTERVAL_MS,
-  clean,
-  describe,
-  errorView,
-  gapView,
-  type Phase,
-} from './core-support.js';
+import { ATTENTION_WINDOW_MS } from './tray-snapshot.js';
+import { NO_PUBLIC_URL, clean, describe, errorView, gapView } from './core-messages.js';
+import { PROGRESS_INTERVAL_MS, type Phase } from './app-options.js';
 import { ReopenBackoff, withSettingsField, type DemoWebhookTarget, type TrayCounts } from './pipeline-open.js';
 import { ReceiveService, type FaceFacts } from '../receive/receive-service.js';
 import type { HealthView } from '../../contract.js';
@@ -82,7 +75,7 @@ export class PipelineHost {
   #liveMissing: GapView[] = [];
   /** Why the last reconcile failed (nothing receives, or a change was not applied), until the next one succeeds. */
   error: string | null = null;
-  /** `error` as notes for the popover (see contract-notes.ts); set with it. */
+  /** `error` as notes for the popover (see core/notes.ts); set with it. */
   errorNotes: Note[] | null = null;
 
   /**
@@ -439,7 +432,10 @@ export class PipelineHost {
     on('registration-failed', (info) =>
       emit('app:error', { code: 'registration', message: `The webhook URL could not be registered: ${info.message}` }),
     );
-    on('rejected', (r) => log(`webhook refused (${r.status}): ${clean(r.reason)}`));
+    on('rejected', (r) => {
+      const channel = r.channelId !== undefined ? ` channel ${clean(r.channelId, 200)}` : '';
+      log(`webhook refused (${r.status})${channel}: ${clean(r.reason)}`);
+    });
     return () => {
       for (const off of offs) off();
     };

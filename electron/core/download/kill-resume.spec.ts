@@ -24,13 +24,13 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { downloadFile } from './fetch-file.js';
 import type { DownloadPolicy } from './fetch-file.js';
 import { statePathFor } from './part-state.js';
-import { TestServer } from './test-server.js';
+import { TestServer } from '../../../tests/support/download/file-server.js';
 
 const MiB = 1024 * 1024;
 const here = path.dirname(fileURLToPath(import.meta.url));
 const electronRoot = path.resolve(here, '../..');
 const repoRoot = path.resolve(electronRoot, '..');
-const fixture = path.join(here, 'test-fixtures', 'download-child.mjs');
+const fixture = path.join(repoRoot, 'tests', 'support', 'download', 'download-child.mjs');
 const openPolicy: DownloadPolicy = { checkRedirect: (from, location) => ({ ok: true, url: new URL(location, from) }) };
 
 /** Transpiles `entry` and its relative imports into `outDir`, mirroring the folder layout; returns the entry's .js. */

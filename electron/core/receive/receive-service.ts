@@ -12,7 +12,8 @@
  */
 import { EventEmitter } from 'node:events';
 import { stat, statfs } from 'node:fs/promises';
-import type { HealthView, Note } from '../../contract.js';
+import type { HealthView } from '../health-view.js';
+import type { Note } from '../notes.js';
 import { describeError } from '../logger.js';
 import { RecordingPipeline, type PipelineEvents, type PipelineOptions } from '../pipeline/pipeline.js';
 import type { JobState, RecordingJob } from '../recordings/types.js';
@@ -155,7 +156,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       // Everything else works without it; only `tally status` and `tally retry` cannot reach this process.
       this.#opts.log(`tally status cannot reach this process: ${describeError(error)}`);
     }
-    await this.refresh();
+    // Judged, not announced: "starting" is not news; the first view worth a line comes once the pipeline opens.
+    await this.refresh(false);
   }
 
   /** Stops the pipeline, the checks and the control socket. */
@@ -384,8 +386,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     return this.#judge();
   }
 
-  /** Judges the health again and emits `health` when it changed. */
-  async refresh(): Promise<HealthView> {
+  /** Judges the health again and emits `health` when it changed (unless `announce` is false). */
+  async refresh(announce = true): Promise<HealthView> {
     if (this.#judging) return this.health();
     this.#judging = true;
     try {
@@ -406,7 +408,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     this.#view = view;
     if (signature !== this.#signature) {
       this.#signature = signature;
-      this.emit('health', view, previous);
+      if (announce) this.emit('health', view, previous);
     }
     return view;
   }

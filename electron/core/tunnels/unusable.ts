@@ -1,4 +1,5 @@
-import { nested, note, noteText, type Note, type NoteCode } from '../../contract.js';
+/** A tunnel provider the settings ask for but cannot have: which settings field to fix, said as a note. */
+import { nested, note, noteText, type Note, type NoteCode } from '../notes.js';
 import { ConfigError, type ValidationError } from '../errors.js';
 import { TunnelProviderBase } from './types.js';
 import type { LocalTarget, TunnelKind, TunnelOpenResult } from './types.js';

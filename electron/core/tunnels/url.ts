@@ -1,5 +1,6 @@
+/** The producer's own public URL (`--tunnel https://…`): checked, normalised, and where its host points. */
 import { isIP } from 'node:net';
-import { note, noteText, type Note } from '../../contract.js';
+import { note, noteText, type Note } from '../notes.js';
 import { ValidationError } from '../errors.js';
 import { classifyAddress } from '../net/url-policy.js';
 import { TunnelProviderBase } from './types.js';

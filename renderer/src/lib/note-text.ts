@@ -1,3 +1,4 @@
+/** The text of one note code in the popover's language, with its params and nested notes filled in. */
 import { NOTE_TEXT, type NoteParams } from '../../../electron/contract.js';
 import { locale, t, type MessageKey } from './i18n.js';
 
@@ -11,7 +12,7 @@ export function knownNote(code: unknown): code is string {
 
 /**
  * The note `code` in the popover's language. Outside English, a param `<name>Note` naming a known code is a
- * sentence nested in this one (contract-notes.ts `nested`): it is translated too and put in place of `<name>`,
+ * sentence nested in this one (core/notes.ts `nested`): it is translated too and put in place of `<name>`,
  * which holds the core's English text. English keeps the core's text exactly as the CLI shows it.
  */
 export function noteInLocale(code: string, params: NoteParams = {}, depth = 0): string {

@@ -53,7 +53,7 @@ export const en = {
     networkBecause:
       'Could not reach the service for {endpoint}: {reason}. Check the network connection and the host settings.',
   },
-  /** The core's coded messages: their English text is the core's own (electron/contract-notes.ts). */
+  /** The core's coded messages: their English text is the core's own (electron/core/notes.ts). */
   notes: NOTE_TEXT,
   firstRun: {
     step: 'Step {n} of {total}',
@@ -262,7 +262,8 @@ export const en = {
     },
     savedVerified: 'Saved and verified ({checks})',
     savedUnchecked: 'Saved; the service gave no size or checksum to verify it against',
-    checks: { size: 'size', md5: 'MD5' },
+    savedSizeOnly: 'Saved; only its size could be checked (the server gave no checksum)',
+    checks: { size: 'size', md5: 'MD5', repeat: 'repeat-consistent (the ETag is not an MD5)' },
     savedUpload: 'Uploaded whole',
     attempts: { one: 'after {count} attempt', other: 'after {count} attempts' } as Plural,
     copyPath: 'Copy path',
@@ -404,6 +405,10 @@ export const en = {
       fileNameHint: 'Placeholders: {channelId}, {date}, {time}, {datetime}.',
       concurrency: 'Parallel downloads',
       pollInterval: 'Live refresh (seconds)',
+      copyDiagnostics: 'Copy diagnostics',
+      diagnosticsHint:
+        'Versions, health, recording counts, settings and the last log lines, with secrets replaced by [redacted]: paste it into a bug report.',
+      diagnosticsCopied: 'Diagnostics copied',
     },
   },
   studio: {

@@ -251,7 +251,8 @@ export const ko: Messages = {
     },
     savedVerified: '저장 및 검증 완료({checks})',
     savedUnchecked: '저장됨. 서비스가 크기나 체크섬을 알려 주지 않아 검증하지 못했습니다',
-    checks: { size: '크기', md5: 'MD5' },
+    savedSizeOnly: '저장됨. 서버가 체크섬을 주지 않아 크기만 확인했습니다',
+    checks: { size: '크기', md5: 'MD5', repeat: '두 번 받은 내용 일치(서버의 태그가 MD5가 아님)' },
     savedUpload: '업로드 완료',
     attempts: { one: '{count}회 시도 후', other: '{count}회 시도 후' },
     copyPath: '경로 복사',
@@ -392,6 +393,10 @@ export const ko: Messages = {
       fileNameHint: '사용할 수 있는 자리 표시자: {channelId}, {date}, {time}, {datetime}',
       concurrency: '동시 다운로드 수',
       pollInterval: '실시간 새로 고침 간격(초)',
+      copyDiagnostics: '진단 정보 복사',
+      diagnosticsHint:
+        '버전, 상태, 녹화 개수, 설정, 최근 로그를 비밀 값은 가린 채로 복사합니다. 버그 신고에 붙여 넣으세요.',
+      diagnosticsCopied: '진단 정보를 복사했습니다',
     },
   },
   studio: {

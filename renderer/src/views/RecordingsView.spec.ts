@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { note, notesText, type RecordingView, type TunnelStatus } from '../../../electron/contract.js';
 import { setLocale } from '../lib/i18n.js';
-import { ManualClock, TestBridge, gapReport, recording, tunnelStatus } from '../lib/test-bridge.js';
+import { ManualClock, TestBridge, gapReport, recording, tunnelStatus } from '../../testing/bridge.js';
 import { RecordingsStore } from '../stores/recordings.svelte.js';
 import RecordingsView from './RecordingsView.svelte';
 
@@ -143,7 +143,11 @@ describe('RecordingsView', () => {
       return [item.querySelector('.state-tag')?.textContent, item.querySelector('p')?.textContent];
     };
     await screen.findByText(/^checked · /);
-    expect(tag('checked')).toEqual(['Verified', expect.stringMatching(/^Saved and verified \(size\)/)]);
+    // A size alone is said as such (issue 20): the right length of the wrong bytes would pass it.
+    expect(tag('checked')).toEqual([
+      'Verified',
+      expect.stringMatching(/^Saved; only its size could be checked \(the server gave no checksum\)/),
+    ]);
     expect(tag('unchecked')).toEqual([
       'Saved',
       expect.stringMatching(/^Saved; the service gave no size or checksum to verify it against/),

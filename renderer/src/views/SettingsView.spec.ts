@@ -1,7 +1,7 @@
 import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { TestBridge, credentialsStatus, settingsView, tunnelStatus } from '../lib/test-bridge.js';
+import { TestBridge, credentialsStatus, settingsView, tunnelStatus } from '../../testing/bridge.js';
 import { errorNote, nested, note, noteText, notesText, RemoteError, type Note } from '../../../electron/contract.js';
 import { setLocale } from '../lib/i18n.js';
 import { SettingsStore } from '../stores/settings.svelte.js';
@@ -260,6 +260,22 @@ describe('SettingsView', () => {
 
     await user.click(screen.getByRole('button', { name: 'Remove https://app.example.com' }));
     await waitFor(() => expect(bridge.callsOf('settings:update').at(-1)).toEqual([{ uploadOrigins: [] }]));
+  });
+
+  it('Advanced → Copy diagnostics puts the core’s report on the clipboard, or says why not', async () => {
+    const bridge = new TestBridge().handle('app:diagnostics', () => ({ text: 'Tally diagnostics, report' }));
+    const { user } = setup(bridge);
+    await user.click(await screen.findByText('Advanced'));
+    const button = screen.getByRole('button', { name: 'Copy diagnostics' });
+    expect(button).toHaveAccessibleDescription(/secrets replaced by \[redacted\]/);
+    await user.click(button);
+    expect(bridge.clipboard).toEqual(['Tally diagnostics, report']);
+    expect(await screen.findByRole('status')).toHaveTextContent('Diagnostics copied');
+
+    bridge.fail('app:diagnostics', 'internal', 'The journal could not be read.');
+    await user.click(button);
+    expect(await screen.findByText('The journal could not be read.')).toBeInTheDocument();
+    expect(bridge.clipboard).toHaveLength(1);
   });
 
   it('shows the tunnel status, copies and registers the webhook URL', async () => {

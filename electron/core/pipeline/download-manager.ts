@@ -1,0 +1,499 @@
+/**
+ * The download queue: takes jobs from the durable inbox and keeps at them until each recording is saved or the
+ * service has deleted it (6 hours after the webhook). Transient failures are retried with exponential backoff
+ * and full jitter, the last attempt is timed for the deadline itself, and every state change goes through the
+ * store before it is announced, so a crash at any point resumes where it was and never saves a file twice.
+ *
+ * States: `pending` (queued, or waiting for a retry: `error` holds the last transient error), `downloading`,
+ * then one of the terminal `saved`, `expired` (the service deleted the file first) or `failed` (refused by
+ * the download-origin policy: only a manual `retry` starts it again). `gone`: the service answered that the file
+ * is not there (403/404/410) before the deadline; it is shown as gone, not as a countdown, and looked at again
+ * now and then (GONE_RECHECK_MS, doubling) until the deadline, in case the answer was a passing one.
+ */
+import { createHash } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import path from 'node:path';
+import { note } from '../notes.js';
+import { backoffDelay, type BackoffPolicy } from '../backoff.js';
+import { ensureWritableFolder } from '../folder-check.js';
+import { extFromUrl, renderFileName, safeFileName } from '../recordings/filename.js';
+import type { JobStore, RecordingJob } from '../recordings/types.js';
+import { downloadFs, sizeOf } from '../download/download-fs.js';
+import {
+  DiskFullError,
+  DownloadRefusedError,
+  HttpStatusError,
+  VerificationError,
+  formatBytes,
+} from '../download/errors.js';
+import type { DownloadPolicy } from '../download/fetch-file.js';
+import { DEFAULT_MAX_RECORDING_BYTES, discardPart, downloadFile, forgetCommit } from '../download/fetch-file.js';
+import { isAbortError } from '../download/http-request.js';
+import { DiskBudget, bytesToWrite, type DiskStats, type DiskStatus } from './disk-budget.js';
+import { refusePlantedLinks, releaseFinalName, reserveFinalName, sniffPart } from './final-names.js';
+import { describe, formatTime, stored } from './job-notes.js';
+import { RetrySchedule } from './retry-schedule.js';
+
+/** First wait before looking again at a recording the service says is gone, and the longest. */
+export const GONE_RECHECK_MS = 10 * 60 * 1000;
+export const GONE_RECHECK_MAX_MS = 60 * 60 * 1000;
+
+export { RESERVATION_SUFFIX, reserveFinalName } from './final-names.js';
+export type { DiskStatus } from './disk-budget.js';
+
+export type {
+  DownloadManagerEvents,
+  DownloadManagerOptions,
+  ExpiredEvent,
+  FailedEvent,
+  ProgressEvent,
+  SavedEvent,
+} from './download-manager-types.js';
+import type { DownloadManagerEvents, DownloadManagerOptions } from './download-manager-types.js';
+
+/** Below 8 KiB/s for a minute, a download yields its slot (see stall-rule.ts). */
+const DEFAULT_STALL_RULE = { bytesPerSec: 8 * 1024, windowMs: 60_000 };
+
+/** After this many identical announced-size mismatches the webhook's `filesize` is taken to be wrong. */
+const ANNOUNCED_SIZE_STRIKES = 2;
+
+/**
+ * Where the part of a job lives in `folder`: channel-derived (recognisable in a file listing) plus a hash of the
+ * job key, so two recordings of the same channel never share a part and a restart finds the same one.
+ */
+export function partPathFor(folder: string, job: Pick<RecordingJob, 'key' | 'channelId' | 'url'>): string {
+  const tag = createHash('sha256').update(job.key).digest('hex').slice(0, 10);
+  const ext = extFromUrl(job.url);
+  return path.join(folder, `${safeFileName(job.channelId, { maxBytes: 80 })}.${tag}${ext}.part`);
+}
+
+interface Running {
+  controller: AbortController;
+  task: Promise<void>;
+}
+
+export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
+  readonly #store: JobStore;
+  readonly #policy: DownloadPolicy;
+  #folder: string;
+  #concurrency: number;
+  readonly #template: string | undefined;
+  readonly #now: () => number;
+  readonly #random: () => number;
+  /** Full jitter: many recordings failing together (the service down) spread their retries. */
+  readonly #backoff: BackoffPolicy;
+  /** Jobs whose Retry now came while an attempt was ending. */
+  readonly #retryAfter = new Set<string>();
+  /** Gone answers in a row per job (the next look waits longer each time). */
+  readonly #goneCount = new Map<string, number>();
+  readonly #opts: DownloadManagerOptions;
+
+  /** Keys waiting for a free slot, in order (a Set: membership is checked on every enqueue). */
+  readonly #queue = new Set<string>();
+  readonly #running = new Map<string, Running>();
+  /** Jobs waiting for their next attempt: one timer for the earliest, whatever their number (retry-schedule.ts). */
+  readonly #retries = new RetrySchedule(
+    (key) => this.#enqueue(key),
+    () => this.#now(),
+  );
+  readonly #writes = new Set<Promise<unknown>>();
+  /** key → [actual size, strikes] of announced-size mismatches. */
+  readonly #sizeStrikes = new Map<string, [number, number]>();
+  /** key → SHA-256 of its last download whose MD5 did not match the ETag (see DownloadOptions.repeatOf). */
+  readonly #md5Misses = new Map<string, string>();
+  /** key → folder of the part, for jobs started in this session and not finished. */
+  readonly #jobFolders = new Map<string, string>();
+  readonly #disk: DiskBudget;
+  #diskState: DiskStatus['state'] = 'ok';
+  #started = false;
+  #stopped = false;
+  #sweeping: Promise<void> = Promise.resolve();
+
+  constructor(opts: DownloadManagerOptions) {
+    super();
+    this.#opts = opts;
+    this.#store = opts.store;
+    this.#policy = opts.policy;
+    this.#folder = opts.folder;
+    this.#concurrency = Math.max(1, Math.floor(opts.concurrency ?? 3));
+    this.#template = opts.fileNameTemplate;
+    this.#now = opts.now ?? Date.now;
+    this.#random = opts.random ?? Math.random;
+    this.#backoff = { baseMs: opts.retryBaseMs ?? 2000, maxMs: opts.retryMaxMs ?? 5 * 60 * 1000, jitter: 1 };
+    const statfs = opts.fs?.statfs;
+    const stats: DiskStats | undefined =
+      opts.diskStats ?? (statfs ? async (folder) => ({ blocks: 0, ...(await statfs(folder)) }) : undefined);
+    this.#disk = new DiskBudget({
+      ...(stats ? { stats } : {}),
+      ...(opts.diskFloorBytes !== undefined ? { floorBytes: opts.diskFloorBytes } : {}),
+    });
+  }
+
+  /**
+   * The disk health of the recordings folder as last measured (null before the first download): free bytes,
+   * what running downloads reserved, the floor kept for the journal and the recordings waiting for space.
+   */
+  get diskStatus(): DiskStatus | null {
+    return this.#disk.status;
+  }
+
+  /** Subscribes to new jobs and resumes every unfinished one (a job left `downloading` by a crash included). */
+  start(): void {
+    if (this.#started) return;
+    this.#started = true;
+    this.#stopped = false;
+    this.#store.on('added', this.#onAdded);
+    // Keys only: a journal of 100,000 jobs is not read into memory to start.
+    // A gone recording is looked at once more: the answer may have been a passing one.
+    for (const key of this.#store.keys(['pending', 'downloading', 'gone'])) this.#enqueue(key);
+    this.#sweeping = this.#sweep(this.#store.keys(['saved']));
+  }
+
+  /**
+   * A crash after the store recorded a save but before its commit record and name reservation were removed
+   * leaves both behind for good (the job never runs again): remove them. Cheap when there is nothing to remove.
+   */
+  async #sweep(keys: string[]): Promise<void> {
+    for (const key of keys) {
+      if (this.#stopped) return;
+      const job = this.#store.get(key);
+      if (!job?.path) continue;
+      const finalPath = job.path;
+      await releaseFinalName(finalPath);
+      await forgetCommit(partPathFor(path.dirname(finalPath), job), this.#opts.fs).catch(() => undefined);
+    }
+  }
+
+  /** When the next automatic attempt of `key` is due (ISO), or null when none is scheduled. */
+  nextAttemptAt(key: string): string | null {
+    const at = this.#retries.dueAt(key);
+    return at === undefined ? null : this.#iso(at);
+  }
+
+  /** Starts a `failed`, `expired` or `gone` job again now, or skips the wait of a job waiting for its next retry. */
+  async retry(key: string): Promise<void> {
+    const job = this.#store.get(key);
+    if (!job || job.state === 'saved') return;
+    if (this.#running.has(key)) {
+      // Its attempt is ending (its failure is being written): tried again the moment it has ended.
+      this.#retryAfter.add(key);
+      return;
+    }
+    this.#retries.cancel(key);
+    this.#sizeStrikes.delete(key);
+    if (job.state === 'failed' || job.state === 'expired' || job.state === 'gone') {
+      await this.#write(key, { state: 'pending', error: null, errorNotes: null, updatedAt: this.#iso() });
+    }
+    this.#enqueue(key);
+  }
+
+  /** Stops every download (parts are kept), cancels retry timers and waits for the store writes. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#started = false;
+    this.#store.off('added', this.#onAdded);
+    this.#retries.clear();
+    this.#queue.clear();
+    const tasks = [...this.#running.values()];
+    for (const { controller } of tasks) controller.abort();
+    await Promise.allSettled(tasks.map((t) => t.task));
+    while (this.#writes.size > 0) await Promise.allSettled([...this.#writes]);
+    await this.#sweeping;
+  }
+
+  /** New downloads go to `folder`; running ones finish where they started. */
+  setFolder(folder: string): void {
+    this.#folder = folder;
+  }
+
+  setConcurrency(concurrency: number): void {
+    this.#concurrency = Math.max(1, Math.floor(concurrency));
+    this.#pump();
+  }
+
+  get folder(): string {
+    return this.#folder;
+  }
+
+  /** Keys downloading right now. */
+  get active(): string[] {
+    return [...this.#running.keys()];
+  }
+
+  #onAdded = (job: RecordingJob): void => {
+    if (job.state === 'pending' || job.state === 'downloading') this.#enqueue(job.key);
+  };
+
+  #iso(ms = this.#now()): string {
+    return new Date(ms).toISOString();
+  }
+
+  #enqueue(key: string): void {
+    if (this.#stopped || this.#running.has(key) || this.#queue.has(key) || this.#retries.has(key)) return;
+    this.#queue.add(key);
+    this.#pump();
+  }
+
+  #pump(): void {
+    while (!this.#stopped && this.#running.size < this.#concurrency && this.#queue.size > 0) {
+      const key = this.#queue.values().next().value as string;
+      this.#queue.delete(key);
+      const job = this.#store.get(key);
+      if (!job || (job.state !== 'pending' && job.state !== 'downloading' && job.state !== 'gone')) continue;
+      const controller = new AbortController();
+      const task = this.#attempt(job, controller)
+        .catch((error: unknown) => {
+          // The store itself failed (e.g. its disk is full). The job keeps its last durable state; try again
+          // later, when a commit record (if the file was saved) lets the next attempt finish without a download.
+          const delay = this.#backoff.maxMs;
+          this.emit('failed', {
+            job,
+            error: error as Error,
+            willRetry: !this.#stopped,
+            nextAttemptAt: this.#stopped ? null : this.#iso(this.#now() + delay),
+          });
+          this.#schedule(key, delay);
+        })
+        .finally(() => {
+          this.#running.delete(key);
+          this.#disk.release(key);
+          this.#wakeDiskWaiters(key);
+          if (this.#retryAfter.delete(key)) void this.retry(key);
+          this.#pump();
+        });
+      this.#running.set(key, { controller, task });
+    }
+  }
+
+  #write(key: string, patch: Parameters<JobStore['update']>[1]): Promise<RecordingJob> {
+    const write = this.#store.update(key, patch);
+    this.#writes.add(write);
+    void write.then(
+      () => this.#writes.delete(write),
+      () => this.#writes.delete(write),
+    );
+    return write;
+  }
+
+  /** A download ended and its space may be free: the recordings waiting for space look again, first come first. */
+  #wakeDiskWaiters(ended: string): void {
+    for (const key of this.#disk.waitingKeys) {
+      if (this.#stopped) return;
+      if (key === ended || !this.#retries.has(key)) continue;
+      this.#retries.cancel(key);
+      this.#enqueue(key);
+    }
+  }
+
+  #announceDisk(): void {
+    const status = this.#disk.status;
+    if (!status) return;
+    if (status.state === 'ok' && this.#diskState === 'ok') return;
+    this.#diskState = status.state;
+    this.emit('disk', { ...status });
+  }
+
+  async #attempt(initial: RecordingJob, controller: AbortController): Promise<void> {
+    const signal = controller.signal;
+    const key = initial.key;
+    // A retry continues in the folder its part is in, even if the folder setting changed meanwhile.
+    const folder = this.#jobFolders.get(key) ?? this.#folder;
+    this.#jobFolders.set(key, folder);
+    const deadline = Date.parse(initial.deadline);
+    const partPath = partPathFor(folder, initial);
+    const ext = extFromUrl(initial.url);
+    const name = renderFileName(this.#template, { channelId: initial.channelId, receivedAt: initial.receivedAt, ext });
+    const base = name.slice(0, name.length - ext.length);
+    const strikes = this.#sizeStrikes.get(key);
+    const maxBytes = this.#opts.maxRecordingBytes ?? DEFAULT_MAX_RECORDING_BYTES;
+    const plausible = initial.announcedBytes !== null && initial.announcedBytes <= maxBytes;
+    const trustAnnounced = plausible && (!strikes || strikes[1] < ANNOUNCED_SIZE_STRIKES);
+
+    // Space first: a download that would not fit beside the running ones waits instead of starting (and
+    // stopping half way with the space another one needs). Waiting costs no attempt.
+    const need = await bytesToWrite(plausible ? initial.announcedBytes : null, partPath);
+    const short = await this.#disk.reserve(key, folder, need, partPath);
+    this.#announceDisk();
+    if (short) {
+      await this.#handleFailure(initial, new DiskFullError(folder, short.needed, short.free), deadline, partPath);
+      return;
+    }
+
+    const stallRule = this.#opts.stallRule === undefined ? DEFAULT_STALL_RULE : this.#opts.stallRule;
+    let job = await this.#write(key, {
+      state: 'downloading',
+      attempts: initial.attempts + 1,
+      updatedAt: this.#iso(),
+    });
+    let lastCheckpoint = 0;
+    let checkpoint: Promise<unknown> | null = null;
+    // Whatever the reservations say, another program may fill the disk: pause above the floor.
+    const watch = this.#disk.watch(key, folder, (free) => {
+      if (!signal.aborted) controller.abort(new DiskFullError(folder, null, free));
+    });
+    try {
+      // Not a recursive mkdir: on a file system that refuses folders it would spin (see folder-check.ts).
+      await ensureWritableFolder(folder, { source: 'the recordings folder', probe: false });
+      await refusePlantedLinks(partPath);
+      const result = await downloadFile({
+        url: job.url,
+        partPath,
+        // Named once verified, after the bytes themselves say what the file is (the URL only suggested it).
+        dest: async () => reserveFinalName(folder, base, (await sniffPart(partPath)) ?? ext, key),
+        expectedBytes: trustAnnounced ? job.announcedBytes : null,
+        announcedBytes: plausible ? job.announcedBytes : null,
+        repeatOf: this.#md5Misses.get(key) ?? null,
+        maxBytes,
+        policy: this.#policy,
+        signal,
+        keepCommitRecord: true,
+        ...(this.#opts.segments !== undefined ? { segments: this.#opts.segments } : {}),
+        ...(this.#opts.segmentThresholdBytes !== undefined
+          ? { segmentThresholdBytes: this.#opts.segmentThresholdBytes }
+          : {}),
+        ...this.#opts.ramp,
+        ...(this.#opts.timeoutMs !== undefined ? { timeoutMs: this.#opts.timeoutMs } : {}),
+        ...(stallRule ? { stallRule: { ...stallRule, deadlineAt: deadline, now: this.#now } } : {}),
+        ...(this.#opts.fs ? { fs: this.#opts.fs } : {}),
+        ...(this.#opts.progressIntervalMs !== undefined ? { progressIntervalMs: this.#opts.progressIntervalMs } : {}),
+        onBytesWritten: watch.wrote,
+        onProgress: (p) => {
+          this.emit('progress', { key, channelId: job.channelId, deadline: job.deadline, ...p });
+          const now = this.#now();
+          if (!checkpoint && now - lastCheckpoint >= (this.#opts.checkpointIntervalMs ?? 1000)) {
+            lastCheckpoint = now;
+            checkpoint = this.#write(key, { bytes: p.bytes, totalBytes: p.total })
+              .catch(() => undefined)
+              .finally(() => {
+                checkpoint = null;
+              });
+          }
+        },
+      });
+      await checkpoint;
+      job = await this.#write(key, {
+        state: 'saved',
+        path: result.path,
+        bytes: result.bytes,
+        totalBytes: result.bytes,
+        checks: result.checks,
+        error: null,
+        errorNotes: null,
+        updatedAt: this.#iso(),
+      });
+      // Only now that the store knows the path may the records that prevent a second copy go.
+      await releaseFinalName(result.path);
+      await forgetCommit(partPath, this.#opts.fs).catch(() => undefined);
+      this.#sizeStrikes.delete(key);
+      this.#md5Misses.delete(key);
+      this.#jobFolders.delete(key);
+      this.#disk.forget(key);
+      this.emit('saved', { job, path: result.path, bytes: result.bytes });
+    } catch (error) {
+      await checkpoint;
+      await watch.settled();
+      const reason: unknown = signal.reason;
+      if (signal.aborted && reason instanceof DiskFullError && !this.#stopped) {
+        await this.#handleFailure(job, reason, deadline, partPath);
+        return;
+      }
+      if (signal.aborted || isAbortError(error)) {
+        await this.#write(key, { state: 'pending', updatedAt: this.#iso() });
+        return;
+      }
+      await this.#handleFailure(job, error instanceof Error ? error : new Error(String(error)), deadline, partPath);
+    }
+  }
+
+  async #handleFailure(job: RecordingJob, error: Error, deadline: number, partPath: string): Promise<void> {
+    const key = job.key;
+    const now = this.#now();
+    const cause = describe(error);
+
+    if (error instanceof DownloadRefusedError) {
+      this.#disk.forget(key);
+      const failed = await this.#write(key, { state: 'failed', ...stored(cause), updatedAt: this.#iso(now) });
+      this.emit('failed', { job: failed, error, willRetry: false, nextAttemptAt: null });
+      return;
+    }
+
+    if (now >= deadline) {
+      this.#disk.forget(key);
+      this.#announceDisk();
+      const partBytes = await sizeOf(downloadFs(this.#opts.fs), partPath).catch(() => null);
+      const at = formatTime(deadline);
+      const why =
+        error instanceof HttpStatusError && error.gone
+          ? [note('recordingGone', { at })]
+          : [note('recordingLate', { at }), cause];
+      // The file is gone from the service: its part can never be finished, and it holds disk others need.
+      if (partBytes !== null) {
+        await discardPart(partPath, this.#opts.fs).catch(() => undefined);
+        if (partBytes > 0) why.push(note('partialReleased', { size: formatBytes(partBytes) }));
+      }
+      this.#jobFolders.delete(key);
+      this.#sizeStrikes.delete(key);
+      const reason = stored(...why);
+      const expired = await this.#write(key, { state: 'expired', ...reason, updatedAt: this.#iso(now) });
+      this.emit('expired', { job: expired, reason: reason.error });
+      return;
+    }
+
+    if (error instanceof HttpStatusError && error.gone) {
+      // Said as gone (not "expires in 5 h, will try again"). The first look again comes as soon as any retry would
+      // (the file may not have been published yet); later ones less and less often, until the deadline.
+      const looks = this.#goneLooks(key);
+      const goneMs = this.#opts.goneRecheckMs ?? GONE_RECHECK_MS;
+      const wait =
+        looks === 0
+          ? Math.max(1, backoffDelay(1, this.#backoff, this.#random))
+          : backoffDelay(looks, { baseMs: goneMs, maxMs: GONE_RECHECK_MAX_MS });
+      const nextAt = Math.min(deadline, now + wait);
+      const why = stored(note('recordingGoneNow', { status: error.status, detail: error.detail || 'no detail' }));
+      const gone = await this.#write(key, { state: 'gone', ...why, updatedAt: this.#iso(now) });
+      this.#schedule(key, nextAt - now);
+      this.emit('failed', { job: gone, error, willRetry: true, nextAttemptAt: this.#iso(nextAt) });
+      return;
+    }
+    this.#goneCount.delete(key);
+
+    if (error instanceof VerificationError && error.sha256) this.#md5Misses.set(key, error.sha256);
+    // Only a size the server gave counts against the announcement (a cut one is where Tally stopped reading).
+    if (error instanceof VerificationError && error.kind === 'announced-size' && !error.cut) {
+      const actual = Number(error.actual);
+      const previous = this.#sizeStrikes.get(key);
+      this.#sizeStrikes.set(key, [actual, previous && previous[0] === actual ? previous[1] + 1 : 1]);
+    }
+
+    if (error instanceof DiskFullError) {
+      // Not a retry with backoff: the next download to finish wakes this one (see #wakeDiskWaiters), and a
+      // look every diskRecheckMs notices space freed by someone else. Its part is kept.
+      const why = stored(await this.#disk.wait(key, error));
+      this.#announceDisk();
+      const nextAt = Math.min(deadline, now + (this.#opts.diskRecheckMs ?? Math.min(30_000, this.#backoff.maxMs)));
+      const pending = await this.#write(key, { state: 'pending', ...why, updatedAt: this.#iso(now) });
+      this.emit('failed', { job: pending, error, willRetry: true, nextAttemptAt: this.#iso(nextAt) });
+      this.#schedule(key, nextAt - now);
+      return;
+    }
+
+    let nextAt = now + Math.max(1, backoffDelay(job.attempts, this.#backoff, this.#random));
+    // The final attempt happens at the deadline itself: the file may still be there until that very moment.
+    if (nextAt > deadline) nextAt = deadline;
+    const pending = await this.#write(key, { state: 'pending', ...stored(cause), updatedAt: this.#iso(now) });
+    this.#schedule(key, nextAt - now);
+    this.emit('failed', { job: pending, error, willRetry: true, nextAttemptAt: this.#iso(nextAt) });
+  }
+
+  /** How many gone answers in a row this job has had before this one. */
+  #goneLooks(key: string): number {
+    const looks = this.#goneCount.get(key) ?? 0;
+    this.#goneCount.set(key, looks + 1);
+    return looks;
+  }
+
+  #schedule(key: string, delayMs: number): void {
+    if (this.#stopped) return;
+    this.#retries.add(key, this.#now() + Math.max(0, delayMs));
+  }
+}
