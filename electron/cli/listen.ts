@@ -223,6 +223,7 @@ const command: Command = {
       ndjson: values.ndjson === true,
       tty: isTty(io.stdout),
       folder,
+      coalesce: true,
     });
     // The studio link as the health shows it (the publisher's events keep it current).
     let studioLink: FaceFacts['studio'] = studio ? { state: 'connecting', reason: [] } : null;
