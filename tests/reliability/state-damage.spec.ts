@@ -152,6 +152,22 @@ describe('a damaged journal', () => {
     expect((await readdir(dir)).some((f) => f.startsWith(`${JOURNAL_FILE}.damaged-`))).toBe(true);
   });
 
+  it('an all-garbage journal without line breaks is kept aside before it is cut, and said so', async () => {
+    const dir = await tempDir();
+    const garbage = Buffer.alloc(200 * 1024, 0xfe);
+    await writeFile(join(dir, JOURNAL_FILE), garbage);
+    const lines: string[] = [];
+    const log = { info: () => undefined, warn: (l: string) => lines.push(l), error: (l: string) => lines.push(l) };
+    const again = await Inbox.open(dir, { log } as never);
+    cleanups.push(() => again.close());
+    expect(again.list()).toEqual([]);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /^journal: a damaged end of inbox\.jsonl without a line break cut off; the file as it was is kept as /,
+    );
+    expect(await readFile(again.replay.damagedCopy as string)).toEqual(garbage);
+  });
+
   it('a journal that is a folder is one clear error naming it', async () => {
     const dir = await tempDir();
     await mkdir(join(dir, JOURNAL_FILE));

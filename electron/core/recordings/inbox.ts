@@ -139,6 +139,7 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
   static async open(dir: string, options: InboxOptions = {}): Promise<Inbox> {
     // Replay keeps only where each job's last snapshot is (and its state), never the jobs themselves.
     const index = new JobIndex();
+    let damagedCopy: string | null = null;
     const { file, size, replay } = await openJournal(dir, () =>
       openJsonLines(
         dir,
@@ -150,12 +151,19 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
         },
         journalOpener(options),
         DSYNC_FLAGS ?? 'a',
+        async (path) => {
+          const found = `a damaged end of ${JOURNAL_FILE} without a line break cut off`;
+          damagedCopy = await keepDamaged(path, found, options.log);
+        },
       ),
     );
-    const report: ReplayReport = { jobs: 0, damagedCopy: null, ...replay };
+    const report: ReplayReport = { jobs: 0, damagedCopy, ...replay };
     // Damaged lines are skipped, never fatal; the file as it was is kept aside first (compaction rewrites it).
-    if (replay.skippedLines > 0)
-      report.damagedCopy = await keepDamaged(join(dir, JOURNAL_FILE), replay, index.size, options.log);
+    if (replay.skippedLines > 0) {
+      const n = replay.skippedLines;
+      const found = `${n} damaged line${n === 1 ? '' : 's'} of ${JOURNAL_FILE} skipped (${index.size} recording${index.size === 1 ? '' : 's'} read from ${replay.lines} good lines)`;
+      report.damagedCopy ??= await keepDamaged(join(dir, JOURNAL_FILE), found, options.log);
+    }
     const inbox = new Inbox(dir, file, report, size, options, index);
     report.jobs = index.size;
     if (inbox.#shouldCompact() || inbox.#prunable().length >= PRUNE_AT_OPEN) {
