@@ -93,6 +93,28 @@ describe('the state folder vanishing while running', () => {
   });
 });
 
+describe('the state folder vanishing while no webhook comes', () => {
+  it('is made again at the next heartbeat, lock included, so no second receiver can start on it', async () => {
+    const root = await tempDir();
+    const stateDir = join(root, 'state');
+    const pipeline = await RecordingPipeline.open({
+      stateDir,
+      folder: join(root, 'recordings'),
+      policy: new DownloadOriginPolicy(['https://s3.amazonaws.com']),
+      heartbeatIntervalMs: 50,
+    });
+    cleanups.push(() => pipeline.stop());
+    await pipeline.setDownloadsPaused(true);
+    await pipeline.start();
+    const restored = once(pipeline, 'state-restored');
+    await rm(stateDir, { recursive: true, force: true });
+    await restored;
+    expect(JSON.parse(await readFile(join(stateDir, LOCK_FILE), 'utf8'))).toMatchObject({ pid: process.pid });
+    expect(await exists(join(stateDir, JOURNAL_FILE))).toBe(true);
+    expect(await exists(join(stateDir, tokenCopyName('hooks')))).toBe(true);
+  });
+});
+
 describe('a damaged token file', () => {
   it('comes back from the copy kept beside it: the webhook URL does not change', async () => {
     const dir = await tempDir();

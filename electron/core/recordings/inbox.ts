@@ -316,7 +316,7 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
       if (this.#compactWaiters.length > 0) {
         const waiters = this.#compactWaiters.splice(0);
         try {
-          await this.#rewrite();
+          if (!(await this.#keepHome())) await this.#rewrite();
           for (const waiter of waiters) waiter.resolve();
         } catch (error) {
           const failure = new JournalWriteError('Could not compact the recordings journal.', { cause: error });
@@ -374,11 +374,22 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
    * Tally reads; if not, the folder is made again and the journal written from memory (the reader still holds
    * the old file), and `restored` says so. Until that works every add is refused, never acknowledged.
    */
-  async #keepHome(): Promise<void> {
-    if (!(await journalMoved(this.path, this.#reader))) return;
+  async #keepHome(): Promise<boolean> {
+    if (!(await journalMoved(this.path, this.#reader))) return false;
     await mkdir(this.#dir, { recursive: true, mode: 0o700 });
     await this.#rewrite();
     this.emit('restored', { dir: this.#dir, jobs: this.#index.size });
+    return true;
+  }
+
+  /**
+   * Looks whether the state folder or the journal vanished, and makes them again at once if so (the pipeline
+   * asks on every heartbeat: without it a quiet receiver noticed only at the next webhook, and a second receiver
+   * could start on the state meanwhile, its lock gone with the folder).
+   */
+  async checkHome(): Promise<void> {
+    if (this.#closed || !(await journalMoved(this.path, this.#reader))) return;
+    await this.compact();
   }
 
   #takeBatch(): Pending[] {
