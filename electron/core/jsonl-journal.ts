@@ -124,6 +124,11 @@ export async function openJsonLines<F extends JournalHandle = FileHandle>(
   accept: Accept,
   wrap: (raw: FileHandle) => F = (raw) => raw as unknown as F,
   flags: string | number = 'a',
+  /**
+   * Called before an unterminated tail longer than any line is cut off: that is damage, not a torn last write
+   * (which is at most one line), and the caller may keep the file as it was first.
+   */
+  beforeCut?: (path: string) => Promise<void>,
 ): Promise<OpenedJournal<F>> {
   await mkdir(dir, { recursive: true });
   const path = join(dir, name);
@@ -141,6 +146,7 @@ export async function openJsonLines<F extends JournalHandle = FileHandle>(
         await appendFully(file, Buffer.from('\n'));
         size = totalBytes + 1;
       } else {
+        if (beforeCut && totalBytes - completeBytes > MAX_LINE_BYTES) await beforeCut(path);
         await file.truncate(completeBytes);
         replay.truncatedBytes = totalBytes - completeBytes;
       }

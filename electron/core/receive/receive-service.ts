@@ -328,6 +328,15 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       this.#registrationFailed = info.message;
       changed();
     });
+    // A damaged token file and copy made a new token: the URL the service holds is dead, so registration stays
+    // in error until the new one is registered (issue 20).
+    const tokenReplaced = (info: { why: string }): void => {
+      this.#registrationFailed = `the webhook token changed (${info.why}); the URL the service holds answers 404 until the new one is registered`;
+      changed();
+    };
+    on('token-replaced', tokenReplaced);
+    if (pipeline.tokenReplaced) tokenReplaced(pipeline.tokenReplaced);
+    on('disk', changed);
     on('rejected', (r) => {
       // A 503 is a genuine webhook turned away: its recording is lost unless someone acts. An upload's 503 (too
       // many at once) is a refused client recording, counted under Problems instead.
