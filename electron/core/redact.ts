@@ -19,3 +19,17 @@ export function redactSecrets(text: string, known: readonly string[] = []): stri
   for (const secret of known) if (secret.length >= 6) out = out.split(secret).join('[redacted]');
   return out;
 }
+
+/** The environment variables that hold secrets (tally login's alternatives). */
+const SECRET_ENV = [
+  'TALLY_SECRET',
+  'TALLY_TEAM_PASSWORD',
+  'TALLY_TEAM_TOKEN',
+  'NGROK_AUTHTOKEN',
+  'AWS_SECRET_ACCESS_KEY',
+];
+
+/** The secret values set in `env`, for redaction. */
+export function secretsInEnv(env: NodeJS.ProcessEnv): string[] {
+  return SECRET_ENV.map((name) => env[name]).filter((v): v is string => typeof v === 'string' && v !== '');
+}
