@@ -88,6 +88,11 @@ export const NOTE_TEXT = {
   recordingGone: 'The service deleted the recording 6 hours after the broadcast ended (at {at}).',
   recordingLate: 'The recording could not be downloaded before the service deleted it (at {at}):',
   partialKept: 'A partial copy ({size}) is kept at {path}.',
+  partialReleased: 'Its partial copy ({size}) was deleted to free the disk.',
+  diskWait:
+    'Waiting for disk space in {folder}: {needed} needed, {free} free beside the other downloads and the {floor} kept free for the journal.',
+  diskBelowFloor:
+    'Paused: the disk of {folder} has {free} free, less than the {floor} kept free for the journal. It resumes when there is room.',
   saveFailed: 'Could not save the recording: {detail}',
   uploadRefused: '{status}: {reason}',
   gapNoCredentials: 'No credentials: missed recordings cannot be checked.',

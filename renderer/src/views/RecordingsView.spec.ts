@@ -143,7 +143,11 @@ describe('RecordingsView', () => {
       return [item.querySelector('.state-tag')?.textContent, item.querySelector('p')?.textContent];
     };
     await screen.findByText(/^checked · /);
-    expect(tag('checked')).toEqual(['Verified', expect.stringMatching(/^Saved and verified \(size\)/)]);
+    // A size alone is said as such (issue 20): the right length of the wrong bytes would pass it.
+    expect(tag('checked')).toEqual([
+      'Verified',
+      expect.stringMatching(/^Saved; only its size could be checked \(the server gave no checksum\)/),
+    ]);
     expect(tag('unchecked')).toEqual([
       'Saved',
       expect.stringMatching(/^Saved; the service gave no size or checksum to verify it against/),

@@ -39,6 +39,8 @@ function savedText(r: RecordingView): string {
   // Saved before Tally kept what it checked: nothing to say either way.
   if (r.checks === undefined) return t('recordings.states.saved');
   if (!isVerified(r)) return t('recordings.savedUnchecked');
+  // A size alone is no proof of the bytes (a server can send the right length of the wrong data): said as such.
+  if (r.checks?.length === 1 && r.checks[0] === 'size') return t('recordings.savedSizeOnly');
   const checks = (r.checks ?? []).map((c) => t(`recordings.checks.${c}`)).join(', ');
   return t('recordings.savedVerified', { checks });
 }
