@@ -292,6 +292,10 @@ export const NOTE_TEXT = {
   healthDiskLow: 'Only {free} free in {path}.',
   healthDiskFull: '{path} is nearly full ({free} free): downloads and new webhooks will fail.',
   healthDiskUnknown: 'The free space of {path} cannot be read: {detail}',
+  healthDiskWaiting: {
+    one: '{count} recording waits for space in {path}: it needs {needed}, {free} is free.',
+    other: '{count} recordings wait for space in {path}: the first needs {needed}, {free} is free.',
+  },
   healthDiskAction: 'Free some space, or choose a recordings folder on another disk.',
   healthKeychainOk: 'The OS keychain is available.',
   healthKeychainMissing: 'No OS keychain: {reason}',

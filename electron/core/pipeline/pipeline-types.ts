@@ -8,7 +8,7 @@ import type { SearchResult } from '../model.js';
 import type { DownloadOriginPolicy } from '../net/url-policy.js';
 import type { GapReportResult } from '../recordings/gap-report.js';
 import type { RecordingJob } from '../recordings/types.js';
-import type { NgrokSdk, TunnelSettingsInput } from '../tunnels/index.js';
+import type { ConnectToOverride, NgrokSdk, TunnelSettingsInput } from '../tunnels/index.js';
 import type { RefusedUploadRecord } from '../uploads/upload-log.js';
 import type { UploadedEvent } from '../uploads/upload-route.js';
 import type { ChannelHookCall } from '../webhook/channel-hook.js';
@@ -42,6 +42,11 @@ export interface PipelineOptions {
   ngrokAuthtoken?: string | null;
   /** Replaces the ngrok SDK's cloud boundary (tests only). */
   ngrokSdk?: NgrokSdk;
+  /**
+   * Tests only: where a public-looking host (a tunnel fake's `http://<id>.lt.test`) is really reached, for the
+   * public-path check through the tunnel (TunnelSupervisor's `testOnlyConnectTo`).
+   */
+  testOnlyConnectTo?: ConnectToOverride;
   /** Register the public webhook URL through the admin API whenever it changes. */
   register?: boolean;
   /** Needed for registration and the gap report; without it both are skipped with a clear message. */

@@ -252,6 +252,10 @@ export const koNotes: Messages['notes'] = {
   healthDiskLow: '{path}의 여유 공간이 {free}뿐입니다.',
   healthDiskFull: '{path}이(가) 거의 가득 찼습니다(여유 {free}). 다운로드와 새 웹훅이 실패합니다.',
   healthDiskUnknown: '{path}의 여유 공간을 읽을 수 없습니다: {detail}',
+  healthDiskWaiting: {
+    one: '녹화 {count}개가 {path}의 공간을 기다립니다. {needed}이(가) 필요하고 {free}이(가) 남아 있습니다.',
+    other: '녹화 {count}개가 {path}의 공간을 기다립니다. 첫 번째에 {needed}이(가) 필요하고 {free}이(가) 남아 있습니다.',
+  },
   healthDiskAction: '공간을 확보하거나 다른 디스크의 녹화 폴더를 고르세요.',
   healthKeychainOk: 'OS 키체인을 사용할 수 있습니다.',
   healthKeychainMissing: 'OS 키체인이 없습니다: {reason}',
