@@ -9,6 +9,8 @@ export function redactSecrets(text: string, known: readonly string[] = []): stri
   let out = text
     .replace(/("(?:secret|token|password|authorization|authtoken)"\s*:\s*)"(?:[^"\\]|\\.)*"/gi, '$1"[redacted]"')
     .replace(/\b(secret|token|password|authtoken)=([^&\s"']+)/gi, '$1=[redacted]')
+    // The same in a percent-encoded URL (a query inside another URL, a request line in an error).
+    .replace(/(secret|token|password|authtoken)%3D([^&\s"'%]+)/gi, '$1%3D[redacted]')
     .replace(/\b(secret|authorization)(\s*:\s*)(?:bearer\s+)?[^\s,;"']+/gi, '$1$2[redacted]')
     .replace(/\bbearer\s+[A-Za-z0-9._~+/-]+=*/gi, 'Bearer [redacted]')
     // Credentials inside a URL: nats://user:password@host, https://token@host.
