@@ -14,6 +14,8 @@ import { openCommandLog } from './command-log.js';
 import { UsageError } from './command.js';
 import { loadSettings, openCredentialStore, parseCommandArgs } from './context.js';
 import { createStudioPrinter } from './studio-output.js';
+import { createListenPrinter } from './listen-output.js';
+import { MemberHealth } from '../core/receive/member-health.js';
 
 const help = `Usage: tally follow --team nats://HOST:PORT [--folder DIR] [options]
 
@@ -30,7 +32,7 @@ Options:
                      same across runs: the name is what the server remembers your place by.
   --max-rate <n>     Most bytes per second per transfer (k, M suffixes: 2M), to leave bandwidth for a
                      live broadcast (default: no limit)
-  --ndjson           One JSON object per line: ready, waiting, progress, saved, failed, connection,
+  --ndjson           One JSON object per line: ready, health, waiting, progress, saved, failed, connection,
                      stopping, stopped
   -h, --help         Show this help
 
@@ -104,6 +106,21 @@ const command: Command = {
     follower.on('progress', (p) => printer.progress(p));
     follower.on('saved', (e) => printer.saved(e));
     follower.on('failed', (info) => printer.failed(info));
+    // The member's health (team link, mirror, disk): `health` lines, and `tally status` from another terminal.
+    const health = new MemberHealth(appDataDir(io.env), folder);
+    const healthPrinter = createListenPrinter({ out: io.stdout, ndjson: values.ndjson === true, tty: false, folder });
+    health.on('health', (view, previous) => healthPrinter.health(view, previous));
+    follower.on('ready', () => health.link('connected', null));
+    follower.on('waiting', (info) => health.link('unreachable', info.message));
+    follower.on('connection', (state) =>
+      health.link(
+        state === 'disconnected' ? 'unreachable' : 'connected',
+        state === 'disconnected' ? 'disconnected' : null,
+      ),
+    );
+    follower.on('saved', (e) => health.saved(e.identity));
+    follower.on('failed', (info) => health.failed(info.identity, info.message, info.willRetry));
+    await health.start((line) => io.stderr.write(`tally follow: ${line}\n`));
 
     const stopOnSignal = () => void follower.stop();
     io.signal.addEventListener('abort', stopOnSignal, { once: true });
@@ -119,6 +136,7 @@ const command: Command = {
     } finally {
       io.signal.removeEventListener('abort', stopOnSignal);
       await follower.stop();
+      await health.stop();
     }
     printer.stopped();
     return 0;
