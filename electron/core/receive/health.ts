@@ -88,7 +88,11 @@ export interface HealthFacts {
   /** Only where the keychain is used (the app): null leaves the component out. */
   keychain: { available: boolean; reason: Note[] } | null;
   /** Only in studio mode: null leaves the component out. */
-  studio: { state: 'connecting' | 'connected' | 'unreachable' | 'error' | 'off'; reason: Note[] } | null;
+  studio: {
+    /** `warning`: connected, with a standing warning (a namesake, a full folder, a member lagging toward retention). */
+    state: 'connecting' | 'connected' | 'warning' | 'unreachable' | 'error' | 'off';
+    reason: Note[];
+  } | null;
 }
 
 const ORDER: HealthComponentId[] = [
@@ -293,7 +297,8 @@ function studioHealth(f: HealthFacts): HealthComponentView | null {
   if (s.state === 'connected') return component('studio', 'ok', [note('healthStudioOk')]);
   if (s.state === 'connecting') return component('studio', 'warning', [note('healthStudioConnecting')]);
   const state = s.state === 'error' ? 'error' : 'warning';
-  return component('studio', state, [because('healthStudioDown', s.reason, s.state)], [note('healthStudioAction')]);
+  const action = s.state === 'warning' ? null : [note('healthStudioAction')];
+  return component('studio', state, [because('healthStudioDown', s.reason, s.state)], action);
 }
 
 /** Judges one snapshot of facts. */

@@ -15,6 +15,7 @@ export class MemberHealth extends EventEmitter<{ health: [view: HealthView, prev
   readonly #folder: string;
   #studio: MemberFacts['studio'] = { state: 'connecting', reason: [] };
   readonly #failing = new Map<string, string>();
+  readonly #warnings = new Map<string, string>();
   #lost: number[] = [];
   #disks: MemberFacts['disks'] = [];
   #view: HealthView | null = null;
@@ -66,6 +67,16 @@ export class MemberHealth extends EventEmitter<{ health: [view: HealthView, prev
     this.#changed();
   }
 
+  /** A standing warning of the follower (namesake, twin, folder full, S3 setup, lag), until it is cleared. */
+  warning(kind: string, message: string): void {
+    this.#warnings.set(kind, message);
+    this.#changed();
+  }
+
+  cleared(kind: string): void {
+    if (this.#warnings.delete(kind)) this.#changed();
+  }
+
   saved(identity: string): void {
     if (this.#failing.delete(identity)) this.#changed();
   }
@@ -82,9 +93,15 @@ export class MemberHealth extends EventEmitter<{ health: [view: HealthView, prev
   #judge(): HealthView {
     const now = Date.now();
     this.#lost = this.#lost.filter((at) => now - at < ATTENTION_MS);
+    const warned = [...this.#warnings.values()];
+    // A connected link with a standing warning (a namesake, a full folder, lagging toward retention) is not ok.
+    const studio: MemberFacts['studio'] =
+      this.#studio.state === 'connected' && warned.length > 0
+        ? { state: 'warning', reason: [{ code: 'error', params: { message: warned.join(' ') } }] }
+        : this.#studio;
     return judgeMemberHealth({
       now,
-      studio: this.#studio,
+      studio,
       failing: [...this.#failing.values()],
       lost: this.#lost.length,
       disks: this.#disks,
