@@ -189,7 +189,7 @@ describe('packaged app (electron-builder --dir --linux)', () => {
   });
 
   it('ships the tray icons as plain files beside the archive', async () => {
-    for (const name of ['trayTemplate.png', 'trayTemplate@2x.png', 'tray-live.png', 'tray-attention@2x.png']) {
+    for (const name of ['trayTemplate.png', 'trayTemplate@2x.png', 'tray-live.png', 'tray-error@2x.png']) {
       await expect(stat(join(unpacked, 'resources', 'tray', name)), name).resolves.toBeTruthy();
     }
   });
