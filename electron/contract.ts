@@ -144,6 +144,11 @@ export type Language = 'system' | 'en' | 'ko';
 /** Settings as the renderer sees them: never a secret, never a token. */
 export interface SettingsView {
   recordingsFolder: string;
+  /**
+   * Where real recordings go (the saved setting, or the default `tally listen` and `tally follow` use too): the
+   * guide offers it even in demo mode, whose own folder is kept apart and is never a real one's default.
+   */
+  ownRecordingsFolder: string;
   pollIntervalSec: number;
   fileNameTemplate: string;
   concurrency: number;

@@ -27,6 +27,7 @@ import type { Sandbox } from '../sandbox/index.js';
 import {
   applySettingsPatch,
   effectiveDemoMode,
+  followsStudio,
   openSettingsStore,
   type Settings,
   type SettingsStore,
@@ -144,6 +145,9 @@ class Core implements TallyAppCore {
     });
     this.#studio = new StudioHost(opts, this.#env, this.#settings, {
       emit: (view) => this.#emit('studio:changed', view),
+      recordingChanged: (view) => {
+        if (!this.#host.isHidden(view.key)) this.#emit('recordings:changed', view);
+      },
       error: (view) => this.#emit('app:error', view),
       // Following a studio or not may leave or enter demo mode (effectiveDemoMode): the views must say so.
       save: (studio) =>
@@ -153,6 +157,10 @@ class Core implements TallyAppCore {
           this.#emit('settings:changed', this.#settingsView());
         }),
     });
+    this.#host.mirrored = {
+      list: () => this.#studio.memberRecordings(),
+      savedPath: (key) => this.#studio.savedPath(key),
+    };
     this.handlers = this.#buildHandlers();
   }
 
@@ -161,7 +169,7 @@ class Core implements TallyAppCore {
     this.#version = this.#opts.version ?? readPackageVersion();
     await this.#creds.probe();
     const credentials = await this.#loadCredentials();
-    this.#demo = this.#forceDemo || effectiveDemoMode(this.#settings.get(), credentials !== null);
+    this.#demo = this.#demoWanted(this.#settings.get(), credentials !== null);
     this.#folderFor(this.#settings.get());
   }
 
@@ -272,6 +280,7 @@ class Core implements TallyAppCore {
   #settingsView(settings: Settings = this.#settings.get()): SettingsView {
     return toSettingsView(settings, {
       recordingsFolder: this.#folderFor(settings),
+      ownRecordingsFolder: recordingsFolderFor(settings, null),
       demoMode: this.#demo,
       receivingPaused: this.#receivingPaused,
     });
@@ -283,6 +292,15 @@ class Core implements TallyAppCore {
     // Remembered for the tray, which asks often and should not read the settings file every time.
     this.#folder = folder;
     return folder;
+  }
+
+  /**
+   * Demo mode as the settings (or `tally serve --sandbox`) ask for it. Following a studio wins even over a
+   * forced demo: a member mirrors the team's real recordings and needs no service for that (docs/studio.md).
+   */
+  #demoWanted(settings: Settings, hasCredentials: boolean): boolean {
+    if (followsStudio(settings)) return false;
+    return this.#forceDemo || effectiveDemoMode(settings, hasCredentials);
   }
 
   #pollIntervalMs(settings: Settings): number {
@@ -306,8 +324,7 @@ class Core implements TallyAppCore {
     try {
       if (this.#phase === 'running') await this.#reconcile();
       else
-        this.#demo =
-          this.#forceDemo || effectiveDemoMode(this.#settings.get(), (await this.#loadCredentials()) !== null);
+        this.#demo = this.#demoWanted(this.#settings.get(), (await this.#loadCredentials()) !== null);
     } catch (error) {
       // The change is saved even when what it restarts failed: the page must show it (and the fields it
       // brings) at once, beside the error the request answers with.
@@ -419,7 +436,7 @@ class Core implements TallyAppCore {
     if (this.#phase !== 'running') return;
     const settings = this.#settings.get();
     const credentials = await this.#loadCredentials();
-    const demo = this.#forceDemo || effectiveDemoMode(settings, credentials !== null);
+    const demo = this.#demoWanted(settings, credentials !== null);
     const running = this.#demoRun.sandbox;
     const modeChanged = demo !== this.#demo || (demo && !running) || (!demo && running !== null);
     this.#demo = demo;

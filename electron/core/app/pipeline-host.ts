@@ -238,6 +238,12 @@ export class PipelineHost {
   }
 
   /** Downloads and client uploads together, newest first, without those the producer removed from the list. */
+  /**
+   * Recordings that come from elsewhere than this pipeline (a studio member's mirrored copies): one list, one
+   * key space, the same actions.
+   */
+  mirrored: { list(): RecordingView[]; savedPath(key: string): string | null } | null = null;
+
   list(): RecordingView[] {
     const jobs = this.#pipeline?.inbox.list() ?? [];
     const uploads = this.#pipeline?.uploadLog?.list() ?? [];
@@ -247,6 +253,7 @@ export class PipelineHost {
       ...jobs.map((job) => recordingView(job, this.progress.get(job.key))),
       ...uploads.map(uploadView),
       ...refused.map(refusedView),
+      ...(this.mirrored?.list() ?? []),
     ]
       .filter((view) => !hidden.has(view.key))
       .sort(newestFirst);
@@ -263,6 +270,11 @@ export class PipelineHost {
     return { ok: true };
   }
 
+  /** Whether the producer removed this entry from the list. */
+  isHidden(key: string): boolean {
+    return this.#hiddenRecordings().has(key);
+  }
+
   /** The removed-from-list keys of the state folder in use (demo and real service keep separate lists). */
   #hiddenRecordings(): HiddenRecordings {
     const dir = this.#stateDir ?? this.#deps.home;
@@ -272,6 +284,8 @@ export class PipelineHost {
 
   /** The saved file behind a view key, of either source; null when there is none (yet). */
   savedPath(key: string): string | null {
+    const mirrored = this.mirrored?.savedPath(key);
+    if (mirrored) return mirrored;
     if (key.startsWith(UPLOAD_KEY_PREFIX)) {
       return this.#pipeline?.uploadLog?.get(key.slice(UPLOAD_KEY_PREFIX.length))?.path ?? null;
     }

@@ -241,6 +241,8 @@ export const en = {
     webhookNotRegistered: 'Not registered with the service yet: register it in Settings.',
     webhookDemo:
       'Demo: the built-in sandbox sends its recordings straight to Tally. The first arrives within a minute or two.',
+    webhookFollowing:
+      'This computer follows a studio: the studio’s receiver gets the recordings, and each one is copied here, checked, as soon as it is shared.',
     webhookMissing: 'No public webhook URL yet. Set up a tunnel in Settings so the service can reach Tally.',
     filters: { label: 'Show', all: 'All', server: 'Broadcasts', client: 'Web client', problems: 'Problems' },
     noMatch: 'No finished recordings match this filter.',

@@ -230,6 +230,8 @@ export const ko: Messages = {
     webhookRegistered: '서비스에 등록됨',
     webhookNotRegistered: '아직 서비스에 등록되지 않았습니다. 설정에서 등록해 주세요.',
     webhookDemo: '데모: 내장 샌드박스가 녹화를 Tally로 바로 보냅니다. 첫 녹화는 1~2분 안에 도착합니다.',
+    webhookFollowing:
+      '이 컴퓨터는 스튜디오를 따릅니다. 스튜디오의 수신기가 녹화를 받고, 공유되는 즉시 확인된 사본이 여기로 복사됩니다.',
     webhookMissing: '아직 공개 웹훅 URL이 없습니다. 서비스가 Tally에 연결할 수 있도록 설정에서 터널을 설정해 주세요.',
     filters: { label: '보기', all: '전체', server: '방송', client: '웹 클라이언트', problems: '문제' },
     noMatch: '이 조건에 맞는 완료된 녹화가 없습니다.',
