@@ -95,7 +95,6 @@ export const NOTE_TEXT = {
   keychainUnusable: 'The OS keychain could not be used.',
   hostsChanged: 'The service hosts changed since the secret was entered, so it is not sent to them: {reenter}.',
   reenterInSettings: 'to use the new hosts, enter the secret again in Settings → Service account',
-  folderNotAbsolute: 'Enter the full path of the folder.',
   folderUnusable: 'Recordings cannot be saved in {path}:',
   folderNoPermission: 'Tally is not allowed to write there.',
   folderReadOnly: 'The disk is read-only.',

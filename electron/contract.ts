@@ -220,6 +220,8 @@ export interface CheckResult {
   ok: boolean;
   message: string | null;
   notes?: Note[] | null;
+  /** A folder check: the absolute folder it checked (`~` and relative paths resolved), to show back. */
+  path?: string;
 }
 
 export interface ErrorView {

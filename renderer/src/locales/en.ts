@@ -317,6 +317,7 @@ export const en = {
     folder: {
       title: 'Where recordings are saved',
       label: 'Folder path',
+      hint: '~ is your home folder; a relative path starts there too. Tally shows the full path it saves to.',
       choose: 'Choose…',
     },
     tunnel: {

@@ -67,7 +67,6 @@ export const koNotes: Messages['notes'] = {
   keychainUnusable: 'OS 키체인을 사용할 수 없습니다.',
   hostsChanged: '시크릿을 입력한 뒤 서비스 호스트가 바뀌어 시크릿을 보내지 않습니다. {reenter}.',
   reenterInSettings: '새 호스트를 사용하려면 설정 → ‘서비스 계정’에서 시크릿을 다시 입력하세요',
-  folderNotAbsolute: '폴더의 전체 경로를 입력하세요.',
   folderUnusable: '{path}에는 녹화를 저장할 수 없습니다:',
   folderNoPermission: 'Tally에 그곳에 쓸 권한이 없습니다.',
   folderReadOnly: '디스크가 읽기 전용입니다.',

@@ -306,6 +306,7 @@ export const ko: Messages = {
     folder: {
       title: '녹화 저장 위치',
       label: '폴더 경로',
+      hint: '~는 홈 폴더입니다. 상대 경로도 홈 폴더에서 시작합니다. Tally는 저장할 전체 경로를 보여 줍니다.',
       choose: '선택…',
     },
     tunnel: {
