@@ -211,6 +211,8 @@ export const NOTE_TEXT = {
   invalidFields: 'check {fields}',
   folderCannotUse: 'Cannot use {folder} as {source}: {why}. Choose another folder.',
   folderSourceSettings: 'the recordings folder (Settings → Where recordings are saved)',
+  /** The same folder named under its own field, where pointing at the section would point at itself. */
+  folderSourceField: 'the recordings folder',
   folderTooLong: 'The path is too long.',
   folderLoops: 'The path loops through symbolic links.',
   keychainLocked:

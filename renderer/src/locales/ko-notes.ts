@@ -173,6 +173,7 @@ export const koNotes: Messages['notes'] = {
   invalidSettings: '설정 값이 올바르지 않습니다({detail}).',
   invalidFields: '확인할 항목: {fields}',
   folderCannotUse: '{folder} 폴더를 쓸 수 없습니다({source}). {why} 다른 폴더를 고르세요.',
+  folderSourceField: '녹화 폴더',
   folderSourceSettings: '설정 → ‘녹화 저장 위치’',
   folderTooLong: '경로가 너무 깁니다.',
   folderLoops: '경로가 심볼릭 링크로 순환합니다.',
