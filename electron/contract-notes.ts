@@ -135,7 +135,9 @@ export const NOTE_TEXT = {
   fieldStaticDomain: 'Static domain',
   fieldServer: 'Server',
   ngrokAuthtokenMissing:
-    'ngrok needs an authtoken: set it in Settings → How the service reaches Tally → ngrok authtoken, or with `tally login --ngrok`.',
+    'ngrok needs an authtoken: set it in Settings → How the service reaches Tally → ngrok authtoken, or with `tally login --ngrok` (the keychain, or without one a file only you can read), or set TALLY_NGROK_AUTHTOKEN.',
+  ngrokTokenFileOpen:
+    'The ngrok authtoken file {path} can be read by other users, so Tally does not use it: run `chmod 600 {path}`, or save the token again.',
   ngrokAuthtokenRefused:
     'ngrok did not accept the authtoken ({providerCode}). Copy it again from the ngrok dashboard and set it in Settings → How the service reaches Tally (ngrok authtoken) or with `tally login --ngrok`.',
   ngrokDomainRefused:

@@ -137,6 +137,8 @@ export interface CredentialsStatus {
   keychainNotes?: Note[] | null;
   /** True when an ngrok authtoken is in the keychain, absent otherwise (the token never leaves the core). */
   ngrokTokenStored?: boolean;
+  /** Without a keychain: the file, readable by this user only, that holds (or will hold) the ngrok authtoken. */
+  ngrokTokenFile?: string;
 }
 
 export type Language = 'system' | 'en' | 'ko';

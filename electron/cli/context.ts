@@ -143,6 +143,7 @@ export function openCredentialResolver(io: Pick<CommandIo, 'env' | 'stderr'>): C
     reenter: 'run "tally login" to enter it again for the new hosts',
     noCredentials: NO_CREDENTIALS,
     log: lineLogger((line) => io.stderr.write(`${line}\n`)),
+    home: appDataDir(io.env),
   });
 }
 

@@ -157,7 +157,9 @@ const command: Command = {
 
     const ngrokAuthtoken = provider === 'ngrok' ? await resolver.ngrokAuthtoken() : null;
     if (provider === 'ngrok' && !ngrokAuthtoken) {
-      throw new ConfigError('ngrok needs an authtoken: store it in the OS keychain with "tally login --ngrok".');
+      throw new ConfigError(
+        'ngrok needs an authtoken: run "tally login --ngrok" (the OS keychain, or without one a file only you can read), or set TALLY_NGROK_AUTHTOKEN.',
+      );
     }
 
     // Started before the pipeline so its download host can be allowed; stopped after it (see finally).

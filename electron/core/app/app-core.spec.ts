@@ -4,12 +4,13 @@
  * summary and a clean stop. The keychain is its in-memory twin here (the real one is tested elsewhere).
  */
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { RecordingView } from '../../contract.js';
+import { note, type RecordingView } from '../../contract.js';
+import { ConfigError } from '../errors.js';
 import { MemorySecretStore, PROJECT_ACCOUNT } from '../credentials.js';
 import { startSandbox, type Sandbox } from '../sandbox/index.js';
 import { openSettingsStore } from '../settings.js';
@@ -262,7 +263,7 @@ describe('AppCore in demo mode', () => {
     // Nothing secret ever appears in the view.
     expect(JSON.stringify(view)).not.toMatch(/secret|token/i);
 
-    await expect(core.handlers['settings:update']({ recordingsFolder: 'relative/path' })).rejects.toMatchObject({
+    await expect(core.handlers['settings:update']({ recordingsFolder: '   ' })).rejects.toMatchObject({
       code: 'invalid_input',
     });
     expect((await core.handlers['settings:get']()).recordingsFolder).toBe(join(home, 'recordings'));
@@ -432,6 +433,7 @@ describe('AppCore credentials', () => {
       keychainAvailable: false,
       keychainMessage: 'No Secret Service is running.',
       keychainNotes: [{ code: 'error', params: { message: 'No Secret Service is running.' } }],
+      ngrokTokenFile: join(home, 'ngrok-authtoken'),
     });
     expect((await core.handlers['app:info']()).demo).toBe(false);
     await expect(
@@ -441,6 +443,23 @@ describe('AppCore credentials', () => {
       message: expect.stringContaining('No Secret Service'),
     });
     expect(await core.handlers['channels:live']()).toEqual([]);
+  });
+
+  it('without a keychain keeps the ngrok authtoken in a file only its owner can read, and says where', async () => {
+    const home = await tempHome();
+    const core = await makeCore(home, { keychainUnavailable: new ConfigError(note('keychainNoService')) });
+    await core.start();
+    const before = await core.handlers['credentials:status']();
+    // The Settings banner is the note, so the popover says it in Korean too.
+    expect(before.keychainNotes).toMatchObject([{ code: 'error', params: { note: 'keychainNoService' } }]);
+    expect(before).toMatchObject({ keychainAvailable: false, ngrokTokenFile: join(home, 'ngrok-authtoken') });
+    expect(before.ngrokTokenStored).toBeUndefined();
+
+    const after = await core.handlers['credentials:setNgrokToken']('ngrok-file-token');
+    expect(after).toMatchObject({ ngrokTokenStored: true, ngrokTokenFile: join(home, 'ngrok-authtoken') });
+    expect(await readFile(join(home, 'ngrok-authtoken'), 'utf8')).toBe('ngrok-file-token\n');
+    expect((await stat(join(home, 'ngrok-authtoken'))).mode & 0o777).toBe(0o600);
+    expect((await core.handlers['credentials:clearNgrokToken']()).ngrokTokenStored).toBeUndefined();
   });
 
   it('answers "no credentials" when demo mode is off and nothing is configured', async () => {

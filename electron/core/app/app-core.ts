@@ -122,6 +122,7 @@ class Core implements TallyAppCore {
     this.#creds = new AppCredentials({
       secrets: opts.secrets,
       env: this.#env,
+      home: opts.home,
       keychainUnavailable: opts.keychainUnavailable ?? null,
       log: this.#log,
       onBadChange: () => this.#events.updateTray(),

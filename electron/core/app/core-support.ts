@@ -31,7 +31,7 @@ export interface AppCoreOptions {
    * Set when `secrets` is a stand-in because the OS keychain could not be used: the reason shown to the
    * producer. Credentials then come from the environment only and `credentials:set` refuses.
    */
-  keychainUnavailable?: string | null;
+  keychainUnavailable?: ConfigError | string | null;
   log?: (line: string) => void;
   /** How the settings file is opened: `conf` by default, `electron-store` in the Electron shell. */
   settingsBackend?: SettingsBackendFactory;

@@ -339,6 +339,9 @@ export const en = {
       ngrokTokenHint: 'From your ngrok dashboard. Kept in the system keychain; Tally never shows it again.',
       ngrokTokenStored: 'Authtoken stored in the keychain',
       ngrokTokenMissing: 'No authtoken yet: ngrok needs one.',
+      ngrokTokenStoredFile: 'Authtoken stored in a file only you can read',
+      ngrokTokenFileHint:
+        'From your ngrok dashboard. This computer has no keychain, so Tally keeps it in {path}, readable by you only (or set TALLY_NGROK_AUTHTOKEN).',
       ngrokTokenPlaceholder: 'Stored. Type a new one to replace it',
       ngrokTokenSave: 'Save authtoken',
       ngrokTokenRemove: 'Remove authtoken',

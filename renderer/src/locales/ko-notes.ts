@@ -105,7 +105,9 @@ export const koNotes: Messages['notes'] = {
   fieldStaticDomain: '고정 도메인',
   fieldServer: '서버',
   ngrokAuthtokenMissing:
-    'ngrok에는 인증 토큰이 필요합니다. 설정 → ‘서비스가 Tally에 연결하는 방법’의 ‘ngrok 인증 토큰’에 입력하거나 “tally login --ngrok” 명령으로 저장하세요.',
+    'ngrok에는 인증 토큰이 필요합니다. 설정 → ‘서비스가 Tally에 연결하는 방법’의 ‘ngrok 인증 토큰’에 입력하거나 “tally login --ngrok” 명령으로 저장하세요(키체인이 없으면 나만 읽을 수 있는 파일에 저장됩니다). TALLY_NGROK_AUTHTOKEN 환경 변수도 쓸 수 있습니다.',
+  ngrokTokenFileOpen:
+    'ngrok 인증 토큰 파일 {path}을(를) 다른 사용자도 읽을 수 있어 Tally가 사용하지 않습니다. “chmod 600 {path}”를 실행하거나 토큰을 다시 저장하세요.',
   ngrokAuthtokenRefused:
     'ngrok이 인증 토큰을 받아들이지 않았습니다({providerCode}). ngrok 대시보드에서 다시 복사해 설정 → ‘서비스가 Tally에 연결하는 방법’의 ‘ngrok 인증 토큰’에 입력하거나 “tally login --ngrok” 명령으로 저장하세요.',
   ngrokDomainRefused:

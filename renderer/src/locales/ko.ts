@@ -327,6 +327,9 @@ export const ko: Messages = {
       ngrokTokenHint: 'ngrok 대시보드에서 복사하세요. 시스템 키체인에 보관되며 다시 표시되지 않습니다.',
       ngrokTokenStored: '인증 토큰이 키체인에 저장되어 있습니다',
       ngrokTokenMissing: '아직 인증 토큰이 없습니다. ngrok에는 토큰이 필요합니다.',
+      ngrokTokenStoredFile: '나만 읽을 수 있는 파일에 인증 토큰이 저장되어 있습니다',
+      ngrokTokenFileHint:
+        'ngrok 대시보드에서 복사하세요. 이 컴퓨터에는 키체인이 없어 Tally가 나만 읽을 수 있는 {path} 파일에 보관합니다(또는 TALLY_NGROK_AUTHTOKEN 설정).',
       ngrokTokenPlaceholder: '저장됨. 바꾸려면 새 토큰을 입력하세요',
       ngrokTokenSave: '인증 토큰 저장',
       ngrokTokenRemove: '인증 토큰 삭제',
