@@ -500,6 +500,8 @@ export function createBridge(transport: Transport): TallyBridge {
 
 export { errorNote, nested, note, NOTE_TEXT, NoteSchema, notesText, noteText, said } from './contract-notes.js';
 export type { Note, NoteCode, NoteParams, PluralText } from './contract-notes.js';
+export { SHELL_TEXT, shellLanguage, shellText } from './shell-text.js';
+export type { ShellLanguage, ShellText, ShellTextKey, ShellTexts } from './shell-text.js';
 export { codedMessage, errorCodeOf, errorMessageOf, errorParamsOf, RemoteError } from './contract-errors.js';
 
 /** Handler map the core implements once for both transports. */

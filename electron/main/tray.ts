@@ -12,7 +12,7 @@ import type {
   Rectangle,
   Tray,
 } from 'electron';
-import type { RequestHandlers } from '../contract.js';
+import { shellText, type RequestHandlers, type ShellLanguage, type ShellText, type ShellTextKey } from '../contract.js';
 import type { TraySnapshot } from '../core/app/types.js';
 import { TallyError } from '../core/errors.js';
 import { describeError } from './log.js';
@@ -35,6 +35,8 @@ export interface SystemTrayOptions {
   openFolder: (path: string) => void;
   quit: () => void;
   log?: Log;
+  /** The tray app's language (the Language setting): the menu, tooltip and dialogs come from the shell catalogue. */
+  language?: () => ShellLanguage;
 }
 
 /** Which icon a snapshot shows: attention beats downloading beats live. */
@@ -46,15 +48,20 @@ export function trayIconState(snapshot: TraySnapshot): TrayIconState {
 }
 
 /** Tooltip such as "Tally: 3 live · downloading 2 (45%)". Windows cuts tooltips at 127 characters. */
-export function trayTooltip(snapshot: TraySnapshot): string {
+export function trayTooltip(snapshot: TraySnapshot, language: ShellLanguage = 'en'): string {
+  const say = (key: ShellTextKey, params?: ShellText['params']) => shellText(language, { key, params });
   const parts: string[] = [];
   if (snapshot.attention) parts.push(cleanText(snapshot.attention, 60));
-  if (snapshot.liveCount > 0) parts.push(`${snapshot.liveCount} live`);
+  if (snapshot.liveCount > 0) parts.push(say('tooltipLive', { count: snapshot.liveCount }));
   if (snapshot.downloading > 0) {
     const percent = percentOf(snapshot.progress);
-    parts.push(`downloading ${snapshot.downloading}${percent === null ? '' : ` (${percent}%)`}`);
+    parts.push(
+      percent === null
+        ? say('tooltipDownloading', { count: snapshot.downloading })
+        : say('tooltipDownloadingPercent', { count: snapshot.downloading, percent }),
+    );
   }
-  if (snapshot.receivingPaused) parts.push('downloads paused');
+  if (snapshot.receivingPaused) parts.push(say('tooltipPaused'));
   const text = parts.length ? `Tally: ${parts.join(' · ')}` : 'Tally';
   return text.length > 127 ? `${text.slice(0, 126)}…` : text;
 }
@@ -130,7 +137,7 @@ export class SystemTrayService {
       tray.setImage(this.#options.loadIcon(icon));
       this.#icon = icon;
     }
-    const tooltip = trayTooltip(snapshot);
+    const tooltip = trayTooltip(snapshot, this.#language());
     if (tooltip !== this.#tooltip) {
       tray.setToolTip(tooltip);
       this.#tooltip = tooltip;
@@ -153,10 +160,10 @@ export class SystemTrayService {
     const name = cleanText(channelId, 120);
     const { response } = await this.#options.showMessageBox({
       type: 'warning',
-      title: 'End channel',
-      message: `End channel “${name}”?`,
-      detail: 'The broadcast stops for everyone watching. This cannot be undone.',
-      buttons: ['End Channel', 'Cancel'],
+      title: this.#say('endTitle'),
+      message: this.#say('endMessage', { channel: name }),
+      detail: this.#say('endDetail'),
+      buttons: [this.#say('endConfirm'), this.#say('cancel')],
       defaultId: 1,
       cancelId: 1,
       noLink: true,
@@ -166,9 +173,24 @@ export class SystemTrayService {
       await this.#options.handlers['channels:end'](channelId);
       return true;
     } catch (error) {
-      await this.#showError(`Could not end channel “${name}”`, error);
+      await this.#showError(this.#say('endFailed', { channel: name }), error);
       return false;
     }
+  }
+
+  /** Redraws the tooltip and menu in the language now chosen (after the Language setting changed). */
+  languageChanged(): void {
+    this.#tooltip = null;
+    this.#menuKey = null;
+    this.render();
+  }
+
+  #language(): ShellLanguage {
+    return this.#options.language?.() ?? 'en';
+  }
+
+  #say(key: ShellTextKey, params?: ShellText['params']): string {
+    return shellText(this.#language(), { key, params });
   }
 
   destroy(): void {
@@ -215,29 +237,31 @@ export class SystemTrayService {
 
   #menuEntries(snapshot: TraySnapshot): MenuEntry[] {
     const { popover } = this.#options;
-    const entries: MenuEntry[] = [{ label: 'Open Tally', action: () => popover.show() }, { type: 'separator' }];
+    const say = (key: ShellTextKey, params?: ShellText['params']) => this.#say(key, params);
+    const entries: MenuEntry[] = [{ label: say('trayOpen'), action: () => popover.show() }, { type: 'separator' }];
     if (snapshot.liveChannels.length > 0) {
-      entries.push({ label: `${snapshot.liveCount} live`, enabled: false });
+      entries.push({ label: say('trayLive', { count: snapshot.liveCount }), enabled: false });
       for (const channel of snapshot.liveChannels.slice(0, MAX_MENU_CHANNELS)) {
-        entries.push({ label: `End ${cleanText(channel.id, 40)}…`, action: () => void this.endChannel(channel.id) });
+        const label = say('trayEnd', { channel: cleanText(channel.id, 40) });
+        entries.push({ label, action: () => void this.endChannel(channel.id) });
       }
       const more = snapshot.liveChannels.length - MAX_MENU_CHANNELS;
-      if (more > 0) entries.push({ label: `${more} more in Tally…`, action: () => popover.show() });
+      if (more > 0) entries.push({ label: say('trayMore', { count: more }), action: () => popover.show() });
       entries.push({ type: 'separator' });
     }
     entries.push(
-      { label: 'Open recordings folder', action: () => this.#options.openFolder(snapshot.recordingsFolder) },
+      { label: say('trayOpenFolder'), action: () => this.#options.openFolder(snapshot.recordingsFolder) },
       {
         // Pausing never refuses webhooks: they are still journalled (the service does not resend), only
         // the downloads wait. Hence "downloads", whatever the setting is called.
-        label: 'Pause downloads',
+        label: say('trayPause'),
         type: 'checkbox',
         checked: snapshot.receivingPaused,
         action: () => void this.#setReceivingPaused(!snapshot.receivingPaused),
       },
-      { label: 'Settings…', action: () => popover.showSection('settings') },
+      { label: say('traySettings'), action: () => popover.showSection('settings') },
       { type: 'separator' },
-      { label: 'Quit Tally', action: () => this.#options.quit() },
+      { label: say('trayQuit'), action: () => this.#options.quit() },
     );
     return entries;
   }
@@ -249,13 +273,12 @@ export class SystemTrayService {
       // The native checkbox already flipped: rebuild the menu from the unchanged snapshot.
       this.#menuKey = null;
       this.render();
-      await this.#showError(paused ? 'Could not pause receiving' : 'Could not resume receiving', error);
+      await this.#showError(this.#say(paused ? 'pauseFailed' : 'resumeFailed'), error);
     }
   }
 
   async #showError(message: string, error: unknown): Promise<void> {
-    const detail =
-      error instanceof TallyError ? error.message : 'Something went wrong in Tally. The details are in the log.';
+    const detail = error instanceof TallyError ? error.message : this.#say('unexpected');
     if (!(error instanceof TallyError))
       (this.#options.log ?? console.error)(`[tray] ${message}: ${describeError(error)}`);
     await this.#options.showMessageBox({
@@ -263,7 +286,7 @@ export class SystemTrayService {
       title: 'Tally',
       message,
       detail,
-      buttons: ['OK'],
+      buttons: [this.#say('ok')],
       noLink: true,
     });
   }

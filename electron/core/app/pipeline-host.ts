@@ -350,7 +350,13 @@ export class PipelineHost {
       this.progress.update(e.key, { bytes: e.bytes, total: e.total, rate: e.rate, etaSeconds: e.etaSeconds }),
     );
     on('saved', (e) => {
-      emit('notify', { kind: 'saved', title: 'Recording saved', body: clean(basename(e.path), 200), path: e.path });
+      emit('notify', {
+        kind: 'saved',
+        title: 'Recording saved',
+        body: clean(basename(e.path), 200),
+        text: { title: { key: 'savedTitle' } },
+        path: e.path,
+      });
     });
     on('failed', (e) => {
       if (e.willRetry) return;
@@ -358,6 +364,7 @@ export class PipelineHost {
         kind: 'failed',
         title: 'Recording failed',
         body: clean(`${e.job.channelId}: ${e.job.error ?? describe(e.error)}`, 200),
+        text: { title: { key: 'failedTitle' } },
       });
     });
     on('expired', (e) => {
@@ -365,11 +372,21 @@ export class PipelineHost {
         kind: 'expired',
         title: 'Recording expired',
         body: clean(`${e.job.channelId}: the service deleted it before it could be downloaded.`, 200),
+        text: {
+          title: { key: 'expiredTitle' },
+          body: { key: 'expiredBody', params: { channel: clean(e.job.channelId, 120) } },
+        },
       });
     });
     on('uploaded', (e) => {
       emit('recordings:changed', uploadView(e));
-      emit('notify', { kind: 'saved', title: 'Upload saved', body: clean(e.fileName, 200), path: e.path });
+      emit('notify', {
+        kind: 'saved',
+        title: 'Upload saved',
+        body: clean(e.fileName, 200),
+        text: { title: { key: 'uploadSavedTitle' } },
+        path: e.path,
+      });
     });
     on('upload-refused', (record) => {
       emit('recordings:changed', refusedView(record));
@@ -379,6 +396,7 @@ export class PipelineHost {
         kind: 'refused',
         title: 'Client recording refused',
         body: clean(`${what}${stream}: ${record.reason}`, 200),
+        text: { title: { key: 'uploadRefusedTitle' } },
       });
       this.#deps.updateTray();
     });
@@ -387,7 +405,15 @@ export class PipelineHost {
     on('channel', (call) => {
       this.#deps.onChannel?.(call);
       if (call.action === 'create') {
-        emit('notify', { kind: 'live', title: 'Channel live', body: clean(`${call.channelId} is live.`, 200) });
+        emit('notify', {
+          kind: 'live',
+          title: 'Channel live',
+          body: clean(`${call.channelId} is live.`, 200),
+          text: {
+            title: { key: 'liveTitle' },
+            body: { key: 'liveBody', params: { channel: clean(call.channelId, 120) } },
+          },
+        });
       }
     });
     on('recording-missing', (m) => this.#onMissing(m));
@@ -414,6 +440,7 @@ export class PipelineHost {
       kind: 'refusing',
       title: 'New recordings are being refused',
       body: clean(reason, 200),
+      text: { title: { key: 'refusingTitle' } },
     });
     this.#deps.updateTray();
   }
@@ -458,6 +485,13 @@ export class PipelineHost {
         `${m.channelId} closed ${Math.round(m.waitedMs / 60_000)} min ago and no recording arrived; look for it in the service console before it is deleted.`,
         200,
       ),
+      text: {
+        title: { key: 'missingTitle' },
+        body: {
+          key: 'missingBody',
+          params: { channel: clean(m.channelId, 120), minutes: Math.round(m.waitedMs / 60_000) },
+        },
+      },
     });
     this.#deps.updateTray();
   }
@@ -469,6 +503,8 @@ export class PipelineHost {
         kind: 'unreachable',
         title: 'Webhook unreachable',
         body: clean(status.message ?? 'The service cannot reach this computer: recordings will not arrive.', 200),
+        // The tunnel's own reason stays as it is; only the fallback sentence comes from the catalogue.
+        text: { title: { key: 'unreachableTitle' }, ...(status.message ? {} : { body: { key: 'unreachableBody' } }) },
       });
     } else if (status.state === 'reachable') {
       this.#unreachableNotified = false;

@@ -4,7 +4,7 @@
  */
 
 /** Plural forms, chosen with Intl.PluralRules for the active locale. */
-import { NOTE_TEXT } from '../../../electron/contract.js';
+import { NOTE_TEXT, SHELL_TEXT, type ShellTexts } from '../../../electron/contract.js';
 
 export interface Plural {
   one: string;
@@ -55,6 +55,8 @@ export const en = {
   },
   /** The core's coded messages: their English text is the core's own (electron/contract-notes.ts). */
   notes: NOTE_TEXT,
+  /** What the tray app says outside the popover (menu, dialogs, notifications): one catalogue with main's. */
+  shell: SHELL_TEXT.en as ShellTexts,
   firstRun: {
     step: 'Step {n} of {total}',
     next: 'Next',

@@ -1,5 +1,6 @@
 /** Korean strings. Must have exactly the English shape (checked by the compiler). */
 import type { Messages } from './en.js';
+import { SHELL_TEXT } from '../../../electron/contract.js';
 import { koNotes } from './ko-notes.js';
 
 export const ko: Messages = {
@@ -45,6 +46,7 @@ export const ko: Messages = {
       '{endpoint} 요청으로 서비스에 연결할 수 없습니다: {reason}. 네트워크 연결과 호스트 설정을 확인해 주세요.',
   },
   notes: koNotes,
+  shell: SHELL_TEXT.ko,
   firstRun: {
     step: '{total}단계 중 {n}단계',
     next: '다음',
