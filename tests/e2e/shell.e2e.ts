@@ -169,6 +169,29 @@ describe('the tray app over the Electron stand-in', () => {
     await expect.poll(() => openSettingsStore(home).get().concurrency, eventually).toBe(4);
   });
 
+  it('in Korean, the main process speaks Korean too: tray menu, tooltip and notifications, no English left', async () => {
+    await page.getByLabel('Language').selectOption('ko');
+    await page.getByRole('tab', { name: '설정' }).waitFor();
+    // The menu follows the Language setting at once, from the one catalogue the popover uses (shell-text.ts).
+    await expect
+      .poll(() => tray.contextMenu?.items.map((i) => i.label ?? i.type), eventually)
+      .toEqual(expect.arrayContaining(['Tally 열기', '방송 중 1개', 'shell-panel 종료…', '녹화 폴더 열기', 'Tally 종료']));
+    const labels = (tray.contextMenu?.items ?? []).flatMap((i) => (i.label ? [i.label] : []));
+    // Every label is Korean apart from names (Tally, the channel ID).
+    const english = labels.filter((l) => /[A-Za-z]{2,}/.test(l.replace(/Tally|shell-panel/g, '')));
+    expect(english).toEqual([]);
+    expect(tray.tooltip).toMatch(/방송 중 1개/);
+
+    // A recording saved now is announced in Korean.
+    sandbox.control.startBroadcast({ id: 'shell-korean', record: true, recordingBytes: 50_000, watchers: 1 });
+    await sandbox.control.endBroadcast('shell-korean');
+    await expect
+      .poll(() => recorded.notifications.map((n: NotificationStandin) => n.options.title), eventually)
+      .toContain('녹화 저장됨');
+    const titles = recorded.notifications.slice(-1).map((n) => String(n.options.title));
+    expect(titles.filter((t) => /[A-Za-z]{2,}/.test(t))).toEqual([]);
+  });
+
   it('refuses IPC from any other window, even one showing the same page (the trusted-sender check)', async () => {
     const { BrowserWindow } = await import('./support/electron-standin.js');
     const rogue = new BrowserWindow({ webPreferences: { preload: builtPaths(ROOT).preload } });
