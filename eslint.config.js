@@ -28,6 +28,7 @@ export const CORE_LAYERS = [
   ['uploads'], // routes mounted on the receiver
   ['pipeline'], // wires receiver, journal, download queue, tunnel and registration together
   ['studio'], // studio mode: shares the pipeline's saved recordings over NATS JetStream, mirrors them on members
+  ['receive'], // the one receive service of every face: port policy, health, `tally status`
   ['app'], // the headless core behind the tray app and `tally serve`
 ];
 

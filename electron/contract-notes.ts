@@ -229,6 +229,75 @@ export const NOTE_TEXT = {
   credentialsBoth: 'Both the service ID and the secret are needed.',
   credentialsNotStorable: 'The credentials cannot be stored: {detail}',
   ngrokTokenNotStorable: 'The ngrok authtoken cannot be stored: {detail}',
+  // Health (receive/health.ts): each component's reason and the action to take
+  healthAllOk: 'All is well: webhooks reach Tally and recordings are saved.',
+  healthReceiverOk: 'Receiving webhooks on {host}:{port}.',
+  healthReceiverMoved:
+    'Receiving webhooks on {host}:{port} ({configured} is taken; the {provider} address follows the port).',
+  healthPortHeldBy: 'Port {port} is in use by {program} (process {pid}): webhooks cannot reach Tally.',
+  healthPortHeld: 'Port {port} is in use by another program: webhooks cannot reach Tally.',
+  healthPortActionApp:
+    'Stop that program, or choose another port in Settings → How the service reaches Tally → Receiver port and forward your public URL to it. Tally keeps trying port {port}.',
+  healthPortActionCli:
+    'Stop that program, or run with --port N (or set receiverPort) and forward your public URL to it. Tally keeps trying port {port}.',
+  healthReceiverDown: 'The webhook receiver is not running: {reason}',
+  healthReceiverStarting: 'The webhook receiver is starting.',
+  healthRefusing: 'New recording webhooks are being refused: {reason}',
+  healthRefusingAction:
+    'Free disk space in the state folder, or let the downloads catch up: refused recordings are not sent again.',
+  healthPublicOk: 'The public URL forwards to this receiver (a signed probe came back).',
+  healthPublicDemo: 'Demo mode: the sandbox sends its webhooks straight to this computer.',
+  healthPublicNone: 'No public URL: the service cannot reach this computer.',
+  healthPublicNoneActionApp: 'Choose a tunnel or your own URL in Settings → How the service reaches Tally.',
+  healthPublicNoneActionCli: 'Add --tunnel ngrok, --tunnel localtunnel or --tunnel <your https URL>.',
+  healthPublicChecking: 'Checking that the public URL reaches this receiver...',
+  healthPublicDown: 'The public URL does not reach this receiver: {reason}',
+  healthPublicDownAction: 'Check the tunnel or the reverse proxy in front of Tally (it must forward to {host}:{port}).',
+  healthPublicWaiting: 'The public path opens once the receiver listens.',
+  healthRegisteredOk: 'The service sends recordings to this URL.',
+  healthRegisteredBroken: 'Registered, but the public URL does not reach this receiver right now.',
+  healthNotRegistered: 'Tally has not given the service this URL.',
+  healthNotRegisteredActionApp:
+    'Press Register in Settings → How the service reaches Tally, or turn on registering it automatically.',
+  healthNotRegisteredActionCli: 'Run with --register, or paste the public URL into the service console.',
+  healthRegisterFailed: 'Registering the URL with the service failed: {reason}',
+  healthRegisterWaiting: 'Nothing to register until the public URL works.',
+  healthRegistrationDemo: 'Demo mode: the sandbox sends to this receiver.',
+  healthRegistrationMember: "Studio member: the studio's receiver holds the service's webhook.",
+  healthDownloadsOk: 'No download needs attention.',
+  healthDownloadsPaused: 'Downloads are paused: recordings are received and wait.',
+  healthDownloadsPausedAction: 'Resume receiving in the tray menu or the popover.',
+  healthDownloadsFailing: {
+    one: '{count} download is failing and waits to be tried again: {reason}',
+    other: '{count} downloads are failing and wait to be tried again: {reason}',
+  },
+  healthDownloadsUrgent: {
+    one: '{count} failing download expires within the hour: {reason}',
+    other: '{count} failing downloads expire within the hour: {reason}',
+  },
+  healthDownloadsLost: {
+    one: '{count} recording failed, expired or is gone from the service (last 24 h).',
+    other: '{count} recordings failed, expired or are gone from the service (last 24 h).',
+  },
+  healthDownloadsActionApp: 'See Problems in Recordings: Retry now, or Remove once handled.',
+  healthDownloadsActionCli: 'Run "tally retry <channel>" to try again now.',
+  healthDownloadsStalled: {
+    one: '{count} download has made no progress for {minutes} min.',
+    other: '{count} downloads have made no progress for {minutes} min.',
+  },
+  healthDiskOk: '{free} free for recordings.',
+  healthDiskLow: 'Only {free} free in {path}.',
+  healthDiskFull: '{path} is nearly full ({free} free): downloads and new webhooks will fail.',
+  healthDiskUnknown: 'The free space of {path} cannot be read: {detail}',
+  healthDiskAction: 'Free some space, or choose a recordings folder on another disk.',
+  healthKeychainOk: 'The OS keychain is available.',
+  healthKeychainMissing: 'No OS keychain: {reason}',
+  healthStudioOk: "Connected to the studio's team server.",
+  healthStudioConnecting: "Connecting to the studio's team server...",
+  healthStudioDown: 'Studio: {reason}',
+  healthStudioAction: 'Recordings are still saved here and shared once the team server answers.',
+  recordingGoneNow:
+    'The service does not have this recording ({status} {detail}): it was deleted or never stored. Tally looks again now and then until its deadline.',
 } satisfies Record<string, string | PluralText>;
 
 export type NoteCode = keyof typeof NOTE_TEXT;

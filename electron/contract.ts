@@ -12,6 +12,7 @@
  */
 import { z } from 'zod';
 import type { Note } from './contract-notes.js';
+import type { HealthView } from './contract-health.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Data shapes (JSON: dates are ISO strings)
@@ -42,8 +43,12 @@ export interface SearchResultView {
   truncated: boolean;
 }
 
-/** `refused`: a web client upload Tally refused or lost on the way in (the web page was told nothing). */
-export type RecordingState = 'pending' | 'downloading' | 'saved' | 'failed' | 'expired' | 'refused';
+/**
+ * `refused`: a web client upload Tally refused or lost on the way in (the web page was told nothing). `gone`: the
+ * service answered that the file is not there (403/404/410) before its deadline; Tally still looks again now and
+ * then until the deadline, and "Retry now" looks at once.
+ */
+export type RecordingState = 'pending' | 'downloading' | 'saved' | 'failed' | 'expired' | 'refused' | 'gone';
 
 export interface RecordingView {
   key: string;
@@ -65,6 +70,8 @@ export interface RecordingView {
   /** `error` as notes the popover translates (see contract-notes.ts). */
   errorNotes?: Note[] | null;
   attempts: number;
+  /** When the next automatic attempt is due (waiting after an error, or a gone recording's next look). */
+  nextAttemptAt?: string | null;
   /**
    * A saved recording: what its download was checked against before it was named (size from the server or the
    * webhook, MD5 from the S3 ETag). Empty or absent: nothing could be checked, so it is saved but not verified.
@@ -163,6 +170,8 @@ export interface SettingsView {
     ngrokDomain: string | null;
     localtunnelHost: string | null;
   };
+  /** The local port the webhook receiver listens on (a reverse proxy for an own URL forwards to it). */
+  receiverPort: number;
   autoRegisterWebhook: boolean;
   endpoints: { baseUrl: string | null; consoleApiUrl: string | null; adminUrl: string | null };
   uploadOrigins: string[];
@@ -274,6 +283,7 @@ export const SettingsPatchSchema = z
       })
       .strict()
       .partial(),
+    receiverPort: z.number().int().min(1).max(65_535),
     autoRegisterWebhook: z.boolean(),
     endpoints: z
       .object({ baseUrl: httpUrl.nullable(), consoleApiUrl: httpUrl.nullable(), adminUrl: httpUrl.nullable() })
@@ -375,6 +385,7 @@ export const requestSchemas = {
   'studio:setCredentials': z.tuple([z.string().trim().max(2048), plainRecord(TeamCredentialsInputSchema)]),
   'studio:clearCredentials': none,
   'studio:test': z.tuple([teamUrl]),
+  'health:get': none,
 } as const satisfies Record<string, z.ZodType<readonly unknown[]>>;
 
 export type RequestName = keyof typeof requestSchemas;
@@ -415,6 +426,8 @@ export interface RequestMap {
   'studio:setCredentials': { args: [url: string, credentials: TeamCredentialsInput]; result: StudioView };
   'studio:clearCredentials': { args: []; result: StudioView };
   'studio:test': { args: [url: string]; result: CheckResult & { message: string } };
+  /** Whatever can cost a recording, judged (see contract-health.ts). */
+  'health:get': { args: []; result: HealthView };
 }
 
 // Compile-time check that the schema map and the type map name the same requests.
@@ -442,6 +455,8 @@ export interface EventMap {
   /** A background error worth showing (e.g. the live poll failed). */
   'app:error': ErrorView;
   'studio:changed': StudioView;
+  /** The health changed (a component's state or reason). */
+  'health:changed': HealthView;
 }
 
 export type EventName = keyof EventMap;
@@ -456,6 +471,7 @@ export const EVENT_NAMES: readonly EventName[] = [
   'credentials:changed',
   'app:error',
   'studio:changed',
+  'health:changed',
 ];
 
 // ---------------------------------------------------------------------------------------------------
@@ -502,6 +518,14 @@ export { errorNote, nested, note, NOTE_TEXT, NoteSchema, notesText, noteText, sa
 export type { Note, NoteCode, NoteParams, PluralText } from './contract-notes.js';
 export { SHELL_TEXT, shellLanguage, shellText } from './shell-text.js';
 export type { ShellLanguage, ShellText, ShellTextKey, ShellTexts } from './shell-text.js';
+export { HEALTH_COMPONENTS, recordingNeedsAttention, worseHealth } from './contract-health.js';
+export type {
+  HealthComponentId,
+  HealthComponentView,
+  HealthState,
+  HealthView,
+  ReceiverAddressView,
+} from './contract-health.js';
 export { codedMessage, errorCodeOf, errorMessageOf, errorParamsOf, RemoteError } from './contract-errors.js';
 
 /** Handler map the core implements once for both transports. */

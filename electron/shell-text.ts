@@ -45,6 +45,7 @@ export const SHELL_TEXT_EN = {
     '{channel} closed {minutes} min ago and no recording arrived; look for it in the service console before it is deleted.',
   unreachableTitle: 'Webhook unreachable',
   unreachableBody: 'The service cannot reach this computer: recordings will not arrive.',
+  healthTitle: 'Recordings are at risk',
 } as const;
 
 export type ShellTextKey = keyof typeof SHELL_TEXT_EN;
@@ -89,6 +90,7 @@ export const SHELL_TEXT_KO: ShellTexts = {
     '{channel} 채널이 {minutes}분 전에 닫혔지만 녹화가 오지 않았습니다. 삭제되기 전에 서비스 콘솔에서 찾아보세요.',
   unreachableTitle: '웹훅에 연결할 수 없음',
   unreachableBody: '서비스가 이 컴퓨터에 연결할 수 없어 녹화가 도착하지 않습니다.',
+  healthTitle: '녹화가 위험합니다',
 };
 
 export type ShellLanguage = 'en' | 'ko';

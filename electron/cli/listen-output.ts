@@ -2,7 +2,7 @@
  * What `tally listen` prints: either NDJSON (one object per line, for scripts) or lines for people, with a
  * progress bar that redraws in place on a terminal and steps every 25 % when piped to a file.
  */
-import type { TunnelStatus } from '../contract.js';
+import type { HealthView, TunnelStatus } from '../contract.js';
 import type { ExpiredEvent, FailedEvent, ProgressEvent, SavedEvent } from '../core/pipeline/download-queue.js';
 import type { GapReportResult } from '../core/recordings/gap-report.js';
 import type { RecordingJob } from '../core/recordings/types.js';
@@ -21,7 +21,8 @@ export interface UploadedInfo {
 }
 
 export interface ReadyInfo {
-  localUrl: string;
+  /** null while the receiver cannot listen (its port is taken: the health line says so). */
+  localUrl: string | null;
   publicUrl: string | null;
   uploadUrl?: string | null;
   uploadOrigins: string[];
@@ -46,6 +47,8 @@ export interface ListenPrinter {
   recordingMissing(missing: MissingRecording): void;
   registrationFailed(url: string, message: string): void;
   gaps(report: GapReportResult): void;
+  /** The health changed: NDJSON prints every change, a terminal the overall state and its reason when they change. */
+  health(view: HealthView, previous: HealthView | null): void;
   stopping(): void;
   close(): void;
 }
@@ -149,13 +152,15 @@ export function createListenPrinter(opts: {
           '  No public URL: the service can only reach this receiver through a tunnel (--tunnel ngrok,',
           '  --tunnel localtunnel or --tunnel https://your.public.host).',
         );
-      lines.push(`  Local webhook URL: ${info.localUrl}`, `  Saving to: ${opts.folder}`);
+      if (info.localUrl) lines.push(`  Local webhook URL: ${info.localUrl}`);
+      else lines.push('  Not listening yet: see the health line below.');
+      lines.push(`  Saving to: ${opts.folder}`);
       if (info.uploadUrl) lines.push(`  Web client recordUrl: ${info.uploadUrl}`);
       if (info.uploadUrl && info.uploadOrigins.length === 0) {
         lines.push('  No web app origin may upload yet: add one with --upload-origin https://app.example.');
       }
       if (info.note) lines.push(`  ${info.note}`);
-      lines.push('Press Ctrl-C to stop; unfinished downloads resume on the next start.', '');
+      lines.push('Press Ctrl+C to stop; unfinished downloads resume on the next start.', '');
       out.write(lines.map(terminalSafe).join('\n') + '\n');
     },
     received(job, warnings) {
@@ -338,6 +343,25 @@ export function createListenPrinter(opts: {
             .join(', ')}${report.missing.length > 10 ? ', …' : ''}`,
         );
       }
+    },
+    health(view, previous) {
+      if (opts.ndjson) {
+        json({
+          type: 'health',
+          state: view.state,
+          summary: view.summary,
+          problems: view.problems,
+          receiver: view.receiver,
+          components: view.components.map((c) => ({ id: c.id, state: c.state, reason: c.reason, action: c.action })),
+        });
+        return;
+      }
+      if (previous && previous.state === view.state && previous.summary === view.summary) return;
+      // The first line only when something is wrong: "ready" already says that all is well.
+      if (!previous && view.state === 'ok') return;
+      const worst = view.components.find((c) => c.state === view.state && view.state !== 'ok');
+      const action = worst?.action ? ` → ${worst.action}` : '';
+      line(`health    ${view.state}: ${view.summary}${action}`);
     },
     stopping() {
       if (!opts.ndjson) line('stopping: journal flushed, unfinished downloads resume on the next start.');

@@ -8,7 +8,9 @@ import { DEMO_TIME_FACTOR, demoPipeline, demoRecordingsDir, startDemoSandbox } f
 import { appDataDir } from '../core/paths.js';
 import { lineLogger } from '../core/logger.js';
 import { pipelineOptions } from '../core/pipeline/options.js';
-import { RecordingPipeline } from '../core/pipeline/pipeline.js';
+import type { RecordingPipeline } from '../core/pipeline/pipeline.js';
+import { ReceiveService } from '../core/receive/receive-service.js';
+import type { FaceFacts } from '../core/receive/receive-service.js';
 import { parseTunnelFlag, type TunnelSettingsInput } from '../core/tunnels/index.js';
 import type { Command, CommandIo } from './command.js';
 import { UsageError } from './command.js';
@@ -191,7 +193,6 @@ const command: Command = {
       ngrokAuthtoken,
       log: lineLogger((line) => io.stderr.write(`tally listen: ${line}\n`)),
     });
-    let pipeline: RecordingPipeline;
     let folder: string;
     try {
       // Checked before anything starts: a folder that cannot hold recordings is one clear line, not a wedge.
@@ -201,7 +202,6 @@ const command: Command = {
             ? 'the recordings folder (the recordingsFolder setting)'
             : 'the recordings folder (--folder)',
       });
-      pipeline = await RecordingPipeline.open({ ...options, folder });
     } catch (error) {
       await sandbox?.close();
       throw error;
@@ -213,34 +213,70 @@ const command: Command = {
       tty: isTty(io.stdout),
       folder,
     });
-    pipeline.on('received', (job, warnings) => printer.received(job, warnings));
-    pipeline.on('duplicate', (job) => printer.duplicate(job));
-    pipeline.on('rejected', (r) => printer.rejected(r));
-    pipeline.on('progress', (p) => printer.progress(p));
-    pipeline.on('saved', (e) => printer.saved(e));
-    pipeline.on('failed', (e) => printer.failed(e));
-    pipeline.on('expired', (e) => printer.expired(e));
-    pipeline.on('uploaded', (e) => printer.uploaded(e));
-    pipeline.on('tunnel', (s) => printer.tunnel(s));
-    pipeline.on('registered', (r) => printer.registered(r.url, r.channelHookError));
-    pipeline.on('channel', (call) => printer.channel(call));
-    pipeline.on('recording-missing', (m) => printer.recordingMissing(m));
-    pipeline.on('registration-failed', (r) => printer.registrationFailed(r.url, r.message));
-    pipeline.on('gaps', (g) => printer.gaps(g));
+    // The studio link as the health shows it (the publisher's events keep it current).
+    let studioLink: FaceFacts['studio'] = studio ? { state: 'connecting', reason: [] } : null;
+    // The same receive service as the tray app and `tally serve`: port policy, health, `tally status`.
+    const service = new ReceiveService({
+      face: 'listen',
+      home,
+      log: (line) => io.stderr.write(`tally listen: ${line}\n`),
+      facts: () => ({ demo: sandbox !== null, studio: studioLink }),
+    });
+    service.on('health', (view, previous) => printer.health(view, previous));
+    const attach = (pipeline: RecordingPipeline) => {
+      pipeline.on('received', (job, warnings) => printer.received(job, warnings));
+      pipeline.on('duplicate', (job) => printer.duplicate(job));
+      pipeline.on('rejected', (r) => printer.rejected(r));
+      pipeline.on('progress', (p) => printer.progress(p));
+      pipeline.on('saved', (e) => printer.saved(e));
+      pipeline.on('failed', (e) => printer.failed(e));
+      pipeline.on('expired', (e) => printer.expired(e));
+      pipeline.on('uploaded', (e) => printer.uploaded(e));
+      pipeline.on('tunnel', (s) => printer.tunnel(s));
+      pipeline.on('registered', (r) => printer.registered(r.url, r.channelHookError));
+      pipeline.on('channel', (call) => printer.channel(call));
+      pipeline.on('recording-missing', (m) => printer.recordingMissing(m));
+      pipeline.on('registration-failed', (r) => printer.registrationFailed(r.url, r.message));
+      pipeline.on('gaps', (g) => printer.gaps(g));
+      return () => pipeline.removeAllListeners();
+    };
+    // The sandbox and the public tunnels follow the receiver's port; an own URL or no tunnel never moves it.
+    const portFollows = sandbox !== null || provider === 'ngrok' || provider === 'localtunnel';
+    let pipeline: RecordingPipeline;
+    try {
+      await service.start();
+      ({ pipeline } = await service.open({ ...options, folder }, { paused: false, portFollows, attach }));
+    } catch (error) {
+      await service.stop();
+      await sandbox?.close();
+      printer.close();
+      throw error;
+    }
     const publisher =
       studioMode && studio && studioSpec
         ? studioMode.openPublisher(pipeline, studio, options.stateDir, io, values.ndjson === true)
         : null;
+    if (publisher) {
+      const link = (state: NonNullable<FaceFacts['studio']>['state'], reason: string | null) => {
+        studioLink = { state, reason: reason ? [{ code: 'error', params: { message: reason } }] : [] };
+        service.changed();
+      };
+      publisher.on('connected', () => link('connected', null));
+      publisher.on('waiting', (info) => link('unreachable', info.message));
+      publisher.on('refused', ({ error }) => link('error', error.message));
+    }
 
     try {
-      const ready = await pipeline.start();
       await publisher?.start();
+      const ready = pipeline.ready();
       // Loopback is enough for the sandbox: it runs on this machine.
-      sandbox?.control.setWebhookUrl(ready.localUrl);
-      sandbox?.control.setChannelWebhookUrl(ready.localUrl);
+      if (ready.localUrl) {
+        sandbox?.control.setWebhookUrl(ready.localUrl);
+        sandbox?.control.setChannelWebhookUrl(ready.localUrl);
+      }
       const notes = [
         credentialsNote,
-        values.register && !ready.publicUrl
+        values.register && !ready.publicUrl && ready.localUrl
           ? 'Nothing to register: there is no public URL, and the service cannot reach a local one. Add --tunnel ngrok, --tunnel localtunnel or --tunnel <your https URL>.'
           : null,
         sandbox
@@ -258,7 +294,7 @@ const command: Command = {
       printer.stopping();
     } finally {
       await publisher?.stop();
-      await pipeline.stop();
+      await service.stop();
       await sandbox?.close();
       printer.close();
     }

@@ -43,6 +43,7 @@ function settingFor(kind: NotifyPayload['kind']): keyof NotificationSettings {
       return 'live';
     case 'unreachable':
     case 'refusing':
+    case 'health':
       return 'unreachable';
   }
 }

@@ -12,6 +12,7 @@ function snapshot(patch: Partial<TraySnapshot> = {}): TraySnapshot {
     downloading: 0,
     progress: null,
     attention: null,
+    health: { state: 'ok', summary: 'All is well: webhooks reach Tally and recordings are saved.' },
     receivingPaused: false,
     recordingsFolder: '/home/me/Videos/Tally',
     ...patch,

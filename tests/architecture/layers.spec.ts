@@ -76,28 +76,3 @@ describe('import graph', () => {
     ]);
   });
 });
-
-/** Source files a person edits (specs, e2e tests, test helpers and fixtures are test code). */
-function editedSources(dir: string): string[] {
-  const out: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) {
-      if (entry.name !== 'node_modules' && entry.name !== 'test-fixtures') out.push(...editedSources(path));
-    } else if (/\.(ts|svelte|js|mjs)$/.test(entry.name) && !/\.(spec|e2e)\.ts$|\.d\.ts$|^test-/.test(entry.name)) {
-      out.push(path);
-    }
-  }
-  return out;
-}
-
-describe('file size', () => {
-  it('keeps every non-test source file at 500 lines or fewer', () => {
-    const files = ['electron', 'renderer/src', 'scripts', 'bench'].flatMap((d) => editedSources(`${ROOT}/${d}`));
-    expect(files.length).toBeGreaterThan(100);
-    const long = files
-      .map((f) => ({ file: relative(ROOT, f), lines: readFileSync(f, 'utf8').split('\n').length - 1 }))
-      .filter((f) => f.lines > 500);
-    expect(long).toEqual([]);
-  });
-});

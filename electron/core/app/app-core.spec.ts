@@ -312,7 +312,7 @@ describe('AppCore in demo mode', () => {
     expect(core.traySnapshot().attention).toBeNull();
   });
 
-  it('falls back to a free port when the receiver port is taken, and says so', async () => {
+  it('falls back to a free port when the receiver port is taken (the demo sandbox follows it), and says so', async () => {
     const blocker: Server = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     cleanups.push(() => new Promise((resolve) => blocker.close(resolve)));
@@ -320,8 +320,14 @@ describe('AppCore in demo mode', () => {
     const core = await makeCore(await tempHome({ receiverPort: busy }));
     await core.start();
     const status = await core.handlers['tunnel:status']();
-    expect(status.message).toContain(`Port ${busy} is in use`);
-    expect(new URL(status.localUrl as string).port).not.toBe(String(busy));
+    const port = Number(new URL(status.localUrl as string).port);
+    expect(port).not.toBe(busy);
+    const health = await core.handlers['health:get']();
+    expect(health.state).toBe('ok');
+    expect(health.receiver).toEqual({ host: '127.0.0.1', port, configuredPort: busy, portFollows: true });
+    expect(health.components.find((c) => c.id === 'receiver')?.reason).toBe(
+      `Receiving webhooks on 127.0.0.1:${port} (${busy} is taken; the sandbox address follows the port).`,
+    );
     expect(status.registered).toBe(true);
     await expect(core.handlers['webhook:register']()).resolves.toMatchObject({ registered: true });
   });

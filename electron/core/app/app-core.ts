@@ -12,6 +12,7 @@ import type {
   AppInfo,
   CredentialsInput,
   CredentialsStatus,
+  HealthView,
   RequestHandlers,
   SettingsPatch,
   SettingsView,
@@ -43,6 +44,7 @@ import {
   checkFolderChange,
   requirePipeline,
   traySnapshotOf,
+  clean,
   describe,
   errorView,
   readPackageVersion,
@@ -143,6 +145,20 @@ class Core implements TallyAppCore {
       tunnelView: () => this.#tunnelView(),
       onChannel: (call) => this.#poller.hook(call),
       home: this.#opts.home,
+      face: opts.transport === 'ipc' ? 'app' : 'serve',
+      facts: () => {
+        const studio = this.#studio.linkStatus;
+        return {
+          demo: this.#demo,
+          member: followsStudio(this.#settings.get()),
+          keychain: this.#creds.keychain.available
+            ? { available: true, reason: [] }
+            : { available: false, reason: this.#creds.keychain.notes },
+          studio: studio.state === 'off' ? null : { state: studio.state, reason: studio.notes ?? [] },
+          downloadsPaused: this.#receivingPaused,
+        };
+      },
+      onHealth: (view, previous) => this.#onHealth(view, previous),
     });
     this.#studio = new StudioHost(opts, this.#env, this.#settings, {
       emit: (view) => this.#emit('studio:changed', view),
@@ -150,6 +166,7 @@ class Core implements TallyAppCore {
         if (!this.#host.isHidden(view.key)) this.#emit('recordings:changed', view);
       },
       error: (view) => this.#emit('app:error', view),
+      statusChanged: () => this.#host.healthChanged(),
       // Following a studio or not may leave or enter demo mode (effectiveDemoMode): the views must say so.
       save: (studio) =>
         this.#queue.run(async () => {
@@ -181,6 +198,7 @@ class Core implements TallyAppCore {
       if (this.#phase !== 'new') return;
       this.#phase = 'running';
       try {
+        await this.#host.start();
         await this.#reconcile();
       } finally {
         // stop() may have come in meanwhile: then nothing may start polling again.
@@ -199,7 +217,7 @@ class Core implements TallyAppCore {
       this.#host.clearError();
       this.#api = null;
       await this.#studio.stop();
-      await this.#host.stop();
+      await this.#host.shutdown();
       await this.#demoRun.close();
       this.#phase = 'stopped';
     })();
@@ -216,6 +234,19 @@ class Core implements TallyAppCore {
 
   #emit<E extends keyof AppCoreEvents>(event: E, payload: AppCoreEvents[E]): void {
     this.#events.emit(event, payload);
+  }
+
+  /** Pushes the health; a turn to error is worth a notification (it may be costing recordings now). */
+  #onHealth(view: HealthView, previous: HealthView | null): void {
+    this.#emit('health:changed', view);
+    if (view.state === 'error' && previous?.state !== 'error' && this.#phase === 'running') {
+      this.#emit('notify', {
+        kind: 'health',
+        title: 'Recordings are at risk',
+        body: clean(view.summary, 200),
+        text: { title: { key: 'healthTitle' } },
+      });
+    }
   }
 
   traySnapshot(): TraySnapshot {
@@ -271,6 +302,7 @@ class Core implements TallyAppCore {
       'credentials:test': async (input) => this.#testCredentials(input),
 
       'tunnel:status': async () => this.#tunnelView(),
+      'health:get': async () => this.#host.health(),
       'webhook:register': async () => this.#registerWebhook(),
       ...this.#studio.handlers(),
     };

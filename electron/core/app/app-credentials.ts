@@ -93,6 +93,11 @@ export class AppCredentials {
     return ngrok === null ? status : { ...status, ngrokTokenStored: true };
   }
 
+  /** Whether the OS keychain can be used, and why not (for the health's keychain component). */
+  get keychain(): { available: boolean; notes: Note[] } {
+    return { available: this.#keychain.available, notes: this.#keychain.notes ?? [] };
+  }
+
   /**
    * Stores (or, with null, deletes) the ngrok authtoken in the OS keychain, never in settings; without a keychain
    * in a file only this user can read, in the state folder (docs/tunnels.md).

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { note, type ErrorView, type GapReport } from '../../contract.js';
+import { note, type ErrorView, type GapReport, type HealthState } from '../../contract.js';
 import type { SecretStore } from '../credentials.js';
 import { ConfigError, TallyError } from '../errors.js';
 import { ensureWritableFolder } from '../folder-check.js';
@@ -91,11 +91,6 @@ export function errorView(error: unknown): ErrorView {
 
 export function describe(error: unknown): string {
   return error instanceof TallyError ? error.message : error instanceof Error ? error.name : 'unknown error';
-}
-
-export function isAddressInUse(error: unknown): boolean {
-  const cause = error instanceof Error ? (error.cause as { code?: unknown } | undefined) : undefined;
-  return error instanceof ConfigError && cause?.code === 'EADDRINUSE';
 }
 
 /** Control characters in hostile text (channel IDs) must not forge log lines. */
@@ -207,10 +202,12 @@ export function traySnapshotOf(
     readonly error: string | null;
     readonly refusing: string | null;
     readonly pipeline: { supervisor: { status: { state: string } } } | null;
+    health(): { state: HealthState; summary: string };
   },
   state: { credentialsRefused: boolean; receivingPaused: boolean; recordingsFolder: string },
 ): TraySnapshot {
   const { downloading, progress, failed } = host.trayCounts();
+  const { state: healthState, summary } = host.health();
   return {
     liveCount: live.length,
     liveChannels: live.map((c) => ({ id: c.id, watchers: c.watchers })),
@@ -224,6 +221,7 @@ export function traySnapshotOf(
       tunnelState: host.pipeline?.supervisor.status.state,
       failedRecordings: failed,
     }),
+    health: { state: healthState, summary },
     receivingPaused: state.receivingPaused,
     recordingsFolder: state.recordingsFolder,
   };

@@ -23,13 +23,9 @@ import {
   gapView,
   type Phase,
 } from './core-support.js';
-import {
-  ReopenBackoff,
-  openPipeline,
-  withSettingsField,
-  type DemoWebhookTarget,
-  type TrayCounts,
-} from './pipeline-open.js';
+import { ReopenBackoff, withSettingsField, type DemoWebhookTarget, type TrayCounts } from './pipeline-open.js';
+import { ReceiveService, type FaceFacts } from '../receive/receive-service.js';
+import type { HealthView } from '../../contract.js';
 import { tunnelView } from './tunnel-view.js';
 import {
   ProgressThrottle,
@@ -56,6 +52,12 @@ export interface PipelineHostDeps {
   home: string;
   /** The channel lifecycle hook said a channel opened or closed (the live list updates at once). */
   onChannel?(call: ChannelHookCall): void;
+  /** Which face `tally status` names: the tray app, or `tally serve`. */
+  face: 'app' | 'serve';
+  /** What only the app core knows about its health (demo mode, keychain, studio link, paused). */
+  facts(): Omit<FaceFacts, 'hidden' | 'down'>;
+  /** The health changed. */
+  onHealth(view: HealthView, previous: HealthView | null): void;
 }
 
 export class PipelineHost {
@@ -68,10 +70,9 @@ export class PipelineHost {
   /** The options and key of the last pipeline that started: reopened when a change cannot start. */
   #working: { spec: PipelineOptions; key: string } | null = null;
   #detach: (() => void) | null = null;
-  #portNote: Note | null = null;
   #unreachableNotified = false;
-  /** Webhooks are being refused with 503: why, and whether it is the unfinished-job cap (cleared when room frees). */
-  #refusing: { reason: string; full: boolean } | null = null;
+  /** The one receive service (port policy, health, `tally status`), as `tally listen` uses it too. */
+  readonly #service: ReceiveService;
   /** State folder of the pipeline last configured (where its removed-from-list keys live). */
   #stateDir: string | null = null;
   #hidden: { dir: string; keys: HiddenRecordings } | null = null;
@@ -104,6 +105,31 @@ export class PipelineHost {
 
   constructor(deps: PipelineHostDeps) {
     this.#deps = deps;
+    this.#service = new ReceiveService({
+      face: deps.face,
+      home: deps.home,
+      log: deps.log,
+      facts: () => ({
+        ...deps.facts(),
+        down: this.#pipeline ? null : this.errorNotes,
+        hidden: (key) => this.#hiddenRecordings().has(key),
+      }),
+    });
+    this.#service.on('health', (view, previous) => {
+      deps.onHealth(view, previous);
+      deps.updateTray();
+    });
+    this.#service.on('refusing', (reason) => {
+      if (reason !== null) {
+        deps.emit('notify', {
+          kind: 'refusing',
+          title: 'New recordings are being refused',
+          body: clean(reason, 200),
+          text: { title: { key: 'refusingTitle' } },
+        });
+      }
+      deps.updateTray();
+    });
     this.progress = new ProgressThrottle({
       minIntervalMs: PROGRESS_INTERVAL_MS,
       push: (key, progress) => {
@@ -121,7 +147,33 @@ export class PipelineHost {
 
   /** Why new recording webhooks are being refused, while they are (the tray asks for attention). */
   get refusing(): string | null {
-    return this.#refusing?.reason ?? null;
+    return this.#service.refusing;
+  }
+
+  /** Whatever can cost a recording, judged (see receive/health.ts). */
+  health(): HealthView {
+    return this.#service.health();
+  }
+
+  /** The app core's own facts changed (demo, keychain, studio, pause): judge the health again. */
+  healthChanged(): void {
+    this.#service.changed();
+  }
+
+  /** Starts the health checks and `tally status`'s socket (before any pipeline: health exists without one). */
+  start(): Promise<void> {
+    return this.#service.start();
+  }
+
+  /** Retries now a channel's recordings or one recording key (`tally retry`). */
+  retryNow(target: string): Promise<string[]> {
+    return this.#service.retry(target);
+  }
+
+  /** Stops the pipeline, the health checks and the socket. */
+  async shutdown(): Promise<void> {
+    await this.stop(true);
+    await this.#service.stop();
   }
 
   /** Rebuilds the pipeline when `key` (see pipelineOptions) changed, else applies the cheap settings to it. */
@@ -194,11 +246,8 @@ export class PipelineHost {
     if (!pipeline) return;
     this.#pipeline = null;
     this.#key = null;
-    this.#refusing = null;
     // Listeners stay attached while stopping so the jobs it sets back to pending reach the views.
-    await pipeline
-      .stop()
-      .catch((error: unknown) => this.#deps.log(`the pipeline did not stop cleanly: ${describe(error)}`));
+    await this.#service.close();
     this.#detach?.();
     this.#detach = null;
     this.progress.clearAll();
@@ -207,7 +256,7 @@ export class PipelineHost {
   /** The tunnel status with the receiver's URLs, the port note, the demo's registration and any restart problem. */
   view(settings: Settings, phase: Phase, demo: DemoWebhookTarget | null): TunnelStatus {
     const { error, errorNotes } = this;
-    return tunnelView({ pipeline: this.#pipeline, settings, phase, demo, portNote: this.#portNote, error, errorNotes });
+    return tunnelView({ pipeline: this.#pipeline, settings, phase, demo, error, errorNotes });
   }
 
   /**
@@ -327,14 +376,14 @@ export class PipelineHost {
   }
 
   async #open(spec: PipelineOptions, paused: boolean): Promise<void> {
-    this.#portNote = null;
     // Not a recursive mkdir: where a file system refuses folders it would spin (see folder-check.ts).
     await ensureWritableFolder(spec.folder, { source: RECORDINGS_FOLDER });
-    const opened = await openPipeline(spec, paused, (p) => this.#attach(p), this.#deps.log);
+    // The demo sandbox and the public tunnels follow the receiver's port; an own URL or no tunnel does not.
+    const provider = spec.tunnel?.provider ?? 'none';
+    const portFollows = this.#deps.facts().demo || provider === 'ngrok' || provider === 'localtunnel';
+    const opened = await this.#service.open(spec, { paused, portFollows, attach: (p) => this.#attach(p) });
     this.#pipeline = opened.pipeline;
     this.#detach = opened.detach;
-    this.#portNote = opened.portNote;
-    this.#deps.log(`receiving recordings on port ${opened.pipeline.receiver.port}`);
   }
 
   #attach(pipeline: RecordingPipeline): () => void {
@@ -421,39 +470,14 @@ export class PipelineHost {
     on('registration-failed', (info) =>
       emit('app:error', { code: 'registration', message: `The webhook URL could not be registered: ${info.message}` }),
     );
-    on('rejected', (r) => {
-      log(`webhook refused (${r.status}): ${clean(r.reason)}`);
-      // A 503 is a genuine webhook (right token, allowed URL) turned away: its recording is lost unless someone acts.
-      // An upload's 503 (too many at once) is a refused client recording, said as such by upload-refused.
-      if (r.status === 503 && !r.upload) this.#onRefusing(r.reason, pipeline.receiver.full);
-    });
-    on('received', () => this.#stopRefusing());
+    on('rejected', (r) => log(`webhook refused (${r.status}): ${clean(r.reason)}`));
     return () => {
       for (const off of offs) off();
     };
   }
 
-  #onRefusing(reason: string, full: boolean): void {
-    if (this.#refusing) return;
-    this.#refusing = { reason, full };
-    this.#deps.emit('notify', {
-      kind: 'refusing',
-      title: 'New recordings are being refused',
-      body: clean(reason, 200),
-      text: { title: { key: 'refusingTitle' } },
-    });
-    this.#deps.updateTray();
-  }
-
-  #stopRefusing(): void {
-    if (!this.#refusing) return;
-    this.#refusing = null;
-    this.#deps.updateTray();
-  }
-
   #onJobChanged(job: RecordingJob, pipeline: RecordingPipeline): void {
     if (pipeline !== this.#pipeline && this.#pipeline !== null) return;
-    if (this.#refusing?.full && !pipeline.receiver.full) this.#stopRefusing();
     if (job.state !== 'downloading') this.progress.clear(job.key);
     const view = recordingView(job, this.progress.get(job.key));
     const signature = changeSignature(view);

@@ -1,11 +1,10 @@
 /**
- * Opening the app's recording pipeline (on another port when the configured one is taken), and the bounded
- * backoff that reopens it when a restart left nothing receiving. Split from pipeline-host.ts.
+ * What the app core adds around the receive service (receive/receive-service.ts, which opens the pipeline under
+ * the port policy): the bounded backoff that reopens it when a restart left nothing receiving, and the settings
+ * fields named when the receiver cannot listen. Split from pipeline-host.ts.
  */
-import { nested, note, noteText, type Note } from '../../contract.js';
+import { nested, note } from '../../contract.js';
 import { ConfigError } from '../errors.js';
-import { RecordingPipeline, type PipelineOptions } from '../pipeline/pipeline.js';
-import { describe, isAddressInUse } from './core-support.js';
 
 /** The embedded demo sandbox, when the pipeline receives from it instead of the service. */
 export interface DemoWebhookTarget {
@@ -22,48 +21,6 @@ export interface TrayCounts {
   progress: number | null;
   /** Failed or expired within the last day. */
   failed: number;
-}
-
-/** A started pipeline, the function that detaches the host's listeners from it, and why it is on another port. */
-export interface OpenedPipeline {
-  pipeline: RecordingPipeline;
-  detach: () => void;
-  portNote: Note | null;
-}
-
-/**
- * Opens and starts a pipeline from `spec`, with the host's listeners attached (so what start does reaches the
- * views). A pipeline that fails to start is stopped again before the error is thrown.
- */
-export async function openPipeline(
-  spec: PipelineOptions,
-  paused: boolean,
-  attach: (pipeline: RecordingPipeline) => () => void,
-  log: (line: string) => void,
-): Promise<OpenedPipeline> {
-  const tryOpen = async (options: PipelineOptions): Promise<{ pipeline: RecordingPipeline; detach: () => void }> => {
-    const pipeline = await RecordingPipeline.open(options);
-    const detach = attach(pipeline);
-    try {
-      await pipeline.setDownloadsPaused(paused);
-      await pipeline.start();
-      return { pipeline, detach };
-    } catch (error) {
-      detach();
-      // The start error is what the producer sees; a failed clean-up after it still gets a line.
-      await pipeline.stop().catch((e: unknown) => log(`the pipeline did not stop cleanly: ${describe(e)}`));
-      throw error;
-    }
-  };
-  try {
-    return { ...(await tryOpen(spec)), portNote: null };
-  } catch (error) {
-    if (!isAddressInUse(error) || !spec.port) throw error;
-    // Another program (or another Tally) holds the port: receive on any free port rather than not at all.
-    const portNote = note('portInUse', { port: spec.port });
-    log(noteText(portNote));
-    return { ...(await tryOpen({ ...spec, port: 0 })), portNote };
-  }
 }
 
 /**

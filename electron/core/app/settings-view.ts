@@ -35,6 +35,7 @@ export function toSettingsView(s: Settings, effective: EffectiveValues): Setting
       ngrokDomain: s.tunnel.ngrokDomain ?? null,
       localtunnelHost: s.tunnel.localtunnelHost ?? null,
     },
+    receiverPort: s.receiverPort,
     autoRegisterWebhook: s.autoRegisterWebhook,
     endpoints: {
       baseUrl: s.endpoints.baseUrl ?? null,

@@ -49,6 +49,7 @@ interface StudioHostOptions {
   save: (studio: Settings['studio']) => Promise<void>;
   error: (error: ErrorView) => void;
   recordingChanged?: (view: RecordingView) => void;
+  statusChanged?: () => void;
 }
 
 /** What the app core hands over: its options, environment and settings, and its callbacks. */
@@ -59,6 +60,8 @@ export interface StudioCoreLinks {
   error: (error: ErrorView) => void;
   /** A mirrored recording's row in Recordings changed (a member's list is one list with the webhook's). */
   recordingChanged?: (view: RecordingView) => void;
+  /** The studio link's state changed (the health shows it). */
+  statusChanged?: () => void;
 }
 
 type Status = StudioView['status'];
@@ -328,6 +331,7 @@ export class StudioHost {
 
   #changed(): void {
     void this.view().then(this.#opts.emit, () => undefined);
+    this.#opts.statusChanged?.();
     const push = this.#opts.recordingChanged;
     if (!push) return;
     for (const row of this.memberRecordings()) {
@@ -336,6 +340,11 @@ export class StudioHost {
       this.#pushed.set(row.key, text);
       push(row);
     }
+  }
+
+  /** The studio link for the health (receiver: the publisher's team server; member: the follower's). */
+  get linkStatus(): Status {
+    return this.#status;
   }
 
   #setStatus(state: Status['state'], why?: Note): void {

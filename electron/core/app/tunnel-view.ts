@@ -13,15 +13,13 @@ export interface TunnelViewInput {
   settings: Settings;
   phase: Phase;
   demo: DemoWebhookTarget | null;
-  /** Why the receiver is on another port than the configured one. */
-  portNote: Note | null;
   /** Why the last reconcile failed (see PipelineHost.failed), as text and notes. */
   error: string | null;
   errorNotes: Note[] | null;
 }
 
 export function tunnelView(input: TunnelViewInput): TunnelStatus {
-  const { pipeline, settings, phase, demo, portNote, errorNotes } = input;
+  const { pipeline, settings, phase, demo, errorNotes } = input;
   const restartProblem = input.error && errorNotes ? { message: input.error, notes: errorNotes } : null;
   if (!pipeline) {
     const why = said(...(errorNotes ?? [note(phase === 'new' ? 'receiverStarting' : 'receiverNotRunning')]));
@@ -48,12 +46,7 @@ export function tunnelView(input: TunnelViewInput): TunnelStatus {
     // Not listening (yet or any more): the view shows no local URL rather than failing.
     localUrl = null;
   }
-  const notes = [
-    ...(errorNotes ?? []),
-    ...(portNote ? [portNote] : []),
-    ...(demo ? [note('demoDirect')] : []),
-    ...(status.messageNotes ?? []),
-  ];
+  const notes = [...(errorNotes ?? []), ...(demo ? [note('demoDirect')] : []), ...(status.messageNotes ?? [])];
   const registered = demo ? localUrl !== null && demo.control.webhookUrl === localUrl : status.registered;
   const uploadUrl = status.uploadUrl ?? pipeline.ready().localUploadUrl;
   const message = notes.length > 0 ? said(...notes) : { text: null, notes: null };

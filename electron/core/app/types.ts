@@ -3,7 +3,7 @@
  * AppCore and expose `handlers` / `events` over their transport (IPC or WebSocket); nothing else of the
  * core is reachable from the renderer.
  */
-import type { EventMap, EventName, RequestHandlers, ShellText } from '../../contract.js';
+import type { EventMap, EventName, HealthState, RequestHandlers, ShellText } from '../../contract.js';
 
 /** What only the host shell can do. `tally serve` passes a subset (no native dialogs). */
 export interface PlatformHooks {
@@ -27,6 +27,8 @@ export interface TraySnapshot {
   progress: number | null;
   /** Something needs the producer: a failed/expired recording, an unreachable webhook, bad credentials. */
   attention: string | null;
+  /** The overall health (the tray icon: ok, warning or error) and its one line (the tooltip). */
+  health: { state: HealthState; summary: string };
   receivingPaused: boolean;
   recordingsFolder: string;
 }
@@ -40,7 +42,7 @@ export interface AppCoreEvents extends EventMap {
      * `refused`: a client upload was refused; `live`: a channel opened; `missing`: an expected recording never
      * came; `refusing`: new recording webhooks are refused (too many unfinished, or the journal cannot be written).
      */
-    kind: 'saved' | 'failed' | 'expired' | 'unreachable' | 'refused' | 'live' | 'missing' | 'refusing';
+    kind: 'saved' | 'failed' | 'expired' | 'unreachable' | 'refused' | 'live' | 'missing' | 'refusing' | 'health';
     /** In English, for logs and shells without a language. */
     title: string;
     body: string;

@@ -58,7 +58,7 @@ function nextChannel(pipeline: RecordingPipeline, action: 'create' | 'close', ch
 describe('the channel lifecycle hook', () => {
   it('is set through the admin API (empty 200 accepted) and reported as channel events, never journalled', async () => {
     const { sandbox, api, pipeline, ready, calls } = await setup({ expectRecordings: false, graceMs: 60_000 });
-    await api.setChannelHook(ready.localUrl);
+    await api.setChannelHook(ready.localUrl!);
     expect(sandbox.control.channelWebhookUrl).toBe(ready.localUrl);
 
     const hooks: { action: string; status: number | null }[] = [];

@@ -32,6 +32,12 @@ export interface PipelineOptions {
   policy: DownloadOriginPolicy;
   host?: string;
   port?: number;
+  /**
+   * When the port is taken by another program: keep everything else running (journal, downloads, heartbeat) and
+   * try the port again and again (`listen` events say so) instead of failing the start. The receive service sets
+   * it where the public address is fixed (an own URL, no tunnel), so the port never moves.
+   */
+  waitForPort?: boolean;
   tunnel?: TunnelSettingsInput;
   ngrokAuthtoken?: string | null;
   /** Replaces the ngrok SDK's cloud boundary (tests only). */
@@ -111,7 +117,8 @@ export interface PipelineRejection extends Rejection {
 }
 
 export interface PipelineReady {
-  localUrl: string;
+  /** The loopback webhook URL; null while the receiver cannot listen (its port is taken, see `waitForPort`). */
+  localUrl: string | null;
   publicUrl: string | null;
   tunnel: TunnelStatus;
   /** The recordUrl for the web SDK: public when a tunnel is up, else local; null when uploads are off. */
@@ -145,4 +152,10 @@ export interface PipelineEvents {
   changed: [job: RecordingJob];
   /** A web client upload was saved (and logged). */
   uploaded: [event: PipelineUploadedEvent];
+  /** The receiver started listening, or (with `waitForPort`) could not and tries again. */
+  listen: [state: ListenState];
 }
+
+/** Whether the receiver listens; while it cannot (its port is taken), why and when it tries again. */
+export type ListenState =
+  { listening: true; port: number } | { listening: false; port: number; error: Error; retryAt: string | null };

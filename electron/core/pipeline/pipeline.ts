@@ -12,7 +12,7 @@ import { EventEmitter } from 'node:events';
 import { ensureWritableFolder } from '../folder-check.js';
 import { DownloadManager } from './download-queue.js';
 import { AutoRegistrar, TunnelSupervisor, tunnelProviderFor } from '../tunnels/index.js';
-import { WebhookReceiver } from '../webhook/receiver.js';
+import { WebhookReceiver, isAddressInUse } from '../webhook/receiver.js';
 import { TokenStore } from '../webhook/token.js';
 import { DEFAULT_RECORDING_GRACE_MS, ExpectedRecordings } from './expected-recordings.js';
 import { UploadLog, newUploadId, type RefusedUploadRecord } from '../uploads/upload-log.js';
@@ -23,9 +23,20 @@ import { keepNewestRecordings } from '../recordings/keep-newest.js';
 import { describeError, silentLogger } from '../logger.js';
 import { acquireStateLock, type StateLock } from '../recordings/state-lock.js';
 import type { DownloadOriginPolicy } from '../net/url-policy.js';
-import type { PipelineEvents, PipelineOptions, PipelineReady, PipelineUploadOptions } from './pipeline-types.js';
+import type {
+  ListenState,
+  PipelineEvents,
+  PipelineOptions,
+  PipelineReady,
+  PipelineUploadOptions,
+} from './pipeline-types.js';
+
+/** First wait before trying a taken port again, and the longest (see `waitForPort`). */
+export const LISTEN_RETRY_FIRST_MS = 2_000;
+export const LISTEN_RETRY_MAX_MS = 30_000;
 
 export type {
+  ListenState,
   PipelineApi,
   PipelineEvents,
   PipelineOptions,
@@ -52,6 +63,9 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
   #uploadLog: UploadLog | null = null;
   readonly expected: ExpectedRecordings;
   #pruning: Promise<unknown> = Promise.resolve();
+  #listen: ListenState | null = null;
+  #listenTimer: NodeJS.Timeout | null = null;
+  #listenDelayMs = LISTEN_RETRY_FIRST_MS;
 
   private constructor(opts: PipelineOptions, inbox: Inbox, tokens: TokenStore, lock: StateLock) {
     super();
@@ -264,36 +278,90 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     return this.#lastGaps;
   }
 
-  /** Starts everything; resolves when the receiver listens and the tunnel has been asked to open. */
+  /**
+   * Starts everything; resolves when the receiver listens and the tunnel has been asked to open. With
+   * `waitForPort`, a port held by another program does not fail the start: the rest runs, `listen` says why
+   * nothing is received, and the port is tried again (2 s, doubling to 30 s) until it is free.
+   */
   async start(): Promise<PipelineReady> {
     if (this.#running) return this.ready();
     this.#running = true;
     const lastRunning = await readHeartbeat(this.#opts.stateDir, this.#opts.projectScope ?? null);
     if (!this.#downloadsPaused) this.downloads.start();
+    let listening = true;
     try {
       await this.receiver.start();
     } catch (error) {
-      // Not running after all: `stop()` then only closes the journal and leaves the heartbeat alone, so
-      // the gap report of the next start still covers the time before this failed one.
-      this.#running = false;
-      await this.downloads.stop();
-      throw error;
+      if (this.#opts.waitForPort && isAddressInUse(error)) {
+        listening = false;
+        this.#cannotListen(error as Error);
+      } else {
+        // Not running after all: `stop()` then only closes the journal and leaves the heartbeat alone, so
+        // the gap report of the next start still covers the time before this failed one.
+        this.#running = false;
+        await this.downloads.stop();
+        throw error;
+      }
     }
     await writeHeartbeat(this.#opts.stateDir, new Date(), this.#opts.projectScope ?? null);
     const every = this.#opts.heartbeatIntervalMs ?? 60_000;
     this.#heartbeat = setInterval(() => void this.#beat(), every);
     this.#heartbeat.unref();
-    if (this.registrar) this.#detachRegistrar = this.registrar.attach(this.supervisor);
-    this.supervisor.start();
+    if (listening) this.#expose();
     void this.checkGaps(lastRunning);
     return this.ready();
   }
 
+  /** Whether the receiver listens (null before `start`). */
+  get listenState(): ListenState | null {
+    return this.#listen;
+  }
+
+  /** The receiver listens: the tunnel may open and registration follow it. */
+  #expose(): void {
+    this.#listen = { listening: true, port: this.receiver.port };
+    this.#listenDelayMs = LISTEN_RETRY_FIRST_MS;
+    this.emit('listen', this.#listen);
+    if (this.registrar) this.#detachRegistrar = this.registrar.attach(this.supervisor);
+    this.supervisor.start();
+  }
+
+  #cannotListen(error: Error): void {
+    const wait = this.#listenDelayMs;
+    this.#listenDelayMs = Math.min(wait * 2, LISTEN_RETRY_MAX_MS);
+    const retryAt = new Date(Date.now() + wait).toISOString();
+    this.#listen = { listening: false, port: this.receiver.configured.port, error, retryAt };
+    this.emit('listen', this.#listen);
+    this.#listenTimer = setTimeout(() => {
+      this.#listenTimer = null;
+      void this.#tryListen();
+    }, wait);
+    // A retry alone must not keep a headless process (or a test run) alive.
+    this.#listenTimer.unref();
+  }
+
+  async #tryListen(): Promise<void> {
+    if (!this.#running) return;
+    try {
+      await this.receiver.start();
+    } catch (error) {
+      if (this.#running) this.#cannotListen(error as Error);
+      return;
+    }
+    if (!this.#running) {
+      await this.receiver.stop();
+      return;
+    }
+    this.#expose();
+  }
+
   ready(): PipelineReady {
     const tunnel = this.supervisor.status;
-    const localUploadUrl = this.#uploads ? `${this.receiver.origin}${this.receiver.routePath('uploads')}` : null;
+    const listening = this.receiver.listening;
+    const localUploadUrl =
+      this.#uploads && listening ? `${this.receiver.origin}${this.receiver.routePath('uploads')}` : null;
     return {
-      localUrl: this.receiver.localUrl,
+      localUrl: listening ? this.receiver.localUrl : null,
       publicUrl: tunnel.publicUrl,
       tunnel: { ...tunnel, localUrl: this.receiver.localUrl },
       uploadUrl: this.#uploads ? (tunnel.uploadUrl ?? localUploadUrl) : null,
@@ -360,6 +428,8 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
       return;
     }
     this.#running = false;
+    if (this.#listenTimer) clearTimeout(this.#listenTimer);
+    this.#listenTimer = null;
     if (this.#heartbeat) clearInterval(this.#heartbeat);
     this.#heartbeat = null;
     this.#detachRegistrar?.();

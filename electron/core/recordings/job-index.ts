@@ -7,9 +7,9 @@
  */
 import type { JobState, RecordingJob } from './types.js';
 
-const STATES: readonly JobState[] = ['pending', 'downloading', 'saved', 'failed', 'expired'];
+const STATES: readonly JobState[] = ['pending', 'downloading', 'saved', 'failed', 'expired', 'gone'];
 const STATE_CODE = new Map(STATES.map((s, i) => [s, i]));
-/** States from this code on are terminal (saved, failed, expired). */
+/** States from this code on are terminal (saved, failed, expired, gone). */
 const FIRST_TERMINAL = 2;
 const NO_ALIAS = -1;
 

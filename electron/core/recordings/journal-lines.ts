@@ -103,7 +103,7 @@ const jobSchema = z.looseObject({
   duration: z.string().nullable(),
   thumbnail: z.string().nullable(),
   shape: z.string(),
-  state: z.enum(['pending', 'downloading', 'saved', 'failed', 'expired']),
+  state: z.enum(['pending', 'downloading', 'saved', 'failed', 'expired', 'gone']),
   attempts: z.number().int().nonnegative(),
   path: z.string().nullable(),
   bytes: z.number().nullable(),

@@ -5,7 +5,7 @@
 import type { Note } from '../../contract.js';
 
 /** Where a job stands. `saved`, `expired` and `failed` with `final: true` are terminal. */
-export type JobState = 'pending' | 'downloading' | 'saved' | 'failed' | 'expired';
+export type JobState = 'pending' | 'downloading' | 'saved' | 'failed' | 'expired' | 'gone';
 
 /** A recording the service told us about, as kept in the durable inbox. */
 export interface RecordingJob {

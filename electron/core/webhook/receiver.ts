@@ -154,6 +154,16 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
     this.#routes.set(prefix, { token: tokenName, handler });
   }
 
+  /** Whether it listens now. */
+  get listening(): boolean {
+    return this.#server !== null;
+  }
+
+  /** The address it is configured for (the port may be 0: any free one). */
+  get configured(): { host: string; port: number } {
+    return { host: this.#host, port: this.#port };
+  }
+
   /** Listens on host:port (port 0 picks a free one). */
   async start(): Promise<void> {
     if (this.#server) return;
@@ -461,4 +471,10 @@ function readCapped(req: IncomingMessage, max: number, deadlineMs: number): Prom
     req.on('error', onGone);
     req.on('close', onClose);
   });
+}
+
+/** Whether `start()` failed because another program holds the port. */
+export function isAddressInUse(error: unknown): boolean {
+  const cause = error instanceof Error ? (error.cause as { code?: unknown } | undefined) : undefined;
+  return error instanceof ConfigError && cause?.code === 'EADDRINUSE';
 }

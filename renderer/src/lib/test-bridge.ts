@@ -13,6 +13,7 @@ import {
   type EventMap,
   type EventName,
   type GapReport,
+  type HealthView,
   type RecordingView,
   type RequestMap,
   type RequestName,
@@ -109,6 +110,7 @@ export function settingsView(partial: Partial<SettingsView> = {}): SettingsView 
     launchAtLogin: false,
     language: 'en',
     tunnel: { provider: 'none', publicUrl: null, ngrokDomain: null, localtunnelHost: null },
+    receiverPort: 8787,
     autoRegisterWebhook: false,
     endpoints: { baseUrl: null, consoleApiUrl: null, adminUrl: null },
     uploadOrigins: [],
@@ -125,6 +127,34 @@ export function credentialsStatus(partial: Partial<CredentialsStatus> = {}): Cre
     source: null,
     keychainAvailable: true,
     keychainMessage: null,
+    ...partial,
+  };
+}
+
+/** A healthy core's health view (every component ok), with `partial` over it. */
+export function healthView(partial: Partial<HealthView> = {}): HealthView {
+  const ok = (id: HealthView['components'][number]['id'], reason: string): HealthView['components'][number] => ({
+    id,
+    state: 'ok',
+    reason,
+    reasonNotes: [],
+    action: null,
+    actionNotes: null,
+  });
+  return {
+    state: 'ok',
+    summary: 'All is well: webhooks reach Tally and recordings are saved.',
+    summaryNotes: [{ code: 'healthAllOk' }],
+    components: [
+      ok('receiver', 'Receiving webhooks on 127.0.0.1:8787.'),
+      ok('publicPath', 'The public URL forwards to this receiver (a signed probe came back).'),
+      ok('registration', 'The service sends recordings to this URL.'),
+      ok('downloads', 'No download needs attention.'),
+      ok('disk', '120 GB free for recordings.'),
+    ],
+    receiver: { host: '127.0.0.1', port: 8787, configuredPort: 8787, portFollows: false },
+    problems: 0,
+    checkedAt: '2026-11-26T09:00:00.000Z',
     ...partial,
   };
 }
@@ -170,6 +200,7 @@ export class TestBridge implements Transport {
   settings: SettingsView = settingsView();
   credentials: CredentialsStatus = credentialsStatus();
   tunnel: TunnelStatus = tunnelStatus();
+  health: HealthView = healthView();
   studio: StudioView = {
     mode: 'off',
     url: null,
@@ -261,6 +292,7 @@ export class TestBridge implements Transport {
       'credentials:clearNgrokToken': () => (this.credentials = { ...this.credentials, ngrokTokenStored: false }),
       'credentials:test': () => ({ ok: true, message: 'Connected to the service.' }),
       'tunnel:status': () => this.tunnel,
+      'health:get': () => this.health,
       'webhook:register': () => (this.tunnel = { ...this.tunnel, registered: true }),
       'clipboard:write': (text) => {
         this.clipboard.push(text);

@@ -262,6 +262,7 @@ export const en = {
       failed: 'Failed',
       expired: 'Expired',
       refused: 'Refused',
+      gone: 'Gone from the service',
     },
     savedVerified: 'Saved and verified ({checks})',
     savedUnchecked: 'Saved; the service gave no size or checksum to verify it against',

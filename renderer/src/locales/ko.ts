@@ -251,6 +251,7 @@ export const ko: Messages = {
       failed: '실패',
       expired: '만료됨',
       refused: '거부됨',
+      gone: '서비스에서 사라짐',
     },
     savedVerified: '저장 및 검증 완료({checks})',
     savedUnchecked: '저장됨. 서비스가 크기나 체크섬을 알려 주지 않아 검증하지 못했습니다',

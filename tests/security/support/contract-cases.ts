@@ -42,6 +42,7 @@ export const VALID_ARGS: Record<RequestName, unknown[]> = {
   'studio:setCredentials': ['nats://127.0.0.1:4222', { token: 'team-token' }],
   'studio:clearCredentials': [],
   'studio:test': ['nats://127.0.0.1:1'],
+  'health:get': [],
 };
 
 export interface InvalidCase {

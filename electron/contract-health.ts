@@ -1,0 +1,80 @@
+/**
+ * Health as every face shows it (tray icon, popover header, `tally status`, NDJSON `health` lines): whatever can
+ * cost a recording, measured by the core's receive service (core/receive/health.ts) and judged ok, warning or
+ * error, each with a one-line reason and the action to take. The overall state is the worst component's.
+ * Split from contract.ts, which re-exports it; free of Node and Electron imports like the contract.
+ */
+import type { Note } from './contract-notes.js';
+
+export type HealthState = 'ok' | 'warning' | 'error';
+
+/** The parts of the path from a finished broadcast to a saved file, in the order a webhook meets them. */
+export const HEALTH_COMPONENTS = [
+  'receiver',
+  'publicPath',
+  'registration',
+  'downloads',
+  'disk',
+  'keychain',
+  'studio',
+] as const;
+export type HealthComponentId = (typeof HEALTH_COMPONENTS)[number];
+
+export interface HealthComponentView {
+  id: HealthComponentId;
+  state: HealthState;
+  /** One line: what is wrong, or what is fine. English (the log, the CLI); `reasonNotes` to translate. */
+  reason: string;
+  reasonNotes: Note[];
+  /** What to do about it (a setting, a flag, a button), when something can be done. */
+  action: string | null;
+  actionNotes: Note[] | null;
+}
+
+/** Where the webhook receiver listens, for "forward to 127.0.0.1:<port>" and the port's error. */
+export interface ReceiverAddressView {
+  host: string;
+  /** The port it listens on now; null while it cannot listen. */
+  port: number | null;
+  /** The port the settings (or `--port`) ask for. */
+  configuredPort: number;
+  /**
+   * Whether the public address follows the port (ngrok, localtunnel, the demo sandbox), so another free port may
+   * be used when the configured one is taken; false for an own URL or no tunnel, where the port never moves.
+   */
+  portFollows: boolean;
+}
+
+export interface HealthView {
+  /** The worst component's state. */
+  state: HealthState;
+  /** The worst component's reason (the tray tooltip, the header line); "All is well" when everything is ok. */
+  summary: string;
+  summaryNotes: Note[];
+  components: HealthComponentView[];
+  receiver: ReceiverAddressView;
+  /** Recordings that need the producer (see `recordingNeedsAttention`). */
+  problems: number;
+  checkedAt: string;
+}
+
+const WORST: Record<HealthState, number> = { ok: 0, warning: 1, error: 2 };
+
+/** The worse of two states. */
+export function worseHealth(a: HealthState, b: HealthState): HealthState {
+  return WORST[b] > WORST[a] ? b : a;
+}
+
+/**
+ * Whether a recording counts under Problems: it failed, expired, was refused or is gone from the service, or it
+ * waits for another attempt after an error. One rule for the popover's filter, the tray and `tally status`.
+ */
+export function recordingNeedsAttention(r: { state: string; error: string | null }): boolean {
+  return (
+    r.state === 'failed' ||
+    r.state === 'expired' ||
+    r.state === 'refused' ||
+    r.state === 'gone' ||
+    ((r.state === 'pending' || r.state === 'downloading') && r.error !== null)
+  );
+}

@@ -1,0 +1,321 @@
+/**
+ * The health model: whatever can cost a recording, judged ok / warning / error with a one-line reason and the
+ * action to take, for every face alike (tray icon, popover header, `tally status`, NDJSON `health` lines).
+ *
+ * `judgeHealth` is pure: it reads one snapshot of facts (`HealthFacts`) that the receive service gathers from
+ * the running pipeline, the tunnel supervisor's public-path check, the registrar, the journal, the disks, the
+ * keychain and the studio link. The overall state is the worst component's; nothing is ever "ok" while a
+ * webhook could not reach Tally or a recording waits on an error.
+ */
+import {
+  nested,
+  note,
+  notesText,
+  recordingNeedsAttention,
+  worseHealth,
+  type HealthComponentId,
+  type HealthComponentView,
+  type HealthState,
+  type HealthView,
+  type Note,
+  type NoteCode,
+  type TunnelStatus,
+} from '../../contract.js';
+import { formatBytes } from '../download/errors.js';
+import type { RecordingJob } from '../recordings/types.js';
+import type { PortHolder } from './port-holder.js';
+
+/** Which face reads the actions: the popover names Settings fields, the command line names flags. */
+export type HealthFace = 'app' | 'cli';
+
+/** Free space below this is an error: a download or the journal's next write may fail now. */
+export const DISK_ERROR_BYTES = 256 * 1024 * 1024;
+/** Free space below this (or below what the unfinished downloads still need) is a warning. */
+export const DISK_WARNING_BYTES = 2 * 1024 * 1024 * 1024;
+/** A download without a byte for this long counts as stalled. */
+export const STALLED_MS = 2 * 60 * 1000;
+/** Failed, expired and gone recordings count for this long (or until removed from the list). */
+export const ATTENTION_MS = 24 * 60 * 60 * 1000;
+/** A failing download this close to its deadline turns the downloads red. */
+export const URGENT_MS = 60 * 60 * 1000;
+
+export interface DiskFacts {
+  path: string;
+  freeBytes: number | null;
+  /** Why the free space could not be read. */
+  error: string | null;
+}
+
+export interface HealthFacts {
+  face: HealthFace;
+  now: number;
+  /** Demo mode: the embedded sandbox plays the service and calls the receiver directly. */
+  demo: boolean;
+  /** A studio member: its recordings come from the studio, it receives no webhooks of its own. */
+  member: boolean;
+  receiver: {
+    host: string;
+    configuredPort: number;
+    portFollows: boolean;
+    /** null before the pipeline started (or when none runs: see `down`). */
+    listening: boolean | null;
+    port: number | null;
+    holder: PortHolder | null;
+    /** Nothing receives: why (the app's failed reconcile). */
+    down: Note[] | null;
+    /** New webhooks are refused with 503: why. */
+    refusing: string | null;
+  };
+  tunnel: TunnelStatus | null;
+  registration: {
+    /** Whether Tally registers the URL itself (`--register`, the auto-register setting). */
+    enabled: boolean;
+    registeredUrl: string | null;
+    failed: string | null;
+  };
+  downloads: {
+    paused: boolean;
+    /** Jobs that are not saved: waiting, downloading, and those that ended badly within ATTENTION_MS. */
+    jobs: readonly Pick<RecordingJob, 'key' | 'state' | 'error' | 'deadline' | 'updatedAt' | 'channelId'>[];
+    /** Last byte received per downloading key (ms). */
+    lastProgressAt: ReadonlyMap<string, number>;
+    /** Client recordings refused within ATTENTION_MS and not removed from the list. */
+    refusedUploads: number;
+    /** Closed channels whose recording never came, within ATTENTION_MS. */
+    missing: number;
+    /** Bytes the unfinished downloads still need (announced sizes). */
+    neededBytes: number;
+  };
+  disks: DiskFacts[];
+  /** Only where the keychain is used (the app): null leaves the component out. */
+  keychain: { available: boolean; reason: Note[] } | null;
+  /** Only in studio mode: null leaves the component out. */
+  studio: { state: 'connecting' | 'connected' | 'unreachable' | 'error' | 'off'; reason: Note[] } | null;
+}
+
+const ORDER: HealthComponentId[] = [
+  'receiver',
+  'publicPath',
+  'registration',
+  'downloads',
+  'disk',
+  'keychain',
+  'studio',
+];
+
+function component(
+  id: HealthComponentId,
+  state: HealthState,
+  reason: Note[],
+  action: Note[] | null = null,
+): HealthComponentView {
+  return {
+    id,
+    state,
+    reason: notesText(reason),
+    reasonNotes: reason,
+    action: action ? notesText(action) : null,
+    actionNotes: action,
+  };
+}
+
+/** `code`'s sentence with the notes as its `{reason}` (one nested note translates; several stay English). */
+function because(code: NoteCode, notes: Note[] | null | undefined, fallback: string): Note {
+  const inner = notes && notes.length > 0 ? notes : [note('error', { message: fallback })];
+  if (inner.length === 1) return note(code, nested('reason', inner[0]!));
+  return note(code, { reason: notesText(inner) });
+}
+
+function receiverHealth(f: HealthFacts): HealthComponentView {
+  const r = f.receiver;
+  if (r.down) return component('receiver', 'error', [because('healthReceiverDown', r.down, 'not running')]);
+  if (r.listening === false) {
+    const said = r.holder
+      ? note('healthPortHeldBy', { port: r.configuredPort, program: r.holder.program, pid: r.holder.pid })
+      : note('healthPortHeld', { port: r.configuredPort });
+    const action = note(f.face === 'app' ? 'healthPortActionApp' : 'healthPortActionCli', { port: r.configuredPort });
+    return component('receiver', 'error', [said], [action]);
+  }
+  if (r.listening === null || r.port === null)
+    return component('receiver', 'warning', [note('healthReceiverStarting')]);
+  if (r.refusing) {
+    return component(
+      'receiver',
+      'error',
+      [note('healthRefusing', { reason: r.refusing })],
+      [note('healthRefusingAction')],
+    );
+  }
+  if (r.configuredPort !== 0 && r.port !== r.configuredPort) {
+    const provider = f.demo ? 'sandbox' : (f.tunnel?.provider ?? 'tunnel');
+    return component('receiver', 'ok', [
+      note('healthReceiverMoved', { host: r.host, port: r.port, configured: r.configuredPort, provider }),
+    ]);
+  }
+  return component('receiver', 'ok', [note('healthReceiverOk', { host: r.host, port: r.port })]);
+}
+
+function publicPathHealth(f: HealthFacts): HealthComponentView {
+  if (f.demo) return component('publicPath', 'ok', [note('healthPublicDemo')]);
+  if (f.receiver.listening !== true) return component('publicPath', 'error', [note('healthPublicWaiting')]);
+  const t = f.tunnel;
+  if (!t || (t.state === 'off' && t.provider === 'none')) {
+    const action = note(f.face === 'app' ? 'healthPublicNoneActionApp' : 'healthPublicNoneActionCli');
+    return component('publicPath', 'warning', [note('healthPublicNone')], [action]);
+  }
+  if (t.state === 'reachable') return component('publicPath', 'ok', [note('healthPublicOk')]);
+  if (t.state === 'connecting') return component('publicPath', 'warning', [note('healthPublicChecking')]);
+  const where = { host: f.receiver.host, port: f.receiver.port ?? f.receiver.configuredPort };
+  return component(
+    'publicPath',
+    'error',
+    [because('healthPublicDown', t.messageNotes, t.message ?? 'no answer')],
+    [note('healthPublicDownAction', where)],
+  );
+}
+
+function registrationHealth(f: HealthFacts, publicOk: boolean): HealthComponentView {
+  if (f.demo) return component('registration', 'ok', [note('healthRegistrationDemo')]);
+  if (f.member) return component('registration', 'ok', [note('healthRegistrationMember')]);
+  const reg = f.registration;
+  const url = f.tunnel?.publicUrl ?? null;
+  if (reg.failed) return component('registration', 'error', [note('healthRegisterFailed', { reason: reg.failed })]);
+  if (!url) return component('registration', 'warning', [note('healthRegisterWaiting')]);
+  if (f.tunnel?.registered || reg.registeredUrl === url) {
+    return publicOk
+      ? component('registration', 'ok', [note('healthRegisteredOk')])
+      : component('registration', 'error', [note('healthRegisteredBroken')]);
+  }
+  const action = note(f.face === 'app' ? 'healthNotRegisteredActionApp' : 'healthNotRegisteredActionCli');
+  return component('registration', 'warning', [note('healthNotRegistered')], [action]);
+}
+
+/** Recordings counted under Problems: see `recordingNeedsAttention`, plus refused uploads and missed recordings. */
+export function countProblems(f: HealthFacts): number {
+  let count = f.downloads.refusedUploads + f.downloads.missing;
+  for (const job of f.downloads.jobs) if (recordingNeedsAttention(job)) count++;
+  return count;
+}
+
+function downloadsHealth(f: HealthFacts): HealthComponentView {
+  const d = f.downloads;
+  const action = [note(f.face === 'app' ? 'healthDownloadsActionApp' : 'healthDownloadsActionCli')];
+  let lost = d.refusedUploads + d.missing;
+  let failing = 0;
+  let urgent = 0;
+  let stalled = 0;
+  let firstReason: string | null = null;
+  for (const job of d.jobs) {
+    if (job.state === 'failed' || job.state === 'expired' || job.state === 'gone') {
+      lost++;
+    } else if (job.state === 'downloading' && job.error === null) {
+      const since = Math.max(d.lastProgressAt.get(job.key) ?? 0, Date.parse(job.updatedAt));
+      if (f.now - since > STALLED_MS) stalled++;
+    } else if (job.error !== null) {
+      failing++;
+      firstReason ??= job.error;
+      if (Date.parse(job.deadline) - f.now < URGENT_MS) urgent++;
+    }
+  }
+  if (urgent > 0) {
+    const reason = firstReason ?? '';
+    return component('downloads', 'error', [note('healthDownloadsUrgent', { count: urgent, reason })], action);
+  }
+  if (lost > 0) return component('downloads', 'error', [note('healthDownloadsLost', { count: lost })], action);
+  if (failing > 0) {
+    const reason = firstReason ?? '';
+    return component('downloads', 'warning', [note('healthDownloadsFailing', { count: failing, reason })], action);
+  }
+  if (stalled > 0) {
+    const minutes = Math.round(STALLED_MS / 60_000);
+    return component('downloads', 'warning', [note('healthDownloadsStalled', { count: stalled, minutes })], action);
+  }
+  if (d.paused)
+    return component('downloads', 'warning', [note('healthDownloadsPaused')], [note('healthDownloadsPausedAction')]);
+  return component('downloads', 'ok', [note('healthDownloadsOk')]);
+}
+
+function diskHealth(f: HealthFacts): HealthComponentView | null {
+  if (f.disks.length === 0) return null;
+  let worst: HealthComponentView | null = null;
+  for (const disk of f.disks) {
+    let view: HealthComponentView;
+    if (disk.freeBytes === null) {
+      view = component('disk', 'warning', [
+        note('healthDiskUnknown', { path: disk.path, detail: disk.error ?? 'unknown' }),
+      ]);
+    } else {
+      const free = formatBytes(disk.freeBytes);
+      if (disk.freeBytes < DISK_ERROR_BYTES) {
+        view = component(
+          'disk',
+          'error',
+          [note('healthDiskFull', { path: disk.path, free })],
+          [note('healthDiskAction')],
+        );
+      } else if (disk.freeBytes < Math.max(DISK_WARNING_BYTES, f.downloads.neededBytes)) {
+        view = component(
+          'disk',
+          'warning',
+          [note('healthDiskLow', { path: disk.path, free })],
+          [note('healthDiskAction')],
+        );
+      } else {
+        view = component('disk', 'ok', [note('healthDiskOk', { free })]);
+      }
+    }
+    if (!worst || worseHealth(worst.state, view.state) !== worst.state) worst = view;
+  }
+  return worst;
+}
+
+function keychainHealth(f: HealthFacts): HealthComponentView | null {
+  if (!f.keychain) return null;
+  if (f.keychain.available) return component('keychain', 'ok', [note('healthKeychainOk')]);
+  return component('keychain', 'warning', [because('healthKeychainMissing', f.keychain.reason, 'not available')]);
+}
+
+function studioHealth(f: HealthFacts): HealthComponentView | null {
+  const s = f.studio;
+  if (!s || s.state === 'off') return null;
+  if (s.state === 'connected') return component('studio', 'ok', [note('healthStudioOk')]);
+  if (s.state === 'connecting') return component('studio', 'warning', [note('healthStudioConnecting')]);
+  const state = s.state === 'error' ? 'error' : 'warning';
+  return component('studio', state, [because('healthStudioDown', s.reason, s.state)], [note('healthStudioAction')]);
+}
+
+/** Judges one snapshot of facts. */
+export function judgeHealth(f: HealthFacts): HealthView {
+  const receiver = receiverHealth(f);
+  const publicPath = publicPathHealth(f);
+  const member = f.member;
+  const parts = [
+    receiver,
+    // A studio member receives nothing from the service: its public path does not matter.
+    member ? null : publicPath,
+    registrationHealth(f, publicPath.state === 'ok'),
+    downloadsHealth(f),
+    diskHealth(f),
+    keychainHealth(f),
+    studioHealth(f),
+  ].filter((c): c is HealthComponentView => c !== null);
+  parts.sort((a, b) => ORDER.indexOf(a.id) - ORDER.indexOf(b.id));
+  let state: HealthState = 'ok';
+  for (const part of parts) state = worseHealth(state, part.state);
+  const worst = parts.find((p) => p.state === state && state !== 'ok');
+  const summaryNotes = worst ? worst.reasonNotes : [note('healthAllOk')];
+  return {
+    state,
+    summary: notesText(summaryNotes),
+    summaryNotes,
+    components: parts,
+    receiver: {
+      host: f.receiver.host,
+      port: f.receiver.listening ? f.receiver.port : null,
+      configuredPort: f.receiver.configuredPort,
+      portFollows: f.receiver.portFollows,
+    },
+    problems: countProblems(f),
+    checkedAt: new Date(f.now).toISOString(),
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * Which program holds a TCP port, when the OS says: on Linux the listening socket's inode is read from
+ * /proc/net/tcp{,6} and looked up among the file descriptors of the processes this user may see. Elsewhere (or
+ * when the holder belongs to another user) the answer is null and the message says "another program".
+ */
+import { readdir, readFile, readlink } from 'node:fs/promises';
+
+export interface PortHolder {
+  pid: number;
+  /** The program's name as the OS gives it (`comm`), e.g. `nginx`. */
+  program: string;
+}
+
+/** /proc/net/tcp's state column for a listening socket. */
+const LISTEN = '0A';
+
+/** The inodes of sockets listening on `port` in one /proc/net table. */
+function listeningInodes(table: string, port: number): Set<string> {
+  const inodes = new Set<string>();
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  for (const line of table.split('\n').slice(1)) {
+    const cols = line.trim().split(/\s+/);
+    // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
+    const local = cols[1];
+    if (!local || cols[3] !== LISTEN || !local.endsWith(`:${hexPort}`)) continue;
+    const inode = cols[9];
+    if (inode && inode !== '0') inodes.add(inode);
+  }
+  return inodes;
+}
+
+/** The process holding a listening TCP socket on `port`, or null when the OS does not say (or nobody does). */
+export async function findPortHolder(port: number, procRoot = '/proc'): Promise<PortHolder | null> {
+  if (process.platform !== 'linux' || !Number.isInteger(port) || port <= 0) return null;
+  const inodes = new Set<string>();
+  for (const table of ['tcp', 'tcp6']) {
+    const text = await readFile(`${procRoot}/net/${table}`, 'utf8').catch(() => '');
+    for (const inode of listeningInodes(text, port)) inodes.add(inode);
+  }
+  if (inodes.size === 0) return null;
+  const wanted = new Set([...inodes].map((i) => `socket:[${i}]`));
+  const pids = (await readdir(procRoot).catch(() => [] as string[])).filter((d) => /^\d+$/.test(d));
+  for (const pid of pids) {
+    const fds = await readdir(`${procRoot}/${pid}/fd`).catch(() => [] as string[]);
+    for (const fd of fds) {
+      const target = await readlink(`${procRoot}/${pid}/fd/${fd}`).catch(() => '');
+      if (!wanted.has(target)) continue;
+      const comm = await readFile(`${procRoot}/${pid}/comm`, 'utf8').catch(() => '');
+      return { pid: Number(pid), program: comm.trim() || 'an unnamed program' };
+    }
+  }
+  return null;
+}

@@ -1,0 +1,456 @@
+/**
+ * The one receive service behind every face (the tray app and `tally serve` through the app core, `tally listen`
+ * directly): opens the recording pipeline (receiver, tunnel, registration, public-path check, upload route)
+ * under the port policy, keeps its health (health.ts) up to date, answers `tally status` and `tally retry`
+ * (control.ts), and tells its face when the health changes. A face only prints or shows what it is told.
+ *
+ * Port policy: the receiver takes its configured port. Where the public address follows the port (ngrok,
+ * localtunnel, the demo sandbox) another free port is used when that one is taken (the same one as last time
+ * when it is still free), and the health says which. Where the address is fixed (an own URL, no tunnel) the port
+ * never moves: the pipeline runs without listening, the receiver is in error naming the port and what holds
+ * it, and the port is tried again until it is free.
+ */
+import { EventEmitter } from 'node:events';
+import { stat, statfs } from 'node:fs/promises';
+import type { HealthView, Note } from '../../contract.js';
+import { describeError } from '../logger.js';
+import { RecordingPipeline, type PipelineEvents, type PipelineOptions } from '../pipeline/pipeline.js';
+import type { JobState } from '../recordings/types.js';
+import { isAddressInUse } from '../webhook/receiver.js';
+import { ControlServer, type Face } from './control.js';
+import { ATTENTION_MS, judgeHealth, type DiskFacts, type HealthFacts } from './health.js';
+import { findPortHolder, type PortHolder } from './port-holder.js';
+
+/** What only the face knows, asked for at every judgement. */
+export interface FaceFacts {
+  demo: boolean;
+  member: boolean;
+  /** Nothing receives: why (a failed restart of the app with no previous setup to fall back on). */
+  down: Note[] | null;
+  keychain: HealthFacts['keychain'];
+  studio: HealthFacts['studio'];
+  /** Recordings the producer removed from the list no longer count. */
+  hidden: (key: string) => boolean;
+  downloadsPaused: boolean;
+}
+
+export interface ReceiveServiceOptions {
+  face: Face;
+  /** TALLY_HOME: where `tally status` finds this process. */
+  home: string;
+  log: (line: string) => void;
+  facts?: () => Partial<FaceFacts>;
+  /** How often the health is judged again without an event (disk space, stalled downloads). Default 5 s. */
+  recheckMs?: number;
+  now?: () => number;
+  /** Who holds a port (tests may replace the OS lookup). */
+  findHolder?: (port: number) => Promise<PortHolder | null>;
+}
+
+export interface ReceiveServiceEvents {
+  /** The health changed (any component's state or reason). */
+  health: [view: HealthView, previous: HealthView | null];
+  /** New webhooks started being refused with 503 (why), or stopped being refused (null). */
+  refusing: [reason: string | null];
+}
+
+/** A started pipeline and the function that detaches the face's listeners from it. */
+export interface OpenedPipeline {
+  pipeline: RecordingPipeline;
+  detach: () => void;
+}
+
+/** How long job changes are gathered before the health is judged again. */
+const SOON_MS = 200;
+
+const ATTENTION_STATES: ReadonlySet<JobState> = new Set(['failed', 'expired', 'gone']);
+
+export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
+  readonly #opts: ReceiveServiceOptions;
+  readonly #now: () => number;
+  #pipeline: RecordingPipeline | null = null;
+  #detachOwn: (() => void) | null = null;
+  #spec: PipelineOptions | null = null;
+  #portFollows = false;
+  /** The free port used last time the configured one was taken (reused while free, so the URL stays put). */
+  #fallbackPort: number | null = null;
+  #holder: PortHolder | null = null;
+  #refusing: { reason: string; full: boolean } | null = null;
+  readonly #progressAt = new Map<string, number>();
+  #missing: number[] = [];
+  #disks: DiskFacts[] = [];
+  #diskCheckedAt = 0;
+  #registrationFailed: string | null = null;
+  #view: HealthView | null = null;
+  #signature = '';
+  #timer: NodeJS.Timeout | null = null;
+  #control: ControlServer | null = null;
+  #judging = false;
+  #soonTimer: NodeJS.Timeout | null = null;
+
+  constructor(opts: ReceiveServiceOptions) {
+    super();
+    this.#opts = opts;
+    this.#now = opts.now ?? Date.now;
+  }
+
+  get pipeline(): RecordingPipeline | null {
+    return this.#pipeline;
+  }
+
+  /** Why new webhooks are refused with 503 now, or null. */
+  get refusing(): string | null {
+    return this.#refusing?.reason ?? null;
+  }
+
+  /** Starts judging the health now and then, and answering `tally status` on this home. */
+  async start(): Promise<void> {
+    if (this.#timer) return;
+    this.#timer = setInterval(() => void this.refresh(), this.#opts.recheckMs ?? 5_000);
+    this.#timer.unref();
+    try {
+      this.#control = await ControlServer.open(this.#opts.home, this.#opts.face, {
+        health: () => this.health(),
+        retry: (target) => this.retry(target),
+      });
+    } catch (error) {
+      // Everything else works without it; only `tally status` and `tally retry` cannot reach this process.
+      this.#opts.log(`tally status cannot reach this process: ${describeError(error)}`);
+    }
+    await this.refresh();
+  }
+
+  /** Stops the pipeline, the checks and the control socket. */
+  async stop(): Promise<void> {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+    if (this.#soonTimer) clearTimeout(this.#soonTimer);
+    this.#soonTimer = null;
+    await this.close();
+    await this.#control?.close();
+    this.#control = null;
+  }
+
+  /**
+   * Opens and starts a pipeline from `spec` under the port policy, with the face's listeners attached first (so
+   * what start does reaches the face). A pipeline that fails to start is stopped again before the error is thrown.
+   */
+  async open(
+    spec: PipelineOptions,
+    options: { paused: boolean; portFollows: boolean; attach: (pipeline: RecordingPipeline) => () => void },
+  ): Promise<OpenedPipeline> {
+    await this.close();
+    this.#portFollows = options.portFollows;
+    this.#holder = null;
+    const configured = spec.port ?? 0;
+    const tryOpen = async (port: number, waitForPort: boolean): Promise<OpenedPipeline> => {
+      const pipeline = await RecordingPipeline.open({ ...spec, port, waitForPort });
+      const detachFace = options.attach(pipeline);
+      const detachOwn = this.#watch(pipeline);
+      const detach = () => {
+        detachFace();
+        detachOwn();
+      };
+      try {
+        await pipeline.setDownloadsPaused(options.paused);
+        await pipeline.start();
+        return { pipeline, detach };
+      } catch (error) {
+        detach();
+        // The start error is what the producer sees; a failed clean-up after it still gets a line.
+        await pipeline
+          .stop()
+          .catch((e: unknown) => this.#opts.log(`the pipeline did not stop cleanly: ${describeError(e)}`));
+        throw error;
+      }
+    };
+    let opened: OpenedPipeline;
+    if (!options.portFollows || configured === 0) {
+      // A fixed public address: the port never moves (see the file comment).
+      opened = await tryOpen(configured, true);
+    } else {
+      opened = await this.#openFollowing(configured, tryOpen);
+    }
+    this.#spec = spec;
+    this.#pipeline = opened.pipeline;
+    const ownDetach = opened.detach;
+    this.#detachOwn = ownDetach;
+    await this.refresh();
+    return opened;
+  }
+
+  /** Where the address follows the port: the configured port, else last time's free one, else any free one. */
+  async #openFollowing(
+    configured: number,
+    tryOpen: (port: number, wait: boolean) => Promise<OpenedPipeline>,
+  ): Promise<OpenedPipeline> {
+    const candidates = [configured, this.#fallbackPort, 0].filter(
+      (p, i, all): p is number => p !== null && all.indexOf(p) === i,
+    );
+    let lastError: unknown = null;
+    for (const port of candidates) {
+      try {
+        const opened = await tryOpen(port, false);
+        if (port !== configured) {
+          this.#fallbackPort = opened.pipeline.receiver.port;
+          this.#holder = await this.#findHolder(configured);
+          this.#opts.log(
+            `port ${configured} is in use${this.#holderText()}: receiving on port ${this.#fallbackPort} instead (the public address follows it)`,
+          );
+        }
+        return opened;
+      } catch (error) {
+        if (!isAddressInUse(error)) throw error;
+        lastError = error;
+      }
+    }
+    throw lastError;
+  }
+
+  #holderText(): string {
+    return this.#holder ? ` by ${this.#holder.program} (process ${this.#holder.pid})` : '';
+  }
+
+  async #findHolder(port: number): Promise<PortHolder | null> {
+    try {
+      return await (this.#opts.findHolder ?? findPortHolder)(port);
+    } catch {
+      return null;
+    }
+  }
+
+  /** Stops the running pipeline (the service keeps judging: nothing receives now). */
+  async close(): Promise<void> {
+    const pipeline = this.#pipeline;
+    this.#pipeline = null;
+    this.#refusing = null;
+    this.#progressAt.clear();
+    if (pipeline) {
+      // The face's listeners stay attached while stopping, so the jobs it sets back to pending reach the views.
+      await pipeline
+        .stop()
+        .catch((error: unknown) => this.#opts.log(`the pipeline did not stop cleanly: ${describeError(error)}`));
+    }
+    this.#detachOwn?.();
+    this.#detachOwn = null;
+  }
+
+  /** The service's own listeners on a pipeline: what the health is judged from. */
+  #watch(pipeline: RecordingPipeline): () => void {
+    const offs: (() => void)[] = [];
+    const on = <K extends keyof PipelineEvents>(event: K, listener: (...args: PipelineEvents[K]) => void) => {
+      pipeline.on(event, listener as never);
+      offs.push(() => pipeline.off(event, listener as never));
+    };
+    const changed = () => this.#soon();
+    on('listen', (state) => {
+      if (state.listening) {
+        this.#holder = null;
+        this.#opts.log(`receiving webhooks on port ${state.port}`);
+        changed();
+        return;
+      }
+      void this.#findHolder(state.port).then((holder) => {
+        const first = this.#holder === null && holder !== null;
+        this.#holder = holder;
+        if (first || this.#view?.receiver.port !== null) {
+          this.#opts.log(
+            `port ${state.port} is in use${this.#holderText()}: webhooks cannot reach Tally until it is free (trying again)`,
+          );
+        }
+        changed();
+      });
+    });
+    on('tunnel', changed);
+    on('progress', (e) => this.#progressAt.set(e.key, this.#now()));
+    on('changed', (job) => {
+      if (job.state !== 'downloading') this.#progressAt.delete(job.key);
+      if (this.#refusing?.full && !pipeline.receiver.full) this.#setRefusing(null);
+      changed();
+    });
+    on('registered', () => {
+      this.#registrationFailed = null;
+      changed();
+    });
+    on('registration-failed', (info) => {
+      this.#registrationFailed = info.message;
+      changed();
+    });
+    on('rejected', (r) => {
+      // A 503 is a genuine webhook turned away: its recording is lost unless someone acts. An upload's 503 (too
+      // many at once) is a refused client recording, counted under Problems instead.
+      if (r.status === 503 && !r.upload) this.#setRefusing({ reason: r.reason, full: pipeline.receiver.full });
+    });
+    on('received', () => this.#setRefusing(null));
+    on('upload-refused', changed);
+    on('recording-missing', () => {
+      this.#missing = [this.#now(), ...this.#missing].slice(0, 1000);
+      changed();
+    });
+    return () => {
+      for (const off of offs) off();
+    };
+  }
+
+  #setRefusing(next: { reason: string; full: boolean } | null): void {
+    if ((next === null) === (this.#refusing === null)) return;
+    this.#refusing = next;
+    this.emit('refusing', next?.reason ?? null);
+    void this.refresh();
+  }
+
+  /**
+   * Judges again shortly: a flood of job changes costs one judgement per SOON_MS, not one per job (the judgement
+   * reads the unfinished jobs).
+   */
+  #soon(): void {
+    if (this.#soonTimer) return;
+    this.#soonTimer = setTimeout(() => {
+      this.#soonTimer = null;
+      void this.refresh();
+    }, SOON_MS);
+    this.#soonTimer.unref();
+  }
+
+  /** Retries now every recording of a channel ID, or the one recording with that key; answers their keys. */
+  async retry(target: string): Promise<string[]> {
+    const pipeline = this.#pipeline;
+    if (!pipeline) return [];
+    const exact = pipeline.inbox.get(target);
+    const jobs = exact
+      ? [exact]
+      : pipeline.inbox.where((state) => state !== 'saved').filter((j) => j.channelId === target);
+    const keys: string[] = [];
+    for (const job of jobs) {
+      if (job.state === 'saved') continue;
+      await pipeline.downloads.retry(job.key);
+      keys.push(job.key);
+    }
+    void this.refresh();
+    return keys;
+  }
+
+  /** The health as judged last (judged now when it never was). */
+  health(): HealthView {
+    return this.#view ?? this.#judge();
+  }
+
+  /** Judges the health again and emits `health` when it changed. */
+  async refresh(): Promise<HealthView> {
+    if (this.#judging) return this.health();
+    this.#judging = true;
+    try {
+      if (this.#now() - this.#diskCheckedAt > 30_000 || this.#disks.length === 0) await this.#checkDisks();
+    } finally {
+      this.#judging = false;
+    }
+    const view = this.#judge();
+    // What counts as a change: states, and the reasons of what is not ok (an ok reason such as the free space
+    // moves all the time and is only read, never announced).
+    const signature = JSON.stringify([
+      view.state,
+      view.problems,
+      view.receiver,
+      view.components.map((c) => [c.id, c.state, c.state === 'ok' ? c.reasonNotes[0]?.code : c.reason, c.action]),
+    ]);
+    const previous = this.#view;
+    this.#view = view;
+    if (signature !== this.#signature) {
+      this.#signature = signature;
+      this.emit('health', view, previous);
+    }
+    return view;
+  }
+
+  /** The face's facts changed (settings, keychain, studio): judge again now. */
+  changed(): void {
+    this.#soon();
+  }
+
+  async #checkDisks(): Promise<void> {
+    const spec = this.#spec;
+    const pipeline = this.#pipeline;
+    this.#diskCheckedAt = this.#now();
+    if (!spec) {
+      this.#disks = [];
+      return;
+    }
+    const folders = [pipeline?.downloads.folder ?? spec.folder, spec.stateDir];
+    const seen = new Set<number>();
+    const disks: DiskFacts[] = [];
+    for (const path of folders) {
+      try {
+        const dev = (await stat(path)).dev;
+        if (seen.has(dev)) continue;
+        seen.add(dev);
+        const fs = await statfs(path);
+        disks.push({ path, freeBytes: Number(fs.bavail) * Number(fs.bsize), error: null });
+      } catch (error) {
+        disks.push({ path, freeBytes: null, error: describeError(error) });
+      }
+    }
+    this.#disks = disks;
+  }
+
+  #judge(): HealthView {
+    const face = { ...this.#opts.facts?.() };
+    const pipeline = this.#pipeline;
+    const now = this.#now();
+    const spec = this.#spec;
+    const listen = pipeline?.listenState ?? null;
+    const hidden = face.hidden ?? (() => false);
+    const jobs = pipeline
+      ? pipeline.inbox.where(
+          (state, updatedAt) =>
+            state === 'pending' ||
+            state === 'downloading' ||
+            (ATTENTION_STATES.has(state) && now - updatedAt < ATTENTION_MS),
+        )
+      : [];
+    const shown = jobs.filter((j) => !hidden(j.key));
+    let neededBytes = 0;
+    for (const job of shown) {
+      if (job.state === 'pending' || job.state === 'downloading') {
+        neededBytes += Math.max(0, (job.totalBytes ?? job.announcedBytes ?? 0) - (job.bytes ?? 0));
+      }
+    }
+    const refusedUploads = (pipeline?.uploadLog?.listRefused() ?? []).filter(
+      (r) => now - Date.parse(r.at) < ATTENTION_MS && !hidden(`refused:${r.id}`),
+    ).length;
+    this.#missing = this.#missing.filter((at) => now - at < ATTENTION_MS);
+    const facts: HealthFacts = {
+      face: this.#opts.face === 'listen' ? 'cli' : 'app',
+      now,
+      demo: face.demo ?? false,
+      member: face.member ?? false,
+      receiver: {
+        host: spec?.host ?? '127.0.0.1',
+        configuredPort: spec?.port ?? 0,
+        portFollows: this.#portFollows,
+        listening: listen ? listen.listening : null,
+        port: listen?.listening ? listen.port : null,
+        holder: this.#holder,
+        down: pipeline ? null : (face.down ?? null),
+        refusing: this.#refusing?.reason ?? null,
+      },
+      tunnel: pipeline && listen?.listening ? pipeline.supervisor.status : null,
+      registration: {
+        enabled: pipeline?.registrar?.enabled ?? false,
+        registeredUrl: null,
+        failed: this.#registrationFailed,
+      },
+      downloads: {
+        paused: face.downloadsPaused ?? pipeline?.downloadsPaused ?? false,
+        jobs: shown,
+        lastProgressAt: this.#progressAt,
+        refusedUploads,
+        missing: this.#missing.length,
+        neededBytes,
+      },
+      disks: this.#disks,
+      keychain: face.keychain ?? null,
+      studio: face.studio ?? null,
+    };
+    return judgeHealth(facts);
+  }
+}
