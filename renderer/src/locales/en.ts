@@ -224,7 +224,8 @@ export const en = {
     expiredReason: 'The service deleted the file before it could be downloaded.',
     failedReason: 'The download failed.',
     refusedReason: 'Tally refused this web client recording; the web page was told it was uploaded.',
-    clientChannelTitle: 'Web client · {channel}',
+    clientChannelTitle: '{channel} · {track} · {time}',
+    trackTitles: { local: 'Local stream', remote: 'Remote stream' },
     tracks: { local: 'local stream', remote: 'remote stream' },
     missedIntro:
       'These channels ended while Tally was not running, and no recording arrived for them. The recordings may still be in the service console.',

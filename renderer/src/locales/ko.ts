@@ -214,7 +214,8 @@ export const ko: Messages = {
     expiredReason: '다운로드하기 전에 서비스에서 파일을 삭제했습니다.',
     failedReason: '다운로드에 실패했습니다.',
     refusedReason: 'Tally가 이 웹 클라이언트 녹음을 거부했습니다. 웹 페이지에는 업로드되었다고 표시되었습니다.',
-    clientChannelTitle: '웹 클라이언트 · {channel}',
+    clientChannelTitle: '{channel} · {track} · {time}',
+    trackTitles: { local: '로컬 스트림', remote: '원격 스트림' },
     tracks: { local: '로컬 스트림', remote: '원격 스트림' },
     missedIntro:
       'Tally가 실행되지 않는 동안 종료된 채널인데 녹화 파일이 들어오지 않았습니다. 서비스 콘솔에 녹화가 남아 있을 수 있습니다.',

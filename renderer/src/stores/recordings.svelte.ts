@@ -67,14 +67,19 @@ export class RecordingsStore {
 
   /** Finished recordings (saved, failed, expired) that pass the filter, newest first. */
   finished = $derived(
-    [...this.items.values()].filter((r) => TERMINAL.has(r.state) && matches(this.filter, r)).sort(newestFirst),
+    underTheirBroadcast(
+      [...this.items.values()].filter((r) => TERMINAL.has(r.state) && matches(this.filter, r)).sort(newestFirst),
+    ),
   );
+  /** Client recordings listed right under the broadcast they were made in (their channel's server recording). */
+  nested = $derived(nestedKeys(this.finished));
   /** The shown page of `finished`, by day. */
   days = $derived.by((): DayGroup[] => {
     const groups: DayGroup[] = [];
     for (const r of this.finished.slice(0, this.limit)) {
-      const day = localMidnight(r.receivedAt);
       const last = groups.at(-1);
+      // A client recording stays under its broadcast, even when it arrived after midnight.
+      const day = this.nested.has(r.key) && last ? last.day : localMidnight(r.receivedAt);
       if (last?.day === day) last.items.push(r);
       else groups.push({ day, items: [r] });
     }
@@ -186,4 +191,43 @@ export class RecordingsStore {
   secondsLeft(r: RecordingView): number | null {
     return r.deadline ? Math.round((Date.parse(r.deadline) - this.now) / 1000) : null;
   }
+}
+
+/** The server recording each client recording belongs to: the newest one of its channel, if listed. */
+function parentsOf(list: readonly RecordingView[]): Map<string, RecordingView> {
+  const broadcasts = new Map<string, RecordingView>();
+  for (const r of list)
+    if (r.source === 'server' && r.channelId && !broadcasts.has(r.channelId)) broadcasts.set(r.channelId, r);
+  const parents = new Map<string, RecordingView>();
+  for (const r of list) {
+    const parent = r.source === 'client' && r.channelId ? broadcasts.get(r.channelId) : undefined;
+    if (parent) parents.set(r.key, parent);
+  }
+  return parents;
+}
+
+/**
+ * Newest first, as a studio day reads: each broadcast's recording, then the web client's recordings made in it
+ * (local stream before remote); client recordings of a channel with no broadcast recording listed stay in place.
+ */
+export function underTheirBroadcast(list: readonly RecordingView[]): RecordingView[] {
+  const parents = parentsOf(list);
+  const children = new Map<string, RecordingView[]>();
+  for (const [key, parent] of parents) {
+    const child = list.find((r) => r.key === key);
+    if (child) children.set(parent.key, [...(children.get(parent.key) ?? []), child]);
+  }
+  const trackOrder = (r: RecordingView) => (r.track === 'local' ? 0 : r.track === 'remote' ? 1 : 2);
+  const out: RecordingView[] = [];
+  for (const r of list) {
+    if (parents.has(r.key)) continue;
+    out.push(r);
+    const mine = children.get(r.key);
+    if (mine) out.push(...[...mine].sort((a, b) => trackOrder(a) - trackOrder(b)));
+  }
+  return out;
+}
+
+function nestedKeys(list: readonly RecordingView[]): Set<string> {
+  return new Set(parentsOf(list).keys());
 }

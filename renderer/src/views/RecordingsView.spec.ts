@@ -150,7 +150,61 @@ describe('RecordingsView', () => {
     ]);
     // Saved before the core kept its checks: plain "Saved", no claim either way.
     expect(tag('older')).toEqual(['Saved', expect.stringMatching(/^Saved · /)]);
-    expect(tag('Web client · panel')).toEqual(['Saved', expect.stringMatching(/^Uploaded whole/)]);
+    expect(tag('panel · Web client upload')).toEqual(['Saved', expect.stringMatching(/^Uploaded whole/)]);
+  });
+
+  it('reads like a studio day: each broadcast, then the web client’s recordings made in it, by stream', async () => {
+    const { container } = setupWithContainer(
+      [
+        recording({
+          key: 'rr',
+          channelId: 'keynote',
+          source: 'client',
+          track: 'remote',
+          state: 'saved',
+          receivedAt: inMinutes(-1),
+        }),
+        recording({
+          key: 'll',
+          channelId: 'keynote',
+          source: 'client',
+          track: 'local',
+          state: 'saved',
+          receivedAt: inMinutes(-2),
+        }),
+        recording({
+          key: 'panel',
+          channelId: 'panel',
+          state: 'saved',
+          fileName: 'panel.mp4',
+          receivedAt: inMinutes(-3),
+        }),
+        recording({
+          key: 'key',
+          channelId: 'keynote',
+          state: 'saved',
+          fileName: 'keynote.mp4',
+          receivedAt: inMinutes(-9),
+        }),
+        recording({
+          key: 'lone',
+          channelId: 'lost',
+          source: 'client',
+          track: 'local',
+          state: 'saved',
+          receivedAt: inMinutes(-4),
+        }),
+      ],
+      new TestBridge(),
+    );
+    await screen.findByText(/^keynote · /);
+    const titles = [...container.querySelectorAll('.entry .id')].map((e) => e.textContent?.replace(/ · \d.*$/, ''));
+    expect(titles).toEqual(['panel', 'lost · Local stream', 'keynote', 'Local stream', 'Remote stream']);
+    const nested = [...container.querySelectorAll('.entry.nested .id')].map((e) => e.textContent);
+    expect(nested).toHaveLength(2);
+    // The badge says "Web client" once; the title no longer repeats it.
+    expect(screen.getAllByText('Web client', { selector: '.badge' })).toHaveLength(3);
+    expect(screen.queryByText(/^Web client ·/)).toBeNull();
   });
 
   it('shows the webhook’s thumbnail the core fetched, and never a URL the page would load itself', async () => {
