@@ -441,7 +441,7 @@ describe('popover against tally serve --sandbox', () => {
     expect(answer.status).toBe(403);
 
     await page.getByRole('radio', { name: /^Problems/ }).check();
-    const item = page.getByRole('listitem').filter({ hasText: /^Web client · panel-talk · / });
+    const item = page.getByRole('listitem').filter({ hasText: /^panel-talk · Remote stream · / });
     await item.getByText('Refused', { exact: true }).waitFor();
     const text = await item.textContent();
     expect(text).toMatch(/remote stream · .*The page origin https:\/\/stranger\.example is not allowed to upload/);
