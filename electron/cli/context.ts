@@ -282,7 +282,7 @@ interface RawModeStream {
 
 /**
  * Reads a line from a terminal without echoing it: raw mode, our own handling of Enter, Backspace,
- * Ctrl-C and Ctrl-D. Nothing typed is ever written anywhere.
+ * Ctrl+C and Ctrl+D. Nothing typed is ever written anywhere.
  */
 export function readHidden(io: Pick<CommandIo, 'stdin' | 'stderr' | 'signal'>, prompt: string): Promise<string> {
   const { stdin, stderr, signal } = io;

@@ -33,6 +33,10 @@ Options:
 
 State and settings are shared with the tray app (TALLY_HOME overrides the folder). Credentials come from
 the OS keychain or TALLY_SERVICE_ID / TALLY_SECRET.
+
+Examples:
+  tally serve --sandbox                  # the popover in your browser, no account needed
+  tally serve --port 8080 --no-open      # then open the printed link yourself
 `;
 
 const OPTIONS = {
