@@ -36,7 +36,7 @@ the OS keychain or TALLY_SERVICE_ID / TALLY_SECRET.
 
 Examples:
   tally serve --sandbox                  # the popover in your browser, no account needed
-  tally serve --port 8080 --no-open      # then open the printed link yourself
+  tally serve --no-open                  # then open the printed link yourself
 `;
 
 const OPTIONS = {
