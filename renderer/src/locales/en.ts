@@ -50,6 +50,13 @@ export const en = {
     serviceErrorAt: 'The service answered {status} for {endpoint}. Try again in a moment.',
     timeoutAt: 'The service did not answer {endpoint} within {seconds} s. Check the connection and try again.',
     networkAt: 'Could not reach the service for {endpoint}. Check the network connection and the host settings.',
+    endpoints: {
+      live: 'the live channel list',
+      search: 'the channel search',
+      end: 'ending a channel',
+      recordHook: 'registering the webhook URL',
+      channelHook: 'registering the channel hook',
+    },
     networkBecause:
       'Could not reach the service for {endpoint}: {reason}. Check the network connection and the host settings.',
   },

@@ -42,6 +42,13 @@ export const ko: Messages = {
     serviceErrorAt: '서비스가 {endpoint} 요청에 {status}(으)로 응답했습니다. 잠시 후 다시 시도해 주세요.',
     timeoutAt: '서비스가 {endpoint} 요청에 {seconds}초 안에 응답하지 않았습니다. 연결을 확인하고 다시 시도해 주세요.',
     networkAt: '{endpoint} 요청으로 서비스에 연결할 수 없습니다. 네트워크 연결과 호스트 설정을 확인해 주세요.',
+    endpoints: {
+      live: '방송 중인 채널 목록',
+      search: '채널 검색',
+      end: '채널 종료',
+      recordHook: '웹훅 URL 등록',
+      channelHook: '채널 훅 등록',
+    },
     networkBecause:
       '{endpoint} 요청으로 서비스에 연결할 수 없습니다: {reason}. 네트워크 연결과 호스트 설정을 확인해 주세요.',
   },
