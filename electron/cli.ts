@@ -12,6 +12,11 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default:
   login: { summary: 'Store the service ID and secret in the OS keychain', load: () => import('./cli/login.js') },
   logout: { summary: 'Remove stored credentials from the OS keychain', load: () => import('./cli/logout.js') },
   listen: { summary: 'Receive recording webhooks and download every recording', load: () => import('./cli/listen.js') },
+  status: {
+    summary: 'Show whether recordings are safe (exit 0 ok, 1 warning, 2 error)',
+    load: () => import('./cli/status.js'),
+  },
+  retry: { summary: 'Try a waiting, failed or gone recording again now', load: () => import('./cli/retry.js') },
   follow: { summary: 'Mirror every recording of a studio (studio mode)', load: () => import('./cli/follow.js') },
   sandbox: { summary: 'Run the local emulator of the service', load: () => import('./cli/sandbox.js') },
   serve: { summary: 'Serve the popover UI in a browser over the headless core', load: () => import('./cli/serve.js') },

@@ -240,12 +240,10 @@ const command: Command = {
       pipeline.on('gaps', (g) => printer.gaps(g));
       return () => pipeline.removeAllListeners();
     };
-    // The sandbox and the public tunnels follow the receiver's port; an own URL or no tunnel never moves it.
-    const portFollows = sandbox !== null || provider === 'ngrok' || provider === 'localtunnel';
     let pipeline: RecordingPipeline;
     try {
       await service.start();
-      ({ pipeline } = await service.open({ ...options, folder }, { paused: false, portFollows, attach }));
+      ({ pipeline } = await service.open({ ...options, folder }, { paused: false, demo: sandbox !== null, attach }));
     } catch (error) {
       await service.stop();
       await sandbox?.close();

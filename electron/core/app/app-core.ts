@@ -151,9 +151,12 @@ class Core implements TallyAppCore {
         return {
           demo: this.#demo,
           member: followsStudio(this.#settings.get()),
+          // Without a keychain nothing can be stored; in demo mode nothing needs to be, so it costs nothing.
           keychain: this.#creds.keychain.available
             ? { available: true, reason: [] }
-            : { available: false, reason: this.#creds.keychain.notes },
+            : this.#demo
+              ? null
+              : { available: false, reason: this.#creds.keychain.notes },
           studio: studio.state === 'off' ? null : { state: studio.state, reason: studio.notes ?? [] },
           downloadsPaused: this.#receivingPaused,
         };

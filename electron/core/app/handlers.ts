@@ -12,7 +12,6 @@ import { hasMediaExt } from '../recordings/filename.js';
 import type { RecordingJob } from '../recordings/types.js';
 import { describe } from './core-support.js';
 import type { PipelineHost } from './pipeline-host.js';
-import { recordingView } from './recording-views.js';
 import type { PlatformHooks } from './types.js';
 
 /** What these handlers need from the core. */
@@ -106,7 +105,7 @@ export function channelAndRecordingHandlers(ctx: HandlerContext): Pick<RequestHa
       if (!pipeline.inbox.get(key)) throw new ValidationError(['key'], 'No recording with this key is known.');
       await pipeline.downloads.retry(key);
       ctx.updateTray();
-      return recordingView(pipeline.inbox.get(key) as RecordingJob, ctx.host.progress.get(key));
+      return ctx.host.viewOf(pipeline.inbox.get(key) as RecordingJob);
     },
 
     'recordings:reveal': async (key) => withSavedFile(key, hooks.revealFile?.bind(hooks)),

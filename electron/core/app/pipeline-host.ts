@@ -71,6 +71,8 @@ export class PipelineHost {
   #working: { spec: PipelineOptions; key: string } | null = null;
   #detach: (() => void) | null = null;
   #unreachableNotified = false;
+  /** The demo sandbox the pipeline receives from, pointed at the receiver whenever it (re)listens. */
+  #demo: DemoWebhookTarget | null = null;
   /** The one receive service (port policy, health, `tally status`), as `tally listen` uses it too. */
   readonly #service: ReceiveService;
   /** State folder of the pipeline last configured (where its removed-from-list keys live). */
@@ -232,6 +234,9 @@ export class PipelineHost {
   }
 
   #pointDemo(pipeline: RecordingPipeline, demo: DemoWebhookTarget | null): void {
+    this.#demo = demo;
+    // Not listening yet (its port is taken): pointed once it listens (see the `listen` listener).
+    if (!pipeline.receiver.listening) return;
     if (demo && demo.control.webhookUrl !== pipeline.receiver.localUrl) {
       demo.control.setWebhookUrl(pipeline.receiver.localUrl);
       // The demo sandbox gets the lifecycle hook too, so its live list updates at once.
@@ -286,6 +291,12 @@ export class PipelineHost {
     return view;
   }
 
+  /** A download as the views show it: its live progress, and when it is tried again while it waits. */
+  viewOf(job: RecordingJob): RecordingView {
+    const next = this.#pipeline?.downloads.nextAttemptAt(job.key) ?? null;
+    return recordingView(job, this.progress.get(job.key), 'server', next);
+  }
+
   /** Downloads and client uploads together, newest first, without those the producer removed from the list. */
   /**
    * Recordings that come from elsewhere than this pipeline (a studio member's mirrored copies): one list, one
@@ -299,7 +310,7 @@ export class PipelineHost {
     const refused = this.#pipeline?.uploadLog?.listRefused() ?? [];
     const hidden = this.#hiddenRecordings();
     return [
-      ...jobs.map((job) => recordingView(job, this.progress.get(job.key))),
+      ...jobs.map((job) => this.viewOf(job)),
       ...uploads.map(uploadView),
       ...refused.map(refusedView),
       ...(this.mirrored?.list() ?? []),
@@ -378,10 +389,8 @@ export class PipelineHost {
   async #open(spec: PipelineOptions, paused: boolean): Promise<void> {
     // Not a recursive mkdir: where a file system refuses folders it would spin (see folder-check.ts).
     await ensureWritableFolder(spec.folder, { source: RECORDINGS_FOLDER });
-    // The demo sandbox and the public tunnels follow the receiver's port; an own URL or no tunnel does not.
-    const provider = spec.tunnel?.provider ?? 'none';
-    const portFollows = this.#deps.facts().demo || provider === 'ngrok' || provider === 'localtunnel';
-    const opened = await this.#service.open(spec, { paused, portFollows, attach: (p) => this.#attach(p) });
+    const demo = this.#deps.facts().demo;
+    const opened = await this.#service.open(spec, { paused, demo, attach: (p) => this.#attach(p) });
     this.#pipeline = opened.pipeline;
     this.#detach = opened.detach;
   }
@@ -408,7 +417,12 @@ export class PipelineHost {
       });
     });
     on('failed', (e) => {
-      if (e.willRetry) return;
+      // Now that the next attempt is scheduled, the views can say when (the change itself came before it).
+      if (e.willRetry) {
+        const job = pipeline.inbox.get(e.job.key);
+        if (job && pipeline === this.#pipeline) emit('recordings:changed', this.viewOf(job));
+        return;
+      }
       emit('notify', {
         kind: 'failed',
         title: 'Recording failed',
@@ -450,6 +464,10 @@ export class PipelineHost {
       this.#deps.updateTray();
     });
     on('tunnel', (status) => this.#onTunnel(status));
+    on('listen', (state) => {
+      if (state.listening && pipeline === this.#pipeline) this.#pointDemo(pipeline, this.#demo);
+      emit('tunnel:status', this.#deps.tunnelView());
+    });
     on('gaps', () => emit('recordings:gaps', this.gaps()));
     on('channel', (call) => {
       this.#deps.onChannel?.(call);
@@ -479,7 +497,7 @@ export class PipelineHost {
   #onJobChanged(job: RecordingJob, pipeline: RecordingPipeline): void {
     if (pipeline !== this.#pipeline && this.#pipeline !== null) return;
     if (job.state !== 'downloading') this.progress.clear(job.key);
-    const view = recordingView(job, this.progress.get(job.key));
+    const view = this.viewOf(job);
     const signature = changeSignature(view);
     if (this.#signatures.get(job.key) !== signature) {
       this.#signatures.set(job.key, signature);

@@ -40,6 +40,7 @@ export function recordingView(
   job: RecordingJob,
   progress: LiveProgress | null | undefined,
   source: RecordingSourceKind = 'server',
+  nextAttemptAt: string | null = null,
 ): RecordingView {
   const live = job.state === 'downloading' && progress ? progress : null;
   return {
@@ -57,6 +58,7 @@ export function recordingView(
     error: job.error,
     errorNotes: job.errorNotes ?? null,
     attempts: job.attempts,
+    nextAttemptAt: job.state === 'pending' || job.state === 'gone' ? nextAttemptAt : null,
     ...(job.checks ? { checks: job.checks } : {}),
     hasThumbnail: source === 'server' && job.thumbnail !== null,
   };

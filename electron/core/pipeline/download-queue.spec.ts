@@ -159,7 +159,11 @@ describe('DownloadManager', () => {
     const failed = nextEvent<FailedEvent>(m, 'failed');
     const saved = nextEvent<SavedEvent>(m, 'saved');
     await store.add(rec);
-    expect((await failed).willRetry).toBe(true);
+    const first = await failed;
+    expect(first.willRetry).toBe(true);
+    // Shown as gone while it waits, never as a countdown to the deadline.
+    expect(first.job).toMatchObject({ state: 'gone' });
+    expect(first.job.error).toMatch(/^The service does not have this recording \(404 NoSuchKey\)/);
     await saved;
   });
 
@@ -179,7 +183,7 @@ describe('DownloadManager', () => {
 
   it('keeps retrying a persisting 404 until the deadline, then expires', async () => {
     let now = Date.now();
-    const m = manager({ now: () => now, retryBaseMs: 5, retryMaxMs: 5 });
+    const m = manager({ now: () => now, retryBaseMs: 5, retryMaxMs: 5, goneRecheckMs: 5 });
     const { rec } = recording('gone', 10 * KiB);
     server.setFaults({ status: 404 });
     const { job } = await store.add(rec, { deadline: new Date(now + 60_000).toISOString() });
@@ -194,6 +198,7 @@ describe('DownloadManager', () => {
     await expired;
     expect(failures).toBe(2);
     expect(store.get(job.key)?.state).toBe('expired');
+    expect(store.get(job.key)?.error).toContain('The service deleted the recording 6 hours after');
   });
 
   it('does not retry a download the policy refuses', async () => {

@@ -6,7 +6,9 @@
  *
  * States: `pending` (queued, or waiting for a retry: `error` holds the last transient error), `downloading`,
  * then one of the terminal `saved`, `expired` (the service deleted the file first) or `failed` (refused by
- * the download-origin policy: only a manual `retry` starts it again).
+ * the download-origin policy: only a manual `retry` starts it again). `gone`: the service answered that the file
+ * is not there (403/404/410) before the deadline; it is shown as gone, not as a countdown, and looked at again
+ * now and then (GONE_RECHECK_MS, doubling) until the deadline, in case the answer was a passing one.
  */
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -32,6 +34,10 @@ import { statePathFor } from '../download/part-state.js';
 import { releaseFinalName, reserveFinalName, sniffPart } from './final-names.js';
 import { RetrySchedule } from './retry-schedule.js';
 
+/** First wait before looking again at a recording the service says is gone, and the longest. */
+export const GONE_RECHECK_MS = 10 * 60 * 1000;
+export const GONE_RECHECK_MAX_MS = 60 * 60 * 1000;
+
 export { RESERVATION_SUFFIX, reserveFinalName } from './final-names.js';
 
 export interface DownloadManagerOptions {
@@ -47,6 +53,8 @@ export interface DownloadManagerOptions {
   now?: () => number;
   /** Jitter source in [0, 1). */
   random?: () => number;
+  /** Wait before the second look at a recording the service says is gone (default GONE_RECHECK_MS); doubles. */
+  goneRecheckMs?: number;
   /** First retry delay cap (default 2 s); doubles per attempt. */
   retryBaseMs?: number;
   /** Largest retry delay (default 5 min). */
@@ -137,6 +145,10 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   readonly #now: () => number;
   readonly #random: () => number;
   readonly #retryBaseMs: number;
+  /** Jobs whose Retry now came while an attempt was ending. */
+  readonly #retryAfter = new Set<string>();
+  /** Gone answers in a row per job (the next look waits longer each time). */
+  readonly #goneCount = new Map<string, number>();
   readonly #retryMaxMs: number;
   readonly #opts: DownloadManagerOptions;
 
@@ -178,7 +190,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     this.#stopped = false;
     this.#store.on('added', this.#onAdded);
     // Keys only: a journal of 100,000 jobs is not read into memory to start.
-    for (const key of this.#store.keys(['pending', 'downloading'])) this.#enqueue(key);
+    // A gone recording is looked at once more: the answer may have been a passing one.
+    for (const key of this.#store.keys(['pending', 'downloading', 'gone'])) this.#enqueue(key);
     this.#sweeping = this.#sweep(this.#store.keys(['saved']));
   }
 
@@ -197,13 +210,24 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     }
   }
 
-  /** Starts a `failed` or `expired` job again now, or skips the wait of a job waiting for its next retry. */
+  /** When the next automatic attempt of `key` is due (ISO), or null when none is scheduled. */
+  nextAttemptAt(key: string): string | null {
+    const at = this.#retries.dueAt(key);
+    return at === undefined ? null : this.#iso(at);
+  }
+
+  /** Starts a `failed`, `expired` or `gone` job again now, or skips the wait of a job waiting for its next retry. */
   async retry(key: string): Promise<void> {
     const job = this.#store.get(key);
-    if (!job || job.state === 'saved' || this.#running.has(key)) return;
+    if (!job || job.state === 'saved') return;
+    if (this.#running.has(key)) {
+      // Its attempt is ending (its failure is being written): tried again the moment it has ended.
+      this.#retryAfter.add(key);
+      return;
+    }
     this.#retries.cancel(key);
     this.#sizeStrikes.delete(key);
-    if (job.state === 'failed' || job.state === 'expired') {
+    if (job.state === 'failed' || job.state === 'expired' || job.state === 'gone') {
       await this.#write(key, { state: 'pending', error: null, errorNotes: null, updatedAt: this.#iso() });
     }
     this.#enqueue(key);
@@ -261,7 +285,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
       const key = this.#queue.values().next().value as string;
       this.#queue.delete(key);
       const job = this.#store.get(key);
-      if (!job || (job.state !== 'pending' && job.state !== 'downloading')) continue;
+      if (!job || (job.state !== 'pending' && job.state !== 'downloading' && job.state !== 'gone')) continue;
       const controller = new AbortController();
       const task = this.#attempt(job, controller.signal)
         .catch((error: unknown) => {
@@ -278,6 +302,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         })
         .finally(() => {
           this.#running.delete(key);
+          if (this.#retryAfter.delete(key)) void this.retry(key);
           this.#pump();
         });
       this.#running.set(key, { controller, task });
@@ -419,6 +444,24 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
       return;
     }
 
+    if (error instanceof HttpStatusError && error.gone) {
+      // Said as gone (not "expires in 5 h, will try again"). The first look again comes as soon as any retry would
+      // (the file may not have been published yet); later ones less and less often, until the deadline.
+      const looks = this.#goneLooks(key);
+      const goneMs = this.#opts.goneRecheckMs ?? GONE_RECHECK_MS;
+      const wait =
+        looks === 0
+          ? Math.max(1, Math.floor(this.#random() * this.#retryBaseMs))
+          : Math.min(GONE_RECHECK_MAX_MS, goneMs * 2 ** Math.min(10, looks - 1));
+      const nextAt = Math.min(deadline, now + wait);
+      const why = stored(note('recordingGoneNow', { status: error.status, detail: error.detail || 'no detail' }));
+      const gone = await this.#write(key, { state: 'gone', ...why, updatedAt: this.#iso(now) });
+      this.#schedule(key, nextAt - now);
+      this.emit('failed', { job: gone, error, willRetry: true, nextAttemptAt: this.#iso(nextAt) });
+      return;
+    }
+    this.#goneCount.delete(key);
+
     if (error instanceof VerificationError && error.kind === 'announced-size') {
       const actual = Number(error.actual);
       const previous = this.#sizeStrikes.get(key);
@@ -431,8 +474,15 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     // The final attempt happens at the deadline itself: the file may still be there until that very moment.
     if (nextAt > deadline) nextAt = deadline;
     const pending = await this.#write(key, { state: 'pending', ...stored(cause), updatedAt: this.#iso(now) });
-    this.emit('failed', { job: pending, error, willRetry: true, nextAttemptAt: this.#iso(nextAt) });
     this.#schedule(key, nextAt - now);
+    this.emit('failed', { job: pending, error, willRetry: true, nextAttemptAt: this.#iso(nextAt) });
+  }
+
+  /** How many gone answers in a row this job has had before this one. */
+  #goneLooks(key: string): number {
+    const looks = this.#goneCount.get(key) ?? 0;
+    this.#goneCount.set(key, looks + 1);
+    return looks;
   }
 
   #schedule(key: string, delayMs: number): void {

@@ -123,6 +123,17 @@ export function autoRegisterFor(settings: Settings, flags: Pick<PipelineFlags, '
   return settings.autoRegisterWebhook;
 }
 
+/**
+ * TALLY_CHECK_INTERVAL_MS: how often the public path is proven again (a signed probe through the public URL) while
+ * it works; default 60 s. One knob for every face, so a monitor can tighten it.
+ */
+function checkInterval(env: NodeJS.ProcessEnv): { tunnelCheckIntervalMs?: number } {
+  const raw = env.TALLY_CHECK_INTERVAL_MS;
+  if (raw === undefined || raw.trim() === '') return {};
+  const ms = Number(raw);
+  return Number.isInteger(ms) && ms >= 100 && ms <= 3_600_000 ? { tunnelCheckIntervalMs: ms } : {};
+}
+
 export function pipelineOptions(inputs: PipelineInputs): {
   options: PipelineOptions;
   key: string;
@@ -161,6 +172,7 @@ export function pipelineOptions(inputs: PipelineInputs): {
       ? { keepNewestRecordings: demo.keepRecordings }
       : {}),
     ...(inputs.log ? { log: inputs.log } : {}),
+    ...checkInterval(inputs.env),
     // The demo's broadcasts record only now and then: a closed channel without a recording is normal there.
     ...(demo ? { expectRecordings: false } : {}),
     uploads: {

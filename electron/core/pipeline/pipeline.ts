@@ -114,6 +114,8 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
         : {}),
       expectedId: receiver.instanceId,
       checkIntervalMs: opts.tunnelCheckIntervalMs,
+      // A failed check is repeated sooner, but never later than the regular period.
+      ...(opts.tunnelCheckIntervalMs ? { retryCheckIntervalMs: Math.min(10_000, opts.tunnelCheckIntervalMs) } : {}),
       ...(opts.log ? { log: opts.log } : {}),
     });
     this.registrar =
@@ -363,7 +365,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     return {
       localUrl: listening ? this.receiver.localUrl : null,
       publicUrl: tunnel.publicUrl,
-      tunnel: { ...tunnel, localUrl: this.receiver.localUrl },
+      tunnel: { ...tunnel, localUrl: listening ? this.receiver.localUrl : null },
       uploadUrl: this.#uploads ? (tunnel.uploadUrl ?? localUploadUrl) : null,
       localUploadUrl,
     };

@@ -29,6 +29,11 @@ export class RetrySchedule {
     return this.#due.size;
   }
 
+  /** When `key` is due (ms), or undefined when it waits for nothing. */
+  dueAt(key: string): number | undefined {
+    return this.#due.get(key);
+  }
+
   has(key: string): boolean {
     return this.#due.has(key);
   }

@@ -156,9 +156,12 @@ function receiverHealth(f: HealthFacts): HealthComponentView {
 }
 
 function publicPathHealth(f: HealthFacts): HealthComponentView {
-  if (f.demo) return component('publicPath', 'ok', [note('healthPublicDemo')]);
-  if (f.receiver.listening !== true) return component('publicPath', 'error', [note('healthPublicWaiting')]);
+  // While the receiver starts the path is not known yet; while it cannot listen, nothing arrives.
+  if (f.receiver.listening === null) return component('publicPath', 'warning', [note('healthPublicWaiting')]);
+  if (!f.receiver.listening) return component('publicPath', 'error', [note('healthPublicWaiting')]);
   const t = f.tunnel;
+  // The demo sandbox calls the local URL itself; a tunnel configured beside it is still checked.
+  if (f.demo && (!t || t.provider === 'none')) return component('publicPath', 'ok', [note('healthPublicDemo')]);
   if (!t || (t.state === 'off' && t.provider === 'none')) {
     const action = note(f.face === 'app' ? 'healthPublicNoneActionApp' : 'healthPublicNoneActionCli');
     return component('publicPath', 'warning', [note('healthPublicNone')], [action]);

@@ -60,6 +60,15 @@ export interface OpenedPipeline {
   detach: () => void;
 }
 
+/**
+ * The port policy's one rule: the public address follows the receiver's port with ngrok and localtunnel (they
+ * forward to whatever port they are given) and with no tunnel in demo mode (the sandbox is pointed at the local
+ * URL); an own URL (a reverse proxy forwards to a fixed port) or no tunnel with the real service never moves.
+ */
+export function portFollowsAddress(provider: string, demo: boolean): boolean {
+  return provider === 'ngrok' || provider === 'localtunnel' || (provider === 'none' && demo);
+}
+
 /** How long job changes are gathered before the health is judged again. */
 const SOON_MS = 200;
 
@@ -137,10 +146,11 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
    */
   async open(
     spec: PipelineOptions,
-    options: { paused: boolean; portFollows: boolean; attach: (pipeline: RecordingPipeline) => () => void },
+    options: { paused: boolean; demo: boolean; attach: (pipeline: RecordingPipeline) => () => void },
   ): Promise<OpenedPipeline> {
     await this.close();
-    this.#portFollows = options.portFollows;
+    const portFollows = portFollowsAddress(spec.tunnel?.provider ?? 'none', options.demo);
+    this.#portFollows = portFollows;
     this.#holder = null;
     const configured = spec.port ?? 0;
     const tryOpen = async (port: number, waitForPort: boolean): Promise<OpenedPipeline> => {
@@ -165,7 +175,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       }
     };
     let opened: OpenedPipeline;
-    if (!options.portFollows || configured === 0) {
+    if (!portFollows || configured === 0) {
       // A fixed public address: the port never moves (see the file comment).
       opened = await tryOpen(configured, true);
     } else {
@@ -173,8 +183,10 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     }
     this.#spec = spec;
     this.#pipeline = opened.pipeline;
-    const ownDetach = opened.detach;
-    this.#detachOwn = ownDetach;
+    this.#detachOwn = opened.detach;
+    // The first judgement already names what holds a taken port (when the OS says).
+    const listen = opened.pipeline.listenState;
+    if (listen && !listen.listening) this.#holder = await this.#findHolder(listen.port);
     await this.refresh();
     return opened;
   }
@@ -330,9 +342,9 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     return keys;
   }
 
-  /** The health as judged last (judged now when it never was). */
+  /** The health judged now (the disk figures from the last look at the disks). */
   health(): HealthView {
-    return this.#view ?? this.#judge();
+    return this.#judge();
   }
 
   /** Judges the health again and emits `health` when it changed. */

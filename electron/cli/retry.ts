@@ -1,0 +1,55 @@
+/**
+ * `tally retry <channel|key>`: tries a waiting, failed, expired or gone recording again now, in the Tally running
+ * on this TALLY_HOME (asked over its control socket, core/receive/control.ts).
+ */
+import { appDataDir } from '../core/paths.js';
+import { askRetry, listRunning } from '../core/receive/control.js';
+import type { Command, CommandIo } from './command.js';
+import { UsageError } from './command.js';
+import { parseCommandArgs } from './context.js';
+import { terminalSafe } from './output.js';
+
+const help = `Usage: tally retry <channel-id | recording-key>
+
+Try a recording again now: one that waits for its next attempt after an error, failed, expired, or that the
+service said is gone. Asks the Tally running on this computer (the tray app, "tally serve" or "tally listen"
+with the same TALLY_HOME); "tally status" lists what needs attention.
+
+Options:
+  -h, --help   Show this help
+
+Examples:
+  tally retry 1581324488053_Dc5aQ
+  tally status && tally retry night-owl
+`;
+
+const command: Command = {
+  help,
+  async run(argv: string[], io: CommandIo): Promise<number> {
+    const { positionals } = parseCommandArgs(argv, {}, true);
+    const target = positionals[0];
+    if (!target || positionals.length > 1) throw new UsageError('name one channel ID or recording key.');
+    const running = (await listRunning(appDataDir(io.env))).filter((r) => 'health' in r);
+    if (running.length === 0) {
+      io.stderr.write(
+        'tally retry: no Tally is running on this computer (TALLY_HOME). Start the app or "tally listen" first.\n',
+      );
+      return 3;
+    }
+    let retried = 0;
+    for (const r of running) {
+      const keys = await askRetry(r.info, target);
+      retried += keys.length;
+      for (const key of keys) io.stdout.write(`retrying ${terminalSafe(key)} now\n`);
+    }
+    if (retried === 0) {
+      io.stderr.write(
+        `tally retry: no unsaved recording of "${terminalSafe(target)}" (channel ID or key) is known here.\n`,
+      );
+      return 1;
+    }
+    return 0;
+  },
+};
+
+export default command;

@@ -1,0 +1,86 @@
+/**
+ * `tally status`: the health of the Tally running on this TALLY_HOME (the tray app, `tally serve` or
+ * `tally listen`), asked over its local control socket (core/receive/control.ts). The exit code is the health:
+ * 0 ok, 1 warning, 2 error, 3 nothing running, so scripts and monitors can act on it.
+ */
+import type { HealthState } from '../contract.js';
+import { appDataDir } from '../core/paths.js';
+import { listRunning, type Running } from '../core/receive/control.js';
+import type { Command, CommandIo } from './command.js';
+import { parseCommandArgs } from './context.js';
+import { terminalSafe } from './output.js';
+
+const help = `Usage: tally status [--json]
+
+Show the health of the Tally running on this computer (the tray app, "tally serve" or "tally listen" with
+the same TALLY_HOME): whether webhooks can reach it (receiver port, public URL, registration), and whether
+recordings are being saved (downloads, disk space, keychain, studio link). Each part says what to do.
+
+Exit code: 0 all is well, 1 a warning, 2 an error (recordings may be lost now), 3 no Tally is running.
+
+Options:
+  --json       One JSON object: { "running": [ { "face", "pid", "health" } ], "state" }
+  -h, --help   Show this help
+
+Examples:
+  tally status
+  tally status --json | jq .state
+`;
+
+const EXIT: Record<HealthState, number> = { ok: 0, warning: 1, error: 2 };
+const MARK: Record<HealthState, string> = { ok: '✔', warning: '!', error: '✖' };
+const FACE = { app: 'the tray app', serve: 'tally serve', listen: 'tally listen' } as const;
+
+/** The worst state of every running Tally; one that does not answer counts as an error. */
+function overall(running: Running[]): HealthState {
+  let worst: HealthState = 'ok';
+  for (const r of running) {
+    const state = 'health' in r ? r.health.state : 'error';
+    if (EXIT[state] > EXIT[worst]) worst = state;
+  }
+  return worst;
+}
+
+function print(io: CommandIo, r: Running): void {
+  const who = `${FACE[r.info.face]} (process ${r.info.pid})`;
+  if (!('health' in r)) {
+    io.stdout.write(`✖ ${who} does not answer: ${terminalSafe(r.error)}\n`);
+    return;
+  }
+  const h = r.health;
+  const port =
+    h.receiver.port === null ? `not listening (port ${h.receiver.configuredPort})` : `port ${h.receiver.port}`;
+  io.stdout.write(`${MARK[h.state]} ${who}: ${h.state}, ${port}, ${h.problems} problem(s)\n`);
+  for (const c of h.components) {
+    io.stdout.write(`  ${MARK[c.state]} ${c.id.padEnd(12)} ${terminalSafe(c.reason)}\n`);
+    if (c.action && c.state !== 'ok') io.stdout.write(`    → ${terminalSafe(c.action)}\n`);
+  }
+}
+
+const command: Command = {
+  help,
+  async run(argv: string[], io: CommandIo): Promise<number> {
+    const { values } = parseCommandArgs(argv, { json: { type: 'boolean' } });
+    const running = await listRunning(appDataDir(io.env));
+    if (running.length === 0) {
+      if (values.json) io.stdout.write(`${JSON.stringify({ running: [], state: null })}\n`);
+      else io.stdout.write('No Tally is running on this computer (TALLY_HOME). Start the app or "tally listen".\n');
+      return 3;
+    }
+    const state = overall(running);
+    if (values.json) {
+      const list = running.map((r) => ({
+        face: r.info.face,
+        pid: r.info.pid,
+        startedAt: r.info.startedAt,
+        ...('health' in r ? { health: r.health } : { error: r.error }),
+      }));
+      io.stdout.write(`${JSON.stringify({ running: list, state })}\n`);
+    } else {
+      for (const r of running) print(io, r);
+    }
+    return EXIT[state];
+  },
+};
+
+export default command;
