@@ -21,6 +21,7 @@ const NOT_OFFLINE: [RegExp, string][] = [
   [/^(printf .*\| )?tally log(in|out)\b/, 'writes the OS keychain (tests/keychain.spec.ts runs it on a real one)'],
   [/^tally end \S+$/, 'asks for confirmation on a terminal'],
   [/127\.0\.0\.1:\d+/, 'names a server on a fixed port of its own'],
+  [/^tally (status|retry)\b/, 'asks a running listen, serve or tray app and its recordings (tests/health.spec.ts)'],
 ];
 
 /** Lines that run until Ctrl+C. */
