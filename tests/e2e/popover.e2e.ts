@@ -345,6 +345,16 @@ describe('popover against tally serve --sandbox', () => {
         .getByRole('status')
         .filter({ hasText: /rec-two · .* removed from the list\. The file stays where it was\./ })
         .waitFor({ state: 'attached' });
+      // Undo brings it back; removed again, it goes for good once the producer moves on.
+      await page.getByRole('button', { name: 'Undo' }).click();
+      await item.waitFor();
+      await item.getByRole('button', { name: /^Remove rec-two · .* from list$/ }).click();
+      await item.waitFor({ state: 'detached' });
+      await page.getByRole('tab', { name: 'Live' }).click();
+      await page.getByRole('tab', { name: 'Recordings' }).click();
+      await expect
+        .poll(async () => (await h.core.handlers['recordings:list']()).map((r) => r.channelId), eventually)
+        .not.toContain('rec-two');
       expect((await readFile(path)).length).toBe(view.bytes);
       // Gone for good: the core no longer lists it, so a reload does not bring it back.
       expect((await h.core.handlers['recordings:list']()).map((r) => r.channelId)).not.toContain('rec-two');

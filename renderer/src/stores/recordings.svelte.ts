@@ -2,7 +2,7 @@
  * Recordings: the core's list merged with change and progress pushes by key, plus the missed-recording
  * (gap) report.
  */
-import { SvelteMap } from 'svelte/reactivity';
+import { SvelteMap, SvelteSet } from 'svelte/reactivity';
 import type { GapReport, RecordingView, TallyBridge } from '../../../electron/contract.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import { copyText } from '../lib/clipboard.js';
@@ -62,13 +62,17 @@ export class RecordingsStore {
   failed = $derived([...this.items.values()].filter(isProblem).sort(newestFirst));
 
   filter = $state<RecordingFilter>('all');
+  /** Entries just removed, hidden while the producer may still undo it; the core hears of it afterwards. */
+  held = new SvelteSet<string>();
   /** How many finished recordings are shown; grows a page at a time. */
   limit = $state(PAGE_SIZE);
 
   /** Finished recordings (saved, failed, expired) that pass the filter, newest first. */
   finished = $derived(
     underTheirBroadcast(
-      [...this.items.values()].filter((r) => TERMINAL.has(r.state) && matches(this.filter, r)).sort(newestFirst),
+      [...this.items.values()]
+        .filter((r) => TERMINAL.has(r.state) && !this.held.has(r.key) && matches(this.filter, r))
+        .sort(newestFirst),
     ),
   );
   /** Client recordings listed right under the broadcast they were made in (their channel's server recording). */
@@ -89,7 +93,7 @@ export class RecordingsStore {
   counts = $derived.by(() => {
     const counts: Record<RecordingFilter, number> = { all: 0, server: 0, client: 0, problems: 0 };
     for (const r of this.items.values()) {
-      if (!TERMINAL.has(r.state)) continue;
+      if (!TERMINAL.has(r.state) || this.held.has(r.key)) continue;
       for (const f of RECORDING_FILTERS) if (matches(f, r)) counts[f] += 1;
     }
     return counts;

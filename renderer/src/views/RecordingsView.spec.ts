@@ -19,8 +19,12 @@ function setup(
   const clock = new ManualClock(NOW);
   const store = new RecordingsStore(bridge.bridge, clock);
   onTestFinished(store.start());
-  render(RecordingsView, { store, fileActions: options.fileActions ?? true, tunnel: options.tunnel ?? null });
-  return { bridge, clock, store, user: userEvent.setup({ delay: null }) };
+  const view = render(RecordingsView, {
+    store,
+    fileActions: options.fileActions ?? true,
+    tunnel: options.tunnel ?? null,
+  });
+  return { bridge, clock, store, view, user: userEvent.setup({ delay: null }) };
 }
 
 /** `setup` that also returns the rendered container (images have no role to find them by). */
@@ -110,8 +114,10 @@ describe('RecordingsView', () => {
       bytes: 2048,
       checks: ['size', 'md5'],
     });
-    const { bridge, user } = setup([saved]);
+    const { bridge, user, view } = setup([saved]);
     await user.click(await screen.findByRole('button', { name: /^Open show-9 · \d/ }));
+    // Opening takes the desktop a moment: the page says it is on its way.
+    await waitFor(() => expect(screen.getByRole('status')).toHaveTextContent(/^Opening show-9 · .*…$/));
     await user.click(screen.getByRole('button', { name: /^Show show-9 · .* in folder$/ }));
     expect(bridge.callsOf('recordings:open')).toEqual([['k9']]);
     expect(bridge.callsOf('recordings:reveal')).toEqual([['k9']]);
@@ -123,12 +129,22 @@ describe('RecordingsView', () => {
     expect(bridge.callsOf('clipboard:write')).toEqual([['/recordings/k9.mp4']]);
     await waitFor(() => expect(screen.getByRole('status')).toHaveTextContent('Path copied'));
 
+    // Remove hides it at once and offers Undo; the core hears of it only when that offer ends.
     await user.click(screen.getByRole('button', { name: /^Remove show-9 .* from list$/ }));
-    expect(bridge.callsOf('recordings:remove')).toEqual([['k9']]);
     await waitFor(() => expect(screen.queryByRole('listitem')).not.toBeInTheDocument());
     await waitFor(() =>
       expect(screen.getByRole('status')).toHaveTextContent(/removed from the list\. The file stays where it was\./),
     );
+    expect(bridge.callsOf('recordings:remove')).toEqual([]);
+    await user.click(screen.getByRole('button', { name: 'Undo' }));
+    await screen.findByRole('listitem');
+    await waitFor(() => expect(screen.getByRole('status')).toHaveTextContent(/is back in the list\.$/));
+    expect(bridge.callsOf('recordings:remove')).toEqual([]);
+
+    await user.click(screen.getByRole('button', { name: /^Remove show-9 .* from list$/ }));
+    // Leaving the tab ends the offer: the removal goes through.
+    view.unmount();
+    await waitFor(() => expect(bridge.callsOf('recordings:remove')).toEqual([['k9']]));
   });
 
   it('tags a saved recording Verified only where its download passed a check', async () => {

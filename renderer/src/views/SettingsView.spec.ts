@@ -395,7 +395,7 @@ describe('SettingsView', () => {
 
     expect(
       await screen.findByText(
-        '— 설정을 확인해 주세요: ngrok에는 인증 토큰이 필요합니다. 설정 → ‘서비스가 Tally에 연결하는 방법’의 ‘ngrok 인증 토큰’에 입력하거나 “tally login --ngrok” 명령으로 저장하세요.',
+        '— 설정을 확인해 주세요: ngrok에는 인증 토큰이 필요합니다. 설정 → ‘서비스가 Tally에 연결하는 방법’의 ‘ngrok 인증 토큰’에 입력하거나 “tally login --ngrok” 명령으로 저장하세요(키체인이 없으면 나만 읽을 수 있는 파일에 저장됩니다). TALLY_NGROK_AUTHTOKEN 환경 변수도 쓸 수 있습니다.',
       ),
     ).toBeInTheDocument();
     await replace(user, await screen.findByRole('textbox', { name: '폴더 경로' }), folder);
