@@ -143,7 +143,7 @@ describe('core messages in the popover', () => {
     expect((invalid as Error).message).toMatch(/^Invalid settings: pollIntervalSec: /);
     expect(shown(invalid)).toEqual({
       en: (invalid as Error).message,
-      ko: '값이 받아들여지지 않았습니다: 설정 값이 올바르지 않습니다(확인할 항목: pollIntervalSec).',
+      ko: '값이 받아들여지지 않았습니다: 설정 값이 올바르지 않습니다(확인할 항목: 새로 고침 간격).',
     });
 
     const dir = await mkdtemp(join(tmpdir(), 'tally-notes-'));

@@ -61,6 +61,21 @@ export const en = {
       'Could not reach the service for {endpoint}: {reason}. Check the network connection and the host settings.',
   },
   /** The core's coded messages: their English text is the core's own (electron/contract-notes.ts). */
+  /** Settings fields as the producer sees them, for messages that name a field (keys: the path, `.` as `_`). */
+  fieldNames: {
+    recordingsFolder: 'Where recordings are saved',
+    pollIntervalSec: 'Refresh interval',
+    concurrency: 'Parallel downloads',
+    fileNameTemplate: 'File names',
+    language: 'Language',
+    tunnel_publicUrl: 'Public URL',
+    tunnel_ngrokDomain: 'ngrok domain',
+    tunnel_localtunnelHost: 'localtunnel server',
+    uploadOrigins: 'Web app origins',
+    endpoints_baseUrl: 'Signalling host',
+    endpoints_consoleApiUrl: 'Console API host',
+    endpoints_adminUrl: 'Admin API host',
+  },
   notes: NOTE_TEXT,
   /** What the tray app says outside the popover (menu, dialogs, notifications): one catalogue with main's. */
   shell: SHELL_TEXT.en as ShellTexts,

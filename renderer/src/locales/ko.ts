@@ -52,6 +52,20 @@ export const ko: Messages = {
     networkBecause:
       '{endpoint} 요청으로 서비스에 연결할 수 없습니다: {reason}. 네트워크 연결과 호스트 설정을 확인해 주세요.',
   },
+  fieldNames: {
+    recordingsFolder: '녹화 저장 위치',
+    pollIntervalSec: '새로 고침 간격',
+    concurrency: '동시 다운로드 수',
+    fileNameTemplate: '파일 이름',
+    language: '언어',
+    tunnel_publicUrl: '공개 URL',
+    tunnel_ngrokDomain: 'ngrok 도메인',
+    tunnel_localtunnelHost: 'localtunnel 서버',
+    uploadOrigins: '웹 앱 출처',
+    endpoints_baseUrl: '시그널링 호스트',
+    endpoints_consoleApiUrl: '콘솔 API 호스트',
+    endpoints_adminUrl: '관리 API 호스트',
+  },
   notes: koNotes,
   shell: SHELL_TEXT.ko,
   firstRun: {
