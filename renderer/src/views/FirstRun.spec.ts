@@ -137,3 +137,43 @@ describe('first run: joining a studio', () => {
     expect(bridge.callsOf('studio:set')).toEqual([]);
   });
 });
+
+describe('first run: the producer’s own service', () => {
+  it('counts its three steps, offers the real recordings folder (not the demo’s) and checks the connection only with something to check', async () => {
+    const bridge = new TestBridge();
+    // In demo mode the folder in use is the demo's own; the guide offers where real recordings go.
+    bridge.settings = settingsView({
+      firstRunDone: false,
+      recordingsFolder: '/home/me/.config/Tally/demo-recordings',
+      ownRecordingsFolder: '/home/me/Videos/Tally',
+    });
+    render(App, { bridge: bridge.bridge, connection: open, clock: new ManualClock(), systemLanguage: 'en-US' });
+    const user = userEvent.setup({ delay: null });
+    await user.click(await screen.findByRole('button', { name: 'Set up with my service' }));
+    expect(screen.getByText('Step 1 of 3')).toBeInTheDocument();
+    await user.type(screen.getByLabelText('Service ID'), 'my-service');
+    await user.type(screen.getByLabelText('Secret'), 's3cret');
+    await user.click(screen.getByRole('button', { name: 'Test and save' }));
+    await screen.findByRole('heading', { name: 'Where recordings are saved' });
+    expect(screen.getByText('Step 2 of 3')).toBeInTheDocument();
+    expect(screen.getByRole('textbox', { name: 'Folder path' })).toHaveValue('/home/me/Videos/Tally');
+
+    // The core answers with the absolute folder it checked: the field shows it.
+    bridge.handle('settings:checkFolder', () => ({ ok: true, message: null, path: '/home/me/Shows' }));
+    await user.clear(screen.getByRole('textbox', { name: 'Folder path' }));
+    await user.type(screen.getByRole('textbox', { name: 'Folder path' }), '~/Shows');
+    await user.click(screen.getByRole('button', { name: 'Check and use this folder' }));
+    await screen.findByRole('heading', { name: 'How the service reaches Tally' });
+    expect(bridge.settings.recordingsFolder).toBe('/home/me/Shows');
+    expect(screen.getByText('Step 3 of 3')).toBeInTheDocument();
+
+    // ngrok without an authtoken: nothing to check yet, so the check waits for one.
+    const check = screen.getByRole('button', { name: 'Check the connection' });
+    await user.click(screen.getByRole('radio', { name: 'ngrok' }));
+    expect(check).toBeDisabled();
+    await user.type(screen.getByLabelText('ngrok authtoken'), 'token-123');
+    expect(check).toBeEnabled();
+    await user.click(screen.getByRole('radio', { name: 'My own public URL' }));
+    expect(check).toBeDisabled();
+  });
+});
