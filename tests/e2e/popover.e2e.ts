@@ -602,6 +602,33 @@ describe('popover against tally serve --sandbox', () => {
     } finally {
       control.setFaults('download', null);
     }
+
+    // Problems: a recording whose download was sent to a host Tally does not download from, with its Retry.
+    control.setFaults('download', { redirectTo: 'https://files.elsewhere.example/late-upload.mp4' });
+    try {
+      control.startBroadcast({ id: 'late-upload', record: true, recordingBytes: 300_000, watchers: 12 });
+      await control.endBroadcast('late-upload');
+      await expect
+        .poll(
+          async () => (await h.core.handlers['recordings:list']()).find((r) => r.channelId === 'late-upload')?.state,
+          {
+            timeout: 20_000,
+            interval: 100,
+          },
+        )
+        .toBe('failed');
+    } finally {
+      control.setFaults('download', null);
+    }
+    for (const colorScheme of ['light', 'dark'] as const) {
+      const { page } = await open({ colorScheme, tab: 'recordings' });
+      await page.getByRole('radio', { name: /^Problems/ }).check();
+      await page
+        .getByRole('button', { name: /^Retry/ })
+        .first()
+        .waitFor();
+      await shoot(page, join(SHOTS, `problems-${colorScheme}.png`));
+    }
   });
 
   it('shows the service error for wrong credentials and stores nothing', async () => {

@@ -10,7 +10,7 @@
  * the recording a receiver announces lands in the folder and in Recordings.
  */
 import { randomBytes } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startNatsServer, type NatsServer } from '../support/nats-server.js';
@@ -20,12 +20,17 @@ import {
   closePages,
   horizontalOverflows,
   openPopover,
+  shoot,
   startPopoverHarness,
   type PopoverHarness,
   type PopoverPage,
 } from './support/popover-harness.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
+/** As popover.e2e.ts: the README's copies with TALLY_UPDATE_SCREENSHOTS=1, else test-results. */
+const SHOTS = process.env.TALLY_UPDATE_SCREENSHOTS
+  ? join(ROOT, 'docs', 'screenshots')
+  : join(ROOT, 'test-results', 'screenshots');
 const eventually = { timeout: 15_000, interval: 50 };
 const TOKEN = `team-${randomBytes(12).toString('hex')}`;
 
@@ -284,5 +289,14 @@ describe('joining a studio from tally serve --sandbox', () => {
     // A member never registers a webhook URL: no tunnel talk anywhere in its Recordings.
     const text = await page.locator('body').innerText();
     expect(text).not.toMatch(/tunnel|webhook URL/i);
+
+    // The README's picture of a member's Recordings, light and dark.
+    for (const colorScheme of ['light', 'dark'] as const) {
+      const shown = await openPopover(s, { colorScheme, tab: 'recordings' });
+      pages.push(shown);
+      await shown.page.getByRole('button', { name: /^Open sandbox-show/ }).waitFor();
+      await mkdir(SHOTS, { recursive: true });
+      await shoot(shown.page, join(SHOTS, `studio-member-${colorScheme}.png`));
+    }
   });
 });
