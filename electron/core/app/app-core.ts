@@ -359,8 +359,7 @@ class Core implements TallyAppCore {
     if (patch.receivingPaused !== undefined) this.#receivingPaused = patch.receivingPaused;
     try {
       if (this.#phase === 'running') await this.#reconcile();
-      else
-        this.#demo = this.#demoWanted(this.#settings.get(), (await this.#loadCredentials()) !== null);
+      else this.#demo = this.#demoWanted(this.#settings.get(), (await this.#loadCredentials()) !== null);
     } catch (error) {
       // The change is saved even when what it restarts failed: the page must show it (and the fields it
       // brings) at once, beside the error the request answers with.

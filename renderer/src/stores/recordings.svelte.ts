@@ -7,6 +7,7 @@ import type { GapReport, RecordingView, TallyBridge } from '../../../electron/co
 import { systemClock, type Clock } from '../lib/clock.js';
 import { copyText } from '../lib/clipboard.js';
 import { localMidnight } from '../lib/days.js';
+import { nestedKeys, underTheirBroadcast } from './recording-groups.js';
 import { messageOf } from '../lib/errors.js';
 
 const TICK_MS = 10_000;
@@ -195,43 +196,4 @@ export class RecordingsStore {
   secondsLeft(r: RecordingView): number | null {
     return r.deadline ? Math.round((Date.parse(r.deadline) - this.now) / 1000) : null;
   }
-}
-
-/** The server recording each client recording belongs to: the newest one of its channel, if listed. */
-function parentsOf(list: readonly RecordingView[]): Map<string, RecordingView> {
-  const broadcasts = new Map<string, RecordingView>();
-  for (const r of list)
-    if (r.source === 'server' && r.channelId && !broadcasts.has(r.channelId)) broadcasts.set(r.channelId, r);
-  const parents = new Map<string, RecordingView>();
-  for (const r of list) {
-    const parent = r.source === 'client' && r.channelId ? broadcasts.get(r.channelId) : undefined;
-    if (parent) parents.set(r.key, parent);
-  }
-  return parents;
-}
-
-/**
- * Newest first, as a studio day reads: each broadcast's recording, then the web client's recordings made in it
- * (local stream before remote); client recordings of a channel with no broadcast recording listed stay in place.
- */
-export function underTheirBroadcast(list: readonly RecordingView[]): RecordingView[] {
-  const parents = parentsOf(list);
-  const children = new Map<string, RecordingView[]>();
-  for (const [key, parent] of parents) {
-    const child = list.find((r) => r.key === key);
-    if (child) children.set(parent.key, [...(children.get(parent.key) ?? []), child]);
-  }
-  const trackOrder = (r: RecordingView) => (r.track === 'local' ? 0 : r.track === 'remote' ? 1 : 2);
-  const out: RecordingView[] = [];
-  for (const r of list) {
-    if (parents.has(r.key)) continue;
-    out.push(r);
-    const mine = children.get(r.key);
-    if (mine) out.push(...[...mine].sort((a, b) => trackOrder(a) - trackOrder(b)));
-  }
-  return out;
-}
-
-function nestedKeys(list: readonly RecordingView[]): Set<string> {
-  return new Set(parentsOf(list).keys());
 }
