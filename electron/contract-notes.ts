@@ -105,6 +105,8 @@ export const NOTE_TEXT = {
   folderOther: 'It cannot be written ({code}).',
   // Studio (app/studio-host.ts, studio/team.ts)
   studioNoReceiver: 'The receiver is not running.',
+  studioReceiverDemo:
+    'Demo mode: the sandbox’s recordings are not shared with the studio. This computer becomes the studio’s receiver once it uses the real service (Settings → Service account).',
   studioJetStream: {
     one: 'Connected; JetStream is on ({count} stream).',
     other: 'Connected; JetStream is on ({count} streams).',

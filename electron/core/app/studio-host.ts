@@ -129,7 +129,10 @@ export class StudioHost {
    */
   async reconcile(spec: PipelineStudio | null, pipeline: RecordingPipeline | null, wanted: string): Promise<void> {
     const folder = pipeline?.downloads.folder ?? wanted;
-    const key = spec ? JSON.stringify([spec, spec.mode === 'follow' ? folder : null]) : null;
+    const chosen = this.#opts.settings().studio;
+    // Chosen as the receiver but held back (demo mode): a state of its own, so the status says so.
+    const heldBack = !spec && chosen.mode === 'receiver' && chosen.url !== null;
+    const key = spec ? JSON.stringify([spec, spec.mode === 'follow' ? folder : null]) : heldBack ? 'held back' : null;
     // A publisher shares what its pipeline saves: a rebuilt (or reopened) pipeline needs a new one.
     const publisherStale = spec?.mode === 'receiver' && pipeline !== null && this.#publishedFrom !== pipeline;
     if (key === this.#key && !publisherStale) return;
@@ -141,7 +144,7 @@ export class StudioHost {
       return this.#failed(error);
     }
     this.#key = key;
-    if (!spec) return this.#setStatus('off');
+    if (!spec) return heldBack ? this.#setStatus('error', note('studioReceiverDemo')) : this.#setStatus('off');
     try {
       const url = parseTeamUrl(spec.url, STUDIO_URL);
       const credentials = await resolveTeamCredentials(url, this.#opts.env, this.#store).catch(() => null);

@@ -76,6 +76,8 @@ export const koNotes: Messages['notes'] = {
   folderTimeout: '폴더가 제때 응답하지 않았습니다.',
   folderOther: '쓸 수 없습니다({code}).',
   studioNoReceiver: '수신기가 실행되고 있지 않습니다.',
+  studioReceiverDemo:
+    '데모 모드: 샌드박스의 녹화는 스튜디오와 공유되지 않습니다. 실제 서비스를 사용하면 이 컴퓨터가 스튜디오의 수신기가 됩니다(설정 → ‘서비스 계정’).',
   studioJetStream: {
     one: 'JetStream이 켜져 있습니다(스트림 {count}개).',
     other: 'JetStream이 켜져 있습니다(스트림 {count}개).',
