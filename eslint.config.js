@@ -3,23 +3,12 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import svelte from 'eslint-plugin-svelte';
 import globals from 'globals';
-
-const noElectron = {
-  'no-restricted-imports': [
-    'error',
-    {
-      paths: [
-        { name: 'electron', message: 'electron/core and renderer/ stay Electron-free: go through the contract.' },
-      ],
-      patterns: [{ group: ['electron/*'], message: 'electron/core and renderer/ stay Electron-free.' }],
-    },
-  ],
-};
+import tally from './eslint/boundaries.js';
 
 /**
  * The layers of electron/core, lowest first (docs/architecture.md draws them). A folder imports only from
- * layers below its own: not from above, not from a sibling in its layer. Tests are exempt (an integration
- * spec may reach across); test helpers are not. Exported for the spec that proves the rule bites.
+ * layers below its own: not from above, not from a sibling in its layer. Specs are exempt (an integration
+ * spec may reach across). Exported for the spec that proves the rule bites.
  */
 export const CORE_LAYERS = [
   ['net', 'download'], // generic engines: URLs and origins, resumable verified downloads
@@ -32,71 +21,16 @@ export const CORE_LAYERS = [
   ['app'], // the headless core behind the tray app and `tally serve`
 ];
 
-const electronFree = {
-  paths: [{ name: 'electron', message: 'electron/core and renderer/ stay Electron-free: go through the contract.' }],
-  patterns: [{ group: ['electron/*'], message: 'electron/core and renderer/ stay Electron-free.' }],
+const IPC_ONLY_IN_TRANSPORT = {
+  selector: 'MemberExpression[object.name=/^ipc(Main|Renderer)$/]',
+  message: 'Only electron/main/ipc.ts and the preload use ipcMain/ipcRenderer: add a contract request instead.',
 };
 
-/** `^(../)+(a|b)(/|$)`: a relative import that lands in one of `folders` of electron/core. */
-const into = (prefix, folders) => `^${prefix}(${folders.join('|')})(/|$)`;
-
-function coreLayerRules() {
-  const all = CORE_LAYERS.flat();
-  // Root files of electron/core are the shared basics (errors, model, settings, credentials...): no folder.
-  const configs = [
-    {
-      files: ['electron/core/*.ts'],
-      ignores: ['**/*.spec.ts'],
-      rules: {
-        'no-restricted-imports': [
-          'error',
-          {
-            ...electronFree,
-            patterns: [
-              ...electronFree.patterns,
-              { regex: into('\\./', all), message: 'Files at the root of electron/core import no folder of it.' },
-              {
-                regex: '^\\.\\./(?!contract\\.js$)',
-                message: 'electron/core imports nothing outside it but the contract.',
-              },
-            ],
-          },
-        ],
-      },
-    },
-  ];
-  CORE_LAYERS.forEach((layer, index) => {
-    for (const folder of layer) {
-      const above = CORE_LAYERS.slice(index)
-        .flat()
-        .filter((other) => other !== folder);
-      configs.push({
-        files: [`electron/core/${folder}/**/*.ts`],
-        ignores: ['**/*.spec.ts'],
-        rules: {
-          'no-restricted-imports': [
-            'error',
-            {
-              ...electronFree,
-              patterns: [
-                ...electronFree.patterns,
-                {
-                  regex: into('(\\.\\./)+', above),
-                  message: `electron/core/${folder} may import only from the layers below it (docs/architecture.md).`,
-                },
-                {
-                  regex: '^(\\.\\./){2,}(cli|main|preload|renderer)(/|\\.|$)',
-                  message: 'electron/core never imports the shells that sit on top of it.',
-                },
-              ],
-            },
-          ],
-        },
-      });
-    }
-  });
-  return configs;
-}
+/** `2 ** n` with a growing `n` is a backoff formula: every retry waits what electron/core/backoff.ts says. */
+const ONE_BACKOFF = {
+  selector: "BinaryExpression[operator='**'][left.value=2]:not([right.type='Literal'])",
+  message: 'Retry waits come from electron/core/backoff.ts (backoffDelay / Backoff): no backoff formula of its own.',
+};
 
 export default tseslint.config(
   { ignores: ['dist/**', 'release/**', 'coverage/**', 'node_modules/**', '.tsbuild/**', 'test-results/**'] },
@@ -119,20 +53,21 @@ export default tseslint.config(
     files: ['renderer/**'],
     languageOptions: { globals: { ...globals.browser } },
   },
-  { files: ['electron/core/**', 'renderer/**'], rules: noElectron },
-  ...coreLayerRules(),
+  // Process and layer boundaries, judged on resolved paths (eslint/boundaries.js, docs/architecture.md).
+  {
+    files: ['electron/**/*.ts', 'renderer/**/*.ts', 'renderer/**/*.svelte'],
+    plugins: { tally },
+    rules: { 'tally/boundaries': ['error', { layers: CORE_LAYERS }] },
+  },
   // Only the IPC transport calls ipcMain / ipcRenderer (GitHub Desktop keeps that to two small wrappers).
   {
     files: ['electron/**/*.ts'],
     ignores: ['electron/main/ipc.ts', 'electron/preload/index.ts', '**/*.spec.ts'],
-    rules: {
-      'no-restricted-syntax': [
-        'error',
-        {
-          selector: 'MemberExpression[object.name=/^ipc(Main|Renderer)$/]',
-          message: 'Only electron/main/ipc.ts and the preload use ipcMain/ipcRenderer: add a contract request instead.',
-        },
-      ],
-    },
+    rules: { 'no-restricted-syntax': ['error', IPC_ONLY_IN_TRANSPORT, ONE_BACKOFF] },
   },
+  {
+    files: ['electron/main/ipc.ts', 'electron/preload/index.ts'],
+    rules: { 'no-restricted-syntax': ['error', ONE_BACKOFF] },
+  },
+  { files: ['electron/core/backoff.ts'], rules: { 'no-restricted-syntax': 'off' } },
 );

@@ -1,6 +1,7 @@
 #!/usr/bin/env -S node --max-semi-space-size=1
 // Entry point for the `tally` bin: runs the built CLI (npm's install step builds dist/ via `prepare`).
 import { main } from '../dist/electron/cli.js';
+import { installCliCrashHandlers } from '../dist/electron/cli/crash.js';
 
 // The first SIGINT/SIGTERM asks the running command to stop gracefully (journal flushed, part files kept);
 // a second one, a moment later, forces the exit. Signals within the first second are not counted as that
@@ -19,6 +20,9 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
     }
   });
 }
+// An error nobody caught is logged and said once; `listen` carries on after a lost promise and stops the
+// graceful way (exit 70) after an uncaught exception (electron/cli/crash.ts).
+installCliCrashHandlers({ process, stderr: process.stderr, stop: () => controller.abort() });
 const code = await main(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
@@ -26,4 +30,5 @@ const code = await main(process.argv.slice(2), {
   env: process.env,
   signal: controller.signal,
 });
-process.exitCode = code;
+// A crash handler may have set 70 already: the command's own code does not hide it.
+process.exitCode ??= code;

@@ -71,6 +71,7 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
     return 0;
   }
   const { UsageError } = await import('./cli/command.js');
+  const { closeCommandLog, currentCommandLog } = await import('./cli/command-log.js');
   try {
     return await command.run(rest, io);
   } catch (error) {
@@ -80,6 +81,12 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
     }
     const { formatError } = await import('./cli/output.js');
     io.stderr.write(`tally ${name}: ${formatError(error)}\n`);
+    // The log of a long-running command keeps why it stopped, with the stack.
+    currentCommandLog()?.fileOnly.error(
+      `stopped: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    );
     return 1;
+  } finally {
+    await closeCommandLog();
   }
 }

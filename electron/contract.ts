@@ -11,8 +11,8 @@
  * This file must stay free of Node and Electron imports: it is bundled into the renderer and the preload.
  */
 import { z } from 'zod';
-import type { Note } from './contract-notes.js';
-import type { HealthView } from './contract-health.js';
+import type { Note } from './core/notes.js';
+import type { HealthView } from './core/health-view.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Data shapes (JSON: dates are ISO strings)
@@ -67,7 +67,7 @@ export interface RecordingView {
   /** File name (not the full path: the renderer never needs the file system layout). */
   fileName: string | null;
   error: string | null;
-  /** `error` as notes the popover translates (see contract-notes.ts). */
+  /** `error` as notes the popover translates (see core/notes.ts). */
   errorNotes?: Note[] | null;
   attempts: number;
   /** When the next automatic attempt is due (waiting after an error, or a gone recording's next look). */
@@ -116,7 +116,7 @@ export interface TunnelStatus {
   uploadUrl: string | null;
   lastCheckedAt: string | null;
   message: string | null;
-  /** `message` as notes the popover translates (see contract-notes.ts). */
+  /** `message` as notes the popover translates (see core/notes.ts). */
   messageNotes?: Note[] | null;
   /** Whether the current public URL is the one registered with the service. */
   registered: boolean;
@@ -426,7 +426,7 @@ export interface RequestMap {
   'studio:setCredentials': { args: [url: string, credentials: TeamCredentialsInput]; result: StudioView };
   'studio:clearCredentials': { args: []; result: StudioView };
   'studio:test': { args: [url: string]; result: CheckResult & { message: string } };
-  /** Whatever can cost a recording, judged (see contract-health.ts). */
+  /** Whatever can cost a recording, judged (see core/health-view.ts). */
   'health:get': { args: []; result: HealthView };
 }
 
@@ -514,18 +514,18 @@ export function createBridge(transport: Transport): TallyBridge {
   return Object.freeze({ ...bridge, on }) as unknown as TallyBridge;
 }
 
-export { errorNote, nested, note, NOTE_TEXT, NoteSchema, notesText, noteText, said } from './contract-notes.js';
-export type { Note, NoteCode, NoteParams, PluralText } from './contract-notes.js';
+export { errorNote, nested, note, NOTE_TEXT, NoteSchema, notesText, noteText, said } from './core/notes.js';
+export type { Note, NoteCode, NoteParams, PluralText } from './core/notes.js';
 export { SHELL_TEXT, shellLanguage, shellText } from './shell-text.js';
 export type { ShellLanguage, ShellText, ShellTextKey, ShellTexts } from './shell-text.js';
-export { HEALTH_COMPONENTS, recordingNeedsAttention, worseHealth } from './contract-health.js';
+export { HEALTH_COMPONENTS, recordingNeedsAttention, worseHealth } from './core/health-view.js';
 export type {
   HealthComponentId,
   HealthComponentView,
   HealthState,
   HealthView,
   ReceiverAddressView,
-} from './contract-health.js';
+} from './core/health-view.js';
 export { codedMessage, errorCodeOf, errorMessageOf, errorParamsOf, RemoteError } from './contract-errors.js';
 
 /** Handler map the core implements once for both transports. */

@@ -16,7 +16,7 @@ import { afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vite
 import { errorNote, note, notesText, RemoteError, type Note } from '../electron/contract.js';
 import { sendRequest } from '../electron/core/api-transport.js';
 import { errorEnvelope } from '../electron/core/app/dispatch.js';
-import { makeCore, runCleanups, tempHome } from '../electron/core/app/test-core-helpers.js';
+import { makeCore, runCleanups, tempHome } from './support/app/core-helpers.js';
 import { CredentialStore, keyringError, MemorySecretStore } from '../electron/core/credentials.js';
 import { ensureWritableFolder } from '../electron/core/folder-check.js';
 import { applySettingsPatch, DEFAULT_SETTINGS, openSettingsStore } from '../electron/core/settings.js';

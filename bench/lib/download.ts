@@ -24,6 +24,8 @@ export interface Origin {
   runner: string;
   /** The bundled node-pipe floor. */
   nodePipe: string;
+  /** Requests the origin has served so far (each connection of a segmented download is one). */
+  requests(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -44,6 +46,7 @@ export async function startOrigin(ctx: BenchContext, bytes: number, limitRate?: 
     dir: ctx.tmpDir,
     runner,
     nodePipe,
+    requests: () => nginx.requests(),
     stop: () => nginx.stop(),
   };
 }

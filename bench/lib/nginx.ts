@@ -4,13 +4,15 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { freePort } from './harness.js';
 
 export interface Nginx {
   origin: string;
+  /** Requests nginx has logged so far (one line each in its access log): how many connections a client used. */
+  requests(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -27,7 +29,8 @@ error_log ${join(opts.workDir, 'logs', 'error.log')} warn;
 pid ${join(opts.workDir, 'nginx.pid')};
 events { worker_connections 256; }
 http {
-  access_log off;
+  log_format bare '$status $request_uri';
+  access_log ${join(opts.workDir, 'logs', 'access.log')} bare;
   sendfile on;
   tcp_nopush on;
   client_body_temp_path ${opts.workDir}/body;
@@ -49,6 +52,10 @@ http {
   await waitForPort(port, child);
   return {
     origin: `http://127.0.0.1:${port}`,
+    requests: async () => {
+      const log = await readFile(join(opts.workDir, 'logs', 'access.log'), 'utf8').catch(() => '');
+      return log.split('\n').filter(Boolean).length;
+    },
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();

@@ -14,6 +14,11 @@ export interface LoadJob {
   concurrency: number;
   /** Makes recording URLs unique across runs against the same inbox. */
   runId: string;
+  /**
+   * A real recording to name in every webhook (made distinct with a query string), so the receiver downloads
+   * what it acknowledges; by default an S3 URL nothing downloads from.
+   */
+  recordingUrl?: string;
 }
 
 export interface LoadResult {
@@ -35,8 +40,10 @@ function body(i: number): string {
   const channel = `bench-${job.runId}-${i}`;
   return JSON.stringify({
     id: channel,
-    url: `https://s3.amazonaws.com/bench-service/${job.runId}x${i.toString(36)}/${channel}.mp4`,
-    filesize: '104857600',
+    url: job.recordingUrl
+      ? `${job.recordingUrl}?n=${job.runId}x${i.toString(36)}`
+      : `https://s3.amazonaws.com/bench-service/${job.runId}x${i.toString(36)}/${channel}.mp4`,
+    filesize: job.recordingUrl ? undefined : '104857600',
     duration: '3600',
     thumbnail: '',
   });

@@ -5,12 +5,12 @@
 import { hostname } from 'node:os';
 import { ConfigError } from '../core/errors.js';
 import { appDataDir } from '../core/paths.js';
-import { lineLogger } from '../core/logger.js';
 import { resolveTeamCredentials } from '../core/studio/credentials.js';
 import { StudioFollower } from '../core/studio/follower.js';
 import { s3FromEnv } from '../core/studio/store.js';
 import { parseTeamUrl } from '../core/studio/team.js';
 import type { Command, CommandIo } from './command.js';
+import { openCommandLog } from './command-log.js';
 import { UsageError } from './command.js';
 import { loadSettings, openCredentialStore, parseCommandArgs } from './context.js';
 import { createStudioPrinter } from './studio-output.js';
@@ -95,7 +95,7 @@ const command: Command = {
       s3: s3FromEnv(io.env),
       clientSubfolder: settings.clientUploadsSubfolder,
       ...(rate ? { rateBytesPerSec: rate } : {}),
-      log: lineLogger((line) => io.stderr.write(`tally follow: ${line}\n`)),
+      log: await openCommandLog(io, 'follow'),
       ...(io.env.TALLY_TEAM_RETRY_MS ? { retry: { baseDelayMs: Number(io.env.TALLY_TEAM_RETRY_MS) } } : {}),
     });
     follower.on('ready', (info) => printer.ready(info));

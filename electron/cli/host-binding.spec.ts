@@ -20,7 +20,7 @@ import type { CommandIo } from './command.js';
 import { openCredentialResolver, setSecretStoreForTesting } from './context.js';
 import { note } from '../contract.js';
 import { ConfigError } from '../core/errors.js';
-import { captureIo, lineMatching } from './test-io.js';
+import { captureIo, lineMatching } from '../../tests/support/cli/io.js';
 
 const SERVICE_ID = 'bound-cli-svc';
 const SECRET = 'bound-cli-S3cret-9f1c';

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../cli.js';
 import { MemorySecretStore } from '../core/credentials.js';
 import { setSecretStoreForTesting } from './context.js';
-import { captureIo } from './test-io.js';
+import { captureIo } from '../../tests/support/cli/io.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -66,6 +66,12 @@ describe('tally listen', () => {
     expect((await readFile(String(event.path))).length).toBe(event.bytes);
     controller.abort();
     expect(await exit).toBe(0);
+    // Headless too, there is a log to send: <data>/logs/listen.1.log, one JSON line per entry.
+    const log = (await readFile(join(home, 'logs', 'listen.1.log'), 'utf8')).trim().split('\n');
+    expect(JSON.parse(log[0] ?? '{}')).toMatchObject({
+      level: 30,
+      msg: expect.stringMatching(/^tally listen started/),
+    });
   }, 60_000);
 
   it('says why --register does nothing without a public URL', async () => {

@@ -6,13 +6,13 @@
 import { ConfigError } from '../core/errors.js';
 import { DEMO_TIME_FACTOR, demoPipeline, demoRecordingsDir, startDemoSandbox } from '../core/app/demo.js';
 import { appDataDir } from '../core/paths.js';
-import { lineLogger } from '../core/logger.js';
 import { pipelineOptions } from '../core/pipeline/options.js';
 import type { RecordingPipeline } from '../core/pipeline/pipeline.js';
 import { ReceiveService } from '../core/receive/receive-service.js';
 import type { FaceFacts } from '../core/receive/receive-service.js';
 import { parseTunnelFlag, type TunnelSettingsInput } from '../core/tunnels/index.js';
 import type { Command, CommandIo } from './command.js';
+import { openCommandLog } from './command-log.js';
 import { UsageError } from './command.js';
 import {
   CONNECTION_HELP,
@@ -55,14 +55,19 @@ Options:
                            or s3://BUCKET/PREFIX (keys: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY,
                            endpoint: TALLY_S3_ENDPOINT for S3-compatible servers)
   --retention <d>          With --team: how long the team keeps recordings (default 7d; e.g. 36h, 14d)
-  --ndjson                 One JSON object per line: ready, received, progress, saved, rejected, failed,
-                           expired, uploaded, tunnel, gaps, channel, recording-missing; with --team
+  --ndjson                 One JSON object per line: ready, health, received, progress, saved, rejected,
+                           failed, expired, uploaded, tunnel, gaps, channel, recording-missing; with --team
                            also team, published. Past 20 a kind in 10 s, repeated rejected, duplicate
                            and failed lines are counted in one rejected-summary, duplicate-summary or
                            failed-summary line
   -h, --help               Show this help
 
 ${CONNECTION_HELP}
+Health: a "health" line whenever something that can cost a recording changes (the port, the public URL,
+registration, downloads, disk space); "tally status" asks a running listen from another terminal. With
+--tunnel <your URL> or none the port never moves: a port held by another program is an error that names it,
+and the port is taken as soon as it is free. TALLY_CHECK_INTERVAL_MS: how often the public URL is proven
+(default 60000).
 Allowed download origins: TALLY_DOWNLOAD_ORIGINS (comma list, wildcard subdomains allowed), default
 https://s3.amazonaws.com. Credentials are optional here: without them (or when the hosts changed since
 the secret was entered), --register and the report of recordings missed while Tally was not running are
@@ -191,7 +196,7 @@ const command: Command = {
       endpoints,
       api,
       ngrokAuthtoken,
-      log: lineLogger((line) => io.stderr.write(`tally listen: ${line}\n`)),
+      log: await openCommandLog(io, 'listen'),
     });
     let folder: string;
     try {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../cli.js';
-import { captureIo, firstLine } from './test-io.js';
+import { captureIo, firstLine } from '../../tests/support/cli/io.js';
 import { parseSandboxArgs } from './sandbox.js';
 
 describe('tally sandbox', () => {

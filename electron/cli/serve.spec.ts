@@ -16,7 +16,7 @@ import { main } from '../cli.js';
 import { ONE_TIME_CODE_TTL_MS, UI_CSP } from '../core/app/ui-server.js';
 import { MemorySecretStore } from '../core/credentials.js';
 import { openSettingsStore } from '../core/settings.js';
-import { captureIo, firstLine } from './test-io.js';
+import { captureIo, firstLine } from '../../tests/support/cli/io.js';
 import { setSecretStoreForTesting } from './context.js';
 import { startQuietUiServer } from '../../tests/support/ui-server.js';
 import { isLoopbackHost, parseServeArgs, uiDir } from './serve.js';

@@ -13,6 +13,7 @@ import { MemorySecretStore, PROJECT_ACCOUNT, type SecretStore } from '../core/cr
 import { ConfigError } from '../core/errors.js';
 import { appDataDir } from '../core/paths.js';
 import { explainListenError, UsageError, type Command, type CommandIo } from './command.js';
+import { openCommandLog } from './command-log.js';
 import { desktopFileHooks } from './desktop-open.js';
 import { openSecretStore, parseCommandArgs } from './context.js';
 
@@ -168,7 +169,7 @@ const command: Command = {
       import('../core/app/app-core.js'),
       import('../core/app/ui-server.js'),
     ]);
-    const log = (line: string) => io.stderr.write(`tally serve: ${line}\n`);
+    const log = await openCommandLog(io, 'serve');
     const { secrets, unavailable } = await chooseSecrets(io);
     const core = await createAppCore({
       home: appDataDir(io.env),

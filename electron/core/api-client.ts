@@ -4,6 +4,7 @@
  * rethrown or attached as `cause`, because they carry the request options, and those hold the secret.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { backoffDelay, type BackoffPolicy } from './backoff.js';
 import type { Endpoints } from './endpoints.js';
 import {
   BadCredentialsError,
@@ -79,7 +80,7 @@ export class ChannelApi {
   readonly #credentials: () => Promise<Credentials>;
   readonly #timeoutMs: number;
   readonly #retries: number;
-  readonly #retryBaseMs: number;
+  readonly #backoff: BackoffPolicy;
   readonly #userAgent: string;
   readonly #signal: AbortSignal | undefined;
   readonly #random: () => number;
@@ -94,7 +95,7 @@ export class ChannelApi {
     this.#credentials = typeof creds === 'function' ? creds : async () => creds;
     this.#timeoutMs = options.timeoutMs ?? 10_000;
     this.#retries = Math.max(0, options.retries ?? 3);
-    this.#retryBaseMs = Math.max(0, options.retryBaseMs ?? 300);
+    this.#backoff = { baseMs: Math.max(0, options.retryBaseMs ?? 300), maxMs: MAX_BACKOFF_MS, jitter: 1 };
     this.#userAgent = options.userAgent ?? 'Tally';
     this.#signal = options.signal;
     this.#random = options.random ?? Math.random;
@@ -297,8 +298,7 @@ export class ChannelApi {
           attempt < this.#retries &&
           (isNeverSent(error) || (spec.kind === 'read' && isTransient(error)));
         if (!retry) throw error;
-        const ceiling = Math.min(MAX_BACKOFF_MS, this.#retryBaseMs * 2 ** attempt);
-        const wait = Math.floor(this.#random() * ceiling);
+        const wait = backoffDelay(attempt + 1, this.#backoff, this.#random);
         try {
           await sleep(wait, undefined, signal ? { signal } : undefined);
         } catch {

@@ -4,7 +4,7 @@
  * this module. Which failures may be retried is recorded beside the errors, so they stay plain objects.
  */
 import type * as Got from 'got';
-import { note, type Note, type NoteCode } from '../contract.js';
+import { note, type Note, type NoteCode } from './notes.js';
 import { NetworkError, TimeoutError } from './errors.js';
 
 /** Error codes that mean the request never left this machine or never reached a server: safe to resend. */

@@ -5,7 +5,7 @@
  */
 import type * as Keyring from '@napi-rs/keyring';
 import type { AsyncEntry as AsyncEntryType } from '@napi-rs/keyring';
-import { note, noteText } from '../contract.js';
+import { note, noteText } from './notes.js';
 import { ConfigError } from './errors.js';
 import type { Credentials } from './model.js';
 

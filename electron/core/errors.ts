@@ -2,7 +2,7 @@
  * Typed errors shared by the core, the CLI and the app. Every message is written for a producer, not a
  * developer: it says what went wrong and what to do. None of them ever carries the project secret.
  */
-import { nested, noteText, type Note } from '../contract.js';
+import { nested, noteText, type Note } from './notes.js';
 
 /**
  * Base class: `code` is stable and machine-readable; `message` is for people. A message given as a note is

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../cli.js';
-import { captureIo } from '../cli/test-io.js';
+import { captureIo } from '../../tests/support/cli/io.js';
 import { createAppCore } from './app/app-core.js';
 import { MemorySecretStore } from './credentials.js';
 import { ConfigError } from './errors.js';

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, rm, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { nested, note, type Note } from '../contract.js';
+import { nested, note, type Note } from './notes.js';
 import { ConfigError } from './errors.js';
 
 /** How long a folder may take to answer (a stalled network drive) before it is refused. */

@@ -1,5 +1,3 @@
-import type { ChannelView } from '../contract.js';
-
 /**
  * The one domain model of a channel, whichever endpoint it came from. The live list says `id`,
  * ISO strings and a current watcher count; search says `chid`, epoch seconds and a cumulative session
@@ -21,10 +19,19 @@ export interface Channel {
 }
 
 /**
- * JSON form used by `--json`, IPC and WebSocket: dates as ISO strings, the channel ID as `id`. It is the
- * contract's `ChannelView`, so the CLI and the popover print the same object.
+ * JSON form used by `--json`, IPC and WebSocket: dates as ISO strings, the channel ID as `id`. The contract's
+ * `ChannelView` has the same shape (app/ hands it over as it is), so the CLI and the popover print the same object.
  */
-export type ChannelJson = ChannelView;
+export interface ChannelJson {
+  id: string;
+  serviceId: string | null;
+  state: 'live' | 'ended';
+  createdAt: string;
+  endedAt: string | null;
+  durationSeconds: number | null;
+  watchers: number | null;
+  cumulativeSessions: number | null;
+}
 
 export function channelToJson(c: Channel): ChannelJson {
   return {

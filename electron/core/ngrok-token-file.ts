@@ -7,7 +7,7 @@
  */
 import { chmod, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { note } from '../contract.js';
+import { note } from './notes.js';
 import { ConfigError } from './errors.js';
 
 /** The file's name in the state folder (the app's data folder, or TALLY_HOME). */

@@ -7,7 +7,7 @@
 import { renameSync } from 'node:fs';
 import Conf from 'conf';
 import { z } from 'zod';
-import { note } from '../contract.js';
+import { note } from './notes.js';
 import { ValidationError } from './errors.js';
 import { appDataDir, defaultRecordingsDir, expandFolder } from './paths.js';
 import { describeIssues } from './validate.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fakeNotificationFactory } from '../../tests/fakes/electron.js';
 import type { TallyAppCore } from '../core/app/app-core.js';
-import { createDemoCore } from '../core/app/test-demo-core.js';
+import { createDemoCore } from '../../tests/support/app/demo-core.js';
 import type { AppCoreEvents } from '../core/app/types.js';
 import type { Sandbox } from '../core/sandbox/index.js';
 import { openSettingsStore } from '../core/settings.js';

@@ -3,7 +3,8 @@
  * feature is a service from this folder with its Electron objects passed in; this file only wires
  * them to the real Electron modules and to the core.
  *
- *   before ready: single-instance lock, app id, sandbox for every renderer, web-contents defaults
+ *   before ready: log file, crash handlers, single-instance lock, app id, sandbox for every renderer,
+ *                 web-contents defaults
  *   on ready:     hide the dock, harden the session, app menu, create the core, register ALL IPC
  *                 handlers (before any window exists), tray, notifications, progress, start the core.
  *   quitting:     the core is stopped (awaited, with a timeout) before the process exits.
@@ -30,7 +31,9 @@ import { EVENT_NAMES, shellLanguage, type Language } from '../contract.js';
 import type { AppCore } from '../core/app/types.js';
 import { createAppCore } from '../core/app/app-core.js';
 import { KeyringSecretStore } from '../core/credentials.js';
+import { logFolder, openLogFile, type FileLog } from '../core/log-file.js';
 import type { SettingsBackendFactory } from '../core/settings.js';
+import { installCrashHandlers } from './crash.js';
 import { installGracefulQuit } from './graceful-quit.js';
 import { createSenderCheck, EventPusher, registerIpc } from './ipc.js';
 import type { AppPage } from './ipc.js';
@@ -58,10 +61,18 @@ const electronStoreBackend: SettingsBackendFactory = (options) =>
     clearInvalidConfig: options.clearInvalidConfig,
   });
 
+/**
+ * The app's log file (<userData>/logs/app.N.log), opened in main() as soon as the data folder is known.
+ * Lines logged before it is open wait for it, in order; the console gets every line at once.
+ */
+let logFile: Promise<FileLog | null> = Promise.resolve(null);
+
 const logger =
   (scope: string): Log =>
-  (line) =>
+  (line) => {
     console.error(`[${scope}] ${redactSecrets(line)}`);
+    void logFile.then((file) => file?.scope(scope).warn(line));
+  };
 const log = logger('main');
 
 /** A dev server is honoured only in an unpackaged run, and only on loopback. */
@@ -170,6 +181,8 @@ async function onReady(): Promise<void> {
     transport: 'ipc',
     demo: process.env.TALLY_DEMO === '1' || undefined,
     settingsBackend: electronStoreBackend,
+    // Every warning the core handles (settings reset, a poll that failed, a tunnel that broke) lands in the log.
+    log: logger('core'),
   });
   core = appCore;
   installGracefulQuit({ app, stop: () => appCore.stop(), onQuitting: () => popover.allowClose(), log: logger('quit') });
@@ -249,6 +262,23 @@ function main(): void {
     app.quit();
     return;
   }
+  const home = app.getPath('userData');
+  logFile = openLogFile({ home, name: 'app' }).catch((error: unknown) => {
+    console.error(`[main] the log file could not be opened: ${describeError(error)}`);
+    return null;
+  });
+  log(`Tally ${app.getVersion()} starting (Electron ${process.versions.electron ?? '?'}, ${process.platform})`);
+  installCrashHandlers({
+    process,
+    log: logger('crash'),
+    show: (title, message) => dialog.showErrorBox(title, message),
+    // Electron starts the new instance once this one has quit (the core stopped the graceful way).
+    restart: () => {
+      app.relaunch();
+      app.quit();
+    },
+    logFolder: logFolder(home),
+  });
   app.setAppUserModelId(APP_ID);
   app.enableSandbox();
   // Defaults for any web contents, including ones the popover service does not know about.
@@ -265,11 +295,14 @@ function main(): void {
     .then(onReady)
     .catch((error: unknown) => {
       log(`startup failed: ${describeError(error)}`);
-      dialog.showErrorBox(
-        'Tally could not start',
-        'Something went wrong while starting Tally. The details are in the log.',
-      );
-      app.exit(1);
+      // After the line is in the file (the log's callbacks run in order), so the exit cannot lose it.
+      void logFile.then(() => {
+        dialog.showErrorBox(
+          'Tally could not start',
+          `Something went wrong while starting Tally. The details are in the log (${logFolder(app.getPath('userData'))}).`,
+        );
+        app.exit(1);
+      });
     });
 }
 

@@ -2,7 +2,7 @@ import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import App from './App.svelte';
-import { ManualClock, TestBridge, appInfo, channel, settingsView, tunnelStatus } from './lib/test-bridge.js';
+import { ManualClock, TestBridge, appInfo, channel, settingsView, tunnelStatus } from '../testing/bridge.js';
 import type { ConnectionSource, ConnectionState } from './lib/transport-ws.js';
 
 /** A connection the spec drives by hand. */

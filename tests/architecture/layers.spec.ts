@@ -13,10 +13,10 @@ import { findCycles, importsOf, sourceFiles } from './imports.js';
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const eslint = new ESLint({ cwd: ROOT });
 
-/** The no-restricted-imports messages ESLint reports for `code` placed at `path`. */
+/** The boundary messages ESLint reports for `code` placed at `path` (eslint/boundaries.js). */
 async function layerErrors(path: string, code: string): Promise<string[]> {
   const [result] = await eslint.lintText(code, { filePath: `${ROOT}/${path}` });
-  return (result?.messages ?? []).filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
+  return (result?.messages ?? []).filter((m) => m.ruleId === 'tally/boundaries').map((m) => m.message);
 }
 
 describe('layer rule (npm run lint)', () => {
@@ -33,6 +33,10 @@ describe('layer rule (npm run lint)', () => {
     ['electron/core/download/nested/fixture.ts', "import { Inbox } from '../../recordings/inbox.js';"],
     ['electron/core/settings-fixture.ts', "import { Inbox } from './recordings/inbox.js';"],
     ['electron/core/app/fixture.ts', "import { main } from '../../cli.js';"],
+    // Only app/ knows the contract: the domain speaks its own types and notes (core/notes.ts).
+    ['electron/core/tunnels/fixture.ts', "import type { TunnelStatus } from '../../contract.js';"],
+    ['electron/core/recordings/fixture.ts', "import { note } from '../../contract.js';"],
+    ['electron/core/settings-fixture.ts', "import { note } from '../contract.js';"],
   ])('fails an upward import in %s', async (path, code) => {
     expect(await layerErrors(path, `${code}\nexport {};\n`)).toHaveLength(1);
   });
@@ -43,6 +47,7 @@ describe('layer rule (npm run lint)', () => {
     ['electron/core/studio/fixture.ts', "import type { RecordingPipeline } from '../pipeline/pipeline.js';"],
     ['electron/core/app/fixture.ts', "import type { TunnelStatus } from '../../contract.js';"],
     ['electron/core/download/fixture.ts', "import { TallyError } from '../errors.js';"],
+    ['electron/core/tunnels/fixture.ts', "import { note } from '../notes.js';"],
   ])('lets %s import downward', async (path, code) => {
     expect(await layerErrors(path, `${code}\nexport {};\n`)).toEqual([]);
   });
@@ -55,6 +60,88 @@ describe('layer rule (npm run lint)', () => {
         .map((parts) => parts[0]),
     );
     expect([...folders].sort()).toEqual(CORE_LAYERS.flat().sort());
+  });
+});
+
+describe('boundaries at every entry point (npm run lint)', () => {
+  it.each([
+    // Detours, dynamic imports, absolute paths, require() and re-exports are judged on the resolved path.
+    ['electron/core/download/fixture.ts', "import { RecordingPipeline } from '../../core/pipeline/pipeline.js';"],
+    ['electron/core/download/fixture.ts', "export const load = () => import('../pipeline/pipeline.js');"],
+    [
+      'electron/core/download/fixture.ts',
+      `import { RecordingPipeline } from '${ROOT}/electron/core/pipeline/pipeline.js';`,
+    ],
+    [
+      'electron/core/download/fixture.ts',
+      `export const load = () => import('file://${ROOT}/electron/core/app/app-core.js');`,
+    ],
+    ['electron/core/download/fixture.ts', "export { Inbox } from '../recordings/inbox.js';"],
+    ['electron/core/download/fixture.ts', "export const inbox = require('../recordings/inbox.js');"],
+    ['electron/core/download/fixture.ts', "export type P = typeof import('../pipeline/pipeline.js');"],
+    ['electron/core/download/fixture.ts', 'export const load = (name: string) => import(name);'],
+    ['electron/core/download/fixture.ts', "import { makeCore } from '../../../tests/support/app/core-helpers.js';"],
+    // The CLI is headless: no Electron, no main process.
+    ['electron/cli/fixture.ts', "import { app } from 'electron';"],
+    ['electron/cli/fixture.ts', "import { registerIpc } from '../main/ipc.js';"],
+    ['electron/cli/fixture.ts', "import Store from 'electron-store';"],
+    // The preload knows the contract only.
+    ['electron/preload/fixture.ts', "import { createAppCore } from '../core/app/app-core.js';"],
+    ['electron/preload/fixture.ts', "import { readFileSync } from 'node:fs';"],
+    ['electron/preload/fixture.ts', "import { registerIpc } from '../main/ipc.js';"],
+    // The contract runs in the browser.
+    ['electron/contract.ts', "import { app } from 'electron';"],
+    ['electron/contract.ts', "import { readFileSync } from 'node:fs';"],
+    ['electron/contract.ts', "import { Inbox } from './core/recordings/inbox.js';"],
+    ['electron/core/notes.ts', "import { TallyError } from './errors.js';"],
+    // The renderer knows the contract only.
+    ['renderer/src/fixture.ts', "import { createAppCore } from '../../electron/core/app/app-core.js';"],
+    ['renderer/src/fixture.ts', "import { note } from '../../electron/core/notes.js';"],
+    ['renderer/src/fixture.ts', "import { readFileSync } from 'fs';"],
+    ['renderer/src/fixture.ts', "import { ipcRenderer } from 'electron';"],
+    ['renderer/src/fixture.ts', "import { contextBridge } from '../../electron/preload/index.js';"],
+    // Main never reaches into the CLI or the renderer.
+    ['electron/main/fixture.ts', "import { main } from '../cli.js';"],
+    ['electron/main/fixture.ts', "import { i18n } from '../../renderer/src/lib/i18n.js';"],
+    ['electron/core/fixture.ts', "import { app } from 'electron';"],
+    ['electron/core/health-view.ts', "import { TallyError } from './errors.js';"],
+    // A file in electron/ that no runtime rule covers is an error of its own, not a free pass.
+    ['electron/new-face.ts', "import { z } from 'zod';"],
+  ])('rejects %s: %s', async (path, code) => {
+    expect(await layerErrors(path, `${code}\nexport {};\n`)).toHaveLength(1);
+  });
+
+  it.each([
+    ['electron/cli/fixture.ts', "import { createAppCore } from '../core/app/app-core.js';"],
+    ['electron/main/fixture.ts', "import { app } from 'electron';"],
+    ['electron/main/fixture.ts', "import { READY_CHANNEL } from '../preload/ipc-protocol.js';"],
+    ['electron/preload/fixture.ts', "import { contextBridge } from 'electron';"],
+    ['electron/preload/fixture.ts', "import { createBridge } from '../contract.js';"],
+    ['electron/contract.ts', "import { z } from 'zod';"],
+    ['renderer/src/fixture.ts', "import { createBridge } from '../../electron/contract.js';"],
+    ['renderer/src/fixture.svelte.ts', "import { SvelteMap } from 'svelte/reactivity';"],
+    ['electron/core/download/fixture.spec.ts', "import { RecordingPipeline } from '../pipeline/pipeline.js';"],
+  ])('lets %s: %s', async (path, code) => {
+    expect(await layerErrors(path, `${code}\nexport {};\n`)).toEqual([]);
+  });
+});
+
+describe('one backoff (npm run lint)', () => {
+  const syntaxErrors = async (path: string, code: string) => {
+    const [result] = await eslint.lintText(code, { filePath: `${ROOT}/${path}` });
+    return (result?.messages ?? []).filter((m) => m.ruleId === 'no-restricted-syntax').map((m) => m.message);
+  };
+
+  it.each([
+    ['electron/core/studio/fixture.ts', 'export const wait = (n: number) => Math.min(30_000, 500 * 2 ** n);'],
+    ['electron/cli/fixture.ts', 'export const wait = (n: number) => 250 * 2 ** (n - 1);'],
+    ['electron/main/ipc.ts', 'export const wait = (n: number) => 250 * 2 ** n;'],
+  ])('rejects a backoff formula of its own in %s', async (path, code) => {
+    expect(await syntaxErrors(path, code)).toEqual([expect.stringContaining('electron/core/backoff.ts')]);
+  });
+
+  it('lets constants such as 2 ** 32 be', async () => {
+    expect(await syntaxErrors('electron/core/sandbox/fixture.ts', 'export const MAX = 2 ** 32 - 1;')).toEqual([]);
   });
 });
 
@@ -74,5 +161,20 @@ describe('import graph', () => {
     expect(findCycles([a, b], ROOT)).toEqual([
       ['tests/architecture/fixtures/cycle-a.ts', 'tests/architecture/fixtures/cycle-b.ts'],
     ]);
+  });
+});
+describe('test code', () => {
+  /** Every file under `dir` that is not a spec (what a build or a bundle may pick up). */
+  const productionFiles = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true, recursive: true })
+      .filter((e) => e.isFile() && !/\.(spec|e2e)\.ts$/.test(e.name))
+      .map((e) => join(e.parentPath, e.name));
+
+  it('keeps test helpers out of electron/ and renderer/src (they live in tests/support and renderer/testing)', () => {
+    const files = [...productionFiles(`${ROOT}/electron`), ...productionFiles(`${ROOT}/renderer/src`)];
+    expect(files.length).toBeGreaterThan(100);
+    const helpers = files.filter((f) => /(^|\/)test-/.test(relative(ROOT, f)));
+    const usingVitest = files.filter((f) => /from ['"]vitest['"]/.test(readFileSync(f, 'utf8')));
+    expect([...helpers, ...usingVitest].map((f) => relative(ROOT, f))).toEqual([]);
   });
 });

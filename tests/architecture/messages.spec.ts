@@ -16,13 +16,8 @@ import { SETTINGS_FIELD } from '../../electron/core/tunnels/unusable.js';
 
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const CLI = join(ROOT, 'electron/cli');
-/** Where core messages are written: the core, the CLI and the contract's coded messages. */
-const MESSAGE_FILES = [
-  ...sourceFiles(join(ROOT, 'electron/core')),
-  ...sourceFiles(CLI),
-  join(ROOT, 'electron/cli.ts'),
-  join(ROOT, 'electron/contract-notes.ts'),
-].filter((file) => !basename(file).startsWith('test-'));
+/** Where core messages are written: the core (its coded messages in core/notes.ts among them) and the CLI. */
+const MESSAGE_FILES = [...sourceFiles(join(ROOT, 'electron/core')), ...sourceFiles(CLI), join(ROOT, 'electron/cli.ts')];
 
 /** The text of every string and template literal in `file` (a `${…}` reads as "…"); sentences only. */
 function messagesOf(file: string): string[] {

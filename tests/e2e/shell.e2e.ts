@@ -10,7 +10,7 @@
  */
 import { once } from 'node:events';
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -78,6 +78,10 @@ let page: Page;
 /** The webhook receiver's local URL, as the app reported it. */
 let hookUrl = '';
 const savedEnv = { ...process.env };
+/** The main process's own 'unhandledRejection' handler (electron/main/crash.ts), called directly below. */
+let mainRejectionHandler: ((reason: unknown, promise: Promise<unknown>) => void) | null = null;
+/** The app's log file, as a producer would send it. */
+const appLog = () => readFile(join(home, 'logs', 'app.1.log'), 'utf8').catch(() => '');
 
 beforeAll(async () => {
   ensureRendererBuilt(ROOT);
@@ -92,6 +96,10 @@ beforeAll(async () => {
     pollIntervalSec: 1,
     firstRunDone: true,
   });
+  // Two things the core warns about as it reads the settings (and handles): they must reach the log file.
+  const settingsFile = join(home, 'settings.json');
+  const raw = JSON.parse(await readFile(settingsFile, 'utf8')) as Record<string, unknown>;
+  await writeFile(settingsFile, JSON.stringify({ ...raw, shellE2eUnknown: 1, secret: 'planted-secret-value' }));
   Object.assign(process.env, {
     TALLY_HOME: home,
     TALLY_SERVICE_ID: sandbox.credentials.serviceId,
@@ -107,7 +115,9 @@ beforeAll(async () => {
   configureStandin({ browser, appPath: ROOT });
 
   const trayCreated = once(standinEvents, 'tray') as Promise<[TrayStandin]>;
+  const listenersBefore = new Set(process.listeners('unhandledRejection'));
   await import('../../electron/main/index.js');
+  mainRejectionHandler = process.listeners('unhandledRejection').find((l) => !listenersBefore.has(l)) ?? null;
   app.emitReady();
   [tray] = await trayCreated;
 }, 60_000);
@@ -245,6 +255,31 @@ describe('the tray app over the Electron stand-in', () => {
     } finally {
       rogue.destroy();
     }
+  });
+
+  it("writes the core's warnings to the app's log file in the data folder, secrets redacted", async () => {
+    await expect.poll(appLog, eventually).toContain('settings: Ignored unknown setting \\"shellE2eUnknown\\".');
+    const text = await appLog();
+    expect(text).toContain('"scope":"core"');
+    expect(text).toContain('Dropped \\"secret\\"');
+    expect(text).not.toContain('planted-secret-value');
+    expect(text).not.toContain(sandbox.credentials.secret);
+  });
+
+  it('logs an error nobody caught in main, says so once, and carries on', async () => {
+    expect(mainRejectionHandler).toBeTypeOf('function');
+    const dialogsBefore = recorded.dialogs.length;
+    mainRejectionHandler!(new Error('shell-e2e: lost promise'), Promise.resolve());
+    mainRejectionHandler!(new Error('shell-e2e: lost again'), Promise.resolve());
+    await expect.poll(appLog, eventually).toContain('shell-e2e: lost again');
+    expect(await appLog()).toContain('unhandled promise rejection: Error: shell-e2e: lost promise');
+    expect(recorded.dialogs.slice(dialogsBefore)).toEqual([
+      { title: 'Tally ran into an unexpected error', content: expect.stringContaining(join(home, 'logs')) },
+    ]);
+    expect(recorded.relaunches).toBe(0);
+    // Still working: the page still answers over IPC.
+    await page.getByRole('tab', { name: 'Live' }).click();
+    await page.getByRole('list', { name: 'Live channels' }).waitFor();
   });
 
   it('quits cleanly: the core stops (its receiver closes) before the app exits', async () => {

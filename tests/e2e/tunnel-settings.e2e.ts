@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fakeNgrokSdk, type FakeNgrokSdk } from '../../electron/core/tunnels/test-fake-ngrok-sdk.js';
+import { fakeNgrokSdk, type FakeNgrokSdk } from '../support/tunnels/fake-ngrok-sdk.js';
 import { openPopover, startPopoverHarness, type PageElement, type PopoverHarness } from './support/popover-harness.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');

@@ -34,7 +34,7 @@ import {
 } from '../../electron/core/credentials.js';
 import { startSandbox, type Sandbox } from '../../electron/core/sandbox/index.js';
 import { openSettingsStore } from '../../electron/core/settings.js';
-import { fakeNgrokSdk, type FakeNgrokSdk } from '../../electron/core/tunnels/test-fake-ngrok-sdk.js';
+import { fakeNgrokSdk, type FakeNgrokSdk } from '../support/tunnels/fake-ngrok-sdk.js';
 import { guardNetwork, type NetworkGuard } from './support/network-guard.js';
 
 const tag = randomBytes(6).toString('hex');

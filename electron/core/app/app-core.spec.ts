@@ -14,7 +14,15 @@ import { ConfigError } from '../errors.js';
 import { MemorySecretStore, PROJECT_ACCOUNT } from '../credentials.js';
 import { startSandbox, type Sandbox } from '../sandbox/index.js';
 import { openSettingsStore } from '../settings.js';
-import { cleanups, collect, makeCore, next, runCleanups, sandboxOf, tempHome } from './test-core-helpers.js';
+import {
+  cleanups,
+  collect,
+  makeCore,
+  next,
+  runCleanups,
+  sandboxOf,
+  tempHome,
+} from '../../../tests/support/app/core-helpers.js';
 import type { TraySnapshot } from './types.js';
 
 afterEach(runCleanups);

@@ -120,6 +120,8 @@ class Core implements TallyAppCore {
       () => this.#poller.reschedule(),
     );
     this.#settings = openSettingsStore(opts.home, opts.settingsBackend);
+    // The warnings are those of the last read: read once, so what was reset or dropped at start-up is logged.
+    this.#settings.get();
     for (const warning of this.#settings.warnings) this.#log(`settings: ${warning}`);
     this.#creds = new AppCredentials({
       secrets: opts.secrets,

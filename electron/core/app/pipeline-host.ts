@@ -82,7 +82,7 @@ export class PipelineHost {
   #liveMissing: GapView[] = [];
   /** Why the last reconcile failed (nothing receives, or a change was not applied), until the next one succeeds. */
   error: string | null = null;
-  /** `error` as notes for the popover (see contract-notes.ts); set with it. */
+  /** `error` as notes for the popover (see core/notes.ts); set with it. */
   errorNotes: Note[] | null = null;
 
   /**

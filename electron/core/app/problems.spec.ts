@@ -7,7 +7,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { recordingNeedsAttention } from '../../contract.js';
-import { makeCore, next, runCleanups, sandboxOf, tempHome } from './test-core-helpers.js';
+import { makeCore, next, runCleanups, sandboxOf, tempHome } from '../../../tests/support/app/core-helpers.js';
 
 afterEach(() => runCleanups());
 

@@ -12,7 +12,15 @@ import { MemorySecretStore } from '../credentials.js';
 import { openSettingsStore } from '../settings.js';
 import { createAppCore } from './app-core.js';
 import { REOPEN_FIRST_MS, REOPEN_MAX_MS, ReopenBackoff } from './pipeline-open.js';
-import { cleanups, collect, makeCore, next, receivesAndSaves, runCleanups, tempHome } from './test-core-helpers.js';
+import {
+  cleanups,
+  collect,
+  makeCore,
+  next,
+  receivesAndSaves,
+  runCleanups,
+  tempHome,
+} from '../../../tests/support/app/core-helpers.js';
 
 afterEach(runCleanups);
 

@@ -8,8 +8,16 @@ import { writeFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SettingsPatch } from '../../contract.js';
-import { fakeNgrokSdk } from '../tunnels/test-fake-ngrok-sdk.js';
-import { cleanups, collect, makeCore, next, receivesAndSaves, runCleanups, tempHome } from './test-core-helpers.js';
+import { fakeNgrokSdk } from '../../../tests/support/tunnels/fake-ngrok-sdk.js';
+import {
+  cleanups,
+  collect,
+  makeCore,
+  next,
+  receivesAndSaves,
+  runCleanups,
+  tempHome,
+} from '../../../tests/support/app/core-helpers.js';
 
 afterEach(runCleanups);
 

@@ -27,6 +27,13 @@ export interface EngineContext {
   checkpointIntervalMs: number;
   /** Highest number of connections that were open at once. */
   maxConnections: number;
+  /** When a segmented download adds connections (see segmented.ts). */
+  ramp: {
+    /** Length of one measurement of the total rate. */
+    windowMs: number;
+    /** Connections are added only while one of them gets less than this (bytes per second). */
+    splitBelowBytesPerSec: number;
+  };
 }
 
 /**

@@ -5,6 +5,7 @@
 import { constants } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import path from 'node:path';
+import { flushes } from '../flush-priority.js';
 import type { StatfsFunction } from './disk.js';
 
 /** The subset of `FileHandle` the engine writes through. */
@@ -56,9 +57,24 @@ export const nodeFs: DownloadFs = {
   statfs: (file) => fsp.statfs(file),
 };
 
-/** The real file system with some calls replaced. */
+/**
+ * The real file system with some calls replaced. Every flush of a file it opens (fsync, fdatasync) waits its
+ * turn behind the recordings journal's commits: a download never delays a webhook's answer (flush-priority.ts).
+ */
 export function downloadFs(overrides?: Partial<DownloadFs>): DownloadFs {
-  return overrides ? { ...nodeFs, ...overrides } : nodeFs;
+  const base = overrides ? { ...nodeFs, ...overrides } : nodeFs;
+  return { ...base, open: async (file, flags) => flushInBackground(await base.open(file, flags)) };
+}
+
+function flushInBackground(handle: PartHandle): PartHandle {
+  return {
+    writev: (buffers, position) => handle.writev(buffers, position),
+    read: (buffer, offset, length, position) => handle.read(buffer, offset, length, position),
+    truncate: (len) => handle.truncate(len),
+    sync: () => flushes.background(() => handle.sync()),
+    datasync: () => flushes.background(() => handle.datasync()),
+    close: () => handle.close(),
+  };
 }
 
 /** Size of a file, or null when it does not exist. */

@@ -24,8 +24,18 @@ export interface DownloadOptions {
   policy: DownloadPolicy;
   signal?: AbortSignal;
   onProgress?(p: DownloadProgress): void;
-  /** Maximum parallel ranges (default 4; 1 disables segmenting). */
+  /**
+   * Maximum parallel ranges (default 4; 1 disables segmenting). A download starts with one connection and adds
+   * ranges only while they add throughput (see `rampWindowMs`, `splitBelowBytesPerSec`).
+   */
   segments?: number;
+  /** How long each connection count is measured before the next step of the ramp (default 500 ms). */
+  rampWindowMs?: number;
+  /**
+   * Ranges are added only while one connection gets less than this many bytes per second (default 100 MB/s):
+   * above it the link, the disk or the CPU is the limit, and more connections would only share it.
+   */
+  splitBelowBytesPerSec?: number;
   /** Files larger than this are fetched in parallel ranges (default 32 MiB). */
   segmentThresholdBytes?: number;
   /** Idle timeout per connection (default 30 s). */

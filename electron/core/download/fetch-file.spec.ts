@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DownloadOriginPolicy } from '../net/url-policy.js';
 import type { DownloadFs, PartHandle } from './download-fs.js';
+import { nodeFs } from './download-fs.js';
 import {
   DestinationExistsError,
   DiskFullError,
@@ -18,8 +19,8 @@ import {
 import type { DownloadOptions, DownloadPolicy } from './fetch-file.js';
 import { downloadFile, forgetCommit } from './fetch-file.js';
 import { statePathFor } from './part-state.js';
-import type { TestFileInfo } from './test-server.js';
-import { TestServer } from './test-server.js';
+import type { TestFileInfo } from '../../../tests/support/download/file-server.js';
+import { TestServer } from '../../../tests/support/download/file-server.js';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -269,7 +270,9 @@ describe('downloadFile: segmented', () => {
     server.setFaults({ rateBytesPerSec: rate });
     server.maxActive = 0;
     const started = performance.now();
-    const result = await downloadFile(options(urlPath, { segmentThresholdBytes: 1 * MiB, segments: 4 }));
+    const result = await downloadFile(
+      options(urlPath, { segmentThresholdBytes: 1 * MiB, segments: 4, rampWindowMs: 100, minSplitBytes: 256 * KiB }),
+    );
     const elapsedMs = performance.now() - started;
 
     expect(await sha256File(result.path)).toBe(file.sha256());
@@ -282,6 +285,80 @@ describe('downloadFile: segmented', () => {
     expect(elapsedMs).toBeLessThan((size / rate) * 1000 * 0.75);
   });
 
+  it('starts with one connection and keeps it while that connection is fast enough', async () => {
+    const { file, urlPath } = publish(3 * MiB);
+    server.setFaults({ rateBytesPerSec: 4 * MiB });
+    server.maxActive = 0;
+    // 4 MiB/s is above this floor: a second connection would only share what the first one gets.
+    const result = await downloadFile(
+      options(urlPath, {
+        segmentThresholdBytes: 1 * MiB,
+        segments: 4,
+        rampWindowMs: 50,
+        splitBelowBytesPerSec: 256 * KiB,
+      }),
+    );
+    expect(server.fileRequests(urlPath)).toHaveLength(1);
+    expect(server.maxActive).toBe(1);
+    expect(result.connections).toBe(1);
+    expect(result.checks).toEqual(['size', 'md5']);
+    expect(result.md5).toBe(file.md5());
+    expect(await sha256File(result.path)).toBe(file.sha256());
+  });
+
+  it('stops adding connections once they add no throughput (a link the connections share)', async () => {
+    const size = 8 * MiB;
+    const { file, urlPath } = publish(size);
+    server.setFaults({ linkBytesPerSec: 4 * MiB });
+    server.maxActive = 0;
+    const result = await downloadFile(
+      options(urlPath, { segmentThresholdBytes: 1 * MiB, segments: 4, rampWindowMs: 400, minSplitBytes: 256 * KiB }),
+    );
+    // One connection is slow (under the default floor), so a second one is tried; it adds nothing, so no more.
+    expect(result.connections).toBe(2);
+    expect(server.maxActive).toBe(2);
+    expect(await sha256File(result.path)).toBe(file.sha256());
+  });
+
+  it('checks the MD5 of every byte after a ramp: the first stream while it ran, the rest from disk', async () => {
+    const size = 3 * MiB;
+    const { file, urlPath } = publish(size);
+    server.setFaults({ rateBytesPerSec: 1 * MiB });
+    const good = await downloadFile(
+      options(urlPath, { segmentThresholdBytes: 1 * MiB, segments: 4, rampWindowMs: 100, minSplitBytes: 256 * KiB }),
+    );
+    expect(good.connections).toBeGreaterThan(1);
+    expect(good.checks).toEqual(['size', 'md5']);
+    expect(good.md5).toBe(file.md5());
+
+    // A byte flipped on its way to disk in the last quarter (fetched by a later connection, never hashed while
+    // streaming) must still fail the check.
+    const bad = paths('flipped');
+    const error = await downloadFile({
+      ...options(urlPath, { segmentThresholdBytes: 1 * MiB, segments: 4, rampWindowMs: 100, minSplitBytes: 256 * KiB }),
+      ...bad,
+      fs: {
+        open: async (name, flags) => {
+          const handle = await nodeFs.open(name, flags);
+          const writev = handle.writev.bind(handle);
+          return Object.assign(handle, {
+            writev: (buffers: NodeJS.ArrayBufferView[], position?: number | null) => {
+              const first = buffers[0];
+              if (typeof position === 'number' && position >= (size * 3) / 4 && first instanceof Buffer) {
+                const copy = Buffer.from(first);
+                copy[0] = (copy[0] ?? 0) ^ 0xff;
+                return writev([copy, ...buffers.slice(1)], position);
+              }
+              return writev(buffers, position);
+            },
+          });
+        },
+      },
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(VerificationError);
+    expect(await exists(bad.dest)).toBe(false);
+  });
+
   it('resumes each segment from its checkpoint after an abort', async () => {
     const size = 2 * MiB;
     const { file, urlPath } = publish(size);
@@ -291,6 +368,8 @@ describe('downloadFile: segmented', () => {
       options(urlPath, {
         segmentThresholdBytes: 1 * MiB,
         segments: 4,
+        rampWindowMs: 100,
+        minSplitBytes: 256 * KiB,
         checkpointIntervalMs: 0,
         progressIntervalMs: 0,
         signal: controller.signal,
@@ -305,6 +384,7 @@ describe('downloadFile: segmented', () => {
       segments: Array<{ start: number; end: number; pos: number }>;
     };
     expect(sidecar.mode).toBe('segmented');
+    expect(sidecar.segments.length).toBeGreaterThan(1);
     const done = sidecar.segments.reduce((sum, s) => sum + s.pos - s.start, 0);
     expect(done).toBeGreaterThan(0);
 

@@ -1,10 +1,16 @@
 /**
- * Parallel ranged download into one part file, like `aria2c -x4 -s4`: origins that throttle each connection
- * (nginx `limit_rate`, many CDNs) give N times the speed. Every connection writes its bytes at their offset;
- * segment progress is checkpointed (fdatasync, then the sidecar) about once a second, so after a crash each
- * segment resumes where its last durable byte was. A connection that runs out of work takes over the second
- * half of the segment with the most bytes left, so one slow connection does not hold up the end.
+ * Parallel ranged download into one part file, like `aria2c -x4 -s4`, but adaptive: it starts with the one
+ * connection that probed the file and adds ranges only while they add throughput. Origins that throttle each
+ * connection (nginx `limit_rate`, many CDNs) give N times the speed with N connections; on a fast link one
+ * stream is faster than four sharing it (and the CPU). Every RAMP window the engine measures the total rate:
+ * while one connection stays under `splitBelowBytesPerSec` and the last step raised the total by MIN_GAIN (1.3x),
+ * the connection count doubles (up to `segments`); otherwise it stays where it is for the rest of the file.
+ * Every connection writes its bytes at their offset; segment progress is checkpointed (fdatasync, then the
+ * sidecar) about once a second, so after a crash each segment resumes where its last durable byte was. A
+ * connection that runs out of work takes over the second half of the segment with the most bytes left, so one
+ * slow connection does not hold up the end.
  */
+import type { Hash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { EngineContext } from './context.js';
 import { ifRangeValidator, RestartFromZero, transferError } from './context.js';
@@ -16,6 +22,15 @@ import { writePartState } from './part-state.js';
 
 /** How often a segment may fail without making progress before the whole download fails. */
 const SEGMENT_RETRIES = 2;
+/** A step that added connections must raise the total rate by this factor for the ramp to go on. */
+const MIN_GAIN = 1.3;
+
+/** What the first connection hashed while streaming from byte 0 (only that prefix of the file). */
+export interface StreamedPrefix {
+  hash: Hash;
+  /** Bytes of the file, from 0, that went through `hash`. */
+  bytes: number;
+}
 
 interface LiveSegment extends Segment {
   active: boolean;
@@ -43,8 +58,11 @@ export function segmentBytes(segments: readonly Segment[]): number {
 }
 
 /**
- * Fetches every unfinished segment of `state` with up to `ctx.segments` connections. `first` is an already
- * open response starting at byte 0 (the probe of a fresh download), used for the segment at 0.
+ * Fetches every unfinished segment of `state`, starting with one connection and ramping up to `ctx.segments`
+ * while more connections add throughput. `first` is an already open response starting at byte 0 (the probe of
+ * a fresh download), used for the segment at 0; with `hash`, its bytes are hashed as they are written.
+ * Resolves with the prefix of the file that went through `hash` (null when there was none or it is unusable):
+ * the caller hashes the rest from disk, so an adaptive download never verifies fewer bytes than a fixed one.
  * @throws RestartFromZero when the server stops honouring ranges or its copy changed; transfer errors.
  */
 export async function runSegmented(
@@ -52,7 +70,8 @@ export async function runSegmented(
   url: URL,
   state: PartState,
   first: IncomingMessage | null,
-): Promise<void> {
+  hash: Hash | null = null,
+): Promise<StreamedPrefix | null> {
   const total = state.total;
   if (total === null || !state.segments) throw new RestartFromZero('segmented state without a size');
   const segs: LiveSegment[] = state.segments
@@ -111,7 +130,15 @@ export async function runSegmented(
   };
 
   let open = 0;
-  const fetchSegment = async (seg: LiveSegment, response: IncomingMessage | null): Promise<void> => {
+  /** Connections whose response is streaming into the file right now. */
+  let receiving = 0;
+  /** Bytes written by this call (all connections). */
+  let written = 0;
+  const fetchSegment = async (
+    seg: LiveSegment,
+    response: IncomingMessage | null,
+    segHash: Hash | null,
+  ): Promise<void> => {
     let res = response;
     if (!res) {
       const headers: Record<string, string> = { range: `bytes=${seg.pos}-${seg.end - 1}` };
@@ -141,27 +168,44 @@ export async function runSegmented(
         throw new HttpStatusError(status, opened.url.host, await errorHint(res));
       }
     }
+    receiving += 1;
     const result = await pumpToFile(res, {
       handle,
       position: seg.pos,
       limit: () => seg.end,
+      hash: segHash,
       onIssue: (next) => {
         seg.issued = next;
       },
       onWritten: (bytes, next) => {
         seg.pos = next;
+        written += bytes;
         ctx.meter.add(bytes);
         maybeCheckpoint();
       },
-    }).catch((error: unknown) => {
-      throw transferError(ctx, error, url);
-    });
+    })
+      .catch((error: unknown) => {
+        throw transferError(ctx, error, url);
+      })
+      .finally(() => {
+        receiving -= 1;
+      });
     if (!result.reachedLimit && seg.pos < seg.end) {
       throw new NetworkError(describeEndpoint(url), 'the connection closed before its part of the file was complete');
     }
   };
 
+  let prefix: StreamedPrefix | null = null;
+  let running = 0;
   const worker = async (initial: IncomingMessage | null): Promise<void> => {
+    running += 1;
+    try {
+      await work(initial);
+    } finally {
+      running -= 1;
+    }
+  };
+  const work = async (initial: IncomingMessage | null): Promise<void> => {
     let response = initial;
     while (!inner.signal.aborted) {
       const seg = response ? (segs.find((s) => s.start === 0 && s.pos === 0) ?? null) : pick();
@@ -173,8 +217,10 @@ export async function runSegmented(
       seg.active = true;
       open += 1;
       ctx.maxConnections = Math.max(ctx.maxConnections, open);
+      // Only the probe's response starts at byte 0 of a fresh file: its bytes are the prefix that gets hashed.
+      const segHash = response && hash && seg.start === 0 && seg.pos === 0 ? hash : null;
       try {
-        await fetchSegment(seg, response);
+        await fetchSegment(seg, response, segHash);
       } catch (error) {
         if (inner.signal.aborted) return;
         const transient = error instanceof NetworkError || error instanceof TimeoutError;
@@ -185,6 +231,8 @@ export async function runSegmented(
           return;
         }
       } finally {
+        // Every byte hashed is on disk only if every issued write completed; otherwise the prefix is not used.
+        if (segHash) prefix = seg.issued === seg.pos ? { hash: segHash, bytes: seg.pos } : null;
         seg.active = false;
         open -= 1;
         response = null;
@@ -192,10 +240,52 @@ export async function runSegmented(
     }
   };
 
+  const workers: Promise<void>[] = [worker(first)];
+  // The ramp: measure the total rate over a window once every connection asked for is streaming; double the
+  // count while one connection is slow and the last step paid for itself. It never takes connections away.
+  const ramp = { target: 1, lastRate: null as number | null, at: performance.now(), bytes: 0, settled: 0 };
+  const splitBelow = ctx.ramp.splitBelowBytesPerSec;
+  const timer =
+    ctx.segments > 1
+      ? setInterval(
+          () => {
+            const now = performance.now();
+            if (running < ramp.target || inner.signal.aborted) {
+              clearInterval(timer); // a connection found no work left to take: nothing more to split
+              return;
+            }
+            // A window starts one tick after every connection of the step is streaming: what a socket held
+            // before its first write (the probe's bytes that arrived while the part was being set up) would
+            // otherwise count as speed.
+            if (receiving < ramp.target || ramp.settled < 2) {
+              ramp.settled = receiving < ramp.target ? 0 : ramp.settled + 1;
+              ramp.at = now;
+              ramp.bytes = written;
+              return;
+            }
+            if (now - ramp.at < ctx.ramp.windowMs) return;
+            const rate = ((written - ramp.bytes) * 1000) / (now - ramp.at);
+            ramp.at = now;
+            ramp.bytes = written;
+            ramp.settled = 0;
+            const paid = ramp.lastRate === null || rate >= ramp.lastRate * MIN_GAIN;
+            if (!paid || rate / ramp.target >= splitBelow || ramp.target >= ctx.segments) {
+              clearInterval(timer);
+              return;
+            }
+            ramp.lastRate = rate;
+            const next = Math.min(ctx.segments, ramp.target * 2);
+            for (let i = ramp.target; i < next; i += 1) workers.push(worker(null));
+            ramp.target = next;
+          },
+          Math.max(5, ctx.ramp.windowMs / 4),
+        )
+      : undefined;
+
   try {
-    const workers: Promise<void>[] = [worker(first)];
-    for (let i = 1; i < ctx.segments; i += 1) workers.push(worker(null));
-    await Promise.all(workers);
+    // The ramp may add workers while these are awaited; it stops (below) before the list can be read as done.
+    for (let i = 0; i < workers.length; i += 1) await workers[i];
+    clearInterval(timer);
     await checkpointing;
     const failure: Error | null = fatal ?? (ctx.signal?.aborted ? abortError(ctx.signal) : null);
     if (failure) {
@@ -207,7 +297,9 @@ export async function runSegmented(
       throw new NetworkError(describeEndpoint(url), 'some parts of the file could not be fetched');
     }
     await handle.sync();
+    return prefix;
   } finally {
+    clearInterval(timer);
     ctx.signal?.removeEventListener('abort', onOuterAbort);
     await handle.close().catch(() => undefined);
   }

@@ -2,7 +2,7 @@
  * Proof that a finished download is the recording: its size against what the server and the webhook
  * announced, and its MD5 against a single-part S3 ETag. A file that fails is never given its final name.
  */
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import type { DownloadFs } from './download-fs.js';
 import { VerificationError } from './errors.js';
 
@@ -16,15 +16,28 @@ export function md5FromEtag(etag: string | null | undefined): string | null {
   return /^[0-9a-f]{32}$/i.test(bare) ? bare.toLowerCase() : null;
 }
 
-/** Streams the file through MD5 once (memory stays at one 1 MiB buffer whatever the size). */
-export async function md5OfFile(fsx: DownloadFs, file: string, signal?: AbortSignal): Promise<string> {
-  const hash = createHash('md5');
+/**
+ * Streams the file through MD5 once (memory stays at one 256 KiB buffer whatever the size). With `from`, the
+ * hash already holds the file's first `from.bytes` bytes (hashed while they were downloaded) and only the rest
+ * is read.
+ */
+export async function md5OfFile(
+  fsx: DownloadFs,
+  file: string,
+  signal?: AbortSignal,
+  from?: { hash: Hash; bytes: number },
+): Promise<string> {
+  const hash = from?.hash ?? createHash('md5');
+  let position = from?.bytes ?? 0;
   const handle = await fsx.open(file, 'r');
   try {
-    const buffer = Buffer.allocUnsafe(1 << 20);
+    // 256 KiB at a time: each update holds the JavaScript thread (webhooks waiting for their answer) well under
+    // a millisecond, where 1 MiB took 1.5-2.5 ms on the test machine.
+    const buffer = Buffer.allocUnsafe(1 << 18);
     for (;;) {
       signal?.throwIfAborted();
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
+      position += bytesRead;
       if (bytesRead === 0) break;
       hash.update(buffer.subarray(0, bytesRead));
     }

@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { TunnelStatus } from '../../contract.js';
+import type { TunnelStatus } from '../tunnels/types.js';
 import { DownloadOriginPolicy } from '../net/url-policy.js';
 import { startLoopbackProxy } from '../../../tests/support/loopback-proxy.js';
 import { RecordingPipeline } from './pipeline.js';

@@ -131,7 +131,11 @@ describe('download manager with the inbox, the origin policy and the sandbox', (
   it('uses parallel ranges against a throttled host', async () => {
     const info = await record(4 * MiB);
     sb.control.setFaults('download', { rateBytesPerSec: 4 * MiB });
-    const m = manager({ segments: 4, segmentThresholdBytes: 1 * MiB });
+    const m = manager({
+      segments: 4,
+      segmentThresholdBytes: 1 * MiB,
+      ramp: { rampWindowMs: 100, minSplitBytes: 256 * 1024 },
+    });
     m.start();
     const { job } = await announce(info);
     const event = await saved(m, job.key);

@@ -11,7 +11,7 @@ import type { ExpiredEvent, FailedEvent, SavedEvent } from './download-queue.js'
 import { DownloadManager, partPathFor } from './download-queue.js';
 import { downloadFile } from '../download/fetch-file.js';
 import { MemoryJobStore } from './memory-job-store.js';
-import { TestServer } from '../download/test-server.js';
+import { TestServer } from '../../../tests/support/download/file-server.js';
 
 const KiB = 1024;
 

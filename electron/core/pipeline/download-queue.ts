@@ -13,7 +13,8 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
-import { errorNote, note, said, type Note } from '../../contract.js';
+import { errorNote, note, said, type Note } from '../notes.js';
+import { backoffDelay, type BackoffPolicy } from '../backoff.js';
 import { TallyError } from '../errors.js';
 import { ensureWritableFolder, removePlantedLink } from '../folder-check.js';
 import { extFromUrl, renderFileName, safeFileName } from '../recordings/filename.js';
@@ -27,7 +28,7 @@ import {
   VerificationError,
   formatBytes,
 } from '../download/errors.js';
-import type { DownloadPolicy, DownloadProgress } from '../download/fetch-file.js';
+import type { DownloadOptions, DownloadPolicy, DownloadProgress } from '../download/fetch-file.js';
 import { DEFAULT_MAX_RECORDING_BYTES, downloadFile, forgetCommit } from '../download/fetch-file.js';
 import { isAbortError } from '../download/http-request.js';
 import { statePathFor } from '../download/part-state.js';
@@ -63,6 +64,8 @@ export interface DownloadManagerOptions {
   segments?: number;
   /** Size above which ranges are used (default 32 MiB). */
   segmentThresholdBytes?: number;
+  /** How the engine adds ranges (download-options.ts); tests shorten them to fit small files. */
+  ramp?: Pick<DownloadOptions, 'rampWindowMs' | 'minSplitBytes'>;
   /**
    * Largest recording accepted (the maxRecordingBytes setting; default DEFAULT_MAX_RECORDING_BYTES). A larger
    * announced size is treated as unknown, never trusted for the disk check.
@@ -144,12 +147,12 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   readonly #template: string | undefined;
   readonly #now: () => number;
   readonly #random: () => number;
-  readonly #retryBaseMs: number;
+  /** Full jitter: many recordings failing together (the service down) spread their retries. */
+  readonly #backoff: BackoffPolicy;
   /** Jobs whose Retry now came while an attempt was ending. */
   readonly #retryAfter = new Set<string>();
   /** Gone answers in a row per job (the next look waits longer each time). */
   readonly #goneCount = new Map<string, number>();
-  readonly #retryMaxMs: number;
   readonly #opts: DownloadManagerOptions;
 
   /** Keys waiting for a free slot, in order (a Set: membership is checked on every enqueue). */
@@ -179,8 +182,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     this.#template = opts.fileNameTemplate;
     this.#now = opts.now ?? Date.now;
     this.#random = opts.random ?? Math.random;
-    this.#retryBaseMs = opts.retryBaseMs ?? 2000;
-    this.#retryMaxMs = opts.retryMaxMs ?? 5 * 60 * 1000;
+    this.#backoff = { baseMs: opts.retryBaseMs ?? 2000, maxMs: opts.retryMaxMs ?? 5 * 60 * 1000, jitter: 1 };
   }
 
   /** Subscribes to new jobs and resumes every unfinished one (a job left `downloading` by a crash included). */
@@ -291,7 +293,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         .catch((error: unknown) => {
           // The store itself failed (e.g. its disk is full). The job keeps its last durable state; try again
           // later, when a commit record (if the file was saved) lets the next attempt finish without a download.
-          const delay = this.#retryMaxMs;
+          const delay = this.#backoff.maxMs;
           this.emit('failed', {
             job,
             error: error as Error,
@@ -376,6 +378,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         ...(this.#opts.segmentThresholdBytes !== undefined
           ? { segmentThresholdBytes: this.#opts.segmentThresholdBytes }
           : {}),
+        ...this.#opts.ramp,
         ...(this.#opts.timeoutMs !== undefined ? { timeoutMs: this.#opts.timeoutMs } : {}),
         ...(this.#opts.fs ? { fs: this.#opts.fs } : {}),
         ...(this.#opts.progressIntervalMs !== undefined ? { progressIntervalMs: this.#opts.progressIntervalMs } : {}),
@@ -451,8 +454,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
       const goneMs = this.#opts.goneRecheckMs ?? GONE_RECHECK_MS;
       const wait =
         looks === 0
-          ? Math.max(1, Math.floor(this.#random() * this.#retryBaseMs))
-          : Math.min(GONE_RECHECK_MAX_MS, goneMs * 2 ** Math.min(10, looks - 1));
+          ? Math.max(1, backoffDelay(1, this.#backoff, this.#random))
+          : backoffDelay(looks, { baseMs: goneMs, maxMs: GONE_RECHECK_MAX_MS });
       const nextAt = Math.min(deadline, now + wait);
       const why = stored(note('recordingGoneNow', { status: error.status, detail: error.detail || 'no detail' }));
       const gone = await this.#write(key, { state: 'gone', ...why, updatedAt: this.#iso(now) });
@@ -468,9 +471,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
       this.#sizeStrikes.set(key, [actual, previous && previous[0] === actual ? previous[1] + 1 : 1]);
     }
 
-    const attempts = job.attempts;
-    const cap = Math.min(this.#retryMaxMs, this.#retryBaseMs * 2 ** Math.min(30, Math.max(0, attempts - 1)));
-    let nextAt = now + Math.max(1, Math.floor(this.#random() * cap));
+    let nextAt = now + Math.max(1, backoffDelay(job.attempts, this.#backoff, this.#random));
     // The final attempt happens at the deadline itself: the file may still be there until that very moment.
     if (nextAt > deadline) nextAt = deadline;
     const pending = await this.#write(key, { state: 'pending', ...stored(cause), updatedAt: this.#iso(now) });

@@ -14,7 +14,7 @@ import type { FailedEvent, SavedEvent } from './download-queue.js';
 import { DownloadManager, partPathFor, RESERVATION_SUFFIX } from './download-queue.js';
 import { MemoryJobStore } from './memory-job-store.js';
 import { statePathFor } from '../download/part-state.js';
-import { TestServer } from '../download/test-server.js';
+import { TestServer } from '../../../tests/support/download/file-server.js';
 import { mountUploads, type UploadRejection } from '../uploads/upload-route.js';
 import { WebhookReceiver } from '../webhook/receiver.js';
 import { TokenStore } from '../webhook/token.js';

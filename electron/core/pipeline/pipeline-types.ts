@@ -2,7 +2,7 @@
  * The recording pipeline's options, events and answers: what `pipelineOptions()` builds and what the app core and
  * `tally listen` listen to. Kept apart from the class so the start/stop order reads on its own.
  */
-import type { TunnelStatus } from '../../contract.js';
+import type { TunnelStatus } from '../tunnels/types.js';
 import type { Logger } from '../logger.js';
 import type { SearchResult } from '../model.js';
 import type { DownloadOriginPolicy } from '../net/url-policy.js';

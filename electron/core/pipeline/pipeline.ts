@@ -7,7 +7,7 @@
  * then the receiver starts accepting, then the tunnel exposes it. Stop is the reverse, and the journal is
  * closed last so every acknowledged webhook is on disk.
  */
-import { note, noteText } from '../../contract.js';
+import { note, noteText } from '../notes.js';
 import { EventEmitter } from 'node:events';
 import { ensureWritableFolder } from '../folder-check.js';
 import { DownloadManager } from './download-queue.js';
@@ -113,6 +113,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
           }
         : {}),
       expectedId: receiver.instanceId,
+      signProbe: (nonce) => receiver.signProbe(nonce),
       checkIntervalMs: opts.tunnelCheckIntervalMs,
       // A failed check is repeated sooner, but never later than the regular period.
       ...(opts.tunnelCheckIntervalMs ? { retryCheckIntervalMs: Math.min(10_000, opts.tunnelCheckIntervalMs) } : {}),

@@ -10,7 +10,7 @@ import { createServer, request, type IncomingMessage, type Server, type ServerRe
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import type { HealthView } from '../../contract.js';
+import type { HealthView } from '../health-view.js';
 import { describeError } from '../logger.js';
 
 export type Face = 'app' | 'serve' | 'listen';

@@ -8,19 +8,15 @@
  * webhook could not reach Tally or a recording waits on an error.
  */
 import {
-  nested,
-  note,
-  notesText,
   recordingNeedsAttention,
   worseHealth,
   type HealthComponentId,
   type HealthComponentView,
   type HealthState,
   type HealthView,
-  type Note,
-  type NoteCode,
-  type TunnelStatus,
-} from '../../contract.js';
+} from '../health-view.js';
+import { nested, note, notesText, type Note, type NoteCode } from '../notes.js';
+import type { TunnelStatus } from '../tunnels/types.js';
 import { formatBytes } from '../download/errors.js';
 import type { RecordingJob } from '../recordings/types.js';
 import type { PortHolder } from './port-holder.js';

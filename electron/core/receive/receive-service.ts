@@ -12,7 +12,8 @@
  */
 import { EventEmitter } from 'node:events';
 import { stat, statfs } from 'node:fs/promises';
-import type { HealthView, Note } from '../../contract.js';
+import type { HealthView } from '../health-view.js';
+import type { Note } from '../notes.js';
 import { describeError } from '../logger.js';
 import { RecordingPipeline, type PipelineEvents, type PipelineOptions } from '../pipeline/pipeline.js';
 import type { JobState } from '../recordings/types.js';

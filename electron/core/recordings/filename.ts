@@ -27,7 +27,12 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 // Windows device names stay reserved with any extension (`CON.mp4`) and trailing spaces.
 const DEVICE_NAME = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)$/iu;
 
-const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+// Created on first use: ICU's break-iterator data costs the process about 2.5 MB of memory, and only a name
+// longer than its budget needs it.
+let segmenter: Intl.Segmenter | undefined;
+// Plain ASCII is already NFC: normalising it would only page in ICU's normalisation data (about 2 MB).
+// eslint-disable-next-line no-control-regex -- the whole ASCII range, controls included
+const ASCII = /^[\u0000-\u007F]*$/u;
 
 /** First 8 hex chars of sha256 of the original text: distinguishes names that sanitise to the same thing. */
 function shortHash(text: string): string {
@@ -42,6 +47,7 @@ function utf8Bytes(text: string): number {
 function cutToBytes(text: string, budget: number): string {
   let out = '';
   let used = 0;
+  segmenter ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
   for (const { segment } of segmenter.segment(text)) {
     const size = utf8Bytes(segment);
     if (used + size > budget) break;
@@ -78,7 +84,7 @@ function isDeviceName(name: string): boolean {
 export function safeFileName(input: string, opts: SafeNameOptions = {}): string {
   const maxBytes = Math.max(24, Math.floor(opts.maxBytes ?? DEFAULT_MAX_NAME_BYTES));
   const original = String(input);
-  let name = original.normalize('NFC');
+  let name = ASCII.test(original) ? original : original.normalize('NFC');
   name = name.replace(LONE_SURROGATE, '_').replace(INVISIBLE, '').replace(CONTROL, '_').replace(RESERVED_CHARS, '_');
   name = trimEnds(name);
   if (isDeviceName(name)) name = `_${name}`;

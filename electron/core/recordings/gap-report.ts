@@ -7,7 +7,7 @@
  * period from that service's heartbeat to now is searched and compared with the inbox. The first run for a
  * service has no heartbeat: nothing before it counts as missed.
  */
-import { errorNote, type Note } from '../../contract.js';
+import { errorNote, type Note } from '../notes.js';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Channel, SearchResult } from '../model.js';

@@ -5,6 +5,7 @@ import { appendFile, mkdtemp, readFile, readdir, readlink, rm, stat, truncate, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { flushes } from '../flush-priority.js';
 import { Inbox, JOURNAL_FILE, JournalWriteError, UnknownJobError, recordingKey } from './inbox.js';
 import type { JournalFile } from './inbox.js';
 import { RETENTION_MS } from './types.js';
@@ -122,6 +123,30 @@ describe('Inbox.add', () => {
     const otherChannel = await inbox.add(rec('other', 'https://s3.amazonaws.com/svc/daily.mp4'));
     expect(otherChannel.duplicate).toBe(false);
     expect(inbox.list()).toHaveLength(3);
+  });
+
+  it("marks its commit urgent: downloads' flushes wait for it (issue 22)", async () => {
+    const held = deferred();
+    let writing = false;
+    const inbox = await openInbox({
+      wrapJournal: (file) => ({
+        write: async (b, o, l) => {
+          writing = true;
+          await held.promise;
+          return file.write(b, o, l);
+        },
+        datasync: () => file.datasync(),
+        truncate: (n) => file.truncate(n),
+        close: () => file.close(),
+      }),
+    });
+    expect(flushes.busy).toBe(false);
+    const added = inbox.add(rec('urgent'));
+    while (!writing) await new Promise((resolve) => setImmediate(resolve));
+    expect(flushes.busy).toBe(true);
+    held.resolve();
+    await added;
+    expect(flushes.busy).toBe(false);
   });
 
   it('group-commits 500 concurrent adds: all resolve, far fewer fsyncs, all survive a reopen', async () => {

@@ -42,6 +42,7 @@ import type { JobState, JobStore, NewRecording, RecordingJob } from './types.js'
 import { syncDir } from '../durable-fs.js';
 import { appendFully, openJsonLines } from '../jsonl-journal.js';
 import { describeError, silentLogger } from '../logger.js';
+import { flushes } from '../flush-priority.js';
 
 export {
   JournalWriteError,
@@ -312,8 +313,11 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
       const lead = this.#dirtyTail ? 1 : 0;
       const data = Buffer.from((lead ? '\n' : '') + batch.map((p) => p.line).join(''), 'utf8');
       try {
-        await appendFully(this.#file, data);
-        await this.#file.datasync();
+        // Urgent: webhooks wait for this commit to be answered, so downloads' flushes wait for it (flush-priority.ts).
+        await flushes.urgent(async () => {
+          await appendFully(this.#file, data);
+          await this.#file.datasync();
+        });
       } catch (error) {
         await this.#cutBack();
         const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;

@@ -2,7 +2,7 @@
  * Shared vocabulary of the recording pipeline: the webhook receiver writes jobs into the durable inbox,
  * the download manager moves them through their states. Both sides code against these types only.
  */
-import type { Note } from '../../contract.js';
+import type { Note } from '../notes.js';
 
 /** Where a job stands. `saved`, `expired` and `failed` with `final: true` are terminal. */
 export type JobState = 'pending' | 'downloading' | 'saved' | 'failed' | 'expired' | 'gone';

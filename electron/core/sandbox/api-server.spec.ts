@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ChannelApi } from '../api-client.js';
 import { parseSearch } from '../api-responses.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from './index.js';
-import { postJson, startReceiver, waitFor } from './test-helpers.js';
+import { postJson, startReceiver, waitFor } from '../../../tests/support/sandbox/http-helpers.js';
 
 let sandbox: Sandbox | null = null;
 

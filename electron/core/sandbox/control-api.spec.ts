@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { isLoopback } from './control-api.js';
 import { startSandbox, type Sandbox } from './index.js';
-import { postJson, rawRequest, startReceiver, type Receiver } from './test-helpers.js';
+import { postJson, rawRequest, startReceiver, type Receiver } from '../../../tests/support/sandbox/http-helpers.js';
 
 let sandbox: Sandbox | null = null;
 let receiver: Receiver | null = null;

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseRange } from './download-server.js';
 import { startSandbox, type RecordingInfo, type Sandbox, type SandboxOptions } from './index.js';
-import { rawRequest, walkBoxes } from './test-helpers.js';
+import { rawRequest, walkBoxes } from '../../../tests/support/sandbox/http-helpers.js';
 
 let sandbox: Sandbox | null = null;
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ValidationError } from '../errors.js';
 import { startSandbox, type RecordingInfo, type Sandbox } from './index.js';
-import { postJson, rawRequest } from './test-helpers.js';
+import { postJson, rawRequest } from '../../../tests/support/sandbox/http-helpers.js';
 
 let sandbox: Sandbox | null = null;
 

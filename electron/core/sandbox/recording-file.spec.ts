@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLIP, RecordingFile, freeBoxHeader, recordingSizeFor } from './recording-file.js';
-import { walkBoxes } from './test-helpers.js';
+import { walkBoxes } from '../../../tests/support/sandbox/http-helpers.js';
 
 function readAll(file: RecordingFile): Buffer {
   const out = Buffer.alloc(file.size);

@@ -3,7 +3,7 @@ import { request, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SandboxClosedError, startSandbox, type BroadcastInfo, type Sandbox } from './index.js';
-import { rawRequest, startReceiver } from './test-helpers.js';
+import { rawRequest, startReceiver } from '../../../tests/support/sandbox/http-helpers.js';
 import { DEMO_CHANNEL_NAMES } from './simulation.js';
 
 const open: Sandbox[] = [];

@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSandbox, type RecordingInfo, type Sandbox, type SandboxOptions, type WebhookDelivery } from './index.js';
 import { buildWebhookRequest } from './webhook-sender.js';
-import { postJson, rawRequest, startReceiver, type Receiver } from './test-helpers.js';
+import { postJson, rawRequest, startReceiver, type Receiver } from '../../../tests/support/sandbox/http-helpers.js';
 
 let sandbox: Sandbox | null = null;
 let receiver: Receiver | null = null;

@@ -4,7 +4,7 @@
  * to the server it was stored for: it is never sent to another team URL.
  */
 import { z } from 'zod';
-import { note } from '../../contract.js';
+import { note } from '../notes.js';
 import { ConfigError } from '../errors.js';
 import type { CredentialStore } from '../credentials.js';
 import { teamCredentialsFromEnv, type TeamCredentials } from './team.js';

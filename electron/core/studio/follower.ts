@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { AckPolicy, DeliverPolicy, jetstream, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { backoffDelay } from '../backoff.js';
 import { ensureWritableFolder } from '../folder-check.js';
 import { describeError, silentLogger, type Logger } from '../logger.js';
 import { acquireStateLock, type StateLock } from '../recordings/state-lock.js';
@@ -345,7 +346,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
         const quick =
           controller.signal.aborted || error instanceof StaleResumeError || error instanceof MirrorVerifyError;
         await abortableDelay(
-          quick && attempt < 3 ? 100 : Math.min(30_000, 500 * 2 ** Math.min(attempt, 6)),
+          quick && attempt < 3 ? 100 : backoffDelay(attempt, { baseMs: 1_000, maxMs: 30_000, jitter: 0.5 }),
           this.#stop.signal,
         );
       } finally {

@@ -17,6 +17,7 @@ import path from 'node:path';
 import { jetstream } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { backoffDelay } from '../backoff.js';
 import { describeError, silentLogger, type Logger } from '../logger.js';
 import type { RecordingPipeline } from '../pipeline/pipeline.js';
 import { serverIdentity, uploadIdentity, type Announcement } from './announcement.js';
@@ -299,8 +300,10 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
         if (error instanceof TeamAuthError || error instanceof TeamTlsError) {
           // Only the user can fix these: said once (again only when the reason changes), tried again rarely.
           refusals += 1;
-          const base = this.#opts.refusedDelayMs ?? 30_000;
-          const retryInMs = Math.min(this.#opts.refusedMaxDelayMs ?? 15 * 60_000, base * 2 ** (refusals - 1));
+          const retryInMs = backoffDelay(refusals, {
+            baseMs: this.#opts.refusedDelayMs ?? 30_000,
+            maxMs: this.#opts.refusedMaxDelayMs ?? 15 * 60_000,
+          });
           if (error.message !== lastRefusal) this.emit('refused', { error, retryInMs });
           lastRefusal = error.message;
           await abortableDelay(retryInMs, signal);
@@ -311,7 +314,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
         }
         // A server without JetStream, or assets it refuses: said once per attempt, retried slowly.
         this.#log.warn(`studio: ${describeError(error)}`);
-        await abortableDelay(Math.min(60_000, 2_000 * attempt), signal);
+        await abortableDelay(backoffDelay(attempt, { baseMs: 2_000, maxMs: 60_000, jitter: 0.5 }), signal);
       }
     }
     let failures = 0;
@@ -335,7 +338,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
         // To the back of the queue, so one stubborn recording does not hold up the others.
         this.#queue.delete(item.identity);
         this.#queue.set(item.identity, item);
-        await abortableDelay(Math.min(30_000, 250 * 2 ** Math.min(failures, 7)), signal);
+        await abortableDelay(backoffDelay(failures, { baseMs: 500, maxMs: 30_000, jitter: 0.5 }), signal);
       }
     }
   }

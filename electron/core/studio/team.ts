@@ -7,7 +7,8 @@
  *   KV       tally-studio-claims                         one key per recording: who publishes it, how far it got
  *   objects  tally-studio   (the default store)          the recording's bytes under the identity
  */
-import { nested, note, type Note } from '../../contract.js';
+import { backoffDelay, type BackoffPolicy } from '../backoff.js';
+import { nested, note, type Note } from '../notes.js';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { ConfigError, TallyError } from '../errors.js';
@@ -169,8 +170,7 @@ function teamConnectError(url: URL, error: unknown, sentCredentials: boolean): T
  * credentials or a TLS mismatch: those need the user, and throw TeamAuthError / TeamTlsError). After the first connection the client itself reconnects forever.
  */
 export async function connectTeam(opts: TeamConnectOptions): Promise<NatsConnection> {
-  const base = opts.baseDelayMs ?? 500;
-  const max = opts.maxDelayMs ?? 30_000;
+  const backoff: BackoffPolicy = { baseMs: opts.baseDelayMs ?? 500, maxMs: opts.maxDelayMs ?? 30_000 };
   const creds = opts.credentials ?? {};
   for (let attempt = 1; ; attempt += 1) {
     if (opts.signal?.aborted) throw new TeamUnreachableError('Stopped before the team server could be reached.');
@@ -194,7 +194,7 @@ export async function connectTeam(opts: TeamConnectOptions): Promise<NatsConnect
       if (opts.maxAttempts !== undefined && attempt >= opts.maxAttempts) {
         throw new TeamUnreachableError(said ?? message);
       }
-      const delayMs = Math.min(max, base * 2 ** (attempt - 1));
+      const delayMs = backoffDelay(attempt, backoff);
       opts.onRetry?.({ message, ...(said ? { note: said } : {}), attempt, delayMs });
       await abortableDelay(delayMs, opts.signal);
     }

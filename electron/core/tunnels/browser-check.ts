@@ -9,7 +9,7 @@
  * `Access-Control-Request-Method: POST`, `Access-Control-Request-Headers: content-type,x-filename`, a browser
  * User-Agent, and no bypass header. Only Tally's own answer (the origin echoed back, X-FILENAME allowed) is "ok".
  */
-import { note, notesText, type Note } from '../../contract.js';
+import { note, notesText, type Note } from '../notes.js';
 import { tunnelRequest, withCause, type ConnectToOverride } from './http.js';
 import type { TunnelStatus } from './types.js';
 

@@ -2,11 +2,11 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../errors.js';
-import { TunnelSupervisor, backoffDelay, checkSelf } from './health.js';
+import { TunnelSupervisor, checkSelf } from './health.js';
 import type { ReconnectScheduled, TunnelSupervisorOptions, UrlChange } from './health.js';
 import { NoTunnel } from './none.js';
-import { startTestReceiver, waitForEvent } from './test-receiver.js';
-import type { TestReceiver } from './test-receiver.js';
+import { startTestReceiver, waitForEvent } from '../../../tests/support/tunnels/receiver.js';
+import type { TestReceiver } from '../../../tests/support/tunnels/receiver.js';
 import { TunnelError, TunnelProviderBase } from './types.js';
 import type { LocalTarget, TunnelOpenResult, TunnelProvider, TunnelStatus } from './types.js';
 import { UrlTunnel } from './url.js';
@@ -115,16 +115,6 @@ describe('checkSelf', () => {
     expect(other).toMatchObject({ ok: false, reason: 'shape' });
     json.closeAllConnections();
     await new Promise<void>((resolve) => json.close(() => resolve()));
-  });
-});
-
-describe('backoffDelay', () => {
-  it('doubles per attempt up to the cap, with the jitter share scaled by random()', () => {
-    const options = { baseMs: 100, maxMs: 1000, jitter: 0.5 };
-    expect([1, 2, 3, 4, 5, 6].map((n) => backoffDelay(n, options, () => 1))).toEqual([100, 200, 400, 800, 1000, 1000]);
-    expect([1, 2, 3].map((n) => backoffDelay(n, options, () => 0))).toEqual([50, 100, 200]);
-    expect(backoffDelay(3, options, () => 0.5)).toBe(300);
-    expect(backoffDelay(3, { ...options, jitter: 0 }, () => 0)).toBe(400);
   });
 });
 

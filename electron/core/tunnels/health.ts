@@ -3,52 +3,37 @@
  * public URL, and must answer with this process's instance nonce (any other answer means the URL reaches
  * somebody else's server). Broken tunnels are reopened with exponential backoff and jitter.
  */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { z } from 'zod';
-import { errorNote, nested, note, notesText, type Note } from '../../contract.js';
+import { errorNote, nested, note, notesText, type Note } from '../notes.js';
 import { ConfigError, ValidationError } from '../errors.js';
 import { describeError, silentLogger, type Logger } from '../logger.js';
 import { tunnelRequest, withCause } from './http.js';
 import { checkBrowserUpload } from './browser-check.js';
 import type { ConnectToOverride } from './http.js';
+import { backoffDelay, type BackoffPolicy } from '../backoff.js';
 import type { LocalTarget, TunnelProvider, TunnelState, TunnelStatus } from './types.js';
 
-export interface BackoffOptions {
-  /** First delay. Default 1 s. */
-  baseMs: number;
-  /** Cap. Default 5 min. */
-  maxMs: number;
-  /** Share of the delay that is random, 0..1. Default 0.5 ("equal jitter"). */
-  jitter: number;
-}
-
-export const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 1_000, maxMs: 300_000, jitter: 0.5 };
-
-/**
- * Delay before reconnect attempt `attempt` (1-based): `base * 2^(attempt-1)` capped at `max`, of which the
- * `jitter` share is scaled by `random()` so many clients do not retry in step.
- */
-export function backoffDelay(
-  attempt: number,
-  options: BackoffOptions = DEFAULT_BACKOFF,
-  random: () => number = Math.random,
-): number {
-  const exponential = Math.min(options.maxMs, options.baseMs * 2 ** Math.max(0, attempt - 1));
-  const jitter = Math.min(1, Math.max(0, options.jitter));
-  return Math.round(exponential * (1 - jitter) + exponential * jitter * Math.min(1, Math.max(0, random())));
-}
+/** How a broken tunnel is reopened: equal jitter, from 1 s up to 5 min (core/backoff.ts computes each wait). */
+export const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 1_000, maxMs: 300_000, jitter: 0.5 };
 
 export type SelfCheckResult =
   | { ok: true }
   | { ok: false; reason: 'foreign' | 'status' | 'shape' | 'network' | 'timeout'; message: string; notes: Note[] };
 
-const SelfCheckSchema = z.object({ ok: z.literal(true), id: z.string() });
+const SelfCheckSchema = z.object({ ok: z.literal(true), id: z.string().max(256), sig: z.string().max(256).optional() });
 
 export interface SelfCheckOptions {
   /** Full self-check URL through the tunnel. */
   url: string;
   /** The receiver's instance nonce. */
   expectedId: string;
+  /**
+   * Signs a fresh nonce as the receiver does (`WebhookReceiver.signProbe`): with it the check sends a nonce and
+   * accepts only an answer signed for it, so a cached or replayed answer never passes.
+   */
+  signProbe?: (nonce: string) => string;
   timeoutMs?: number;
   signal?: AbortSignal;
   testOnlyConnectTo?: ConnectToOverride;
@@ -60,9 +45,11 @@ export interface SelfCheckOptions {
  */
 export async function checkSelf(options: SelfCheckOptions): Promise<SelfCheckResult> {
   const where = safeOrigin(options.url);
+  const nonce = options.signProbe ? randomBytes(24).toString('base64url') : null;
+  const url = nonce ? withProbe(options.url, nonce) : options.url;
   let response;
   try {
-    response = await tunnelRequest(options.url, {
+    response = await tunnelRequest(url, {
       headers: {
         accept: 'application/json',
         // Interstitial pages of the public tunnel services are skipped for requests that say so.
@@ -88,7 +75,22 @@ export async function checkSelf(options: SelfCheckOptions): Promise<SelfCheckRes
   const parsed = SelfCheckSchema.safeParse(body);
   if (!parsed.success) return failed('shape', note('selfShape', { where }));
   if (parsed.data.id !== options.expectedId) return failed('foreign', note('selfForeign', { where }));
+  if (nonce && options.signProbe && !sameText(parsed.data.sig ?? '', options.signProbe(nonce))) {
+    return failed('foreign', note('selfForeign', { where }));
+  }
   return { ok: true };
+}
+
+function withProbe(url: string, nonce: string): string {
+  const u = new URL(url);
+  u.searchParams.set('probe', nonce);
+  return u.href;
+}
+
+function sameText(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 function failed(reason: Exclude<SelfCheckResult, { ok: true }>['reason'], said: Note): SelfCheckResult {
@@ -139,6 +141,8 @@ export interface TunnelSupervisorOptions {
   uploadOrigins?: () => readonly string[];
   /** The receiver's instance nonce, which the self-check must echo. */
   expectedId: string;
+  /** Signs the check's nonce as the receiver does (see SelfCheckOptions.signProbe). */
+  signProbe?: (nonce: string) => string;
   /** Time between checks while reachable. Default 60 s. */
   checkIntervalMs?: number;
   /** Time between checks after a failed one. Default 10 s. */
@@ -146,7 +150,7 @@ export interface TunnelSupervisorOptions {
   checkTimeoutMs?: number;
   /** Failed checks in a row before the tunnel is reopened. Default 3. */
   maxFailedChecks?: number;
-  backoff?: Partial<BackoffOptions>;
+  backoff?: Partial<BackoffPolicy>;
   now?: () => Date;
   random?: () => number;
   testOnlyConnectTo?: ConnectToOverride;
@@ -164,7 +168,7 @@ type Phase = 'stopped' | 'opening' | 'open' | 'waiting';
 export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
   readonly #options: TunnelSupervisorOptions;
   readonly #provider: TunnelProvider;
-  readonly #backoff: BackoffOptions;
+  readonly #backoff: BackoffPolicy;
   readonly #now: () => Date;
   readonly #random: () => number;
   #phase: Phase = 'stopped';
@@ -312,6 +316,7 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
       result = await checkSelf({
         url: this.#options.selfCheckUrl(base),
         expectedId: this.#options.expectedId,
+        ...(this.#options.signProbe ? { signProbe: this.#options.signProbe } : {}),
         timeoutMs: this.#options.checkTimeoutMs ?? 10_000,
         signal: this.#abort?.signal,
         testOnlyConnectTo: this.#options.testOnlyConnectTo,

@@ -7,7 +7,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
-import { note, noteText, type Note, type NoteParams } from '../../contract.js';
+import { note, noteText, type Note, type NoteParams } from '../notes.js';
 import { TallyError } from '../errors.js';
 
 /** Where to open the TCP connection instead of resolving the URL's host. */

@@ -2,7 +2,7 @@
  * Tunnel providers for the webhook receiver: choose one from settings (or the `--tunnel` flag), then hand
  * it to a `TunnelSupervisor`, and optionally an `AutoRegistrar` to keep the service's webhook URL current.
  */
-import { note } from '../../contract.js';
+import { note } from '../notes.js';
 import { ConfigError, ValidationError } from '../errors.js';
 import { LocalTunnel } from './localtunnel.js';
 import { NGROK_AUTHTOKEN_MISSING, NgrokTunnel } from './ngrok.js';
@@ -21,7 +21,7 @@ export { UnusableTunnel } from './unusable.js';
 export type { NgrokSdk, NgrokListenerLike, NgrokTunnelOptions, NgrokConfig } from './ngrok.js';
 export { LocalTunnel, DEFAULT_LOCALTUNNEL_HOST, normalizeLocaltunnelHost } from './localtunnel.js';
 export type { LocaltunnelOptions } from './localtunnel.js';
-export { TunnelSupervisor, checkSelf, backoffDelay, DEFAULT_BACKOFF } from './health.js';
+export { TunnelSupervisor, checkSelf, DEFAULT_BACKOFF } from './health.js';
 export type {
   TunnelSupervisorOptions,
   TunnelSupervisorEvents,
@@ -29,7 +29,6 @@ export type {
   ReconnectScheduled,
   SelfCheckResult,
   SelfCheckOptions,
-  BackoffOptions,
 } from './health.js';
 export { tunnelRequest, TunnelHttpError } from './http.js';
 export type { ConnectTarget, ConnectToOverride, TunnelHttpOptions, TunnelHttpResponse } from './http.js';

@@ -7,10 +7,10 @@ import type { ReconnectScheduled, UrlChange } from './health.js';
 import { tunnelRequest } from './http.js';
 import { LocalTunnel, normalizeLocaltunnelHost } from './localtunnel.js';
 import { AutoRegistrar, readRegistration } from './register.js';
-import { startTestLocaltunnelServer } from './test-localtunnel-server.js';
-import type { TestLocaltunnelServer } from './test-localtunnel-server.js';
-import { startTestReceiver, waitForEvent } from './test-receiver.js';
-import type { ReceivedHook, TestReceiver } from './test-receiver.js';
+import { startTestLocaltunnelServer } from '../../../tests/support/tunnels/localtunnel-server.js';
+import type { TestLocaltunnelServer } from '../../../tests/support/tunnels/localtunnel-server.js';
+import { startTestReceiver, waitForEvent } from '../../../tests/support/tunnels/receiver.js';
+import type { ReceivedHook, TestReceiver } from '../../../tests/support/tunnels/receiver.js';
 import { TunnelError } from './types.js';
 import type { TunnelStatus } from './types.js';
 

@@ -10,7 +10,7 @@
 import { createRequire } from 'node:module';
 import type { EventEmitter } from 'node:events';
 import { z } from 'zod';
-import { note } from '../../contract.js';
+import { note } from '../notes.js';
 import { ConfigError } from '../errors.js';
 import { tunnelRequest, TunnelHttpError, withCause } from './http.js';
 import { TunnelError, TunnelProviderBase, abortError, throwIfAborted } from './types.js';

@@ -5,10 +5,10 @@ import { TunnelSupervisor } from './health.js';
 import type { ReconnectScheduled, UrlChange } from './health.js';
 import { createTunnelProvider } from './index.js';
 import { NgrokTunnel, normalizeNgrokDomain, redact } from './ngrok.js';
-import { fakeNgrokSdk } from './test-fake-ngrok-sdk.js';
-import type { FakeNgrokSdk } from './test-fake-ngrok-sdk.js';
-import { startTestReceiver, waitForEvent } from './test-receiver.js';
-import type { TestReceiver } from './test-receiver.js';
+import { fakeNgrokSdk } from '../../../tests/support/tunnels/fake-ngrok-sdk.js';
+import type { FakeNgrokSdk } from '../../../tests/support/tunnels/fake-ngrok-sdk.js';
+import { startTestReceiver, waitForEvent } from '../../../tests/support/tunnels/receiver.js';
+import type { TestReceiver } from '../../../tests/support/tunnels/receiver.js';
 import { TunnelError } from './types.js';
 import type { TunnelStatus } from './types.js';
 

@@ -6,7 +6,7 @@
  */
 import type * as NgrokModule from '@ngrok/ngrok';
 import type { Config as NgrokConfig } from '@ngrok/ngrok';
-import { note } from '../../contract.js';
+import { note } from '../notes.js';
 import { ConfigError } from '../errors.js';
 import { TunnelError, TunnelProviderBase, abortError, hostPort, throwIfAborted } from './types.js';
 import type { LocalTarget, TunnelOpenResult } from './types.js';

@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChannelApi } from '../api-client.js';
 import { startSandbox, type Sandbox } from '../sandbox/index.js';
-import { startReceiver } from '../sandbox/test-helpers.js';
+import { startReceiver } from '../../../tests/support/sandbox/http-helpers.js';
 import { AutoRegistrar, REGISTRATION_FILE, readRegistration, type ChannelHookAttempt } from './register.js';
-import { FakeRegistrationSource } from './test-registration-source.js';
+import { FakeRegistrationSource } from '../../../tests/support/tunnels/registration-source.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BadCredentialsError, NetworkError, ValidationError } from '../errors.js';
 import { AutoRegistrar, REGISTRATION_FILE, readRegistration, registerWebhook } from './register.js';
-import { FakeRegistrationSource } from './test-registration-source.js';
+import { FakeRegistrationSource } from '../../../tests/support/tunnels/registration-source.js';
 
 let dir: string;
 

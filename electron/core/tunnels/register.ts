@@ -10,7 +10,8 @@ import { EventEmitter } from 'node:events';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { note } from '../../contract.js';
+import { note } from '../notes.js';
+import { backoffDelay } from '../backoff.js';
 import { BadCredentialsError, ConfigError, ValidationError } from '../errors.js';
 import type { TunnelStatus } from './types.js';
 import type { UrlChange } from './health.js';
@@ -391,7 +392,7 @@ export class AutoRegistrar extends EventEmitter<AutoRegistrarEvents> {
       return;
     }
     this.#hookFailures += 1;
-    const delay = hookBackoff(this.#hookRetry, this.#hookFailures);
+    const delay = backoffDelay(this.#hookFailures, this.#hookRetry);
     this.#hookTimer = setTimeout(() => {
       this.#hookTimer = null;
       if (!this.#enabled || this.#wanted !== url) return;
@@ -410,11 +411,6 @@ export class AutoRegistrar extends EventEmitter<AutoRegistrarEvents> {
     this.#hookTimer = null;
     this.#hookFailures = 0;
   }
-}
-
-/** Milliseconds before retry number `failures` (1-based) of the channel lifecycle hook. */
-function hookBackoff(retry: { baseMs: number; maxMs: number }, failures: number): number {
-  return Math.min(retry.maxMs, retry.baseMs * 2 ** Math.min(failures - 1, 30));
 }
 
 function isPermanent(error: Error): boolean {

@@ -1,4 +1,4 @@
-import { nested, note, noteText, type Note, type NoteCode } from '../../contract.js';
+import { nested, note, noteText, type Note, type NoteCode } from '../notes.js';
 import { ConfigError, type ValidationError } from '../errors.js';
 import { TunnelProviderBase } from './types.js';
 import type { LocalTarget, TunnelKind, TunnelOpenResult } from './types.js';

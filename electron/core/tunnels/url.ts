@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { note, noteText, type Note } from '../../contract.js';
+import { note, noteText, type Note } from '../notes.js';
 import { ValidationError } from '../errors.js';
 import { classifyAddress } from '../net/url-policy.js';
 import { TunnelProviderBase } from './types.js';

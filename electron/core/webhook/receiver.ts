@@ -8,13 +8,13 @@
  * and `/healthz/<hooks token>` (self-check through a tunnel).
  * Other features (web client uploads) mount their own prefix with `addRoute` and their own token.
  */
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { STATUS_CODES, createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { nested, note } from '../../contract.js';
+import { nested, note } from '../notes.js';
 import { ConfigError } from '../errors.js';
 import type { DownloadOriginPolicy } from '../net/url-policy.js';
 import type { Inbox } from '../recordings/inbox.js';
@@ -105,6 +105,7 @@ class ClientGone extends Error {}
 export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
   /** Random per instance: the tunnel health check compares it to know it reached this very receiver. */
   readonly instanceId = randomBytes(12).toString('base64url');
+  readonly #probeKey = randomBytes(32);
   readonly #inbox: WebhookReceiverOptions['inbox'];
   readonly #policy: DownloadOriginPolicy;
   readonly #tokens: TokenStore;
@@ -152,6 +153,14 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
     if (this.#routes.has(prefix)) throw new Error(`The route /${prefix} is already mounted.`);
     await this.#tokens.get(tokenName);
     this.#routes.set(prefix, { token: tokenName, handler });
+  }
+
+  /**
+   * The signature of a self-check nonce (HMAC-SHA256 under a key that never leaves this process): the public-path
+   * check proves with it that its probe arrived at this very receiver, now.
+   */
+  signProbe(nonce: string): string {
+    return createHmac('sha256', this.#probeKey).update(nonce).digest('base64url');
   }
 
   /** Whether it listens now. */
@@ -377,7 +386,10 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
         Allow: 'GET, HEAD',
       });
     }
-    this.#json(req, res, 200, { ok: true, id: this.instanceId });
+    // A probe nonce gets this process's signature: only this receiver can answer it, and no cache can replay it.
+    const probe = info.url.searchParams.get('probe');
+    const signed = probe !== null && PROBE_NONCE.test(probe) ? { sig: this.signProbe(probe) } : {};
+    this.#json(req, res, 200, { ok: true, id: this.instanceId, ...signed });
   }
 
   #reject(
@@ -472,6 +484,9 @@ function readCapped(req: IncomingMessage, max: number, deadlineMs: number): Prom
     req.on('close', onClose);
   });
 }
+
+/** A self-check nonce: 16 to 64 URL-safe characters. */
+const PROBE_NONCE = /^[A-Za-z0-9_-]{16,64}$/;
 
 /** Whether `start()` failed because another program holds the port. */
 export function isAddressInUse(error: unknown): boolean {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { channel } from './test-bridge.js';
+import { channel } from '../../testing/bridge.js';
 import { RecentlyEnded, WatcherHistory } from './live-history.js';
 
 describe('WatcherHistory', () => {

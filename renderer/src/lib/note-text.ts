@@ -11,7 +11,7 @@ export function knownNote(code: unknown): code is string {
 
 /**
  * The note `code` in the popover's language. Outside English, a param `<name>Note` naming a known code is a
- * sentence nested in this one (contract-notes.ts `nested`): it is translated too and put in place of `<name>`,
+ * sentence nested in this one (core/notes.ts `nested`): it is translated too and put in place of `<name>`,
  * which holds the core's English text. English keeps the core's text exactly as the CLI shows it.
  */
 export function noteInLocale(code: string, params: NoteParams = {}, depth = 0): string {

@@ -60,7 +60,6 @@ export const en = {
     networkBecause:
       'Could not reach the service for {endpoint}: {reason}. Check the network connection and the host settings.',
   },
-  /** The core's coded messages: their English text is the core's own (electron/contract-notes.ts). */
   /** Settings fields as the producer sees them, for messages that name a field (keys: the path, `.` as `_`). */
   fieldNames: {
     recordingsFolder: 'Where recordings are saved',
@@ -76,6 +75,7 @@ export const en = {
     endpoints_consoleApiUrl: 'Console API host',
     endpoints_adminUrl: 'Admin API host',
   },
+  /** The core's coded messages: their English text is the core's own (electron/core/notes.ts). */
   notes: NOTE_TEXT,
   /** What the tray app says outside the popover (menu, dialogs, notifications): one catalogue with main's. */
   shell: SHELL_TEXT.en as ShellTexts,

@@ -1,5 +1,5 @@
 /**
- * Korean for the core's coded messages (electron/contract-notes.ts): every code the core sends must be here
+ * Korean for the core's coded messages (electron/core/notes.ts): every code the core sends must be here
  * (checked by the compiler through the English shape). Params keep their English names.
  */
 import type { Messages } from './en.js';
@@ -200,9 +200,9 @@ export const koNotes: Messages['notes'] = {
   healthPortHeldBy: '{port}번 포트를 {program}(프로세스 {pid})이(가) 사용 중이라 웹훅이 Tally에 도착할 수 없습니다.',
   healthPortHeld: '{port}번 포트를 다른 프로그램이 사용 중이라 웹훅이 Tally에 도착할 수 없습니다.',
   healthPortActionApp:
-    '그 프로그램을 종료하거나, 설정 → 서비스가 Tally에 연결하는 방법 → 수신 포트에서 다른 포트를 고르고 공개 URL이 그 포트로 전달되게 하세요. Tally는 {port}번 포트를 계속 시도합니다.',
+    '그 프로그램을 종료하거나, 다른 포트를 고르고(설정 → 서비스가 Tally에 연결하는 방법 → 수신 포트) 공개 URL이 그 포트로 전달되게 하세요. Tally는 {port}번 포트를 계속 시도합니다.',
   healthPortActionCli:
-    '그 프로그램을 종료하거나, --port N으로 실행하고(또는 receiverPort 설정) 공개 URL이 그 포트로 전달되게 하세요. Tally는 {port}번 포트를 계속 시도합니다.',
+    '그 프로그램을 종료하거나, --port <포트>로 실행하고(또는 receiverPort 설정) 공개 URL이 그 포트로 전달되게 하세요. Tally는 {port}번 포트를 계속 시도합니다.',
   healthReceiverDown: '웹훅 수신기가 실행되고 있지 않습니다: {reason}',
   healthReceiverStarting: '웹훅 수신기를 시작하는 중입니다.',
   healthRefusing: '새 녹화 웹훅을 거부하고 있습니다: {reason}',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock, TestBridge, channel } from '../lib/test-bridge.js';
+import { ManualClock, TestBridge, channel } from '../../testing/bridge.js';
 import { LiveStore } from './live.svelte.js';
 
 describe('LiveStore', () => {

@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import App from '../App.svelte';
 import { setLocale } from '../lib/i18n.js';
-import { ManualClock, TestBridge, settingsView } from '../lib/test-bridge.js';
+import { ManualClock, TestBridge, settingsView } from '../../testing/bridge.js';
 import type { ConnectionSource, ConnectionState } from '../lib/transport-ws.js';
 
 const URL = 'nats://studio.local:4222';

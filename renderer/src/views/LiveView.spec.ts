@@ -2,7 +2,7 @@ import { fireEvent, render, screen, waitFor, within } from '@testing-library/sve
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { ChannelView } from '../../../electron/contract.js';
-import { ManualClock, TestBridge, channel, deferred } from '../lib/test-bridge.js';
+import { ManualClock, TestBridge, channel, deferred } from '../../testing/bridge.js';
 import { LiveStore } from '../stores/live.svelte.js';
 import LiveView from './LiveView.svelte';
 

@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { note, notesText, type RecordingView, type TunnelStatus } from '../../../electron/contract.js';
 import { setLocale } from '../lib/i18n.js';
-import { ManualClock, TestBridge, gapReport, recording, tunnelStatus } from '../lib/test-bridge.js';
+import { ManualClock, TestBridge, gapReport, recording, tunnelStatus } from '../../testing/bridge.js';
 import { RecordingsStore } from '../stores/recordings.svelte.js';
 import RecordingsView from './RecordingsView.svelte';
 

@@ -2,7 +2,7 @@ import { fireEvent, render, screen, waitFor, within } from '@testing-library/sve
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import type { ChannelView, SearchResultView } from '../../../electron/contract.js';
-import { ManualClock, TestBridge, channel } from '../lib/test-bridge.js';
+import { ManualClock, TestBridge, channel } from '../../testing/bridge.js';
 import { SearchStore } from '../stores/search.svelte.js';
 import SearchView from './SearchView.svelte';
 

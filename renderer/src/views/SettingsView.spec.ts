@@ -1,7 +1,7 @@
 import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { TestBridge, credentialsStatus, settingsView, tunnelStatus } from '../lib/test-bridge.js';
+import { TestBridge, credentialsStatus, settingsView, tunnelStatus } from '../../testing/bridge.js';
 import { errorNote, nested, note, noteText, notesText, RemoteError, type Note } from '../../../electron/contract.js';
 import { setLocale } from '../lib/i18n.js';
 import { SettingsStore } from '../stores/settings.svelte.js';

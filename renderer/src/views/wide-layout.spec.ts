@@ -5,7 +5,7 @@
 import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { ManualClock, TestBridge, channel, recording } from '../lib/test-bridge.js';
+import { ManualClock, TestBridge, channel, recording } from '../../testing/bridge.js';
 import { LiveStore } from '../stores/live.svelte.js';
 import { RecordingsStore } from '../stores/recordings.svelte.js';
 import { SearchStore } from '../stores/search.svelte.js';

@@ -38,6 +38,8 @@ export const recorded = {
   clipboard: [] as string[],
   dialogs: [] as unknown[],
   applicationMenus: [] as unknown[],
+  /** app.relaunch() calls. */
+  relaunches: 0,
   /** Errors thrown in pages (none expected). */
   pageErrors: [] as string[],
 };
@@ -115,6 +117,10 @@ class AppStandin extends EventEmitter {
   }
   exit(code = 0): void {
     standinEvents.emit('quit', code);
+  }
+  /** Recorded: a real Electron starts a new instance once this one has quit. */
+  relaunch(): void {
+    recorded.relaunches += 1;
   }
 }
 export const app = new AppStandin();

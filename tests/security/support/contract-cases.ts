@@ -181,8 +181,8 @@ const SETTINGS_BAD: Record<string, unknown[]> = {
   uploadOrigins: ['https://a', [5], Array.from({ length: 51 }, () => 'https://a'), [huge(2049)], null],
   demoMode: ['false', 0],
   receivingPaused: ['true', 1],
+  receiverPort: [0, 65_536, 1.5, '8787', -1, null],
   // Fields the renderer must never be able to set at all.
-  receiverPort: [8787],
   receiverHost: ['0.0.0.0'],
   downloadOrigins: [['http://169.254.169.254']],
   version: [2],

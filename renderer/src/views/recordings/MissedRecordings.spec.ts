@@ -1,7 +1,7 @@
 import { render, screen, within } from '@testing-library/svelte';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { formatDateTime, setLocale } from '../../lib/i18n.js';
-import { gapReport } from '../../lib/test-bridge.js';
+import { gapReport } from '../../../testing/bridge.js';
 import MissedRecordings from './MissedRecordings.svelte';
 
 const CLOSED = '2024-05-14T11:40:00Z';

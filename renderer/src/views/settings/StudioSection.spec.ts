@@ -1,7 +1,7 @@
 import { render, screen, waitFor } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { TestBridge } from '../../lib/test-bridge.js';
+import { TestBridge } from '../../../testing/bridge.js';
 import { setLocale } from '../../lib/i18n.js';
 import { StudioStore } from '../../stores/studio.svelte.js';
 import StudioRecordings from '../recordings/StudioRecordings.svelte';

@@ -20,7 +20,7 @@ import { createRequire, Module } from 'node:module';
 import type { Server as NetServer, Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { buildSync } from 'esbuild';
-import type { ConnectToOverride } from './http.js';
+import type { ConnectToOverride } from '../../../electron/core/tunnels/http.js';
 
 export const TEST_LOCALTUNNEL_DOMAIN = 'lt.test';
 
@@ -59,7 +59,7 @@ function compilePackage(): {
   const result = buildSync({
     stdin: {
       contents:
-        "export { default as server } from './server.js'; export { default as agent } from './lib/TunnelAgent.js';",
+        "export { default as server } from '../../../electron/core/tunnels/server.js'; export { default as agent } from '../../../electron/core/tunnels/lib/TunnelAgent.js';",
       resolveDir: packageDir,
       loader: 'js',
     },

@@ -2,8 +2,8 @@
  * TEST HELPER (not used by the app): a demo-mode app core with the in-memory keychain, for specs that drive it
  * over its embedded sandbox (real HTTP, real temp folders).
  */
-import { MemorySecretStore } from '../credentials.js';
-import { createAppCore, type AppCoreOptions, type TallyAppCore } from './app-core.js';
+import { MemorySecretStore } from '../../../electron/core/credentials.js';
+import { createAppCore, type AppCoreOptions, type TallyAppCore } from '../../../electron/core/app/app-core.js';
 
 export function createDemoCore(home: string, extra: Partial<AppCoreOptions> = {}): Promise<TallyAppCore> {
   return createAppCore({

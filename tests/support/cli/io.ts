@@ -1,6 +1,6 @@
 /** Test helpers for driving `main()` in-process: captured stdout/stderr and waiting on printed lines. */
 import { PassThrough } from 'node:stream';
-import type { CommandIo } from './command.js';
+import type { CommandIo } from '../../../electron/cli/command.js';
 
 /** A CommandIo whose output is captured; `stdout` stays readable for `firstLine`. */
 export function captureIo(signal: AbortSignal, env: NodeJS.ProcessEnv = {}) {

@@ -109,6 +109,8 @@ export interface TestFaults {
   noContentLength?: boolean;
   /** Throttle every response body to this rate (per connection, like nginx limit_rate). */
   rateBytesPerSec?: number;
+  /** Throttle all response bodies together to this rate (a link they share: more connections do not help). */
+  linkBytesPerSec?: number;
   /** Stop sending after this many body bytes (of one response) until `releasePaused()`; emits 'paused'. */
   pauseAfterBytes?: number;
   /** Only the next N file requests get these faults. Default: until changed. */
@@ -143,6 +145,8 @@ export class TestServer extends EventEmitter {
   readonly #redirects = new Map<string, Redirect>();
   #faults: TestFaults | null = null;
   #paused: Array<() => void> = [];
+  /** The shared link of `linkBytesPerSec`: when it started and what went through it since. */
+  #link: { began: number; sent: number } | null = null;
   #server: http.Server;
   origin = '';
 
@@ -202,6 +206,7 @@ export class TestServer extends EventEmitter {
 
   setFaults(faults: TestFaults | null): void {
     this.#faults = faults;
+    this.#link = null;
   }
 
   /** Lets every paused response continue. */
@@ -326,7 +331,9 @@ export class TestServer extends EventEmitter {
     record: RequestRecord,
   ): Promise<void> {
     const rate = faults?.rateBytesPerSec;
-    const chunkSize = rate ? Math.max(1024, Math.min(BLOCK, Math.floor(rate / 50))) : BLOCK;
+    const link = faults?.linkBytesPerSec;
+    const slowest = Math.min(rate ?? Infinity, link ?? Infinity);
+    const chunkSize = Number.isFinite(slowest) ? Math.max(1024, Math.min(BLOCK, Math.floor(slowest / 50))) : BLOCK;
     const stopAt = faults?.resetAfterBytes;
     let pauseAt = faults?.pauseAfterBytes;
     let began = performance.now();
@@ -360,10 +367,19 @@ export class TestServer extends EventEmitter {
           pauseAt = undefined;
         }
       }
+      if (link) {
+        this.#link ??= { began: performance.now(), sent: 0 };
+        this.#link.sent += full.length;
+        const wait = this.#link.began + (this.#link.sent * 1000) / link - performance.now();
+        if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+        // A link does not make up for time it lost (this process was busy): no catch-up burst.
+        else if (wait < -50) this.#link = { began: performance.now(), sent: 0 };
+      }
       if (rate) {
         const wait = began + (sentSinceRateStart * 1000) / rate - performance.now();
         if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
-        if (sentSinceRateStart > 4 * rate) {
+        // Like the link above, no catch-up burst after this process was busy: a connection never beats its rate.
+        if (sentSinceRateStart > 4 * rate || wait < -50) {
           began = performance.now();
           sentSinceRateStart = 0;
         }

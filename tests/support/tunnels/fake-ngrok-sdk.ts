@@ -7,8 +7,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import type { ConnectToOverride } from './http.js';
-import type { NgrokConfig, NgrokListenerLike, NgrokSdk } from './ngrok.js';
+import type { ConnectToOverride } from '../../../electron/core/tunnels/http.js';
+import type { NgrokConfig, NgrokListenerLike, NgrokSdk } from '../../../electron/core/tunnels/ngrok.js';
 
 export interface FakeNgrokSdk extends NgrokSdk {
   /** Every config passed to `forward`, in order (authtoken included, so tests can check it was passed). */

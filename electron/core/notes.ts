@@ -1,5 +1,6 @@
 /**
- * Core messages with a stable code (split from contract.ts, which re-exports it). Status lines, reasons and
+ * The core's own vocabulary: messages with a stable code (electron/contract.ts re-exports them for the
+ * renderer, which is why this file imports nothing but zod). Status lines, reasons and
  * test results the core sends in English for the log and the CLI also travel as notes: a code from
  * `NOTE_TEXT` and its params. The popover translates each note by its code (the English dictionary takes its
  * `notes` from here, other languages must cover every code), and falls back to the English text for a code it
@@ -239,9 +240,9 @@ export const NOTE_TEXT = {
   healthPortHeldBy: 'Port {port} is in use by {program} (process {pid}): webhooks cannot reach Tally.',
   healthPortHeld: 'Port {port} is in use by another program: webhooks cannot reach Tally.',
   healthPortActionApp:
-    'Stop that program, or choose another port in Settings → How the service reaches Tally → Receiver port and forward your public URL to it. Tally keeps trying port {port}.',
+    'Stop that program, or choose another port (Settings → How the service reaches Tally → Receiver port) and forward your public URL to it. Tally keeps trying port {port}.',
   healthPortActionCli:
-    'Stop that program, or run with --port N (or set receiverPort) and forward your public URL to it. Tally keeps trying port {port}.',
+    'Stop that program, or run with --port <port> (or set receiverPort) and forward your public URL to it. Tally keeps trying port {port}.',
   healthReceiverDown: 'The webhook receiver is not running: {reason}',
   healthReceiverStarting: 'The webhook receiver is starting.',
   healthRefusing: 'New recording webhooks are being refused: {reason}',

@@ -23,8 +23,8 @@ import {
   type TallyBridge,
   type Transport,
   type TunnelStatus,
-} from '../../../electron/contract.js';
-import type { Clock } from './clock.js';
+} from '../../electron/contract.js';
+import type { Clock } from '../src/lib/clock.js';
 
 type Result<K extends RequestName> = RequestMap[K]['result'];
 export type Handler<K extends RequestName> = (...args: RequestMap[K]['args']) => Result<K> | Promise<Result<K>>;

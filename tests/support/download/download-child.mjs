@@ -19,6 +19,8 @@ try {
     segmentThresholdBytes: config.segmentThresholdBytes ?? 32 * 1024 * 1024,
     checkpointIntervalMs: config.checkpointIntervalMs ?? 1000,
     minSplitBytes: config.minSplitBytes ?? 4 * 1024 * 1024,
+    ...(config.rampWindowMs !== undefined ? { rampWindowMs: config.rampWindowMs } : {}),
+    ...(config.splitBelowBytesPerSec !== undefined ? { splitBelowBytesPerSec: config.splitBelowBytesPerSec } : {}),
     progressIntervalMs: config.progressIntervalMs ?? 250,
     onProgress: config.reportProgress ? (p) => send({ type: 'progress', bytes: p.bytes }) : undefined,
   });

@@ -2,9 +2,9 @@
  * Health as every face shows it (tray icon, popover header, `tally status`, NDJSON `health` lines): whatever can
  * cost a recording, measured by the core's receive service (core/receive/health.ts) and judged ok, warning or
  * error, each with a one-line reason and the action to take. The overall state is the worst component's.
- * Split from contract.ts, which re-exports it; free of Node and Electron imports like the contract.
+ * The core's own vocabulary like notes.ts: electron/contract.ts re-exports it, so it stays free of Node and Electron.
  */
-import type { Note } from './contract-notes.js';
+import type { Note } from './notes.js';
 
 export type HealthState = 'ok' | 'warning' | 'error';
 

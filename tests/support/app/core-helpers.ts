@@ -7,11 +7,11 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import type { Sandbox } from '../sandbox/index.js';
-import { openSettingsStore, type SettingsPatch } from '../settings.js';
-import type { AppCoreOptions, TallyAppCore } from './app-core.js';
-import { createDemoCore } from './test-demo-core.js';
-import type { AppCoreEvents } from './types.js';
+import type { Sandbox } from '../../../electron/core/sandbox/index.js';
+import { openSettingsStore, type SettingsPatch } from '../../../electron/core/settings.js';
+import type { AppCoreOptions, TallyAppCore } from '../../../electron/core/app/app-core.js';
+import { createDemoCore } from './demo-core.js';
+import type { AppCoreEvents } from '../../../electron/core/app/types.js';
 
 export const cleanups: (() => Promise<unknown>)[] = [];
 

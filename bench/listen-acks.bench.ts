@@ -1,0 +1,139 @@
+/**
+ * Durable acks on the whole product path: a burst of 4,000 webhooks (quick: 1,000), each for a distinct
+ * recording, sent over 16 keep-alive connections into the real `tally listen` (built CLI through bin/tally.js
+ * with its shebang's Node flags, `--ndjson`), which downloads every recording (1 MiB, from nginx on loopback)
+ * while the burst is still arriving: the journal's commits share the process, its thread pool and the disk
+ * with downloads, their fsyncs and the progress output. Peer: a bare node:http responder that reads the body
+ * and answers `{"ok":true}` (bench/lib/ack-server.ts, nothing durable), same load. The load generator is a
+ * Node child (bench/lib/webhook-load.ts) that counts an answer only if it is a 200 with `ok: true`. Runs are
+ * interleaved, medians reported, the load average printed beside them. Targets (issue 22): at least 0.25x the
+ * bare responder's acks/s, p99 under 10 ms.
+ */
+import { spawn } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { bundleHelper, runNodeChild } from './lib/child.js';
+import { startCli } from './lib/cli-process.js';
+import { MiB, startOrigin } from './lib/download.js';
+import { median, type BenchContext, type BenchRow } from './lib/harness.js';
+import type { LoadJob, LoadResult } from './lib/webhook-load.js';
+
+const CONNECTIONS = 16;
+const load = (): string => loadavg()[0]?.toFixed(2) ?? '?';
+
+interface Run extends LoadResult {
+  /** Recordings saved by the time the burst was over (ours). */
+  saved?: number;
+}
+
+async function bare(script: string, dir: string, burst: (url: string) => Promise<LoadResult>): Promise<Run> {
+  const child = spawn(process.execPath, [script, JSON.stringify({ kind: 'ceiling', dir })]);
+  const lines = createInterface({ input: child.stdout });
+  const first = await new Promise<string>((resolve) => lines.once('line', resolve));
+  const { url } = JSON.parse(first) as { url: string };
+  try {
+    return await burst(url);
+  } finally {
+    child.stdin.write('stop\n');
+    await new Promise((resolve) => child.once('exit', resolve));
+  }
+}
+
+async function ours(dir: string, origin: string, burst: (url: string) => Promise<LoadResult>): Promise<Run> {
+  const cli = await startCli(
+    ['listen', '--ndjson', '--folder', join(dir, 'recordings'), '--port', '0', '--tunnel', 'none'],
+    dir,
+    { TALLY_DOWNLOAD_ORIGINS: origin },
+  );
+  let saved = 0;
+  try {
+    const ready = await cli.next('ready');
+    const counting = (async () => {
+      for (;;) {
+        await cli.next('saved');
+        saved += 1;
+      }
+    })();
+    counting.catch(() => undefined);
+    const result = await burst(String(ready.localUrl));
+    return { ...result, saved };
+  } finally {
+    await cli.stop();
+  }
+}
+
+export default async function bench(ctx: BenchContext): Promise<BenchRow[]> {
+  const count = ctx.quick ? 1000 : 4000;
+  const runs = ctx.quick ? 1 : 3;
+  const origin = await startOrigin(ctx, 1 * MiB);
+  const loader = await bundleHelper('webhook-load.ts', ctx.tmpDir);
+  const server = await bundleHelper('ack-server.ts', ctx.tmpDir);
+  const mine: Run[] = [];
+  const theirs: Run[] = [];
+  const loads = [load()];
+  try {
+    for (let i = 0; i < runs; i += 1) {
+      for (const who of i % 2 === 0 ? ['bare', 'ours'] : ['ours', 'bare']) {
+        const dir = join(ctx.tmpDir, `${who}-${i}`);
+        await mkdir(dir, { recursive: true });
+        const burst = async (url: string): Promise<LoadResult> => {
+          const job: LoadJob = {
+            url,
+            count,
+            concurrency: CONNECTIONS,
+            runId: `${who}${i}`,
+            recordingUrl: origin.url,
+          };
+          const result = await runNodeChild<LoadResult>(loader, [JSON.stringify(job)]);
+          if (result.failures > 0)
+            throw new Error(`${who}: ${result.failures} webhooks failed: ${result.firstFailure}`);
+          return result;
+        };
+        const run =
+          who === 'ours' ? await ours(dir, new URL(origin.url).origin, burst) : await bare(server, dir, burst);
+        (who === 'ours' ? mine : theirs).push(run);
+        ctx.log(
+          `${who === 'ours' ? 'tally listen' : 'bare node:http'}: ${((count / run.ms) * 1000).toFixed(0)} acks/s, ` +
+            `p50 ${run.p50.toFixed(2)} ms, p99 ${run.p99.toFixed(2)} ms` +
+            (run.saved !== undefined ? `, ${run.saved} recordings saved during the burst` : '') +
+            ` (load ${load()})`,
+        );
+      }
+    }
+  } finally {
+    await origin.stop();
+  }
+  loads.push(load());
+  const rate = (r: Run[]): number => median(r.map((x) => (count / x.ms) * 1000));
+  const p99s = (r: Run[]): string => r.map((x) => x.p99.toFixed(1)).join(', ');
+  return [
+    {
+      bench: 'listen-acks',
+      metric: `acks/s, ${count} webhooks, c=${CONNECTIONS}, downloads behind`,
+      ours: rate(mine),
+      peer: rate(theirs),
+      peerName: 'bare node:http',
+      unit: '/s',
+      higherIsBetter: true,
+      target: '>= 0.25x',
+      note:
+        `median of ${runs}; tally listen saved ${mine.map((r) => r.saved).join('/')} recordings (1 MiB each) ` +
+        `during the bursts; load average ${loads.join(' -> ')}`,
+    },
+    {
+      bench: 'listen-acks',
+      metric: `p99 latency, ${count} webhooks, c=${CONNECTIONS}`,
+      ours: median(mine.map((r) => r.p99)),
+      peer: median(theirs.map((r) => r.p99)),
+      peerName: 'bare node:http',
+      unit: 'ms',
+      higherIsBetter: false,
+      target: '< 10 ms',
+      note:
+        `median of ${runs} p99s (ours ${p99s(mine)}; bare ${p99s(theirs)}); our p50 ` +
+        `${median(mine.map((r) => r.p50)).toFixed(2)} ms`,
+    },
+  ];
+}

@@ -1,0 +1,65 @@
+/**
+ * The one retry policy of the core: how long to wait before the next attempt of anything that failed for a
+ * reason that may pass (the service's API, a download, a tunnel, a receiver that cannot open, the team
+ * server). The wait doubles per attempt up to a cap, and a share of it is random so that many clients (or
+ * many recordings) do not retry in step. Every retry loop of the core asks this module for its wait; a lint
+ * rule keeps `2 **` backoff formulas from being written anywhere else (eslint.config.js).
+ */
+
+/** One retry policy. */
+export interface BackoffPolicy {
+  /** Wait before the first retry (attempt 1). */
+  baseMs: number;
+  /** Longest wait. */
+  maxMs: number;
+  /**
+   * Share of each wait that is random, 0..1: 0 waits exactly (a single local retry), 0.5 is "equal jitter"
+   * (never less than half the wait), 1 is "full jitter" (anywhere from 0 to the wait). Default 0.
+   */
+  jitter?: number;
+}
+
+const unit = (value: number): number => (Number.isFinite(value) ? Math.min(1, Math.max(0, value)) : 0);
+
+/**
+ * The wait before retry `attempt` (1-based): `baseMs · 2^(attempt-1)`, capped at `maxMs`, of which the
+ * `jitter` share is scaled by `random()` (a value in [0, 1)).
+ */
+export function backoffDelay(attempt: number, policy: BackoffPolicy, random: () => number = Math.random): number {
+  // 2 ** 1024 is Infinity, which the cap turns back into maxMs.
+  const exponential = Math.min(policy.maxMs, policy.baseMs * 2 ** Math.max(0, attempt - 1));
+  const jitter = unit(policy.jitter ?? 0);
+  return Math.round(exponential * (1 - jitter) + exponential * jitter * unit(random()));
+}
+
+/**
+ * A backoff that counts its own attempts, for loops that retry one thing: `next()` after each failure gives
+ * the wait before trying again, `reset()` after a success starts again from `baseMs`.
+ */
+export class Backoff {
+  #attempt = 0;
+
+  readonly #random: () => number;
+
+  constructor(
+    readonly policy: BackoffPolicy,
+    random: () => number = Math.random,
+  ) {
+    this.#random = random;
+  }
+
+  /** Failures since the last reset. */
+  get attempt(): number {
+    return this.#attempt;
+  }
+
+  /** Counts one more failure and returns the wait before the next attempt. */
+  next(): number {
+    this.#attempt += 1;
+    return backoffDelay(this.#attempt, this.policy, this.#random);
+  }
+
+  reset(): void {
+    this.#attempt = 0;
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * The log a producer can send: one file per face (`app`, `serve`, `listen`, `follow`) in the `logs` folder of
+ * the app's data folder, rotated by size, secrets redacted before a line is written.
+ *
+ * Built on pino (Signal-Desktop logs the same way): JSON lines that tools read and `tally doctor` quotes, and
+ * pino-roll's rotation used in-process as a plain stream rather than a worker-thread transport, so nothing
+ * has to be unpacked from the app's archive and a line is on disk when the call returns (writes are
+ * synchronous: a handful of lines a minute, and the last line before a crash is the one that matters).
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pino, type Logger as Pino } from 'pino';
+import pinoRoll from 'pino-roll';
+import type { Logger } from './logger.js';
+import { redactSecrets } from './redact.js';
+
+/** The faces that keep a log, each in its own files (two may run at once on one data folder). */
+export type LogName = 'app' | 'serve' | 'listen' | 'follow';
+
+/** Rotate at 2 MiB, keep 4 older files: about 10 MiB at most per face. */
+const ROTATE_SIZE = '2m';
+const KEEP_FILES = 4;
+
+/** Where the logs of the data folder `home` are written. */
+export function logFolder(home: string): string {
+  return join(home, 'logs');
+}
+
+/** A log file's logger: the core's `Logger` (warnings), plus `info` and `error` for the faces. */
+export interface FileLog extends Logger {
+  info(line: string): void;
+  error(line: string): void;
+  /** A logger whose lines name where they come from (`{"scope":"tray"}`). */
+  scope(name: string): FileLog;
+  /** The same log without the echo: for what belongs in the file only (a stack, a crash report). */
+  readonly fileOnly: FileLog;
+  /** The folder the files are in (the current file is the highest-numbered `<name>.<n>.log`). */
+  readonly folder: string;
+}
+
+export interface OpenLogOptions {
+  /** The app's data folder (the logs go in its `logs` folder). */
+  home: string;
+  name: LogName;
+  /** Also gets every line, unredacted: the terminal of the producer who started the command. */
+  echo?: (line: string) => void;
+  /** Secrets in use, hidden wherever they appear (asked at each line: a new login applies at once). */
+  secrets?: () => readonly string[];
+  /** Tests: rotate at this size (pino-roll's notation, e.g. '1k'). */
+  rotateSize?: string;
+}
+
+/** Opens (creating the folder) the rotating log file of `name` under `home`. */
+export async function openLogFile(options: OpenLogOptions): Promise<FileLog & { close(): Promise<void> }> {
+  const folder = logFolder(options.home);
+  const stream = await pinoRoll({
+    file: join(folder, options.name),
+    extension: '.log',
+    size: options.rotateSize ?? ROTATE_SIZE,
+    limit: { count: KEEP_FILES },
+    mkdir: true,
+    sync: true,
+  });
+  const secrets = options.secrets ?? (() => []);
+  const root = pino(
+    {
+      base: { pid: process.pid },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      // Objects logged with a line (none today) lose their secret-named fields too.
+      redact: { paths: ['secret', 'token', 'password', '*.secret', '*.token', '*.password'], censor: '[redacted]' },
+      hooks: {
+        // Redaction at the logger: whoever wrote the line, the file never holds a secret.
+        logMethod(args, method) {
+          const redacted = args.map((arg) => (typeof arg === 'string' ? redactSecrets(arg, secrets()) : arg));
+          method.apply(this, redacted as Parameters<typeof method>);
+        },
+      },
+    },
+    stream,
+  );
+  const wrap = (logger: Pino, scope: string | null, echo: boolean): FileLog => {
+    const say = (level: 'info' | 'warn' | 'error') => (line: string) => {
+      if (echo) options.echo?.(line);
+      logger[level](line);
+    };
+    return {
+      info: say('info'),
+      warn: say('warn'),
+      error: say('error'),
+      scope: (name) => wrap(root.child({ scope: scope ? `${scope}/${name}` : name }), name, echo),
+      get fileOnly() {
+        return wrap(logger, scope, false);
+      },
+      folder,
+    };
+  };
+  return {
+    ...wrap(root, null, true),
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (stream.destroyed) return resolve();
+        stream.once('close', () => resolve());
+        stream.end();
+      }),
+  };
+}
+
+/** One line of a log file as a person reads it: `time level [scope] message`. */
+export function formatLogLine(json: string): string {
+  try {
+    const entry = JSON.parse(json) as { time?: string; level?: number; scope?: string; msg?: string };
+    const level = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' }[entry.level ?? 30];
+    return `${entry.time ?? '?'} ${level ?? entry.level} ${entry.scope ? `[${entry.scope}] ` : ''}${entry.msg ?? ''}`;
+  } catch {
+    return json;
+  }
+}
+
+/**
+ * The last `count` lines of the logs of `name` under `home`, oldest first, formatted for a person (the
+ * current file and, when it is short, the one before it). Empty when there is no log yet.
+ */
+export async function lastLogLines(home: string, name: LogName, count: number): Promise<string[]> {
+  const folder = logFolder(home);
+  const files = await readdir(folder).catch(() => [] as string[]);
+  const numbered = files
+    .map((file) => ({ file, n: Number(new RegExp(`^${name}\\.(\\d+)\\.log$`).exec(file)?.[1] ?? NaN) }))
+    .filter((f) => Number.isInteger(f.n))
+    .sort((a, b) => b.n - a.n);
+  const lines: string[] = [];
+  for (const { file } of numbered) {
+    const text = await readFile(join(folder, file), 'utf8').catch(() => '');
+    lines.unshift(...text.split('\n').filter((line) => line.trim() !== ''));
+    if (lines.length >= count) break;
+  }
+  return lines.slice(-count).map(formatLogLine);
+}

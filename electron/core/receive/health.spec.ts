@@ -1,0 +1,170 @@
+/**
+ * The health judgement on its own (pure): the worst component decides, nothing is green while a webhook cannot
+ * arrive or a recording waits on an error, "Registered" is green only while the public path is, and actions name
+ * a Settings field for the popover and a flag for the command line.
+ */
+import { createServer } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import type { TunnelStatus } from '../tunnels/types.js';
+import { DISK_ERROR_BYTES, STALLED_MS, URGENT_MS, judgeHealth, type HealthFacts } from './health.js';
+import { findPortHolder } from './port-holder.js';
+
+const NOW = Date.parse('2026-11-26T09:00:00.000Z');
+
+function tunnel(patch: Partial<TunnelStatus> = {}): TunnelStatus {
+  return {
+    provider: 'url',
+    state: 'reachable',
+    publicUrl: 'https://hooks.example.com/hooks/t0ken',
+    localUrl: 'http://127.0.0.1:8787/hooks/t0ken',
+    uploadUrl: null,
+    lastCheckedAt: null,
+    message: null,
+    messageNotes: null,
+    registered: true,
+    uploads: 'off',
+    uploadsMessage: null,
+    ...patch,
+  };
+}
+
+function facts(patch: Partial<HealthFacts> = {}): HealthFacts {
+  return {
+    face: 'app',
+    now: NOW,
+    demo: false,
+    member: false,
+    receiver: {
+      host: '127.0.0.1',
+      configuredPort: 8787,
+      portFollows: false,
+      listening: true,
+      port: 8787,
+      holder: null,
+      down: null,
+      refusing: null,
+    },
+    tunnel: tunnel(),
+    registration: { enabled: true, registeredUrl: null, failed: null },
+    downloads: {
+      paused: false,
+      jobs: [],
+      lastProgressAt: new Map(),
+      refusedUploads: 0,
+      missing: 0,
+      neededBytes: 0,
+    },
+    disks: [{ path: '/rec', freeBytes: 100 * 1024 ** 3, error: null }],
+    keychain: { available: true, reason: [] },
+    studio: null,
+    ...patch,
+  };
+}
+
+const part = (f: HealthFacts, id: string) => judgeHealth(f).components.find((c) => c.id === id);
+
+describe('judgeHealth', () => {
+  it('is ok only when every part is, and says so in one line', () => {
+    const view = judgeHealth(facts());
+    expect(view.state).toBe('ok');
+    expect(view.summary).toBe('All is well: webhooks reach Tally and recordings are saved.');
+    expect(view.components.map((c) => c.id)).toEqual([
+      'receiver',
+      'publicPath',
+      'registration',
+      'downloads',
+      'disk',
+      'keychain',
+    ]);
+  });
+
+  it('names the port and its holder when it cannot listen, with the action per face', () => {
+    const taken = facts({
+      receiver: { ...facts().receiver, listening: false, port: null, holder: { pid: 981, program: 'nginx' } },
+    });
+    const view = judgeHealth(taken);
+    expect(view.state).toBe('error');
+    expect(view.summary).toBe('Port 8787 is in use by nginx (process 981): webhooks cannot reach Tally.');
+    expect(part(taken, 'receiver')?.action).toContain('Settings → How the service reaches Tally → Receiver port');
+    expect(part({ ...taken, face: 'cli' }, 'receiver')?.action).toContain('--port <port>');
+    expect(part(taken, 'publicPath')?.state).toBe('error');
+  });
+
+  it('keeps "registered" green only while the public path works', () => {
+    const down = facts({ tunnel: tunnel({ state: 'unreachable', message: 'no answer', messageNotes: null }) });
+    expect(part(down, 'publicPath')).toMatchObject({
+      state: 'error',
+      reason: 'The public URL does not reach this receiver: no answer',
+    });
+    expect(part(down, 'registration')).toMatchObject({ state: 'error' });
+    expect(part(facts(), 'registration')).toMatchObject({ state: 'ok' });
+    const unregistered = facts({ tunnel: tunnel({ registered: false }) });
+    expect(part(unregistered, 'registration')?.state).toBe('warning');
+    expect(part({ ...unregistered, face: 'cli' }, 'registration')?.action).toContain('--register');
+  });
+
+  it('turns downloads yellow while one waits on an error, red near its deadline or once one is lost', () => {
+    const waiting = {
+      key: 'k1',
+      channelId: 'night-owl',
+      state: 'pending' as const,
+      error: 'The download server s3 answered 503.',
+      deadline: new Date(NOW + 5 * 3600_000).toISOString(),
+      updatedAt: new Date(NOW).toISOString(),
+    };
+    const failing = facts({ downloads: { ...facts().downloads, jobs: [waiting] } });
+    expect(part(failing, 'downloads')?.state).toBe('warning');
+    expect(judgeHealth(failing).problems).toBe(1);
+    const urgent = { ...waiting, deadline: new Date(NOW + URGENT_MS - 1000).toISOString() };
+    expect(part(facts({ downloads: { ...facts().downloads, jobs: [urgent] } }), 'downloads')?.state).toBe('error');
+    const gone = { ...waiting, state: 'gone' as const };
+    expect(part(facts({ downloads: { ...facts().downloads, jobs: [gone] } }), 'downloads')?.state).toBe('error');
+    const stalled = { ...waiting, state: 'downloading' as const, error: null };
+    const lastByte = new Map([['k1', NOW - STALLED_MS - 1]]);
+    const slow = facts({
+      now: NOW,
+      downloads: {
+        ...facts().downloads,
+        jobs: [{ ...stalled, updatedAt: new Date(NOW - STALLED_MS * 2).toISOString() }],
+        lastProgressAt: lastByte,
+      },
+    });
+    expect(part(slow, 'downloads')?.state).toBe('warning');
+  });
+
+  it('says a disk that is nearly full is an error, with the numbers', () => {
+    const full = facts({ disks: [{ path: '/rec', freeBytes: DISK_ERROR_BYTES - 1, error: null }] });
+    expect(part(full, 'disk')).toMatchObject({ state: 'error' });
+    expect(part(full, 'disk')?.reason).toMatch(/^\/rec is nearly full \(\d+(\.\d+)? MiB free\)/);
+  });
+
+  it('leaves out the public path of a studio member and counts its studio link', () => {
+    const member = facts({ member: true, tunnel: null, studio: { state: 'unreachable', reason: [] } });
+    const view = judgeHealth(member);
+    expect(view.components.map((c) => c.id)).not.toContain('publicPath');
+    expect(view.components.find((c) => c.id === 'studio')?.state).toBe('warning');
+  });
+});
+
+describe('findPortHolder', () => {
+  it.runIf(process.platform === 'linux')('names the process holding a listening port', async () => {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as { port: number }).port;
+      const holder = await findPortHolder(port);
+      expect(holder?.pid).toBe(process.pid);
+      expect(holder?.program.length).toBeGreaterThan(0);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('answers null for a port nobody listens on', async () => {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    await new Promise((resolve) => server.close(resolve));
+    expect(await findPortHolder(port)).toBeNull();
+  });
+});
