@@ -237,6 +237,13 @@ describe('the tray app over the Electron stand-in', () => {
       .toContain('녹화 저장됨');
     const titles = recorded.notifications.slice(-1).map((n) => String(n.options.title));
     expect(titles.filter((t) => /[A-Za-z]{2,}/.test(t))).toEqual([]);
+
+    // Back to the system's language (English here) for the tests after this one; the menu follows.
+    await page.getByLabel('언어').selectOption('system');
+    await page.getByRole('tab', { name: 'Settings' }).waitFor();
+    await expect
+      .poll(() => tray.contextMenu?.items.map((i) => i.label ?? i.type), eventually)
+      .toEqual(expect.arrayContaining(['Open Tally']));
   });
 
   it('refuses IPC from any other window, even one showing the same page (the trusted-sender check)', async () => {
