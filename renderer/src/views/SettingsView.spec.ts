@@ -372,6 +372,21 @@ describe('SettingsView', () => {
     await replace(user, await screen.findByRole('textbox', { name: 'Folder path' }), '/srv/tally');
     await waitFor(() => expect(bridge.callsOf('settings:update')).toEqual([[{ recordingsFolder: '/srv/tally' }]]));
   });
+
+  it('shows the absolute folder the core saved for ~ and says how it reads such paths', async () => {
+    const bridge = new TestBridge();
+    // The core takes ~ as the home folder (core/paths.ts expandFolder) and answers with what it saved.
+    bridge.handle(
+      'settings:update',
+      () => (bridge.settings = settingsView({ recordingsFolder: '/home/me/Videos/Tally' })),
+    );
+    const { user } = setup(bridge, false);
+    const field = await screen.findByRole('textbox', { name: 'Folder path' });
+    expect(screen.getByText(/^~ is your home folder/)).toBeInTheDocument();
+    await replace(user, field, '~/Videos/Tally');
+    await waitFor(() => expect(field).toHaveValue('/home/me/Videos/Tally'));
+    expect(bridge.callsOf('settings:update')).toEqual([[{ recordingsFolder: '~/Videos/Tally' }]]);
+  });
   it('shows a tunnel setting problem and a refused folder from the core wholly in Korean', async () => {
     const bridge = new TestBridge();
     // As the core sends them (tests/core-messages.spec.ts makes both with the real core): an ngrok tunnel
