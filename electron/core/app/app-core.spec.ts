@@ -35,7 +35,8 @@ const liveIds = (sandbox: Sandbox) =>
 
 describe('AppCore in demo mode', () => {
   it('lists the sandbox live channels, force-ends one and finds it in search', async () => {
-    const core = await makeCore(await tempHome());
+    const logged: string[] = [];
+    const core = await makeCore(await tempHome(), { log: (line) => logged.push(line) });
     const pushes = collect(core, 'channels:live');
     await core.start();
     const sandbox = sandboxOf(core);
@@ -55,6 +56,8 @@ describe('AppCore in demo mode', () => {
 
     const victim = live[0]?.id as string;
     await expect(core.handlers['channels:end'](victim)).resolves.toEqual({ ended: true });
+    // The log says which channel, as a producer reading it asks.
+    expect(logged).toContain(`channel ${JSON.stringify(victim)} was force-ended`);
     expect((await core.handlers['channels:live']()).map((c) => c.id)).not.toContain(victim);
     // The refresh after ending was pushed, without the ended channel.
     expect(pushes.at(-1)?.payload.map((c) => c.id)).not.toContain(victim);
@@ -301,7 +304,13 @@ describe('AppCore in demo mode', () => {
     await new Promise<void>((resolve) => gone.listen(0, '127.0.0.1', resolve));
     const closedPort = (gone.address() as { port: number }).port;
     await new Promise((resolve) => gone.close(resolve));
-    const core = await makeCore(await tempHome());
+    // A fixed port, as a producer's receiver has: the rebuilt pipelines listen on the same one.
+    const free: Server = createServer();
+    await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve));
+    const receiverPort = (free.address() as { port: number }).port;
+    await new Promise((resolve) => free.close(resolve));
+    const logged: string[] = [];
+    const core = await makeCore(await tempHome({ receiverPort }), { log: (line) => logged.push(line) });
     const notes = collect(core, 'notify');
     await core.start();
     const unreachable = next(core, 'tunnel:status', (s) => s.state === 'unreachable');
@@ -318,6 +327,8 @@ describe('AppCore in demo mode', () => {
     await core.handlers['settings:update']({ tunnel: { provider: 'none', publicUrl: null } });
     expect(await core.handlers['tunnel:status']()).toMatchObject({ provider: 'none', state: 'off', publicUrl: null });
     expect(core.traySnapshot().attention).toBeNull();
+    // Two rebuilt pipelines on the same port: "receiving" is said once, not after every change.
+    expect(logged.filter((line) => line.startsWith('receiving webhooks on port'))).toHaveLength(1);
   });
 
   it('falls back to a free port when the receiver port is taken (the demo sandbox follows it), and says so', async () => {
