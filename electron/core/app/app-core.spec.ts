@@ -137,12 +137,13 @@ describe('AppCore in demo mode', () => {
     expect(tunnel.uploadUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/uploads\/[A-Za-z0-9_-]{22,}$/);
 
     const uploaded = next(core, 'recordings:changed', (v) => v.source === 'client' && v.state === 'saved');
-    sandbox.control.startBroadcast({ id: 'client-1', record: false });
+    // The demo's web app records the shows the service records: the pair comes with a recorded broadcast.
+    sandbox.control.startBroadcast({ id: 'client-1', record: true, recordingBytes: 50_000 });
     await sandbox.control.endBroadcast('client-1');
     const view = await uploaded;
-    expect(view.fileName).toMatch(/\.webm$/);
+    expect(view).toMatchObject({ channelId: 'client-1', fileName: expect.stringMatching(/\.webm$/) });
     const listed = await core.handlers['recordings:list']();
-    expect(listed.filter((r) => r.source === 'client')).toEqual([view]);
+    expect(listed.filter((r) => r.source === 'client')).toContainEqual(view);
     const onDisk = await readFile(join(home, 'recordings', 'client', view.fileName as string));
     expect(onDisk.byteLength).toBe(view.bytes);
   });

@@ -211,7 +211,7 @@ describe('the sandbox web client', () => {
     expect(await (await fetch(sandbox.webClientUrl('"><b>x</b>'))).text()).not.toContain('"><b>x</b>');
   });
 
-  it('in the demo, sends the SDK pair (LL and RR) whenever a broadcast ends, until detached', async () => {
+  it('in the demo, sends the SDK pair (LL and RR) whenever a recorded broadcast ends, until detached', async () => {
     const { sandbox, recordUrl, clientDir } = await setup();
     const listeners = sandbox.control.events.listenerCount('broadcast:end');
     let url: string | null = recordUrl;
@@ -225,7 +225,10 @@ describe('the sandbox web client', () => {
       },
     });
     const first = new Promise<void>((resolve) => (notify = resolve));
-    sandbox.control.startBroadcast({ id: 'demo-1', record: false });
+    // A broadcast nobody records has no client recordings either: each pair sits under its broadcast.
+    sandbox.control.startBroadcast({ id: 'demo-quiet', record: false });
+    await sandbox.control.endBroadcast('demo-quiet');
+    sandbox.control.startBroadcast({ id: 'demo-1', record: true, recordingBytes: 50_000 });
     await sandbox.control.endBroadcast('demo-1');
     await first;
     expect(results).toHaveLength(2);
@@ -246,7 +249,7 @@ describe('the sandbox web client', () => {
     await sandbox.control.endBroadcast('demo-2');
     detach();
     url = recordUrl;
-    sandbox.control.startBroadcast({ id: 'demo-3', record: false });
+    sandbox.control.startBroadcast({ id: 'demo-3', record: true, recordingBytes: 50_000 });
     await sandbox.control.endBroadcast('demo-3');
     expect(results).toHaveLength(2);
     expect(sandbox.control.events.listenerCount('broadcast:end')).toBe(listeners);

@@ -329,9 +329,10 @@ export function attachDemoWebClient(
   recordUrl: () => string | null,
   opts: DemoWebClientOptions = {},
 ): () => void {
-  const onEnd = (broadcast: { id: string }): void => {
+  const onEnd = (broadcast: { id: string; record?: boolean }): void => {
     const url = recordUrl();
-    if (!url) return;
+    // As in a studio whose web app records the shows it records: every client pair sits under its broadcast.
+    if (!url || broadcast.record === false) return;
     // The SDK's pair: the producer's own stream and the remote one, named after the channel.
     for (const track of ['LL', 'RR'] as const) {
       sandbox.control
