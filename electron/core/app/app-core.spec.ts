@@ -3,6 +3,7 @@
  * search, a recording that flows webhook -> receiver -> download -> folder, settings, credentials, the tray
  * summary and a clean stop. The keychain is its in-memory twin here (the real one is tested elsewhere).
  */
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
@@ -144,8 +145,32 @@ describe('AppCore in demo mode', () => {
     expect(view).toMatchObject({ channelId: 'client-1', fileName: expect.stringMatching(/\.webm$/) });
     const listed = await core.handlers['recordings:list']();
     expect(listed.filter((r) => r.source === 'client')).toContainEqual(view);
-    const onDisk = await readFile(join(home, 'recordings', 'client', view.fileName as string));
+    const saved = join(home, 'recordings', 'client', view.fileName as string);
+    const onDisk = await readFile(saved);
     expect(onDisk.byteLength).toBe(view.bytes);
+    // Real audio: ffprobe (ffmpeg, which .ci/run installs) decodes every frame of the file the demo saved.
+    const probe = await new Promise<string>((resolve, reject) =>
+      execFile(
+        'ffprobe',
+        [
+          '-v',
+          'error',
+          '-count_frames',
+          '-select_streams',
+          'a:0',
+          '-show_entries',
+          'stream=codec_type,nb_read_frames',
+          '-of',
+          'csv=p=0',
+          saved,
+        ],
+        (error, stdout, stderr) =>
+          error || stderr.trim() ? reject(new Error(stderr || String(error))) : resolve(stdout),
+      ),
+    );
+    const [kind, frames] = probe.trim().split(',');
+    expect(kind).toBe('audio');
+    expect(Number(frames)).toBeGreaterThan(0);
   });
 
   it('reveals saved recordings through the platform hooks only', async () => {
