@@ -20,6 +20,13 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
     }
   });
 }
+// A reader that went away (`tally status | head -1`) is not a crash: the output simply ends there. A long-running
+// command is asked to stop the graceful way, as on Ctrl+C.
+process.stdout.on('error', (error) => {
+  if (error.code !== 'EPIPE') throw error;
+  controller.abort();
+  process.exitCode ??= 0;
+});
 // An error nobody caught is logged and said once; `listen` carries on after a lost promise and stops the
 // graceful way (exit 70) after an uncaught exception (electron/cli/crash.ts).
 installCliCrashHandlers({ process, stderr: process.stderr, stop: () => controller.abort() });

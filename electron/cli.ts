@@ -16,6 +16,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default:
     summary: 'Show whether recordings are safe (exit 0 ok, 1 warning, 2 error)',
     load: () => import('./cli/status.js'),
   },
+  doctor: {
+    summary: 'Print a redacted report to paste into a bug report',
+    load: () => import('./cli/doctor.js'),
+  },
   retry: { summary: 'Try a waiting, failed or gone recording again now', load: () => import('./cli/retry.js') },
   follow: { summary: 'Mirror every recording of a studio (studio mode)', load: () => import('./cli/follow.js') },
   sandbox: { summary: 'Run the local emulator of the service', load: () => import('./cli/sandbox.js') },

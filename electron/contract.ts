@@ -356,6 +356,7 @@ function plainRecord<S extends z.ZodType>(schema: S) {
 /** Every request: its argument tuple schema. The result types are in `RequestMap`. */
 export const requestSchemas = {
   'app:info': none,
+  'app:diagnostics': none,
   'channels:live': none,
   'channels:search': z.tuple([plainRecord(SearchQuerySchema)]),
   'channels:end': z.tuple([channelId]),
@@ -392,6 +393,8 @@ export type RequestName = keyof typeof requestSchemas;
 
 export interface RequestMap {
   'app:info': { args: []; result: AppInfo };
+  /** One redacted text for a bug report (Settings → Advanced → Copy diagnostics; `tally doctor` prints the same). */
+  'app:diagnostics': { args: []; result: { text: string } };
   'channels:live': { args: []; result: ChannelView[] };
   'channels:search': { args: [query: SearchQuery]; result: SearchResultView };
   'channels:end': { args: [channelId: string]; result: { ended: true } };

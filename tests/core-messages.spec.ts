@@ -21,7 +21,7 @@ import { CredentialStore, keyringError, MemorySecretStore } from '../electron/co
 import { ensureWritableFolder } from '../electron/core/folder-check.js';
 import { applySettingsPatch, DEFAULT_SETTINGS, openSettingsStore } from '../electron/core/settings.js';
 import { parseTeamUrl } from '../electron/core/studio/team.js';
-import { checkSelf } from '../electron/core/tunnels/health.js';
+import { checkSelf } from '../electron/core/tunnels/supervisor.js';
 import { LocalTunnel, tunnelProviderFor } from '../electron/core/tunnels/index.js';
 
 const RENDERER = resolve(fileURLToPath(new URL('../renderer/src/lib', import.meta.url)));

@@ -75,7 +75,7 @@ describe('tally follow / tally listen --team as a new user', () => {
       'electron/cli/listen-studio.ts',
       'electron/cli/studio-output.ts',
       'electron/core/studio/team.ts',
-      'electron/core/studio/credentials.ts',
+      'electron/core/studio/team-credentials.ts',
       'electron/core/studio/store.ts',
       'electron/core/studio/follower.ts',
       'electron/core/studio/publisher.ts',

@@ -1,3 +1,4 @@
+/** What a `tally` sub-command is: its IO, its module shape, usage errors, and listen errors said in one line. */
 import { ConfigError } from '../core/errors.js';
 /** The shape every `tally` sub-command module exports. Commands are imported lazily to keep start-up fast. */
 export interface CommandIo {

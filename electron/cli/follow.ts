@@ -5,7 +5,7 @@
 import { hostname } from 'node:os';
 import { ConfigError } from '../core/errors.js';
 import { appDataDir } from '../core/paths.js';
-import { resolveTeamCredentials } from '../core/studio/credentials.js';
+import { resolveTeamCredentials } from '../core/studio/team-credentials.js';
 import { StudioFollower } from '../core/studio/follower.js';
 import { s3FromEnv } from '../core/studio/store.js';
 import { parseTeamUrl } from '../core/studio/team.js';

@@ -3,7 +3,7 @@
  * progress bar that redraws in place on a terminal and steps every 25 % when piped to a file.
  */
 import type { HealthView, TunnelStatus } from '../contract.js';
-import type { ExpiredEvent, FailedEvent, ProgressEvent, SavedEvent } from '../core/pipeline/download-queue.js';
+import type { ExpiredEvent, FailedEvent, ProgressEvent, SavedEvent } from '../core/pipeline/download-manager.js';
 import type { GapReportResult } from '../core/recordings/gap-report.js';
 import type { RecordingJob } from '../core/recordings/types.js';
 import type { PipelineRejection } from '../core/pipeline/pipeline.js';
@@ -143,15 +143,18 @@ export function createListenPrinter(opts: {
         });
         return;
       }
-      const lines = ['Tally is listening for recordings.'];
+      const lines = [
+        info.localUrl
+          ? 'Tally is listening for recordings.'
+          : 'Tally is running, but cannot receive webhooks yet (see the health line).',
+      ];
       if (info.publicUrl) lines.push(`  Webhook URL (paste into the console): ${info.publicUrl}`);
-      else if (!info.localOnly)
+      else if (!info.localOnly && info.localUrl)
         lines.push(
           '  No public URL: the service can only reach this receiver through a tunnel (--tunnel ngrok,',
           '  --tunnel localtunnel or --tunnel https://your.public.host).',
         );
       if (info.localUrl) lines.push(`  Local webhook URL: ${info.localUrl}`);
-      else lines.push('  Not listening yet: see the health line below.');
       lines.push(`  Saving to: ${opts.folder}`);
       if (info.uploadUrl) lines.push(`  Web client recordUrl: ${info.uploadUrl}`);
       if (info.uploadUrl && info.uploadOrigins.length === 0) {

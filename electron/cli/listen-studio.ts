@@ -5,7 +5,7 @@
 import { ConfigError } from '../core/errors.js';
 import { lineLogger } from '../core/logger.js';
 import type { RecordingPipeline } from '../core/pipeline/pipeline.js';
-import { resolveTeamCredentials } from '../core/studio/credentials.js';
+import { resolveTeamCredentials } from '../core/studio/team-credentials.js';
 import { StudioPublisher, type StoreSpec } from '../core/studio/publisher.js';
 import { parseS3Url, s3FromEnv } from '../core/studio/store.js';
 import { DEFAULT_RETENTION_MS, parseRetention, parseTeamUrl, type TeamCredentials } from '../core/studio/team.js';

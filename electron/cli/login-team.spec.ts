@@ -9,7 +9,7 @@ import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../cli.js';
 import { CredentialStore, MemorySecretStore } from '../core/credentials.js';
-import { resolveTeamCredentials } from '../core/studio/credentials.js';
+import { resolveTeamCredentials } from '../core/studio/team-credentials.js';
 import { setSecretStoreForTesting } from './context.js';
 
 let secrets: MemorySecretStore;

@@ -19,7 +19,7 @@ import {
   readLine,
 } from './context.js';
 import { formatError } from './output.js';
-import { saveTeamCredentials, serverKey } from '../core/studio/credentials.js';
+import { saveTeamCredentials, serverKey } from '../core/studio/team-credentials.js';
 import { parseTeamUrl } from '../core/studio/team.js';
 
 const help = `Usage: tally login [options]

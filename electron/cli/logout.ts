@@ -1,5 +1,5 @@
 /** `tally logout`: removes the stored credentials (and, with --all, the other tokens) from the OS keychain. */
-import { clearTeamCredentials, TEAM_TOKEN_NAME } from '../core/studio/credentials.js';
+import { clearTeamCredentials, TEAM_TOKEN_NAME } from '../core/studio/team-credentials.js';
 import type { Command, CommandIo } from './command.js';
 import { openCredentialResolver, openCredentialStore, parseCommandArgs } from './context.js';
 

@@ -44,6 +44,12 @@ export const markTransient = (error: Error): void => {
  * Sends one request, without retries or redirects, and returns the raw answer whatever its status; a transport
  * failure becomes a typed TimeoutError or NetworkError, marked transient and, where nothing left this machine,
  * never sent.
+ *
+ * got's own timeout bounds the attempt (`timeout.request`). got's retry stays off, for two reasons its options
+ * cannot express: whether an answer is worth another attempt is known only once it is interpreted (a 200 whose
+ * JSON is cut short is transient; a 5xx whose body says the credentials are wrong is not), and a write
+ * (force-end, the webhook registration) may be sent again only when it provably never left this machine, whatever
+ * its method. The client's loop (api-client.ts `#call`) decides both and waits what core/backoff.ts says.
  */
 export async function sendRequest(
   spec: RequestSpec,

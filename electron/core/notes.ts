@@ -35,7 +35,7 @@ export interface PluralText {
  */
 export const NOTE_TEXT = {
   error: '{message}',
-  // Tunnel status (tunnels/health.ts)
+  // Tunnel status (tunnels/supervisor.ts)
   tunnelStopped: 'Tunnel stopped.',
   tunnelOpening: 'Opening the {provider} tunnel...',
   tunnelNone: 'No tunnel: the receiver is reachable only on this computer or network.',
@@ -84,14 +84,14 @@ export const NOTE_TEXT = {
     "{where} answered a browser's upload preflight with {status} and no CORS permission for {origin}: pages cannot upload through it.",
   browserWhatToDo:
     'Use a tunnel without a browser warning page for web client uploads: your own https URL (a reverse proxy, a named cloudflared tunnel, Tailscale Funnel) or an ngrok plan without the warning page. Webhooks from the service are not affected.',
-  // Recording reasons (pipeline/download-queue.ts, app/recording-views.ts)
+  // Recording reasons (pipeline/download-manager.ts, app/recording-views.ts)
   recordingGone: 'The service deleted the recording 6 hours after the broadcast ended (at {at}).',
   recordingLate: 'The recording could not be downloaded before the service deleted it (at {at}):',
   partialKept: 'A partial copy ({size}) is kept at {path}.',
   saveFailed: 'Could not save the recording: {detail}',
   uploadRefused: '{status}: {reason}',
   gapNoCredentials: 'No credentials: missed recordings cannot be checked.',
-  // Settings: connection test, keychain, recordings folder (app/app-credentials.ts, app/folder-check.ts)
+  // Settings: connection test, keychain, recordings folder (app/app-credentials.ts, app/settings-folder-check.ts)
   connected: { one: 'Connected: {count} channel live now.', other: 'Connected: {count} channels live now.' },
   keychainUnusable: 'The OS keychain could not be used.',
   hostsChanged: 'The service hosts changed since the secret was entered, so it is not sent to them: {reenter}.',

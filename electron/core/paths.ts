@@ -1,3 +1,4 @@
+/** Where Tally keeps its state and, by default, the recordings, per OS (TALLY_HOME overrides the state). */
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 

@@ -1,3 +1,4 @@
+/** Times typed by people (`2h`, `now`, ISO 8601, Unix seconds) for `tally search` and the CLI flags. */
 import { ValidationError } from './errors.js';
 
 /**

@@ -1,3 +1,4 @@
+/** The zod trust boundary of the core: `parseUnknown` and the one-line wording of what did not match. */
 import type { z } from 'zod';
 import { ValidationError } from './errors.js';
 

@@ -266,6 +266,7 @@ export class TestBridge implements Transport {
   #defaults(): Handlers {
     return {
       'app:info': () => appInfo(),
+      'app:diagnostics': () => ({ text: 'Tally diagnostics (test bridge)' }),
       'channels:live': () => [],
       'channels:search': () => ({ totalCount: 0, channels: [], truncated: false }),
       'channels:end': () => ({ ended: true }),

@@ -150,7 +150,7 @@ describe('import graph', () => {
     const files = sourceFiles(`${ROOT}/electron`);
     // The walker must see the graph for its verdict to mean anything.
     expect(importsOf(`${ROOT}/electron/core/pipeline/pipeline.ts`)).toContain(
-      `${ROOT}/electron/core/pipeline/download-queue.ts`,
+      `${ROOT}/electron/core/pipeline/download-manager.ts`,
     );
     expect(findCycles(files, ROOT)).toEqual([]);
   });

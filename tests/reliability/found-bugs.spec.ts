@@ -23,7 +23,7 @@ import {
   reserveFinalName,
   type FailedEvent,
   type SavedEvent,
-} from '../../electron/core/pipeline/download-queue.js';
+} from '../../electron/core/pipeline/download-manager.js';
 import { DownloadOriginPolicy } from '../../electron/core/net/url-policy.js';
 import { Inbox } from '../../electron/core/recordings/inbox.js';
 import { startSandbox, type Sandbox } from '../../electron/core/sandbox/index.js';

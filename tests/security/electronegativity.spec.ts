@@ -6,7 +6,9 @@
  * - a file the scanner could not parse (a finding hidden by a parse error is no proof);
  * - any finding not in tests/security/electronegativity-allowlist.json, a changed count, or a stale entry;
  * - a finding without its justification comment ('electronegativity <CHECK>') beside the flagged code.
- * The long form, for a person: `npx electronegativity -i electron -e <electron version>` (it then tries the network).
+ * The scanner is not a project dependency: support/electronegativity-cache.ts installs the pinned version into
+ * node_modules/.cache on first use. The long form, for a person: `npx @doyensec/electronegativity -i electron -e
+ * <electron version>` (it then tries the network).
  */
 import { execFile } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -14,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { electronegativityRunner } from './support/electronegativity-cache.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SUPPORT = join(ROOT, 'tests/security/support');
@@ -67,6 +70,7 @@ describe('electronegativity over electron/ and renderer/', () => {
       version: string;
     };
     const report = join(stage, 'report.csv');
+    const runner = await electronegativityRunner(ROOT);
 
     const result = await run([
       '--import',
@@ -75,6 +79,7 @@ describe('electronegativity over electron/ and renderer/', () => {
       input,
       electron.version,
       report,
+      runner,
     ]);
     expect(result.code, result.stderr).toBe(0);
     const attempts = result.stderr.split('\n').filter((l) => l.startsWith('NETWORK-ATTEMPT'));

@@ -28,7 +28,7 @@ import { createListenPrinter } from '../../electron/cli/listen-output.js';
 import { ONE_TIME_CODE_TTL_MS } from '../../electron/core/app/ui-server.js';
 import { statePathFor } from '../../electron/core/download/part-state.js';
 import { DownloadOriginPolicy } from '../../electron/core/net/url-policy.js';
-import { partPathFor } from '../../electron/core/pipeline/download-queue.js';
+import { partPathFor } from '../../electron/core/pipeline/download-manager.js';
 import { RecordingPipeline } from '../../electron/core/pipeline/pipeline.js';
 import { Inbox, JOURNAL_FILE, recordingKey } from '../../electron/core/recordings/inbox.js';
 import type { RecordingJob } from '../../electron/core/recordings/types.js';

@@ -33,37 +33,32 @@ import {
   type Settings,
   type SettingsStore,
 } from '../settings.js';
-import { checkFolder } from './folder-check.js';
+import { checkFolder } from './settings-folder-check.js';
 import {
   BACKGROUND_POLL_FACTOR,
-  NOT_STARTED,
-  NO_CREDENTIALS,
-  STOPPED,
-  LiveState,
-  SerialQueue,
-  checkFolderChange,
-  requirePipeline,
-  traySnapshotOf,
-  clean,
-  describe,
-  errorView,
   readPackageVersion,
   type AppCoreOptions,
   type Phase,
   type TallyAppCore,
-} from './core-support.js';
+} from './app-options.js';
+import { NOT_STARTED, NO_CREDENTIALS, STOPPED, requirePipeline, clean, describe, errorView } from './core-messages.js';
+import { LiveState } from './live-state.js';
+import { SerialQueue } from './serial-queue.js';
+import { checkFolderChange } from './folder-change.js';
+import { traySnapshotOf } from './tray-snapshot.js';
 import { appPipelineSpec, buildAppApi } from './app-pipeline.js';
 import { CoreEvents } from './core-events.js';
 import { DemoRunner, demoRecordingsDir, type DemoSandbox } from './demo.js';
 import { LivePoller } from './live-poller.js';
 import { AppCredentials } from './app-credentials.js';
+import { diagnosticsText, journalCounts, recentLogs, secretsInEnv } from './diagnostics.js';
 import { channelAndRecordingHandlers } from './handlers.js';
 import { PipelineHost } from './pipeline-host.js';
 import { StudioHost } from './studio-host.js';
 import { toSettingsView, toStorePatch } from './settings-view.js';
 import type { AppCoreEvents, PlatformHooks, TraySnapshot } from './types.js';
 
-export { BACKGROUND_POLL_FACTOR, readPackageVersion, type AppCoreOptions, type TallyAppCore } from './core-support.js';
+export { BACKGROUND_POLL_FACTOR, readPackageVersion, type AppCoreOptions, type TallyAppCore } from './app-options.js';
 
 class Core implements TallyAppCore {
   readonly handlers: RequestHandlers;
@@ -272,6 +267,7 @@ class Core implements TallyAppCore {
         native: this.#opts.transport === 'ipc',
         fileActions: Boolean(this.#hooks.openFile && this.#hooks.revealFile),
       }),
+      'app:diagnostics': async () => ({ text: await this.#diagnostics() }),
 
       ...channelAndRecordingHandlers({
         api: () => this.#requireApi(),
@@ -374,6 +370,24 @@ class Core implements TallyAppCore {
     if (patch.endpoints !== undefined) await this.#credentialsChanged();
     this.#events.updateTray();
     return view;
+  }
+
+  /** Settings → Advanced → Copy diagnostics: the report `tally doctor` prints, from this face. */
+  async #diagnostics(): Promise<string> {
+    const settings = this.#settings.get();
+    const credentials = await this.#loadCredentials().catch(() => null);
+    const face = this.#opts.transport === 'ipc' ? 'app' : 'serve';
+    return diagnosticsText({
+      madeBy: face === 'app' ? 'Tally, Settings → Advanced → Copy diagnostics' : 'tally serve, Copy diagnostics',
+      version: this.#version,
+      home: this.#opts.home,
+      settings,
+      settingsWarnings: this.#settings.warnings,
+      health: [{ who: face === 'app' ? 'the tray app' : 'tally serve', health: await this.#host.health() }],
+      journal: await journalCounts(this.#opts.home),
+      logs: await recentLogs(this.#opts.home, [face]),
+      secrets: [...secretsInEnv(this.#env), ...(credentials ? [credentials.secret] : [])],
+    });
   }
 
   // ---- Credentials -----------------------------------------------------------------------------

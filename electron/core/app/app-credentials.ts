@@ -22,7 +22,7 @@ import { BadCredentialsError, ConfigError, TallyError } from '../errors.js';
 import { describeError, lineLogger } from '../logger.js';
 import { ngrokTokenPath, readNgrokTokenFile, writeNgrokTokenFile } from '../ngrok-token-file.js';
 import type { Credentials } from '../model.js';
-import { NO_CREDENTIALS, errorView } from './core-support.js';
+import { NO_CREDENTIALS, errorView } from './core-messages.js';
 
 export interface AppCredentialsOptions {
   secrets: SecretStore;

@@ -3,7 +3,7 @@
  * computed only while someone listens and pushed only when they changed.
  */
 import { EventEmitter } from 'node:events';
-import { describe } from './core-support.js';
+import { describe } from './core-messages.js';
 import type { AppCoreEvents, TraySnapshot } from './types.js';
 
 export class CoreEvents {

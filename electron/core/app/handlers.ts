@@ -10,7 +10,7 @@ import { fetchThumbnail } from '../download/thumbnail.js';
 import type { RecordingPipeline } from '../pipeline/pipeline.js';
 import { hasMediaExt } from '../recordings/filename.js';
 import type { RecordingJob } from '../recordings/types.js';
-import { describe } from './core-support.js';
+import { describe } from './core-messages.js';
 import type { PipelineHost } from './pipeline-host.js';
 import type { PlatformHooks } from './types.js';
 

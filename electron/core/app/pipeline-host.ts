@@ -13,16 +13,9 @@ import type { ChannelHookCall } from '../webhook/channel-hook.js';
 import type { MissingRecording } from '../pipeline/expected-recordings.js';
 import type { GapReport, GapView } from '../../contract.js';
 import type { Settings } from '../settings.js';
-import {
-  ATTENTION_WINDOW_MS,
-  NO_PUBLIC_URL,
-  PROGRESS_INTERVAL_MS,
-  clean,
-  describe,
-  errorView,
-  gapView,
-  type Phase,
-} from './core-support.js';
+import { ATTENTION_WINDOW_MS } from './tray-snapshot.js';
+import { NO_PUBLIC_URL, clean, describe, errorView, gapView } from './core-messages.js';
+import { PROGRESS_INTERVAL_MS, type Phase } from './app-options.js';
 import { ReopenBackoff, withSettingsField, type DemoWebhookTarget, type TrayCounts } from './pipeline-open.js';
 import { ReceiveService, type FaceFacts } from '../receive/receive-service.js';
 import type { HealthView } from '../../contract.js';

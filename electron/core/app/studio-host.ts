@@ -24,13 +24,13 @@ import {
   resolveTeamCredentials,
   saveTeamCredentials,
   storedTeamSummary,
-} from '../studio/credentials.js';
+} from '../studio/team-credentials.js';
 import { StudioFollower } from '../studio/follower.js';
 import { StudioPublisher } from '../studio/publisher.js';
 import { parseS3Url, s3FromEnv } from '../studio/store.js';
 import { TeamAuthError, TeamTlsError, TeamUnreachableError, connectTeam, parseTeamUrl } from '../studio/team.js';
 import { followsStudio, type Settings, type SettingsStore } from '../settings.js';
-import { errorView } from './core-support.js';
+import { errorView } from './core-messages.js';
 
 /** Key prefix of the recordings a studio member mirrors, in the one key space of the Recordings list. */
 export const STUDIO_KEY_PREFIX = 'studio:';

@@ -5,7 +5,7 @@
 import { note, said, type Note, type TunnelStatus } from '../../contract.js';
 import type { RecordingPipeline } from '../pipeline/pipeline.js';
 import type { Settings } from '../settings.js';
-import type { Phase } from './core-support.js';
+import type { Phase } from './app-options.js';
 import type { DemoWebhookTarget } from './pipeline-open.js';
 
 export interface TunnelViewInput {

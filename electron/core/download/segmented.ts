@@ -12,8 +12,8 @@
  */
 import type { Hash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { EngineContext } from './context.js';
-import { ifRangeValidator, RestartFromZero, transferError } from './context.js';
+import type { EngineContext } from './engine-context.js';
+import { ifRangeValidator, RestartFromZero, transferError } from './engine-context.js';
 import { HttpStatusError, NetworkError, TimeoutError } from './errors.js';
 import { pumpToFile } from './file-sink.js';
 import { abortError, describeEndpoint, errorHint, openResponse, parseContentRange } from './http-request.js';

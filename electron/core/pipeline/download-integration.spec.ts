@@ -14,8 +14,8 @@ import type { RecordingJob } from '../recordings/types.js';
 import { RETENTION_MS } from '../recordings/types.js';
 import type { RecordingInfo, Sandbox, SandboxRequestEvent } from '../sandbox/index.js';
 import { startSandbox } from '../sandbox/index.js';
-import type { DownloadManagerOptions, ExpiredEvent, SavedEvent } from './download-queue.js';
-import { DownloadManager } from './download-queue.js';
+import type { DownloadManagerOptions, ExpiredEvent, SavedEvent } from './download-manager.js';
+import { DownloadManager } from './download-manager.js';
 
 const MiB = 1024 * 1024;
 

@@ -13,7 +13,7 @@ import type { RefusedUploadRecord } from '../uploads/upload-log.js';
 import type { UploadedEvent } from '../uploads/upload-route.js';
 import type { ChannelHookCall } from '../webhook/channel-hook.js';
 import type { Rejection } from '../webhook/receiver.js';
-import type { ExpiredEvent, FailedEvent, ProgressEvent, SavedEvent } from './download-queue.js';
+import type { ExpiredEvent, FailedEvent, ProgressEvent, SavedEvent } from './download-manager.js';
 import type { MissingRecording } from './expected-recordings.js';
 
 /** The two service calls the pipeline makes: registering the webhook URL and the gap report's search. */

@@ -15,7 +15,7 @@ import { readHeartbeat, writeHeartbeat, type GapReportResult } from '../recordin
 import { LOCK_FILE } from '../recordings/state-lock.js';
 import { startSandbox, type Sandbox } from '../sandbox/index.js';
 import { RecordingPipeline, type PipelineOptions } from './pipeline.js';
-import type { SavedEvent } from './download-queue.js';
+import type { SavedEvent } from './download-manager.js';
 
 let sb: Sandbox;
 const dirs: string[] = [];

@@ -10,7 +10,7 @@
 import { note, noteText } from '../notes.js';
 import { EventEmitter } from 'node:events';
 import { ensureWritableFolder } from '../folder-check.js';
-import { DownloadManager } from './download-queue.js';
+import { DownloadManager } from './download-manager.js';
 import { AutoRegistrar, TunnelSupervisor, tunnelProviderFor } from '../tunnels/index.js';
 import { WebhookReceiver, isAddressInUse } from '../webhook/receiver.js';
 import { TokenStore } from '../webhook/token.js';

@@ -29,6 +29,21 @@ function listeningInodes(table: string, port: number): Set<string> {
   return inodes;
 }
 
+/**
+ * The program's name as a producer knows it: the executable's file name (`nginx`, `node`), else the process's
+ * own name (`comm`, which a runtime may set to a thread name such as `MainThread`).
+ */
+async function programName(procRoot: string, pid: string): Promise<string> {
+  const exe = await readlink(`${procRoot}/${pid}/exe`).catch(() => '');
+  const name = exe
+    .replace(/ \(deleted\)$/, '')
+    .split('/')
+    .pop();
+  if (name) return name;
+  const comm = await readFile(`${procRoot}/${pid}/comm`, 'utf8').catch(() => '');
+  return comm.trim() || 'an unnamed program';
+}
+
 /** The process holding a listening TCP socket on `port`, or null when the OS does not say (or nobody does). */
 export async function findPortHolder(port: number, procRoot = '/proc'): Promise<PortHolder | null> {
   if (process.platform !== 'linux' || !Number.isInteger(port) || port <= 0) return null;
@@ -45,8 +60,7 @@ export async function findPortHolder(port: number, procRoot = '/proc'): Promise<
     for (const fd of fds) {
       const target = await readlink(`${procRoot}/${pid}/fd/${fd}`).catch(() => '');
       if (!wanted.has(target)) continue;
-      const comm = await readFile(`${procRoot}/${pid}/comm`, 'utf8').catch(() => '');
-      return { pid: Number(pid), program: comm.trim() || 'an unnamed program' };
+      return { pid: Number(pid), program: await programName(procRoot, pid) };
     }
   }
   return null;

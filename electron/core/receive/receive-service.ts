@@ -129,7 +129,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       // Everything else works without it; only `tally status` and `tally retry` cannot reach this process.
       this.#opts.log(`tally status cannot reach this process: ${describeError(error)}`);
     }
-    await this.refresh();
+    // Judged, not announced: "starting" is not news; the first view worth a line comes once the pipeline opens.
+    await this.refresh(false);
   }
 
   /** Stops the pipeline, the checks and the control socket. */
@@ -352,8 +353,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     return this.#judge();
   }
 
-  /** Judges the health again and emits `health` when it changed. */
-  async refresh(): Promise<HealthView> {
+  /** Judges the health again and emits `health` when it changed (unless `announce` is false). */
+  async refresh(announce = true): Promise<HealthView> {
     if (this.#judging) return this.health();
     this.#judging = true;
     try {
@@ -374,7 +375,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     this.#view = view;
     if (signature !== this.#signature) {
       this.#signature = signature;
-      this.emit('health', view, previous);
+      if (announce) this.emit('health', view, previous);
     }
     return view;
   }

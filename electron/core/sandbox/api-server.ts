@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { describeIssues } from '../validate.js';
 import { handleControl } from './control-api.js';
 import { htmlErrorPage, replacesAnswer } from './faults.js';
-import { HttpError, bufferSource, rawPath, readBody, responseSignal, sendBody, sleep } from './http-util.js';
+import { HttpError, bufferSource, rawPath, readBody, responseSignal, sendBody, sleep } from './server-http.js';
 import type { SandboxService } from './service.js';
 import type { FaultSpec } from './types.js';
 import { sendJson } from '../http-answer.js';

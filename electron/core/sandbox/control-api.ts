@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { ValidationError } from '../errors.js';
 import { describeIssues } from '../validate.js';
 import { parseFaultSpec } from './faults.js';
-import { HttpError, queryOf, readBody } from './http-util.js';
+import { HttpError, queryOf, readBody } from './server-http.js';
 import { SandboxConflictError, SandboxNotFoundError, type SandboxService } from './service.js';
 import type { RecordingInfo, SandboxTarget } from './types.js';
 import {

@@ -12,7 +12,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { htmlErrorPage, replacesAnswer } from './faults.js';
-import { bufferSource, rawPath, responseSignal, sendBody, sleep, type BodySource } from './http-util.js';
+import { bufferSource, rawPath, responseSignal, sendBody, sleep, type BodySource } from './server-http.js';
 import { THUMBNAIL } from './recording-file.js';
 import type { SandboxService } from './service.js';
 import type { FaultSpec } from './types.js';

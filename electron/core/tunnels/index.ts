@@ -21,7 +21,7 @@ export { UnusableTunnel } from './unusable.js';
 export type { NgrokSdk, NgrokListenerLike, NgrokTunnelOptions, NgrokConfig } from './ngrok.js';
 export { LocalTunnel, DEFAULT_LOCALTUNNEL_HOST, normalizeLocaltunnelHost } from './localtunnel.js';
 export type { LocaltunnelOptions } from './localtunnel.js';
-export { TunnelSupervisor, checkSelf, DEFAULT_BACKOFF } from './health.js';
+export { TunnelSupervisor, checkSelf, DEFAULT_BACKOFF } from './supervisor.js';
 export type {
   TunnelSupervisorOptions,
   TunnelSupervisorEvents,
@@ -29,7 +29,7 @@ export type {
   ReconnectScheduled,
   SelfCheckResult,
   SelfCheckOptions,
-} from './health.js';
+} from './supervisor.js';
 export { tunnelRequest, TunnelHttpError } from './http.js';
 export type { ConnectTarget, ConnectToOverride, TunnelHttpOptions, TunnelHttpResponse } from './http.js';
 export {

@@ -1,8 +1,8 @@
 import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../errors.js';
-import { TunnelSupervisor } from './health.js';
-import type { ReconnectScheduled, UrlChange } from './health.js';
+import { TunnelSupervisor } from './supervisor.js';
+import type { ReconnectScheduled, UrlChange } from './supervisor.js';
 import { createTunnelProvider } from './index.js';
 import { NgrokTunnel, normalizeNgrokDomain, redact } from './ngrok.js';
 import { fakeNgrokSdk } from '../../../tests/support/tunnels/fake-ngrok-sdk.js';

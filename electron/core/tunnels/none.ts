@@ -1,3 +1,4 @@
+/** The `none` tunnel provider: no public URL, the receiver is reachable locally only. */
 import { TunnelProviderBase } from './types.js';
 import type { LocalTarget, TunnelOpenResult } from './types.js';
 

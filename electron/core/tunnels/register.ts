@@ -14,7 +14,7 @@ import { note } from '../notes.js';
 import { backoffDelay } from '../backoff.js';
 import { BadCredentialsError, ConfigError, ValidationError } from '../errors.js';
 import type { TunnelStatus } from './types.js';
-import type { UrlChange } from './health.js';
+import type { UrlChange } from './supervisor.js';
 
 /** The admin API call this needs; `ChannelApi` in api-client.ts provides it. */
 export interface RecordHookApi {

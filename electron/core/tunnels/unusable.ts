@@ -1,3 +1,4 @@
+/** A tunnel provider the settings ask for but cannot have: which settings field to fix, said as a note. */
 import { nested, note, noteText, type Note, type NoteCode } from '../notes.js';
 import { ConfigError, type ValidationError } from '../errors.js';
 import { TunnelProviderBase } from './types.js';

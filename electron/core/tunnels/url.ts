@@ -1,3 +1,4 @@
+/** The producer's own public URL (`--tunnel https://…`): checked, normalised, and where its host points. */
 import { isIP } from 'node:net';
 import { note, noteText, type Note } from '../notes.js';
 import { ValidationError } from '../errors.js';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DownloadOriginPolicy } from '../net/url-policy.js';
 import { Inbox } from '../recordings/inbox.js';
-import { checkSelf } from '../tunnels/health.js';
+import { checkSelf } from '../tunnels/supervisor.js';
 import { WebhookReceiver } from './receiver.js';
 import { TokenStore } from './token.js';
 

@@ -1,3 +1,4 @@
+/** Copying text from the popover: through the core's clipboard first, the browser's as the fallback. */
 import type { TallyBridge } from '../../../electron/contract.js';
 import { t } from './i18n.js';
 

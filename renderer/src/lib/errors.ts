@@ -1,3 +1,4 @@
+/** Errors from the core in the popover's language, by their stable codes, keeping the specifics. */
 import { errorCodeOf, errorMessageOf, errorParamsOf } from '../../../electron/contract.js';
 import { locale, t, type MessageKey } from './i18n.js';
 import { knownNote, localParams, noteInLocale } from './note-text.js';

@@ -1,3 +1,4 @@
+/** The text of one note code in the popover's language, with its params and nested notes filled in. */
 import { NOTE_TEXT, type NoteParams } from '../../../electron/contract.js';
 import { locale, t, type MessageKey } from './i18n.js';
 

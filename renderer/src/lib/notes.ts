@@ -1,3 +1,4 @@
+/** Core messages (notes) in the popover's language, falling back to the core's English text. */
 import type { Note } from '../../../electron/contract.js';
 import { messageOf } from './errors.js';
 import { knownNote, noteInLocale } from './note-text.js';

@@ -1,3 +1,4 @@
+/** The `selects` attachment: the wide layout's list item that shows itself in the detail pane. */
 import type { Attachment } from 'svelte/attachments';
 
 /**

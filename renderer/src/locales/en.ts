@@ -439,6 +439,10 @@ export const en = {
       fileNameHint: 'Placeholders: {channelId}, {date}, {time}, {datetime}.',
       concurrency: 'Parallel downloads',
       pollInterval: 'Live refresh (seconds)',
+      copyDiagnostics: 'Copy diagnostics',
+      diagnosticsHint:
+        'Versions, health, recording counts, settings and the last log lines, with secrets replaced by [redacted]: paste it into a bug report.',
+      diagnosticsCopied: 'Diagnostics copied',
     },
   },
   studio: {

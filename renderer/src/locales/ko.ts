@@ -426,6 +426,10 @@ export const ko: Messages = {
       fileNameHint: '사용할 수 있는 자리 표시자: {channelId}, {date}, {time}, {datetime}',
       concurrency: '동시 다운로드 수',
       pollInterval: '실시간 새로 고침 간격(초)',
+      copyDiagnostics: '진단 정보 복사',
+      diagnosticsHint:
+        '버전, 상태, 녹화 개수, 설정, 최근 로그를 비밀 값은 가린 채로 복사합니다. 버그 신고에 붙여 넣으세요.',
+      diagnosticsCopied: '진단 정보를 복사했습니다',
     },
   },
   studio: {

@@ -112,4 +112,10 @@ export class SettingsStore {
   copy(text: string): Promise<void> {
     return copyText(this.bridge, text);
   }
+
+  /** Settings → Advanced → Copy diagnostics: the core's redacted report, onto the clipboard. */
+  async copyDiagnostics(): Promise<void> {
+    const { text } = await this.bridge.app.diagnostics();
+    await copyText(this.bridge, text);
+  }
 }

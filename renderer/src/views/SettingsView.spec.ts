@@ -262,6 +262,22 @@ describe('SettingsView', () => {
     await waitFor(() => expect(bridge.callsOf('settings:update').at(-1)).toEqual([{ uploadOrigins: [] }]));
   });
 
+  it('Advanced → Copy diagnostics puts the core’s report on the clipboard, or says why not', async () => {
+    const bridge = new TestBridge().handle('app:diagnostics', () => ({ text: 'Tally diagnostics, report' }));
+    const { user } = setup(bridge);
+    await user.click(await screen.findByText('Advanced'));
+    const button = screen.getByRole('button', { name: 'Copy diagnostics' });
+    expect(button).toHaveAccessibleDescription(/secrets replaced by \[redacted\]/);
+    await user.click(button);
+    expect(bridge.clipboard).toEqual(['Tally diagnostics, report']);
+    expect(await screen.findByRole('status')).toHaveTextContent('Diagnostics copied');
+
+    bridge.fail('app:diagnostics', 'internal', 'The journal could not be read.');
+    await user.click(button);
+    expect(await screen.findByText('The journal could not be read.')).toBeInTheDocument();
+    expect(bridge.clipboard).toHaveLength(1);
+  });
+
   it('shows the tunnel status, copies and registers the webhook URL', async () => {
     const bridge = new TestBridge();
     bridge.tunnel = tunnelStatus({

@@ -13,6 +13,7 @@ export const ECHO_CANARY = 'ECHO-CANARY-7f3a';
 /** Arguments every request accepts (the control that proves the handlers are reachable at all). */
 export const VALID_ARGS: Record<RequestName, unknown[]> = {
   'app:info': [],
+  'app:diagnostics': [],
   'channels:live': [],
   'channels:search': [{ since: '2024-01-01T00:00:00Z', until: '2024-01-02T00:00:00Z', keyword: 'a' }],
   'channels:end': ['1581324488053_Dc5aQ'],

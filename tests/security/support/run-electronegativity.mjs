@@ -1,12 +1,14 @@
 // Runs electronegativity's scanner programmatically (its CLI hides parse errors when writing a report) and
 // prints { checks, errors, issues } as JSON on stdout. Meant to be started with `node --import ./no-network.mjs`.
-// Usage: node --import no-network.mjs run-electronegativity.mjs <input dir> <electron version> <report.csv>
+// Usage: node --import no-network.mjs run-electronegativity.mjs <input dir> <electron version> <report.csv> <runner.js>
+// The scanner is not a dependency of the project (its own dependencies pin an old typescript-estree that leaves
+// invalid entries in `npm ls`): electronegativity-cache.ts installs it into a cache folder and passes its runner.
 import { createRequire } from 'node:module';
 
-const [input, electronVersion, report] = process.argv.slice(2);
+const [input, electronVersion, report, runner] = process.argv.slice(2);
 // The scanner is CommonJS; loading it through require keeps it on the module loader no-network.mjs patches.
 const load = createRequire(import.meta.url);
-const run = load('../../../node_modules/@doyensec/electronegativity/dist/runner.js');
+const run = load(runner);
 
 (async () => {
   const result = await run(

@@ -59,7 +59,7 @@ function compilePackage(): {
   const result = buildSync({
     stdin: {
       contents:
-        "export { default as server } from '../../../electron/core/tunnels/server.js'; export { default as agent } from '../../../electron/core/tunnels/lib/TunnelAgent.js';",
+        "export { default as server } from './server.js'; export { default as agent } from './lib/TunnelAgent.js';",
       resolveDir: packageDir,
       loader: 'js',
     },

@@ -3,7 +3,7 @@
  * it, so registrar specs can announce URL changes and good self-checks without running a tunnel.
  */
 import { EventEmitter } from 'node:events';
-import type { UrlChange } from '../../../electron/core/tunnels/health.js';
+import type { UrlChange } from '../../../electron/core/tunnels/supervisor.js';
 import type { RegistrationSource } from '../../../electron/core/tunnels/register.js';
 import type { TunnelStatus } from '../../../electron/core/tunnels/types.js';
 

@@ -7,8 +7,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { DownloadOriginPolicy } from '../net/url-policy.js';
 import type { NewRecording, RecordingJob } from '../recordings/types.js';
 import { RETENTION_MS } from '../recordings/types.js';
-import type { ExpiredEvent, FailedEvent, SavedEvent } from './download-queue.js';
-import { DownloadManager, partPathFor } from './download-queue.js';
+import type { ExpiredEvent, FailedEvent, SavedEvent } from './download-manager.js';
+import { DownloadManager, partPathFor } from './download-manager.js';
 import { downloadFile } from '../download/fetch-file.js';
 import { MemoryJobStore } from './memory-job-store.js';
 import { TestServer } from '../../../tests/support/download/file-server.js';

@@ -2,7 +2,7 @@ import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { checkFolder } from './folder-check.js';
+import { checkFolder } from './settings-folder-check.js';
 
 let home: string;
 beforeEach(async () => {

@@ -1,0 +1,125 @@
+/**
+ * One text a producer can paste into a bug report: versions, OS, the data folder, the health of what is
+ * receiving, the journal's counts, the settings and the last log lines. Settings → Advanced → "Copy
+ * diagnostics" and `tally doctor` print the same report. The settings file holds no secret by design, but a
+ * URL can carry credentials and a log line can quote a request: the whole text passes through the same
+ * redaction as the log (core/redact.ts), with the secrets in use (environment and keychain) named.
+ */
+import { readFile } from 'node:fs/promises';
+import { arch, release } from 'node:os';
+import { join } from 'node:path';
+import type { HealthView } from '../health-view.js';
+import { lastLogLines, logFolder, type LogName } from '../log-file.js';
+import { redactSecrets } from '../redact.js';
+import { JOURNAL_FILE } from '../recordings/inbox.js';
+import { parseLine } from '../recordings/journal-lines.js';
+import type { Settings } from '../settings.js';
+
+/** How many log lines of each face the report quotes. */
+export const DIAGNOSTICS_LOG_LINES = 40;
+
+/** The health part: what each running face said, or why there is none. */
+export type DiagnosticsHealth = { who: string; health: HealthView | null; error?: string }[];
+
+export interface DiagnosticsInput {
+  /** Who made the report: `Tally (tray app)`, `tally serve`, `tally doctor`. */
+  madeBy: string;
+  version: string;
+  home: string;
+  settings: Settings;
+  settingsWarnings?: readonly string[];
+  /** Null: the face could not ask (said as such). */
+  health: DiagnosticsHealth;
+  /** Jobs per state in the journal, or null when there is none. */
+  journal: Record<string, number> | null;
+  logs: { name: LogName; lines: string[] }[];
+  /** Secret values in use: each is replaced wherever it appears. */
+  secrets: readonly string[];
+  now?: Date;
+}
+
+/** The environment variables that hold secrets (tally login's alternatives). */
+const SECRET_ENV = [
+  'TALLY_SECRET',
+  'TALLY_TEAM_PASSWORD',
+  'TALLY_TEAM_TOKEN',
+  'NGROK_AUTHTOKEN',
+  'AWS_SECRET_ACCESS_KEY',
+];
+
+/** The secret values set in `env`, for redaction. */
+export function secretsInEnv(env: NodeJS.ProcessEnv): string[] {
+  return SECRET_ENV.map((name) => env[name]).filter((v): v is string => typeof v === 'string' && v !== '');
+}
+
+/** Jobs per state in the journal under `stateDir` (the last line of each recording counts), or null. */
+export async function journalCounts(stateDir: string): Promise<Record<string, number> | null> {
+  const text = await readFile(join(stateDir, JOURNAL_FILE), 'utf8').catch(() => null);
+  if (text === null) return null;
+  const latest = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    const job = line.trim() === '' ? null : parseLine(line);
+    if (job) latest.set(job.key, job.state);
+  }
+  const counts: Record<string, number> = {};
+  for (const state of latest.values()) counts[state] = (counts[state] ?? 0) + 1;
+  return counts;
+}
+
+/** The last lines of the logs of `names` under `home` (faces that never ran are left out). */
+export async function recentLogs(home: string, names: readonly LogName[]): Promise<DiagnosticsInput['logs']> {
+  const logs = await Promise.all(
+    names.map(async (name) => ({ name, lines: await lastLogLines(home, name, DIAGNOSTICS_LOG_LINES) })),
+  );
+  return logs.filter((log) => log.lines.length > 0);
+}
+
+function healthLines(health: DiagnosticsHealth): string[] {
+  if (health.length === 0) return ['  Nothing is receiving on this data folder right now.'];
+  const out: string[] = [];
+  for (const { who, health: h, error } of health) {
+    if (!h) {
+      out.push(`  ${who}: no answer (${error ?? 'unknown'})`);
+      continue;
+    }
+    out.push(`  ${who}: ${h.state}, ${h.problems} problem(s)`);
+    for (const c of h.components) {
+      out.push(
+        `    ${c.state.padEnd(7)} ${c.id.padEnd(12)} ${c.reason}${c.action && c.state !== 'ok' ? ` → ${c.action}` : ''}`,
+      );
+    }
+  }
+  return out;
+}
+
+/** The report as one redacted text. */
+export function diagnosticsText(input: DiagnosticsInput): string {
+  const now = input.now ?? new Date();
+  const journal = input.journal
+    ? Object.entries(input.journal)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([state, n]) => `${n} ${state}`)
+        .join(', ') || 'empty'
+    : 'no journal yet';
+  const lines = [
+    `Tally diagnostics, ${now.toISOString()} (${input.madeBy})`,
+    '',
+    `Tally ${input.version}; Node ${process.versions.node}${process.versions.electron ? `; Electron ${process.versions.electron}` : ''}`,
+    `OS: ${process.platform} ${release()} ${arch()}`,
+    `Data folder: ${input.home} (logs in ${logFolder(input.home)})`,
+    '',
+    'Health:',
+    ...healthLines(input.health),
+    '',
+    `Recordings in the journal: ${journal}`,
+    '',
+    'Settings (secrets are kept in the OS keychain, never here):',
+    ...JSON.stringify(input.settings, null, 2)
+      .split('\n')
+      .map((line) => `  ${line}`),
+    ...(input.settingsWarnings?.length ? ['Settings warnings:', ...input.settingsWarnings.map((w) => `  ${w}`)] : []),
+    ...input.logs.flatMap((log) => ['', `Last lines of the ${log.name} log:`, ...log.lines.map((l) => `  ${l}`)]),
+    '',
+  ];
+  return redactSecrets(lines.join('\n'), input.secrets);
+}
