@@ -5,7 +5,8 @@
 //
 //   build/icon.png                         1024×1024 app icon (electron-builder derives .icns/.ico from it)
 //   build/tray/trayTemplate.png, @2x       macOS menu-bar template (black + alpha; macOS tints it)
-//   build/tray/tray-<state>.png, @2x       coloured icons for Windows/Linux: idle, live, downloading, attention
+//   build/tray/tray-<state>.png, @2x       coloured icons for Windows/Linux: idle, live,
+//                                          downloading (health ok), warning, error (the health's other states)
 //
 // The glyph is a tally light: a dot with a broadcast wave on each side.
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -110,6 +111,17 @@ const or =
     fs.some((f) => f(x, y));
 const rect = (x0, y0, x1, y1) => (x, y) => x >= x0 && x <= x1 && y >= y0 && y <= y1;
 
+/** An × centred at (cx, cy): two bars of half-length `r` and half-width `w` along the diagonals. */
+function cross(cx, cy, r, w) {
+  return (x, y) => {
+    const dx = x - cx;
+    const dy = y - cy;
+    const u = (dx + dy) / Math.SQRT2;
+    const v = (dx - dy) / Math.SQRT2;
+    return (Math.abs(u) <= r && Math.abs(v) <= w) || (Math.abs(v) <= r && Math.abs(u) <= w);
+  };
+}
+
 /** Left and right arcs of a ring around (cx, cy), each spanning ±`halfAngle` radians from horizontal. */
 function waves(cx, cy, r0, r1, halfAngle) {
   return (x, y) => {
@@ -142,7 +154,8 @@ const COLORS = {
   idle: rgb('#8a8f98'),
   live: rgb('#e5383b'),
   downloading: rgb('#2f80ed'),
-  attention: rgb('#f2a60d'),
+  warning: rgb('#f2a60d'),
+  error: rgb('#c62828'),
 };
 
 /** Tray scene per state: the shape changes too, so the state does not rest on colour alone. */
@@ -161,11 +174,17 @@ function trayScene(state) {
     case 'downloading':
       layers.push({ inside: g.dot, color }, { inside: rect(0.2, 0.86, 0.8, 0.97), color });
       break;
-    case 'attention':
+    case 'warning':
+      // An exclamation mark in the dot.
       layers.push(
         { inside: g.dot, color },
         { inside: or(rect(0.46, 0.3, 0.54, 0.47), disc(0.5, 0.555, 0.04)), color: WHITE },
       );
+      break;
+    case 'error':
+      // A cross in a larger dot, and no waves: nothing gets through.
+      layers.length = 0;
+      layers.push({ inside: disc(0.5, 0.46, 0.3), color }, { inside: cross(0.5, 0.46, 0.15, 0.045), color: WHITE });
       break;
   }
   return layers;

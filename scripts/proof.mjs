@@ -4,7 +4,8 @@
 //
 //   node scripts/proof.mjs soak     TALLY_SOAK=long: 600 broadcasts, big recordings, ~90 fault injections
 //   node scripts/proof.mjs crash    TALLY_CRASH_ROUNDS=50 kill -9 rounds
-//   node scripts/proof.mjs fuzz     TALLY_FUZZ_COUNT=100000 hostile webhooks, issue 10's limits, the contract fuzz
+//   node scripts/proof.mjs fuzz     TALLY_FUZZ_COUNT=100000 hostile webhooks, issue 10's limits, the contract fuzz,
+//                                   issue 20's bad days (DNS answers, lying origins, state damage, full disks)
 //   node scripts/proof.mjs short    every suite in its CI mode
 //   node scripts/proof.mjs all      every long mode, then the rest of the security suites
 //
@@ -20,6 +21,7 @@ const MODES = {
       'tests/security/webhook-fuzz.spec.ts',
       'tests/security/limits-fuzz.spec.ts',
       'tests/security/contract-fuzz.spec.ts',
+      'tests/security/bad-days-fuzz.spec.ts',
     ],
     env: { TALLY_FUZZ_COUNT: '100000' },
   },

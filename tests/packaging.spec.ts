@@ -67,7 +67,7 @@ async function pngSize(file: string): Promise<{ width: number; height: number }>
 describe('icons', () => {
   it('has the app icon and every tray icon at 1x and 2x', async () => {
     expect(await pngSize(join(root, 'build/icon.png'))).toEqual({ width: 1024, height: 1024 });
-    for (const name of ['trayTemplate', 'tray-idle', 'tray-live', 'tray-downloading', 'tray-attention']) {
+    for (const name of ['trayTemplate', 'tray-idle', 'tray-live', 'tray-downloading', 'tray-warning', 'tray-error']) {
       expect(await pngSize(join(root, `build/tray/${name}.png`)), name).toEqual({ width: 16, height: 16 });
       expect(await pngSize(join(root, `build/tray/${name}@2x.png`)), name).toEqual({ width: 32, height: 32 });
     }

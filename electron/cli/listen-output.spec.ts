@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { RecordingJob } from '../core/recordings/types.js';
-import { createListenPrinter, REPEATS_PER_WINDOW } from './listen-output.js';
+import { createListenPrinter, REPEATS_PER_WINDOW, verification } from './listen-output.js';
 
 /** A webhook's channel ID that tries to forge a "saved" line and recolour the terminal. */
 const HOSTILE = 'evil\r\n12:00:00 saved     bank-keynote → /home/me/Recordings/bank.mp4\x1b[31m\x1b]0;owned\x07\u202e';
@@ -177,5 +177,15 @@ describe('listen printer (tunnel uploads and missing recordings)', () => {
     const human = printer();
     human.p.recordingMissing(missing);
     expect(human.text()).toMatch(/missing {3}lost-1: recording expected but not received 10 min after/);
+  });
+});
+
+describe('what a saved line says was checked (issue 20)', () => {
+  it('calls a recording verified only with a checksum or two identical downloads', () => {
+    expect(verification(['size', 'md5'])).toBe('verified: size and MD5');
+    expect(verification(['md5'])).toBe('verified: MD5');
+    expect(verification(['size', 'repeat'])).toBe('size + repeat-consistent (the ETag is not an MD5)');
+    expect(verification(['size'])).toBe('size only (no checksum from the server)');
+    expect(verification([])).toBe('not verified (nothing to check it against)');
   });
 });

@@ -11,6 +11,17 @@ import type { MissingRecording } from '../core/pipeline/expected-recordings.js';
 import type { ChannelHookCall } from '../core/webhook/channel-hook.js';
 import { clockTime, formatBytes, formatDuration, terminalSafe } from './output.js';
 
+/**
+ * What a saved recording was checked against, said plainly: "verified" only with a checksum or two identical
+ * downloads; a size alone says "size only" (issue 20: a size match is not proof of the bytes).
+ */
+export function verification(checks: readonly string[]): string {
+  if (checks.includes('md5')) return checks.includes('size') ? 'verified: size and MD5' : 'verified: MD5';
+  if (checks.includes('repeat')) return 'size + repeat-consistent (the ETag is not an MD5)';
+  if (checks.includes('size')) return 'size only (no checksum from the server)';
+  return 'not verified (nothing to check it against)';
+}
+
 export interface UploadedInfo {
   path: string;
   bytes: number;
@@ -188,18 +199,28 @@ export function createListenPrinter(opts: {
     rejected(r) {
       // A channel parsed from X-FILENAME means the request came through the upload route's secret token: a real
       // client recording was lost, and which one must show however busy the window (and it cannot be a probe flood).
-      const lostRecording = typeof r.upload?.channelId === 'string';
+      const lostRecording = typeof r.upload?.channelId === 'string' || r.channelId !== undefined;
       if (!lostRecording && !shows('rejected')) return;
       const upload = r.upload
         ? { channelId: r.upload.channelId, track: r.upload.track, fileName: r.upload.fileName, origin: r.upload.origin }
         : {};
+      const hook = r.channelId !== undefined ? { channelId: r.channelId } : {};
       if (opts.ndjson) {
-        json({ type: 'rejected', status: r.status, reason: r.reason, remoteAddress: r.remoteAddress, ...upload });
+        json({
+          type: 'rejected',
+          status: r.status,
+          reason: r.reason,
+          remoteAddress: r.remoteAddress,
+          ...hook,
+          ...upload,
+        });
         return;
       }
       const what = r.upload?.channelId
         ? ` channel ${r.upload.channelId}${r.upload.track ? ` (${r.upload.track} stream)` : ''}:`
-        : '';
+        : r.channelId !== undefined
+          ? ` channel ${r.channelId}:`
+          : '';
       line(`rejected  ${r.status}${what} ${r.reason} (from ${r.remoteAddress})`);
     },
     progress(p) {
@@ -238,8 +259,17 @@ export function createListenPrinter(opts: {
     },
     saved(e) {
       lastProgress.delete(e.job.key);
-      if (opts.ndjson) json({ type: 'saved', ...jobRef(e.job), path: e.path, bytes: e.bytes });
-      else line(`saved     ${e.job.channelId} → ${e.path} (${formatBytes(e.bytes)}, verified)`);
+      const checks = e.job.checks ?? [];
+      if (opts.ndjson) {
+        json({
+          type: 'saved',
+          ...jobRef(e.job),
+          path: e.path,
+          bytes: e.bytes,
+          checks,
+          verification: verification(checks),
+        });
+      } else line(`saved     ${e.job.channelId} → ${e.path} (${formatBytes(e.bytes)}, ${verification(checks)})`);
     },
     failed(e) {
       // A final failure is always printed; the attempts before it are what repeats.

@@ -88,6 +88,11 @@ export const NOTE_TEXT = {
   recordingGone: 'The service deleted the recording 6 hours after the broadcast ended (at {at}).',
   recordingLate: 'The recording could not be downloaded before the service deleted it (at {at}):',
   partialKept: 'A partial copy ({size}) is kept at {path}.',
+  partialReleased: 'Its partial copy ({size}) was deleted to free the disk.',
+  diskWait:
+    'Waiting for disk space in {folder}: {needed} needed, {free} free beside the other downloads and the {floor} kept free for the journal.',
+  diskBelowFloor:
+    'Paused: the disk of {folder} has {free} free, less than the {floor} kept free for the journal. It resumes when there is room.',
   saveFailed: 'Could not save the recording: {detail}',
   uploadRefused: '{status}: {reason}',
   gapNoCredentials: 'No credentials: missed recordings cannot be checked.',
@@ -292,6 +297,10 @@ export const NOTE_TEXT = {
   healthDiskLow: 'Only {free} free in {path}.',
   healthDiskFull: '{path} is nearly full ({free} free): downloads and new webhooks will fail.',
   healthDiskUnknown: 'The free space of {path} cannot be read: {detail}',
+  healthDiskWaiting: {
+    one: '{count} recording waits for space in {path}: it needs {needed}, {free} is free.',
+    other: '{count} recordings wait for space in {path}: the first needs {needed}, {free} is free.',
+  },
   healthDiskAction: 'Free some space, or choose a recordings folder on another disk.',
   healthKeychainOk: 'The OS keychain is available.',
   healthKeychainMissing: 'No OS keychain: {reason}',

@@ -105,8 +105,8 @@ function resourcePaths() {
 }
 
 function trayIconFile(state: TrayIconState): string {
-  // macOS draws template images in the menu bar's own colour; attention keeps its colour to stand out.
-  if (process.platform === 'darwin' && state !== 'attention') return 'trayTemplate.png';
+  // macOS draws template images in the menu bar's own colour; a warning or an error keeps its colour to stand out.
+  if (process.platform === 'darwin' && state !== 'warning' && state !== 'error') return 'trayTemplate.png';
   return `tray-${state}.png`;
 }
 

@@ -78,6 +78,24 @@ describe('NotificationService', () => {
     expect(service.notify(refusing)).toBe(true);
   });
 
+  it('shows a turn of the health to error under the unreachable setting, and opens the popover on click', () => {
+    const { service, made, popovers } = setup();
+    const health: NotifyPayload = {
+      kind: 'health',
+      title: 'Recordings are at risk',
+      body: 'Port 8787 is in use by another program: webhooks cannot reach Tally.',
+    };
+    service.setSettings({ saved: true, failed: true, unreachable: false, live: true });
+    expect(service.notify(health)).toBe(false);
+    service.setSettings({ saved: false, failed: false, unreachable: true, live: false });
+    expect(service.notify(health)).toBe(true);
+    expect(made.map((n) => [n.options.title, n.options.body, n.options.silent])).toEqual([
+      ['Recordings are at risk', 'Port 8787 is in use by another program: webhooks cannot reach Tally.', false],
+    ]);
+    made[0]!.click();
+    expect(popovers()).toBe(1);
+  });
+
   it('shows nothing where the OS has no notifications', () => {
     const { service, made } = setup(false);
     expect(service.notify(failed)).toBe(false);

@@ -5,6 +5,9 @@ import { ChannelNotEndedError } from '../core/errors.js';
 import { fakeImage, fakeMenuBuilder, FakeTray } from '../../tests/fakes/electron.js';
 import { cleanText, MAX_MENU_CHANNELS, SystemTrayService, trayIconState, trayTitle, trayTooltip } from './tray.js';
 
+const ALL_WELL = 'All is well: webhooks reach Tally and recordings are saved.';
+const PORT_HELD = 'Port 8787 is in use by another program: webhooks cannot reach Tally.';
+
 function snapshot(patch: Partial<TraySnapshot> = {}): TraySnapshot {
   return {
     liveCount: 0,
@@ -12,7 +15,7 @@ function snapshot(patch: Partial<TraySnapshot> = {}): TraySnapshot {
     downloading: 0,
     progress: null,
     attention: null,
-    health: { state: 'ok', summary: 'All is well: webhooks reach Tally and recordings are saved.' },
+    health: { state: 'ok', summary: ALL_WELL },
     receivingPaused: false,
     recordingsFolder: '/home/me/Videos/Tally',
     ...patch,
@@ -116,25 +119,37 @@ function setup(platform: NodeJS.Platform = 'linux') {
 }
 
 describe('tray summary', () => {
-  it('icon: attention beats downloading beats live beats idle', () => {
+  it('icon: the health first (error, then warning or attention), then downloading beats live beats idle', () => {
     expect(trayIconState(snapshot())).toBe('idle');
     expect(trayIconState(snapshot(live('a')))).toBe('live');
     expect(trayIconState(snapshot({ ...live('a'), downloading: 1 }))).toBe('downloading');
-    expect(trayIconState(snapshot({ ...live('a'), downloading: 1, attention: 'Webhook unreachable' }))).toBe(
-      'attention',
+    expect(trayIconState(snapshot({ ...live('a'), downloading: 1, attention: 'Webhook unreachable' }))).toBe('warning');
+    expect(trayIconState(snapshot({ ...live('a'), downloading: 1, health: { state: 'warning', summary: 'w' } }))).toBe(
+      'warning',
     );
+    expect(
+      trayIconState(snapshot({ ...live('a'), attention: 'x', health: { state: 'error', summary: PORT_HELD } })),
+    ).toBe('error');
   });
 
   it('tooltip and macOS title', () => {
-    expect(trayTooltip(snapshot())).toBe('Tally');
-    expect(trayTooltip(snapshot(live('a', 'b', 'c')))).toBe('Tally: 3 live');
+    expect(trayTooltip(snapshot())).toBe(`Tally: ${ALL_WELL}`);
+    expect(trayTooltip(snapshot(live('a', 'b', 'c')))).toBe(`Tally: 3 live · ${ALL_WELL}`);
     expect(trayTooltip(snapshot({ ...live('a'), downloading: 2, progress: 0.456 }))).toBe(
-      'Tally: 1 live · downloading 2 (45%)',
+      `Tally: 1 live · downloading 2 (45%) · ${ALL_WELL}`,
     );
     expect(trayTooltip(snapshot({ downloading: 1, progress: null, receivingPaused: true }))).toBe(
-      'Tally: downloading 1 · downloads paused',
+      `Tally: downloading 1 · downloads paused · ${ALL_WELL}`,
     );
     expect(trayTooltip(snapshot({ attention: 'x'.repeat(500) })).length).toBeLessThanOrEqual(127);
+    // Something wrong: the health's line comes first, whole, before what Tally is doing.
+    expect(trayTooltip(snapshot({ ...live('a'), health: { state: 'error', summary: PORT_HELD } }))).toBe(
+      `Tally: ${PORT_HELD} · 1 live`,
+    );
+    expect(
+      trayTooltip(snapshot({ health: { state: 'error', summary: 'y'.repeat(300) }, attention: 'z'.repeat(300) }))
+        .length,
+    ).toBeLessThanOrEqual(127);
     expect(trayTitle(snapshot({ downloading: 1, progress: 0.999 }))).toBe('99%');
     expect(trayTitle(snapshot({ downloading: 1, progress: null }))).toBe('');
     expect(trayTitle(snapshot({ downloading: 0, progress: 0.5 }))).toBe('');
@@ -154,7 +169,7 @@ describe('SystemTrayService', () => {
     tray.setSnapshot(snapshot());
     expect(trays).toHaveLength(1);
     expect(fake().images).toEqual([fakeImage('idle')]);
-    expect(fake().tooltips).toEqual(['Tally']);
+    expect(fake().tooltips).toEqual([`Tally: ${ALL_WELL}`]);
     expect(items().map((i) => i.label ?? i.type)).toEqual([
       'Open Tally',
       'separator',
@@ -179,7 +194,7 @@ describe('SystemTrayService', () => {
     tray.setSnapshot(snapshot({ ...live('a'), downloading: 1, progress: 0.2 }));
     tray.setSnapshot(snapshot({ ...live('a'), downloading: 1, progress: 0.5 }));
     expect(fake().images.map((i) => (i as unknown as { fakeName: string }).fakeName)).toEqual(['live', 'downloading']);
-    expect(fake().tooltips.at(-1)).toBe('Tally: 1 live · downloading 1 (50%)');
+    expect(fake().tooltips.at(-1)).toBe(`Tally: 1 live · downloading 1 (50%) · ${ALL_WELL}`);
     expect(fake().titles).toEqual(['', '20%', '50%']);
     expect(menus.built).toHaveLength(1);
 
@@ -266,5 +281,42 @@ describe('SystemTrayService', () => {
     expect(menus.built[1]!.template.find((i) => i.label === 'Pause downloads')?.checked).toBe(false);
     expect(boxes[0]).toMatchObject({ type: 'error', message: 'Could not pause receiving' });
     expect(boxes[0]?.detail).not.toContain('disk full');
+  });
+
+  it('shows the health in three icons and the tooltip, and names what is wrong in the menu', () => {
+    const { tray, fake, items, click, popover } = setup('linux');
+    tray.setSnapshot(snapshot(live('a')));
+    tray.setSnapshot(snapshot({ ...live('a'), health: { state: 'warning', summary: 'Only 2 GB free in /rec.' } }));
+    tray.setSnapshot(snapshot({ ...live('a'), health: { state: 'error', summary: PORT_HELD } }));
+    tray.setSnapshot(snapshot({ ...live('a'), health: { state: 'error', summary: PORT_HELD } }));
+    expect(fake().images.map((i) => (i as unknown as { fakeName: string }).fakeName)).toEqual([
+      'live',
+      'warning',
+      'error',
+    ]);
+    expect(fake().tooltips.at(-1)).toBe(`Tally: ${PORT_HELD} · 1 live`);
+    expect(items().map((i) => i.label ?? i.type)).toEqual([
+      'Open Tally',
+      PORT_HELD,
+      'separator',
+      '1 live',
+      'End a…',
+      'separator',
+      'Open recordings folder',
+      'Pause downloads',
+      'Settings…',
+      'separator',
+      'Quit Tally',
+    ]);
+    click(PORT_HELD);
+    expect(popover).toEqual(['show']);
+
+    tray.setSnapshot(snapshot(live('a')));
+    expect(
+      fake()
+        .images.map((i) => (i as unknown as { fakeName: string }).fakeName)
+        .at(-1),
+    ).toBe('live');
+    expect(items().map((i) => i.label)).not.toContain(PORT_HELD);
   });
 });

@@ -18,7 +18,11 @@ import { TallyError } from '../core/errors.js';
 import { describeError } from './log.js';
 import type { Log } from './log.js';
 
-export type TrayIconState = 'idle' | 'live' | 'downloading' | 'attention';
+/**
+ * The icon: the health's three states (ok, warning, error), and while all is well what Tally is doing (idle,
+ * live, downloading). Each looks different in shape as well as colour.
+ */
+export type TrayIconState = 'idle' | 'live' | 'downloading' | 'warning' | 'error';
 
 /** Live channels listed in the menu; the rest are one "more" item that opens the popover. */
 export const MAX_MENU_CHANNELS = 8;
@@ -39,19 +43,30 @@ export interface SystemTrayOptions {
   language?: () => ShellLanguage;
 }
 
-/** Which icon a snapshot shows: attention beats downloading beats live. */
+/**
+ * Which icon a snapshot shows: the health first (error, then warning or anything else asking for attention),
+ * and only while it is ok, downloading beats live beats idle. A tray never looks fine while recordings are lost.
+ */
 export function trayIconState(snapshot: TraySnapshot): TrayIconState {
-  if (snapshot.attention) return 'attention';
+  if (snapshot.health.state === 'error') return 'error';
+  if (snapshot.health.state === 'warning' || snapshot.attention) return 'warning';
   if (snapshot.downloading > 0) return 'downloading';
   if (snapshot.liveCount > 0) return 'live';
   return 'idle';
 }
 
-/** Tooltip such as "Tally: 3 live · downloading 2 (45%)". Windows cuts tooltips at 127 characters. */
+/**
+ * Tooltip such as "Tally: Port 8787 is in use… · 3 live" or "Tally: 3 live · downloading 2 (45%) · All is well…":
+ * the health's one line comes first while something is wrong, after what Tally is doing while all is well.
+ * Windows cuts tooltips at 127 characters.
+ */
 export function trayTooltip(snapshot: TraySnapshot, language: ShellLanguage = 'en'): string {
   const say = (key: ShellTextKey, params?: ShellText['params']) => shellText(language, { key, params });
+  const { health } = snapshot;
+  const summary = cleanText(health.summary, 100);
   const parts: string[] = [];
-  if (snapshot.attention) parts.push(cleanText(snapshot.attention, 60));
+  if (health.state !== 'ok' && summary) parts.push(summary);
+  if (snapshot.attention && snapshot.attention !== health.summary) parts.push(cleanText(snapshot.attention, 60));
   if (snapshot.liveCount > 0) parts.push(say('tooltipLive', { count: snapshot.liveCount }));
   if (snapshot.downloading > 0) {
     const percent = percentOf(snapshot.progress);
@@ -62,6 +77,7 @@ export function trayTooltip(snapshot: TraySnapshot, language: ShellLanguage = 'e
     );
   }
   if (snapshot.receivingPaused) parts.push(say('tooltipPaused'));
+  if (health.state === 'ok' && summary) parts.push(summary);
   const text = parts.length ? `Tally: ${parts.join(' · ')}` : 'Tally';
   return text.length > 127 ? `${text.slice(0, 126)}…` : text;
 }
@@ -238,7 +254,12 @@ export class SystemTrayService {
   #menuEntries(snapshot: TraySnapshot): MenuEntry[] {
     const { popover } = this.#options;
     const say = (key: ShellTextKey, params?: ShellText['params']) => this.#say(key, params);
-    const entries: MenuEntry[] = [{ label: say('trayOpen'), action: () => popover.show() }, { type: 'separator' }];
+    const entries: MenuEntry[] = [{ label: say('trayOpen'), action: () => popover.show() }];
+    // What is wrong, where the menu is the only way in (Linux AppIndicator shows no tooltip); opens the popover.
+    if (snapshot.health.state !== 'ok') {
+      entries.push({ label: cleanText(snapshot.health.summary, 80), action: () => popover.show() });
+    }
+    entries.push({ type: 'separator' });
     if (snapshot.liveChannels.length > 0) {
       entries.push({ label: say('trayLive', { count: snapshot.liveCount }), enabled: false });
       for (const channel of snapshot.liveChannels.slice(0, MAX_MENU_CHANNELS)) {

@@ -2,7 +2,17 @@ import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import App from './App.svelte';
-import { ManualClock, TestBridge, appInfo, channel, settingsView, tunnelStatus } from '../testing/bridge.js';
+import { note } from '../../electron/contract.js';
+import {
+  ManualClock,
+  TestBridge,
+  appInfo,
+  channel,
+  healthView,
+  recording,
+  settingsView,
+  tunnelStatus,
+} from '../testing/bridge.js';
 import type { ConnectionSource, ConnectionState } from './lib/transport-ws.js';
 
 /** A connection the spec drives by hand. */
@@ -169,5 +179,104 @@ describe('App', () => {
     for (const event of ['channels:live', 'recordings:changed', 'settings:changed', 'app:error'] as const) {
       expect(bridge.listenerCount(event)).toBe(0);
     }
+  });
+
+  describe('health line', () => {
+    const portHeld = () => {
+      const view = healthView();
+      const receiver = {
+        id: 'receiver' as const,
+        state: 'error' as const,
+        reason: 'Port 8787 is in use by another program: webhooks cannot reach Tally.',
+        reasonNotes: [note('healthPortHeld', { port: 8787 })],
+        action:
+          'Stop that program, or choose another port in Settings → How the service reaches Tally → Receiver port and forward your public URL to it. Tally keeps trying port 8787.',
+        actionNotes: [note('healthPortActionApp', { port: 8787 })],
+      };
+      return {
+        ...view,
+        state: 'error' as const,
+        summary: receiver.reason,
+        summaryNotes: receiver.reasonNotes,
+        components: [receiver, ...view.components.slice(1)],
+        receiver: { host: '127.0.0.1', port: null, configuredPort: 8787, portFollows: false },
+      };
+    };
+
+    it('shows the overall health under the header and follows health:changed', async () => {
+      const { bridge } = setup();
+      const line = await screen.findByRole('region', { name: 'Health' });
+      expect(line).toHaveClass('ok');
+      expect(within(line).getByRole('status')).toHaveTextContent(
+        'OK: All is well: webhooks reach Tally and recordings are saved.',
+      );
+      // The link to the page's own core is still there, small, and says only that.
+      expect(screen.getByText('Connected')).toBeInTheDocument();
+
+      bridge.emit('health:changed', portHeld());
+      await waitFor(() => expect(line).toHaveClass('error'));
+      expect(within(line).getByRole('status')).toHaveTextContent(
+        'Error: Port 8787 is in use by another program: webhooks cannot reach Tally.',
+      );
+    });
+
+    it('unfolds every component with its reason and the action to take', async () => {
+      const bridge = new TestBridge();
+      bridge.health = portHeld();
+      const { user } = setup(bridge);
+      const line = await screen.findByRole('region', { name: 'Health' });
+      await waitFor(() => expect(line).toHaveClass('error'));
+      const details = within(line).getByRole('button', { name: 'Details' });
+      expect(details).toHaveAttribute('aria-expanded', 'false');
+      await user.click(details);
+      expect(details).toHaveAttribute('aria-expanded', 'true');
+      const items = within(line).getAllByRole('listitem');
+      expect(items.map((li) => li.querySelector('.name')?.textContent)).toEqual([
+        'Receiver',
+        'Public URL',
+        'Registration',
+        'Downloads',
+        'Disk space',
+      ]);
+      expect(items[0]).toHaveTextContent('(Error) Port 8787 is in use by another program');
+      expect(items[0]).toHaveTextContent('Settings → How the service reaches Tally → Receiver port');
+      expect(items[1]).toHaveTextContent('(OK) The public URL forwards to this receiver');
+      await user.click(within(line).getByRole('button', { name: 'Hide' }));
+      expect(within(line).queryByRole('listitem')).not.toBeInTheDocument();
+    });
+
+    it('takes the producer to Recordings → Problems when recordings need them', async () => {
+      const bridge = new TestBridge();
+      bridge.handle('recordings:list', () => [
+        recording({ key: 'f', channelId: 'failed-show', state: 'failed', error: 'HTTP 500' }),
+        recording({ key: 's', channelId: 'fine-show', state: 'saved', fileName: 'fine.mp4' }),
+      ]);
+      const { user } = setup(bridge);
+      const line = await screen.findByRole('region', { name: 'Health' });
+      expect(within(line).queryByRole('button', { name: /problem/ })).not.toBeInTheDocument();
+      bridge.emit('health:changed', healthView({ state: 'warning', problems: 1 }));
+      await user.click(await within(line).findByRole('button', { name: '1 problem' }));
+      expect(screen.getByRole('tab', { name: 'Recordings' })).toHaveAttribute('aria-selected', 'true');
+      expect(await screen.findByRole('radio', { name: 'Problems 1' })).toBeChecked();
+      expect(screen.getByText(/^failed-show · /)).toBeInTheDocument();
+      expect(screen.queryByText(/^fine-show · /)).not.toBeInTheDocument();
+    });
+
+    it('says it in Korean through the notes', async () => {
+      const bridge = new TestBridge();
+      bridge.settings = settingsView({ language: 'ko' });
+      bridge.health = portHeld();
+      const { user } = setup(bridge);
+      const line = await screen.findByRole('region', { name: '상태' });
+      await waitFor(() =>
+        expect(within(line).getByRole('status')).toHaveTextContent(
+          '오류: 8787번 포트를 다른 프로그램이 사용 중이라 웹훅이 Tally에 도착할 수 없습니다.',
+        ),
+      );
+      await user.click(within(line).getByRole('button', { name: '자세히' }));
+      expect(within(line).getAllByRole('listitem')[0]).toHaveTextContent(
+        '설정 → 서비스가 Tally에 연결하는 방법 → 수신 포트',
+      );
+    });
   });
 });

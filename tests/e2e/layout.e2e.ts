@@ -209,7 +209,7 @@ describe('popover layout', () => {
       });
     }
     expect(problems).toEqual([]);
-  });
+  }, 150_000); // Two widths, two languages, every tab and both first-run paths: about a minute on a busy machine.
 
   it('at 1000 px shows the list with the selection beside it, and Settings as a column, without overflow', async () => {
     const problems: string[] = [];

@@ -424,8 +424,8 @@ describe('popover against tally serve --sandbox', () => {
       await item.getByText('Expired', { exact: true }).waitFor();
       await inProgress.waitFor({ state: 'detached' });
       expect(await item.textContent()).toMatch(/The service deleted the recording 6 hours after the broadcast ended/);
-      // Nothing to retry: the file is gone from the service; only removing it from the list is offered.
-      expect(await item.getByRole('button', { name: /^Retry download/ }).count()).toBe(0);
+      // Retry now is still offered (issue 19: on every expired recording), beside removing it from the list.
+      await item.getByRole('button', { name: /^Retry download of rec-late · / }).waitFor();
       await item.getByRole('button', { name: /^Remove rec-late · .* from list$/ }).waitFor();
       const view = (await h.core.handlers['recordings:list']()).find((r) => r.channelId === 'rec-late');
       expect(view).toMatchObject({ state: 'expired', fileName: null });

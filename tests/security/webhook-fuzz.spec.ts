@@ -354,12 +354,12 @@ describe(`webhook fuzzer (seed ${SEED}, ${COUNT} requests)`, () => {
       expect(final.status).toBe(200);
       await savedFinal;
 
-      // Every job settles: files saved, refused redirects failed for good, 404s waiting for their next retry.
+      // Every job settles: files saved, refused redirects failed for good, 404s shown as gone until their next look.
       const settled = (job: RecordingJob) => {
         const kind = new URL(job.url).pathname.split('/')[1];
         if (kind === 'ok') return job.state === 'saved';
         if (kind === 'r') return job.state === 'failed';
-        return job.state === 'pending' && job.error !== null;
+        return job.state === 'gone' && job.error !== null;
       };
       const allSettled = await new Promise<boolean>((resolve) => {
         // A deadline only so that a failure reports what it found instead of timing out silently.
@@ -402,7 +402,7 @@ describe(`webhook fuzzer (seed ${SEED}, ${COUNT} requests)`, () => {
           expect(job.state, `${job.url}: ${job.error}`).toBe('failed');
           expect(job.error ?? '').toMatch(/redirect|refused|not allowed|address|more than 5/i);
         } else {
-          expect(job.state, job.url).toBe('pending');
+          expect(job.state, job.url).toBe('gone');
         }
       }
 

@@ -236,14 +236,19 @@ class Core implements TallyAppCore {
     this.#events.emit(event, payload);
   }
 
-  /** Pushes the health; a turn to error is worth a notification (it may be costing recordings now). */
+  /**
+   * Pushes the health; a turn to error is worth a notification (it may be costing recordings now), unless only the
+   * downloads are red: each failed, expired, gone or refused recording has a notification of its own already.
+   */
   #onHealth(view: HealthView, previous: HealthView | null): void {
     this.#emit('health:changed', view);
-    if (view.state === 'error' && previous?.state !== 'error' && this.#phase === 'running') {
+    const red = view.components.filter((c) => c.state === 'error' && c.id !== 'downloads');
+    if (red.length > 0 && previous?.state !== 'error' && this.#phase === 'running') {
+      const body = clean(red[0]!.reason, 200);
       this.#emit('notify', {
         kind: 'health',
         title: 'Recordings are at risk',
-        body: clean(view.summary, 200),
+        body,
         text: { title: { key: 'healthTitle' } },
       });
     }

@@ -481,7 +481,10 @@ export class PipelineHost {
     on('registration-failed', (info) =>
       emit('app:error', { code: 'registration', message: `The webhook URL could not be registered: ${info.message}` }),
     );
-    on('rejected', (r) => log(`webhook refused (${r.status}): ${clean(r.reason)}`));
+    on('rejected', (r) => {
+      const channel = r.channelId !== undefined ? ` channel ${clean(r.channelId, 200)}` : '';
+      log(`webhook refused (${r.status})${channel}: ${clean(r.reason)}`);
+    });
     return () => {
       for (const off of offs) off();
     };

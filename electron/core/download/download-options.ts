@@ -17,6 +17,11 @@ export interface DownloadOptions {
   /** Size announced by the webhook; the file must match it, and no byte beyond it is written. */
   expectedBytes?: number | null;
   /**
+   * The webhook's announced size even when it is not trusted for verification (`expectedBytes` null): a body
+   * without a length never goes past it, every time (a size measured by cutting is not the server's).
+   */
+  announcedBytes?: number | null;
+  /**
    * The most bytes one recording may have when neither the server nor the webhook says how many (a body with no
    * Content-Length stops here instead of filling the disk). Default DEFAULT_MAX_RECORDING_BYTES.
    */
@@ -24,6 +29,8 @@ export interface DownloadOptions {
   policy: DownloadPolicy;
   signal?: AbortSignal;
   onProgress?(p: DownloadProgress): void;
+  /** Called after every write with the bytes it put in the part (not throttled: keep it cheap). */
+  onBytesWritten?(bytes: number): void;
   /**
    * Maximum parallel ranges (default 4; 1 disables segmenting). A download starts with one connection and adds
    * ranges only while they add throughput (see `rampWindowMs`, `splitBelowBytesPerSec`).
@@ -38,8 +45,13 @@ export interface DownloadOptions {
   splitBelowBytesPerSec?: number;
   /** Files larger than this are fetched in parallel ranges (default 32 MiB). */
   segmentThresholdBytes?: number;
-  /** Idle timeout per connection (default 30 s). */
+  /** Idle timeout per connection, and the time allowed for each response's headers (default 30 s). */
   timeoutMs?: number;
+  /**
+   * The stall rule: after each `windowMs`, a download that received less than `bytesPerSec` on average over the
+   * window, or that at its rate cannot finish before `deadlineAt`, stops with StallError (part kept).
+   */
+  stallRule?: StallRule;
   /** Test seam: replaces file-system calls (e.g. to inject ENOSPC). */
   fs?: Partial<DownloadFs>;
   /**
@@ -48,12 +60,26 @@ export interface DownloadOptions {
    * saved file instead of downloading a second copy.
    */
   keepCommitRecord?: boolean;
+  /**
+   * SHA-256 of an earlier download of this recording whose MD5 did not match the ETag: the same bytes again
+   * prove the ETag is not an MD5 (S3 encrypted objects), and the file is saved with the `repeat` check.
+   */
+  repeatOf?: string | null;
   /** Minimum time between two `onProgress` calls (default 250 ms; 0 reports every write). */
   progressIntervalMs?: number;
   /** Minimum time between durable checkpoints of segment progress (default 1000 ms). */
   checkpointIntervalMs?: number;
   /** A running segment is split for an idle connection when at least twice this is left (default 4 MiB). */
   minSplitBytes?: number;
+}
+
+export interface StallRule {
+  bytesPerSec: number;
+  windowMs: number;
+  /** When the file disappears (ms since epoch on `now`), or null. */
+  deadlineAt?: number | null;
+  /** Clock of `deadlineAt` (default Date.now). */
+  now?: () => number;
 }
 
 export interface DownloadResult {
@@ -63,7 +89,7 @@ export interface DownloadResult {
   /** MD5 of the file when it was computed (the ETag carried one), else null. */
   md5: string | null;
   /** What the file was checked against before it was named: size, MD5, both, or nothing (nothing was known). */
-  checks: ('size' | 'md5')[];
+  checks: ('size' | 'md5' | 'repeat')[];
   etag: string | null;
   /** Bytes that were already in the part when this call started (0 for a fresh download). */
   resumedFrom: number;

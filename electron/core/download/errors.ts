@@ -58,13 +58,43 @@ export class VerificationError extends TallyError {
     readonly kind: VerificationKind,
     readonly expected: string | number,
     readonly actual: string | number,
+    /**
+     * The body had no length: `actual` is where it ended or where Tally stopped reading (one byte past the most
+     * that may arrive), not a size the server gave, so it never proves the announcement wrong (issue 20).
+     */
+    readonly cut = false,
+    /** For an MD5 mismatch: the SHA-256 of the bytes that did not match (compared with the next download's). */
+    readonly sha256: string | null = null,
   ) {
     super(
-      kind === 'md5'
-        ? `The downloaded recording is corrupt: its MD5 is ${actual} but the server announced ${expected}. It is downloaded again.`
-        : kind === 'announced-size'
-          ? `The downloaded recording has ${actual} bytes but the service announced ${expected}. It is downloaded again.`
-          : `The downloaded recording has ${actual} bytes but the server announced ${expected}. It is downloaded again.`,
+      cut
+        ? Number(actual) > Number(expected)
+          ? `The server sent more than the ${expected} bytes the service announced without saying how many; Tally stops reading there and tries again.`
+          : `The server ended the recording after ${actual} of the ${expected} bytes the service announced, without saying how many it has; it is downloaded again.`
+        : kind === 'md5'
+          ? `The downloaded recording is corrupt: its MD5 is ${actual} but the server announced ${expected}. It is downloaded again.`
+          : kind === 'announced-size'
+            ? `The downloaded recording has ${actual} bytes but the service announced ${expected}. It is downloaded again.`
+            : `The downloaded recording has ${actual} bytes but the server announced ${expected}. It is downloaded again.`,
+    );
+  }
+}
+
+/**
+ * The stall rule: a download far too slow (under the minimum rate for a while, or unable to finish before the
+ * service deletes the file at its rate) gives its slot to the next recording. Its part is kept; it is retried.
+ */
+export class StallError extends TallyError {
+  readonly code = 'stalled';
+  constructor(
+    readonly host: string,
+    readonly bytesPerSec: number,
+    readonly why: 'slow' | 'late',
+  ) {
+    super(
+      `The download from ${host} was too slow (${formatBytes(Math.round(bytesPerSec))}/s${
+        why === 'late' ? ': at that rate it cannot finish before the service deletes the file' : ''
+      }): its slot goes to the next recording and it resumes later from the partial download.`,
     );
   }
 }

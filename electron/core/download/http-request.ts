@@ -98,9 +98,21 @@ export function toDownloadError(error: unknown, url: URL, signal?: AbortSignal):
   if (signal?.aborted) return abortError(signal);
   if (isAbortError(error)) return error as Error;
   if (error instanceof TallyError) {
-    // The policy's lookup refuses internal addresses with its own TallyError: that is a refusal, not a glitch.
-    if (error.code === 'address_refused')
-      return new DownloadRefusedError(error.message.replace(/\.$/, ''), { cause: error });
+    if (error.code === 'address_refused') {
+      // A host name the policy does not allow is final. An internal address in a DNS answer is not: captive
+      // portals and split-horizon VPNs answer one for a while, and the service keeps the file for 6 hours, so
+      // the name is resolved again at the next attempt (issue 20). An IP literal never gets here: the policy
+      // refuses it before any request.
+      if ((error as { transient?: unknown }).transient !== true) {
+        return new DownloadRefusedError(error.message.replace(/\.$/, ''), { cause: error });
+      }
+      const { address, category } = error as unknown as { address: string; category: string };
+      return new NetworkError(
+        describeEndpoint(url),
+        `${url.hostname} resolved to ${address}, a ${category} address (a captive portal, VPN or DNS hiccup can answer this for a while); Tally resolves it again at the next attempt`,
+        { cause: error },
+      );
+    }
     return error;
   }
   const err = error as NodeJS.ErrnoException;
@@ -131,6 +143,12 @@ function requestOnce(url: URL, headers: Record<string, string>, opts: OpenOption
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
     let response: IncomingMessage | null = null;
+    // The idle timer below counts only silence: headers trickled a byte a second would never trip it. The
+    // whole header block gets the same time as one silence (issue 20).
+    const headersTimer = setTimeout(() => {
+      if (!response) req.destroy(new TimeoutError(describeEndpoint(url), opts.timeoutMs));
+    }, opts.timeoutMs);
+    req.once('close', () => clearTimeout(headersTimer));
     req.setTimeout(opts.timeoutMs, () => {
       const error = new TimeoutError(describeEndpoint(url), opts.timeoutMs);
       // After the headers the stall is in the body: fail the body stream so its reader sees the timeout.
@@ -139,6 +157,7 @@ function requestOnce(url: URL, headers: Record<string, string>, opts: OpenOption
     });
     req.once('response', (res) => {
       response = res;
+      clearTimeout(headersTimer);
       // Stop reading the socket until the body's reader is attached (it resumes it). Between the headers and
       // that moment the caller awaits file-system work; since Node 22, an early FIN read meanwhile destroys the
       // response together with the body bytes already buffered, so a short body cut by a reset lost everything

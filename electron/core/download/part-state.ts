@@ -23,7 +23,7 @@ export interface PartState {
   total: number | null;
   segments?: Segment[];
   /** Written just before the part is renamed: lets a restart recognise a recording that was already saved. */
-  committed?: { path: string; bytes: number; checks?: ('size' | 'md5')[] } | null;
+  committed?: { path: string; bytes: number; checks?: ('size' | 'md5' | 'repeat')[] } | null;
 }
 
 // Hand-written checks rather than a schema library: the engine runs in a crash-test child and a memory
@@ -51,7 +51,8 @@ function parsePartState(data: unknown): PartState | null {
     const c = o.committed as Record<string, unknown>;
     if (typeof c.path !== 'string' || !isCount(c.bytes)) return null;
     state.committed = { path: c.path, bytes: c.bytes };
-    if (Array.isArray(c.checks)) state.committed.checks = c.checks.filter((k) => k === 'size' || k === 'md5');
+    if (Array.isArray(c.checks))
+      state.committed.checks = c.checks.filter((k) => k === 'size' || k === 'md5' || k === 'repeat');
   }
   return state;
 }

@@ -20,6 +20,8 @@ const SMOOTHING = 0.3;
 export class ProgressMeter {
   bytes = 0;
   total: number | null = null;
+  /** Every byte has arrived (what follows is local: verification and the rename). */
+  done = false;
   #rate = 0;
   #sampleAt: number;
   #sampleBytes = 0;
@@ -30,6 +32,8 @@ export class ProgressMeter {
     /** Minimum time between two reports (0: every write). */
     private readonly reportIntervalMs = SAMPLE_MS,
     private readonly now: () => number = () => performance.now(),
+    /** Called on every write with its size, unthrottled (the queue's disk accounting). */
+    private readonly onBytes?: (bytes: number) => void,
   ) {
     this.#sampleAt = now();
   }
@@ -44,6 +48,7 @@ export class ProgressMeter {
 
   add(bytes: number): void {
     this.bytes += bytes;
+    this.onBytes?.(bytes);
     this.#tick(false);
   }
 

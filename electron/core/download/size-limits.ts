@@ -11,6 +11,8 @@ export const DEFAULT_MAX_RECORDING_BYTES = 64 * 1024 ** 3;
 export interface SizeLimits {
   /** The webhook's announced size, when trusted. */
   expected: number | null;
+  /** The webhook's announced size even when not trusted for verification: a body without a length stops there. */
+  announced?: number | null;
   maxBytes: number;
 }
 
@@ -30,14 +32,15 @@ export function refuseServerLength(total: number | null, limits: SizeLimits): Er
 
 /** The most bytes the part may reach: the server's length, else one past the announced size or the cap. */
 export function sizeCeiling(total: number | null, limits: SizeLimits): number {
-  return total ?? Math.min(limits.expected ?? Number.MAX_SAFE_INTEGER, limits.maxBytes) + 1;
+  return total ?? Math.min(limits.expected ?? limits.announced ?? Number.MAX_SAFE_INTEGER, limits.maxBytes) + 1;
 }
 
 /** After a body without a length reached the ceiling: what to report. */
 export function overflowError(size: number, limits: SizeLimits): Error {
-  // `size` is expected + 1, the same each time: the queue's strikes then stop trusting a wrong announcement.
-  if (limits.expected !== null && limits.expected < limits.maxBytes) {
-    return new VerificationError('announced-size', limits.expected, size);
+  // `size` is the announcement + 1 because Tally stopped there: marked `cut`, it never counts as the server's size.
+  const announced = limits.expected ?? limits.announced ?? null;
+  if (announced !== null && announced < limits.maxBytes) {
+    return new VerificationError('announced-size', announced, size, true);
   }
   return new DownloadRefusedError(
     `the server sent more than ${limits.maxBytes} bytes without saying how many (the maxRecordingBytes setting)`,

@@ -47,8 +47,18 @@ export async function md5OfFile(
   return hash.digest('hex');
 }
 
+/** Streams the file through `algorithm` once (SHA-256: two downloads compared byte for byte). */
+export function hashOfFile(
+  algorithm: 'md5' | 'sha256',
+  fsx: DownloadFs,
+  file: string,
+  signal?: AbortSignal,
+): Promise<string> {
+  return md5OfFile(fsx, file, signal, { hash: createHash(algorithm), bytes: 0 });
+}
+
 /** What a finished download was checked against: its size (server or webhook), its MD5 (S3 ETag). */
-export type VerifyCheck = 'size' | 'md5';
+export type VerifyCheck = 'size' | 'md5' | 'repeat';
 
 /** What a finished part must match; null fields are not checked. */
 export interface Expectations {
@@ -78,6 +88,10 @@ export async function verifyPart(
     throw new VerificationError('content-length', expect.serverBytes, size);
   }
   if (expect.announcedBytes !== null && size !== expect.announcedBytes) {
+    // Without a length from the server, `size` is only where the connection ended: it is no evidence against the
+    // announcement (the queue never distrusts an announcement for it), so such a file is never saved.
+    const measured = expect.serverBytes === null;
+    if (measured) throw new VerificationError('announced-size', expect.announcedBytes, size, true);
     throw new VerificationError('announced-size', expect.announcedBytes, size);
   }
   if (expect.md5 === null) return { md5: streamedMd5, checks };

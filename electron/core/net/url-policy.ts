@@ -30,9 +30,17 @@ export type AddressCategory =
   | 'shared (carrier-grade NAT)'
   | 'broadcast';
 
-/** A DNS answer pointed at an address the policy refuses (DNS rebinding or a misconfigured name). */
+/**
+ * A DNS answer pointed at an address the policy refuses (DNS rebinding or a misconfigured name), or a host name
+ * the policy does not allow at all (address '-').
+ */
 export class AddressRefusedError extends TallyError {
   readonly code = 'address_refused';
+  /**
+   * Whether asking again may give another answer: a captive portal, a split-horizon VPN or a DNS hiccup answers a
+   * private address for a while, then the public one again. Only a name the rules refuse is final.
+   */
+  readonly transient: boolean;
   constructor(
     readonly hostname: string,
     readonly address: string,
@@ -42,6 +50,7 @@ export class AddressRefusedError extends TallyError {
       `Refused to connect to ${hostname}: it resolves to ${address}, a ${category} address. ` +
         'Recordings are only downloaded from public addresses unless that exact origin is allowed.',
     );
+    this.transient = address !== '-';
   }
 }
 

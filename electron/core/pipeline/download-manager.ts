@@ -13,26 +13,25 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
-import { errorNote, note, said, type Note } from '../notes.js';
+import { note } from '../notes.js';
 import { backoffDelay, type BackoffPolicy } from '../backoff.js';
-import { TallyError } from '../errors.js';
-import { ensureWritableFolder, removePlantedLink } from '../folder-check.js';
+import { ensureWritableFolder } from '../folder-check.js';
 import { extFromUrl, renderFileName, safeFileName } from '../recordings/filename.js';
 import type { JobStore, RecordingJob } from '../recordings/types.js';
-import type { DownloadFs } from '../download/download-fs.js';
 import { downloadFs, sizeOf } from '../download/download-fs.js';
 import {
+  DiskFullError,
   DownloadRefusedError,
   HttpStatusError,
-  UnsafePathError,
   VerificationError,
   formatBytes,
 } from '../download/errors.js';
-import type { DownloadOptions, DownloadPolicy, DownloadProgress } from '../download/fetch-file.js';
-import { DEFAULT_MAX_RECORDING_BYTES, downloadFile, forgetCommit } from '../download/fetch-file.js';
+import type { DownloadPolicy } from '../download/fetch-file.js';
+import { DEFAULT_MAX_RECORDING_BYTES, discardPart, downloadFile, forgetCommit } from '../download/fetch-file.js';
 import { isAbortError } from '../download/http-request.js';
-import { statePathFor } from '../download/part-state.js';
-import { releaseFinalName, reserveFinalName, sniffPart } from './final-names.js';
+import { DiskBudget, bytesToWrite, type DiskStats, type DiskStatus } from './disk-budget.js';
+import { refusePlantedLinks, releaseFinalName, reserveFinalName, sniffPart } from './final-names.js';
+import { describe, formatTime, stored } from './job-notes.js';
 import { RetrySchedule } from './retry-schedule.js';
 
 /** First wait before looking again at a recording the service says is gone, and the longest. */
@@ -40,79 +39,20 @@ export const GONE_RECHECK_MS = 10 * 60 * 1000;
 export const GONE_RECHECK_MAX_MS = 60 * 60 * 1000;
 
 export { RESERVATION_SUFFIX, reserveFinalName } from './final-names.js';
+export type { DiskStatus } from './disk-budget.js';
 
-export interface DownloadManagerOptions {
-  store: JobStore;
-  /** Recordings folder (created if missing). */
-  folder: string;
-  policy: DownloadPolicy;
-  /** Downloads at once (default 3). */
-  concurrency?: number;
-  /** File-name template (`{channelId}`, `{date}`, `{time}`, `{datetime}`); default `{channelId}`. */
-  fileNameTemplate?: string;
-  /** Clock (ms since epoch) for deadlines and retry times. */
-  now?: () => number;
-  /** Jitter source in [0, 1). */
-  random?: () => number;
-  /** Wait before the second look at a recording the service says is gone (default GONE_RECHECK_MS); doubles. */
-  goneRecheckMs?: number;
-  /** First retry delay cap (default 2 s); doubles per attempt. */
-  retryBaseMs?: number;
-  /** Largest retry delay (default 5 min). */
-  retryMaxMs?: number;
-  /** Parallel ranges per download (default 4). */
-  segments?: number;
-  /** Size above which ranges are used (default 32 MiB). */
-  segmentThresholdBytes?: number;
-  /** How the engine adds ranges (download-options.ts); tests shorten them to fit small files. */
-  ramp?: Pick<DownloadOptions, 'rampWindowMs' | 'minSplitBytes'>;
-  /**
-   * Largest recording accepted (the maxRecordingBytes setting; default DEFAULT_MAX_RECORDING_BYTES). A larger
-   * announced size is treated as unknown, never trusted for the disk check.
-   */
-  maxRecordingBytes?: number;
-  /** Idle timeout per connection (default 30 s). */
-  timeoutMs?: number;
-  /** Minimum time between two byte checkpoints written to the store (default 1000 ms). */
-  checkpointIntervalMs?: number;
-  /** Minimum time between two 'progress' events per download (default 250 ms). */
-  progressIntervalMs?: number;
-  /** Test seam passed to the engine. */
-  fs?: Partial<DownloadFs>;
-}
+export type {
+  DownloadManagerEvents,
+  DownloadManagerOptions,
+  ExpiredEvent,
+  FailedEvent,
+  ProgressEvent,
+  SavedEvent,
+} from './download-manager-types.js';
+import type { DownloadManagerEvents, DownloadManagerOptions } from './download-manager-types.js';
 
-export interface ProgressEvent extends DownloadProgress {
-  key: string;
-  channelId: string;
-  /** ISO time the service deletes the file. */
-  deadline: string;
-}
-
-export interface SavedEvent {
-  job: RecordingJob;
-  path: string;
-  bytes: number;
-}
-
-export interface FailedEvent {
-  job: RecordingJob;
-  error: Error;
-  willRetry: boolean;
-  /** ISO time of the next attempt, or null. */
-  nextAttemptAt: string | null;
-}
-
-export interface ExpiredEvent {
-  job: RecordingJob;
-  reason: string;
-}
-
-export interface DownloadManagerEvents {
-  progress: [ProgressEvent];
-  saved: [SavedEvent];
-  failed: [FailedEvent];
-  expired: [ExpiredEvent];
-}
+/** Below 8 KiB/s for a minute, a download yields its slot (see stall-rule.ts). */
+const DEFAULT_STALL_RULE = { bytesPerSec: 8 * 1024, windowMs: 60_000 };
 
 /** After this many identical announced-size mismatches the webhook's `filesize` is taken to be wrong. */
 const ANNOUNCED_SIZE_STRIKES = 2;
@@ -125,13 +65,6 @@ export function partPathFor(folder: string, job: Pick<RecordingJob, 'key' | 'cha
   const tag = createHash('sha256').update(job.key).digest('hex').slice(0, 10);
   const ext = extFromUrl(job.url);
   return path.join(folder, `${safeFileName(job.channelId, { maxBytes: 80 })}.${tag}${ext}.part`);
-}
-
-function formatTime(ms: number): string {
-  return new Date(ms)
-    .toISOString()
-    .replace('T', ' ')
-    .replace(/\.\d+Z$/, ' UTC');
 }
 
 interface Running {
@@ -166,8 +99,12 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   readonly #writes = new Set<Promise<unknown>>();
   /** key → [actual size, strikes] of announced-size mismatches. */
   readonly #sizeStrikes = new Map<string, [number, number]>();
+  /** key → SHA-256 of its last download whose MD5 did not match the ETag (see DownloadOptions.repeatOf). */
+  readonly #md5Misses = new Map<string, string>();
   /** key → folder of the part, for jobs started in this session and not finished. */
   readonly #jobFolders = new Map<string, string>();
+  readonly #disk: DiskBudget;
+  #diskState: DiskStatus['state'] = 'ok';
   #started = false;
   #stopped = false;
   #sweeping: Promise<void> = Promise.resolve();
@@ -183,6 +120,21 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     this.#now = opts.now ?? Date.now;
     this.#random = opts.random ?? Math.random;
     this.#backoff = { baseMs: opts.retryBaseMs ?? 2000, maxMs: opts.retryMaxMs ?? 5 * 60 * 1000, jitter: 1 };
+    const statfs = opts.fs?.statfs;
+    const stats: DiskStats | undefined =
+      opts.diskStats ?? (statfs ? async (folder) => ({ blocks: 0, ...(await statfs(folder)) }) : undefined);
+    this.#disk = new DiskBudget({
+      ...(stats ? { stats } : {}),
+      ...(opts.diskFloorBytes !== undefined ? { floorBytes: opts.diskFloorBytes } : {}),
+    });
+  }
+
+  /**
+   * The disk health of the recordings folder as last measured (null before the first download): free bytes,
+   * what running downloads reserved, the floor kept for the journal and the recordings waiting for space.
+   */
+  get diskStatus(): DiskStatus | null {
+    return this.#disk.status;
   }
 
   /** Subscribes to new jobs and resumes every unfinished one (a job left `downloading` by a crash included). */
@@ -289,7 +241,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
       const job = this.#store.get(key);
       if (!job || (job.state !== 'pending' && job.state !== 'downloading' && job.state !== 'gone')) continue;
       const controller = new AbortController();
-      const task = this.#attempt(job, controller.signal)
+      const task = this.#attempt(job, controller)
         .catch((error: unknown) => {
           // The store itself failed (e.g. its disk is full). The job keeps its last durable state; try again
           // later, when a commit record (if the file was saved) lets the next attempt finish without a download.
@@ -304,27 +256,12 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         })
         .finally(() => {
           this.#running.delete(key);
+          this.#disk.release(key);
+          this.#wakeDiskWaiters(key);
           if (this.#retryAfter.delete(key)) void this.retry(key);
           this.#pump();
         });
       this.#running.set(key, { controller, task });
-    }
-  }
-
-  /**
-   * The paths this job writes (part, its sidecar and the sidecar's temporary) must not be symbolic links: a link
-   * found there is removed (never followed) and the attempt fails saying so; the next attempt starts clean.
-   */
-  async #refusePlantedLinks(partPath: string): Promise<void> {
-    const sidecar = statePathFor(partPath);
-    const found: string[] = [];
-    for (const file of [partPath, sidecar, `${sidecar}.tmp`]) {
-      if (await removePlantedLink(file)) found.push(path.basename(file));
-    }
-    if (found.length > 0) {
-      throw new UnsafePathError(
-        `A symbolic link had been put at ${found.join(', ')} in the recordings folder. Tally removed it without following it and tries again.`,
-      );
     }
   }
 
@@ -338,7 +275,26 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     return write;
   }
 
-  async #attempt(initial: RecordingJob, signal: AbortSignal): Promise<void> {
+  /** A download ended and its space may be free: the recordings waiting for space look again, first come first. */
+  #wakeDiskWaiters(ended: string): void {
+    for (const key of this.#disk.waitingKeys) {
+      if (this.#stopped) return;
+      if (key === ended || !this.#retries.has(key)) continue;
+      this.#retries.cancel(key);
+      this.#enqueue(key);
+    }
+  }
+
+  #announceDisk(): void {
+    const status = this.#disk.status;
+    if (!status) return;
+    if (status.state === 'ok' && this.#diskState === 'ok') return;
+    this.#diskState = status.state;
+    this.emit('disk', { ...status });
+  }
+
+  async #attempt(initial: RecordingJob, controller: AbortController): Promise<void> {
+    const signal = controller.signal;
     const key = initial.key;
     // A retry continues in the folder its part is in, even if the folder setting changed meanwhile.
     const folder = this.#jobFolders.get(key) ?? this.#folder;
@@ -353,6 +309,17 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     const plausible = initial.announcedBytes !== null && initial.announcedBytes <= maxBytes;
     const trustAnnounced = plausible && (!strikes || strikes[1] < ANNOUNCED_SIZE_STRIKES);
 
+    // Space first: a download that would not fit beside the running ones waits instead of starting (and
+    // stopping half way with the space another one needs). Waiting costs no attempt.
+    const need = await bytesToWrite(plausible ? initial.announcedBytes : null, partPath);
+    const short = await this.#disk.reserve(key, folder, need, partPath);
+    this.#announceDisk();
+    if (short) {
+      await this.#handleFailure(initial, new DiskFullError(folder, short.needed, short.free), deadline, partPath);
+      return;
+    }
+
+    const stallRule = this.#opts.stallRule === undefined ? DEFAULT_STALL_RULE : this.#opts.stallRule;
     let job = await this.#write(key, {
       state: 'downloading',
       attempts: initial.attempts + 1,
@@ -360,16 +327,22 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     });
     let lastCheckpoint = 0;
     let checkpoint: Promise<unknown> | null = null;
+    // Whatever the reservations say, another program may fill the disk: pause above the floor.
+    const watch = this.#disk.watch(key, folder, (free) => {
+      if (!signal.aborted) controller.abort(new DiskFullError(folder, null, free));
+    });
     try {
       // Not a recursive mkdir: on a file system that refuses folders it would spin (see folder-check.ts).
       await ensureWritableFolder(folder, { source: 'the recordings folder', probe: false });
-      await this.#refusePlantedLinks(partPath);
+      await refusePlantedLinks(partPath);
       const result = await downloadFile({
         url: job.url,
         partPath,
         // Named once verified, after the bytes themselves say what the file is (the URL only suggested it).
         dest: async () => reserveFinalName(folder, base, (await sniffPart(partPath)) ?? ext, key),
         expectedBytes: trustAnnounced ? job.announcedBytes : null,
+        announcedBytes: plausible ? job.announcedBytes : null,
+        repeatOf: this.#md5Misses.get(key) ?? null,
         maxBytes,
         policy: this.#policy,
         signal,
@@ -380,8 +353,10 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
           : {}),
         ...this.#opts.ramp,
         ...(this.#opts.timeoutMs !== undefined ? { timeoutMs: this.#opts.timeoutMs } : {}),
+        ...(stallRule ? { stallRule: { ...stallRule, deadlineAt: deadline, now: this.#now } } : {}),
         ...(this.#opts.fs ? { fs: this.#opts.fs } : {}),
         ...(this.#opts.progressIntervalMs !== undefined ? { progressIntervalMs: this.#opts.progressIntervalMs } : {}),
+        onBytesWritten: watch.wrote,
         onProgress: (p) => {
           this.emit('progress', { key, channelId: job.channelId, deadline: job.deadline, ...p });
           const now = this.#now();
@@ -410,10 +385,18 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
       await releaseFinalName(result.path);
       await forgetCommit(partPath, this.#opts.fs).catch(() => undefined);
       this.#sizeStrikes.delete(key);
+      this.#md5Misses.delete(key);
       this.#jobFolders.delete(key);
+      this.#disk.forget(key);
       this.emit('saved', { job, path: result.path, bytes: result.bytes });
     } catch (error) {
       await checkpoint;
+      await watch.settled();
+      const reason: unknown = signal.reason;
+      if (signal.aborted && reason instanceof DiskFullError && !this.#stopped) {
+        await this.#handleFailure(job, reason, deadline, partPath);
+        return;
+      }
       if (signal.aborted || isAbortError(error)) {
         await this.#write(key, { state: 'pending', updatedAt: this.#iso() });
         return;
@@ -428,19 +411,28 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     const cause = describe(error);
 
     if (error instanceof DownloadRefusedError) {
+      this.#disk.forget(key);
       const failed = await this.#write(key, { state: 'failed', ...stored(cause), updatedAt: this.#iso(now) });
       this.emit('failed', { job: failed, error, willRetry: false, nextAttemptAt: null });
       return;
     }
 
     if (now >= deadline) {
+      this.#disk.forget(key);
+      this.#announceDisk();
       const partBytes = await sizeOf(downloadFs(this.#opts.fs), partPath).catch(() => null);
       const at = formatTime(deadline);
       const why =
         error instanceof HttpStatusError && error.gone
           ? [note('recordingGone', { at })]
           : [note('recordingLate', { at }), cause];
-      if (partBytes) why.push(note('partialKept', { size: formatBytes(partBytes), path: partPath }));
+      // The file is gone from the service: its part can never be finished, and it holds disk others need.
+      if (partBytes !== null) {
+        await discardPart(partPath, this.#opts.fs).catch(() => undefined);
+        if (partBytes > 0) why.push(note('partialReleased', { size: formatBytes(partBytes) }));
+      }
+      this.#jobFolders.delete(key);
+      this.#sizeStrikes.delete(key);
       const reason = stored(...why);
       const expired = await this.#write(key, { state: 'expired', ...reason, updatedAt: this.#iso(now) });
       this.emit('expired', { job: expired, reason: reason.error });
@@ -465,10 +457,24 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     }
     this.#goneCount.delete(key);
 
-    if (error instanceof VerificationError && error.kind === 'announced-size') {
+    if (error instanceof VerificationError && error.sha256) this.#md5Misses.set(key, error.sha256);
+    // Only a size the server gave counts against the announcement (a cut one is where Tally stopped reading).
+    if (error instanceof VerificationError && error.kind === 'announced-size' && !error.cut) {
       const actual = Number(error.actual);
       const previous = this.#sizeStrikes.get(key);
       this.#sizeStrikes.set(key, [actual, previous && previous[0] === actual ? previous[1] + 1 : 1]);
+    }
+
+    if (error instanceof DiskFullError) {
+      // Not a retry with backoff: the next download to finish wakes this one (see #wakeDiskWaiters), and a
+      // look every diskRecheckMs notices space freed by someone else. Its part is kept.
+      const why = stored(await this.#disk.wait(key, error));
+      this.#announceDisk();
+      const nextAt = Math.min(deadline, now + (this.#opts.diskRecheckMs ?? Math.min(30_000, this.#backoff.maxMs)));
+      const pending = await this.#write(key, { state: 'pending', ...why, updatedAt: this.#iso(now) });
+      this.emit('failed', { job: pending, error, willRetry: true, nextAttemptAt: this.#iso(nextAt) });
+      this.#schedule(key, nextAt - now);
+      return;
     }
 
     let nextAt = now + Math.max(1, backoffDelay(job.attempts, this.#backoff, this.#random));
@@ -490,17 +496,4 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     if (this.#stopped) return;
     this.#retries.add(key, this.#now() + Math.max(0, delayMs));
   }
-}
-
-/** The job's `error` note: our errors with their code, anything else prefixed. */
-function describe(error: Error): Note {
-  if (error instanceof TallyError) return errorNote(error);
-  const code = (error as NodeJS.ErrnoException).code;
-  return note('saveFailed', { detail: `${code ? `${code} ` : ''}${error.message}` });
-}
-
-/** The job's `error` text and its notes, written together. */
-function stored(...notes: Note[]): { error: string; errorNotes: Note[] } {
-  const { text, notes: errorNotes } = said(...notes);
-  return { error: text, errorNotes };
 }

@@ -3,6 +3,9 @@
  * the extension is the one the file's first bytes announce. Split from the download queue, which uses both.
  */
 import { lstat, open, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { UnsafePathError } from '../download/errors.js';
+import { statePathFor } from '../download/part-state.js';
 import { removePlantedLink } from '../folder-check.js';
 import { mediaExt, pickFinalName, safeFileName, sniffMediaExt } from '../recordings/filename.js';
 
@@ -75,4 +78,21 @@ export async function releaseFinalName(finalPath: string): Promise<void> {
   const marker = `${finalPath}${RESERVATION_SUFFIX}`;
   heldMarkers.delete(marker);
   await rm(marker, { force: true }).catch(() => undefined);
+}
+
+/**
+ * The paths this job writes (part, its sidecar and the sidecar's temporary) must not be symbolic links: a link
+ * found there is removed (never followed) and the attempt fails saying so; the next attempt starts clean.
+ */
+export async function refusePlantedLinks(partPath: string): Promise<void> {
+  const sidecar = statePathFor(partPath);
+  const found: string[] = [];
+  for (const file of [partPath, sidecar, `${sidecar}.tmp`]) {
+    if (await removePlantedLink(file)) found.push(path.basename(file));
+  }
+  if (found.length > 0) {
+    throw new UnsafePathError(
+      `A symbolic link had been put at ${found.join(', ')} in the recordings folder. Tally removed it without following it and tries again.`,
+    );
+  }
 }

@@ -8,12 +8,12 @@ import type { SearchResult } from '../model.js';
 import type { DownloadOriginPolicy } from '../net/url-policy.js';
 import type { GapReportResult } from '../recordings/gap-report.js';
 import type { RecordingJob } from '../recordings/types.js';
-import type { NgrokSdk, TunnelSettingsInput } from '../tunnels/index.js';
+import type { ConnectToOverride, NgrokSdk, TunnelSettingsInput } from '../tunnels/index.js';
 import type { RefusedUploadRecord } from '../uploads/upload-log.js';
 import type { UploadedEvent } from '../uploads/upload-route.js';
 import type { ChannelHookCall } from '../webhook/channel-hook.js';
 import type { Rejection } from '../webhook/receiver.js';
-import type { ExpiredEvent, FailedEvent, ProgressEvent, SavedEvent } from './download-manager.js';
+import type { DiskStatus, ExpiredEvent, FailedEvent, ProgressEvent, SavedEvent } from './download-manager.js';
 import type { MissingRecording } from './expected-recordings.js';
 
 /** The two service calls the pipeline makes: registering the webhook URL and the gap report's search. */
@@ -42,6 +42,11 @@ export interface PipelineOptions {
   ngrokAuthtoken?: string | null;
   /** Replaces the ngrok SDK's cloud boundary (tests only). */
   ngrokSdk?: NgrokSdk;
+  /**
+   * Tests only: where a public-looking host (a tunnel fake's `http://<id>.lt.test`) is really reached, for the
+   * public-path check through the tunnel (TunnelSupervisor's `testOnlyConnectTo`).
+   */
+  testOnlyConnectTo?: ConnectToOverride;
   /** Register the public webhook URL through the admin API whenever it changes. */
   register?: boolean;
   /** Needed for registration and the gap report; without it both are skipped with a clear message. */
@@ -61,6 +66,10 @@ export interface PipelineOptions {
   keepNewestRecordings?: number;
   segments?: number;
   retryBaseMs?: number;
+  /** Free space downloads leave for the journal (DownloadManager's diskFloorBytes; default 5 % of the disk). */
+  diskFloorBytes?: number;
+  /** How often a recording waiting for disk space looks again (DownloadManager's diskRecheckMs). */
+  diskRecheckMs?: number;
   /** Clock of the download deadlines and retries (tests: a recording's 6 hours pass without waiting). */
   now?: () => number;
   tunnelCheckIntervalMs?: number;
@@ -140,6 +149,12 @@ export interface PipelineEvents {
   saved: [event: SavedEvent];
   failed: [event: FailedEvent];
   expired: [event: ExpiredEvent];
+  /** Disk health of the recordings folder changed (see DownloadManager.diskStatus). */
+  disk: [status: DiskStatus];
+  /** The state folder (journal, tokens, lock) vanished while running and was made again from memory. */
+  'state-restored': [info: { dir: string; jobs: number }];
+  /** A damaged token file and copy: a new token, so the registered URL is dead until registered again. */
+  'token-replaced': [info: { name: string; why: string }];
   tunnel: [status: TunnelStatus];
   registered: [info: { url: string; channelHookError: string | null }];
   /** The channel lifecycle hook: a channel opened or closed. */

@@ -10,7 +10,7 @@
 import { note, noteText } from '../notes.js';
 import { EventEmitter } from 'node:events';
 import { ensureWritableFolder } from '../folder-check.js';
-import { DownloadManager } from './download-manager.js';
+import { DownloadManager, type DiskStatus } from './download-manager.js';
 import { AutoRegistrar, TunnelSupervisor, tunnelProviderFor } from '../tunnels/index.js';
 import { WebhookReceiver, isAddressInUse } from '../webhook/receiver.js';
 import { TokenStore } from '../webhook/token.js';
@@ -63,6 +63,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
   #uploadLog: UploadLog | null = null;
   readonly expected: ExpectedRecordings;
   #pruning: Promise<unknown> = Promise.resolve();
+  #tokenReplaced: { name: string; why: string } | null = null;
   #listen: ListenState | null = null;
   #listenTimer: NodeJS.Timeout | null = null;
   #listenDelayMs = LISTEN_RETRY_FIRST_MS;
@@ -90,6 +91,8 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
       maxRecordingBytes: opts.maxRecordingBytes,
       segments: opts.segments,
       retryBaseMs: opts.retryBaseMs,
+      ...(opts.diskFloorBytes !== undefined ? { diskFloorBytes: opts.diskFloorBytes } : {}),
+      ...(opts.diskRecheckMs !== undefined ? { diskRecheckMs: opts.diskRecheckMs } : {}),
       ...(opts.now ? { now: opts.now } : {}),
     });
     // A tunnel setting that cannot work shows in the tunnel status; the receiver starts all the same.
@@ -115,6 +118,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
       expectedId: receiver.instanceId,
       signProbe: (nonce) => receiver.signProbe(nonce),
       checkIntervalMs: opts.tunnelCheckIntervalMs,
+      ...(opts.testOnlyConnectTo ? { testOnlyConnectTo: opts.testOnlyConnectTo } : {}),
       // A failed check is repeated sooner, but never later than the regular period.
       ...(opts.tunnelCheckIntervalMs ? { retryCheckIntervalMs: Math.min(10_000, opts.tunnelCheckIntervalMs) } : {}),
       ...(opts.log ? { log: opts.log } : {}),
@@ -156,6 +160,15 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     });
     this.downloads.on('failed', (e) => this.emit('failed', e));
     this.downloads.on('expired', (e) => this.emit('expired', e));
+    this.downloads.on('disk', (status) => this.emit('disk', status));
+    this.inbox.on('restored', (info) => void this.#restoreState(tokens, info));
+    tokens.on('replaced', (name, why) => {
+      this.#tokenReplaced = { name, why };
+      (opts.log ?? silentLogger).warn(
+        `token: ${why}; a new ${name} token was made, so the URL the service holds no longer works until it is registered again`,
+      );
+      this.emit('token-replaced', { name, why });
+    });
     this.inbox.on('added', (job) => this.emit('changed', job));
     this.inbox.on('updated', (job) => this.emit('changed', job));
     this.supervisor.on('status', (s) => this.emit('tunnel', s));
@@ -275,6 +288,35 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
   /** The download-origin policy every fetch of a webhook's URL goes through. */
   get policy(): DownloadOriginPolicy {
     return this.#opts.policy;
+  }
+
+  /**
+   * Disk health of the recordings folder (free bytes, reserved, the journal's floor, recordings waiting for
+   * space), or null before the first download measured it. The `disk` event says when it changes.
+   */
+  get diskStatus(): DiskStatus | null {
+    return this.downloads.diskStatus;
+  }
+
+  /**
+   * A token file and its copy were found damaged at open and a new token was made: the URL the service holds is
+   * dead until the new one is registered (the health model reads this), else null.
+   */
+  get tokenReplaced(): { name: string; why: string } | null {
+    return this.#tokenReplaced;
+  }
+
+  /** The state folder vanished and the journal was written again from memory: the tokens and the lock follow. */
+  async #restoreState(tokens: TokenStore, info: { dir: string; jobs: number }): Promise<void> {
+    const log = this.#opts.log ?? silentLogger;
+    try {
+      await tokens.restore();
+      await this.#lock.restore();
+      log.warn(`state: ${info.dir} was deleted while Tally was running; made it again from memory (${info.jobs} jobs)`);
+    } catch (error) {
+      log.warn(`state: ${info.dir} was deleted and could not be made again in full: ${describeError(error)}`);
+    }
+    this.emit('state-restored', info);
   }
 
   get lastGapReport(): GapReportResult | null {

@@ -55,6 +55,7 @@ function facts(patch: Partial<HealthFacts> = {}): HealthFacts {
       neededBytes: 0,
     },
     disks: [{ path: '/rec', freeBytes: 100 * 1024 ** 3, error: null }],
+    diskWait: null,
     keychain: { available: true, reason: [] },
     studio: null,
     ...patch,
@@ -136,6 +137,13 @@ describe('judgeHealth', () => {
     const full = facts({ disks: [{ path: '/rec', freeBytes: DISK_ERROR_BYTES - 1, error: null }] });
     expect(part(full, 'disk')).toMatchObject({ state: 'error' });
     expect(part(full, 'disk')?.reason).toMatch(/^\/rec is nearly full \(\d+(\.\d+)? MiB free\)/);
+    const waiting = facts({
+      diskWait: { folder: '/rec', waiting: 2, neededBytes: 20 * 1024 ** 2, freeBytes: 1024 ** 2 },
+    });
+    expect(part(waiting, 'disk')).toMatchObject({
+      state: 'error',
+      reason: '2 recordings wait for space in /rec: the first needs 20.0 MiB, 1.0 MiB is free.',
+    });
   });
 
   it('leaves out the public path of a studio member and counts its studio link', () => {

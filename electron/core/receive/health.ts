@@ -83,6 +83,8 @@ export interface HealthFacts {
     neededBytes: number;
   };
   disks: DiskFacts[];
+  /** Recordings waiting for space in the recordings folder (the download queue's disk budget), when any. */
+  diskWait: { folder: string; waiting: number; neededBytes: number | null; freeBytes: number | null } | null;
   /** Only where the keychain is used (the app): null leaves the component out. */
   keychain: { available: boolean; reason: Note[] } | null;
   /** Only in studio mode: null leaves the component out. */
@@ -235,6 +237,17 @@ function downloadsHealth(f: HealthFacts): HealthComponentView {
 }
 
 function diskHealth(f: HealthFacts): HealthComponentView | null {
+  const wait = f.diskWait;
+  if (wait && wait.waiting > 0) {
+    // Downloads already wait for space: recordings are at risk until some is freed.
+    const said = note('healthDiskWaiting', {
+      count: wait.waiting,
+      path: wait.folder,
+      needed: wait.neededBytes === null ? '?' : formatBytes(wait.neededBytes),
+      free: wait.freeBytes === null ? '?' : formatBytes(wait.freeBytes),
+    });
+    return component('disk', 'error', [said], [note('healthDiskAction')]);
+  }
   if (f.disks.length === 0) return null;
   let worst: HealthComponentView | null = null;
   for (const disk of f.disks) {

@@ -280,6 +280,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       });
     });
     on('tunnel', changed);
+    on('disk', changed);
     on('progress', (e) => this.#progressAt.set(e.key, this.#now()));
     on('changed', (job) => {
       if (job.state !== 'downloading') this.#progressAt.delete(job.key);
@@ -466,6 +467,14 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
         neededBytes,
       },
       disks: this.#disks,
+      diskWait: pipeline?.diskStatus
+        ? {
+            folder: pipeline.diskStatus.folder,
+            waiting: pipeline.diskStatus.waiting,
+            neededBytes: pipeline.diskStatus.neededBytes,
+            freeBytes: pipeline.diskStatus.freeBytes,
+          }
+        : null,
       keychain: face.keychain ?? null,
       studio: face.studio ?? null,
     };

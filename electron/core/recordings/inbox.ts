@@ -20,11 +20,12 @@
  */
 import { EventEmitter } from 'node:events';
 import { closeSync, openSync } from 'node:fs';
-import { open, rename, rm } from 'node:fs/promises';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { aliasKey, differByRandomSegment, recordingKey } from './recording-key.js';
+import { aliasKey, aliasKeys, differByRandomSegment, longerPath, recordingKey } from './recording-key.js';
 import { JobIndex, aliasHash, type Located } from './job-index.js';
+import { journalMoved, keepDamaged, openJournal, writeCompacted } from './journal-rewrite.js';
 import {
   DSYNC_FLAGS,
   JournalWriteError,
@@ -57,6 +58,8 @@ export type JobPatch = Parameters<JobStore['update']>[1];
 interface InboxEvents {
   added: [job: RecordingJob];
   updated: [job: RecordingJob];
+  /** The state folder or the journal vanished under Tally and was written again from memory (see #keepHome). */
+  restored: [info: { dir: string; jobs: number }];
 }
 
 interface Pending {
@@ -136,18 +139,23 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
   static async open(dir: string, options: InboxOptions = {}): Promise<Inbox> {
     // Replay keeps only where each job's last snapshot is (and its state), never the jobs themselves.
     const index = new JobIndex();
-    const { file, size, replay } = await openJsonLines(
-      dir,
-      JOURNAL_FILE,
-      (text, offset, length) => {
-        const job = parseLine(text);
-        if (job) index.set(job, { offset, length }, index.has(job.key) ? null : aliasOf(job));
-        return job !== null;
-      },
-      journalOpener(options),
-      DSYNC_FLAGS ?? 'a',
+    const { file, size, replay } = await openJournal(dir, () =>
+      openJsonLines(
+        dir,
+        JOURNAL_FILE,
+        (text, offset, length) => {
+          const job = parseLine(text);
+          if (job) index.set(job, { offset, length }, index.has(job.key) ? null : aliasOf(job));
+          return job !== null;
+        },
+        journalOpener(options),
+        DSYNC_FLAGS ?? 'a',
+      ),
     );
-    const report: ReplayReport = { jobs: 0, ...replay };
+    const report: ReplayReport = { jobs: 0, damagedCopy: null, ...replay };
+    // Damaged lines are skipped, never fatal; the file as it was is kept aside first (compaction rewrites it).
+    if (replay.skippedLines > 0)
+      report.damagedCopy = await keepDamaged(join(dir, JOURNAL_FILE), replay, index.size, options.log);
     const inbox = new Inbox(dir, file, report, size, options, index);
     report.jobs = index.size;
     if (inbox.#shouldCompact() || inbox.#prunable().length >= PRUNE_AT_OPEN) {
@@ -310,6 +318,16 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
       }
       if (this.#queue.length === 0) return;
       const batch = this.#takeBatch();
+      try {
+        await this.#keepHome();
+      } catch (error) {
+        const failure = new JournalWriteError(
+          `The state folder ${this.#dir} was deleted or replaced while Tally was running, and could not be made again (${describeError(error)}); webhooks are refused until it can.`,
+          { cause: error },
+        );
+        for (const pending of batch) pending.reject(failure);
+        continue;
+      }
       const lead = this.#dirtyTail ? 1 : 0;
       const data = Buffer.from((lead ? '\n' : '') + batch.map((p) => p.line).join(''), 'utf8');
       try {
@@ -340,6 +358,19 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
       }
       if (this.#shouldCompact()) this.#compactWaiters.push({ resolve: () => undefined, reject: () => undefined });
     }
+  }
+
+  /**
+   * The state folder or the journal deleted or replaced while running: appends would go into an unlinked file,
+   * acknowledged and gone after a restart (issue 20). Before each batch the journal's path must still be the file
+   * Tally reads; if not, the folder is made again and the journal written from memory (the reader still holds
+   * the old file), and `restored` says so. Until that works every add is refused, never acknowledged.
+   */
+  async #keepHome(): Promise<void> {
+    if (!(await journalMoved(this.path, this.#reader))) return;
+    await mkdir(this.#dir, { recursive: true, mode: 0o700 });
+    await this.#rewrite();
+    this.emit('restored', { dir: this.#dir, jobs: this.#index.size });
   }
 
   #takeBatch(): Pending[] {
@@ -376,39 +407,7 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
     const pruned = this.#prunable();
     const dropped = new Set(pruned);
     const tmp = `${this.path}.tmp`;
-    const out = await open(tmp, 'w', 0o600);
-    const moved = this.#index.offsetsLike();
-    let written = 0;
-    let lineCount = 0;
-    try {
-      // Written in batches of about MAX_BATCH_BYTES: a journal of 100,000 jobs never becomes one big string.
-      let batch: Buffer[] = [];
-      let batchBytes = 0;
-      const flush = async (): Promise<void> => {
-        if (batch.length === 0) return;
-        const data = Buffer.concat(batch);
-        await appendFully(out, data);
-        written += data.length;
-        batch = [];
-        batchBytes = 0;
-      };
-      // Each job's latest snapshot is copied as it is on disk: nothing is parsed.
-      for (const { key, slot, offset, length } of this.#index.entries()) {
-        if (dropped.has(key)) continue;
-        const line = Buffer.allocUnsafe(length + 1);
-        readFully(this.#reader, line, length, offset);
-        line[length] = 0x0a;
-        moved[slot] = written + batchBytes;
-        batch.push(line);
-        batchBytes += line.length;
-        lineCount += 1;
-        if (batchBytes >= MAX_BATCH_BYTES) await flush();
-      }
-      await flush();
-      await out.sync();
-    } finally {
-      await out.close();
-    }
+    const { moved, written, lineCount } = await writeCompacted(tmp, this.#reader, this.#index, dropped);
     try {
       await rename(tmp, this.path);
     } catch (error) {
@@ -479,11 +478,20 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
   /** A known job for the same recording announced with the other URL shape (see the file comment). */
   #aliasOf(rec: NewRecording, now: Date): RecordingJob | undefined {
     const alias = aliasKey(rec.channelId, rec.url);
-    if (!alias) return undefined;
-    for (const key of this.#index.aliasKeys(aliasHash(alias))) {
+    const keys = aliasKeys(rec.channelId, rec.url);
+    if (!alias || !keys) return undefined;
+    // A legacy-form job has this URL's trimmed path as its own; a current-form job, this path as its trimmed one.
+    const candidates = [
+      ...(keys.trimmed === null ? [] : this.#index.aliasKeys(aliasHash(keys.trimmed), 'own')),
+      ...this.#index.aliasKeys(aliasHash(keys.own), 'trimmed'),
+    ];
+    for (const key of candidates) {
       const job = this.#read(key);
       if (!job || aliasKey(job.channelId, job.url) !== alias) continue;
       const age = Math.abs(now.getTime() - Date.parse(job.receivedAt));
+      // A legacy-form job shadows a later current-form webhook only once saved: a forged legacy webhook arriving
+      // first must not keep the genuine recording from ever being downloaded (issue 20).
+      if (job.state !== 'saved' && longerPath(rec.url, job.url)) continue;
       if (age <= RETENTION_MS && differByRandomSegment(job.url, rec.url)) return job;
     }
     return undefined;

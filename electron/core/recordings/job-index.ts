@@ -23,6 +23,28 @@ export function aliasHash(alias: string): number {
   return h & 0x3fffffff;
 }
 
+/** A job's two alias hashes: of channel, host and path, and of the same with the path's random segment removed. */
+export interface JobAliases {
+  own: number;
+  trimmed: number | null;
+}
+
+/** Adds `slot` to the bucket of `hash` (in place: a big bucket is never copied). */
+function addTo(map: Map<number, number[]>, hash: number, slot: number): void {
+  const known = map.get(hash);
+  if (known) known.push(slot);
+  else map.set(hash, [slot]);
+}
+
+function removeFrom(map: Map<number, number[]>, hash: number, slot: number): void {
+  if (hash === NO_ALIAS) return;
+  const known = map.get(hash);
+  if (!known) return;
+  const at = known.indexOf(slot);
+  if (at >= 0) known.splice(at, 1);
+  if (known.length === 0) map.delete(hash);
+}
+
 export interface Located {
   offset: number;
   length: number;
@@ -38,9 +60,15 @@ export class JobIndex {
   #received: Float64Array = new Float64Array(1024);
   #updated: Float64Array = new Float64Array(1024);
   #alias: Int32Array = new Int32Array(1024);
+  #trimmed: Int32Array = new Int32Array(1024);
   readonly #free: number[] = [];
-  /** alias hash → slot, or slots when several jobs share it. */
-  readonly #aliases = new Map<number, number | number[]>();
+  /**
+   * Alias hash → slots: of the job's own path (`#aliases`), and of its path without the second-to-last segment
+   * (`#trimmedAliases`). Two exact keys instead of one per channel and file name: a flood whose webhooks all fell
+   * back to the same file name put every job in one bucket, and each new webhook read them all (issue 20).
+   */
+  readonly #aliases = new Map<number, number[]>();
+  readonly #trimmedAliases = new Map<number, number[]>();
   #unfinished = 0;
 
   get size(): number {
@@ -61,18 +89,17 @@ export class JobIndex {
     return slot === undefined ? undefined : { offset: this.#offset[slot]!, length: this.#length[slot]! };
   }
 
-  /** Records (or moves) a job's latest snapshot; `alias` is the alias key's hash, or null. */
-  set(job: RecordingJob, at: Located, alias: number | null): void {
+  /** Records (or moves) a job's latest snapshot; `alias` holds the alias keys' hashes (see aliasOf), or null. */
+  set(job: RecordingJob, at: Located, alias: JobAliases | null): void {
     let slot = this.#slots.get(job.key);
     if (slot === undefined) {
       slot = this.#free.pop() ?? this.#grow();
       this.#slots.set(job.key, slot);
       this.#keys[slot] = job.key;
-      this.#alias[slot] = alias ?? NO_ALIAS;
-      if (alias !== null) {
-        const known = this.#aliases.get(alias);
-        this.#aliases.set(alias, known === undefined ? slot : Array.isArray(known) ? [...known, slot] : [known, slot]);
-      }
+      this.#alias[slot] = alias?.own ?? NO_ALIAS;
+      this.#trimmed[slot] = alias?.trimmed ?? NO_ALIAS;
+      if (alias) addTo(this.#aliases, alias.own, slot);
+      if (alias?.trimmed != null) addTo(this.#trimmedAliases, alias.trimmed, slot);
       this.#received[slot] = Date.parse(job.receivedAt);
     } else if (this.#state[slot]! < FIRST_TERMINAL) this.#unfinished -= 1;
     const state = STATE_CODE.get(job.state) ?? 0;
@@ -87,23 +114,20 @@ export class JobIndex {
     const slot = this.#slots.get(key);
     if (slot === undefined) return;
     if (this.#state[slot]! < FIRST_TERMINAL) this.#unfinished -= 1;
-    const alias = this.#alias[slot]!;
-    if (alias !== NO_ALIAS) {
-      const known = this.#aliases.get(alias);
-      const rest = (Array.isArray(known) ? known : [known]).filter((s) => s !== slot);
-      if (rest.length === 0) this.#aliases.delete(alias);
-      else this.#aliases.set(alias, rest.length === 1 ? (rest[0] as number) : (rest as number[]));
-    }
+    removeFrom(this.#aliases, this.#alias[slot]!, slot);
+    removeFrom(this.#trimmedAliases, this.#trimmed[slot]!, slot);
     this.#slots.delete(key);
     this.#keys[slot] = undefined;
     this.#free.push(slot);
   }
 
-  /** Keys of the jobs whose alias has this hash (candidates: the caller checks the real alias). */
-  aliasKeys(alias: number): string[] {
-    const known = this.#aliases.get(alias);
-    if (known === undefined) return [];
-    return (Array.isArray(known) ? known : [known]).map((slot) => this.#keys[slot] as string);
+  /**
+   * Keys of the jobs whose own alias (`own`) or trimmed alias (`trimmed`) has this hash (candidates: the caller
+   * checks the real URLs).
+   */
+  aliasKeys(alias: number, which: 'own' | 'trimmed' = 'own'): string[] {
+    const known = (which === 'own' ? this.#aliases : this.#trimmedAliases).get(alias);
+    return known ? known.map((slot) => this.#keys[slot] as string) : [];
   }
 
   /** Keys oldest first (by receivedAt), optionally only those whose state and update time pass `keep`. */
@@ -148,6 +172,7 @@ export class JobIndex {
       this.#received = grow(this.#received, (n) => new Float64Array(n));
       this.#updated = grow(this.#updated, (n) => new Float64Array(n));
       this.#alias = grow(this.#alias, (n) => new Int32Array(n));
+      this.#trimmed = grow(this.#trimmed, (n) => new Int32Array(n));
     }
     return slot;
   }

@@ -7,8 +7,8 @@ import { constants, readSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
 import { TallyError } from '../errors.js';
-import { aliasHash } from './job-index.js';
-import { aliasKey } from './recording-key.js';
+import { aliasHash, type JobAliases } from './job-index.js';
+import { aliasKeys } from './recording-key.js';
 import type { RecordingJob } from './types.js';
 import type { Logger } from '../logger.js';
 
@@ -78,6 +78,8 @@ export interface ReplayReport {
   skippedLines: number;
   /** Bytes of an unterminated, unparsable last line cut off after a crash. */
   truncatedBytes: number;
+  /** Where the journal was copied before damaged lines were skipped, or null when none were. */
+  damagedCopy: string | null;
 }
 
 /** The journal could not be written: nothing in the affected batch was acknowledged. */
@@ -127,10 +129,10 @@ export function parseLine(text: string): RecordingJob | null {
   return result.success ? (result.data.job as RecordingJob) : null;
 }
 
-/** The hash of a job's alias key for the index, or null. */
-export function aliasOf(job: RecordingJob): number | null {
-  const alias = aliasKey(job.channelId, job.url);
-  return alias === null ? null : aliasHash(alias);
+/** The hashes of a job's alias keys for the index (see aliasKeys), or null. */
+export function aliasOf(job: RecordingJob): JobAliases | null {
+  const keys = aliasKeys(job.channelId, job.url);
+  return keys ? { own: aliasHash(keys.own), trimmed: keys.trimmed === null ? null : aliasHash(keys.trimmed) } : null;
 }
 
 /** Reads exactly `length` bytes at `position` (a journal line known to be complete on disk). */

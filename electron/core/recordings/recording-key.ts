@@ -24,6 +24,24 @@ export function aliasKey(channelId: string, url: string): string | null {
   }
 }
 
+/**
+ * The alias keys of a recording URL: channel, host and path, and the same with the path's second-to-last segment
+ * removed (what the legacy form of the URL would be); null without a file name. A current-form URL's `trimmed`
+ * equals its legacy form's `own`, so each side finds the other with one exact lookup.
+ */
+export function aliasKeys(channelId: string, url: string): { own: string; trimmed: string | null } | null {
+  try {
+    const parsed = new URL(url);
+    const parts = parsed.pathname.split('/');
+    if (!parts[parts.length - 1]) return null;
+    const base = `${channelId}\n${parsed.host}\n`;
+    const trimmed = parts.length >= 3 ? [...parts.slice(0, -2), parts[parts.length - 1]].join('/') : null;
+    return { own: base + parts.join('/'), trimmed: trimmed === null ? null : base + trimmed };
+  } catch {
+    return null;
+  }
+}
+
 /** `/svc/ch.mp4` vs `/svc/<random>/ch.mp4`: the longer path minus its second-to-last segment is the shorter. */
 export function differByRandomSegment(a: string, b: string): boolean {
   const pa = new URL(a).pathname.split('/');
@@ -32,4 +50,9 @@ export function differByRandomSegment(a: string, b: string): boolean {
   if (long.length !== short.length + 1 || short.length < 2) return false;
   const trimmed = [...long.slice(0, -2), long[long.length - 1]];
   return trimmed.join('/') === short.join('/');
+}
+
+/** Whether `a`'s path has more segments than `b`'s (the current webhook form against the legacy one). */
+export function longerPath(a: string, b: string): boolean {
+  return new URL(a).pathname.split('/').length > new URL(b).pathname.split('/').length;
 }

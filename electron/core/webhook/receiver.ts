@@ -68,6 +68,8 @@ export interface Rejection {
   status: number;
   reason: string;
   remoteAddress: string;
+  /** The channel of a webhook that parsed but could not be taken (its recording is lost unless resent). */
+  channelId?: string;
 }
 
 export interface RouteInfo {
@@ -360,15 +362,24 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
         503,
         `${unfinished} recordings are still waiting to download, the most Tally accepts; new webhooks are refused until some finish`,
         { 'Retry-After': '60' },
+        parsed.channelId,
       );
     }
 
     let outcome;
     try {
       outcome = await this.#inbox.add(parsed);
-    } catch {
-      // Not on disk means not acknowledged: a 5xx lets a retrying sender try again.
-      return this.#reject(req, res, 503, 'the recording could not be stored; try again', { 'Retry-After': '5' });
+    } catch (error) {
+      // Not on disk means not acknowledged: a 5xx lets a retrying sender try again. The line names the channel
+      // and the cause: the service does not resend, so this is the producer's only word of a lost recording.
+      return this.#reject(
+        req,
+        res,
+        503,
+        `the recording could not be stored (${storeFailure(error)}); try again`,
+        { 'Retry-After': '5' },
+        parsed.channelId,
+      );
     }
     if (outcome.duplicate) {
       this.#json(req, res, 200, { ok: true, duplicate: true });
@@ -398,9 +409,11 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
     status: number,
     reason: string,
     headers: Record<string, string> = {},
+    channelId?: string,
   ): void {
     this.#json(req, res, status, { error: reason }, headers);
-    this.emit('rejected', { status, reason, remoteAddress: req.socket.remoteAddress ?? '' });
+    const remoteAddress = req.socket.remoteAddress ?? '';
+    this.emit('rejected', { status, reason, remoteAddress, ...(channelId !== undefined ? { channelId } : {}) });
   }
 
   #json(
@@ -432,6 +445,21 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
     socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
     this.emit('rejected', { status, reason: 'malformed or incomplete request', remoteAddress });
   }
+}
+
+/** Why the journal refused a job, in a few words: a full disk and a vanished state folder say so. */
+function storeFailure(error: unknown): string {
+  let cause: unknown = error;
+  for (let depth = 0; depth < 4 && cause instanceof Error; depth += 1) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    if (code === 'ENOSPC' || code === 'EDQUOT') return `the disk of the state folder is full (${code})`;
+    if (code === 'EROFS') return 'the disk of the state folder is read-only (EROFS)';
+    if (code === 'EIO') return 'the disk of the state folder failed (EIO)';
+    if (cause.cause === undefined) break;
+    cause = cause.cause;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(/\.$/, '').slice(0, 200);
 }
 
 /**

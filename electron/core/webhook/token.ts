@@ -2,7 +2,10 @@
  * Path tokens for the receiver. The service signs nothing, so a random token in the URL path is the only thing
  * keeping strangers from queueing downloads; each route gets its own token (`hooks` for webhooks, `uploads` for
  * web client recordings) so one can be rotated after a leak without breaking the other.
- * Tokens live in the app data folder, one file per name, mode 0600, written atomically.
+ * Tokens live in the app data folder, one file per name, mode 0600, written atomically, with a copy beside it
+ * (`<file>.copy`): a damaged token file silently changed the webhook URL, and the registered one answered 404
+ * while every recording was lost (issue 20). The copy brings the same token back; only when both are damaged is
+ * a new token made, and `replaced` says so (the URL must be registered again).
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -41,6 +44,16 @@ export function tokenFileName(name: TokenName): string {
 interface TokenEvents {
   /** A token changed; listeners re-read it with `get` (the value is never put in an event). */
   rotated: [name: TokenName];
+  /**
+   * A token file and its copy were both damaged: a new token was made, so the URL the service holds is dead until
+   * it is registered again. `why` says what was found, for the producer.
+   */
+  replaced: [name: TokenName, why: string];
+}
+
+/** The copy kept beside a token file. */
+export function tokenCopyName(name: TokenName): string {
+  return `${tokenFileName(name)}.copy`;
 }
 
 /** Named, persisted path tokens. Created on first use. */
@@ -85,6 +98,13 @@ export class TokenStore extends EventEmitter<TokenEvents> {
     return token;
   }
 
+  /** Writes every loaded token (and its copy) again: the state folder was deleted and recreated under Tally. */
+  async restore(): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
+    for (const [name, token] of this.#cache)
+      await this.#serial(name, async () => (await this.#write(name, token), token));
+  }
+
   /** The token for `name` if `get` has loaded it already (synchronous, for building URLs). */
   peek(name: TokenName): string | undefined {
     return this.#cache.get(name);
@@ -112,23 +132,40 @@ export class TokenStore extends EventEmitter<TokenEvents> {
 
   async #load(name: string): Promise<string> {
     const file = join(this.dir, tokenFileName(name));
-    try {
-      const text = (await readFile(file, 'utf8')).trim();
-      if (TOKEN_PATTERN.test(text)) {
-        await tightenMode(file);
-        this.#remember(name, text);
-        return text;
-      }
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    const copy = join(this.dir, tokenCopyName(name));
+    const primary = await readToken(file);
+    const spare = await readToken(copy);
+    if (primary.token !== null) {
+      await tightenMode(file);
+      // An install from before the copy, or a damaged copy: make it now, while the token is known good.
+      if (spare.token !== primary.token) await this.#write(name, primary.token);
+      else this.#remember(name, primary.token);
+      return primary.token;
+    }
+    if (spare.token !== null) {
+      await this.#write(name, spare.token);
+      return spare.token;
     }
     const token = generateToken();
     await this.#write(name, token);
+    // Nothing at all is a first start; anything else means the URL the service holds just stopped working.
+    if (primary.found || spare.found) {
+      const why = `${tokenFileName(name)} was ${primary.found ? 'damaged' : 'missing'} and its copy ${spare.found ? 'damaged' : 'missing'}`;
+      this.emit('replaced', name, why);
+    }
     return token;
   }
 
   async #write(name: string, token: string): Promise<void> {
-    const file = join(this.dir, tokenFileName(name));
+    // The copy first: a crash between the two leaves the old primary or the new copy, never two bad files.
+    await this.#writeFile(tokenCopyName(name), token);
+    await this.#writeFile(tokenFileName(name), token);
+    await syncDir(this.dir);
+    this.#remember(name, token);
+  }
+
+  async #writeFile(base: string, token: string): Promise<void> {
+    const file = join(this.dir, base);
     const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
     try {
       const handle = await open(tmp, 'wx', 0o600);
@@ -143,8 +180,20 @@ export class TokenStore extends EventEmitter<TokenEvents> {
       await rm(tmp, { force: true });
       throw error;
     }
-    await syncDir(this.dir);
-    this.#remember(name, token);
+  }
+}
+
+/** A token file's valid token (null when missing or damaged), and whether there was a file at all. */
+async function readToken(file: string): Promise<{ token: string | null; found: boolean }> {
+  try {
+    const text = (await readFile(file, 'utf8')).trim();
+    return { token: TOKEN_PATTERN.test(text) ? text : null, found: true };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return { token: null, found: false };
+    // A folder or an unreadable file where the token should be is damage, not a reason to stop receiving.
+    if (code === 'EISDIR' || code === 'EACCES' || code === 'EIO') return { token: null, found: true };
+    throw error;
   }
 }
 

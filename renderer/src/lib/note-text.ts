@@ -3,7 +3,7 @@ import { NOTE_TEXT, type NoteParams } from '../../../electron/contract.js';
 import { locale, t, type MessageKey } from './i18n.js';
 
 /** Note params that are numbers used as names, shown as the core wrote them rather than as amounts. */
-const IDENTIFIER_PARAMS = ['port', 'status', 'errno', 'code', 'providerCode'] as const;
+const IDENTIFIER_PARAMS = ['port', 'configured', 'pid', 'status', 'errno', 'code', 'providerCode'] as const;
 
 /** Whether this popover has a translation for a note code (a newer core may send codes it lacks). */
 export function knownNote(code: unknown): code is string {

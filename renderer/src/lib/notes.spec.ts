@@ -33,6 +33,19 @@ describe('coreText', () => {
     expect(korean).not.toContain('8,787');
   });
 
+  it('shows the ports and process of the receiver health as written: the port asked for, the one used, the holder', () => {
+    const moved = note('healthReceiverMoved', { host: '127.0.0.1', port: 41234, configured: 8787, provider: 'ngrok' });
+    const held = note('healthPortHeldBy', { port: 8787, program: 'nginx', pid: 12345 });
+    expect(coreText(noteText(moved), [moved])).toBe(
+      'Receiving webhooks on 127.0.0.1:41234 (8787 is taken; the ngrok address follows the port).',
+    );
+    expect(coreText(noteText(held), [held])).toBe(
+      'Port 8787 is in use by nginx (process 12345): webhooks cannot reach Tally.',
+    );
+    setLocale('ko');
+    expect(coreText(noteText(held), [held])).not.toMatch(/8,787|12,345/);
+  });
+
   it('translates an error note by its error code, and keeps the English text for a code it does not know', () => {
     setLocale('ko');
     const refused = note('error', { errorCode: 'bad_credentials', message: 'The service rejected the secret.' });

@@ -57,6 +57,11 @@ export const koNotes: Messages['notes'] = {
   recordingGone: '방송이 끝나고 6시간이 지나 서비스에서 녹화를 삭제했습니다({at}).',
   recordingLate: '서비스가 녹화를 삭제하기 전({at})에 다운로드하지 못했습니다:',
   partialKept: '일부만 받은 사본({size})을 {path}에 남겨 두었습니다.',
+  partialReleased: '디스크를 비우려고 일부만 받은 사본({size})을 삭제했습니다.',
+  diskWait:
+    '{folder}의 디스크 공간을 기다리는 중입니다: {needed} 필요, 다른 다운로드와 저널용으로 남겨 둔 {floor}를 빼면 {free} 남았습니다.',
+  diskBelowFloor:
+    '일시 중지됨: {folder}의 디스크 여유 공간이 {free}로, 저널용으로 남겨 두는 {floor}보다 적습니다. 공간이 생기면 다시 시작합니다.',
   saveFailed: '녹화를 저장하지 못했습니다: {detail}',
   uploadRefused: '업로드를 거부했습니다({status}): {reason}',
   gapNoCredentials: '자격 증명이 없어 누락된 녹화를 확인할 수 없습니다.',
@@ -251,6 +256,10 @@ export const koNotes: Messages['notes'] = {
   healthDiskLow: '{path}의 여유 공간이 {free}뿐입니다.',
   healthDiskFull: '{path}이(가) 거의 가득 찼습니다(여유 {free}). 다운로드와 새 웹훅이 실패합니다.',
   healthDiskUnknown: '{path}의 여유 공간을 읽을 수 없습니다: {detail}',
+  healthDiskWaiting: {
+    one: '녹화 {count}개가 {path}의 공간을 기다립니다. {needed}이(가) 필요하고 {free}이(가) 남아 있습니다.',
+    other: '녹화 {count}개가 {path}의 공간을 기다립니다. 첫 번째에 {needed}이(가) 필요하고 {free}이(가) 남아 있습니다.',
+  },
   healthDiskAction: '공간을 확보하거나 다른 디스크의 녹화 폴더를 고르세요.',
   healthKeychainOk: 'OS 키체인을 사용할 수 있습니다.',
   healthKeychainMissing: 'OS 키체인이 없습니다: {reason}',

@@ -3,7 +3,12 @@
  * (gap) report.
  */
 import { SvelteMap, SvelteSet } from 'svelte/reactivity';
-import type { GapReport, RecordingView, TallyBridge } from '../../../electron/contract.js';
+import {
+  recordingNeedsAttention,
+  type GapReport,
+  type RecordingView,
+  type TallyBridge,
+} from '../../../electron/contract.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import { copyText } from '../lib/clipboard.js';
 import { localMidnight } from '../lib/days.js';
@@ -11,10 +16,24 @@ import { nestedKeys, underTheirBroadcast } from './recording-groups.js';
 import { messageOf } from '../lib/errors.js';
 
 const TICK_MS = 10_000;
-const TERMINAL = new Set<RecordingView['state']>(['saved', 'failed', 'expired', 'refused']);
+/**
+ * States the list shows among finished recordings. `gone` is not final for the core (it looks again now and
+ * then until the deadline), but nothing is downloading: it is shown as gone, never as a countdown.
+ */
+const TERMINAL = new Set<RecordingView['state']>(['saved', 'failed', 'expired', 'refused', 'gone']);
 
 /** Remaining time before the service deletes the file: amber under an hour, red under 15 minutes. */
 export type DeadlineLevel = 'ok' | 'soon' | 'urgent';
+
+/** Whether a recording is finished for the list (saved, failed, expired, refused or gone). */
+export function isFinished(r: RecordingView): boolean {
+  return TERMINAL.has(r.state);
+}
+
+/** Whether "Retry now" applies: it failed, expired or is gone, or it waits for another attempt after an error. */
+export function canRetry(r: RecordingView): boolean {
+  return r.state !== 'refused' && r.state !== 'saved' && recordingNeedsAttention(r);
+}
 
 export function deadlineLevel(secondsLeft: number): DeadlineLevel {
   if (secondsLeft < 15 * 60) return 'urgent';
@@ -30,7 +49,11 @@ export const RECORDING_FILTERS: readonly RecordingFilter[] = ['all', 'server', '
 /** Finished recordings rendered at a time; "Show more" adds another page. The list is never unbounded. */
 export const PAGE_SIZE = 50;
 
-const isProblem = (r: RecordingView) => r.state === 'failed' || r.state === 'expired' || r.state === 'refused';
+/** Whether a recording is one the list shows under a filter: every finished one, and under Problems also
+ * one still in progress that waits on an error (the core's one rule, `recordingNeedsAttention`). */
+function listed(filter: RecordingFilter, r: RecordingView): boolean {
+  return (TERMINAL.has(r.state) || (filter === 'problems' && recordingNeedsAttention(r))) && matches(filter, r);
+}
 
 function matches(filter: RecordingFilter, r: RecordingView): boolean {
   switch (filter) {
@@ -40,7 +63,7 @@ function matches(filter: RecordingFilter, r: RecordingView): boolean {
     case 'client':
       return r.source === filter;
     case 'problems':
-      return isProblem(r);
+      return recordingNeedsAttention(r);
   }
 }
 
@@ -60,7 +83,8 @@ export class RecordingsStore {
 
   inProgress = $derived([...this.items.values()].filter((r) => !TERMINAL.has(r.state)).sort(newestFirst));
   saved = $derived([...this.items.values()].filter((r) => r.state === 'saved').sort(newestFirst));
-  failed = $derived([...this.items.values()].filter(isProblem).sort(newestFirst));
+  /** Recordings that need the producer: failed, expired, refused, gone, or waiting on an error. */
+  problems = $derived([...this.items.values()].filter(recordingNeedsAttention).sort(newestFirst));
 
   filter = $state<RecordingFilter>('all');
   /** Entries just removed, hidden while the producer may still undo it; the core hears of it afterwards. */
@@ -68,12 +92,11 @@ export class RecordingsStore {
   /** How many finished recordings are shown; grows a page at a time. */
   limit = $state(PAGE_SIZE);
 
-  /** Finished recordings (saved, failed, expired) that pass the filter, newest first. */
+  /** Finished recordings that pass the filter (under Problems, also waiting ones), newest first; each web client
+   * recording under the broadcast it was made in. Removed ones are held back while Undo is offered. */
   finished = $derived(
     underTheirBroadcast(
-      [...this.items.values()]
-        .filter((r) => TERMINAL.has(r.state) && !this.held.has(r.key) && matches(this.filter, r))
-        .sort(newestFirst),
+      [...this.items.values()].filter((r) => !this.held.has(r.key) && listed(this.filter, r)).sort(newestFirst),
     ),
   );
   /** Client recordings listed right under the broadcast they were made in (their channel's server recording). */
@@ -90,12 +113,12 @@ export class RecordingsStore {
     }
     return groups;
   });
-  /** Finished recordings per filter, for the filter's labels. */
+  /** What each filter lists, for the filter's labels. */
   counts = $derived.by(() => {
     const counts: Record<RecordingFilter, number> = { all: 0, server: 0, client: 0, problems: 0 };
     for (const r of this.items.values()) {
-      if (!TERMINAL.has(r.state) || this.held.has(r.key)) continue;
-      for (const f of RECORDING_FILTERS) if (matches(f, r)) counts[f] += 1;
+      if (this.held.has(r.key)) continue;
+      for (const f of RECORDING_FILTERS) if (listed(f, r)) counts[f] += 1;
     }
     return counts;
   });
@@ -190,6 +213,12 @@ export class RecordingsStore {
 
   showMore(): void {
     this.limit += PAGE_SIZE;
+  }
+
+  /** Seconds until the next automatic attempt of a recording waiting after an error, or null when none is due. */
+  secondsToNextAttempt(r: RecordingView): number | null {
+    if (!r.nextAttemptAt || !recordingNeedsAttention(r) || isFinished(r)) return null;
+    return Math.max(0, Math.round((Date.parse(r.nextAttemptAt) - this.now) / 1000));
   }
 
   /** Seconds until the service deletes the file, or null when it has no deadline. */

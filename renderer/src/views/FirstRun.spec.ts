@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import App from '../App.svelte';
 import { setLocale } from '../lib/i18n.js';
-import { ManualClock, TestBridge, settingsView } from '../../testing/bridge.js';
+import { ManualClock, TestBridge, healthView, settingsView } from '../../testing/bridge.js';
 import type { ConnectionSource, ConnectionState } from '../lib/transport-ws.js';
 
 const URL = 'nats://studio.local:4222';
@@ -175,5 +175,28 @@ describe('first run: the producer’s own service', () => {
     expect(check).toBeEnabled();
     await user.click(screen.getByRole('radio', { name: 'My own public URL' }));
     expect(check).toBeDisabled();
+  });
+});
+
+describe('first run: the own-URL step', () => {
+  it('says which local address the reverse proxy must forward to, from the core’s receiver', async () => {
+    const { bridge, user } = setup('en');
+    bridge.health = healthView({
+      receiver: { host: '127.0.0.1', port: null, configuredPort: 8787, portFollows: false },
+    });
+    await user.click(await screen.findByRole('button', { name: 'Set up with my service' }));
+    await user.type(await screen.findByLabelText('Service ID'), 'svc-1');
+    await user.type(screen.getByLabelText('Secret'), 's3cret');
+    await user.click(screen.getByRole('button', { name: 'Test and save' }));
+    await user.click(await screen.findByRole('button', { name: 'Check and use this folder' }));
+    await screen.findByRole('heading', { name: 'How the service reaches Tally' });
+    expect(screen.getByRole('radio', { name: 'My own public URL' })).toBeChecked();
+    expect(screen.getByText('Forward to 127.0.0.1:8787')).toBeInTheDocument();
+
+    bridge.emit(
+      'health:changed',
+      healthView({ receiver: { host: '127.0.0.1', port: 9000, configuredPort: 9000, portFollows: false } }),
+    );
+    await waitFor(() => expect(screen.getByText('Forward to 127.0.0.1:9000')).toBeInTheDocument());
   });
 });

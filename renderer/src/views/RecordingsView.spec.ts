@@ -3,7 +3,8 @@ import userEvent from '@testing-library/user-event';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { note, notesText, type RecordingView, type TunnelStatus } from '../../../electron/contract.js';
 import { setLocale } from '../lib/i18n.js';
-import { ManualClock, TestBridge, gapReport, recording, tunnelStatus } from '../../testing/bridge.js';
+import { ManualClock, TestBridge, gapReport, healthView, recording, tunnelStatus } from '../../testing/bridge.js';
+import { HealthStore } from '../stores/health.svelte.js';
 import { RecordingsStore } from '../stores/recordings.svelte.js';
 import RecordingsView from './RecordingsView.svelte';
 
@@ -159,7 +160,11 @@ describe('RecordingsView', () => {
       return [item.querySelector('.state-tag')?.textContent, item.querySelector('p')?.textContent];
     };
     await screen.findByText(/^checked · /);
-    expect(tag('checked')).toEqual(['Verified', expect.stringMatching(/^Saved and verified \(size\)/)]);
+    // A size alone is said as such (issue 20): the right length of the wrong bytes would pass it.
+    expect(tag('checked')).toEqual([
+      'Verified',
+      expect.stringMatching(/^Saved; only its size could be checked \(the server gave no checksum\)/),
+    ]);
     expect(tag('unchecked')).toEqual([
       'Saved',
       expect.stringMatching(/^Saved; the service gave no size or checksum to verify it against/),
@@ -303,8 +308,12 @@ describe('RecordingsView', () => {
     expect(within(failed).getByText('Web client')).toBeInTheDocument();
     expect(within(failed).getByText('Failed')).toBeInTheDocument();
     expect(within(failed).getByText('Expired')).toBeInTheDocument();
-    // Nothing to retry once the service has deleted the file.
-    expect(within(failed).getAllByRole('button', { name: /^Retry/ })).toHaveLength(1);
+    // An expired one may still be tried: the service may keep a file past its deadline, and trying costs nothing.
+    expect(
+      within(failed)
+        .getAllByRole('button', { name: /^Retry/ })
+        .map((b) => b.textContent),
+    ).toEqual(['Retry now', 'Retry now']);
 
     await user.click(within(failed).getByRole('button', { name: /^Retry download of show-3 · / }));
     expect(bridge.callsOf('recordings:retry')).toEqual([['k3']]);
@@ -442,5 +451,143 @@ describe('RecordingsView', () => {
     render(RecordingsView, { store, fileActions: false, tunnel: tunnelStatus(), demo: true });
     expect(await screen.findByText(/sandbox sends its recordings straight to Tally/)).toBeInTheDocument();
     expect(screen.queryByText(/Set up a tunnel/)).not.toBeInTheDocument();
+  });
+
+  it('counts under Problems every recording that waits on an error, failed, expired, was refused or is gone', async () => {
+    const bridge = new TestBridge();
+    bridge.handle('recordings:retry', (key) =>
+      recording({ key, channelId: 'stuck', state: 'downloading', bytes: 1, totalBytes: 10, deadline: inMinutes(300) }),
+    );
+    const { user, clock } = setup(
+      [
+        recording({
+          key: 'w',
+          channelId: 'stuck',
+          state: 'downloading',
+          bytes: 30,
+          totalBytes: 100,
+          error: 'EEXIST: the recordings folder is a file',
+          deadline: inMinutes(300),
+          nextAttemptAt: inMinutes(2),
+        }),
+        recording({ key: 'f', channelId: 'failed-show', state: 'failed', error: 'HTTP 500' }),
+        recording({ key: 'e', channelId: 'expired-show', state: 'expired' }),
+        recording({ key: 'r', channelId: '', source: 'client', state: 'refused', error: 'Not an allowed origin' }),
+        recording({ key: 'g', channelId: 'gone-show', state: 'gone', deadline: inMinutes(358) }),
+        recording({ key: 's', channelId: 'fine-show', state: 'saved', fileName: 'fine.mp4' }),
+        recording({ key: 'p', channelId: 'queued-show', state: 'pending', deadline: inMinutes(300) }),
+      ],
+      { bridge },
+    );
+    expect(await screen.findByRole('radio', { name: 'Problems 5' })).toBeInTheDocument();
+
+    // The waiting download says why and can be tried again at once from its progress row.
+    const progress = screen.getByRole('progressbar', { name: 'Download of stuck' }).closest('li')!;
+    expect(progress).toHaveTextContent('Will try again: EEXIST: the recordings folder is a file · next try in 2m');
+    clock.advance(3 * 60_000);
+    await waitFor(() => expect(progress).toHaveTextContent('· trying again now'));
+    const queued = screen.getByRole('progressbar', { name: 'Download of queued-show' }).closest('li')!;
+    expect(within(queued).queryByRole('button', { name: /^Retry/ })).not.toBeInTheDocument();
+
+    await user.click(screen.getByRole('radio', { name: /^Problems/ }));
+    const today = section('Today');
+    const names = within(today)
+      .getAllByRole('listitem')
+      .map((li) => li.querySelector('.id')?.textContent?.split(' · ')[0]);
+    expect(names.sort()).toEqual(['Web client upload', 'expired-show', 'failed-show', 'gone-show', 'stuck']);
+    // Retry now on each that can be tried again (a refused upload cannot: the web page was told).
+    const retries = within(today).getAllByRole('button', { name: /^Retry download of/ });
+    expect(retries.map((b) => b.getAttribute('aria-label')?.split(' · ')[0])).toEqual(
+      expect.arrayContaining([
+        'Retry download of stuck',
+        'Retry download of failed-show',
+        'Retry download of expired-show',
+        'Retry download of gone-show',
+      ]),
+    );
+    expect(retries.every((b) => b.textContent === 'Retry now')).toBe(true);
+    // The row in Problems and the one in progress: both retry the same recording.
+    expect(screen.getAllByRole('button', { name: /^Retry download of stuck/ })).toHaveLength(2);
+
+    await user.click(within(progress).getByRole('button', { name: /^Retry download of stuck/ }));
+    expect(bridge.callsOf('recordings:retry')).toEqual([['w']]);
+    await waitFor(() => expect(screen.getByRole('radio', { name: 'Problems 4' })).toBeInTheDocument());
+  });
+
+  it('shows a recording the service no longer has as gone, with its reason and never a countdown', async () => {
+    const reason = notesText([note('recordingGoneNow', { status: 404, detail: 'NoSuchKey' })]);
+    setup([
+      recording({
+        key: 'g',
+        channelId: 'gone-show',
+        state: 'gone',
+        error: reason,
+        errorNotes: [note('recordingGoneNow', { status: 404, detail: 'NoSuchKey' })],
+        deadline: inMinutes(358),
+        nextAttemptAt: inMinutes(10),
+      }),
+    ]);
+    const today = await screen.findByRole('region', { name: 'Today' });
+    const item = within(today).getByRole('listitem');
+    expect(within(item).getByText('Gone from the service')).toBeInTheDocument();
+    expect(item).toHaveTextContent('The service does not have this recording (404 NoSuchKey)');
+    expect(within(item).getByRole('button', { name: /^Retry download of gone-show/ })).toHaveTextContent('Retry now');
+    expect(screen.queryByText(/Expires in/)).not.toBeInTheDocument();
+    expect(screen.queryByRole('progressbar')).not.toBeInTheDocument();
+  });
+
+  it('offers Retry now in the wide detail pane for a gone or failed recording, without a deletion time for gone', async () => {
+    const bridge = new TestBridge();
+    bridge.handle('recordings:list', () => [
+      recording({
+        key: 'g',
+        channelId: 'gone-show',
+        state: 'gone',
+        deadline: inMinutes(358),
+        receivedAt: inMinutes(-1),
+      }),
+      recording({ key: 'f', channelId: 'failed-show', state: 'failed', error: 'HTTP 500', receivedAt: inMinutes(-2) }),
+    ]);
+    bridge.handle('recordings:retry', (key) => recording({ key, channelId: 'gone-show', state: 'pending' }));
+    const store = new RecordingsStore(bridge.bridge, new ManualClock(NOW));
+    onTestFinished(store.start());
+    render(RecordingsView, { store, fileActions: true, tunnel: null, wide: true });
+    const pane = await screen.findByRole('complementary', { name: 'Selected recording' });
+    await waitFor(() => expect(within(pane).getByText('Gone from the service')).toBeInTheDocument());
+    expect(within(pane).queryByText('The service deletes it')).not.toBeInTheDocument();
+    expect(within(pane).getByText(/no longer has this recording/)).toBeInTheDocument();
+    const user = userEvent.setup({ delay: null });
+    await user.click(within(pane).getByRole('button', { name: /^Retry download of gone-show/ }));
+    expect(bridge.callsOf('recordings:retry')).toEqual([['g']]);
+
+    await user.click(screen.getByRole('button', { name: /^Show failed-show/ }));
+    expect(within(pane).getByRole('button', { name: /^Retry download of failed-show/ })).toHaveTextContent('Retry now');
+  });
+
+  it('says "Registered" in green only while the public URL reaches this receiver', async () => {
+    const bridge = new TestBridge();
+    bridge.handle('recordings:list', () => []);
+    const store = new RecordingsStore(bridge.bridge, new ManualClock(NOW));
+    onTestFinished(store.start());
+    bridge.health = healthView();
+    const health = new HealthStore(bridge.bridge);
+    onTestFinished(health.start());
+    const tunnel = tunnelStatus({
+      state: 'reachable',
+      publicUrl: 'https://tally.example.com/hooks/x',
+      registered: true,
+    });
+    render(RecordingsView, { store, fileActions: true, tunnel, health });
+    const ok = await screen.findByText('Registered with the service');
+    await waitFor(() => expect(ok).toHaveClass('ok'));
+
+    const broken = healthView();
+    broken.components = broken.components.map((c) =>
+      c.id === 'publicPath' ? { ...c, state: 'error', reason: 'The public URL does not reach this receiver: 502' } : c,
+    );
+    bridge.emit('health:changed', { ...broken, state: 'error' });
+    const warn = await screen.findByText('Registered, but the public URL does not reach Tally right now.');
+    expect(warn).not.toHaveClass('ok');
+    expect(screen.queryByText('Registered with the service')).not.toBeInTheDocument();
   });
 });

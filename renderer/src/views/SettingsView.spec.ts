@@ -1,7 +1,8 @@
 import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { TestBridge, credentialsStatus, settingsView, tunnelStatus } from '../../testing/bridge.js';
+import { TestBridge, credentialsStatus, healthView, settingsView, tunnelStatus } from '../../testing/bridge.js';
+import { HealthStore } from '../stores/health.svelte.js';
 import { errorNote, nested, note, noteText, notesText, RemoteError, type Note } from '../../../electron/contract.js';
 import { setLocale } from '../lib/i18n.js';
 import { SettingsStore } from '../stores/settings.svelte.js';
@@ -436,5 +437,93 @@ describe('SettingsView', () => {
       ),
     ).toBeInTheDocument();
     expect(document.body).not.toHaveTextContent(/needs an authtoken|Cannot use|Choose another folder/);
+  });
+
+  describe('how the service reaches Tally: the receiver port', () => {
+    function setupWithHealth(bridge: TestBridge) {
+      const store = new SettingsStore(bridge.bridge);
+      const health = new HealthStore(bridge.bridge);
+      onTestFinished(store.start());
+      onTestFinished(health.start());
+      render(SettingsView, { store, native: true, health });
+      return { store, health, user: userEvent.setup({ delay: null }) };
+    }
+
+    it('says which local address an own URL must forward to, and saves the Receiver port', async () => {
+      const bridge = new TestBridge();
+      bridge.settings = settingsView({
+        tunnel: { ...settingsView().tunnel, provider: 'url', publicUrl: 'https://t.example.com' },
+      });
+      bridge.health = healthView({
+        receiver: { host: '127.0.0.1', port: null, configuredPort: 8787, portFollows: false },
+      });
+      const { user } = setupWithHealth(bridge);
+      expect(await screen.findByText('Forward to 127.0.0.1:8787')).toBeInTheDocument();
+
+      const port = screen.getByRole('spinbutton', { name: 'Receiver port' });
+      expect(port).toHaveValue(8787);
+      await replace(user, port, '9123');
+      expect(bridge.callsOf('settings:update')).toEqual([[{ receiverPort: 9123 }]]);
+      // The core moves the receiver and says so: the address follows.
+      bridge.emit(
+        'health:changed',
+        healthView({ receiver: { host: '127.0.0.1', port: 9123, configuredPort: 9123, portFollows: false } }),
+      );
+      expect(await screen.findByText('Forward to 127.0.0.1:9123')).toBeInTheDocument();
+
+      await replace(user, port, '70000');
+      expect(await screen.findByText('Enter a whole number from 1 to 65535.')).toBeInTheDocument();
+      expect(bridge.callsOf('settings:update')).toHaveLength(1);
+    });
+
+    it('falls back to the settings port before the health is known', async () => {
+      const bridge = new TestBridge();
+      bridge.settings = settingsView({ receiverPort: 8800, tunnel: { ...settingsView().tunnel, provider: 'url' } });
+      bridge.handle('health:get', () => new Promise(() => {}));
+      setupWithHealth(bridge);
+      expect(await screen.findByText('Forward to 127.0.0.1:8800')).toBeInTheDocument();
+    });
+
+    it('wraps the tunnel line’s reason in every state instead of cutting it', async () => {
+      const bridge = new TestBridge();
+      const long =
+        'The public URL answers, but its answer did not come from this receiver: check that the proxy forwards to 127.0.0.1:8787.';
+      bridge.tunnel = tunnelStatus({ provider: 'url', state: 'unreachable', message: long });
+      setupWithHealth(bridge);
+      const reason = await screen.findByText(`— ${long}`);
+      expect(reason).not.toHaveClass('ellipsis');
+      expect(reason.closest('.status-line')).toHaveClass('wraps');
+    });
+
+    it('says "Registered" in green only while the public-path check passes', async () => {
+      const bridge = new TestBridge();
+      bridge.tunnel = tunnelStatus({
+        provider: 'url',
+        state: 'reachable',
+        publicUrl: 'https://t.example.com/hooks/x',
+        registered: true,
+      });
+      setupWithHealth(bridge);
+      const ok = await screen.findByText('Registered with the service');
+      await waitFor(() => expect(ok).toHaveClass('ok'));
+      const down = healthView();
+      down.components = down.components.map((c) =>
+        c.id === 'publicPath' ? { ...c, state: 'error', reason: 'The public URL does not reach this receiver.' } : c,
+      );
+      bridge.emit('health:changed', { ...down, state: 'error' });
+      const broken = await screen.findByText('Registered, but the public URL does not reach Tally right now');
+      expect(broken).not.toHaveClass('ok');
+      expect(broken).toHaveClass('warn');
+    });
+
+    it('says it in Korean', async () => {
+      const bridge = new TestBridge();
+      bridge.settings = settingsView({ tunnel: { ...settingsView().tunnel, provider: 'url' } });
+      setLocale('ko');
+      onTestFinished(() => setLocale('en'));
+      setupWithHealth(bridge);
+      expect(await screen.findByText('127.0.0.1:8787(으)로 전달')).toBeInTheDocument();
+      expect(screen.getByRole('spinbutton', { name: '수신 포트' })).toHaveValue(8787);
+    });
   });
 });

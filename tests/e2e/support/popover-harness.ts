@@ -137,10 +137,12 @@ function processAlive(pid: number): boolean {
  * screenshots show (see stateFolder); popover.e2e.ts sets it when TALLY_UPDATE_SCREENSHOTS is set.
  * `chosenDemo`: demo mode only as the app chooses it (no credentials), not forced as `TALLY_DEMO=1` does.
  * `ngrokSdk`: the loopback fake of the ngrok SDK (fakeNgrokSdk), for a test that chooses ngrok.
+ * `retryBaseMs`: the first wait before a failed download is tried again (100 ms unless given): a test that shows
+ * "Retry now" resuming a download at once sets it long, so no automatic attempt can come first.
  */
 export async function startPopoverHarness(
   root: string,
-  opts: { fixedHome?: boolean; chosenDemo?: boolean; ngrokSdk?: NgrokSdk } = {},
+  opts: { fixedHome?: boolean; chosenDemo?: boolean; ngrokSdk?: NgrokSdk; retryBaseMs?: number } = {},
 ): Promise<PopoverHarness> {
   const staticDir = ensureRendererBuilt(root);
   const { home, release } = await stateFolder(opts.fixedHome ?? false);
@@ -186,7 +188,7 @@ export async function startPopoverHarness(
     // One connection per download, so a throttled download moves at exactly the throttled rate.
     pipelineOverrides: {
       segments: 1,
-      retryBaseMs: 100,
+      retryBaseMs: opts.retryBaseMs ?? 100,
       now: () => Date.now() + clock.offsetMs,
       // The ngrok cloud cannot be reached here: a test that chooses ngrok passes the loopback fake SDK.
       ...(opts.ngrokSdk ? { ngrokSdk: opts.ngrokSdk } : {}),
@@ -273,6 +275,8 @@ export async function openPopover(h: PopoverHost, opts: OpenOptions = {}): Promi
   await page.goto(`${h.url}#${opts.tab ?? 'live'}`);
   // In either language: a test may have switched the popover to Korean.
   await page.getByText(/^(Connected|연결됨)$/).waitFor({ state: 'attached' });
+  // The health line comes with the core's first answer and pushes the page down: measure nothing before it.
+  await page.getByRole('region', { name: /^(Health|상태)$/ }).waitFor({ state: 'attached' });
   return { page, context, received, pageErrors, close: () => context.close() };
 }
 

@@ -41,6 +41,8 @@ function savedText(r: RecordingView): string {
   // Saved before Tally kept what it checked: nothing to say either way.
   if (r.checks === undefined) return t('recordings.states.saved');
   if (!isVerified(r)) return t('recordings.savedUnchecked');
+  // A size alone is no proof of the bytes (a server can send the right length of the wrong data): said as such.
+  if (r.checks?.length === 1 && r.checks[0] === 'size') return t('recordings.savedSizeOnly');
   const checks = (r.checks ?? []).map((c) => t(`recordings.checks.${c}`)).join(', ');
   return t('recordings.savedVerified', { checks });
 }
@@ -57,6 +59,8 @@ export function detailsOf(r: RecordingView): string {
       return joined([savedText(r), r.bytes === null ? null : formatBytes(r.bytes), r.fileName]);
     case 'expired':
       return reasonOf(r) ?? t('recordings.expiredReason');
+    case 'gone':
+      return reasonOf(r) ?? t('recordings.goneReason');
     case 'refused':
       return joined([
         r.track ? t(`recordings.tracks.${r.track}`) : null,
@@ -79,7 +83,8 @@ const joined = (parts: (string | null)[]) => parts.filter(Boolean).join(' · ');
 
 /** "42 MB of 120 MB · 3.2 MB/s · 25s left" */
 export function stats(r: RecordingView): string {
-  const downloading = r.state === 'downloading';
+  // Waiting after an error: no rate or time left to speak of, only why it waits.
+  const downloading = r.state === 'downloading' && r.error === null;
   return joined([
     progressText(r),
     downloading && r.rate ? t('recordings.rate', { rate: formatBytes(r.rate) }) : null,
@@ -88,9 +93,10 @@ export function stats(r: RecordingView): string {
 }
 
 export function progressText(r: RecordingView): string {
-  // A pending job with an error is between attempts: say why, the deadline beside it says how long is left.
+  // A job with an error is between attempts: say why, the deadline beside it says how long is left.
   const reason = reasonOf(r);
-  if (r.state === 'pending') return reason ? t('recordings.retrying', { reason }) : t('recordings.pending');
+  if (reason && (r.state === 'pending' || r.state === 'downloading')) return t('recordings.retrying', { reason });
+  if (r.state === 'pending') return t('recordings.pending');
   const done = formatBytes(r.bytes ?? 0);
   return r.totalBytes
     ? t('recordings.progress', { done, total: formatBytes(r.totalBytes) })

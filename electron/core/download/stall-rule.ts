@@ -1,0 +1,41 @@
+/**
+ * The stall rule (issue 20): the idle timeout counts only silence, so a body trickled at a byte a second never
+ * tripped it, and three such downloads held every slot while a normal recording waited behind them until the
+ * service deleted it. Each window, a download that received less than the minimum rate, or that at its rate
+ * cannot finish before the deadline, is stopped with StallError: its part is kept and it is retried later.
+ */
+import type { StallRule } from './download-options.js';
+import { StallError } from './errors.js';
+import type { ProgressMeter } from './progress.js';
+
+/**
+ * Starts watching `meter` under `rule`; `stop` is called with the StallError when the rule trips. Returns the
+ * function that ends the watch (call it whatever the outcome).
+ */
+export function watchStall(
+  rule: StallRule,
+  meter: ProgressMeter,
+  host: () => string,
+  stop: (error: StallError) => void,
+): () => void {
+  const now = rule.now ?? Date.now;
+  let before = meter.bytes;
+  const timer = setInterval(() => {
+    // Verifying a big file reads it for a while and receives nothing: not a stall.
+    if (meter.done) return;
+    const got = meter.bytes - before;
+    before = meter.bytes;
+    const rate = (got * 1000) / rule.windowMs;
+    if (rate < rule.bytesPerSec) {
+      stop(new StallError(host(), rate, 'slow'));
+      return;
+    }
+    const left = meter.total !== null ? meter.total - meter.bytes : null;
+    if (left !== null && left > 0 && rule.deadlineAt != null) {
+      const needMs = (left * 1000) / rate;
+      if (now() + needMs > rule.deadlineAt) stop(new StallError(host(), rate, 'late'));
+    }
+  }, rule.windowMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

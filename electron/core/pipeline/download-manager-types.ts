@@ -1,0 +1,99 @@
+/**
+ * What the download queue takes and announces (split from download-manager.ts, which re-exports all of it).
+ */
+import type { DownloadOptions, DownloadPolicy, DownloadProgress } from '../download/fetch-file.js';
+import type { DownloadFs } from '../download/download-fs.js';
+import type { RecordingJob, JobStore } from '../recordings/types.js';
+import type { DiskStats, DiskStatus } from './disk-budget.js';
+
+export interface DownloadManagerOptions {
+  store: JobStore;
+  /** Recordings folder (created if missing). */
+  folder: string;
+  policy: DownloadPolicy;
+  /** Downloads at once (default 3). */
+  concurrency?: number;
+  /** File-name template (`{channelId}`, `{date}`, `{time}`, `{datetime}`); default `{channelId}`. */
+  fileNameTemplate?: string;
+  /** Clock (ms since epoch) for deadlines and retry times. */
+  now?: () => number;
+  /** Jitter source in [0, 1). */
+  random?: () => number;
+  /** Wait before the second look at a recording the service says is gone (default GONE_RECHECK_MS); doubles. */
+  goneRecheckMs?: number;
+  /** First retry delay cap (default 2 s); doubles per attempt. */
+  retryBaseMs?: number;
+  /** Largest retry delay (default 5 min). */
+  retryMaxMs?: number;
+  /** Parallel ranges per download (default 4). */
+  segments?: number;
+  /** Size above which ranges are used (default 32 MiB). */
+  segmentThresholdBytes?: number;
+  /** How the engine adds ranges (download-options.ts); tests shorten them to fit small files. */
+  ramp?: Pick<DownloadOptions, 'rampWindowMs' | 'minSplitBytes'>;
+  /**
+   * Largest recording accepted (the maxRecordingBytes setting; default DEFAULT_MAX_RECORDING_BYTES). A larger
+   * announced size is treated as unknown, never trusted for the disk check.
+   */
+  maxRecordingBytes?: number;
+  /** Idle timeout per connection, and the time allowed for response headers (default 30 s). */
+  timeoutMs?: number;
+  /**
+   * The stall rule (default 8 KiB/s over 60 s): a download under it, or unable to finish before the deadline at
+   * its rate, gives its slot to the next recording and is retried later; null turns it off.
+   */
+  stallRule?: { bytesPerSec: number; windowMs: number } | null;
+  /** Minimum time between two byte checkpoints written to the store (default 1000 ms). */
+  checkpointIntervalMs?: number;
+  /** Minimum time between two 'progress' events per download (default 250 ms). */
+  progressIntervalMs?: number;
+  /** Test seam passed to the engine. */
+  fs?: Partial<DownloadFs>;
+  /**
+   * Free space downloads never take, kept for the journal on the same disk (default: 5 % of the disk, between
+   * 1 MiB and 256 MiB; see disk-budget.ts).
+   */
+  diskFloorBytes?: number;
+  /**
+   * How often a recording waiting for disk space looks again (default 30 s, or retryMaxMs when shorter); a
+   * finished download wakes it too.
+   */
+  diskRecheckMs?: number;
+  /** Test seam: statfs of the recordings folder. */
+  diskStats?: DiskStats;
+}
+
+export interface ProgressEvent extends DownloadProgress {
+  key: string;
+  channelId: string;
+  /** ISO time the service deletes the file. */
+  deadline: string;
+}
+
+export interface SavedEvent {
+  job: RecordingJob;
+  path: string;
+  bytes: number;
+}
+
+export interface FailedEvent {
+  job: RecordingJob;
+  error: Error;
+  willRetry: boolean;
+  /** ISO time of the next attempt, or null. */
+  nextAttemptAt: string | null;
+}
+
+export interface ExpiredEvent {
+  job: RecordingJob;
+  reason: string;
+}
+
+export interface DownloadManagerEvents {
+  progress: [ProgressEvent];
+  saved: [SavedEvent];
+  failed: [FailedEvent];
+  expired: [ExpiredEvent];
+  /** The disk of the recordings folder changed health (a recording waits for space, or no longer does). */
+  disk: [DiskStatus];
+}
