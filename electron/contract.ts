@@ -520,7 +520,8 @@ export function createBridge(transport: Transport): TallyBridge {
 
 export { errorNote, nested, note, NOTE_TEXT, NoteSchema, notesText, noteText, said } from './core/notes.js';
 export type { Note, NoteCode, NoteParams, PluralText } from './core/notes.js';
-export { SHELL_TEXT, shellLanguage, shellText } from './shell-text.js';
+export { koNotes } from './core/notes-ko.js';
+export { notesTextIn, SHELL_TEXT, shellLanguage, shellText } from './shell-text.js';
 export type { ShellLanguage, ShellText, ShellTextKey, ShellTexts } from './shell-text.js';
 export { HEALTH_COMPONENTS, recordingNeedsAttention, worseHealth } from './core/health-view.js';
 export type {

@@ -5,6 +5,8 @@
  * chosen in Settings reaches the tray menu and the notifications too. Plain data: no Node, no Electron.
  * `{name}` marks a parameter, filled by `shellText`.
  */
+import { noteText, type Note, type NoteParams } from './core/notes.js';
+import { koNotes } from './core/notes-ko.js';
 
 export const SHELL_TEXT_EN = {
   trayOpen: 'Open Tally',
@@ -115,4 +117,27 @@ export function shellText(language: ShellLanguage, text: ShellText | ShellTextKe
 export function shellLanguage(setting: 'system' | 'en' | 'ko', systemLanguage: string | undefined): ShellLanguage {
   if (setting !== 'system') return setting;
   return systemLanguage?.toLowerCase().startsWith('ko') ? 'ko' : 'en';
+}
+
+/**
+ * The core's notes (a health line, say) in `language`, from the same Korean catalogue the popover uses
+ * (core/notes-ko.ts); a sentence nested in a note (`<name>Note`) is translated in place, as the popover does.
+ */
+export function notesTextIn(language: ShellLanguage, notes: readonly Note[]): string {
+  if (language === 'en') return notes.map(noteText).join(' ');
+  return notes.map((n) => noteIn(n.code, n.params ?? {}, 0)).join(' ');
+}
+
+function noteIn(code: string, params: NoteParams, depth: number): string {
+  const template = (koNotes as Record<string, string | { one: string; other: string }>)[code];
+  if (template === undefined) return String(params.message ?? code);
+  const text = typeof template === 'string' ? template : params.count === 1 ? template.one : template.other;
+  return text.replace(/\{(\w+)\}/g, (whole, name: string) => {
+    const inner = params[`${name}Note`];
+    if (typeof inner === 'string' && inner !== code && depth < 3 && Object.hasOwn(koNotes, inner)) {
+      return noteIn(inner, params, depth + 1);
+    }
+    const value = params[name];
+    return value === undefined || value === null ? whole : String(value);
+  });
 }

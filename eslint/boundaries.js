@@ -51,7 +51,9 @@ export function zoneOf(relative) {
     return { zone: 'contract' };
   }
   // The core's vocabulary that the contract re-exports to the renderer: browser-safe like the contract.
-  if (relative === 'electron/core/notes.ts' || relative === 'electron/core/health-view.ts') return { zone: 'notes' };
+  if (['electron/core/notes.ts', 'electron/core/notes-ko.ts', 'electron/core/health-view.ts'].includes(relative)) {
+    return { zone: 'notes' };
+  }
   const core = /^electron\/core\/(?:([^/]+)\/)?[^/]+$/.exec(relative) ?? /^electron\/core\/([^/]+)\//.exec(relative);
   if (core) return { zone: 'core', folder: core[1] ?? '' };
   if (relative === 'electron/cli.ts' || relative.startsWith('electron/cli/')) return { zone: 'cli' };

@@ -12,7 +12,14 @@ import type {
   Rectangle,
   Tray,
 } from 'electron';
-import { shellText, type RequestHandlers, type ShellLanguage, type ShellText, type ShellTextKey } from '../contract.js';
+import {
+  notesTextIn,
+  shellText,
+  type RequestHandlers,
+  type ShellLanguage,
+  type ShellText,
+  type ShellTextKey,
+} from '../contract.js';
 import type { TraySnapshot } from '../core/app/types.js';
 import { TallyError } from '../core/errors.js';
 import { describeError } from './log.js';
@@ -63,7 +70,7 @@ export function trayIconState(snapshot: TraySnapshot): TrayIconState {
 export function trayTooltip(snapshot: TraySnapshot, language: ShellLanguage = 'en'): string {
   const say = (key: ShellTextKey, params?: ShellText['params']) => shellText(language, { key, params });
   const { health } = snapshot;
-  const summary = cleanText(health.summary, 100);
+  const summary = cleanText(healthLine(snapshot, language), 100);
   const parts: string[] = [];
   if (health.state !== 'ok' && summary) parts.push(summary);
   if (snapshot.attention && snapshot.attention !== health.summary) parts.push(cleanText(snapshot.attention, 60));
@@ -80,6 +87,12 @@ export function trayTooltip(snapshot: TraySnapshot, language: ShellLanguage = 'e
   if (health.state === 'ok' && summary) parts.push(summary);
   const text = parts.length ? `Tally: ${parts.join(' · ')}` : 'Tally';
   return text.length > 127 ? `${text.slice(0, 126)}…` : text;
+}
+
+/** The health's one line in the tray's language, from its notes when the core sent them. */
+function healthLine(snapshot: TraySnapshot, language: ShellLanguage): string {
+  const notes = snapshot.health.summaryNotes;
+  return notes && notes.length > 0 ? notesTextIn(language, notes) : snapshot.health.summary;
 }
 
 /** macOS menu-bar title next to the icon: the download percentage, or nothing. */
@@ -257,7 +270,7 @@ export class SystemTrayService {
     const entries: MenuEntry[] = [{ label: say('trayOpen'), action: () => popover.show() }];
     // What is wrong, where the menu is the only way in (Linux AppIndicator shows no tooltip); opens the popover.
     if (snapshot.health.state !== 'ok') {
-      entries.push({ label: cleanText(snapshot.health.summary, 80), action: () => popover.show() });
+      entries.push({ label: cleanText(healthLine(snapshot, this.#language()), 80), action: () => popover.show() });
     }
     entries.push({ type: 'separator' });
     if (snapshot.liveChannels.length > 0) {

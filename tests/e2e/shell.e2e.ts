@@ -223,8 +223,10 @@ describe('the tray app over the Electron stand-in', () => {
         expect.arrayContaining(['Tally 열기', '방송 중 1개', 'shell-panel 종료…', '녹화 폴더 열기', 'Tally 종료']),
       );
     const labels = (tray.contextMenu?.items ?? []).flatMap((i) => (i.label ? [i.label] : []));
-    // Every label is Korean apart from names (Tally, the channel ID).
-    const english = labels.filter((l) => /[A-Za-z]{2,}/.test(l.replace(/Tally|shell-panel/g, '')));
+    // Every label is Korean apart from names and terms kept in Latin letters (Tally, the channel ID, URL).
+    const english = labels.filter((l) =>
+      /[A-Za-z]{2,}/.test(l.replace(/Tally|shell-panel|URL|ngrok|localtunnel|\d+/g, '')),
+    );
     expect(english).toEqual([]);
     expect(tray.tooltip).toMatch(/방송 중 1개/);
     await shootMenu(tray.contextMenu?.items ?? [], join(SHOTS, 'tray-menu-ko.png'));

@@ -1,7 +1,6 @@
 /** Korean strings. Must have exactly the English shape (checked by the compiler). */
 import type { Messages } from './en.js';
-import { SHELL_TEXT } from '../../../electron/contract.js';
-import { koNotes } from './ko-notes.js';
+import { SHELL_TEXT, koNotes } from '../../../electron/contract.js';
 
 export const ko: Messages = {
   app: {

@@ -1,10 +1,11 @@
 /**
  * Korean for the core's coded messages (electron/core/notes.ts): every code the core sends must be here
- * (checked by the compiler through the English shape). Params keep their English names.
+ * (checked by the compiler through the English shape). Params keep their English names. One catalogue for the
+ * popover (renderer/src/locales/ko.ts includes it) and the tray app's main process (the tray's health line).
  */
-import type { Messages } from './en.js';
+import type { NOTE_TEXT } from './notes.js';
 
-export const koNotes: Messages['notes'] = {
+export const koNotes: typeof NOTE_TEXT = {
   error: '{message}',
   tunnelStopped: '터널을 멈췄습니다.',
   tunnelOpening: '{provider} 터널을 여는 중…',
