@@ -1,6 +1,6 @@
 /**
  * Peak RSS while downloading a big recording: our `downloadFile` in a child process (as the app runs it, with
- * 4 parallel ranges, and plain sequential) against curl. Every figure is the kernel's high-water mark of
+ * up to 4 parallel ranges added while they add throughput, and plain sequential) against curl. Every figure is the kernel's high-water mark of
  * resident memory (getrusage maxrss): our child reads its own with `process.resourceUsage()`, the peers' come
  * from GNU time (`/usr/bin/time -f %M`, Debian package `time`; without it the peer column shows n/a). The
  * worst run counts, since the target is a ceiling. The note separates what Node costs from what Tally adds:
@@ -17,7 +17,7 @@ const bench: Benchmark = async (ctx) => {
   const origin = await startOrigin(ctx, bytes);
   const out = join(ctx.tmpDir, 'out.mp4');
   const modes = [
-    { name: 'default (4 ranges)', segments: 4 },
+    { name: 'default (up to 4 ranges, added while they help)', segments: 4 },
     { name: 'sequential', segments: 1 },
   ];
   const peaks = new Map<string, number[]>(modes.map((m) => [m.name, []]));

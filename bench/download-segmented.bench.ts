@@ -45,7 +45,7 @@ const bench: Benchmark = async (ctx) => {
   return [
     {
       bench: 'download-segmented',
-      metric: `4 ranges, ${bytes / MiB} MiB, limit_rate ${rate}/conn`,
+      metric: `up to 4 ranges, ${bytes / MiB} MiB, limit_rate ${rate}/conn`,
       ours: mbps(bytes, median(ours)),
       peer: aria.length > 0 ? mbps(bytes, median(aria)) : null,
       peerName: 'aria2c -x4 -s4',

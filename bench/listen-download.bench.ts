@@ -4,7 +4,7 @@
  * the webhook's POST to its `saved` line (download, verification, fsync of file and folder). Two origins, each
  * against the peer a producer would otherwise use:
  * - unthrottled (1 GiB; quick 128 MiB) against `curl -s -o` (its own time_total), the reference HTTP client;
- * - nginx `limit_rate 24m` per connection (512 MiB; quick 96 MiB), like a CDN that throttles each connection,
+ * - nginx `limit_rate 24m` per connection (1 GiB; quick 96 MiB), like a CDN that throttles each connection,
  *   against `aria2c -x4 -s4 -k1M` (wall time of the process).
  * Runs are interleaved (the order rotates) and medians reported; the load average is printed beside each row,
  * since the machine may be shared. Our file's SHA-256 is checked every run.
@@ -104,7 +104,7 @@ export default async function bench(ctx: BenchContext): Promise<BenchRow[]> {
     ctx.log('aria2c is not installed (Debian package aria2): the throttled comparison is skipped');
     return rows;
   }
-  const slowBytes = (ctx.quick ? 96 : 512) * MiB;
+  const slowBytes = (ctx.quick ? 96 : 1024) * MiB;
   const slow = await startOrigin({ ...ctx, tmpDir: join(ctx.tmpDir, 'slow') }, slowBytes, '24m');
   try {
     const result = await compare(ctx, slow, runs, 'aria2c');

@@ -4,7 +4,7 @@
  * the same file from an nginx origin after one webhook. The recording is put into the JetStream Object Store
  * and announced beforehand (as the receiver does, not timed). The member is timed from its `ready` line to its
  * `saved` line (durable consumer, ordered chunk reads, sha256, fsync of file and folder), `tally listen` from
- * the webhook's POST to its `saved` line (4 ranges above 32 MiB, size checks, fsync). Both saved files are
+ * the webhook's POST to its `saved` line (ranges added above 32 MiB while they help, size checks, fsync). Both saved files are
  * checked against the source's SHA-256. Peak RSS is each process's VmHWM, read after the save. Medians of the
  * throughputs, worst of the peaks.
  */

@@ -106,6 +106,35 @@ describe('tally follow / tally listen --team as a new user', () => {
     ]);
   });
 
+  it('keeps its health as a member: health lines, tally status (exit 0, then 1 while the team server is gone)', async () => {
+    const server = await nats();
+    const proc = follow(['--team', server.url, '--folder', join(root, 'm')]);
+    await proc.waitFor((e) => e.type === 'health' && e.state === 'ok', 'health ok');
+    const status = async () => {
+      try {
+        const { stdout } = await run(process.execPath, [TALLY_BIN, 'status', '--json'], {
+          cwd: ROOT,
+          env: { PATH: process.env.PATH, TALLY_HOME: join(root, 'home') },
+        });
+        return { code: 0, body: JSON.parse(stdout) as { running: { face: string }[] } };
+      } catch (error) {
+        const failed = error as { code: number; stdout: string };
+        return { code: failed.code, body: JSON.parse(failed.stdout) as { running: { face: string }[] } };
+      }
+    };
+    const ok = await status();
+    expect(ok.code).toBe(0);
+    expect(ok.body.running).toMatchObject([{ face: 'follow' }]);
+    const seen = proc.events.length;
+    await server.stop(true);
+    await proc.waitFor(
+      (e) => proc.events.indexOf(e) >= seen && e.type === 'health' && e.state === 'warning',
+      'health warning',
+    );
+    expect((await status()).code).toBe(1);
+    await interrupt(proc);
+  });
+
   it('says once per try that the server is unreachable, and Ctrl-C stops it while it waits', async () => {
     const proc = follow(['--team', `nats://127.0.0.1:${await freePort()}`, '--folder', join(root, 'm')]);
     await proc.waitFor((e) => e.type === 'waiting', 'waiting');

@@ -3,12 +3,14 @@
  * S3 server, Ceph's RADOS Gateway (scripts/s3-test-server.sh); announcements still go over a real nats-server.
  * A member killed with -9 mid-transfer resumes with a ranged read and ends byte-identical.
  */
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../electron/core/sandbox/index.js';
+import { S3TeamStore } from '../electron/core/studio/s3-store.js';
+import { S3SetupError } from '../electron/core/studio/store.js';
 import { ensureBuiltCli } from './support/built-cli.js';
 import { startTally, type ListenProcess } from './support/listen-process.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
@@ -123,5 +125,26 @@ describe.skipIf(!available)('studio mode with an S3 store (RADOS Gateway)', () =
     expect(saved.bytes).toBe(rec.size);
     expect(await sha256File(String(saved.path))).toBe(sha);
     expect((await readdir(join(root, 'member'))).filter((f) => f.endsWith('.mp4'))).toHaveLength(1);
+  });
+
+  it('says in one line that the bucket refused the keys (a wrong secret), naming the variables to check', async () => {
+    const file = join(root, 'keys.mp4');
+    await writeFile(file, Buffer.alloc(1000, 1));
+    const store = new S3TeamStore({
+      bucket: 'tally-team',
+      prefix: 'keys',
+      endpoint: s3.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: S3_ACCESS_KEY, secretAccessKey: 'not-the-secret' },
+    });
+    const error = await store.put({ identity: 'rec-keys', path: file, bytes: 1000 }).then(
+      () => null,
+      (e: unknown) => e as Error,
+    );
+    expect(error).toBeInstanceOf(S3SetupError);
+    expect(error!.message.split('\n')).toHaveLength(1);
+    expect(error!.message).toMatch(
+      /S3 bucket tally-team refused the keys \((SignatureDoesNotMatch|HTTP 403)\).*AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY/,
+    );
   });
 });

@@ -19,6 +19,8 @@ export interface CliProcess {
   pid: number;
   /** The next event of `type`; rejects on a `failed`/`expired` event or when the process exits first. */
   next(type: string): Promise<CliEvent>;
+  /** Calls `listener` with every event from now on (with the time it was read). */
+  onEvent(listener: (event: CliEvent, at: number) => void): void;
   /** Resident set size now, in MB. */
   rssMb(): Promise<number>;
   /** The process's peak resident set size so far, in MB. */
@@ -60,6 +62,7 @@ export async function startCli(args: string[], home: string, env: NodeJS.Process
         lines.on('line', onLine);
         void exited.then((code) => reject(new Error(`tally ${args[0]} exited (${code}) before ${type}: ${stderr}`)));
       }),
+    onEvent: (listener) => lines.on('line', (line) => listener(JSON.parse(line) as CliEvent, performance.now())),
     rssMb: async () => (await statusKb(pid, 'VmRSS')) / 1024,
     peakRssMb: async () => (await statusKb(pid, 'VmHWM')) / 1024,
     async stop() {

@@ -25,7 +25,7 @@ Examples:
   tally doctor > tally-report.txt
 `;
 
-const FACE = { app: 'the tray app', serve: 'tally serve', listen: 'tally listen' } as const;
+const FACE = { app: 'the tray app', serve: 'tally serve', listen: 'tally listen', follow: 'tally follow' } as const;
 
 /** The secrets stored in the keychain, for redaction (none when it cannot be read). */
 async function keychainSecrets(): Promise<string[]> {

@@ -8,12 +8,14 @@ import { appDataDir } from '../core/paths.js';
 import { resolveTeamCredentials } from '../core/studio/team-credentials.js';
 import { StudioFollower } from '../core/studio/follower.js';
 import { s3FromEnv } from '../core/studio/store.js';
-import { parseTeamUrl } from '../core/studio/team.js';
+import { parseTeamUrls } from '../core/studio/team.js';
 import type { Command, CommandIo } from './command.js';
 import { openCommandLog } from './command-log.js';
 import { UsageError } from './command.js';
 import { loadSettings, openCredentialStore, parseCommandArgs } from './context.js';
 import { createStudioPrinter } from './studio-output.js';
+import { createListenPrinter } from './listen-output.js';
+import { MemberHealth } from '../core/receive/member-health.js';
 
 const help = `Usage: tally follow --team nats://HOST:PORT [--folder DIR] [options]
 
@@ -24,14 +26,16 @@ catches up on what was shared meanwhile (the team server keeps recordings 7 days
 makes a second copy of a recording it already has. No service credentials are needed here.
 
 Options:
-  --team <url>       The team's NATS server: nats://HOST:PORT, or tls://HOST:PORT for TLS (required)
+  --team <url>       The team's NATS server: nats://HOST:PORT, or tls://HOST:PORT for TLS (required);
+                     a cluster's servers separated by commas
   --folder <dir>     Where recordings go (default: the recordingsFolder setting)
-  --name <name>      This member's name on the team server (default: this computer's name). Keep it the
-                     same across runs: the name is what the server remembers your place by.
+  --name <name>      This member's name on the team server (default: this computer's name), shown in the
+                     receiver's view. The server remembers your place by an ID kept in TALLY_HOME for this
+                     name and folder: two members of the same name each get every recording.
   --max-rate <n>     Most bytes per second per transfer (k, M suffixes: 2M), to leave bandwidth for a
                      live broadcast (default: no limit)
-  --ndjson           One JSON object per line: ready, waiting, progress, saved, failed, connection,
-                     stopping, stopped
+  --ndjson           One JSON object per line: ready, health, waiting, progress, saved, failed, connection,
+                     warning, stopping, stopped
   -h, --help         Show this help
 
 Team credentials (when the server asks for them): TALLY_TEAM_USER + TALLY_TEAM_PASSWORD, or
@@ -58,8 +62,9 @@ const command: Command = {
     const rate = values['max-rate'] === undefined ? undefined : parseRate(values['max-rate']);
     if (values.team === undefined) throw new UsageError('--team is required, e.g. --team nats://studio.local:4222.');
     let url: URL;
+    let servers: URL[];
     try {
-      url = parseTeamUrl(values.team);
+      ({ url, servers } = parseTeamUrls(values.team));
     } catch (error) {
       throw new UsageError((error as Error).message);
     }
@@ -88,6 +93,7 @@ const command: Command = {
     });
     const follower = new StudioFollower({
       url,
+      servers,
       credentials,
       folder,
       name,
@@ -104,6 +110,24 @@ const command: Command = {
     follower.on('progress', (p) => printer.progress(p));
     follower.on('saved', (e) => printer.saved(e));
     follower.on('failed', (info) => printer.failed(info));
+    follower.on('warning', (w) => printer.warning(w));
+    // The member's health (team link, mirror, disk): `health` lines, and `tally status` from another terminal.
+    const health = new MemberHealth(appDataDir(io.env), folder);
+    const healthPrinter = createListenPrinter({ out: io.stdout, ndjson: values.ndjson === true, tty: false, folder });
+    health.on('health', (view, previous) => healthPrinter.health(view, previous));
+    follower.on('ready', () => health.link('connected', null));
+    follower.on('waiting', (info) => health.link('unreachable', info.message));
+    follower.on('connection', (state) =>
+      health.link(
+        state === 'disconnected' ? 'unreachable' : 'connected',
+        state === 'disconnected' ? 'disconnected' : null,
+      ),
+    );
+    follower.on('saved', (e) => health.saved(e.identity));
+    follower.on('failed', (info) => health.failed(info.identity, info.message, info.willRetry));
+    follower.on('warning', (w) => health.warning(w.kind, w.message));
+    follower.on('warningCleared', (kind) => health.cleared(kind));
+    await health.start((line) => io.stderr.write(`tally follow: ${line}\n`));
 
     const stopOnSignal = () => void follower.stop();
     io.signal.addEventListener('abort', stopOnSignal, { once: true });
@@ -119,6 +143,7 @@ const command: Command = {
     } finally {
       io.signal.removeEventListener('abort', stopOnSignal);
       await follower.stop();
+      await health.stop();
     }
     printer.stopped();
     return 0;

@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { RecordingJob } from '../core/recordings/types.js';
-import { createListenPrinter, REPEATS_PER_WINDOW, verification } from './listen-output.js';
+import { coalescingWriter, createListenPrinter, REPEATS_PER_WINDOW, verification } from './listen-output.js';
 
 /** A webhook's channel ID that tries to forge a "saved" line and recolour the terminal. */
 const HOSTILE = 'evil\r\n12:00:00 saved     bank-keynote → /home/me/Recordings/bank.mp4\x1b[31m\x1b]0;owned\x07\u202e';
@@ -177,6 +177,37 @@ describe('listen printer (tunnel uploads and missing recordings)', () => {
     const human = printer();
     human.p.recordingMissing(missing);
     expect(human.text()).toMatch(/missing {3}lost-1: recording expected but not received 10 min after/);
+  });
+});
+
+describe('coalescingWriter', () => {
+  it("gathers one turn's lines into one write, in order, and flushes what is left on demand", async () => {
+    const writes: string[] = [];
+    const writer = coalescingWriter({ write: (text: string) => writes.push(text) });
+    for (let i = 0; i < 1000; i += 1) writer.write(`line ${i}\n`);
+    expect(writes).toHaveLength(0);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toHaveLength(1);
+    expect(writes[0]?.split('\n')).toHaveLength(1001);
+    expect(writes[0]?.startsWith('line 0\nline 1\n')).toBe(true);
+    writer.write('last\n');
+    writer.flush();
+    expect(writes).toEqual([expect.any(String), 'last\n']);
+  });
+
+  it('a printer that coalesces writes the stopped line before close returns', () => {
+    const out = new PassThrough();
+    let text = '';
+    out.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+    const p = createListenPrinter({ out, ndjson: true, tty: false, folder: '/rec', coalesce: true });
+    p.received(job('a'), []);
+    p.close();
+    expect(
+      text
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { type: string }).type),
+    ).toEqual(['received', 'stopped']);
   });
 });
 

@@ -95,13 +95,44 @@ const REPEATED = {
 } as const;
 type Repeated = keyof typeof REPEATED;
 
+/**
+ * Gathers what is written during one turn of the event loop into one write at the end of it. Node writes to a
+ * terminal or a pipe synchronously: a line per webhook, in a burst of thousands, was one system call each on the
+ * thread that answers webhooks (9 % of `tally listen`'s time in a 4,000-webhook burst, more while the reader of
+ * the pipe lags behind). `flush` writes what is gathered at once.
+ */
+export function coalescingWriter(out: { write(text: string): unknown }): { write(text: string): void; flush(): void } {
+  let pending: string[] = [];
+  let scheduled = false;
+  const flush = (): void => {
+    scheduled = false;
+    if (pending.length === 0) return;
+    const text = pending.join('');
+    pending = [];
+    out.write(text);
+  };
+  return {
+    write(text) {
+      pending.push(text);
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    },
+    flush,
+  };
+}
+
 export function createListenPrinter(opts: {
   out: NodeJS.WritableStream;
   ndjson: boolean;
   tty: boolean;
   folder: string;
+  /** Gather each turn's lines into one write (what `tally listen` does); tests read every line at once. */
+  coalesce?: boolean;
 }): ListenPrinter {
-  const { out } = opts;
+  const writer = opts.coalesce ? coalescingWriter(opts.out) : null;
+  const out = writer ?? opts.out;
   const lastProgress = new Map<string, { at: number; step: number }>();
   let statusLineOpen = false;
 
@@ -405,6 +436,7 @@ export function createListenPrinter(opts: {
       // Printed only after the journal is closed: a script may treat it as "safe to restart".
       if (opts.ndjson) json({ type: 'stopped' });
       else line('stopped.');
+      writer?.flush();
     },
   };
 }

@@ -8,7 +8,13 @@ import type { RecordingPipeline } from '../core/pipeline/pipeline.js';
 import { resolveTeamCredentials } from '../core/studio/team-credentials.js';
 import { StudioPublisher, type StoreSpec } from '../core/studio/publisher.js';
 import { parseS3Url, s3FromEnv } from '../core/studio/store.js';
-import { DEFAULT_RETENTION_MS, parseRetention, parseTeamUrl, type TeamCredentials } from '../core/studio/team.js';
+import {
+  DEFAULT_RETENTION_MS,
+  parseReplicas,
+  parseRetention,
+  parseTeamUrls,
+  type TeamCredentials,
+} from '../core/studio/team.js';
 import type { CommandIo } from './command.js';
 import { UsageError } from './command.js';
 import { openCredentialStore } from './context.js';
@@ -16,6 +22,10 @@ import { createStudioPrinter } from './studio-output.js';
 
 export interface StudioSetup {
   url: URL;
+  /** Every server of a team cluster (`--team a,b,c`), `url` first. */
+  servers: URL[];
+  /** `--replicas`: the cluster's copies of each stream and store (undefined: as they are, 1 when new). */
+  replicas?: number;
   credentials: TeamCredentials | null;
   store: StoreSpec;
   /** --store as given (`nats` or s3://...), for pipelineOptions. */
@@ -25,19 +35,23 @@ export interface StudioSetup {
 
 /** null without --team; a UsageError for --store / --retention without it or with a bad value. */
 export async function studioSetup(
-  values: { team?: string; store?: string; retention?: string },
+  values: { team?: string; store?: string; retention?: string; replicas?: string },
   io: Pick<CommandIo, 'env'>,
 ): Promise<StudioSetup | null> {
   if (values.team === undefined) {
     if (values.store !== undefined) throw new UsageError('--store needs --team.');
     if (values.retention !== undefined) throw new UsageError('--retention needs --team.');
+    if (values.replicas !== undefined) throw new UsageError('--replicas needs --team.');
     return null;
   }
   let url: URL;
+  let servers: URL[];
+  let replicas: number | undefined;
   let store: StoreSpec = { kind: 'nats' };
   let retentionMs = DEFAULT_RETENTION_MS;
   try {
-    url = parseTeamUrl(values.team);
+    ({ url, servers } = parseTeamUrls(values.team));
+    if (values.replicas !== undefined) replicas = parseReplicas(values.replicas);
     if (values.store !== undefined && values.store !== 'nats') {
       store = { kind: 's3', ...parseS3Url(values.store), ...s3FromEnv(io.env) };
     }
@@ -50,7 +64,15 @@ export async function studioSetup(
     if (error instanceof ConfigError && !/damaged|TALLY_TEAM/.test(error.message)) return null;
     throw error;
   });
-  return { url, credentials, store, storeFlag: values.store ?? 'nats', retentionMs };
+  return {
+    url,
+    servers,
+    ...(replicas ? { replicas } : {}),
+    credentials,
+    store,
+    storeFlag: values.store ?? 'nats',
+    retentionMs,
+  };
 }
 
 export function openPublisher(
@@ -62,6 +84,8 @@ export function openPublisher(
 ): StudioPublisher {
   const publisher = new StudioPublisher(pipeline, {
     url: setup.url,
+    servers: setup.servers,
+    ...(setup.replicas ? { replicas: setup.replicas } : {}),
     credentials: setup.credentials,
     store: setup.store,
     retentionMs: setup.retentionMs,
@@ -76,6 +100,7 @@ export function openPublisher(
   publisher.on('waiting', (info) => printer.waiting(info));
   publisher.on('refused', ({ error, retryInMs }) => printer.refused({ message: error.message, retryInMs }));
   publisher.on('published', (e) => printer.published(e));
+  publisher.on('warning', (w) => printer.warning(w));
   return publisher;
 }
 

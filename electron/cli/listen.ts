@@ -50,11 +50,14 @@ Options:
   --concurrency <n>        Downloads at once (default 3)
   --upload-origin <origin> Allow a web app origin to upload client recordings (repeatable)
   --team <url>             Studio mode: share every saved recording with the team's NATS server
-                           (nats://HOST:PORT or tls://HOST:PORT); members mirror them with "tally follow"
+                           (nats://HOST:PORT or tls://HOST:PORT; a cluster's servers separated by
+                           commas); members mirror them with "tally follow"
   --store <where>          With --team: where the bytes go: nats (the team server's object store, default)
                            or s3://BUCKET/PREFIX (keys: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY,
                            endpoint: TALLY_S3_ENDPOINT for S3-compatible servers)
   --retention <d>          With --team: how long the team keeps recordings (default 7d; e.g. 36h, 14d)
+  --replicas <n>           With --team: servers of a cluster that keep each recording (1, 3 or 5;
+                           3 on a three-node cluster, so any one node can be down)
   --ndjson                 One JSON object per line: ready, health, received, progress, saved, rejected,
                            failed, expired, uploaded, tunnel, gaps, channel, recording-missing; with --team
                            also team, published. Past 20 a kind in 10 s, repeated rejected, duplicate
@@ -104,9 +107,14 @@ const command: Command = {
       team: { type: 'string' },
       store: { type: 'string' },
       retention: { type: 'string' },
+      replicas: { type: 'string' },
     });
     // Studio mode's modules (the NATS client, the AWS SDK: about 10 MB of RSS) are loaded only with its flags.
-    const studioFlags = values.team !== undefined || values.store !== undefined || values.retention !== undefined;
+    const studioFlags =
+      values.team !== undefined ||
+      values.store !== undefined ||
+      values.retention !== undefined ||
+      values.replicas !== undefined;
     const studioMode = studioFlags ? await import('./listen-studio.js') : null;
     const studio = studioMode ? await studioMode.studioSetup(values, io) : null;
     const flags = connectionFlags(values);
@@ -217,6 +225,7 @@ const command: Command = {
       ndjson: values.ndjson === true,
       tty: isTty(io.stdout),
       folder,
+      coalesce: true,
     });
     // The studio link as the health shows it (the publisher's events keep it current).
     let studioLink: FaceFacts['studio'] = studio ? { state: 'connecting', reason: [] } : null;
@@ -267,6 +276,17 @@ const command: Command = {
       publisher.on('connected', () => link('connected', null));
       publisher.on('waiting', (info) => link('unreachable', info.message));
       publisher.on('refused', ({ error }) => link('error', error.message));
+      // Standing warnings (no JetStream, the S3 setup, a member lagging toward retention) until each is cleared.
+      const warnings = new Map<string, string>();
+      const warned = () =>
+        warnings.size > 0 ? link('warning', [...warnings.values()].join(' ')) : link('connected', null);
+      publisher.on('warning', (w) => {
+        warnings.set(w.kind, w.message);
+        warned();
+      });
+      publisher.on('warningCleared', (kind) => {
+        if (warnings.delete(kind)) warned();
+      });
     }
 
     try {

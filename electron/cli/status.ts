@@ -13,7 +13,7 @@ import { terminalSafe } from './output.js';
 const help = `Usage: tally status [--json]
 
 Show the health of the Tally running on this computer (the tray app, "tally serve" or "tally listen" with
-the same TALLY_HOME): whether webhooks can reach it (receiver port, public URL, registration), and whether
+the same TALLY_HOME, and "tally follow" for a studio member): whether webhooks can reach it (receiver port, public URL, registration), and whether
 recordings are being saved (downloads, disk space, keychain, studio link). Each part says what to do.
 
 Exit code: 0 all is well, 1 a warning, 2 an error (recordings may be lost now), 3 no Tally is running.
@@ -29,7 +29,7 @@ Examples:
 
 const EXIT: Record<HealthState, number> = { ok: 0, warning: 1, error: 2 };
 const MARK: Record<HealthState, string> = { ok: '✔', warning: '!', error: '✖' };
-const FACE = { app: 'the tray app', serve: 'tally serve', listen: 'tally listen' } as const;
+const FACE = { app: 'the tray app', serve: 'tally serve', listen: 'tally listen', follow: 'tally follow' } as const;
 
 /** The worst state of every running Tally; one that does not answer counts as an error. */
 function overall(running: Running[]): HealthState {

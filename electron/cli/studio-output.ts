@@ -19,6 +19,8 @@ export interface StudioPrinter {
   /** The receiver's team server refused the credentials or the TLS: one line, once per reason. */
   refused(info: { message: string; retryInMs: number }): void;
   published(e: PublishedEvent): void;
+  /** A studio warning (its line already went to stderr through the log): an NDJSON event for scripts. */
+  warning(w: { kind: string; message: string }): void;
   stopping(): void;
   stopped(): void;
 }
@@ -95,6 +97,9 @@ export function createStudioPrinter(opts: {
       if (opts.ndjson)
         json({ type: 'published', channelId: e.channelId, identity: e.identity, kind: e.kind, bytes: e.bytes });
       else line(`shared    ${e.channelId} with the team (${formatBytes(e.bytes)}, verified)`);
+    },
+    warning(w) {
+      if (opts.ndjson) json({ type: 'warning', kind: w.kind, message: w.message });
     },
     stopping() {
       if (opts.ndjson) json({ type: 'stopping' });

@@ -124,6 +124,11 @@ export async function openJsonLines<F extends JournalHandle = FileHandle>(
   accept: Accept,
   wrap: (raw: FileHandle) => F = (raw) => raw as unknown as F,
   flags: string | number = 'a',
+  /**
+   * Called before an unterminated tail longer than any line is cut off: that is damage, not a torn last write
+   * (which is at most one line), and the caller may keep the file as it was first.
+   */
+  beforeCut?: (path: string) => Promise<void>,
 ): Promise<OpenedJournal<F>> {
   await mkdir(dir, { recursive: true });
   const path = join(dir, name);
@@ -141,6 +146,7 @@ export async function openJsonLines<F extends JournalHandle = FileHandle>(
         await appendFully(file, Buffer.from('\n'));
         size = totalBytes + 1;
       } else {
+        if (beforeCut && totalBytes - completeBytes > MAX_LINE_BYTES) await beforeCut(path);
         await file.truncate(completeBytes);
         replay.truncatedBytes = totalBytes - completeBytes;
       }
@@ -176,27 +182,56 @@ export class JsonLinesAppender {
     this.#name = name;
   }
 
-  /** Appends `value` as one line; `onWritten` runs once it is durable, before the promise resolves. */
+  /** Lines waiting for the next write: appends that arrive together share one write and one fdatasync. */
+  #pending: { value: unknown; onWritten: (() => void) | undefined; done: (error?: unknown) => void }[] = [];
+  #scheduled = false;
+
+  /**
+   * Appends `value` as one line; `onWritten` runs once it is durable, before the promise resolves. Lines appended
+   * while a write is in progress go out together in the next one (group commit), in the order they came.
+   */
   append(value: unknown, onWritten?: () => void): Promise<void> {
-    const run = this.#chain.then(async () => {
-      if (this.#closed) throw new Error(`The ${this.#name} is closed.`);
-      const line = Buffer.from(`${this.#dirtyTail ? '\n' : ''}${JSON.stringify(value)}\n`);
-      try {
-        await appendFully(this.#file, line);
-        await this.#file.datasync();
-      } catch (error) {
-        await this.#file.truncate(this.#size).then(
-          () => (this.#dirtyTail = false),
-          () => (this.#dirtyTail = true),
-        );
-        throw error;
-      }
-      this.#size += line.length;
-      this.#dirtyTail = false;
-      onWritten?.();
+    const result = new Promise<void>((resolve, reject) => {
+      this.#pending.push({ value, onWritten, done: (error) => (error === undefined ? resolve() : reject(error)) });
     });
-    this.#chain = run.catch(() => undefined);
-    return run;
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      this.#chain = this.#chain.then(() => this.#writePending()).catch(() => undefined);
+    }
+    return result;
+  }
+
+  async #writePending(): Promise<void> {
+    this.#scheduled = false;
+    const batch = this.#pending.splice(0);
+    if (batch.length === 0) return;
+    if (this.#closed) {
+      for (const b of batch) b.done(new Error(`The ${this.#name} is closed.`));
+      return;
+    }
+    const text = batch.map((b) => `${JSON.stringify(b.value)}\n`).join('');
+    const line = Buffer.from(`${this.#dirtyTail ? '\n' : ''}${text}`);
+    try {
+      await appendFully(this.#file, line);
+      await this.#file.datasync();
+    } catch (error) {
+      await this.#file.truncate(this.#size).then(
+        () => (this.#dirtyTail = false),
+        () => (this.#dirtyTail = true),
+      );
+      for (const b of batch) b.done(error);
+      return;
+    }
+    this.#size += line.length;
+    this.#dirtyTail = false;
+    for (const b of batch) {
+      try {
+        b.onWritten?.();
+        b.done();
+      } catch (error) {
+        b.done(error);
+      }
+    }
   }
 
   /** Waits for pending appends, then closes the file. Idempotent. */

@@ -96,6 +96,28 @@ export const koNotes: typeof NOTE_TEXT = {
   teamNoTls: '팀 서버 {where}은(는) TLS를 제공하지 않습니다. 스튜디오 URL을 {fix}(으)로 바꾸세요.',
   teamNeedsTls: '팀 서버 {where}은(는) TLS가 필요합니다. 스튜디오 URL을 {fix}(으)로 바꾸세요.',
   teamAsks: '팀 서버가 자격 증명을 요구합니다: {reason} ({where}). 설정 → ‘스튜디오’에서 입력하세요.',
+  studioMemberTwin:
+    '다른 컴퓨터가 지금 이 멤버와 같은 ID로 스튜디오를 따르고 있습니다({host}의 {name}): 상태 폴더 {folder}가 복사되었습니다. 둘 중 하나에 자체 상태 폴더(TALLY_HOME)를 주거나 그쪽 {folder}의 member-id를 지운 뒤 다시 시작하세요.',
+  studioMemberNamesake:
+    '다른 멤버도 이름이 {name}입니다({host}): 둘 다 모든 녹화를 받지만 리시버가 둘을 구분하지 못합니다. 둘 중 하나에 다른 이름(--name)을 주세요.',
+  teamNoJetStream:
+    '팀 서버 {where}가 JetStream 없이 실행 중입니다: nats-server를 -js로 시작하세요(녹화가 재시작 후에도 디스크에 남도록 -sd DIR도 함께).',
+  s3KeysRefused:
+    'S3 버킷 {bucket}이 키를 거부했습니다({reason}): 이 컴퓨터의 AWS_ACCESS_KEY_ID와 AWS_SECRET_ACCESS_KEY를 확인하세요.',
+  s3NoEndpoint:
+    '녹화는 S3 버킷 {bucket}에 있는데 {host}에 연결할 수 없습니다: S3 호환 서버(Ceph, MinIO 등)라면 TALLY_S3_ENDPOINT에 그 URL을 설정하세요.',
+  studioFolderFull:
+    '스튜디오 폴더 {folder}가 가득 찼습니다: {channel}에 {needed}가 더 필요한데 {free}만 남아 있습니다. 공간을 비우거나 다른 폴더(--folder)로 따르세요. 전송은 저절로 이어집니다.',
+  studioMemberLagging: {
+    one: '멤버 {member}에게 받지 않은 녹화가 {count}개 있고, {left} 후 팀 서버에서 사라집니다: 그 전에 그 멤버(tally follow 또는 앱)를 시작하거나, 리시버에서 보관 기간(--retention)을 늘리세요.',
+    other:
+      '멤버 {member}에게 받지 않은 녹화가 {count}개 있고, 가장 오래된 것이 {left} 후 팀 서버에서 사라집니다: 그 전에 그 멤버(tally follow 또는 앱)를 시작하거나, 리시버에서 보관 기간(--retention)을 늘리세요.',
+  },
+  studioSelfLagging: {
+    one: '이 컴퓨터가 아직 받지 않은 스튜디오 녹화가 {count}개 있고, {left} 후 팀 서버에서 사라집니다: 저장될 때까지 Tally가 계속 따르게 두세요.',
+    other:
+      '이 컴퓨터가 아직 받지 않은 스튜디오 녹화가 {count}개 있고, 가장 오래된 것이 {left} 후 팀 서버에서 사라집니다: 저장될 때까지 Tally가 계속 따르게 두세요.',
+  },
   studioFollowerNoRegister:
     '이 컴퓨터는 스튜디오를 따르고 있습니다. 웹훅 URL은 스튜디오의 수신기가 등록하며, 여기서 등록하면 수신기가 웹훅을 받지 못하게 됩니다(설정 → ‘스튜디오’).',
   studioUrlField: '스튜디오 URL',

@@ -125,6 +125,28 @@ export const NOTE_TEXT = {
   teamNoTls: 'The team server {where} does not offer TLS: set the studio URL to {fix}.',
   teamNeedsTls: 'The team server {where} requires TLS: set the studio URL to {fix}.',
   teamAsks: 'The team server asks for credentials: {reason} ({where}) — set them in Settings → Studio.',
+  studioMemberTwin:
+    'Another computer follows the studio as this very member right now ({name} on {host}): its state folder {folder} was copied. Give one of them its own state folder (TALLY_HOME), or delete member-id in {folder} there, and start it again.',
+  studioMemberNamesake:
+    'Another member also calls itself {name} ({host}): both get every recording, but the receiver cannot tell them apart; give one of them another name (--name).',
+  teamNoJetStream:
+    'The team server {where} runs without JetStream: start nats-server with -js (and -sd DIR, so recordings stay on disk across restarts).',
+  s3KeysRefused:
+    'The S3 bucket {bucket} refused the keys ({reason}): check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY on this computer.',
+  s3NoEndpoint:
+    'The recordings are in the S3 bucket {bucket}, and {host} cannot be reached: for an S3-compatible server (Ceph, MinIO...) set TALLY_S3_ENDPOINT to its URL.',
+  studioFolderFull:
+    'The studio folder {folder} is full: {channel} needs {needed} more and {free} are free. Free space there, or follow into another folder (--folder); the transfer resumes by itself.',
+  studioMemberLagging: {
+    one: 'The member {member} has {count} recording waiting, and it leaves the team server in {left}: start that member (tally follow, or its app) before then, or keep recordings longer on the receiver (--retention).',
+    other:
+      'The member {member} has {count} recordings waiting, and the oldest leaves the team server in {left}: start that member (tally follow, or its app) before then, or keep recordings longer on the receiver (--retention).',
+  },
+  studioSelfLagging: {
+    one: 'This computer has {count} studio recording still to fetch, and it leaves the team server in {left}: keep Tally following until it is saved.',
+    other:
+      'This computer has {count} studio recordings still to fetch, and the oldest leaves the team server in {left}: keep Tally following until they are saved.',
+  },
   studioFollowerNoRegister:
     "This computer follows a studio: the studio's receiver registers the webhook URL, and one registered here would take the webhooks away from it (Settings → Studio).",
   studioUrlField: 'The studio URL',

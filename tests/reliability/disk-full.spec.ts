@@ -258,3 +258,27 @@ describe.skipIf(!mountable)('parts left half way by an earlier run (tmpfs)', () 
     expect((await stat(two.path)).size).toBe(20 * MiB);
   }, 30_000);
 });
+
+describe.skipIf(!mountable)('a recording removed from the list (tmpfs)', () => {
+  it('releases the part it left, when the service said it is gone', async () => {
+    const folder = await disk(8 * MiB);
+    const store = new MemoryJobStore();
+    const manager = new DownloadManager({ store, folder, policy, retryBaseMs: 5, retryMaxMs: 10 });
+    stops.push(() => manager.stop());
+    const rec = publish(4 * MiB, 'removed');
+    const { job } = await store.add(rec.rec);
+    // A part of 2 MiB, then the service answers 404: the recording is gone (looked at again later).
+    server.setFaults({ resetAfterBytes: 2 * MiB, times: 1 });
+    manager.once('failed', () => server.setFaults({ status: 404 }));
+    const gone = new Promise<void>((resolve) => {
+      manager.on('failed', (e) => {
+        if (e.job.state === 'gone') resolve();
+      });
+    });
+    manager.start();
+    await gone;
+    expect((await stat(partPathFor(folder, job))).size).toBe(2 * MiB);
+    expect(await manager.releasePart(job.key)).toBe(2 * MiB);
+    await expect(stat(partPathFor(folder, job))).rejects.toMatchObject({ code: 'ENOENT' });
+  }, 30_000);
+});

@@ -93,6 +93,28 @@ describe('the state folder vanishing while running', () => {
   });
 });
 
+describe('the state folder vanishing while no webhook comes', () => {
+  it('is made again at the next heartbeat, lock included, so no second receiver can start on it', async () => {
+    const root = await tempDir();
+    const stateDir = join(root, 'state');
+    const pipeline = await RecordingPipeline.open({
+      stateDir,
+      folder: join(root, 'recordings'),
+      policy: new DownloadOriginPolicy(['https://s3.amazonaws.com']),
+      heartbeatIntervalMs: 50,
+    });
+    cleanups.push(() => pipeline.stop());
+    await pipeline.setDownloadsPaused(true);
+    await pipeline.start();
+    const restored = once(pipeline, 'state-restored');
+    await rm(stateDir, { recursive: true, force: true });
+    await restored;
+    expect(JSON.parse(await readFile(join(stateDir, LOCK_FILE), 'utf8'))).toMatchObject({ pid: process.pid });
+    expect(await exists(join(stateDir, JOURNAL_FILE))).toBe(true);
+    expect(await exists(join(stateDir, tokenCopyName('hooks')))).toBe(true);
+  });
+});
+
 describe('a damaged token file', () => {
   it('comes back from the copy kept beside it: the webhook URL does not change', async () => {
     const dir = await tempDir();
@@ -150,6 +172,22 @@ describe('a damaged journal', () => {
     const copy = again.replay.damagedCopy as string;
     expect(await readFile(copy, 'utf8')).toBe(`{"v":1,"job":{"broken\n${good}not json at all\n`);
     expect((await readdir(dir)).some((f) => f.startsWith(`${JOURNAL_FILE}.damaged-`))).toBe(true);
+  });
+
+  it('an all-garbage journal without line breaks is kept aside before it is cut, and said so', async () => {
+    const dir = await tempDir();
+    const garbage = Buffer.alloc(200 * 1024, 0xfe);
+    await writeFile(join(dir, JOURNAL_FILE), garbage);
+    const lines: string[] = [];
+    const log = { info: () => undefined, warn: (l: string) => lines.push(l), error: (l: string) => lines.push(l) };
+    const again = await Inbox.open(dir, { log } as never);
+    cleanups.push(() => again.close());
+    expect(again.list()).toEqual([]);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /^journal: a damaged end of inbox\.jsonl without a line break cut off; the file as it was is kept as /,
+    );
+    expect(await readFile(again.replay.damagedCopy as string)).toEqual(garbage);
   });
 
   it('a journal that is a folder is one clear error naming it', async () => {

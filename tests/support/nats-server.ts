@@ -36,7 +36,9 @@ export function freePort(): Promise<number> {
   });
 }
 
-export async function startNatsServer(opts: { port?: number; args?: string[] } = {}): Promise<NatsServer> {
+export async function startNatsServer(
+  opts: { port?: number; args?: string[]; jetstream?: boolean } = {},
+): Promise<NatsServer> {
   const dir = await mkdtemp(join(tmpdir(), 'tally-nats-'));
   const port = opts.port ?? (await freePort());
   let child: ChildProcess | null = null;
@@ -47,7 +49,14 @@ export async function startNatsServer(opts: { port?: number; args?: string[] } =
     new Promise<void>((resolve, reject) => {
       const proc = spawn(
         'nats-server',
-        ['-js', '-sd', join(dir, 'js'), '-a', '127.0.0.1', '-p', String(port), ...(opts.args ?? [])],
+        [
+          ...(opts.jetstream === false ? [] : ['-js', '-sd', join(dir, 'js')]),
+          '-a',
+          '127.0.0.1',
+          '-p',
+          String(port),
+          ...(opts.args ?? []),
+        ],
         { stdio: ['ignore', 'pipe', 'pipe'] },
       );
       child = proc;
@@ -101,4 +110,55 @@ export async function startNatsServer(opts: { port?: number; args?: string[] } =
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+export interface NatsCluster {
+  readonly nodes: NatsServer[];
+  /** Every node's client URL, for `--team a,b,c`. */
+  readonly urls: string[];
+  /** Resolves once the cluster's JetStream has a metadata leader again (after a node was killed or restarted). */
+  jetStreamReady(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Three (or `size`) nats-servers with JetStream on loopback ports, routed into one cluster named `studio`, each
+ * with its own storage. A node can be killed (`nodes[i].stop(true)`) and started again with its storage.
+ */
+export async function startNatsCluster(size = 3): Promise<NatsCluster> {
+  const ports = await Promise.all(Array.from({ length: size }, () => freePort()));
+  const routes = await Promise.all(Array.from({ length: size }, () => freePort()));
+  const routeList = routes.map((p) => `nats://127.0.0.1:${p}`).join(',');
+  const starting = ports.map((port, i) =>
+    startNatsServer({
+      port,
+      args: [
+        '--server_name',
+        `studio-${i + 1}`,
+        '--cluster_name',
+        'studio',
+        '--cluster',
+        `nats://127.0.0.1:${routes[i]}`,
+        '--routes',
+        routeList,
+      ],
+    }),
+  );
+  const nodes = await Promise.all(starting);
+  const cluster: NatsCluster = {
+    nodes,
+    urls: nodes.map((n) => n.url),
+    // Each node logs the leader it learns of; one that saw an election is enough for a client to be answered.
+    jetStreamReady: () =>
+      Promise.race(
+        nodes.map((n) =>
+          n.logged(/JetStream cluster new metadata leader|Self is new JetStream cluster metadata leader/),
+        ),
+      ),
+    async close() {
+      await Promise.all(nodes.map((n) => n.close()));
+    },
+  };
+  await cluster.jetStreamReady();
+  return cluster;
 }

@@ -320,6 +320,8 @@ export class PipelineHost {
     const view = this.list().find((r) => r.key === key);
     if (!view || view.state === 'pending' || view.state === 'downloading') return { ok: false };
     await this.#hiddenRecordings().add(key);
+    // The part of a recording that will not be finished holds disk the others need (issue 20).
+    await this.#pipeline?.downloads.releasePart(key).catch(() => 0);
     return { ok: true };
   }
 

@@ -82,6 +82,7 @@ export class StudioHost {
   readonly #progress = new Map<string, number>();
   /** The member rows last pushed, by key, so only changed ones are pushed again. */
   readonly #pushed = new Map<string, string>();
+  readonly #warnings = new Map<string, Note>();
 
   constructor(
     core: { secrets: SecretStore; home: string; log?: (line: string) => void },
@@ -165,6 +166,7 @@ export class StudioHost {
           log,
           catalogue: true,
         });
+        this.#watchWarnings(publisher);
         publisher.on('connected', () => this.#setStatus('connected'));
         publisher.on('waiting', (w) => this.#setStatus('unreachable', w.note ?? errorNote(w)));
         // Refused credentials: an error with the reason, not "connecting"; new ones in Settings restart it.
@@ -192,6 +194,7 @@ export class StudioHost {
         log,
         catalogue: true,
       });
+      this.#watchWarnings(follower);
       follower.on('catalogue', () => this.#changed());
       follower.on('ready', () => this.#setStatus('connected'));
       follower.on('waiting', (w) => this.#setStatus('unreachable', w.note ?? errorNote(w)));
@@ -346,8 +349,29 @@ export class StudioHost {
   }
 
   /** The studio link for the health (receiver: the publisher's team server; member: the follower's). */
-  get linkStatus(): Status {
-    return this.#status;
+  /**
+   * The studio link for the health: the connection's state, or `warning` while connected with standing warnings
+   * (a member lagging toward retention, a namesake, a full folder, the S3 setup).
+   */
+  get linkStatus(): { state: Status['state'] | 'warning'; notes: Note[] | null } {
+    const warned = [...this.#warnings.values()];
+    if (this.#status.state === 'connected' && warned.length > 0) return { state: 'warning', notes: warned };
+    return { state: this.#status.state, notes: this.#status.notes ?? null };
+  }
+
+  /** Standing warnings of the publisher or follower, kept until each is cleared (a new one replaces its kind). */
+  #watchWarnings(source: {
+    on(event: 'warning', listener: (w: { kind: string; message: string; note?: Note }) => void): unknown;
+    on(event: 'warningCleared', listener: (kind: string) => void): unknown;
+  }): void {
+    this.#warnings.clear();
+    source.on('warning', (w) => {
+      this.#warnings.set(w.kind, w.note ?? errorNote({ message: w.message }));
+      this.#changed();
+    });
+    source.on('warningCleared', (kind) => {
+      if (this.#warnings.delete(kind)) this.#changed();
+    });
   }
 
   #setStatus(state: Status['state'], why?: Note): void {

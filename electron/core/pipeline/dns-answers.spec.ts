@@ -30,6 +30,7 @@ afterAll(async () => {
   await server.close();
 });
 afterEach(async () => {
+  server.setFaults(null);
   for (const m of managers.splice(0)) await m.stop();
   await rm(dir, { recursive: true, force: true });
 });
@@ -110,7 +111,13 @@ describe('DNS answers are transient', () => {
     const file = server.addFile('/svc/dns-2/ch.mp4', { size: 8 * MiB });
     // The probe connection resolves publicly; the second connection (a later range) gets the private answer.
     const { calls, policy } = network(['127.0.0.1', '10.9.8.7', '127.0.0.1']);
-    const { store, m } = await start(policy, { segments: 4, segmentThresholdBytes: MiB });
+    // Throttled per connection, so the engine's ramp opens more connections (each one resolving the name).
+    server.setFaults({ rateBytesPerSec: 4 * MiB });
+    const { store, m } = await start(policy, {
+      segments: 4,
+      segmentThresholdBytes: MiB,
+      ramp: { rampWindowMs: 100, minSplitBytes: 256 * 1024 },
+    });
     const failures: FailedEvent[] = [];
     m.on('failed', (e) => failures.push(e));
     const saved = outcome(m);

@@ -187,6 +187,19 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     this.#enqueue(key);
   }
 
+  /**
+   * The producer removed a finished recording (failed, expired or gone) from the list: its part, if one is left,
+   * holds disk others need and is deleted (a gone recording that comes back starts again). Resolves its size.
+   */
+  async releasePart(key: string): Promise<number> {
+    const job = this.#store.get(key);
+    if (!job || this.#running.has(key) || !['failed', 'expired', 'gone'].includes(job.state)) return 0;
+    const partPath = partPathFor(this.#jobFolders.get(key) ?? this.#folder, job);
+    const bytes = (await sizeOf(downloadFs(this.#opts.fs), partPath).catch(() => null)) ?? 0;
+    await discardPart(partPath, this.#opts.fs).catch(() => undefined);
+    return bytes;
+  }
+
   /** Stops every download (parts are kept), cancels retry timers and waits for the store writes. */
   async stop(): Promise<void> {
     this.#stopped = true;

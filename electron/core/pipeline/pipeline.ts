@@ -459,6 +459,8 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
    */
   async #beat(): Promise<void> {
     try {
+      // First: a state folder deleted under Tally is made again (journal, lock, tokens) before anything else.
+      await this.inbox.checkHome();
       await writeHeartbeat(this.#opts.stateDir, new Date(), this.#opts.projectScope ?? null);
     } catch (error) {
       (this.#opts.log ?? silentLogger).warn(`heartbeat: could not be written: ${describeError(error)}`);

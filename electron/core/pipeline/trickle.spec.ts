@@ -60,6 +60,23 @@ describe('trickling origins', () => {
     expect(Date.now() - started).toBeLessThan(3000);
   }, 5000);
 
+  it('stops a download that cannot finish before the deadline at its rate (the part is kept)', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'tally-trickle-'));
+    const partPath = join(dir, 'late.mp4.part');
+    const error = await downloadFile({
+      url: raw.url('/body/late.mp4'),
+      dest: join(dir, 'late.mp4'),
+      partPath,
+      policy,
+      // 50 bytes/s passes a minimum of 1 byte/s, but 1,000,000 bytes need hours: the deadline is in 2 s.
+      stallRule: { bytesPerSec: 1, windowMs: 300, deadlineAt: Date.now() + 2000 },
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StallError);
+    expect((error as StallError).why).toBe('late');
+    expect((error as Error).message).toMatch(/cannot finish before the service deletes the file/);
+    expect((await stat(partPath)).size).toBeGreaterThan(0);
+  }, 5000);
+
   it('a body under the stall rule yields its slot: the recording queued behind it is saved', async () => {
     dir = await mkdtemp(join(tmpdir(), 'tally-trickle-'));
     const store = new MemoryJobStore();

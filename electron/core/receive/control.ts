@@ -13,13 +13,13 @@ import { z } from 'zod';
 import type { HealthView } from '../health-view.js';
 import { describeError } from '../logger.js';
 
-export type Face = 'app' | 'serve' | 'listen';
+export type Face = 'app' | 'serve' | 'listen' | 'follow';
 
 /** What a running Tally says about itself in `<home>/run/<id>.json`. */
 const RunInfoSchema = z
   .object({
     pid: z.number().int().positive(),
-    face: z.enum(['app', 'serve', 'listen']),
+    face: z.enum(['app', 'serve', 'listen', 'follow']),
     startedAt: z.string().max(64),
     socket: z.string().min(1).max(1024),
   })

@@ -88,7 +88,11 @@ export interface HealthFacts {
   /** Only where the keychain is used (the app): null leaves the component out. */
   keychain: { available: boolean; reason: Note[] } | null;
   /** Only in studio mode: null leaves the component out. */
-  studio: { state: 'connecting' | 'connected' | 'unreachable' | 'error' | 'off'; reason: Note[] } | null;
+  studio: {
+    /** `warning`: connected, with a standing warning (a namesake, a full folder, a member lagging toward retention). */
+    state: 'connecting' | 'connected' | 'warning' | 'unreachable' | 'error' | 'off';
+    reason: Note[];
+  } | null;
 }
 
 const ORDER: HealthComponentId[] = [
@@ -293,7 +297,8 @@ function studioHealth(f: HealthFacts): HealthComponentView | null {
   if (s.state === 'connected') return component('studio', 'ok', [note('healthStudioOk')]);
   if (s.state === 'connecting') return component('studio', 'warning', [note('healthStudioConnecting')]);
   const state = s.state === 'error' ? 'error' : 'warning';
-  return component('studio', state, [because('healthStudioDown', s.reason, s.state)], [note('healthStudioAction')]);
+  const action = s.state === 'warning' ? null : [note('healthStudioAction')];
+  return component('studio', state, [because('healthStudioDown', s.reason, s.state)], action);
 }
 
 /** Judges one snapshot of facts. */
@@ -329,5 +334,69 @@ export function judgeHealth(f: HealthFacts): HealthView {
     },
     problems: countProblems(f),
     checkedAt: new Date(f.now).toISOString(),
+  };
+}
+
+/** What a studio member (`tally follow`) knows: its link to the team server, its mirror's failures, its disk. */
+export interface MemberFacts {
+  now: number;
+  studio: NonNullable<HealthFacts['studio']>;
+  /** Mirrors that failed and will be tried again: their reasons. */
+  failing: readonly string[];
+  /** Mirrors that failed for good (the recording left the team store first) within ATTENTION_MS. */
+  lost: number;
+  disks: DiskFacts[];
+}
+
+/** The health of a studio member: no receiver of its own, so the studio link, the mirror and the disk. */
+export function judgeMemberHealth(m: MemberFacts): HealthView {
+  const action = [note('healthDownloadsActionApp')];
+  const downloads =
+    m.lost > 0
+      ? component('downloads', 'error', [note('healthDownloadsLost', { count: m.lost })], action)
+      : m.failing.length > 0
+        ? component(
+            'downloads',
+            'warning',
+            [note('healthDownloadsFailing', { count: m.failing.length, reason: m.failing[0] ?? '' })],
+            null,
+          )
+        : component('downloads', 'ok', [note('healthDownloadsOk')]);
+  const facts: HealthFacts = {
+    face: 'cli',
+    now: m.now,
+    demo: false,
+    member: true,
+    receiver: {
+      host: '',
+      configuredPort: 0,
+      portFollows: false,
+      listening: null,
+      port: null,
+      holder: null,
+      down: null,
+      refusing: null,
+    },
+    tunnel: null,
+    registration: { enabled: false, registeredUrl: null, failed: null },
+    downloads: { paused: false, jobs: [], lastProgressAt: new Map(), refusedUploads: 0, missing: 0, neededBytes: 0 },
+    disks: m.disks,
+    diskWait: null,
+    keychain: null,
+    studio: m.studio.state === 'off' ? { ...m.studio, state: 'connecting' } : m.studio,
+  };
+  const parts = [studioHealth(facts), downloads, diskHealth(facts)].filter((c): c is HealthComponentView => c !== null);
+  let state: HealthState = 'ok';
+  for (const part of parts) state = worseHealth(state, part.state);
+  const worst = parts.find((p) => p.state === state && state !== 'ok');
+  const summaryNotes = worst ? worst.reasonNotes : [note('healthAllOk')];
+  return {
+    state,
+    summary: notesText(summaryNotes),
+    summaryNotes,
+    components: parts,
+    receiver: { host: '', port: null, configuredPort: 0, portFollows: false },
+    problems: m.lost + m.failing.length,
+    checkedAt: new Date(m.now).toISOString(),
   };
 }

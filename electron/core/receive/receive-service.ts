@@ -16,7 +16,7 @@ import type { HealthView } from '../health-view.js';
 import type { Note } from '../notes.js';
 import { describeError } from '../logger.js';
 import { RecordingPipeline, type PipelineEvents, type PipelineOptions } from '../pipeline/pipeline.js';
-import type { JobState } from '../recordings/types.js';
+import type { JobState, RecordingJob } from '../recordings/types.js';
 import { isAddressInUse } from '../webhook/receiver.js';
 import { ControlServer, type Face } from './control.js';
 import { ATTENTION_MS, judgeHealth, type DiskFacts, type HealthFacts } from './health.js';
@@ -75,6 +75,28 @@ const SOON_MS = 200;
 
 const ATTENTION_STATES: ReadonlySet<JobState> = new Set(['failed', 'expired', 'gone']);
 
+/** What the health judge reads of a recording. */
+type JudgedJob = Pick<
+  RecordingJob,
+  'key' | 'state' | 'error' | 'deadline' | 'updatedAt' | 'channelId' | 'bytes' | 'totalBytes' | 'announcedBytes'
+>;
+
+const judged = (job: JudgedJob): JudgedJob => ({
+  key: job.key,
+  state: job.state,
+  error: job.error,
+  deadline: job.deadline,
+  updatedAt: job.updatedAt,
+  channelId: job.channelId,
+  bytes: job.bytes,
+  totalBytes: job.totalBytes,
+  announcedBytes: job.announcedBytes,
+});
+
+/** Whether a recording counts for the health now: unfinished, or needing attention within ATTENTION_MS. */
+const counts = (state: JobState, updatedAtMs: number, now: number): boolean =>
+  state === 'pending' || state === 'downloading' || (ATTENTION_STATES.has(state) && now - updatedAtMs < ATTENTION_MS);
+
 export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   readonly #opts: ReceiveServiceOptions;
   readonly #now: () => number;
@@ -99,6 +121,13 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   #control: ControlServer | null = null;
   #judging = false;
   #soonTimer: NodeJS.Timeout | null = null;
+  /**
+   * The recordings that count for the health, kept from the pipeline's `changed` events: judging never reads the
+   * journal. It used to ask the inbox for them on every judgement (every 200 ms while anything changes), and
+   * beyond the inbox's 1,000 cached jobs each is read back and parsed: during a burst of 4,000 webhooks that held
+   * the event loop 85-200 ms per judgement, the acks' p99 with it (issue 22).
+   */
+  #jobs = new Map<string, JudgedJob>();
 
   constructor(opts: ReceiveServiceOptions) {
     super();
@@ -241,6 +270,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     this.#pipeline = null;
     this.#refusing = null;
     this.#progressAt.clear();
+    this.#jobs.clear();
     if (pipeline) {
       // The face's listeners stay attached while stopping, so the jobs it sets back to pending reach the views.
       await pipeline
@@ -282,7 +312,14 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     on('tunnel', changed);
     on('disk', changed);
     on('progress', (e) => this.#progressAt.set(e.key, this.#now()));
+    const now = this.#now();
+    this.#jobs.clear();
+    for (const job of pipeline.inbox.where((state, updatedAt) => counts(state, updatedAt, now))) {
+      this.#jobs.set(job.key, judged(job));
+    }
     on('changed', (job) => {
+      if (counts(job.state, Date.parse(job.updatedAt), this.#now())) this.#jobs.set(job.key, judged(job));
+      else this.#jobs.delete(job.key);
       if (job.state !== 'downloading') this.#progressAt.delete(job.key);
       if (this.#refusing?.full && !pipeline.receiver.full) this.#setRefusing(null);
       changed();
@@ -295,6 +332,15 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       this.#registrationFailed = info.message;
       changed();
     });
+    // A damaged token file and copy made a new token: the URL the service holds is dead, so registration stays
+    // in error until the new one is registered (issue 20).
+    const tokenReplaced = (info: { why: string }): void => {
+      this.#registrationFailed = `the webhook token changed (${info.why}); the URL the service holds answers 404 until the new one is registered`;
+      changed();
+    };
+    on('token-replaced', tokenReplaced);
+    if (pipeline.tokenReplaced) tokenReplaced(pipeline.tokenReplaced);
+    on('disk', changed);
     on('rejected', (r) => {
       // A 503 is a genuine webhook turned away: its recording is lost unless someone acts. An upload's 503 (too
       // many at once) is a refused client recording, counted under Problems instead.
@@ -418,15 +464,13 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const spec = this.#spec;
     const listen = pipeline?.listenState ?? null;
     const hidden = face.hidden ?? (() => false);
-    const jobs = pipeline
-      ? pipeline.inbox.where(
-          (state, updatedAt) =>
-            state === 'pending' ||
-            state === 'downloading' ||
-            (ATTENTION_STATES.has(state) && now - updatedAt < ATTENTION_MS),
-        )
-      : [];
-    const shown = jobs.filter((j) => !hidden(j.key));
+    const shown: JudgedJob[] = [];
+    if (pipeline) {
+      for (const job of this.#jobs.values()) {
+        if (!counts(job.state, Date.parse(job.updatedAt), now)) this.#jobs.delete(job.key);
+        else if (!hidden(job.key)) shown.push(job);
+      }
+    }
     let neededBytes = 0;
     for (const job of shown) {
       if (job.state === 'pending' || job.state === 'downloading') {

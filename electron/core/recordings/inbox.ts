@@ -139,6 +139,7 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
   static async open(dir: string, options: InboxOptions = {}): Promise<Inbox> {
     // Replay keeps only where each job's last snapshot is (and its state), never the jobs themselves.
     const index = new JobIndex();
+    let damagedCopy: string | null = null;
     const { file, size, replay } = await openJournal(dir, () =>
       openJsonLines(
         dir,
@@ -150,12 +151,19 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
         },
         journalOpener(options),
         DSYNC_FLAGS ?? 'a',
+        async (path) => {
+          const found = `a damaged end of ${JOURNAL_FILE} without a line break cut off`;
+          damagedCopy = await keepDamaged(path, found, options.log);
+        },
       ),
     );
-    const report: ReplayReport = { jobs: 0, damagedCopy: null, ...replay };
+    const report: ReplayReport = { jobs: 0, damagedCopy, ...replay };
     // Damaged lines are skipped, never fatal; the file as it was is kept aside first (compaction rewrites it).
-    if (replay.skippedLines > 0)
-      report.damagedCopy = await keepDamaged(join(dir, JOURNAL_FILE), replay, index.size, options.log);
+    if (replay.skippedLines > 0) {
+      const n = replay.skippedLines;
+      const found = `${n} damaged line${n === 1 ? '' : 's'} of ${JOURNAL_FILE} skipped (${index.size} recording${index.size === 1 ? '' : 's'} read from ${replay.lines} good lines)`;
+      report.damagedCopy ??= await keepDamaged(join(dir, JOURNAL_FILE), found, options.log);
+    }
     const inbox = new Inbox(dir, file, report, size, options, index);
     report.jobs = index.size;
     if (inbox.#shouldCompact() || inbox.#prunable().length >= PRUNE_AT_OPEN) {
@@ -308,7 +316,7 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
       if (this.#compactWaiters.length > 0) {
         const waiters = this.#compactWaiters.splice(0);
         try {
-          await this.#rewrite();
+          if (!(await this.#keepHome())) await this.#rewrite();
           for (const waiter of waiters) waiter.resolve();
         } catch (error) {
           const failure = new JournalWriteError('Could not compact the recordings journal.', { cause: error });
@@ -366,11 +374,22 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
    * Tally reads; if not, the folder is made again and the journal written from memory (the reader still holds
    * the old file), and `restored` says so. Until that works every add is refused, never acknowledged.
    */
-  async #keepHome(): Promise<void> {
-    if (!(await journalMoved(this.path, this.#reader))) return;
+  async #keepHome(): Promise<boolean> {
+    if (!(await journalMoved(this.path, this.#reader))) return false;
     await mkdir(this.#dir, { recursive: true, mode: 0o700 });
     await this.#rewrite();
     this.emit('restored', { dir: this.#dir, jobs: this.#index.size });
+    return true;
+  }
+
+  /**
+   * Looks whether the state folder or the journal vanished, and makes them again at once if so (the pipeline
+   * asks on every heartbeat: without it a quiet receiver noticed only at the next webhook, and a second receiver
+   * could start on the state meanwhile, its lock gone with the folder).
+   */
+  async checkHome(): Promise<void> {
+    if (this.#closed || !(await journalMoved(this.path, this.#reader))) return;
+    await this.compact();
   }
 
   #takeBatch(): Pending[] {

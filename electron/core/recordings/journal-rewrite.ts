@@ -5,7 +5,7 @@
  */
 import { fstatSync } from 'node:fs';
 import { copyFile, open, stat } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { syncDir } from '../durable-fs.js';
@@ -77,12 +77,7 @@ export async function journalMoved(path: string, reader: number): Promise<boolea
  * used to be skipped without a word, and an all-garbage journal lost its acknowledged jobs silently (issue 20).
  * Resolves with the copy's path (null when the copy failed: that is said too).
  */
-export async function keepDamaged(
-  path: string,
-  replay: { skippedLines: number; lines: number },
-  jobs: number,
-  log: Logger | undefined,
-): Promise<string | null> {
+export async function keepDamaged(path: string, found: string, log: Logger | undefined): Promise<string | null> {
   const aside = `${path}.damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   let kept: string | null = aside;
   try {
@@ -91,9 +86,7 @@ export async function keepDamaged(
   } catch {
     kept = null;
   }
-  log?.warn(
-    `journal: ${replay.skippedLines} damaged line${replay.skippedLines === 1 ? '' : 's'} of ${basename(path)} skipped (${jobs} recording${jobs === 1 ? '' : 's'} read from ${replay.lines} good lines); ${kept ? `the file as it was is kept as ${kept}` : 'a copy of it could not be kept'}`,
-  );
+  log?.warn(`journal: ${found}; ${kept ? `the file as it was is kept as ${kept}` : 'a copy of it could not be kept'}`);
   return kept;
 }
 

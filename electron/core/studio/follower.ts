@@ -8,20 +8,33 @@
  */
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
 import { AckPolicy, DeliverPolicy, jetstream, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { note } from '../notes.js';
 import { backoffDelay } from '../backoff.js';
+import { TallyError } from '../errors.js';
 import { ensureWritableFolder } from '../folder-check.js';
 import { describeError, silentLogger, type Logger } from '../logger.js';
 import { acquireStateLock, type StateLock } from '../recordings/state-lock.js';
 import { parseAnnouncement, type Announcement } from './announcement.js';
 import { TeamCatalogue } from './catalogue.js';
 import { Ledger, type LedgerRecord } from './ledger.js';
-import { MirrorVerifyError, mirrorRecording, removePart, targetFolder, type MirrorProgress } from './mirror-file.js';
+import { consumerLag, defaultLagWarnMs, lagging, shortDuration, type MemberLag } from './lag.js';
+import { StudioWarnings, studioWarning, type StudioWarning } from './warnings.js';
+import { MemberPresence, PRESENCE_TTL_MS, memberConsumer, memberId } from './member-identity.js';
+import {
+  FolderFullError,
+  MirrorVerifyError,
+  mirrorRecording,
+  removePart,
+  targetFolder,
+  type MirrorProgress,
+} from './mirror-file.js';
 import {
   GoneError,
   NatsTeamStore,
-  S3TeamStore,
+  S3SetupError,
   StaleResumeError,
   type S3StoreOptions,
   type TeamStore,
@@ -39,10 +52,15 @@ import {
 
 export interface FollowerOptions {
   url: URL;
+  /** Every server of a team cluster (`url` among them). */
+  servers?: URL[];
   credentials: TeamCredentials | null;
   /** The recordings folder this member mirrors into. */
   folder: string;
-  /** The durable consumer's name: one per member (default: this computer's host name). */
+  /**
+   * The member's name: a label on the team server (default: this computer's host name). The durable consumer
+   * is named after an ID kept in the state folder, so two members of the same name do not share it.
+   */
   name: string;
   /** State folder (TALLY_HOME): the member's ledger and lock live in a sub-folder per name and folder. */
   stateDir: string;
@@ -59,6 +77,10 @@ export interface FollowerOptions {
   rateBytesPerSec?: number;
   /** Keep the team's list of recordings (the stream's announcements) for a view: the tray app. */
   catalogue?: boolean;
+  /** Warn when this member's oldest pending recording leaves the team server within this (default: a day). */
+  lagWarnMs?: number;
+  /** How often this member's lag is read (default 5 min). */
+  lagCheckMs?: number;
 }
 
 export interface FollowerSaved {
@@ -84,6 +106,10 @@ export interface FollowerEvents {
   connection: [state: 'disconnected' | 'reconnected'];
   /** The team's list of recordings changed (with `catalogue`). */
   catalogue: [];
+  /** Something the user should know and may act on, in one line (also kept in `health`). */
+  warning: [w: StudioWarning];
+  /** A warning's cause went away (its kind). */
+  warningCleared: [kind: string];
 }
 
 interface MemberRecord extends LedgerRecord {
@@ -99,11 +125,12 @@ const isMemberRecord = (v: unknown): v is MemberRecord =>
   ['started', 'saved', 'gone'].includes((v as MemberRecord).state) &&
   typeof (v as MemberRecord).announcement === 'object';
 
-/** A member name as a NATS consumer name: letters, digits, `-` and `_`. */
-export function consumerName(name: string): string {
-  const safe = name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
-  return `follow-${safe || 'member'}`;
+/** The consumer name of a member before member IDs: `follow-<name>`. */
+function legacyConsumer(name: string): string {
+  return `follow-${name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || 'member'}`;
 }
+
+const jsmOf = async (nc: NatsConnection) => (await import('@nats-io/jetstream')).jetstreamManager(nc);
 
 export class StudioFollower extends EventEmitter<FollowerEvents> {
   readonly #opts: FollowerOptions;
@@ -117,6 +144,12 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
   /** Aborts the running transfer so it resumes from its checkpoint (after a reconnect). */
   #attempt: AbortController | null = null;
   #catalogue: TeamCatalogue | null = null;
+  #presence: MemberPresence | null = null;
+  #renew: NodeJS.Timeout | null = null;
+  readonly #warnings = new StudioWarnings();
+  #lag: MemberLag | null = null;
+  #durable: string | null = null;
+  #lagTimer: NodeJS.Timeout | null = null;
 
   constructor(opts: FollowerOptions) {
     super();
@@ -145,10 +178,14 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
     const dir = StudioFollower.stateFolder(opts.stateDir, opts.name, folder);
     await ensureWritableFolder(dir, { source: 'the state folder (TALLY_HOME)' });
     this.#lock = await acquireStateLock(dir, `tally follow --name ${opts.name}`);
+    this.#statePath = dir;
     try {
       this.#ledger = await Ledger.open(dir, 'mirrored.jsonl', isMemberRecord);
+      await this.#sweepLeftovers(folder);
+      const id = await memberId(dir);
       const nc = await connectTeam({
         url: opts.url,
+        ...(opts.servers ? { servers: opts.servers } : {}),
         credentials: opts.credentials,
         name: `tally follow ${opts.name}`,
         signal: this.#stop.signal,
@@ -158,23 +195,43 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       this.#nc = nc;
       void this.#watchStatus(nc);
       await ensureStudioStream(nc, { retentionMs: DEFAULT_RETENTION_MS, owner: false });
+      // The members bucket is kept by as many servers as the studio's stream (a cluster's replicas).
+      const replicas = (await (await jsmOf(nc)).streams.info(STUDIO_STREAM)).config.num_replicas;
+      const presence = await MemberPresence.open(nc, id, dir, opts.name, replicas);
+      for (const other of await presence.announce()) {
+        this.#warn(studioWarning('namesake', note('studioMemberNamesake', { name: opts.name, host: other.host })));
+      }
+      this.#presence = presence;
+      this.#renew = setInterval(() => void this.#renewPresence(), PRESENCE_TTL_MS / 3);
       const jsm = await (await import('@nats-io/jetstream')).jetstreamManager(nc);
-      const durable = consumerName(opts.name);
+      const durable = memberConsumer(id);
+      this.#durable = durable;
+      const retentionNs = (await jsm.streams.info(STUDIO_STREAM)).config.max_age || DEFAULT_RETENTION_MS * 1_000_000;
       await jsm.consumers.add(STUDIO_STREAM, {
         durable_name: durable,
+        description: `${opts.name} on ${hostname()}`,
         ack_policy: AckPolicy.Explicit,
         deliver_policy: DeliverPolicy.All,
         filter_subject: STUDIO_SUBJECT,
         ack_wait: 30_000 * 1_000_000,
         max_deliver: -1,
         max_ack_pending: 16,
+        // A member away longer than the retention has nothing left to catch up on: its place goes, so a retired
+        // computer does not stay in the receiver's lag view for ever (it starts afresh, its ledger dedupes).
+        inactive_threshold: retentionNs,
       });
+      // This member's place from before member IDs (named after its name): replaced by the one above.
+      await jsm.consumers.delete(STUDIO_STREAM, legacyConsumer(opts.name)).catch(() => undefined);
       if (opts.catalogue) {
         const catalogue = new TeamCatalogue();
         catalogue.on('changed', () => this.emit('catalogue'));
         await catalogue.start(nc, this.#log);
         this.#catalogue = catalogue;
       }
+      // What this member missed while it was away, said before it starts catching up.
+      await this.#checkLag(durable);
+      this.#lagTimer = setInterval(() => void this.#checkLag(durable), opts.lagCheckMs ?? 5 * 60_000);
+      this.#lagTimer.unref();
       this.emit('ready', { name: opts.name, url: `${opts.url.protocol}//${opts.url.host}`, folder });
       this.#loop = this.#run(durable, folder);
     } catch (error) {
@@ -182,6 +239,78 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       throw error;
     }
   }
+
+  /**
+   * A kill between the ledger's "saved" (or "gone") and the removal of the part leaves the `.part` (a second
+   * link to the final file) and its `.resume` beside it: removed here, once the ledger says the recording is
+   * settled. Unlinking the part's name never touches the final file's bytes.
+   */
+  async #sweepLeftovers(folder: string): Promise<void> {
+    for (const r of this.#ledger!.list()) {
+      if (r.state === 'started') continue;
+      const dir = await targetFolder({
+        folder,
+        announcement: r.announcement,
+        clientSubfolder: this.#opts.clientSubfolder,
+      });
+      await removePart(dir, r.announcement);
+    }
+  }
+
+  /** Warnings in force (a twin, a namesake, lag toward the retention, a full folder...), for the health model. */
+  get warnings(): StudioWarning[] {
+    return this.#warnings.list();
+  }
+
+  /** Keeps the warning for `warnings`; says it (log, `warning` event) when its kind is new. */
+  #warn(w: StudioWarning): void {
+    if (!this.#warnings.set(w)) return;
+    this.#log.warn(`studio: ${w.message}`);
+    this.emit('warning', w);
+  }
+
+  /** Clears a warning once its cause went away (`warningCleared` tells the health model). */
+  #clear(kind: string): void {
+    if (this.#warnings.clear(kind)) this.emit('warningCleared', kind);
+  }
+
+  /** This member's lag as last read (recordings not yet fetched, when the oldest leaves the team server). */
+  get lag(): MemberLag | null {
+    return this.#lag;
+  }
+
+  async #checkLag(durable: string): Promise<void> {
+    const nc = this.#nc;
+    if (!nc) return;
+    try {
+      const jsm = await (await import('@nats-io/jetstream')).jetstreamManager(nc);
+      const retentionMs = (await jsm.streams.info(STUDIO_STREAM)).config.max_age / 1_000_000 || DEFAULT_RETENTION_MS;
+      this.#lag = await consumerLag(jsm, await jsm.consumers.info(STUDIO_STREAM, durable), retentionMs);
+      const warnMs = this.#opts.lagWarnMs ?? defaultLagWarnMs(retentionMs);
+      if (lagging(this.#lag, warnMs)) {
+        const n = note('studioSelfLagging', {
+          count: this.#lag.pending,
+          left: shortDuration(this.#lag.expiresInMs ?? 0),
+        });
+        this.#warn(studioWarning('lag', n));
+      } else this.#clear('lag');
+    } catch (error) {
+      this.#log.warn(`studio: could not read how far behind this member is (${describeError(error)}).`);
+    }
+  }
+
+  async #renewPresence(): Promise<void> {
+    const other = await this.#presence?.renew().catch(() => null);
+    if (!other) return;
+    this.#warn(
+      studioWarning(
+        'twin',
+        note('studioMemberTwin', { name: other.name, host: other.host, folder: this.#statePath ?? '' }),
+      ),
+    );
+  }
+
+  #statePath: string | null = null;
 
   /** What this member has mirrored or is mirroring (for views). */
   records(): MemberRecord[] {
@@ -204,6 +333,12 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
   }
 
   async #cleanup(): Promise<void> {
+    if (this.#lagTimer) clearInterval(this.#lagTimer);
+    this.#lagTimer = null;
+    if (this.#renew) clearInterval(this.#renew);
+    this.#renew = null;
+    await this.#presence?.leave();
+    this.#presence = null;
     await this.#nc?.close().catch(() => undefined);
     this.#nc = null;
     await this.#ledger?.close();
@@ -223,14 +358,14 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
     }
   }
 
-  #storeFor(a: Announcement): TeamStore {
+  async #storeFor(a: Announcement): Promise<TeamStore> {
     const key = a.store.kind === 'nats' ? 'nats' : `s3:${a.store.bucket}`;
     let store = this.#stores.get(key);
     if (!store) {
       store =
         a.store.kind === 'nats'
           ? new NatsTeamStore(this.#nc!, { retentionMs: DEFAULT_RETENTION_MS })
-          : new S3TeamStore({ ...this.#opts.s3, bucket: a.store.bucket, prefix: '' });
+          : new (await import('./s3-store.js')).S3TeamStore({ ...this.#opts.s3, bucket: a.store.bucket, prefix: '' });
       this.#stores.set(key, store);
     }
     return store;
@@ -299,7 +434,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       this.#stop.signal.addEventListener('abort', onStop, { once: true });
       try {
         const saved = await mirrorRecording({
-          store: this.#storeFor(a),
+          store: await this.#storeFor(a),
           folder,
           announcement: a,
           signal: controller.signal,
@@ -320,6 +455,10 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
           await targetFolder({ folder, announcement: a, clientSubfolder: this.#opts.clientSubfolder }),
           a,
         );
+        this.#clear('folderFull');
+        this.#clear('s3Setup');
+        // Catching up: the lag warning goes as soon as it is no longer true, not at the next reading.
+        if (this.#warnings.has('lag') && this.#durable) void this.#checkLag(this.#durable);
         this.emit('saved', {
           identity: a.identity,
           channelId: a.channelId,
@@ -342,7 +481,11 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
           );
           return true;
         }
-        this.#log.warn(`studio: ${a.channelId}: ${message}; trying again.`);
+        // What only the user can fix is said once (and kept for the health view) until a transfer succeeds.
+        const setup =
+          error instanceof FolderFullError ? 'folderFull' : error instanceof S3SetupError ? 's3Setup' : null;
+        if (setup && error instanceof TallyError && error.note) this.#warn(studioWarning(setup, error.note));
+        else this.#log.warn(`studio: ${a.channelId}: ${message}; trying again.`);
         const quick =
           controller.signal.aborted || error instanceof StaleResumeError || error instanceof MirrorVerifyError;
         await abortableDelay(

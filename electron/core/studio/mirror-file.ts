@@ -2,15 +2,35 @@
  * One recording from the team store into the follower's folder, verified and byte-identical. Bytes go to a
  * `.part` file (opened without following links) with a small `.resume` sidecar written at checkpoints, so a
  * follower killed mid-transfer continues from the last checkpoint instead of starting over. At the end the
- * size and sha256 must match the announcement; the part is then hard-linked to a free final name (never over
- * another file; `pickFinalName`), which also makes a crash between the link and the ledger harmless: the next
- * run finds the final name is the part itself.
+ * size and sha256 must match the announcement; the sidecar then says "verified" (before any final name exists)
+ * and the part is hard-linked to a free final name (never over another file; `pickFinalName`).
+ *
+ * A finished file is never opened for writing again. A crash between the link and the follower's cleanup
+ * leaves a part that *is* the final file (two links to one inode) and a sidecar: the next run sees the
+ * verified sidecar or the second link, checks the bytes it has (size and sha256, read only) and finds the final
+ * name again, without the team store (the object may have expired meanwhile). Only a part that fails that
+ * check is unlinked (never truncated: the final name keeps its bytes) and fetched again.
  */
 import { createHash, type Hash } from 'node:crypto';
 import { constants, createReadStream } from 'node:fs';
-import { link, lstat, mkdir, open, readFile, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
+import {
+  link,
+  lstat,
+  mkdir,
+  open,
+  readFile,
+  rename,
+  rm,
+  stat,
+  statfs,
+  writeFile,
+  type FileHandle,
+} from 'node:fs/promises';
 import path from 'node:path';
+import { note } from '../notes.js';
+import { formatBytes } from '../download/errors.js';
 import { syncDir, writeAll } from '../durable-fs.js';
+import { TallyError } from '../errors.js';
 import { refuseLinkedFolder, removePlantedLink } from '../folder-check.js';
 import { mediaExt, pickFinalName, safeFileName } from '../recordings/filename.js';
 import type { Announcement } from './announcement.js';
@@ -20,6 +40,28 @@ import { abortableDelay } from './team.js';
 /** The bytes or the hash did not match the announcement: the part is dropped and the transfer starts over. */
 export class MirrorVerifyError extends Error {
   override name = 'MirrorVerifyError';
+}
+
+/** The folder has no room for the rest of the recording: one line naming the folder; retried until it has. */
+export class FolderFullError extends TallyError {
+  readonly code = 'studio_folder_full';
+}
+
+async function freeBytes(dir: string): Promise<number | null> {
+  const fs = await statfs(dir).catch(() => null);
+  return fs ? fs.bavail * fs.bsize : null;
+}
+
+async function folderFull(dir: string, a: Announcement, offset: number): Promise<FolderFullError> {
+  const free = (await freeBytes(dir)) ?? 0;
+  return new FolderFullError(
+    note('studioFolderFull', {
+      folder: dir,
+      channel: a.channelId,
+      needed: formatBytes(a.bytes - offset),
+      free: formatBytes(free),
+    }),
+  );
 }
 
 export interface MirrorProgress {
@@ -37,7 +79,7 @@ export interface MirrorOptions {
   announcement: Announcement;
   signal: AbortSignal;
   onProgress?: (p: MirrorProgress) => void;
-  /** Bytes between two checkpoints (fsync + sidecar); default 8 MiB. */
+  /** Bytes between two checkpoints (fsync + sidecar) besides one a second; default 64 MiB. */
   checkpointBytes?: number;
   /** A read that yields nothing for this long is abandoned and resumed (default 15 s). */
   idleTimeoutMs?: number;
@@ -52,6 +94,10 @@ interface Sidecar {
   identity: string;
   offset: number;
   resume: string | null;
+  /** Set once the part's size and sha256 matched: from then on it is only linked or renamed, never written. */
+  verified?: true;
+  /** The final name chosen (written before a rename, where the file system has no hard links). */
+  final?: string;
 }
 
 const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
@@ -77,17 +123,49 @@ async function readSidecar(file: string, identity: string): Promise<Sidecar | nu
   try {
     const value = JSON.parse(await readFile(file, 'utf8')) as Sidecar;
     if (value.identity !== identity || !Number.isSafeInteger(value.offset) || value.offset < 0) return null;
+    if (value.final !== undefined && typeof value.final !== 'string') return null;
     return value;
   } catch {
     return null;
   }
 }
 
-async function writeSidecar(file: string, value: Sidecar): Promise<void> {
+async function writeSidecar(file: string, value: Sidecar, durable = false): Promise<void> {
   const tmp = `${file}.tmp`;
   await removePlantedLink(tmp);
-  await writeFile(tmp, JSON.stringify(value), { mode: 0o600 });
+  await writeFile(tmp, JSON.stringify(value), { mode: 0o600, ...(durable ? { flush: true } : {}) });
   await rename(tmp, file);
+  // "verified" must be on disk before any final name is: a crash in between then finds it, not an old offset.
+  if (durable) await syncDir(path.dirname(file));
+}
+
+/** The part's size and sha256, read only. */
+async function matches(file: string, a: Pick<Announcement, 'bytes' | 'sha256'>): Promise<boolean> {
+  const info = await lstat(file).catch(() => null);
+  if (!info?.isFile() || info.size !== a.bytes) return false;
+  const hash = createHash('sha256');
+  await hashPrefix(file, a.bytes, hash);
+  return hash.digest('hex') === a.sha256;
+}
+
+/**
+ * What a crash after verification left: a part that is (or was renamed to) a final file. Resolves with the
+ * final path when the bytes check out; otherwise the part's name is unlinked (a final file sharing its inode
+ * keeps every byte) and null says to fetch again.
+ */
+async function reconcileFinished(
+  dir: string,
+  part: string,
+  a: Announcement,
+  saved: Sidecar | null,
+): Promise<string | null> {
+  const info = await lstat(part).catch(() => null);
+  if (info?.isFile() && (await matches(part, a))) return placeFinal(dir, part, a);
+  if (!info && saved?.final && path.dirname(saved.final) === dir && (await matches(saved.final, a))) {
+    return saved.final; // renamed into place (no hard links here) before the crash
+  }
+  if (info) await rm(part, { force: true });
+  return null;
 }
 
 async function hashPrefix(file: string, bytes: number, hash: Hash): Promise<void> {
@@ -104,11 +182,24 @@ export async function mirrorRecording(opts: MirrorOptions): Promise<{ path: stri
   const { part, sidecar } = partPathsFor(dir, a);
   await removePlantedLink(part);
   const saved = await readSidecar(sidecar, a.identity);
-  const partInfo = await lstat(part).catch(() => null);
+  let partInfo = await lstat(part).catch(() => null);
+  // Verified before, or already linked to a final name: never reopened for writing.
+  if (saved?.verified || (partInfo && partInfo.nlink > 1)) {
+    const final = await reconcileFinished(dir, part, a, saved);
+    if (final) {
+      await syncDir(dir);
+      return { path: final, bytes: a.bytes };
+    }
+    await writeSidecar(sidecar, { identity: a.identity, offset: 0, resume: null });
+    partInfo = null;
+  }
   let offset =
     saved && partInfo?.isFile() && saved.offset <= partInfo.size && saved.offset <= a.bytes ? saved.offset : 0;
   let resume = offset > 0 ? (saved?.resume ?? null) : null;
 
+  // Said before a byte is written, not as a raw ENOSPC halfway through.
+  const free = await freeBytes(dir);
+  if (free !== null && free < a.bytes - offset) throw await folderFull(dir, a, offset);
   const handle = await open(part, constants.O_RDWR | constants.O_CREAT | NO_FOLLOW, 0o644);
   try {
     await handle.truncate(offset);
@@ -120,6 +211,8 @@ export async function mirrorRecording(opts: MirrorOptions): Promise<{ path: stri
       // The stored object changed or vanished under the part: its bytes are worthless now.
       if (error instanceof StaleResumeError)
         await writeSidecar(sidecar, { identity: a.identity, offset: 0, resume: null });
+      // Another program filled the disk meanwhile: what arrived is kept for when there is room again.
+      if ((error as NodeJS.ErrnoException).code === 'ENOSPC') throw await folderFull(dir, a, offset);
       throw error;
     }
     const sha256 = hash.digest('hex');
@@ -131,10 +224,11 @@ export async function mirrorRecording(opts: MirrorOptions): Promise<{ path: stri
       );
     }
     await handle.sync();
+    await writeSidecar(sidecar, { identity: a.identity, offset, resume, verified: true }, true);
   } finally {
     await handle.close();
   }
-  const final = await placeFinal(dir, part, a);
+  const final = await placeFinal(dir, part, a, sidecar);
   await syncDir(dir);
   return { path: final, bytes: a.bytes };
 }
@@ -155,7 +249,7 @@ async function receive(
   sidecar: string,
 ): Promise<{ offset: number; resume: string | null }> {
   const a = opts.announcement;
-  const every = opts.checkpointBytes ?? 8 * 1024 * 1024;
+  const every = opts.checkpointBytes ?? 64 * 1024 * 1024;
   const idleMs = opts.idleTimeoutMs ?? 15_000;
   const local = new AbortController();
   const onAbort = () => local.abort(opts.signal.reason);
@@ -170,11 +264,19 @@ async function receive(
   let sinceCheckpoint = 0;
   let lastCheckpoint = Date.now();
   const began = Date.now();
-  const checkpoint = async () => {
-    await handle.datasync();
-    await writeSidecar(sidecar, { identity: a.identity, offset, resume });
+  // A checkpoint records the offset reached when it starts, once the bytes before it are on disk: the datasync
+  // runs beside the next writes instead of stopping them, and one runs at a time.
+  let syncing: Promise<void> | null = null;
+  const checkpoint = (): Promise<void> => {
+    if (syncing) return syncing;
+    const at: Sidecar = { identity: a.identity, offset, resume };
     sinceCheckpoint = 0;
     lastCheckpoint = Date.now();
+    syncing = handle
+      .datasync()
+      .then(() => writeSidecar(sidecar, at))
+      .finally(() => (syncing = null));
+    return syncing;
   };
   try {
     if (offset >= a.bytes) return { offset, resume };
@@ -189,7 +291,11 @@ async function receive(
       offset += piece.data.length;
       resume = piece.resume;
       sinceCheckpoint += piece.data.length;
-      if (sinceCheckpoint >= every || Date.now() - lastCheckpoint >= CHECKPOINT_EVERY_MS) await checkpoint();
+      if (!syncing && (sinceCheckpoint >= every || Date.now() - lastCheckpoint >= CHECKPOINT_EVERY_MS)) {
+        const saving = checkpoint().catch(() => undefined); // a failed checkpoint only costs a longer resume
+        // A throttled transfer waits anyway: its checkpoint is on disk before the progress that follows is said.
+        if (opts.rateBytesPerSec) await saving;
+      }
       opts.onProgress?.({ identity: a.identity, channelId: a.channelId, bytes: offset, totalBytes: a.bytes });
       if (offset >= a.bytes) break;
       if (opts.rateBytesPerSec) {
@@ -207,6 +313,7 @@ async function receive(
     clearTimeout(idle);
     opts.signal.removeEventListener('abort', onAbort);
     // What arrived is kept for the next attempt, whatever ended this one.
+    await (syncing as Promise<void> | null)?.catch(() => undefined);
     if (sinceCheckpoint > 0 && offset < a.bytes) await checkpoint().catch(() => undefined);
   }
 }
@@ -216,7 +323,7 @@ async function receive(
  * part (same inode: linked before a crash) is taken as done. Where the file system has no hard links, an
  * O_EXCL placeholder is renamed over instead.
  */
-async function placeFinal(dir: string, part: string, a: Announcement): Promise<string> {
+async function placeFinal(dir: string, part: string, a: Announcement, sidecar?: string): Promise<string> {
   const ext = mediaExt(path.extname(a.fileName));
   const base = safeFileName(path.basename(a.fileName, path.extname(a.fileName)) || a.channelId);
   const partStat = await stat(part);
@@ -238,6 +345,13 @@ async function placeFinal(dir: string, part: string, a: Announcement): Promise<s
         if ((inner as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
         throw inner;
       }
+      // Said before the part's name goes away, so a crash right after the rename finds the file by it.
+      if (sidecar)
+        await writeSidecar(
+          sidecar,
+          { identity: a.identity, offset: a.bytes, resume: null, verified: true, final: candidate },
+          true,
+        );
       await rename(part, candidate);
       return candidate;
     }

@@ -167,6 +167,38 @@ describe('two receivers publishing the same recording (real nats-server)', () =>
     expect(a.publisher.pending + b.publisher.pending).toBe(0);
   });
 
+  it('leaves no orphan chunk when two receivers put the same recording at once (counted through the JetStream API)', async () => {
+    const nats = await setup();
+    // A stale age of 1 ms: the second receiver takes the first one's claim over at once, so both put the bytes.
+    const [a, b] = [
+      await receiver(nats, 'recv-a', { staleClaimMs: 1 }),
+      await receiver(nats, 'recv-b', { staleClaimMs: 1 }),
+    ];
+    const connected = Promise.all([once(a.publisher, 'connected'), once(b.publisher, 'connected')]);
+    await Promise.all([a.publisher.start(), b.publisher.start()]);
+    await connected;
+    const size = 6 * 1024 * 1024 + 17;
+    const fileA = await recording(a.folder, 'big-cam.mp4', size, 9);
+    const fileB = await recording(b.folder, 'big-cam.mp4', size, 9);
+    const outcome = settled(a, b);
+    a.pipeline.saved('big', 'big-cam', fileA, size);
+    b.pipeline.saved('big', 'big-cam', fileB, size);
+    expect(await outcome).toEqual(['alreadyShared', 'published']);
+
+    const nc = await connect({ servers: nats.url.replace('nats://', '') });
+    cleanups.push(() => nc.close());
+    const chunks =
+      (
+        await (
+          await jetstreamManager(nc)
+        ).streams.info(`OBJ_${OBJECT_BUCKET}`, {
+          subjects_filter: `$O.${OBJECT_BUCKET}.C.>`,
+        })
+      ).state.subjects ?? {};
+    const object = await (await new Objm(nc).open(OBJECT_BUCKET)).info('rec-big');
+    expect(chunks).toEqual({ [`$O.${OBJECT_BUCKET}.C.${object!.nuid}`]: object!.chunks });
+  });
+
   it('lets exactly one receiver take over a claim abandoned past the stale age (compare-and-set, not a blind put)', async () => {
     const nats = await setup();
     // A receiver that claimed the recording 11 minutes ago and was never seen again.
@@ -208,6 +240,27 @@ describe('two receivers publishing the same recording (real nats-server)', () =>
     expect((await failed).message).toMatch(/another receiver is publishing it/);
     expect(await teamState(nats)).toEqual({ messages: 0, objects: [] });
     expect((await kv.get('rec-busy'))!.json<{ by: string }>().by).toBe('busy-host');
+  });
+});
+
+describe('publishing runs several recordings at once (real nats-server)', () => {
+  it('puts small recordings while a large one is still going up: none waits behind it', async () => {
+    const nats = await setup();
+    const a = await receiver(nats, 'recv-a');
+    const order: string[] = [];
+    a.publisher.on('published', (e) => order.push(e.channelId));
+    const connected = once(a.publisher, 'connected');
+    await a.publisher.start();
+    await connected;
+    const bigSize = 48 * 1024 * 1024;
+    const big = await recording(a.folder, 'long-show.mp4', bigSize, 3);
+    const smalls = await Promise.all([1, 2, 3, 4, 5].map((i) => recording(a.folder, `clip-${i}.mp4`, 100_000 + i, i)));
+    const all = new Promise<void>((resolve) => a.publisher.on('published', () => order.length === 6 && resolve()));
+    a.pipeline.saved('long', 'long-show', big, bigSize);
+    smalls.forEach((file, i) => a.pipeline.saved(`clip-${i + 1}`, `clip-${i + 1}`, file, 100_001 + i));
+    await all;
+    expect(order.at(-1)).toBe('long-show');
+    expect(await teamState(nats)).toMatchObject({ messages: 6 });
   });
 });
 

@@ -14,21 +14,25 @@ import { EventEmitter } from 'node:events';
 import { stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { note } from '../notes.js';
 import { backoffDelay } from '../backoff.js';
 import { describeError, silentLogger, type Logger } from '../logger.js';
 import type { RecordingPipeline } from '../pipeline/pipeline.js';
 import { serverIdentity, uploadIdentity, type Announcement } from './announcement.js';
 import { TeamCatalogue } from './catalogue.js';
 import { Ledger, type LedgerRecord } from './ledger.js';
-import { NatsTeamStore, S3TeamStore, type S3StoreOptions, type TeamStore } from './store.js';
+import { defaultLagWarnMs, lagging, membersLag, shortDuration, type MemberLag } from './lag.js';
+import { NatsTeamStore, S3SetupError, type S3StoreOptions, type TeamStore } from './store.js';
+import { StudioWarnings, studioWarning, type StudioWarning } from './warnings.js';
 import {
   CLAIMS_BUCKET,
   DEFAULT_RETENTION_MS,
   STUDIO_SUBJECT,
   TeamAuthError,
+  TeamNoJetStreamError,
   TeamTlsError,
   abortableDelay,
   applyBucketRetention,
@@ -42,6 +46,13 @@ export type StoreSpec = { kind: 'nats' } | ({ kind: 's3' } & S3StoreOptions);
 
 export interface PublisherOptions {
   url: URL;
+  /** Every server of a team cluster (`url` among them). */
+  servers?: URL[];
+  /**
+   * How many servers of a cluster keep the stream, the claims bucket and the object store (default 1; 3 on a
+   * three-node cluster, so any one node can go down). Applied to assets created before, too.
+   */
+  replicas?: number;
   credentials: TeamCredentials | null;
   store: StoreSpec;
   /** How long the stream and the object store keep recordings (default 7 days). */
@@ -62,7 +73,24 @@ export interface PublisherOptions {
   refusedMaxDelayMs?: number;
   /** Keep the team's list of recordings (the stream's announcements) for a view: the tray app. */
   catalogue?: boolean;
+  /**
+   * Recordings put into the team store at once (default 8: each put is a few round trips and an fsync, so
+   * several in flight keep a burst of short clips at the pace of the downloads). At most two of them are
+   * large (64 MiB or more), so a short clip never waits behind long ones.
+   */
+  concurrency?: number;
+  /** Warn when a member's oldest pending recording leaves the team server within this (default: a day). */
+  lagWarnMs?: number;
+  /** How often the members' lag is read (default 5 min). */
+  lagCheckMs?: number;
 }
+
+/** How often a running receiver looks for chunks no object refers to. */
+const SWEEP_EVERY_MS = 10 * 60_000;
+
+/** A recording this large takes a long time to put: at most LARGE_AT_ONCE of them go at once. */
+const LARGE_BYTES = 64 * 1024 * 1024;
+const LARGE_AT_ONCE = 2;
 
 export interface PublishedEvent {
   identity: string;
@@ -86,6 +114,10 @@ export interface PublisherEvents {
   /** The team's list of recordings changed (with `catalogue`). */
   catalogue: [];
   failed: [info: { identity: string; channelId: string; message: string }];
+  /** Something only the user or the team server's admin can fix, in one line (also kept in `warnings`). */
+  warning: [w: StudioWarning];
+  /** A warning's cause went away (its kind). */
+  warningCleared: [kind: string];
 }
 
 interface Item {
@@ -96,6 +128,9 @@ interface Item {
   bytes: number;
   savedAt: string;
   contentType?: string;
+  /** Failed attempts in a row, and when the next may start (a stubborn one waits; the others go on). */
+  failures?: number;
+  retryAt?: number;
 }
 
 interface PublishedRecord extends LedgerRecord {
@@ -121,7 +156,8 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
   readonly #by: string;
   readonly #stop = new AbortController();
   readonly #queue = new Map<string, Item>();
-  #wake: (() => void) | null = null;
+  readonly #inFlight = new Map<string, Item>();
+  readonly #wakers = new Set<() => void>();
   #credentials: TeamCredentials | null;
   #ledger: Ledger<PublishedRecord> | null = null;
   #nc: NatsConnection | null = null;
@@ -129,6 +165,10 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
   #store: TeamStore | null = null;
   #loop: Promise<void> | null = null;
   #catalogue: TeamCatalogue | null = null;
+  #sweeper: NodeJS.Timeout | null = null;
+  readonly #warnings = new StudioWarnings();
+  #lag: MemberLag[] = [];
+  #lagTimer: NodeJS.Timeout | null = null;
   readonly #detach: () => void;
 
   constructor(pipeline: RecordingPipeline, opts: PublisherOptions) {
@@ -236,11 +276,63 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     return this.#catalogue?.list() ?? [];
   }
 
+  /**
+   * Warnings in force, for the health model's studio link: refused credentials, a server without JetStream,
+   * refused S3 keys or no S3 endpoint, members falling behind the retention.
+   */
+  get warnings(): StudioWarning[] {
+    return this.#warnings.list();
+  }
+
+  /** Keeps the warning for `warnings`; says it (log, `warning` event) when its kind is new. */
+  #warn(w: StudioWarning, log = true): void {
+    if (!this.#warnings.set(w)) return;
+    if (log) this.#log.warn(`studio: ${w.message}`);
+    this.emit('warning', w);
+  }
+
+  #clear(kind: string): void {
+    if (this.#warnings.clear(kind)) this.emit('warningCleared', kind);
+  }
+
+  /** Each member's lag as last read (every few minutes while connected), for the studio view and health. */
+  get membersLag(): MemberLag[] {
+    return this.#lag;
+  }
+
+  /** Reads every member's lag; warns about those whose oldest pending recording expires soon. */
+  async #checkLag(): Promise<void> {
+    const nc = this.#nc;
+    if (!nc || this.#stop.signal.aborted) return;
+    const warnMs = this.#opts.lagWarnMs ?? defaultLagWarnMs(this.#retentionMs);
+    try {
+      this.#lag = await membersLag(await jetstreamManager(nc), this.#retentionMs);
+    } catch (error) {
+      this.#log.warn(`studio: could not read how far the members are behind (${describeError(error)}).`);
+      return;
+    }
+    const late = new Set<string>();
+    for (const lag of this.#lag) {
+      if (!lagging(lag, warnMs)) continue;
+      const kind = `lag:${lag.consumer}`;
+      late.add(kind);
+      const n = note('studioMemberLagging', {
+        member: lag.label,
+        count: lag.pending,
+        left: shortDuration(lag.expiresInMs ?? 0),
+      });
+      this.#warn(studioWarning(kind, n));
+    }
+    for (const w of this.#warnings.list()) if (w.kind.startsWith('lag:') && !late.has(w.kind)) this.#clear(w.kind);
+  }
+
   async stop(): Promise<void> {
     this.#detach();
     this.#catalogue?.stop();
     this.#stop.abort(new Error('stopped'));
-    this.#wake?.();
+    if (this.#sweeper) clearInterval(this.#sweeper);
+    if (this.#lagTimer) clearInterval(this.#lagTimer);
+    this.#wakeAll();
     await this.#loop?.catch(() => undefined);
     await this.#nc?.close().catch(() => undefined);
     await this.#ledger?.close();
@@ -249,12 +341,13 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
   #enqueue(item: Item): void {
     if (this.#ledger?.get(item.identity)) return;
     this.#queue.set(item.identity, item);
-    this.#wake?.();
+    this.#wakeAll();
   }
 
   async #connect(): Promise<void> {
     const nc = await connectTeam({
       url: this.#opts.url,
+      ...(this.#opts.servers ? { servers: this.#opts.servers } : {}),
       credentials: this.#credentials,
       name: `tally listen ${this.#by}`,
       signal: this.#stop.signal,
@@ -262,19 +355,25 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       ...this.#opts.retry,
     });
     this.#nc = nc;
-    const jsm = await ensureStudioStream(nc, { retentionMs: this.#retentionMs, owner: true });
-    this.#kv = await new Kvm(nc).create(CLAIMS_BUCKET, { history: 1, ttl: this.#retentionMs });
-    await applyBucketRetention(jsm, this.#retentionMs);
+    const replicas = this.#opts.replicas;
+    const jsm = await ensureStudioStream(nc, { retentionMs: this.#retentionMs, owner: true, replicas });
+    this.#kv = await new Kvm(nc).create(CLAIMS_BUCKET, {
+      history: 1,
+      ttl: this.#retentionMs,
+      ...(replicas ? { replicas } : {}),
+    });
+    await applyBucketRetention(jsm, this.#retentionMs, replicas);
     const spec = this.#opts.store;
     this.#store =
-      spec.kind === 'nats' ? new NatsTeamStore(nc, { retentionMs: this.#retentionMs }) : new S3TeamStore(spec);
+      spec.kind === 'nats'
+        ? new NatsTeamStore(nc, { retentionMs: this.#retentionMs, replicas })
+        : new (await import('./s3-store.js')).S3TeamStore(spec);
     if (this.#store instanceof NatsTeamStore) {
-      // What a receiver killed mid-upload left behind (this one before a restart, or another): not worth failing for.
-      const removed = await this.#store.sweepAbandonedChunks(this.#staleClaimMs).catch((error: unknown) => {
-        this.#log.warn(`studio: could not look for uploads cut short in the team store (${describeError(error)}).`);
-        return 0;
-      });
-      if (removed > 0) this.#log.warn(`studio: removed ${removed} chunks of uploads cut short from the team store.`);
+      await this.#sweep(this.#store);
+      // Also while running: a receiver killed mid-upload elsewhere leaves chunks this one would keep until restart.
+      const store = this.#store;
+      this.#sweeper = setInterval(() => void this.#sweep(store), SWEEP_EVERY_MS);
+      this.#sweeper.unref();
     }
     if (this.#opts.catalogue) {
       const catalogue = new TeamCatalogue();
@@ -282,6 +381,11 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       await catalogue.start(nc, this.#log);
       this.#catalogue = catalogue;
     }
+    this.#clear('jetstream');
+    this.#clear('refused');
+    void this.#checkLag();
+    this.#lagTimer = setInterval(() => void this.#checkLag(), this.#opts.lagCheckMs ?? 5 * 60_000);
+    this.#lagTimer.unref();
     this.emit('connected', { url: `${this.#opts.url.protocol}//${this.#opts.url.host}` });
   }
 
@@ -305,6 +409,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
             maxMs: this.#opts.refusedMaxDelayMs ?? 15 * 60_000,
           });
           if (error.message !== lastRefusal) this.emit('refused', { error, retryInMs });
+          this.#warn(studioWarning('refused', error.appNote), false); // the 'refused' event says it
           lastRefusal = error.message;
           await abortableDelay(retryInMs, signal);
           if (this.#opts.reloadCredentials && !signal.aborted) {
@@ -312,35 +417,66 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
           }
           continue;
         }
-        // A server without JetStream, or assets it refuses: said once per attempt, retried slowly.
-        this.#log.warn(`studio: ${describeError(error)}`);
+        // A server without JetStream: one line naming -js, said once; retried slowly (the admin may restart it).
+        if (error instanceof TeamNoJetStreamError && error.note) this.#warn(studioWarning('jetstream', error.note));
+        // Assets the server refuses: said once per attempt.
+        else this.#log.warn(`studio: ${describeError(error)}`);
         await abortableDelay(backoffDelay(attempt, { baseMs: 2_000, maxMs: 60_000, jitter: 0.5 }), signal);
       }
     }
-    let failures = 0;
+    const workers = Math.max(1, this.#opts.concurrency ?? 8);
+    await Promise.all(Array.from({ length: workers }, () => this.#work(workers)));
+  }
+
+  /** The next queued recording no worker has: the oldest, unless all but one place already hold large ones. */
+  #next(workers: number): Item | undefined {
+    const large = [...this.#inFlight.values()].filter((i) => i.bytes >= LARGE_BYTES).length;
+    const now = Date.now();
+    for (const item of this.#queue.values()) {
+      if (this.#inFlight.has(item.identity) || (item.retryAt ?? 0) > now) continue;
+      if (item.bytes >= LARGE_BYTES && workers > 1 && large >= Math.min(LARGE_AT_ONCE, workers - 1)) continue;
+      return item;
+    }
+    return undefined;
+  }
+
+  /** One of the publishing workers: takes the next recording, puts and announces it, until stopped. */
+  async #work(workers: number): Promise<void> {
+    const signal = this.#stop.signal;
     while (!signal.aborted) {
-      const item = this.#queue.values().next().value;
+      const item = this.#next(workers);
       if (!item) {
-        await new Promise<void>((resolve) => (this.#wake = resolve));
-        this.#wake = null;
+        await new Promise<void>((resolve) => this.#wakers.add(resolve));
         continue;
       }
+      this.#inFlight.set(item.identity, item);
       try {
         await this.#publish(item);
         this.#queue.delete(item.identity);
-        failures = 0;
+        this.#clear('s3Setup');
       } catch (error) {
         if (signal.aborted) return;
-        failures += 1;
+        item.failures = (item.failures ?? 0) + 1;
+        const delay = backoffDelay(item.failures, { baseMs: 500, maxMs: 30_000, jitter: 0.5 });
+        item.retryAt = Date.now() + delay;
         const message = describeError(error);
         this.emit('failed', { identity: item.identity, channelId: item.channelId, message });
-        this.#log.warn(`studio: ${item.channelId} is not in the team store yet (${message}); trying again.`);
+        if (error instanceof S3SetupError && error.note) this.#warn(studioWarning('s3Setup', error.note));
+        else this.#log.warn(`studio: ${item.channelId} is not in the team store yet (${message}); trying again.`);
         // To the back of the queue, so one stubborn recording does not hold up the others.
-        this.#queue.delete(item.identity);
-        this.#queue.set(item.identity, item);
-        await abortableDelay(backoffDelay(failures, { baseMs: 500, maxMs: 30_000, jitter: 0.5 }), signal);
+        if (this.#queue.delete(item.identity)) this.#queue.set(item.identity, item);
+        setTimeout(() => this.#wakeAll(), delay).unref();
+      } finally {
+        this.#inFlight.delete(item.identity);
+        this.#wakeAll();
       }
     }
+  }
+
+  #wakeAll(): void {
+    const wakers = [...this.#wakers];
+    this.#wakers.clear();
+    for (const wake of wakers) wake();
   }
 
   async #publish(item: Item): Promise<void> {
@@ -418,6 +554,17 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       bytes: put.bytes,
       sha256: put.sha256,
     });
+  }
+
+  /** What a receiver killed mid-upload left behind (this one before a restart, or another): not worth failing for. */
+  async #sweep(store: NatsTeamStore): Promise<void> {
+    // An upload in progress sends a chunk every few milliseconds and gives up after 30 s without an answer.
+    const idleMs = Math.min(this.#staleClaimMs, 2 * 60_000);
+    const removed = await store.sweepAbandonedChunks(idleMs).catch((error: unknown) => {
+      this.#log.warn(`studio: could not look for uploads cut short in the team store (${describeError(error)}).`);
+      return 0;
+    });
+    if (removed > 0) this.#log.warn(`studio: removed ${removed} chunks of uploads cut short from the team store.`);
   }
 
   get #staleClaimMs(): number {

@@ -10,8 +10,7 @@ import { Readable, Transform } from 'node:stream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Objm, StorageType, type ObjectStore } from '@nats-io/obj';
-import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
+import { note } from '../notes.js';
 import { ConfigError } from '../errors.js';
 import type { StoredRef } from './announcement.js';
 import { OBJECT_BUCKET } from './team.js';
@@ -63,7 +62,7 @@ export class StoreVerifyError extends Error {
 }
 
 /** The file's bytes as a stream that also hashes and counts them. */
-function hashingFileStream(path: string): { stream: Readable; result: () => { sha256: string; bytes: number } } {
+export function hashingFileStream(path: string): { stream: Readable; result: () => { sha256: string; bytes: number } } {
   const hash = createHash('sha256');
   let bytes = 0;
   const counter = new Transform({
@@ -87,6 +86,9 @@ export function natsDigest(sha256Hex: string): string {
 /** Chunks of 512 KiB: under the server's default 1 MB message limit, and few enough acks per gigabyte. */
 const CHUNK_BYTES = 512 * 1024;
 
+/** Chunks asked for at once by a paced read (4 MiB). */
+const FETCH_CHUNKS = 8;
+
 /** The JetStream Object Store bucket `tally-studio`. */
 export class NatsTeamStore implements TeamStore {
   readonly kind = 'nats' as const;
@@ -94,14 +96,21 @@ export class NatsTeamStore implements TeamStore {
   readonly #retentionMs: number;
   #os: Promise<ObjectStore> | null = null;
 
-  constructor(nc: NatsConnection, opts: { retentionMs: number }) {
+  readonly #replicas: number | undefined;
+
+  constructor(nc: NatsConnection, opts: { retentionMs: number; replicas?: number | undefined }) {
     this.#nc = nc;
     this.#retentionMs = opts.retentionMs;
+    this.#replicas = opts.replicas;
   }
 
   #bucket(): Promise<ObjectStore> {
     this.#os ??= new Objm(this.#nc)
-      .create(OBJECT_BUCKET, { storage: StorageType.File, ttl: this.#retentionMs * 1_000_000 })
+      .create(OBJECT_BUCKET, {
+        storage: StorageType.File,
+        ttl: this.#retentionMs * 1_000_000,
+        ...(this.#replicas ? { replicas: this.#replicas } : {}),
+      })
       .catch((error: unknown) => {
         this.#os = null;
         throw error;
@@ -121,10 +130,13 @@ export class NatsTeamStore implements TeamStore {
         return { ref: { kind: 'nats', bucket: OBJECT_BUCKET, name: input.identity }, ...local };
       }
     }
+    // The object's name is written last, and only over the revision read above: of two receivers putting the
+    // same recording at once (one took over the other's stale claim) one write wins, and the other's put fails
+    // and purges the chunks it sent, so no chunk is left without an object.
     const info = await os.put(
       { name: input.identity, options: { max_chunk_size: CHUNK_BYTES } },
       Readable.toWeb(stream) as unknown as ReadableStream<Uint8Array>,
-      { timeout: 30_000 },
+      { timeout: 30_000, previousRevision: existing?.revision ?? 0 },
     );
     const sent = result();
     if (info.size !== sent.bytes || info.digest !== natsDigest(sent.sha256) || sent.bytes !== input.bytes) {
@@ -179,21 +191,31 @@ export class NatsTeamStore implements TeamStore {
         ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: startSeq }
         : { deliver_policy: DeliverPolicy.All }),
     });
-    // Eight chunks (4 MiB) in flight: memory stays bounded whatever the size (a 16 MiB window measured slower).
-    const messages = await consumer.consume({ max_messages: 8 });
-    const stop = () => void messages.close();
-    signal.addEventListener('abort', stop, { once: true });
+    // Paced: the next batch is asked for only once the file has taken the last one, so however fast the server
+    // sends, at most one batch (FETCH_CHUNKS x 512 KiB) waits in memory, and a slow disk slows the reads.
     let at = offset;
+    let batch: Awaited<ReturnType<typeof consumer.fetch>> | null = null;
+    const stop = () => void batch?.close();
+    signal.addEventListener('abort', stop, { once: true });
     try {
-      for await (const m of messages) {
-        if (signal.aborted) break;
-        at += m.data.length;
-        yield { data: m.data, resume: `${info.nuid}:${m.seq}` };
-        if (at >= info.size) break;
+      while (at < info.size && !signal.aborted) {
+        const left = Math.ceil((info.size - at) / (info.options?.max_chunk_size ?? CHUNK_BYTES));
+        batch = await consumer.fetch({ max_messages: Math.max(1, Math.min(FETCH_CHUNKS, left)), expires: 10_000 });
+        let got = 0;
+        for await (const m of batch) {
+          if (signal.aborted) break;
+          got += 1;
+          at += m.data.length;
+          yield { data: m.data, resume: `${info.nuid}:${m.seq}` };
+          if (at >= info.size) break;
+        }
+        // An empty batch: the server had nothing within the expiry (a node lost mid-read): the caller's idle
+        // timeout decides; asking again is cheap.
+        if (got === 0 && signal.aborted) break;
       }
     } finally {
       signal.removeEventListener('abort', stop);
-      await messages.close();
+      await batch?.close();
     }
     if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('aborted');
   }
@@ -228,99 +250,34 @@ export function s3FromEnv(env: NodeJS.ProcessEnv): Omit<S3StoreOptions, 'bucket'
   };
 }
 
-/** An S3-compatible bucket; keys are `<prefix>/<identity>`. */
-export class S3TeamStore implements TeamStore {
-  readonly kind = 's3' as const;
-  readonly #client: S3Client;
-  readonly #opts: S3StoreOptions;
+/** The bucket refused this computer's keys, or no S3 endpoint is set where one is needed: a setting must change. */
+export class S3SetupError extends ConfigError {}
 
-  constructor(opts: S3StoreOptions) {
-    this.#opts = opts;
-    this.#client = new S3Client({
-      region: opts.region ?? 'us-east-1',
-      ...(opts.endpoint ? { endpoint: opts.endpoint, forcePathStyle: true } : {}),
-      ...(opts.credentials ? { credentials: opts.credentials } : {}),
-      // Plain checksums only where S3 requires them: S3-compatible servers differ in the newer ones.
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-    });
+/**
+ * What an S3 failure means for the user, as one line naming the setting to change: refused keys (403, or the
+ * SDK's names for a wrong key or signature) and an unresolvable AWS host where no TALLY_S3_ENDPOINT is set (an
+ * S3-compatible server's bucket looked up at AWS). Other errors pass through as they are.
+ */
+export function s3Problem(
+  error: unknown,
+  bucket: string,
+  endpoint: string | null | undefined,
+  region: string,
+): unknown {
+  if (error instanceof StaleResumeError) return error;
+  const e = error as { name?: string; code?: string; message?: string; $metadata?: { httpStatusCode?: number } };
+  const status = e.$metadata?.httpStatusCode;
+  const refused = ['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied', 'Forbidden', 'InvalidToken'];
+  if (status === 403 || refused.includes(e.name ?? '')) {
+    // A HEAD's 403 has no body, and the SDK names it "Unknown": the status says more then.
+    const reason = refused.includes(e.name ?? '') ? e.name! : `HTTP ${status ?? 403}`;
+    return new S3SetupError(note('s3KeysRefused', { bucket, reason }));
   }
-
-  keyOf(identity: string): string {
-    return this.#opts.prefix ? `${this.#opts.prefix}/${identity}` : identity;
+  const text = `${e.code ?? ''} ${e.message ?? ''}`;
+  if (!endpoint && /ENOTFOUND|EAI_AGAIN|getaddrinfo/i.test(text)) {
+    return new S3SetupError(note('s3NoEndpoint', { bucket, host: `${bucket}.s3.${region}.amazonaws.com` }));
   }
-
-  async put(input: PutInput): Promise<PutResult> {
-    const key = this.keyOf(input.identity);
-    const ref: StoredRef = { kind: 's3', bucket: this.#opts.bucket, key };
-    const head = await this.#head(key);
-    if (head && head.bytes === input.bytes && head.sha256) {
-      const local = await hashFile(input.path);
-      if (local.sha256 === head.sha256) return { ref, ...local };
-    }
-    // The sha256 goes into the object's metadata, so it is known before the upload starts; the bytes are
-    // hashed again on their way out, so a file that changed in between is caught.
-    const pre = await hashFile(input.path);
-    const { stream, result } = hashingFileStream(input.path);
-    const upload = new Upload({
-      client: this.#client,
-      params: {
-        Bucket: this.#opts.bucket,
-        Key: key,
-        Body: stream,
-        ContentType: input.contentType ?? 'application/octet-stream',
-        Metadata: { sha256: pre.sha256 },
-      },
-      partSize: 16 * 1024 * 1024,
-      queueSize: 2,
-    });
-    await upload.done();
-    const sent = result();
-    const stored = await this.#head(key);
-    if (sent.sha256 !== pre.sha256 || sent.bytes !== input.bytes || stored?.bytes !== sent.bytes) {
-      throw new StoreVerifyError(
-        `The bucket holds ${stored?.bytes ?? 'nothing'} bytes for ${key}, ${sent.bytes} were sent from a ${input.bytes}-byte file.`,
-      );
-    }
-    return { ref, ...sent };
-  }
-
-  async #head(key: string): Promise<{ bytes: number; sha256: string | null; etag: string } | null> {
-    try {
-      const head = await this.#client.send(new HeadObjectCommand({ Bucket: this.#opts.bucket, Key: key }));
-      return { bytes: head.ContentLength ?? -1, sha256: head.Metadata?.sha256 ?? null, etag: head.ETag ?? '' };
-    } catch (error) {
-      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-      if (status === 404 || (error as Error).name === 'NotFound') return null;
-      throw error;
-    }
-  }
-
-  async *read(ref: StoredRef, offset: number, resume: string | null, signal: AbortSignal): AsyncIterable<ReadPiece> {
-    if (ref.kind !== 's3') throw new ConfigError('This recording is on the team server, not in an S3 bucket.');
-    const res = await this.#client
-      .send(
-        new GetObjectCommand({
-          Bucket: ref.bucket,
-          Key: ref.key,
-          ...(offset > 0 ? { Range: `bytes=${offset}-`, ...(resume ? { IfMatch: resume } : {}) } : {}),
-        }),
-        { abortSignal: signal },
-      )
-      .catch((error: unknown) => {
-        const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-        if (status === 412) throw new StaleResumeError(`${ref.key} was replaced in the bucket.`);
-        if (status === 404) throw new GoneError(`${ref.key} is no longer in the bucket.`);
-        throw error;
-      });
-    const etag = res.ETag ?? '';
-    if (offset > 0 && resume && etag !== resume) throw new StaleResumeError(`${ref.key} was replaced in the bucket.`);
-    const body = res.Body as Readable | undefined;
-    if (!body) return;
-    for await (const chunk of body as AsyncIterable<Uint8Array>) {
-      yield { data: chunk, resume: etag };
-    }
-  }
+  return error;
 }
 
 /** sha256 and size of a file, read once. */

@@ -66,6 +66,18 @@ export class TeamTlsError extends ConfigError {
   }
 }
 
+/** The team server runs without JetStream (`nats-server` started without `-js`): only its admin can fix it. */
+export class TeamNoJetStreamError extends ConfigError {}
+
+/** JetStream's own "not enabled" answer as the one line that names the fix; anything else as it is. */
+export function jetStreamProblem(nc: NatsConnection, error: unknown): unknown {
+  const name = (error as { name?: string }).name ?? '';
+  if (name === 'JetStreamNotEnabled' || /jetstream (is )?not enabled/i.test(describeError(error))) {
+    return new TeamNoJetStreamError(note('teamNoJetStream', { where: `nats://${nc.getServer()}` }));
+  }
+  return error;
+}
+
 /** NATS user/password or token; tls:// URLs carry TLS themselves. Never logged, never in settings. */
 export interface TeamCredentials {
   user?: string;
@@ -90,6 +102,25 @@ export function parseTeamUrl(input: string, flag: string | Note = '--team'): URL
   if (url.username || url.password) throw new ConfigError(note('teamUrlCredentials', named));
   if (url.pathname && url.pathname !== '/') throw new ConfigError(note('teamUrlPath', named));
   return url;
+}
+
+/**
+ * A team server or a cluster of them: `nats://a:4222,nats://b:4222,nats://c:4222`. The first is the one the
+ * credentials are bound to and the one named in lines; all of them are tried (the client also learns the
+ * cluster's other servers from the one it reaches). All must use the same scheme.
+ */
+export function parseTeamUrls(input: string, flag = '--team'): { url: URL; servers: URL[] } {
+  const servers = input
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)
+    .map((part) => parseTeamUrl(part, flag));
+  const url = servers[0];
+  if (!url) throw new ConfigError(note('teamUrlNotUrl', { flag, input }));
+  if (servers.some((s) => s.protocol !== url.protocol)) {
+    throw new ConfigError(`${flag}: every server of a cluster takes the same scheme (all nats:// or all tls://).`);
+  }
+  return { url, servers };
 }
 
 /** Credentials from TALLY_TEAM_USER + TALLY_TEAM_PASSWORD or TALLY_TEAM_TOKEN; null when none is set. */
@@ -122,6 +153,8 @@ export interface TeamRetry {
 
 export interface TeamConnectOptions {
   url: URL;
+  /** Every server of a cluster (`url` among them); `url` alone when absent. */
+  servers?: URL[];
   credentials: TeamCredentials | null;
   /** A name the server shows for this connection (monitoring only). */
   name: string;
@@ -176,7 +209,7 @@ export async function connectTeam(opts: TeamConnectOptions): Promise<NatsConnect
     if (opts.signal?.aborted) throw new TeamUnreachableError('Stopped before the team server could be reached.');
     try {
       return await connect({
-        servers: [serverOf(opts.url)],
+        servers: (opts.servers?.length ? opts.servers : [opts.url]).map(serverOf),
         name: opts.name,
         ...(creds.token ? { token: creds.token } : {}),
         ...(creds.user ? { user: creds.user, pass: creds.password ?? '' } : {}),
@@ -223,7 +256,18 @@ const nanos = (ms: number) => ms * 1_000_000;
  */
 export async function ensureStudioStream(
   nc: NatsConnection,
-  opts: { retentionMs: number; owner: boolean },
+  opts: { retentionMs: number; owner: boolean; replicas?: number | undefined },
+): Promise<JetStreamManager> {
+  try {
+    return await ensureStream(nc, opts);
+  } catch (error) {
+    throw jetStreamProblem(nc, error);
+  }
+}
+
+async function ensureStream(
+  nc: NatsConnection,
+  opts: { retentionMs: number; owner: boolean; replicas?: number | undefined },
 ): Promise<JetStreamManager> {
   const jsm = await jetstreamManager(nc);
   const config = {
@@ -232,6 +276,7 @@ export async function ensureStudioStream(
     max_age: nanos(opts.retentionMs),
     // Repeats within the hour are dropped by message ID; the KV claim covers everything beyond.
     duplicate_window: nanos(Math.min(opts.retentionMs, 60 * 60 * 1000)),
+    ...(opts.replicas ? { num_replicas: opts.replicas } : {}),
   };
   const existing = await jsm.streams.info(STUDIO_STREAM).catch((error: unknown) => {
     if (/not found/i.test(describeError(error))) return null;
@@ -242,7 +287,11 @@ export async function ensureStudioStream(
       // Two members creating it at once: the other one won, which is just as good.
       if (!/already in use|exists/i.test(describeError(error))) throw error;
     });
-  } else if (opts.owner && existing.config.max_age !== config.max_age) {
+  } else if (
+    opts.owner &&
+    (existing.config.max_age !== config.max_age ||
+      (opts.replicas !== undefined && existing.config.num_replicas !== opts.replicas))
+  ) {
     await jsm.streams.update(STUDIO_STREAM, { ...existing.config, ...config });
   }
   return jsm;
@@ -254,16 +303,32 @@ export async function ensureStudioStream(
  * buckets' backing streams get the new max age here, everything else in their configuration (replicas) kept.
  * A bucket not created yet is left to its first use, which creates it with the same retention.
  */
-export async function applyBucketRetention(jsm: JetStreamManager, retentionMs: number): Promise<void> {
+export async function applyBucketRetention(
+  jsm: JetStreamManager,
+  retentionMs: number,
+  replicas?: number,
+): Promise<void> {
   for (const stream of [`KV_${CLAIMS_BUCKET}`, `OBJ_${OBJECT_BUCKET}`]) {
     const existing = await jsm.streams.info(stream).catch((error: unknown) => {
       if (/not found/i.test(describeError(error))) return null;
       throw error;
     });
-    if (existing && existing.config.max_age !== nanos(retentionMs)) {
-      await jsm.streams.update(stream, { ...existing.config, max_age: nanos(retentionMs) });
+    const moreReplicas = replicas !== undefined && existing && existing.config.num_replicas !== replicas;
+    if (existing && (existing.config.max_age !== nanos(retentionMs) || moreReplicas)) {
+      await jsm.streams.update(stream, {
+        ...existing.config,
+        max_age: nanos(retentionMs),
+        ...(replicas !== undefined ? { num_replicas: replicas } : {}),
+      });
     }
   }
+}
+
+/** `--replicas`: how many servers of a cluster keep each stream, bucket and object store (1, 3 or 5). */
+export function parseReplicas(input: string, flag = '--replicas'): number {
+  const n = Number(input.trim());
+  if (![1, 3, 5].includes(n)) throw new ConfigError(`${flag} must be 1, 3 or 5 (got "${input}").`);
+  return n;
 }
 
 /** Seconds, minutes, hours or days (`90m`, `12h`, `7d`) to milliseconds, for `--retention`. */

@@ -15,8 +15,8 @@ function leaves(node: unknown, path = ''): [string, string][] {
  */
 const KEPT = new Set(
   [
-    'Tally tally serve login chmod status retry ngrok localtunnel cloudflared Tailscale Funnel JetStream nats nats-server tls gnome-keyring KeePassXC',
-    'ID URL API OS CSV MD5 CORS TLS DNS S3 http https recordUrl receiverHost receiverPort origin ms s',
+    'Tally tally serve login chmod status retry follow ngrok localtunnel cloudflared Tailscale Funnel JetStream nats nats-server tls gnome-keyring KeePassXC',
+    'ID URL API OS CSV MD5 CORS TLS DNS S3 Ceph MinIO DIR member-id http https recordUrl receiverHost receiverPort origin ms s',
   ]
     .join(' ')
     .split(' '),
@@ -29,7 +29,7 @@ function wordsOf(text: string): string[] {
     .replace(/\bhttps?:\/\/\S+/g, ' ')
     .replace(/\b[\w-]+(?:\.[\w-]+)+\b/g, ' ')
     .replace(/\b[A-Z][A-Z0-9]*(?:[_-][A-Z0-9]+)+\b/g, ' ')
-    .replace(/(^|\s)--?[a-z][\w-]*/g, ' ');
+    .replace(/(^|[\s(])--?[a-z][\w-]*/g, ' ');
   return rest.match(/[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*/g) ?? [];
 }
 

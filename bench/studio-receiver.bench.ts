@@ -1,0 +1,143 @@
+/**
+ * Studio throughput on the real path: `tally listen --team` (the receiver: downloads, saves, puts into the team
+ * store, announces) against a plain `tally listen`, both fed the same burst of webhooks for 1 MiB recordings
+ * from an nginx origin, with a member (`tally follow`) mirroring meanwhile. The receiver is timed from the first
+ * webhook to its last `published` line, plain `listen` to its last `saved` line; the member's delay is from the
+ * receiver's `saved` line of a recording to the member's `saved` line of the same one. Targets (issue 22): the
+ * receiver within 1.5x of plain `listen`, members within 5 s of the receiver's save at the 95th percentile.
+ */
+import { join } from 'node:path';
+import { startCli, type CliProcess } from './lib/cli-process.js';
+import { MiB, startOrigin } from './lib/download.js';
+import { hasCommand, percentile, type Benchmark, type BenchRow } from './lib/harness.js';
+import { startNats } from './lib/nats.js';
+
+/** Sends `count` webhooks for the origin's file, `parallel` at a time; each must be acknowledged. */
+async function burst(localUrl: string, url: string, bytes: number, count: number, parallel = 8): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const i = next++;
+      const answer = await fetch(localUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        // A distinct URL each (the query is ignored by nginx): the same URL twice is one recording to Tally.
+        body: JSON.stringify({ id: `studio-bench-${i}`, url: `${url}?n=${i}`, filesize: String(bytes) }),
+      });
+      if (answer.status !== 200) throw new Error(`webhook ${i} answered ${answer.status}`);
+    }
+  };
+  await Promise.all(Array.from({ length: parallel }, worker));
+}
+
+/** Resolves once `count` events of `type` were read (or rejects on the process's first `failed`). */
+function countOf(cli: CliProcess, type: string, count: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let n = 0;
+    cli.onEvent((e) => {
+      if (e.type === 'failed') reject(new Error(`tally: ${JSON.stringify(e)}`));
+      if (e.type === type && ++n === count) resolve();
+    });
+  });
+}
+
+const bench: Benchmark = async (ctx) => {
+  if (!(await hasCommand('nats-server'))) {
+    ctx.log('nats-server is not installed (Debian package nats-server): skipped');
+    return [];
+  }
+  const count = ctx.quick ? 40 : 1000;
+  const bytes = 1 * MiB;
+  const origin = await startOrigin(ctx, bytes);
+  const nats = await startNats(ctx.tmpDir);
+  const env = { TALLY_DOWNLOAD_ORIGINS: new URL(origin.url).origin };
+  const listenArgs = (dir: string) => [
+    'listen',
+    '--ndjson',
+    '--folder',
+    join(dir, 'recordings'),
+    '--port',
+    '0',
+    '--tunnel',
+    'none',
+  ];
+  const took = { plainMs: 0, teamMs: 0 };
+  const delays: number[] = [];
+  try {
+    // Plain `tally listen`.
+    const plainDir = join(ctx.tmpDir, 'plain');
+    const plain = await startCli(listenArgs(plainDir), plainDir, env);
+    try {
+      const ready = await plain.next('ready');
+      const saved = countOf(plain, 'saved', count);
+      const started = performance.now();
+      await burst(String(ready.localUrl), origin.url, bytes, count);
+      await saved;
+      took.plainMs = performance.now() - started;
+    } finally {
+      await plain.stop();
+    }
+    ctx.log(`tally listen: ${count} x 1 MiB saved in ${(took.plainMs / 1000).toFixed(1)} s`);
+
+    // The receiver with a member following.
+    const memberDir = join(ctx.tmpDir, 'member');
+    const member = await startCli(
+      ['follow', '--team', nats.url, '--folder', join(memberDir, 'mirror'), '--name', 'bench', '--ndjson'],
+      memberDir,
+    );
+    const teamDir = join(ctx.tmpDir, 'team');
+    const receiver = await startCli([...listenArgs(teamDir), '--team', nats.url], teamDir, env);
+    try {
+      await member.next('ready');
+      const ready = await receiver.next('ready');
+      await receiver.next('team');
+      const savedAt = new Map<string, number>();
+      receiver.onEvent((e, at) => e.type === 'saved' && savedAt.set(`rec-${String(e.key)}`, at));
+      const mirroredAt = new Map<string, number>();
+      member.onEvent((e, at) => e.type === 'saved' && mirroredAt.set(String(e.identity), at));
+      const published = countOf(receiver, 'published', count);
+      const mirrored = countOf(member, 'saved', count);
+      const started = performance.now();
+      await burst(String(ready.localUrl), origin.url, bytes, count);
+      await published;
+      took.teamMs = performance.now() - started;
+      await mirrored;
+      for (const [identity, at] of mirroredAt) {
+        const saved = savedAt.get(identity);
+        if (saved !== undefined) delays.push(at - saved);
+      }
+    } finally {
+      await receiver.stop();
+      await member.stop();
+    }
+    ctx.log(`tally listen --team: ${count} x 1 MiB saved and published in ${(took.teamMs / 1000).toFixed(1)} s`);
+  } finally {
+    await nats.stop();
+    await origin.stop();
+  }
+  return [
+    {
+      bench: 'studio-receiver',
+      metric: `tally listen --team, ${count} x 1 MiB saved and published`,
+      ours: took.teamMs / 1000,
+      peer: took.plainMs / 1000,
+      peerName: 'tally listen (saved only)',
+      unit: 's',
+      higherIsBetter: false,
+      target: '>= 0.67x (within 1.5x)',
+      note: 'first webhook to last published / saved line; 8 webhooks at a time, default --concurrency; a member follows',
+    },
+    {
+      bench: 'studio-receiver',
+      metric: 'member saved after the receiver saved, p95',
+      ours: percentile(delays, 95) / 1000,
+      peer: null,
+      peerName: 'target 5 s',
+      unit: 's',
+      higherIsBetter: false,
+      target: '<= 5 s',
+      note: `p50 ${(percentile(delays, 50) / 1000).toFixed(2)} s over ${delays.length} recordings`,
+    },
+  ] satisfies BenchRow[];
+};
+export default bench;

@@ -1,0 +1,120 @@
+/**
+ * The health of a studio member (`tally follow`), kept as the follower's events come: the team server link, the
+ * mirrors that fail (and those lost for good), the folder's disk. Judged by `judgeMemberHealth`, announced on
+ * change, and answered to `tally status` over the same control socket as a receiver's (control.ts).
+ */
+import { EventEmitter } from 'node:events';
+import { statfs } from 'node:fs/promises';
+import type { HealthView } from '../health-view.js';
+import { describeError } from '../logger.js';
+import { ControlServer } from './control.js';
+import { ATTENTION_MS, judgeMemberHealth, type MemberFacts } from './health.js';
+
+export class MemberHealth extends EventEmitter<{ health: [view: HealthView, previous: HealthView | null] }> {
+  readonly #home: string;
+  readonly #folder: string;
+  #studio: MemberFacts['studio'] = { state: 'connecting', reason: [] };
+  readonly #failing = new Map<string, string>();
+  readonly #warnings = new Map<string, string>();
+  #lost: number[] = [];
+  #disks: MemberFacts['disks'] = [];
+  #view: HealthView | null = null;
+  #signature = '';
+  #timer: NodeJS.Timeout | null = null;
+  #control: ControlServer | null = null;
+
+  constructor(home: string, folder: string) {
+    super();
+    this.#home = home;
+    this.#folder = folder;
+  }
+
+  async start(log: (line: string) => void): Promise<void> {
+    try {
+      this.#control = await ControlServer.open(this.#home, 'follow', {
+        health: () => this.#judge(),
+        retry: async () => [],
+      });
+    } catch (error) {
+      log(`tally status cannot reach this process: ${describeError(error)}`);
+    }
+    this.#timer = setInterval(() => void this.#checkDisk().then(() => this.#changed()), 30_000);
+    this.#timer.unref();
+    await this.#checkDisk();
+    this.#changed();
+  }
+
+  async stop(): Promise<void> {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+    await this.#control?.close();
+    this.#control = null;
+  }
+
+  link(state: MemberFacts['studio']['state'], reason: string | null): void {
+    this.#studio = { state, reason: reason ? [{ code: 'error', params: { message: reason } }] : [] };
+    // Once connected the folder exists (the follower made it): its disk is worth a fresh look.
+    if (state === 'connected') void this.#checkDisk().then(() => this.#changed());
+    else this.#changed();
+  }
+
+  failed(identity: string, message: string, willRetry: boolean): void {
+    if (willRetry) this.#failing.set(identity, message);
+    else {
+      this.#failing.delete(identity);
+      this.#lost.push(Date.now());
+    }
+    this.#changed();
+  }
+
+  /** A standing warning of the follower (namesake, twin, folder full, S3 setup, lag), until it is cleared. */
+  warning(kind: string, message: string): void {
+    this.#warnings.set(kind, message);
+    this.#changed();
+  }
+
+  cleared(kind: string): void {
+    if (this.#warnings.delete(kind)) this.#changed();
+  }
+
+  saved(identity: string): void {
+    if (this.#failing.delete(identity)) this.#changed();
+  }
+
+  async #checkDisk(): Promise<void> {
+    try {
+      const fs = await statfs(this.#folder);
+      this.#disks = [{ path: this.#folder, freeBytes: Number(fs.bavail) * Number(fs.bsize), error: null }];
+    } catch (error) {
+      this.#disks = [{ path: this.#folder, freeBytes: null, error: describeError(error) }];
+    }
+  }
+
+  #judge(): HealthView {
+    const now = Date.now();
+    this.#lost = this.#lost.filter((at) => now - at < ATTENTION_MS);
+    const warned = [...this.#warnings.values()];
+    // A connected link with a standing warning (a namesake, a full folder, lagging toward retention) is not ok.
+    const studio: MemberFacts['studio'] =
+      this.#studio.state === 'connected' && warned.length > 0
+        ? { state: 'warning', reason: [{ code: 'error', params: { message: warned.join(' ') } }] }
+        : this.#studio;
+    return judgeMemberHealth({
+      now,
+      studio,
+      failing: [...this.#failing.values()],
+      lost: this.#lost.length,
+      disks: this.#disks,
+    });
+  }
+
+  #changed(): void {
+    const view = this.#judge();
+    const signature = JSON.stringify([view.state, view.components.map((c) => [c.id, c.state, c.reason])]);
+    if (signature === this.#signature) return;
+    this.#signature = signature;
+    const previous = this.#view;
+    this.#view = view;
+    this.emit('health', view, previous);
+  }
+}

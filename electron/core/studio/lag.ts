@@ -1,0 +1,69 @@
+/**
+ * How far each studio member is behind, read from the announcement stream's durable consumers: recordings not
+ * yet acknowledged (pending), and when the oldest of them leaves the team server (its stream time plus the
+ * retention). A member that is offline longer than the retention loses the oldest recordings for good, so the
+ * receiver and the member itself warn while there is still time to act.
+ */
+import type { ConsumerInfo, JetStreamManager } from '@nats-io/jetstream';
+import { STUDIO_STREAM } from './team.js';
+
+export interface MemberLag {
+  /** The durable consumer (`member-<id>`). */
+  consumer: string;
+  /** What the member calls itself (`name on host`), or the consumer's name for older members. */
+  label: string;
+  /** Announcements the member has not acknowledged yet. */
+  pending: number;
+  /** When the oldest of them was announced, and how long until the team server drops it (null: nothing pending). */
+  oldestAt: Date | null;
+  expiresInMs: number | null;
+}
+
+/** The lag of one consumer of the studio stream. */
+export async function consumerLag(jsm: JetStreamManager, ci: ConsumerInfo, retentionMs: number): Promise<MemberLag> {
+  const pending = ci.num_pending + ci.num_ack_pending;
+  const lag: MemberLag = {
+    consumer: ci.name,
+    label: ci.config.description || ci.name,
+    pending,
+    oldestAt: null,
+    expiresInMs: null,
+  };
+  if (pending === 0) return lag;
+  // The first announcement after the acknowledged floor that the stream still holds.
+  const first = (await jsm.streams.info(STUDIO_STREAM)).state.first_seq;
+  const seq = Math.max(ci.ack_floor.stream_seq + 1, first);
+  const oldest = await jsm.streams.getMessage(STUDIO_STREAM, { seq }).catch(() => null);
+  if (!oldest) return lag;
+  lag.oldestAt = oldest.time;
+  lag.expiresInMs = oldest.time.getTime() + retentionMs - Date.now();
+  return lag;
+}
+
+/** Every member's lag (durable consumers only: the views' ordered readers are not members). */
+export async function membersLag(jsm: JetStreamManager, retentionMs: number): Promise<MemberLag[]> {
+  const lags: MemberLag[] = [];
+  for await (const ci of jsm.consumers.list(STUDIO_STREAM)) {
+    if (!ci.config.durable_name) continue;
+    lags.push(await consumerLag(jsm, ci, retentionMs));
+  }
+  return lags;
+}
+
+/** Whether the oldest pending recording leaves the team server within `warnMs`. */
+export function lagging(lag: MemberLag, warnMs: number): boolean {
+  return lag.expiresInMs !== null && lag.expiresInMs < warnMs;
+}
+
+/** A short duration for a warning: `40 min`, `5 h`, `2 d`. */
+export function shortDuration(ms: number): string {
+  const minutes = Math.max(0, Math.round(ms / 60_000));
+  if (minutes < 120) return `${minutes} min`;
+  const hours = Math.round(minutes / 60);
+  return hours < 48 ? `${hours} h` : `${Math.round(hours / 24)} d`;
+}
+
+/** Warn a day before a recording expires (half the retention, when the retention is shorter than two days). */
+export function defaultLagWarnMs(retentionMs: number): number {
+  return Math.min(24 * 60 * 60 * 1000, retentionMs / 2);
+}
