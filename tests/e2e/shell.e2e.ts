@@ -52,12 +52,12 @@ async function shootMenu(items: readonly MenuItemStandin[], path: string): Promi
         : `<div class="${i.enabled === false ? 'off' : ''}"><span>${i.type === 'checkbox' && i.checked ? '✓' : ''}</span>${escape(i.label ?? '')}</div>`,
     )
     .join('');
-  const page = await browser.newPage({ viewport: { width: 280, height: 60 + items.length * 26 } });
+  const page = await browser.newPage({ viewport: { width: 640, height: 60 + items.length * 26 } });
   try {
     await page.setContent(
       `<html lang="ko"><body style="margin:0;background:#d7dde4;font:13px 'Noto Sans CJK KR',sans-serif">` +
-        `<style>.m{margin:12px;padding:4px 0;background:#fff;border-radius:8px;box-shadow:0 4px 16px #0003;width:240px}` +
-        `.m div{padding:4px 12px 4px 8px;display:flex;gap:4px}.m span{width:16px}.off{color:#888}` +
+        `<style>.m{margin:12px;padding:4px 0;background:#fff;border-radius:8px;box-shadow:0 4px 16px #0003;display:inline-block;min-width:240px}` +
+        `.m div{padding:4px 12px 4px 8px;display:flex;gap:4px;white-space:nowrap}.m span{width:16px}.off{color:#888}` +
         `hr{border:0;border-top:1px solid #ddd;margin:4px 0}</style><div class="m">${rows}</div></body></html>`,
     );
     await mkdir(SHOTS, { recursive: true });
