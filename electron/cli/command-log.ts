@@ -7,6 +7,7 @@
 import { describeError, type Logger } from '../core/logger.js';
 import type { FileLog, LogName } from '../core/log-file.js';
 import { appDataDir } from '../core/paths.js';
+import { secretsInEnv } from '../core/redact.js';
 import type { CommandIo } from './command.js';
 
 export interface CommandLog extends Logger {
@@ -28,7 +29,8 @@ export async function openCommandLog(io: CommandIo, name: LogName): Promise<Comm
   const echo = (line: string) => io.stderr.write(`tally ${name}: ${line}\n`);
   // Loaded here, not at start-up: the short commands (live, search…) never pay for the logger.
   const { openLogFile } = await import('../core/log-file.js');
-  const file = await openLogFile({ home: appDataDir(io.env), name, echo }).catch((error: unknown) => {
+  const secrets = () => secretsInEnv(io.env);
+  const file = await openLogFile({ home: appDataDir(io.env), name, echo, secrets }).catch((error: unknown) => {
     echo(`warning: no log file (${describeError(error)}); lines go to this terminal only.`);
     return null;
   });

@@ -3,8 +3,7 @@
  * normalised into `Channel`; every failure becomes one of our typed errors. got's own errors are never
  * rethrown or attached as `cause`, because they carry the request options, and those hold the secret.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
-import { backoffDelay, type BackoffPolicy } from './backoff.js';
+import { retrying, type BackoffPolicy } from './backoff.js';
 import type { Endpoints } from './endpoints.js';
 import {
   BadCredentialsError,
@@ -286,26 +285,21 @@ export class ChannelApi {
   /** One logical call: attempts with backoff, then interpretation of the answer. */
   async #call(spec: RequestSpec, secret: string, options: CallOptions, channelId?: string): Promise<unknown> {
     const signal = combineSignals(this.#signal, options.signal);
-    for (let attempt = 0; ; attempt += 1) {
-      throwIfAborted(signal);
-      try {
+    return retrying(
+      async () => {
         const response = await sendRequest(spec, { userAgent: this.#userAgent, timeoutMs: this.#timeoutMs }, signal);
         return interpret(spec, response, secret, channelId);
-      } catch (error) {
-        if (signal?.aborted) throw abortReason(signal);
-        const retry =
-          error instanceof Error &&
-          attempt < this.#retries &&
-          (isNeverSent(error) || (spec.kind === 'read' && isTransient(error)));
-        if (!retry) throw error;
-        const wait = backoffDelay(attempt + 1, this.#backoff, this.#random);
-        try {
-          await sleep(wait, undefined, signal ? { signal } : undefined);
-        } catch {
-          throw abortReason(signal);
-        }
-      }
-    }
+      },
+      {
+        policy: this.#backoff,
+        retries: this.#retries,
+        // Reads are retried on anything transient; writes only when they never left this machine.
+        shouldRetry: (error) =>
+          error instanceof Error && (isNeverSent(error) || (spec.kind === 'read' && isTransient(error))),
+        random: this.#random,
+        ...(signal ? { signal, aborted: () => abortReason(signal) } : {}),
+      },
+    );
   }
 }
 
@@ -383,8 +377,4 @@ function isExpectedShape(spec: RequestSpec, json: unknown): boolean {
 function combineSignals(a?: AbortSignal, b?: AbortSignal): AbortSignal | undefined {
   if (a && b) return AbortSignal.any([a, b]);
   return a ?? b;
-}
-
-function throwIfAborted(signal?: AbortSignal): void {
-  if (signal?.aborted) throw abortReason(signal);
 }

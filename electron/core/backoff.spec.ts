@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Backoff, backoffDelay } from './backoff.js';
+import { Backoff, backoffDelay, retrying } from './backoff.js';
 
 describe('backoffDelay', () => {
   it('doubles per attempt up to the cap, with the jitter share scaled by random()', () => {
@@ -32,5 +32,64 @@ describe('Backoff', () => {
     expect(backoff.attempt).toBe(4);
     backoff.reset();
     expect(backoff.next()).toBe(10);
+  });
+});
+
+describe('retrying', () => {
+  const policy = { baseMs: 1, maxMs: 4 };
+
+  it('tries again after each failure worth it, waiting the backoff, until one succeeds', async () => {
+    const waits: number[] = [];
+    const result = await retrying(
+      async (n) => {
+        if (n < 3) throw new Error(`transient ${n}`);
+        return `ok on ${n}`;
+      },
+      { policy, retries: 5, shouldRetry: () => true, onRetry: (_e, _n, ms) => waits.push(ms) },
+    );
+    expect(result).toBe('ok on 3');
+    expect(waits).toEqual([1, 2]);
+  });
+
+  it('throws a failure not worth retrying at once, and the last one when the retries run out', async () => {
+    let calls = 0;
+    const refused = new Error('refused');
+    await expect(
+      retrying(
+        async () => {
+          calls += 1;
+          throw refused;
+        },
+        { policy, retries: 5, shouldRetry: (e) => e !== refused },
+      ),
+    ).rejects.toBe(refused);
+    expect(calls).toBe(1);
+    await expect(
+      retrying(
+        async (n) => {
+          throw new Error(`attempt ${n}`);
+        },
+        { policy, retries: 2, shouldRetry: () => true },
+      ),
+    ).rejects.toThrow('attempt 3');
+  });
+
+  it('stops waiting when aborted and says so its own way', async () => {
+    const controller = new AbortController();
+    const stopped = new Error('stopped by the user');
+    const run = retrying(
+      async () => {
+        throw new Error('down');
+      },
+      {
+        policy: { baseMs: 60_000, maxMs: 60_000 },
+        retries: Infinity,
+        shouldRetry: () => true,
+        onRetry: () => controller.abort(),
+        signal: controller.signal,
+        aborted: () => stopped,
+      },
+    );
+    await expect(run).rejects.toBe(stopped);
   });
 });

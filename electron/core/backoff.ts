@@ -63,3 +63,59 @@ export class Backoff {
     this.#attempt = 0;
   }
 }
+
+export interface RetryOptions {
+  policy: BackoffPolicy;
+  /** Attempts after the first (Infinity: until it succeeds, is refused or aborted). */
+  retries: number;
+  /** Whether the failure of attempt `attempt` (1-based) is worth another one. */
+  shouldRetry: (error: unknown, attempt: number) => boolean;
+  /** Called before each wait, e.g. to say that another attempt follows. */
+  onRetry?: (error: unknown, attempt: number, delayMs: number) => void;
+  /** Stops the waiting: `retrying` then rejects with `aborted()`, or the signal's reason. */
+  signal?: AbortSignal;
+  aborted?: () => Error;
+  random?: () => number;
+}
+
+/**
+ * The one retry loop of the core: runs `attempt` until it succeeds, a failure is not worth another attempt, the
+ * retries run out (the last failure is thrown) or the signal aborts; between attempts it waits what
+ * `backoffDelay` says. Loops with more to do between attempts (a queue to reorder, credentials to reload) use
+ * `backoffDelay` or `Backoff` directly.
+ */
+export async function retrying<T>(attempt: (n: number) => Promise<T>, options: RetryOptions): Promise<T> {
+  const stopped = (): Error => {
+    if (options.aborted) return options.aborted();
+    const reason: unknown = options.signal?.reason;
+    return reason instanceof Error
+      ? reason
+      : Object.assign(new Error('The operation was aborted.'), { name: 'AbortError' });
+  };
+  for (let n = 1; ; n += 1) {
+    if (options.signal?.aborted) throw stopped();
+    try {
+      return await attempt(n);
+    } catch (error) {
+      if (options.signal?.aborted) throw stopped();
+      if (n > options.retries || !options.shouldRetry(error, n)) throw error;
+      const delayMs = backoffDelay(n, options.policy, options.random);
+      options.onRetry?.(error, n, delayMs);
+      await waitUnlessAborted(delayMs, options.signal);
+    }
+  }
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts (the loop then says it stopped). */
+function waitUnlessAborted(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}

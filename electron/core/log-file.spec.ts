@@ -41,8 +41,17 @@ describe('openLogFile', () => {
     log.warn('request failed: {"serviceId":"svc","secret":"s3cr3t-body"} secret=s3cr3t-query');
     log.warn('team server nats://alice:pa55word@10.0.0.1:4222 refused; hook https://x.example/hooks/AbCdEf0123456789');
     log.warn('the keychain said hunter2-long is wrong');
+    log.warn('GET /x?next=%2Fcb%3Fsecret%3Ds3cr3t-encoded%26a%3D1 failed');
     const text = await readFile(join(logFolder(home), 'listen.1.log'), 'utf8');
-    for (const secret of ['s3cr3t-body', 's3cr3t-query', 'pa55word', 'alice', 'AbCdEf0123456789', 'hunter2-long']) {
+    for (const secret of [
+      's3cr3t-body',
+      's3cr3t-query',
+      's3cr3t-encoded',
+      'pa55word',
+      'alice',
+      'AbCdEf0123456789',
+      'hunter2-long',
+    ]) {
       expect(text).not.toContain(secret);
     }
     expect(text).toContain('[redacted]');

@@ -9,6 +9,8 @@ export function redactSecrets(text: string, known: readonly string[] = []): stri
   let out = text
     .replace(/("(?:secret|token|password|authorization|authtoken)"\s*:\s*)"(?:[^"\\]|\\.)*"/gi, '$1"[redacted]"')
     .replace(/\b(secret|token|password|authtoken)=([^&\s"']+)/gi, '$1=[redacted]')
+    // The same in a percent-encoded URL (a query inside another URL, a request line in an error).
+    .replace(/(secret|token|password|authtoken)%3D([^&\s"'%]+)/gi, '$1%3D[redacted]')
     .replace(/\b(secret|authorization)(\s*:\s*)(?:bearer\s+)?[^\s,;"']+/gi, '$1$2[redacted]')
     .replace(/\bbearer\s+[A-Za-z0-9._~+/-]+=*/gi, 'Bearer [redacted]')
     // Credentials inside a URL: nats://user:password@host, https://token@host.
@@ -18,4 +20,18 @@ export function redactSecrets(text: string, known: readonly string[] = []): stri
   // Short values would blank out ordinary words; secrets in use are long.
   for (const secret of known) if (secret.length >= 6) out = out.split(secret).join('[redacted]');
   return out;
+}
+
+/** The environment variables that hold secrets (tally login's alternatives). */
+const SECRET_ENV = [
+  'TALLY_SECRET',
+  'TALLY_TEAM_PASSWORD',
+  'TALLY_TEAM_TOKEN',
+  'NGROK_AUTHTOKEN',
+  'AWS_SECRET_ACCESS_KEY',
+];
+
+/** The secret values set in `env`, for redaction. */
+export function secretsInEnv(env: NodeJS.ProcessEnv): string[] {
+  return SECRET_ENV.map((name) => env[name]).filter((v): v is string => typeof v === 'string' && v !== '');
 }

@@ -32,6 +32,7 @@ import type { AppCore } from '../core/app/types.js';
 import { createAppCore } from '../core/app/app-core.js';
 import { KeyringSecretStore } from '../core/credentials.js';
 import { logFolder, openLogFile, type FileLog } from '../core/log-file.js';
+import { secretsInEnv } from '../core/redact.js';
 import type { SettingsBackendFactory } from '../core/settings.js';
 import { installCrashHandlers } from './crash.js';
 import { installGracefulQuit } from './graceful-quit.js';
@@ -66,12 +67,18 @@ const electronStoreBackend: SettingsBackendFactory = (options) =>
  * Lines logged before it is open wait for it, in order; the console gets every line at once.
  */
 let logFile: Promise<FileLog | null> = Promise.resolve(null);
+const scoped = new Map<string, FileLog>();
 
 const logger =
   (scope: string): Log =>
   (line) => {
     console.error(`[${scope}] ${redactSecrets(line)}`);
-    void logFile.then((file) => file?.scope(scope).warn(line));
+    void logFile.then((file) => {
+      if (!file) return;
+      let log = scoped.get(scope);
+      if (!log) scoped.set(scope, (log = file.scope(scope)));
+      log.warn(line);
+    });
   };
 const log = logger('main');
 
@@ -263,7 +270,8 @@ function main(): void {
     return;
   }
   const home = app.getPath('userData');
-  logFile = openLogFile({ home, name: 'app' }).catch((error: unknown) => {
+  // Secrets from the environment are blanked wherever they appear (the patterns catch the rest).
+  logFile = openLogFile({ home, name: 'app', secrets: () => secretsInEnv(process.env) }).catch((error: unknown) => {
     console.error(`[main] the log file could not be opened: ${describeError(error)}`);
     return null;
   });

@@ -3,6 +3,7 @@
  * upward import (through ESLint itself, with the project's own config), and that no import cycle exists.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { rm, symlink } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ESLint } from 'eslint';
@@ -109,6 +110,20 @@ describe('boundaries at every entry point (npm run lint)', () => {
     ['electron/new-face.ts', "import { z } from 'zod';"],
   ])('rejects %s: %s', async (path, code) => {
     expect(await layerErrors(path, `${code}\nexport {};\n`)).toHaveLength(1);
+  });
+
+  it('follows a symlink to the file it names before judging', async () => {
+    const link = `${ROOT}/tests/architecture/fixtures/pipeline-link.ts`;
+    await rm(link, { force: true });
+    await symlink(`${ROOT}/electron/core/pipeline/pipeline.ts`, link);
+    try {
+      const code = "import { RecordingPipeline } from '../../../tests/architecture/fixtures/pipeline-link.js';";
+      expect(await layerErrors('electron/core/download/fixture.ts', `${code}\nexport {};\n`)).toEqual([
+        'electron/core/download may import only from the layers below it (docs/architecture.md).',
+      ]);
+    } finally {
+      await rm(link, { force: true });
+    }
   });
 
   it.each([

@@ -60,7 +60,11 @@ import type { AppCoreEvents, PlatformHooks, TraySnapshot } from './types.js';
 
 export { BACKGROUND_POLL_FACTOR, readPackageVersion, type AppCoreOptions, type TallyAppCore } from './app-options.js';
 
-class Core implements TallyAppCore {
+/**
+ * The app core behind the tray app and `tally serve`: the one serial reconcile of mode (demo or the service),
+ * API client and receive pipeline from the settings and credentials, and the request handlers over them.
+ */
+class ReconcilingAppCore implements TallyAppCore {
   readonly handlers: RequestHandlers;
   readonly testOnly = {
     sandbox: (): Sandbox | null => this.#demoRun.sandbox,
@@ -567,7 +571,7 @@ class Core implements TallyAppCore {
  * (settings, credentials status, app info) and answers "still starting" where it cannot.
  */
 export async function createAppCore(options: AppCoreOptions): Promise<TallyAppCore> {
-  const core = new Core(options);
+  const core = new ReconcilingAppCore(options);
   await core.init();
   return core;
 }

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type { HealthView } from '../health-view.js';
 import { lastLogLines, logFolder, type LogName } from '../log-file.js';
 import { redactSecrets } from '../redact.js';
+export { secretsInEnv } from '../redact.js';
 import { JOURNAL_FILE } from '../recordings/inbox.js';
 import { parseLine } from '../recordings/journal-lines.js';
 import type { Settings } from '../settings.js';
@@ -36,20 +37,6 @@ export interface DiagnosticsInput {
   /** Secret values in use: each is replaced wherever it appears. */
   secrets: readonly string[];
   now?: Date;
-}
-
-/** The environment variables that hold secrets (tally login's alternatives). */
-const SECRET_ENV = [
-  'TALLY_SECRET',
-  'TALLY_TEAM_PASSWORD',
-  'TALLY_TEAM_TOKEN',
-  'NGROK_AUTHTOKEN',
-  'AWS_SECRET_ACCESS_KEY',
-];
-
-/** The secret values set in `env`, for redaction. */
-export function secretsInEnv(env: NodeJS.ProcessEnv): string[] {
-  return SECRET_ENV.map((name) => env[name]).filter((v): v is string => typeof v === 'string' && v !== '');
 }
 
 /** Jobs per state in the journal under `stateDir` (the last line of each recording counts), or null. */

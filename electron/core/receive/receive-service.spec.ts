@@ -3,11 +3,15 @@
  * back: with more unfinished recordings than the inbox keeps parsed (1,000), every judgement used to read and
  * parse the rest from disk, holding the event loop (and every webhook's answer) 85-200 ms (issue 22).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startLoopbackProxy } from '../../../tests/support/loopback-proxy.js';
+import { ChannelApi } from '../api-client.js';
 import { DownloadOriginPolicy } from '../net/url-policy.js';
+import { startSandbox } from '../sandbox/index.js';
+import { tokenCopyName, tokenFileName } from '../webhook/token.js';
 import { ReceiveService } from './receive-service.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -69,5 +73,51 @@ describe('ReceiveService health', () => {
     expect(after.problems).toBe(1);
     expect(after.components.find((c) => c.id === 'downloads')?.state).toBe('error');
     expect(inboxReads()).toBe(0);
+  });
+});
+
+describe('a damaged token file and its copy (issue 20, case 7)', () => {
+  it('holds the registration at error until the new URL is registered with the service, then turns ok', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tally-token-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const sandbox = await startSandbox({ searchIndexDelayMs: 0 });
+    cleanups.push(() => sandbox.close());
+    const stateDir = join(dir, 'state');
+    await mkdir(stateDir, { recursive: true });
+    // Both the token and the copy kept beside it are damaged: a new token (a new URL) is unavoidable.
+    await writeFile(join(stateDir, tokenFileName('hooks')), '\u0000garbage');
+    await writeFile(join(stateDir, tokenCopyName('hooks')), '\u0000garbage');
+    const proxy = await startLoopbackProxy(() => service.pipeline?.receiver.port ?? null);
+    cleanups.push(() => proxy.close());
+    const service = new ReceiveService({ face: 'listen', home: join(dir, 'home'), log: () => undefined });
+    cleanups.push(() => service.close());
+    const api = new ChannelApi({ endpoints: sandbox.endpoints, credentials: sandbox.credentials, retries: 0 });
+    const { pipeline } = await service.open(
+      {
+        stateDir,
+        folder: join(dir, 'recordings'),
+        policy: new DownloadOriginPolicy(['https://s3.amazonaws.com']),
+        port: 0,
+        tunnel: { provider: 'url', publicUrl: proxy.url },
+        api,
+        register: false,
+      },
+      { paused: true, demo: false, attach: () => () => undefined },
+    );
+    const broken = await service.refresh();
+    expect(broken.components.find((c) => c.id === 'registration')).toMatchObject({ state: 'error' });
+    expect(broken.components.find((c) => c.id === 'registration')?.reason).toMatch(/the webhook token changed/);
+
+    const registered = new Promise<void>((resolve) => pipeline.once('registered', () => resolve()));
+    const url = await new Promise<string>((resolve) => {
+      const now = pipeline.supervisor.status;
+      if (now.state === 'reachable' && now.publicUrl) resolve(now.publicUrl);
+      pipeline.on('tunnel', (s) => s.state === 'reachable' && s.publicUrl && resolve(s.publicUrl));
+    });
+    await pipeline.registrar?.registerNow(url);
+    await registered;
+    expect(sandbox.control.webhookUrl).toBe(url);
+    const healed = await service.refresh();
+    expect(healed.components.find((c) => c.id === 'registration')).toMatchObject({ state: 'ok' });
   });
 });

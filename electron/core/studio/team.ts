@@ -7,7 +7,7 @@
  *   KV       tally-studio-claims                         one key per recording: who publishes it, how far it got
  *   objects  tally-studio   (the default store)          the recording's bytes under the identity
  */
-import { backoffDelay, type BackoffPolicy } from '../backoff.js';
+import { retrying, type BackoffPolicy } from '../backoff.js';
 import { nested, note, type Note } from '../notes.js';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
@@ -205,32 +205,49 @@ function teamConnectError(url: URL, error: unknown, sentCredentials: boolean): T
 export async function connectTeam(opts: TeamConnectOptions): Promise<NatsConnection> {
   const backoff: BackoffPolicy = { baseMs: opts.baseDelayMs ?? 500, maxMs: opts.maxDelayMs ?? 30_000 };
   const creds = opts.credentials ?? {};
-  for (let attempt = 1; ; attempt += 1) {
-    if (opts.signal?.aborted) throw new TeamUnreachableError('Stopped before the team server could be reached.');
-    try {
-      return await connect({
-        servers: (opts.servers?.length ? opts.servers : [opts.url]).map(serverOf),
-        name: opts.name,
-        ...(creds.token ? { token: creds.token } : {}),
-        ...(creds.user ? { user: creds.user, pass: creds.password ?? '' } : {}),
-        ...(opts.url.protocol === 'tls:' ? { tls: {} } : {}),
-        reconnect: true,
-        maxReconnectAttempts: -1,
-        reconnectTimeWait: 500,
-        timeout: 5_000,
-      });
-    } catch (error) {
-      const failure = teamConnectError(opts.url, error, Boolean(creds.token || creds.user));
-      if (failure instanceof ConfigError) throw failure;
-      const message = failure.message;
-      const said = failure instanceof TeamUnreachableError ? failure.note : undefined;
-      if (opts.maxAttempts !== undefined && attempt >= opts.maxAttempts) {
-        throw new TeamUnreachableError(said ?? message);
-      }
-      const delayMs = backoffDelay(attempt, backoff);
-      opts.onRetry?.({ message, ...(said ? { note: said } : {}), attempt, delayMs });
-      await abortableDelay(delayMs, opts.signal);
-    }
+  const said = (failure: Error) => (failure instanceof TeamUnreachableError ? failure.note : undefined);
+  try {
+    return await retrying(
+      async () => {
+        try {
+          return await connect({
+            servers: (opts.servers?.length ? opts.servers : [opts.url]).map(serverOf),
+            name: opts.name,
+            ...(creds.token ? { token: creds.token } : {}),
+            ...(creds.user ? { user: creds.user, pass: creds.password ?? '' } : {}),
+            ...(opts.url.protocol === 'tls:' ? { tls: {} } : {}),
+            reconnect: true,
+            maxReconnectAttempts: -1,
+            reconnectTimeWait: 500,
+            timeout: 5_000,
+          });
+        } catch (error) {
+          throw teamConnectError(opts.url, error, Boolean(creds.token || creds.user));
+        }
+      },
+      {
+        policy: backoff,
+        retries: opts.maxAttempts === undefined ? Infinity : opts.maxAttempts - 1,
+        // Refused credentials or a TLS mismatch need the user: never retried.
+        shouldRetry: (failure) => !(failure instanceof ConfigError),
+        onRetry: (failure, attempt, delayMs) => {
+          const note = said(failure as Error);
+          opts.onRetry?.({ message: (failure as Error).message, ...(note ? { note } : {}), attempt, delayMs });
+        },
+        ...(opts.signal
+          ? {
+              signal: opts.signal,
+              aborted: () => new TeamUnreachableError('Stopped before the team server could be reached.'),
+            }
+          : {}),
+      },
+    );
+  } catch (failure) {
+    if (failure instanceof ConfigError || !(failure instanceof Error)) throw failure;
+    // The retries ran out (or it was stopped): one line, as the popover and the CLI say it.
+    throw failure instanceof TeamUnreachableError
+      ? failure
+      : new TeamUnreachableError(said(failure) ?? failure.message);
   }
 }
 
