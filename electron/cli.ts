@@ -48,7 +48,12 @@ Run "tally <command> --help" for the options of a command.
 /** Runs the CLI; returns the exit code. Exported so tests can drive it in-process. */
 export async function main(argv: string[], io: CommandIo): Promise<number> {
   const [name, ...rest] = argv;
-  if (!name || name === '-h' || name === '--help' || name === 'help') {
+  // `tally` alone is a usage error (exit 2), as a command without its arguments is: the help goes to stderr.
+  if (!name) {
+    io.stderr.write(MAIN_HELP);
+    return 2;
+  }
+  if (name === '-h' || name === '--help' || name === 'help') {
     if (name === 'help' && rest[0] && COMMANDS[rest[0]]) return main([rest[0], '--help'], io);
     io.stdout.write(MAIN_HELP);
     return 0;

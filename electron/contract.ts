@@ -145,6 +145,8 @@ export interface CredentialsStatus {
   keychainNotes?: Note[] | null;
   /** True when an ngrok authtoken is in the keychain, absent otherwise (the token never leaves the core). */
   ngrokTokenStored?: boolean;
+  /** Without a keychain: the file, readable by this user only, that holds (or will hold) the ngrok authtoken. */
+  ngrokTokenFile?: string;
 }
 
 export type Language = 'system' | 'en' | 'ko';
@@ -152,6 +154,11 @@ export type Language = 'system' | 'en' | 'ko';
 /** Settings as the renderer sees them: never a secret, never a token. */
 export interface SettingsView {
   recordingsFolder: string;
+  /**
+   * Where real recordings go (the saved setting, or the default `tally listen` and `tally follow` use too): the
+   * guide offers it even in demo mode, whose own folder is kept apart and is never a real one's default.
+   */
+  ownRecordingsFolder: string;
   pollIntervalSec: number;
   fileNameTemplate: string;
   concurrency: number;
@@ -225,6 +232,8 @@ export interface CheckResult {
   ok: boolean;
   message: string | null;
   notes?: Note[] | null;
+  /** A folder check: the absolute folder it checked (`~` and relative paths resolved), to show back. */
+  path?: string;
 }
 
 export interface ErrorView {
@@ -511,6 +520,9 @@ export function createBridge(transport: Transport): TallyBridge {
 
 export { errorNote, nested, note, NOTE_TEXT, NoteSchema, notesText, noteText, said } from './core/notes.js';
 export type { Note, NoteCode, NoteParams, PluralText } from './core/notes.js';
+export { koNotes } from './core/notes-ko.js';
+export { notesTextIn, SHELL_TEXT, shellLanguage, shellText } from './shell-text.js';
+export type { ShellLanguage, ShellText, ShellTextKey, ShellTexts } from './shell-text.js';
 export { HEALTH_COMPONENTS, recordingNeedsAttention, worseHealth } from './core/health-view.js';
 export type {
   HealthComponentId,

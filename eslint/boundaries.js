@@ -6,7 +6,7 @@
  * a `require()` or an `export … from` is judged like a plain relative import. What may import what is decided
  * by the runtime of both files (docs/architecture.md):
  *
- * - contract (electron/contract.ts, contract-errors.ts), core/notes.ts and core/health-view.ts: browser-safe, zod only;
+ * - contract (electron/contract.ts, contract-errors.ts, shell-text.ts), core/notes.ts and core/health-view.ts: browser-safe, zod only;
  * - renderer/: the browser and the contract, never Node, Electron or the core;
  * - preload/: Electron's sandboxed preload and the contract, never Node or the core;
  * - main/: Electron and Node, the core, the contract and the preload's IPC protocol, never the CLI or renderer;
@@ -46,9 +46,14 @@ function packageOf(spec) {
  * Paths are relative to the project root, with forward slashes.
  */
 export function zoneOf(relative) {
-  if (relative === 'electron/contract.ts' || relative === 'electron/contract-errors.ts') return { zone: 'contract' };
+  // The shell's words (tray menu, notifications) are contract vocabulary: main, the core and the renderer share them.
+  if (['electron/contract.ts', 'electron/contract-errors.ts', 'electron/shell-text.ts'].includes(relative)) {
+    return { zone: 'contract' };
+  }
   // The core's vocabulary that the contract re-exports to the renderer: browser-safe like the contract.
-  if (relative === 'electron/core/notes.ts' || relative === 'electron/core/health-view.ts') return { zone: 'notes' };
+  if (['electron/core/notes.ts', 'electron/core/notes-ko.ts', 'electron/core/health-view.ts'].includes(relative)) {
+    return { zone: 'notes' };
+  }
   const core = /^electron\/core\/(?:([^/]+)\/)?[^/]+$/.exec(relative) ?? /^electron\/core\/([^/]+)\//.exec(relative);
   if (core) return { zone: 'core', folder: core[1] ?? '' };
   if (relative === 'electron/cli.ts' || relative.startsWith('electron/cli/')) return { zone: 'cli' };

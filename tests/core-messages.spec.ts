@@ -99,11 +99,11 @@ describe('core messages in the popover', () => {
   it('says tunnel setting problems in Korean and keeps the English the CLI prints', async () => {
     const authtoken = await thrown(() => tunnelProviderFor({ provider: 'ngrok' }).open(LOCAL));
     expect((authtoken as Error).message).toBe(
-      'ngrok needs an authtoken: set it in Settings → How the service reaches Tally → ngrok authtoken, or with `tally login --ngrok`.',
+      'ngrok needs an authtoken: set it in Settings → How the service reaches Tally → ngrok authtoken, or with `tally login --ngrok` (the keychain, or without one a file only you can read), or set TALLY_NGROK_AUTHTOKEN.',
     );
     expect(shown(authtoken)).toEqual({
-      en: 'ngrok needs an authtoken: set it in Settings → How the service reaches Tally → ngrok authtoken, or with “tally login --ngrok”.',
-      ko: '설정을 확인해 주세요: ngrok에는 인증 토큰이 필요합니다. 설정 → ‘서비스가 Tally에 연결하는 방법’의 ‘ngrok 인증 토큰’에 입력하거나 “tally login --ngrok” 명령으로 저장하세요.',
+      en: 'ngrok needs an authtoken: set it in Settings → How the service reaches Tally → ngrok authtoken, or with “tally login --ngrok” (the keychain, or without one a file only you can read), or set TALLY_NGROK_AUTHTOKEN.',
+      ko: '설정을 확인해 주세요: ngrok에는 인증 토큰이 필요합니다. 설정 → ‘서비스가 Tally에 연결하는 방법’의 ‘ngrok 인증 토큰’에 입력하거나 “tally login --ngrok” 명령으로 저장하세요(키체인이 없으면 나만 읽을 수 있는 파일에 저장됩니다). TALLY_NGROK_AUTHTOKEN 환경 변수도 쓸 수 있습니다.',
     });
 
     const publicUrl = await thrown(() =>
@@ -143,7 +143,7 @@ describe('core messages in the popover', () => {
     expect((invalid as Error).message).toMatch(/^Invalid settings: pollIntervalSec: /);
     expect(shown(invalid)).toEqual({
       en: (invalid as Error).message,
-      ko: '값이 받아들여지지 않았습니다: 설정 값이 올바르지 않습니다(확인할 항목: pollIntervalSec).',
+      ko: '값이 받아들여지지 않았습니다: 설정 값이 올바르지 않습니다(확인할 항목: 새로 고침 간격).',
     });
 
     const dir = await mkdtemp(join(tmpdir(), 'tally-notes-'));
@@ -173,8 +173,8 @@ describe('core messages in the popover', () => {
       ),
     );
     expect(shown(refused)).toEqual({
-      en: `Could not reach the service for broadcast-channel-list: connection refused by 127.0.0.1:${port}. Check the network connection and the host settings.`,
-      ko: `broadcast-channel-list 요청으로 서비스에 연결할 수 없습니다: 127.0.0.1:${port}이(가) 연결을 거부했습니다. 네트워크 연결과 호스트 설정을 확인해 주세요.`,
+      en: `Could not reach the service for the live channel list: connection refused by 127.0.0.1:${port}. Check the network connection and the host settings.`,
+      ko: `방송 중인 채널 목록 요청으로 서비스에 연결할 수 없습니다: 127.0.0.1:${port}이(가) 연결을 거부했습니다. 네트워크 연결과 호스트 설정을 확인해 주세요.`,
     });
 
     const keychain = keyringError(new Error('The unlock prompt was dismissed'));

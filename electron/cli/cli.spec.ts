@@ -119,6 +119,17 @@ afterEach(async () => {
   await rm(home, { recursive: true, force: true });
 });
 
+describe('tally with no command', () => {
+  it('prints its help to stderr and exits 2, as a usage error; --help prints it to stdout and exits 0', async () => {
+    const bare = await run([]);
+    expect(bare.code).toBe(2);
+    expect(bare.stdout).toBe('');
+    expect(bare.stderr).toMatch(/^tally: live channels[\s\S]*Usage: tally <command> \[options\]/);
+    const help = await run(['--help']);
+    expect(help).toMatchObject({ code: 0, stdout: bare.stderr, stderr: '' });
+  });
+});
+
 describe('tally live', () => {
   it('prints the empty state line', async () => {
     const result = await run(['live']);

@@ -143,6 +143,7 @@ export function openCredentialResolver(io: Pick<CommandIo, 'env' | 'stderr'>): C
     reenter: 'run "tally login" to enter it again for the new hosts',
     noCredentials: NO_CREDENTIALS,
     log: lineLogger((line) => io.stderr.write(`${line}\n`)),
+    home: appDataDir(io.env),
   });
 }
 
@@ -281,7 +282,7 @@ interface RawModeStream {
 
 /**
  * Reads a line from a terminal without echoing it: raw mode, our own handling of Enter, Backspace,
- * Ctrl-C and Ctrl-D. Nothing typed is ever written anywhere.
+ * Ctrl+C and Ctrl+D. Nothing typed is ever written anywhere.
  */
 export function readHidden(io: Pick<CommandIo, 'stdin' | 'stderr' | 'signal'>, prompt: string): Promise<string> {
   const { stdin, stderr, signal } = io;

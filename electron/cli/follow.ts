@@ -1,6 +1,6 @@
 /**
  * `tally follow`: a studio member. Mirrors every recording the studio's receiver shares into a folder, verified
- * and byte-identical, until Ctrl-C / SIGTERM. Needs no service credentials, only the team server's.
+ * and byte-identical, until Ctrl+C / SIGTERM. Needs no service credentials, only the team server's.
  */
 import { hostname } from 'node:os';
 import { ConfigError } from '../core/errors.js';
@@ -137,7 +137,7 @@ const command: Command = {
         await new Promise<void>((done) => io.signal.addEventListener('abort', () => done(), { once: true }));
       printer.stopping();
     } catch (error) {
-      // Ctrl-C while the server was still unreachable is a normal stop, not an error.
+      // Ctrl+C while the server was still unreachable is a normal stop, not an error.
       if (!io.signal.aborted) throw error;
       printer.stopping();
     } finally {

@@ -5,7 +5,7 @@
  * are real HTTP servers on 127.0.0.1 that record everything that reaches them.
  */
 import { createServer, type Server } from 'node:http';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -17,7 +17,9 @@ import type { Endpoints } from '../core/endpoints.js';
 import { startSandbox, type Sandbox } from '../core/sandbox/index.js';
 import { openSettingsStore } from '../core/settings.js';
 import type { CommandIo } from './command.js';
-import { setSecretStoreForTesting } from './context.js';
+import { openCredentialResolver, setSecretStoreForTesting } from './context.js';
+import { note } from '../contract.js';
+import { ConfigError } from '../core/errors.js';
 import { captureIo, lineMatching } from '../../tests/support/cli/io.js';
 
 const SERVICE_ID = 'bound-cli-svc';
@@ -153,12 +155,38 @@ describe('the secret stays with the hosts it was entered for', () => {
 });
 
 describe('the ngrok authtoken comes from the keychain, for the CLI as for the app', () => {
-  it('ignores NGROK_AUTHTOKEN and says where to store the token', async () => {
+  it('ignores NGROK_AUTHTOKEN and says every way to hand the token over', async () => {
     const made = captureIo(new AbortController().signal, { ...env(), NGROK_AUTHTOKEN: 'env-token-not-used' });
     const code = await main(['listen', '--folder', join(home, 'rec'), '--port', '0', '--tunnel', 'ngrok'], made.io);
     expect(code).toBe(1);
     expect(made.err()).toBe(
-      'tally listen: ngrok needs an authtoken: store it in the OS keychain with "tally login --ngrok".\n',
+      'tally listen: ngrok needs an authtoken: run "tally login --ngrok" (the OS keychain, or without one a file only you can read), or set TALLY_NGROK_AUTHTOKEN.\n',
     );
+  });
+
+  it('without a keychain, tally login --ngrok keeps the token in a file only its owner can read, and the resolver finds it', async () => {
+    // A keychain that cannot be used, as on a server without a Secret Service.
+    setSecretStoreForTesting({
+      get: () => Promise.reject(new ConfigError(note('keychainNoService'))),
+      set: () => Promise.reject(new ConfigError(note('keychainNoService'))),
+      delete: () => Promise.reject(new ConfigError(note('keychainNoService'))),
+    });
+    const login = await run(['login', '--ngrok'], 'file-token-123\n');
+    expect(login.code).toBe(0);
+    const file = join(home, 'ngrok-authtoken');
+    expect(login.stdout).toContain(`The ngrok authtoken is stored in ${file}, readable by you only.`);
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    const resolver = openCredentialResolver({ env: env(), stderr: new PassThrough() });
+    expect(await resolver.ngrokAuthtoken()).toBe('file-token-123');
+
+    // A copy others can read is refused, with the command that fixes it.
+    await chmod(file, 0o644);
+    await expect(resolver.ngrokAuthtoken()).rejects.toThrow(`run \`chmod 600 ${file}\``);
+    // The explicit environment variable is the other way in.
+    const fromEnv = openCredentialResolver({
+      env: { ...env(), TALLY_NGROK_AUTHTOKEN: 'env-token' },
+      stderr: new PassThrough(),
+    });
+    expect(await fromEnv.ngrokAuthtoken()).toBe('env-token');
   });
 });

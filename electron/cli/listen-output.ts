@@ -9,7 +9,7 @@ import type { RecordingJob } from '../core/recordings/types.js';
 import type { PipelineRejection } from '../core/pipeline/pipeline.js';
 import type { MissingRecording } from '../core/pipeline/expected-recordings.js';
 import type { ChannelHookCall } from '../core/webhook/channel-hook.js';
-import { formatBytes, formatDuration, terminalSafe } from './output.js';
+import { clockTime, formatBytes, formatDuration, terminalSafe } from './output.js';
 
 /**
  * What a saved recording was checked against, said plainly: "verified" only with a checksum or two identical
@@ -78,9 +78,7 @@ export function progressBar(bytes: number, total: number | null, width = BAR_WID
   return `[${'█'.repeat(filled)}${'░'.repeat(width - filled)}] ${String(Math.floor(ratio * 100)).padStart(3)}%`;
 }
 
-function clock(d = new Date()): string {
-  return d.toTimeString().slice(0, 8);
-}
+const clock = clockTime;
 
 /**
  * Of each kind of line that repeats in floods (refusals when someone probes the receiver, duplicates when a

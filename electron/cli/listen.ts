@@ -1,7 +1,7 @@
 /**
  * `tally listen`: the recording pipeline headless. Receives recording webhooks (through a tunnel when
  * asked), journals them durably, downloads and verifies every recording into the folder, and keeps doing
- * so until Ctrl-C / SIGTERM, when it stops gracefully (journal flushed, part files kept for resume).
+ * so until Ctrl+C / SIGTERM, when it stops gracefully (journal flushed, part files kept for resume).
  */
 import { ConfigError } from '../core/errors.js';
 import { DEMO_TIME_FACTOR, demoPipeline, demoRecordingsDir, startDemoSandbox } from '../core/app/demo.js';
@@ -31,7 +31,7 @@ import { ensureWritableFolder } from '../core/folder-check.js';
 const help = `Usage: tally listen [--folder DIR] [options]
 
 Receive the service's recording webhooks and download every recording, verified, into DIR before the
-service deletes it (6 hours after the broadcast ends). Runs until Ctrl-C; pending downloads resume on the
+service deletes it (6 hours after the broadcast ends). Runs until Ctrl+C; pending downloads resume on the
 next start.
 
 Options:
@@ -172,7 +172,9 @@ const command: Command = {
 
     const ngrokAuthtoken = provider === 'ngrok' ? await resolver.ngrokAuthtoken() : null;
     if (provider === 'ngrok' && !ngrokAuthtoken) {
-      throw new ConfigError('ngrok needs an authtoken: store it in the OS keychain with "tally login --ngrok".');
+      throw new ConfigError(
+        'ngrok needs an authtoken: run "tally login --ngrok" (the OS keychain, or without one a file only you can read), or set TALLY_NGROK_AUTHTOKEN.',
+      );
     }
 
     // Started before the pipeline so its download host can be allowed; stopped after it (see finally).

@@ -1,4 +1,4 @@
-/** `tally live`: the channels broadcasting now, once or refreshed until Ctrl-C. */
+/** `tally live`: the channels broadcasting now, once or refreshed until Ctrl+C. */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BadCredentialsError, ConfigError } from '../core/errors.js';
 import { channelToJson } from '../core/model.js';
@@ -13,7 +13,7 @@ import {
   loadContext,
   parseCommandArgs,
 } from './context.js';
-import { formatError, relativeTime, table } from './output.js';
+import { clockTime, formatError, relativeTime, table } from './output.js';
 
 const help = `Usage: tally live [options]
 
@@ -21,7 +21,7 @@ List the channels that are broadcasting now, newest first, with their current wa
 
 Options:
   --json              Print a JSON array of channels (one array per refresh with --watch)
-  --watch             Refresh until Ctrl-C
+  --watch             Refresh until Ctrl+C
   --interval <sec>    Seconds between refreshes with --watch (default: the pollIntervalSec setting, 5)
   -h, --help          Show this help
 
@@ -81,7 +81,7 @@ const command: Command = {
       try {
         const channels = await ctx.api.listLive();
         if (redraw) io.stdout.write('\u001b[2J\u001b[H');
-        if (!json) io.stdout.write(`Live channels at ${new Date().toLocaleTimeString()} (Ctrl-C to stop)\n`);
+        if (!json) io.stdout.write(`Live channels at ${clockTime()} (Ctrl+C to stop)\n`);
         print(channels);
         if (!json && !redraw) io.stdout.write('\n');
       } catch (error) {

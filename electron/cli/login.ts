@@ -1,5 +1,7 @@
 /** `tally login`: checks the service ID and secret against the service, then stores them in the OS keychain. */
-import { TallyError } from '../core/errors.js';
+import { ConfigError, TallyError } from '../core/errors.js';
+import { ngrokTokenPath, writeNgrokTokenFile } from '../core/ngrok-token-file.js';
+import { appDataDir } from '../core/paths.js';
 import type { Command, CommandIo } from './command.js';
 import { UsageError } from './command.js';
 import {
@@ -32,7 +34,9 @@ On a terminal you are asked for both; the secret is typed without echo. When std
 (or with --secret-stdin) the secret is read from stdin and --service-id (or TALLY_SERVICE_ID) is needed.
 
 With --ngrok, stores an ngrok authtoken instead (used by "tally listen --tunnel ngrok" and the app),
-read the same way: hidden prompt on a terminal, or stdin.
+read the same way: hidden prompt on a terminal, or stdin. Where no OS keychain can be used (a server
+without a Secret Service), it goes to the file "ngrok-authtoken" in Tally's state folder, readable by you
+only; TALLY_NGROK_AUTHTOKEN is the other way to hand it over.
 
 With --team URL, stores the credentials of a studio's NATS server instead (used by "tally listen --team"
 and "tally follow"): with --user, the password is read (hidden prompt or stdin); without, a token. They
@@ -84,8 +88,19 @@ const command: Command = {
         ? stripLineBreak(await readAll(io))
         : (await readHidden(io, 'ngrok authtoken (typing is hidden): ')).trim();
       if (!token || /\s/.test(token)) throw new UsageError('The ngrok authtoken must be one word with no spaces.');
-      await openCredentialStore().setToken('ngrok', token);
-      io.stdout.write('The ngrok authtoken is stored in the OS keychain.\n');
+      try {
+        await openCredentialStore().setToken('ngrok', token);
+        io.stdout.write('The ngrok authtoken is stored in the OS keychain.\n');
+      } catch (error) {
+        if (!(error instanceof ConfigError)) throw error;
+        // No keychain here (a server without a Secret Service): the documented fallback, a file only you can read.
+        const home = appDataDir(io.env);
+        await writeNgrokTokenFile(home, token);
+        io.stdout.write(
+          `No OS keychain here (${error.message.replace(/\.$/, '')}).\n` +
+            `The ngrok authtoken is stored in ${ngrokTokenPath(home)}, readable by you only.\n`,
+        );
+      }
       return 0;
     }
 

@@ -165,3 +165,9 @@ export function formatDateTime(date: Date): string {
   const two = (n: number) => String(n).padStart(2, '0');
   return `${date.getFullYear()}-${two(date.getMonth() + 1)}-${two(date.getDate())} ${two(date.getHours())}:${two(date.getMinutes())}`;
 }
+
+/** The one time of day every command prints: local, 24-hour, with seconds (`09:41:03`), whatever the locale. */
+export function clockTime(date: Date = new Date()): string {
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${two(date.getHours())}:${two(date.getMinutes())}:${two(date.getSeconds())}`;
+}

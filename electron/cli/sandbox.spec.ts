@@ -129,7 +129,14 @@ describe('tally sandbox', () => {
       },
       json: false,
       quiet: false,
+      run: [],
     });
+  });
+
+  it('takes a command to run after "--", and nothing else outside its flags', () => {
+    expect(parseSandboxArgs(['--quiet', '--', 'tally', 'live', '--json']).run).toEqual(['tally', 'live', '--json']);
+    expect(() => parseSandboxArgs(['--'])).toThrow('"--" must be followed by the command to run');
+    expect(() => parseSandboxArgs(['tally'])).toThrow('a command to run goes after "--"');
   });
 });
 

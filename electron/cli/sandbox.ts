@@ -2,9 +2,11 @@
  * `tally sandbox`: runs the local emulator of the service until interrupted, and prints what another shell
  * (or a script, with --json) needs to point tally at it.
  */
+import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { Sandbox, SandboxOptions, WebhookShape } from '../core/sandbox/index.js';
 import { explainListenError, UsageError, type Command, type CommandIo } from './command.js';
+import { clockTime } from './output.js';
 
 const help = `Usage: tally sandbox [options]
 
@@ -31,9 +33,13 @@ The sandbox credentials are not a real project's: printing them is fine. Control
 GET /_sandbox/broadcasts, POST /_sandbox/broadcasts, POST /_sandbox/broadcasts/<id>/end,
 PUT /_sandbox/faults/<api|download>, PUT /_sandbox/speed ... (see docs/sandbox.md).
 
+With a command after "--", runs it with the sandbox's variables exported (the lines "export ..." above)
+and stops the sandbox when it ends, with its exit code: for scripts and one-off tries.
+
 Examples:
   tally sandbox --demo --time-factor 60
-  eval "$(tally sandbox --port 4010 | grep ^export)"   # in scripts prefer --json
+  tally sandbox --quiet -- tally live
+  tally sandbox --quiet -- sh -c 'tally live --json && tally search --since 1h'
 `;
 
 const SHAPES: readonly WebhookShape[] = ['json', 'get', 'spec'];
@@ -48,13 +54,24 @@ function intFlag(value: string | undefined, flag: string, min: number, max: numb
 }
 
 /** Turns the command line into sandbox options; throws UsageError on anything it cannot use. */
-export function parseSandboxArgs(argv: string[]): { options: SandboxOptions; json: boolean; quiet: boolean } {
+export function parseSandboxArgs(argv: string[]): {
+  options: SandboxOptions;
+  json: boolean;
+  quiet: boolean;
+  /** The command given after `--`, run with the sandbox's variables (empty: run until Ctrl+C). */
+  run: string[];
+} {
+  const dashes = argv.indexOf('--');
+  const run = dashes === -1 ? [] : argv.slice(dashes + 1);
+  if (dashes !== -1 && run.length === 0) throw new UsageError('"--" must be followed by the command to run');
+  argv = dashes === -1 ? argv : argv.slice(0, dashes);
   let values;
+  let positionals: string[];
   try {
-    ({ values } = parseArgs({
+    ({ values, positionals } = parseArgs({
       args: argv,
       strict: true,
-      allowPositionals: false,
+      allowPositionals: true,
       options: {
         port: { type: 'string' },
         'download-port': { type: 'string' },
@@ -72,6 +89,9 @@ export function parseSandboxArgs(argv: string[]): { options: SandboxOptions; jso
     }));
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  if (positionals.length > 0) {
+    throw new UsageError(`Unexpected argument "${positionals[0]}": a command to run goes after "--"`);
   }
   const options: SandboxOptions = { demo: values.demo ?? false };
   const portValue = intFlag(values.port, '--port', 0, 65535);
@@ -113,7 +133,7 @@ export function parseSandboxArgs(argv: string[]): { options: SandboxOptions; jso
   }
   if (values['service-id'] !== undefined) options.serviceId = values['service-id'];
   if (values.secret !== undefined) options.secret = values.secret;
-  return { options, json: values.json ?? false, quiet: values.quiet ?? false };
+  return { options, json: values.json ?? false, quiet: values.quiet ?? false, run };
 }
 
 /** The environment another `tally` needs to talk to this sandbox. */
@@ -131,6 +151,33 @@ export function sandboxEnv(sandbox: Sandbox): Record<string, string> {
 /** Single-quotes a value for POSIX shells when it holds anything beyond plain URL characters. */
 function shellQuote(value: string): string {
   return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Runs `argv` (no shell) with the sandbox's variables added to the environment, its output passed through;
+ * resolves with its exit code (128 + signal number when a signal ended it, 127 when it could not start).
+ */
+async function runWithSandbox(argv: string[], env: Record<string, string>, io: CommandIo): Promise<number> {
+  const { spawn } = await import('node:child_process');
+  const [file, ...args] = argv as [string, ...string[]];
+  const child = spawn(file, args, { env: { ...io.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.pipe(io.stdout, { end: false });
+  child.stderr.pipe(io.stderr, { end: false });
+  const stop = () => child.kill('SIGTERM');
+  io.signal.addEventListener('abort', stop, { once: true });
+  try {
+    return await new Promise<number>((resolve) => {
+      child.on('error', (error) => {
+        io.stderr.write(`tally sandbox: could not run "${file}": ${error.message}\n`);
+        resolve(127);
+      });
+      child.on('close', (code, signal) => {
+        resolve(code ?? 128 + (signal ? (constants.signals[signal] ?? 0) : 0));
+      });
+    });
+  } finally {
+    io.signal.removeEventListener('abort', stop);
+  }
 }
 
 function printHuman(io: CommandIo, sandbox: Sandbox, env: Record<string, string>): void {
@@ -159,7 +206,7 @@ function printHuman(io: CommandIo, sandbox: Sandbox, env: Record<string, string>
 function followEvents(io: CommandIo, sandbox: Sandbox, json: boolean): void {
   const { events } = sandbox.control;
   const out = (event: string, data: Record<string, unknown>, text: string) => {
-    io.stdout.write(json ? `${JSON.stringify({ event, ...data })}\n` : `${new Date().toISOString()}  ${text}\n`);
+    io.stdout.write(json ? `${JSON.stringify({ event, ...data })}\n` : `${clockTime()} ${text}\n`);
   };
   const started = (b: { id: string; record: boolean }) =>
     out('broadcast:start', { id: b.id, record: b.record }, `live      ${b.id}${b.record ? ' (recorded)' : ''}`);
@@ -187,7 +234,7 @@ function followEvents(io: CommandIo, sandbox: Sandbox, json: boolean): void {
 const command: Command = {
   help,
   async run(argv, io) {
-    const { options, json, quiet } = parseSandboxArgs(argv);
+    const { options, json, quiet, run } = parseSandboxArgs(argv);
     const { startSandbox } = await import('../core/sandbox/index.js');
     const sandbox = await startSandbox(options).catch((error: unknown) => {
       throw explainListenError(error, (port) =>
@@ -207,10 +254,12 @@ const command: Command = {
           env,
         };
         io.stdout.write(`${JSON.stringify(ready)}\n`);
-      } else {
+      } else if (run.length === 0) {
+        // With a command to run, its own output is what the producer reads.
         printHuman(io, sandbox, env);
       }
       if (!quiet) followEvents(io, sandbox, json);
+      if (run.length > 0) return await runWithSandbox(run, env, io);
       await new Promise<void>((resolve) => {
         if (io.signal.aborted) resolve();
         else io.signal.addEventListener('abort', () => resolve(), { once: true });

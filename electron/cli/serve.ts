@@ -34,6 +34,10 @@ Options:
 
 State and settings are shared with the tray app (TALLY_HOME overrides the folder). Credentials come from
 the OS keychain or TALLY_SERVICE_ID / TALLY_SECRET.
+
+Examples:
+  tally serve --sandbox                  # the popover in your browser, no account needed
+  tally serve --no-open                  # then open the printed link yourself
 `;
 
 const OPTIONS = {
@@ -127,18 +131,22 @@ function interfaceAddresses(): string[] {
  * The OS keychain, or, when it cannot be used, an in-memory stand-in and the reason: the core then takes
  * credentials from the environment only and says why in Settings.
  */
-async function chooseSecrets(io: CommandIo): Promise<{ secrets: SecretStore; unavailable: string | null }> {
+async function chooseSecrets(
+  io: CommandIo,
+): Promise<{ secrets: SecretStore; unavailable: ConfigError | string | null }> {
   const keychain = openSecretStore();
   try {
     await keychain.get(PROJECT_ACCOUNT);
     return { secrets: keychain, unavailable: null };
   } catch (error) {
-    const reason = error instanceof ConfigError ? error.message : 'The OS keychain could not be used.';
+    // The error itself goes to the core, so the page says it in the producer's language (its note).
+    const unavailable = error instanceof ConfigError ? error : 'The OS keychain could not be used.';
+    const reason = typeof unavailable === 'string' ? unavailable : unavailable.message;
     io.stderr.write(
       `tally serve: warning: ${reason}\n` +
         'tally serve: credentials are read from TALLY_SERVICE_ID and TALLY_SECRET only and cannot be saved from the browser.\n',
     );
-    return { secrets: new MemorySecretStore(), unavailable: reason };
+    return { secrets: new MemorySecretStore(), unavailable };
   }
 }
 

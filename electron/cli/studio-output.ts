@@ -4,11 +4,9 @@
  */
 import type { FollowerEvents, FollowerSaved } from '../core/studio/follower.js';
 import type { PublishedEvent } from '../core/studio/publisher.js';
-import { formatBytes, terminalSafe } from './output.js';
+import { clockTime, formatBytes, terminalSafe } from './output.js';
 
-function clock(d = new Date()): string {
-  return d.toTimeString().slice(0, 8);
-}
+const clock = clockTime;
 
 export interface StudioPrinter {
   ready(info: FollowerEvents['ready'][0]): void;

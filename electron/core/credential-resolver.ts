@@ -12,6 +12,7 @@
  * - environment secret (TALLY_SERVICE_ID + TALLY_SECRET): bound for the life of this process to the hosts
  *   of its first use. The keychain is never opened for it, so scripts and CI need none.
  */
+import { ngrokTokenFromEnv, readNgrokTokenFile } from './ngrok-token-file.js';
 import { CredentialStore, type SecretStore } from './credentials.js';
 import type { Endpoints } from './endpoints.js';
 import { describeError, silentLogger, type Logger } from './logger.js';
@@ -39,6 +40,8 @@ export interface CredentialResolverOptions {
   /** What the user does when there are no credentials at all. */
   noCredentials: string;
   log?: Logger;
+  /** The state folder, where the ngrok authtoken file lives when no keychain can hold it (ngrok-token-file.ts). */
+  home?: string;
 }
 
 /** The binding key of a set of hosts: all three, in a fixed order. */
@@ -140,15 +143,23 @@ export class CredentialResolver {
     }
   }
 
-  /** The ngrok authtoken: from the keychain only, so a stray NGROK_AUTHTOKEN never picks the account. */
+  /**
+   * The ngrok authtoken: from the keychain, else TALLY_NGROK_AUTHTOKEN, else the owner-only file in the state
+   * folder (ngrok-token-file.ts). A stray NGROK_AUTHTOKEN never picks the account. Throws ConfigError when the
+   * file is readable by others.
+   */
   async ngrokAuthtoken(): Promise<string | null> {
-    if (!this.#store) return null;
-    try {
-      return await this.#store.getToken('ngrok');
-    } catch (error) {
-      this.#log.warn(`credentials: the ngrok authtoken could not be read: ${describeError(error)}`);
-      return null;
+    if (this.#store) {
+      try {
+        const stored = await this.#store.getToken('ngrok');
+        if (stored) return stored;
+      } catch (error) {
+        this.#log.warn(`credentials: the ngrok authtoken could not be read from the keychain: ${describeError(error)}`);
+      }
     }
+    const fromEnv = ngrokTokenFromEnv(this.#opts.env);
+    if (fromEnv) return fromEnv;
+    return this.#opts.home ? readNgrokTokenFile(this.#opts.home) : null;
   }
 
   #bound(credentials: Credentials, source: CredentialSource, sameHosts: boolean): CredentialLookup {

@@ -42,7 +42,7 @@ export type ErrorParams = Record<string, string | number>;
 export class BadCredentialsError extends TallyError {
   readonly code = 'bad_credentials';
   constructor(
-    message = 'The service rejected the service ID and secret. Check them in the console (Project Information) and log in again.',
+    message = 'The service rejected the service ID and secret. Check them in the console (Project Information), then enter them again (Settings → Service account, or tally login).',
   ) {
     super(message);
   }

@@ -157,7 +157,7 @@ describe.runIf(existsSync('/proc/self'))('bad folders do not wedge the CLI or th
     });
     cleanups.push(() => core.stop());
     await expect(core.handlers['settings:update']({ recordingsFolder: '/proc/not-writable' })).rejects.toThrow(
-      'Cannot use /proc/not-writable as the recordings folder (Settings → Where recordings are saved): this file system does not allow folders there.',
+      'Cannot use /proc/not-writable as the recordings folder: this file system does not allow folders there.',
     );
     expect(openSettingsStore(home).get().recordingsFolder).toBe(good);
     await expect(core.handlers['settings:update']({ concurrency: 2 })).resolves.toMatchObject({ concurrency: 2 });

@@ -101,7 +101,6 @@ export const NOTE_TEXT = {
   keychainUnusable: 'The OS keychain could not be used.',
   hostsChanged: 'The service hosts changed since the secret was entered, so it is not sent to them: {reenter}.',
   reenterInSettings: 'to use the new hosts, enter the secret again in Settings → Service account',
-  folderNotAbsolute: 'Enter the full path of the folder.',
   folderUnusable: 'Recordings cannot be saved in {path}:',
   folderNoPermission: 'Tally is not allowed to write there.',
   folderReadOnly: 'The disk is read-only.',
@@ -112,6 +111,8 @@ export const NOTE_TEXT = {
   folderOther: 'It cannot be written ({code}).',
   // Studio (app/studio-host.ts, studio/team.ts)
   studioNoReceiver: 'The receiver is not running.',
+  studioReceiverDemo:
+    'Demo mode: the sandbox’s recordings are not shared with the studio. This computer becomes the studio’s receiver once it uses the real service (Settings → Service account).',
   studioJetStream: {
     one: 'Connected; JetStream is on ({count} stream).',
     other: 'Connected; JetStream is on ({count} streams).',
@@ -164,7 +165,9 @@ export const NOTE_TEXT = {
   fieldStaticDomain: 'Static domain',
   fieldServer: 'Server',
   ngrokAuthtokenMissing:
-    'ngrok needs an authtoken: set it in Settings → How the service reaches Tally → ngrok authtoken, or with `tally login --ngrok`.',
+    'ngrok needs an authtoken: set it in Settings → How the service reaches Tally → ngrok authtoken, or with `tally login --ngrok` (the keychain, or without one a file only you can read), or set TALLY_NGROK_AUTHTOKEN.',
+  ngrokTokenFileOpen:
+    'The ngrok authtoken file {path} can be read by other users, so Tally does not use it: run `chmod 600 {path}`, or save the token again.',
   ngrokAuthtokenRefused:
     'ngrok did not accept the authtoken ({providerCode}). Copy it again from the ngrok dashboard and set it in Settings → How the service reaches Tally (ngrok authtoken) or with `tally login --ngrok`.',
   ngrokDomainRefused:
@@ -240,6 +243,8 @@ export const NOTE_TEXT = {
   invalidFields: 'check {fields}',
   folderCannotUse: 'Cannot use {folder} as {source}: {why}. Choose another folder.',
   folderSourceSettings: 'the recordings folder (Settings → Where recordings are saved)',
+  /** The same folder named under its own field, where pointing at the section would point at itself. */
+  folderSourceField: 'the recordings folder',
   folderTooLong: 'The path is too long.',
   folderLoops: 'The path loops through symbolic links.',
   keychainLocked:

@@ -1,6 +1,6 @@
 /** Where Tally keeps its state and, by default, the recordings, per OS (TALLY_HOME overrides the state). */
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 
 /**
  * The folder for settings and state (journal, queue, tokens). It is the same folder Electron's
@@ -23,4 +23,16 @@ export function appDataDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJ
 /** Default recordings folder: ~/Movies/Tally on macOS, ~/Videos/Tally elsewhere. */
 export function defaultRecordingsDir(platform: NodeJS.Platform = process.platform): string {
   return join(homedir(), platform === 'darwin' ? 'Movies' : 'Videos', 'Tally');
+}
+
+/**
+ * A folder as a producer types it, made absolute: `~` and `~/…` (as the CLI examples and shells write it) are
+ * the home folder, and a relative path is taken from the home folder (a tray app has no working directory worth
+ * meaning). Absolute paths are only normalised. The result is what Settings shows back.
+ */
+export function expandFolder(input: string, home: string = homedir()): string {
+  const path = input.trim();
+  if (path === '~') return home;
+  if (path.startsWith('~/') || path.startsWith('~\\')) return join(home, path.slice(2));
+  return isAbsolute(path) ? resolve(path) : resolve(home, path);
 }

@@ -1,5 +1,5 @@
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Conf from 'conf';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -108,7 +108,7 @@ describe('migrateSettings', () => {
       concurrency: 50,
       pollIntervalSec: 'often',
       language: 'fr',
-      recordingsFolder: 'relative/path',
+      recordingsFolder: '   ',
       launchAtLogin: true,
       receiverPort: 9000,
       notifications: { saved: false, failed: 'yes' },
@@ -258,5 +258,22 @@ describe('openSettingsStore', () => {
     expect(store.warnings.join('\n')).toMatch(/not valid JSON/);
     store.update({ concurrency: 2 });
     expect(openSettingsStore(dir).get().concurrency).toBe(2);
+  });
+});
+
+describe('the recordings folder as a producer types it', () => {
+  const base = migrateSettings({});
+  it('takes ~ as the home folder, as the CLI examples write it, and saves the absolute folder', () => {
+    expect(applySettingsPatch(base, { recordingsFolder: '~/Videos/Tally' }).recordingsFolder).toBe(
+      join(homedir(), 'Videos', 'Tally'),
+    );
+    expect(applySettingsPatch(base, { recordingsFolder: ' ~ ' }).recordingsFolder).toBe(homedir());
+  });
+
+  it('takes a relative path from the home folder and normalises an absolute one', () => {
+    expect(applySettingsPatch(base, { recordingsFolder: 'Videos/Shows' }).recordingsFolder).toBe(
+      join(homedir(), 'Videos', 'Shows'),
+    );
+    expect(applySettingsPatch(base, { recordingsFolder: '/srv/rec/../tally/' }).recordingsFolder).toBe('/srv/tally');
   });
 });

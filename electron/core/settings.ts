@@ -5,12 +5,11 @@
  * OS keychain (credentials.ts), and keys that look like secrets are dropped on read and refused on write.
  */
 import { renameSync } from 'node:fs';
-import { isAbsolute } from 'node:path';
 import Conf from 'conf';
 import { z } from 'zod';
 import { note } from './notes.js';
 import { ValidationError } from './errors.js';
-import { appDataDir, defaultRecordingsDir } from './paths.js';
+import { appDataDir, defaultRecordingsDir, expandFolder } from './paths.js';
 import { describeIssues } from './validate.js';
 
 /** Version written by this build. Bump it and add a migration whenever a field changes meaning. */
@@ -108,7 +107,7 @@ export const SettingsSchema = z.object({
     .string()
     .trim()
     .min(1)
-    .refine((value) => isAbsolute(value), { message: 'expected an absolute folder path' })
+    .transform((value) => expandFolder(value))
     .default(() => defaultRecordingsDir()),
   pollIntervalSec: z.number().int().min(1).max(3600).default(5),
   endpoints: EndpointOverridesSchema.prefault({}),

@@ -27,7 +27,7 @@ import {
   Tray,
 } from 'electron';
 import ElectronStore from 'electron-store';
-import { EVENT_NAMES } from '../contract.js';
+import { EVENT_NAMES, shellLanguage, type Language } from '../contract.js';
 import type { AppCore } from '../core/app/types.js';
 import { createAppCore } from '../core/app/app-core.js';
 import { KeyringSecretStore } from '../core/credentials.js';
@@ -203,6 +203,10 @@ async function onReady(): Promise<void> {
     log: logger('ipc'),
   });
 
+  // The Language setting, for what the main process says itself (tray menu, dialogs, notifications): the shell
+  // catalogue in electron/shell-text.ts, the one the popover's locales include too.
+  let languageSetting: Language = 'system';
+  const language = () => shellLanguage(languageSetting, app.getLocale());
   const tray = new SystemTrayService({
     createTray: (image) => new Tray(image),
     loadIcon: (state) => nativeImage.createFromPath(join(paths.trayIcons, trayIconFile(state))),
@@ -218,6 +222,7 @@ async function onReady(): Promise<void> {
       void shell.openPath(folder).then((problem) => problem && log(`could not open the recordings folder: ${problem}`)),
     quit: () => app.quit(),
     log: logger('tray'),
+    language,
   });
 
   const notifications = new NotificationService({
@@ -226,6 +231,7 @@ async function onReady(): Promise<void> {
     reveal: (path) => shell.showItemInFolder(path),
     showPopover: () => popover.show(),
     log: logger('notifications'),
+    language,
   });
 
   for (const name of EVENT_NAMES) appCore.on(name, (payload) => pusher.send(name, payload));
@@ -234,11 +240,19 @@ async function onReady(): Promise<void> {
     progress.update(snapshot);
   });
   appCore.on('notify', (payload) => notifications.notify(payload));
-  appCore.on('settings:changed', (settings) => notifications.setSettings(settings.notifications));
+  appCore.on('settings:changed', (settings) => {
+    notifications.setSettings(settings.notifications);
+    if (settings.language === languageSetting) return;
+    languageSetting = settings.language;
+    tray.languageChanged();
+  });
 
   tray.setSnapshot(appCore.traySnapshot());
   try {
-    notifications.setSettings((await appCore.handlers['settings:get']()).notifications);
+    const settings = await appCore.handlers['settings:get']();
+    notifications.setSettings(settings.notifications);
+    languageSetting = settings.language;
+    tray.languageChanged();
     await appCore.start();
   } catch (error) {
     // The tray stays up (to show the problem and to quit); the popover explains through app:error.

@@ -5,7 +5,7 @@
  * saved recordings collapses into one "N recordings saved" notification.
  */
 import type { Notification, NotificationConstructorOptions } from 'electron';
-import type { SettingsView } from '../contract.js';
+import { shellText, type SettingsView, type ShellLanguage } from '../contract.js';
 import type { AppCoreEvents } from '../core/app/types.js';
 
 export type NotifyPayload = AppCoreEvents['notify'];
@@ -25,6 +25,8 @@ export interface NotificationServiceOptions {
   now?: () => number;
   /** Where a notification the OS refused is reported. */
   log?: (line: string) => void;
+  /** The tray app's language (the Language setting): titles and fixed sentences come from the shell catalogue. */
+  language?: () => ShellLanguage;
 }
 
 /** Which setting governs a notification kind. */
@@ -75,13 +77,15 @@ export class NotificationService {
     if (this.#recent.has(key)) return false;
     this.#recent.set(key, now);
 
-    let { title, body } = payload;
+    const language = this.#options.language?.() ?? 'en';
+    let title = payload.text ? shellText(language, payload.text.title) : payload.title;
+    let body = payload.text?.body ? shellText(language, payload.text.body) : payload.body;
     let count = 1;
     const burst = this.#savedBurst;
     if (payload.kind === 'saved' && burst && now - burst.at < DEDUPE_WINDOW_MS && this.#shown.has(burst.notification)) {
       count = burst.count + 1;
-      title = `${count} recordings saved`;
-      body = `Latest: ${payload.body}`;
+      title = shellText(language, { key: 'savedBurstTitle', params: { count } });
+      body = shellText(language, { key: 'savedBurstBody', params: { name: payload.body } });
       burst.notification.close();
     }
 

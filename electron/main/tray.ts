@@ -12,7 +12,14 @@ import type {
   Rectangle,
   Tray,
 } from 'electron';
-import type { RequestHandlers } from '../contract.js';
+import {
+  notesTextIn,
+  shellText,
+  type RequestHandlers,
+  type ShellLanguage,
+  type ShellText,
+  type ShellTextKey,
+} from '../contract.js';
 import type { TraySnapshot } from '../core/app/types.js';
 import { TallyError } from '../core/errors.js';
 import { describeError } from './log.js';
@@ -39,6 +46,8 @@ export interface SystemTrayOptions {
   openFolder: (path: string) => void;
   quit: () => void;
   log?: Log;
+  /** The tray app's language (the Language setting): the menu, tooltip and dialogs come from the shell catalogue. */
+  language?: () => ShellLanguage;
 }
 
 /**
@@ -58,21 +67,32 @@ export function trayIconState(snapshot: TraySnapshot): TrayIconState {
  * the health's one line comes first while something is wrong, after what Tally is doing while all is well.
  * Windows cuts tooltips at 127 characters.
  */
-export function trayTooltip(snapshot: TraySnapshot): string {
+export function trayTooltip(snapshot: TraySnapshot, language: ShellLanguage = 'en'): string {
+  const say = (key: ShellTextKey, params?: ShellText['params']) => shellText(language, { key, params });
   const { health } = snapshot;
-  const summary = cleanText(health.summary, 100);
+  const summary = cleanText(healthLine(snapshot, language), 100);
   const parts: string[] = [];
   if (health.state !== 'ok' && summary) parts.push(summary);
   if (snapshot.attention && snapshot.attention !== health.summary) parts.push(cleanText(snapshot.attention, 60));
-  if (snapshot.liveCount > 0) parts.push(`${snapshot.liveCount} live`);
+  if (snapshot.liveCount > 0) parts.push(say('tooltipLive', { count: snapshot.liveCount }));
   if (snapshot.downloading > 0) {
     const percent = percentOf(snapshot.progress);
-    parts.push(`downloading ${snapshot.downloading}${percent === null ? '' : ` (${percent}%)`}`);
+    parts.push(
+      percent === null
+        ? say('tooltipDownloading', { count: snapshot.downloading })
+        : say('tooltipDownloadingPercent', { count: snapshot.downloading, percent }),
+    );
   }
-  if (snapshot.receivingPaused) parts.push('downloads paused');
+  if (snapshot.receivingPaused) parts.push(say('tooltipPaused'));
   if (health.state === 'ok' && summary) parts.push(summary);
   const text = parts.length ? `Tally: ${parts.join(' · ')}` : 'Tally';
   return text.length > 127 ? `${text.slice(0, 126)}…` : text;
+}
+
+/** The health's one line in the tray's language, from its notes when the core sent them. */
+function healthLine(snapshot: TraySnapshot, language: ShellLanguage): string {
+  const notes = snapshot.health.summaryNotes;
+  return notes && notes.length > 0 ? notesTextIn(language, notes) : snapshot.health.summary;
 }
 
 /** macOS menu-bar title next to the icon: the download percentage, or nothing. */
@@ -146,7 +166,7 @@ export class SystemTrayService {
       tray.setImage(this.#options.loadIcon(icon));
       this.#icon = icon;
     }
-    const tooltip = trayTooltip(snapshot);
+    const tooltip = trayTooltip(snapshot, this.#language());
     if (tooltip !== this.#tooltip) {
       tray.setToolTip(tooltip);
       this.#tooltip = tooltip;
@@ -169,10 +189,10 @@ export class SystemTrayService {
     const name = cleanText(channelId, 120);
     const { response } = await this.#options.showMessageBox({
       type: 'warning',
-      title: 'End channel',
-      message: `End channel “${name}”?`,
-      detail: 'The broadcast stops for everyone watching. This cannot be undone.',
-      buttons: ['End Channel', 'Cancel'],
+      title: this.#say('endTitle'),
+      message: this.#say('endMessage', { channel: name }),
+      detail: this.#say('endDetail'),
+      buttons: [this.#say('endConfirm'), this.#say('cancel')],
       defaultId: 1,
       cancelId: 1,
       noLink: true,
@@ -182,9 +202,24 @@ export class SystemTrayService {
       await this.#options.handlers['channels:end'](channelId);
       return true;
     } catch (error) {
-      await this.#showError(`Could not end channel “${name}”`, error);
+      await this.#showError(this.#say('endFailed', { channel: name }), error);
       return false;
     }
+  }
+
+  /** Redraws the tooltip and menu in the language now chosen (after the Language setting changed). */
+  languageChanged(): void {
+    this.#tooltip = null;
+    this.#menuKey = null;
+    this.render();
+  }
+
+  #language(): ShellLanguage {
+    return this.#options.language?.() ?? 'en';
+  }
+
+  #say(key: ShellTextKey, params?: ShellText['params']): string {
+    return shellText(this.#language(), { key, params });
   }
 
   destroy(): void {
@@ -231,34 +266,36 @@ export class SystemTrayService {
 
   #menuEntries(snapshot: TraySnapshot): MenuEntry[] {
     const { popover } = this.#options;
-    const entries: MenuEntry[] = [{ label: 'Open Tally', action: () => popover.show() }];
+    const say = (key: ShellTextKey, params?: ShellText['params']) => this.#say(key, params);
+    const entries: MenuEntry[] = [{ label: say('trayOpen'), action: () => popover.show() }];
     // What is wrong, where the menu is the only way in (Linux AppIndicator shows no tooltip); opens the popover.
     if (snapshot.health.state !== 'ok') {
-      entries.push({ label: cleanText(snapshot.health.summary, 80), action: () => popover.show() });
+      entries.push({ label: cleanText(healthLine(snapshot, this.#language()), 80), action: () => popover.show() });
     }
     entries.push({ type: 'separator' });
     if (snapshot.liveChannels.length > 0) {
-      entries.push({ label: `${snapshot.liveCount} live`, enabled: false });
+      entries.push({ label: say('trayLive', { count: snapshot.liveCount }), enabled: false });
       for (const channel of snapshot.liveChannels.slice(0, MAX_MENU_CHANNELS)) {
-        entries.push({ label: `End ${cleanText(channel.id, 40)}…`, action: () => void this.endChannel(channel.id) });
+        const label = say('trayEnd', { channel: cleanText(channel.id, 40) });
+        entries.push({ label, action: () => void this.endChannel(channel.id) });
       }
       const more = snapshot.liveChannels.length - MAX_MENU_CHANNELS;
-      if (more > 0) entries.push({ label: `${more} more in Tally…`, action: () => popover.show() });
+      if (more > 0) entries.push({ label: say('trayMore', { count: more }), action: () => popover.show() });
       entries.push({ type: 'separator' });
     }
     entries.push(
-      { label: 'Open recordings folder', action: () => this.#options.openFolder(snapshot.recordingsFolder) },
+      { label: say('trayOpenFolder'), action: () => this.#options.openFolder(snapshot.recordingsFolder) },
       {
         // Pausing never refuses webhooks: they are still journalled (the service does not resend), only
         // the downloads wait. Hence "downloads", whatever the setting is called.
-        label: 'Pause downloads',
+        label: say('trayPause'),
         type: 'checkbox',
         checked: snapshot.receivingPaused,
         action: () => void this.#setReceivingPaused(!snapshot.receivingPaused),
       },
-      { label: 'Settings…', action: () => popover.showSection('settings') },
+      { label: say('traySettings'), action: () => popover.showSection('settings') },
       { type: 'separator' },
-      { label: 'Quit Tally', action: () => this.#options.quit() },
+      { label: say('trayQuit'), action: () => this.#options.quit() },
     );
     return entries;
   }
@@ -270,13 +307,12 @@ export class SystemTrayService {
       // The native checkbox already flipped: rebuild the menu from the unchanged snapshot.
       this.#menuKey = null;
       this.render();
-      await this.#showError(paused ? 'Could not pause receiving' : 'Could not resume receiving', error);
+      await this.#showError(this.#say(paused ? 'pauseFailed' : 'resumeFailed'), error);
     }
   }
 
   async #showError(message: string, error: unknown): Promise<void> {
-    const detail =
-      error instanceof TallyError ? error.message : 'Something went wrong in Tally. The details are in the log.';
+    const detail = error instanceof TallyError ? error.message : this.#say('unexpected');
     if (!(error instanceof TallyError))
       (this.#options.log ?? console.error)(`[tray] ${message}: ${describeError(error)}`);
     await this.#options.showMessageBox({
@@ -284,7 +320,7 @@ export class SystemTrayService {
       title: 'Tally',
       message,
       detail,
-      buttons: ['OK'],
+      buttons: [this.#say('ok')],
       noLink: true,
     });
   }

@@ -102,6 +102,7 @@ export function settingsView(partial: Partial<SettingsView> = {}): SettingsView 
   return {
     firstRunDone: true,
     recordingsFolder: '/home/me/Tally Recordings',
+    ownRecordingsFolder: '/home/me/Tally Recordings',
     pollIntervalSec: 5,
     fileNameTemplate: '{channelId}',
     concurrency: 2,

@@ -345,6 +345,16 @@ describe('popover against tally serve --sandbox', () => {
         .getByRole('status')
         .filter({ hasText: /rec-two · .* removed from the list\. The file stays where it was\./ })
         .waitFor({ state: 'attached' });
+      // Undo brings it back; removed again, it goes for good once the producer moves on.
+      await page.getByRole('button', { name: 'Undo' }).click();
+      await item.waitFor();
+      await item.getByRole('button', { name: /^Remove rec-two · .* from list$/ }).click();
+      await item.waitFor({ state: 'detached' });
+      await page.getByRole('tab', { name: 'Live' }).click();
+      await page.getByRole('tab', { name: 'Recordings' }).click();
+      await expect
+        .poll(async () => (await h.core.handlers['recordings:list']()).map((r) => r.channelId), eventually)
+        .not.toContain('rec-two');
       expect((await readFile(path)).length).toBe(view.bytes);
       // Gone for good: the core no longer lists it, so a reload does not bring it back.
       expect((await h.core.handlers['recordings:list']()).map((r) => r.channelId)).not.toContain('rec-two');
@@ -441,7 +451,7 @@ describe('popover against tally serve --sandbox', () => {
     expect(answer.status).toBe(403);
 
     await page.getByRole('radio', { name: /^Problems/ }).check();
-    const item = page.getByRole('listitem').filter({ hasText: /^Web client · panel-talk · / });
+    const item = page.getByRole('listitem').filter({ hasText: /^panel-talk · Remote stream · / });
     await item.getByText('Refused', { exact: true }).waitFor();
     const text = await item.textContent();
     expect(text).toMatch(/remote stream · .*The page origin https:\/\/stranger\.example is not allowed to upload/);
@@ -591,6 +601,33 @@ describe('popover against tally serve --sandbox', () => {
       }
     } finally {
       control.setFaults('download', null);
+    }
+
+    // Problems: a recording whose download was sent to a host Tally does not download from, with its Retry.
+    control.setFaults('download', { redirectTo: 'https://files.elsewhere.example/late-upload.mp4' });
+    try {
+      control.startBroadcast({ id: 'late-upload', record: true, recordingBytes: 300_000, watchers: 12 });
+      await control.endBroadcast('late-upload');
+      await expect
+        .poll(
+          async () => (await h.core.handlers['recordings:list']()).find((r) => r.channelId === 'late-upload')?.state,
+          {
+            timeout: 20_000,
+            interval: 100,
+          },
+        )
+        .toBe('failed');
+    } finally {
+      control.setFaults('download', null);
+    }
+    for (const colorScheme of ['light', 'dark'] as const) {
+      const { page } = await open({ colorScheme, tab: 'recordings' });
+      await page.getByRole('radio', { name: /^Problems/ }).check();
+      await page
+        .getByRole('button', { name: /^Retry/ })
+        .first()
+        .waitFor();
+      await shoot(page, join(SHOTS, `problems-${colorScheme}.png`));
     }
   });
 

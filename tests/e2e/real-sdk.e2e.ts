@@ -276,7 +276,7 @@ describe('the real web SDK against the app core, as the producer sees it', () =>
       const recordUrl = (await core.handlers['tunnel:status']()).uploadUrl;
       await runSdk(String(recordUrl), 'app-show');
 
-      const rows = page.getByRole('listitem').filter({ hasText: /^Web client · app-show · / });
+      const rows = page.getByRole('listitem').filter({ hasText: /^app-show · (Local|Remote) stream · / });
       const expectRefusedRows = async () => {
         for (const [stream, track] of [
           ['local', 'LL'],

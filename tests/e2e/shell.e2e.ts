@@ -10,7 +10,7 @@
  */
 import { once } from 'node:events';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -26,12 +26,46 @@ import {
   recorded,
   standinEvents,
   type BrowserWindowStandin,
+  type MenuItemStandin,
   type NotificationStandin,
   type TrayStandin,
 } from './support/electron-standin.js';
 import { ensureRendererBuilt } from './support/popover-harness.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
+/** As popover.e2e.ts: the README's copies with TALLY_UPDATE_SCREENSHOTS=1, else test-results. */
+const SHOTS = process.env.TALLY_UPDATE_SCREENSHOTS
+  ? join(ROOT, 'docs', 'screenshots')
+  : join(ROOT, 'test-results', 'screenshots');
+
+/**
+ * The tray menu as the stand-in recorded it (labels, separators, the checkbox, disabled lines), drawn as a
+ * desktop menu in Chromium: the stand-in has no native menu to photograph, so this shows the real labels.
+ */
+async function shootMenu(items: readonly MenuItemStandin[], path: string): Promise<void> {
+  const escape = (text: string) =>
+    text.replace(/&&/g, '&').replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c] ?? c);
+  const rows = items
+    .map((i) =>
+      i.type === 'separator'
+        ? '<hr>'
+        : `<div class="${i.enabled === false ? 'off' : ''}"><span>${i.type === 'checkbox' && i.checked ? '✓' : ''}</span>${escape(i.label ?? '')}</div>`,
+    )
+    .join('');
+  const page = await browser.newPage({ viewport: { width: 640, height: 60 + items.length * 26 } });
+  try {
+    await page.setContent(
+      `<html lang="ko"><body style="margin:0;background:#d7dde4;font:13px 'Noto Sans CJK KR',sans-serif">` +
+        `<style>.m{margin:12px;padding:4px 0;background:#fff;border-radius:8px;box-shadow:0 4px 16px #0003;display:inline-block;min-width:240px}` +
+        `.m div{padding:4px 12px 4px 8px;display:flex;gap:4px;white-space:nowrap}.m span{width:16px}.off{color:#888}` +
+        `hr{border:0;border-top:1px solid #ddd;margin:4px 0}</style><div class="m">${rows}</div></body></html>`,
+    );
+    await mkdir(SHOTS, { recursive: true });
+    await page.locator('.m').screenshot({ path });
+  } finally {
+    await page.close();
+  }
+}
 const eventually = { timeout: 15_000, interval: 50 };
 
 let sandbox: Sandbox;
@@ -177,6 +211,41 @@ describe('the tray app over the Electron stand-in', () => {
     await field.fill('4');
     await field.press('Tab');
     await expect.poll(() => openSettingsStore(home).get().concurrency, eventually).toBe(4);
+  });
+
+  it('in Korean, the main process speaks Korean too: tray menu, tooltip and notifications, no English left', async () => {
+    await page.getByLabel('Language').selectOption('ko');
+    await page.getByRole('tab', { name: '설정' }).waitFor();
+    // The menu follows the Language setting at once, from the one catalogue the popover uses (shell-text.ts).
+    await expect
+      .poll(() => tray.contextMenu?.items.map((i) => i.label ?? i.type), eventually)
+      .toEqual(
+        expect.arrayContaining(['Tally 열기', '방송 중 1개', 'shell-panel 종료…', '녹화 폴더 열기', 'Tally 종료']),
+      );
+    const labels = (tray.contextMenu?.items ?? []).flatMap((i) => (i.label ? [i.label] : []));
+    // Every label is Korean apart from names and terms kept in Latin letters (Tally, the channel ID, URL).
+    const english = labels.filter((l) =>
+      /[A-Za-z]{2,}/.test(l.replace(/Tally|shell-panel|URL|ngrok|localtunnel|\d+/g, '')),
+    );
+    expect(english).toEqual([]);
+    expect(tray.tooltip).toMatch(/방송 중 1개/);
+    await shootMenu(tray.contextMenu?.items ?? [], join(SHOTS, 'tray-menu-ko.png'));
+
+    // A recording saved now is announced in Korean.
+    sandbox.control.startBroadcast({ id: 'shell-korean', record: true, recordingBytes: 50_000, watchers: 1 });
+    await sandbox.control.endBroadcast('shell-korean');
+    await expect
+      .poll(() => recorded.notifications.map((n: NotificationStandin) => n.options.title), eventually)
+      .toContain('녹화 저장됨');
+    const titles = recorded.notifications.slice(-1).map((n) => String(n.options.title));
+    expect(titles.filter((t) => /[A-Za-z]{2,}/.test(t))).toEqual([]);
+
+    // Back to the system's language (English here) for the tests after this one; the menu follows.
+    await page.getByLabel('언어').selectOption('system');
+    await page.getByRole('tab', { name: 'Settings' }).waitFor();
+    await expect
+      .poll(() => tray.contextMenu?.items.map((i) => i.label ?? i.type), eventually)
+      .toEqual(expect.arrayContaining(['Open Tally']));
   });
 
   it('refuses IPC from any other window, even one showing the same page (the trusted-sender check)', async () => {

@@ -5,12 +5,12 @@
  * keychain (never in the page), tests the server, connects, and the Recordings tab shows a sandbox recording
  * shared with the studio. A second popover, on a core without any service credentials (so in demo mode as it
  * chooses), follows the studio: it leaves demo mode, turns automatic webhook registration off with a note, and
- * lists the recording the receiver announces as mirrored here. A third, on its first run and without service
+ * lists the recording the receiver announces as mirrored here, a row of Recordings like any other. A third, on its first run and without service
  * credentials, joins a studio from the guide: its own server, token tested, folder checked, then it waits, and
  * the recording a receiver announces lands in the folder and in Recordings.
  */
 import { randomBytes } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startNatsServer, type NatsServer } from '../support/nats-server.js';
@@ -20,12 +20,17 @@ import {
   closePages,
   horizontalOverflows,
   openPopover,
+  shoot,
   startPopoverHarness,
   type PopoverHarness,
   type PopoverPage,
 } from './support/popover-harness.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
+/** As popover.e2e.ts: the README's copies with TALLY_UPDATE_SCREENSHOTS=1, else test-results. */
+const SHOTS = process.env.TALLY_UPDATE_SCREENSHOTS
+  ? join(ROOT, 'docs', 'screenshots')
+  : join(ROOT, 'test-results', 'screenshots');
 const eventually = { timeout: 15_000, interval: 50 };
 const TOKEN = `team-${randomBytes(12).toString('hex')}`;
 
@@ -145,10 +150,9 @@ describe('a studio member without service credentials', () => {
     await writeFile(source, Buffer.alloc(90_000, 7));
     await announceRecording(nats.url, source, 'member-show', TOKEN);
     await page.getByRole('tab', { name: 'Recordings' }).click();
-    const rows = page.getByRole('region', { name: 'Studio recordings' });
-    await expect
-      .poll(() => rows.textContent({ timeout: 1000 }).catch(() => ''), eventually)
-      .toMatch(/member-show\.mp4\s*On this computer/);
+    // A member's mirrored recordings are rows of the one list, with its actions.
+    await page.getByRole('button', { name: /^Copy path of member-show/ }).waitFor();
+    await page.getByText(/member-show\.mp4/).waitFor();
   });
 });
 
@@ -211,10 +215,8 @@ describe('a first run that joins a studio', () => {
 
     await page.getByRole('button', { name: 'Open Tally' }).click();
     await page.getByRole('tab', { name: 'Recordings' }).click();
-    const rows = page.getByRole('region', { name: 'Studio recordings' });
-    await expect
-      .poll(() => rows.textContent({ timeout: 1000 }).catch(() => ''), eventually)
-      .toMatch(/first-show\.mp4\s*On this computer/);
+    await page.getByRole('button', { name: /^Copy path of first-show/ }).waitFor();
+    await page.getByText(/first-show\.mp4/).waitFor();
     expect(openSettingsStore(f.home).get()).toMatchObject({
       firstRunDone: true,
       recordingsFolder: folder,
@@ -222,5 +224,79 @@ describe('a first run that joins a studio', () => {
     });
     expect(received.filter((frame) => frame.includes(token))).toEqual([]);
     expect(await page.content()).not.toContain(token);
+  });
+});
+
+describe('joining a studio from tally serve --sandbox', () => {
+  // Demo mode forced, as `tally serve --sandbox` (and so `npm start` without a display) forces it: following a
+  // studio must still leave it, and the member's Recordings are one list with the usual rows and actions.
+  let s: PopoverHarness;
+  let team: NatsServer;
+  const token = `sandbox-${randomBytes(12).toString('hex')}`;
+  beforeAll(async () => {
+    team = await startNatsServer({ args: ['--auth', token] });
+    s = await startPopoverHarness(ROOT);
+  });
+  afterAll(async () => {
+    await s?.close();
+    await team?.close();
+  });
+
+  it('leaves the forced demo, mirrors the announced recording and lists it with its actions', async () => {
+    expect((await s.core.handlers['app:info']()).demo).toBe(true);
+    await s.core.handlers['settings:update']({ firstRunDone: false });
+    const popover = await openPopover(s);
+    pages.push(popover);
+    const { page } = popover;
+    await page.getByRole('button', { name: 'I’m joining a studio' }).click();
+    await page.getByLabel('Team server', { exact: true }).fill(team.url);
+    await page.getByLabel('Password or token').fill(token);
+    await page.getByRole('button', { name: 'Test and continue' }).click();
+    await page.getByRole('heading', { name: 'Where recordings are saved' }).waitFor();
+    // The guide offers the folder real recordings go to, never the demo's hidden one.
+    const offered = await page.getByLabel('Folder path').inputValue();
+    expect(offered).toBe((await s.core.handlers['settings:get']()).ownRecordingsFolder);
+    expect(offered).not.toContain('demo-recordings');
+
+    const folder = join(s.home, 'member-recordings');
+    await page.getByLabel('Folder path').fill(folder);
+    await page.getByRole('button', { name: 'Check and use this folder' }).click();
+    await page.getByText('Connected to the team server').waitFor();
+    expect(await page.getByText('Studio mode is off.').count()).toBe(0);
+    expect(await s.core.handlers['app:info']()).toMatchObject({ demo: false });
+    expect(await s.core.handlers['studio:get']()).toMatchObject({ mode: 'follow', status: { state: 'connected' } });
+
+    const source = join(s.home, 'team-source.bin');
+    const bytes = Buffer.alloc(60_000, 5);
+    await writeFile(source, bytes);
+    await announceRecording(team.url, source, 'sandbox-show', token);
+    await page.getByRole('heading', { name: 'A studio recording is here' }).waitFor();
+    expect((await readFile(join(folder, 'sandbox-show.mp4'))).equals(bytes)).toBe(true);
+
+    await page.getByRole('button', { name: 'Open Tally' }).click();
+    await page.getByRole('tab', { name: 'Recordings' }).click();
+    // One list: the mirrored recording is a row like any other, with Open, Show in folder and Copy path.
+    const open = page.getByRole('button', { name: /^Open sandbox-show/ });
+    await open.waitFor();
+    await page.getByRole('button', { name: /^Show sandbox-show.* in folder$/ }).waitFor();
+    await page.getByRole('button', { name: /^Copy path of sandbox-show/ }).waitFor();
+    expect(await page.getByText('No recordings yet').count()).toBe(0);
+    expect(await page.getByRole('region', { name: 'Studio recordings' }).count()).toBe(0);
+    await open.click();
+    await expect
+      .poll(async () => (await readFile(s.openedLog, 'utf8').catch(() => '')).split('\n'), eventually)
+      .toContain(join(folder, 'sandbox-show.mp4'));
+    // A member never registers a webhook URL: no tunnel talk anywhere in its Recordings.
+    const text = await page.locator('body').innerText();
+    expect(text).not.toMatch(/tunnel|webhook URL/i);
+
+    // The README's picture of a member's Recordings, light and dark.
+    for (const colorScheme of ['light', 'dark'] as const) {
+      const shown = await openPopover(s, { colorScheme, tab: 'recordings' });
+      pages.push(shown);
+      await shown.page.getByRole('button', { name: /^Open sandbox-show/ }).waitFor();
+      await mkdir(SHOTS, { recursive: true });
+      await shoot(shown.page, join(SHOTS, `studio-member-${colorScheme}.png`));
+    }
   });
 });

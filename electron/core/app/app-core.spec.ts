@@ -3,13 +3,15 @@
  * search, a recording that flows webhook -> receiver -> download -> folder, settings, credentials, the tray
  * summary and a clean stop. The keychain is its in-memory twin here (the real one is tested elsewhere).
  */
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { RecordingView } from '../../contract.js';
+import { note, type RecordingView } from '../../contract.js';
+import { ConfigError } from '../errors.js';
 import { MemorySecretStore, PROJECT_ACCOUNT } from '../credentials.js';
 import { startSandbox, type Sandbox } from '../sandbox/index.js';
 import { openSettingsStore } from '../settings.js';
@@ -34,7 +36,8 @@ const liveIds = (sandbox: Sandbox) =>
 
 describe('AppCore in demo mode', () => {
   it('lists the sandbox live channels, force-ends one and finds it in search', async () => {
-    const core = await makeCore(await tempHome());
+    const logged: string[] = [];
+    const core = await makeCore(await tempHome(), { log: (line) => logged.push(line) });
     const pushes = collect(core, 'channels:live');
     await core.start();
     const sandbox = sandboxOf(core);
@@ -54,6 +57,8 @@ describe('AppCore in demo mode', () => {
 
     const victim = live[0]?.id as string;
     await expect(core.handlers['channels:end'](victim)).resolves.toEqual({ ended: true });
+    // The log says which channel, as a producer reading it asks.
+    expect(logged).toContain(`channel ${JSON.stringify(victim)} was force-ended`);
     expect((await core.handlers['channels:live']()).map((c) => c.id)).not.toContain(victim);
     // The refresh after ending was pushed, without the ended channel.
     expect(pushes.at(-1)?.payload.map((c) => c.id)).not.toContain(victim);
@@ -133,14 +138,39 @@ describe('AppCore in demo mode', () => {
     expect(tunnel.uploadUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/uploads\/[A-Za-z0-9_-]{22,}$/);
 
     const uploaded = next(core, 'recordings:changed', (v) => v.source === 'client' && v.state === 'saved');
-    sandbox.control.startBroadcast({ id: 'client-1', record: false });
+    // The demo's web app records the shows the service records: the pair comes with a recorded broadcast.
+    sandbox.control.startBroadcast({ id: 'client-1', record: true, recordingBytes: 50_000 });
     await sandbox.control.endBroadcast('client-1');
     const view = await uploaded;
-    expect(view.fileName).toMatch(/\.webm$/);
+    expect(view).toMatchObject({ channelId: 'client-1', fileName: expect.stringMatching(/\.webm$/) });
     const listed = await core.handlers['recordings:list']();
-    expect(listed.filter((r) => r.source === 'client')).toEqual([view]);
-    const onDisk = await readFile(join(home, 'recordings', 'client', view.fileName as string));
+    expect(listed.filter((r) => r.source === 'client')).toContainEqual(view);
+    const saved = join(home, 'recordings', 'client', view.fileName as string);
+    const onDisk = await readFile(saved);
     expect(onDisk.byteLength).toBe(view.bytes);
+    // Real audio: ffprobe (ffmpeg, which .ci/run installs) decodes every frame of the file the demo saved.
+    const probe = await new Promise<string>((resolve, reject) =>
+      execFile(
+        'ffprobe',
+        [
+          '-v',
+          'error',
+          '-count_frames',
+          '-select_streams',
+          'a:0',
+          '-show_entries',
+          'stream=codec_type,nb_read_frames',
+          '-of',
+          'csv=p=0',
+          saved,
+        ],
+        (error, stdout, stderr) =>
+          error || stderr.trim() ? reject(new Error(stderr || String(error))) : resolve(stdout),
+      ),
+    );
+    const [kind, frames] = probe.trim().split(',');
+    expect(kind).toBe('audio');
+    expect(Number(frames)).toBeGreaterThan(0);
   });
 
   it('reveals saved recordings through the platform hooks only', async () => {
@@ -270,7 +300,7 @@ describe('AppCore in demo mode', () => {
     // Nothing secret ever appears in the view.
     expect(JSON.stringify(view)).not.toMatch(/secret|token/i);
 
-    await expect(core.handlers['settings:update']({ recordingsFolder: 'relative/path' })).rejects.toMatchObject({
+    await expect(core.handlers['settings:update']({ recordingsFolder: '   ' })).rejects.toMatchObject({
       code: 'invalid_input',
     });
     expect((await core.handlers['settings:get']()).recordingsFolder).toBe(join(home, 'recordings'));
@@ -300,7 +330,13 @@ describe('AppCore in demo mode', () => {
     await new Promise<void>((resolve) => gone.listen(0, '127.0.0.1', resolve));
     const closedPort = (gone.address() as { port: number }).port;
     await new Promise((resolve) => gone.close(resolve));
-    const core = await makeCore(await tempHome());
+    // A fixed port, as a producer's receiver has: the rebuilt pipelines listen on the same one.
+    const free: Server = createServer();
+    await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve));
+    const receiverPort = (free.address() as { port: number }).port;
+    await new Promise((resolve) => free.close(resolve));
+    const logged: string[] = [];
+    const core = await makeCore(await tempHome({ receiverPort }), { log: (line) => logged.push(line) });
     const notes = collect(core, 'notify');
     await core.start();
     const unreachable = next(core, 'tunnel:status', (s) => s.state === 'unreachable');
@@ -317,6 +353,8 @@ describe('AppCore in demo mode', () => {
     await core.handlers['settings:update']({ tunnel: { provider: 'none', publicUrl: null } });
     expect(await core.handlers['tunnel:status']()).toMatchObject({ provider: 'none', state: 'off', publicUrl: null });
     expect(core.traySnapshot().attention).toBeNull();
+    // Two rebuilt pipelines on the same port: "receiving" is said once, not after every change.
+    expect(logged.filter((line) => line.startsWith('receiving webhooks on port'))).toHaveLength(1);
   });
 
   it('falls back to a free port when the receiver port is taken (the demo sandbox follows it), and says so', async () => {
@@ -446,6 +484,7 @@ describe('AppCore credentials', () => {
       keychainAvailable: false,
       keychainMessage: 'No Secret Service is running.',
       keychainNotes: [{ code: 'error', params: { message: 'No Secret Service is running.' } }],
+      ngrokTokenFile: join(home, 'ngrok-authtoken'),
     });
     expect((await core.handlers['app:info']()).demo).toBe(false);
     await expect(
@@ -455,6 +494,23 @@ describe('AppCore credentials', () => {
       message: expect.stringContaining('No Secret Service'),
     });
     expect(await core.handlers['channels:live']()).toEqual([]);
+  });
+
+  it('without a keychain keeps the ngrok authtoken in a file only its owner can read, and says where', async () => {
+    const home = await tempHome();
+    const core = await makeCore(home, { keychainUnavailable: new ConfigError(note('keychainNoService')) });
+    await core.start();
+    const before = await core.handlers['credentials:status']();
+    // The Settings banner is the note, so the popover says it in Korean too.
+    expect(before.keychainNotes).toMatchObject([{ code: 'error', params: { note: 'keychainNoService' } }]);
+    expect(before).toMatchObject({ keychainAvailable: false, ngrokTokenFile: join(home, 'ngrok-authtoken') });
+    expect(before.ngrokTokenStored).toBeUndefined();
+
+    const after = await core.handlers['credentials:setNgrokToken']('ngrok-file-token');
+    expect(after).toMatchObject({ ngrokTokenStored: true, ngrokTokenFile: join(home, 'ngrok-authtoken') });
+    expect(await readFile(join(home, 'ngrok-authtoken'), 'utf8')).toBe('ngrok-file-token\n');
+    expect((await stat(join(home, 'ngrok-authtoken'))).mode & 0o777).toBe(0o600);
+    expect((await core.handlers['credentials:clearNgrokToken']()).ngrokTokenStored).toBeUndefined();
   });
 
   it('answers "no credentials" when demo mode is off and nothing is configured', async () => {

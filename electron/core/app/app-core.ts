@@ -125,6 +125,7 @@ class ReconcilingAppCore implements TallyAppCore {
     this.#creds = new AppCredentials({
       secrets: opts.secrets,
       env: this.#env,
+      home: opts.home,
       keychainUnavailable: opts.keychainUnavailable ?? null,
       log: this.#log,
       onBadChange: () => this.#events.updateTray(),
@@ -165,6 +166,9 @@ class ReconcilingAppCore implements TallyAppCore {
     });
     this.#studio = new StudioHost(opts, this.#env, this.#settings, {
       emit: (view) => this.#emit('studio:changed', view),
+      recordingChanged: (view) => {
+        if (!this.#host.isHidden(view.key)) this.#emit('recordings:changed', view);
+      },
       error: (view) => this.#emit('app:error', view),
       statusChanged: () => this.#host.healthChanged(),
       // Following a studio or not may leave or enter demo mode (effectiveDemoMode): the views must say so.
@@ -175,6 +179,10 @@ class ReconcilingAppCore implements TallyAppCore {
           this.#emit('settings:changed', this.#settingsView());
         }),
     });
+    this.#host.mirrored = {
+      list: () => this.#studio.memberRecordings(),
+      savedPath: (key) => this.#studio.savedPath(key),
+    };
     this.handlers = this.#buildHandlers();
   }
 
@@ -183,7 +191,7 @@ class ReconcilingAppCore implements TallyAppCore {
     this.#version = this.#opts.version ?? readPackageVersion();
     await this.#creds.probe();
     const credentials = await this.#loadCredentials();
-    this.#demo = this.#forceDemo || effectiveDemoMode(this.#settings.get(), credentials !== null);
+    this.#demo = this.#demoWanted(this.#settings.get(), credentials !== null);
     this.#folderFor(this.#settings.get());
   }
 
@@ -241,7 +249,12 @@ class ReconcilingAppCore implements TallyAppCore {
     const red = view.components.filter((c) => c.state === 'error' && c.id !== 'downloads');
     if (red.length > 0 && previous?.state !== 'error' && this.#phase === 'running') {
       const body = clean(red[0]!.reason, 200);
-      this.#emit('notify', { kind: 'health', title: 'Recordings are at risk', body });
+      this.#emit('notify', {
+        kind: 'health',
+        title: 'Recordings are at risk',
+        body,
+        text: { title: { key: 'healthTitle' } },
+      });
     }
   }
 
@@ -310,6 +323,7 @@ class ReconcilingAppCore implements TallyAppCore {
   #settingsView(settings: Settings = this.#settings.get()): SettingsView {
     return toSettingsView(settings, {
       recordingsFolder: this.#folderFor(settings),
+      ownRecordingsFolder: recordingsFolderFor(settings, null),
       demoMode: this.#demo,
       receivingPaused: this.#receivingPaused,
     });
@@ -321,6 +335,15 @@ class ReconcilingAppCore implements TallyAppCore {
     // Remembered for the tray, which asks often and should not read the settings file every time.
     this.#folder = folder;
     return folder;
+  }
+
+  /**
+   * Demo mode as the settings (or `tally serve --sandbox`) ask for it. Following a studio wins even over a
+   * forced demo: a member mirrors the team's real recordings and needs no service for that (docs/studio.md).
+   */
+  #demoWanted(settings: Settings, hasCredentials: boolean): boolean {
+    if (followsStudio(settings)) return false;
+    return this.#forceDemo || effectiveDemoMode(settings, hasCredentials);
   }
 
   #pollIntervalMs(settings: Settings): number {
@@ -343,9 +366,7 @@ class ReconcilingAppCore implements TallyAppCore {
     if (patch.receivingPaused !== undefined) this.#receivingPaused = patch.receivingPaused;
     try {
       if (this.#phase === 'running') await this.#reconcile();
-      else
-        this.#demo =
-          this.#forceDemo || effectiveDemoMode(this.#settings.get(), (await this.#loadCredentials()) !== null);
+      else this.#demo = this.#demoWanted(this.#settings.get(), (await this.#loadCredentials()) !== null);
     } catch (error) {
       // The change is saved even when what it restarts failed: the page must show it (and the fields it
       // brings) at once, beside the error the request answers with.
@@ -475,7 +496,7 @@ class ReconcilingAppCore implements TallyAppCore {
     if (this.#phase !== 'running') return;
     const settings = this.#settings.get();
     const credentials = await this.#loadCredentials();
-    const demo = this.#forceDemo || effectiveDemoMode(settings, credentials !== null);
+    const demo = this.#demoWanted(settings, credentials !== null);
     const running = this.#demoRun.sandbox;
     const modeChanged = demo !== this.#demo || (demo && !running) || (!demo && running !== null);
     this.#demo = demo;

@@ -19,15 +19,18 @@ import { CredentialResolver } from '../credential-resolver.js';
 import { CredentialStore, PROJECT_ACCOUNT, type SecretStore } from '../credentials.js';
 import type { Endpoints } from '../endpoints.js';
 import { BadCredentialsError, ConfigError, TallyError } from '../errors.js';
-import { lineLogger } from '../logger.js';
+import { describeError, lineLogger } from '../logger.js';
+import { ngrokTokenPath, readNgrokTokenFile, writeNgrokTokenFile } from '../ngrok-token-file.js';
 import type { Credentials } from '../model.js';
 import { NO_CREDENTIALS, errorView } from './core-messages.js';
 
 export interface AppCredentialsOptions {
   secrets: SecretStore;
   env: NodeJS.ProcessEnv;
+  /** The state folder: the ngrok authtoken's file lives there when no keychain can hold it. */
+  home: string;
   /** Set when `secrets` is a stand-in because the OS keychain could not be used: the reason to show. */
-  keychainUnavailable?: string | null;
+  keychainUnavailable?: ConfigError | string | null;
   log: (line: string) => void;
   /** Called when the refused-credentials flag changes. */
   onBadChange: () => void;
@@ -54,7 +57,9 @@ export class AppCredentials {
   async probe(): Promise<void> {
     if (this.#opts.keychainUnavailable) {
       const unavailable = this.#opts.keychainUnavailable;
-      this.#keychain = { available: false, message: unavailable, notes: [errorNote({ message: unavailable })] };
+      // A ConfigError carries its note: the Settings banner is then in the producer's language, not English.
+      const { text, notes } = said(errorNote(typeof unavailable === 'string' ? { message: unavailable } : unavailable));
+      this.#keychain = { available: false, message: text, notes };
     } else {
       try {
         await this.#opts.secrets.get(PROJECT_ACCOUNT);
@@ -77,7 +82,13 @@ export class AppCredentials {
   /** The Settings view of the credentials for `endpoints`; `sandboxServiceId` while the demo stands in. */
   async status(endpoints: Endpoints, sandboxServiceId: string | null): Promise<CredentialsStatus> {
     const status = await this.#projectStatus(endpoints, sandboxServiceId);
-    const ngrok = this.#keychain.available ? await this.#store.getToken('ngrok').catch(() => null) : null;
+    if (!this.#keychain.available) {
+      // The documented fallback: a file only this user can read (ngrok-token-file.ts), named so Settings says where.
+      const stored = await readNgrokTokenFile(this.#opts.home).catch(() => null);
+      const file = ngrokTokenPath(this.#opts.home);
+      return { ...status, ngrokTokenFile: file, ...(stored === null ? {} : { ngrokTokenStored: true }) };
+    }
+    const ngrok = await this.#store.getToken('ngrok').catch(() => null);
     // Only present when true, so the status reads as before for everyone without an ngrok tunnel.
     return ngrok === null ? status : { ...status, ngrokTokenStored: true };
   }
@@ -87,10 +98,18 @@ export class AppCredentials {
     return { available: this.#keychain.available, notes: this.#keychain.notes ?? [] };
   }
 
-  /** Stores (or, with null, deletes) the ngrok authtoken in the OS keychain, never in settings. */
+  /**
+   * Stores (or, with null, deletes) the ngrok authtoken in the OS keychain, never in settings; without a keychain
+   * in a file only this user can read, in the state folder (docs/tunnels.md).
+   */
   async setNgrokToken(token: string | null): Promise<void> {
     if (!this.#keychain.available) {
-      throw new ConfigError(note('ngrokTokenNotStorable', this.#keychainDetail()));
+      try {
+        await writeNgrokTokenFile(this.#opts.home, token);
+      } catch (error) {
+        throw new ConfigError(note('ngrokTokenNotStorable', { detail: describeError(error) }));
+      }
+      return;
     }
     if (token === null) await this.#store.deleteToken('ngrok');
     else await this.#store.setToken('ngrok', token);
@@ -213,6 +232,7 @@ export class AppCredentials {
       reenter: noteText(note('reenterInSettings')),
       noCredentials: noteText(NO_CREDENTIALS),
       log: lineLogger(this.#opts.log),
+      home: this.#opts.home,
     });
   }
 }

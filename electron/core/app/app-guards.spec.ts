@@ -90,6 +90,7 @@ it('notifies and asks for attention while webhooks are refused for too many unfi
       kind: 'refusing',
       title: 'New recordings are being refused',
       body: expect.stringMatching(/^1 recordings are still waiting to download, the most Tally accepts/),
+      text: { title: { key: 'refusingTitle' } },
     },
   ]);
   expect(core.traySnapshot().attention).toBe('New recordings are being refused');

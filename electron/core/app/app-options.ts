@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SecretStore } from '../credentials.js';
+import type { ConfigError } from '../errors.js';
 import type { PipelineOptions, RecordingPipeline } from '../pipeline/pipeline.js';
 import type { Sandbox, SandboxOptions } from '../sandbox/index.js';
 import type { SettingsBackendFactory } from '../settings.js';
@@ -25,7 +26,7 @@ export interface AppCoreOptions {
    * Set when `secrets` is a stand-in because the OS keychain could not be used: the reason shown to the
    * producer. Credentials then come from the environment only and `credentials:set` refuses.
    */
-  keychainUnavailable?: string | null;
+  keychainUnavailable?: ConfigError | string | null;
   log?: (line: string) => void;
   /** How the settings file is opened: `conf` by default, `electron-store` in the Electron shell. */
   settingsBackend?: SettingsBackendFactory;

@@ -12,7 +12,8 @@ export async function checkFolderChange(
   patch: { recordingsFolder?: string },
 ): Promise<void> {
   if (patch.recordingsFolder === undefined || patch.recordingsFolder === before.recordingsFolder) return;
-  const folder = await ensureWritableFolder(next.recordingsFolder, { source: note('folderSourceSettings') });
+  // Said under the folder field itself: no pointer to the section the producer is already in.
+  const folder = await ensureWritableFolder(next.recordingsFolder, { source: note('folderSourceField') });
   patch.recordingsFolder = folder;
   next.recordingsFolder = folder;
 }

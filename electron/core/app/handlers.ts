@@ -91,7 +91,8 @@ export function channelAndRecordingHandlers(ctx: HandlerContext): Pick<RequestHa
 
     'channels:end': async (channelId) => {
       await ctx.track(ctx.api().endChannel(channelId));
-      ctx.log('a channel was force-ended');
+      // Named, as a producer reading the log asks "which one?"; quoted so a hostile ID cannot forge a line.
+      ctx.log(`channel ${JSON.stringify(channelId.slice(0, 200))} was force-ended`);
       // The list pushed next must not show the ended channel: refresh waits out a poll already running.
       await ctx.refreshLive();
       return { ended: true };

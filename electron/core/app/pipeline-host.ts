@@ -116,7 +116,12 @@ export class PipelineHost {
     });
     this.#service.on('refusing', (reason) => {
       if (reason !== null) {
-        deps.emit('notify', { kind: 'refusing', title: 'New recordings are being refused', body: clean(reason, 200) });
+        deps.emit('notify', {
+          kind: 'refusing',
+          title: 'New recordings are being refused',
+          body: clean(reason, 200),
+          text: { title: { key: 'refusingTitle' } },
+        });
       }
       deps.updateTray();
     });
@@ -286,12 +291,23 @@ export class PipelineHost {
   }
 
   /** Downloads and client uploads together, newest first, without those the producer removed from the list. */
+  /**
+   * Recordings that come from elsewhere than this pipeline (a studio member's mirrored copies): one list, one
+   * key space, the same actions.
+   */
+  mirrored: { list(): RecordingView[]; savedPath(key: string): string | null } | null = null;
+
   list(): RecordingView[] {
     const jobs = this.#pipeline?.inbox.list() ?? [];
     const uploads = this.#pipeline?.uploadLog?.list() ?? [];
     const refused = this.#pipeline?.uploadLog?.listRefused() ?? [];
     const hidden = this.#hiddenRecordings();
-    return [...jobs.map((job) => this.viewOf(job)), ...uploads.map(uploadView), ...refused.map(refusedView)]
+    return [
+      ...jobs.map((job) => this.viewOf(job)),
+      ...uploads.map(uploadView),
+      ...refused.map(refusedView),
+      ...(this.mirrored?.list() ?? []),
+    ]
       .filter((view) => !hidden.has(view.key))
       .sort(newestFirst);
   }
@@ -309,6 +325,11 @@ export class PipelineHost {
     return { ok: true };
   }
 
+  /** Whether the producer removed this entry from the list. */
+  isHidden(key: string): boolean {
+    return this.#hiddenRecordings().has(key);
+  }
+
   /** The removed-from-list keys of the state folder in use (demo and real service keep separate lists). */
   #hiddenRecordings(): HiddenRecordings {
     const dir = this.#stateDir ?? this.#deps.home;
@@ -318,6 +339,8 @@ export class PipelineHost {
 
   /** The saved file behind a view key, of either source; null when there is none (yet). */
   savedPath(key: string): string | null {
+    const mirrored = this.mirrored?.savedPath(key);
+    if (mirrored) return mirrored;
     if (key.startsWith(UPLOAD_KEY_PREFIX)) {
       return this.#pipeline?.uploadLog?.get(key.slice(UPLOAD_KEY_PREFIX.length))?.path ?? null;
     }
@@ -380,7 +403,13 @@ export class PipelineHost {
       this.progress.update(e.key, { bytes: e.bytes, total: e.total, rate: e.rate, etaSeconds: e.etaSeconds }),
     );
     on('saved', (e) => {
-      emit('notify', { kind: 'saved', title: 'Recording saved', body: clean(basename(e.path), 200), path: e.path });
+      emit('notify', {
+        kind: 'saved',
+        title: 'Recording saved',
+        body: clean(basename(e.path), 200),
+        text: { title: { key: 'savedTitle' } },
+        path: e.path,
+      });
     });
     on('failed', (e) => {
       // Now that the next attempt is scheduled, the views can say when (the change itself came before it).
@@ -393,6 +422,7 @@ export class PipelineHost {
         kind: 'failed',
         title: 'Recording failed',
         body: clean(`${e.job.channelId}: ${e.job.error ?? describe(e.error)}`, 200),
+        text: { title: { key: 'failedTitle' } },
       });
     });
     on('expired', (e) => {
@@ -400,11 +430,21 @@ export class PipelineHost {
         kind: 'expired',
         title: 'Recording expired',
         body: clean(`${e.job.channelId}: the service deleted it before it could be downloaded.`, 200),
+        text: {
+          title: { key: 'expiredTitle' },
+          body: { key: 'expiredBody', params: { channel: clean(e.job.channelId, 120) } },
+        },
       });
     });
     on('uploaded', (e) => {
       emit('recordings:changed', uploadView(e));
-      emit('notify', { kind: 'saved', title: 'Upload saved', body: clean(e.fileName, 200), path: e.path });
+      emit('notify', {
+        kind: 'saved',
+        title: 'Upload saved',
+        body: clean(e.fileName, 200),
+        text: { title: { key: 'uploadSavedTitle' } },
+        path: e.path,
+      });
     });
     on('upload-refused', (record) => {
       emit('recordings:changed', refusedView(record));
@@ -414,6 +454,7 @@ export class PipelineHost {
         kind: 'refused',
         title: 'Client recording refused',
         body: clean(`${what}${stream}: ${record.reason}`, 200),
+        text: { title: { key: 'uploadRefusedTitle' } },
       });
       this.#deps.updateTray();
     });
@@ -426,7 +467,15 @@ export class PipelineHost {
     on('channel', (call) => {
       this.#deps.onChannel?.(call);
       if (call.action === 'create') {
-        emit('notify', { kind: 'live', title: 'Channel live', body: clean(`${call.channelId} is live.`, 200) });
+        emit('notify', {
+          kind: 'live',
+          title: 'Channel live',
+          body: clean(`${call.channelId} is live.`, 200),
+          text: {
+            title: { key: 'liveTitle' },
+            body: { key: 'liveBody', params: { channel: clean(call.channelId, 120) } },
+          },
+        });
       }
     });
     on('recording-missing', (m) => this.#onMissing(m));
@@ -476,6 +525,13 @@ export class PipelineHost {
         `${m.channelId} closed ${Math.round(m.waitedMs / 60_000)} min ago and no recording arrived; look for it in the service console before it is deleted.`,
         200,
       ),
+      text: {
+        title: { key: 'missingTitle' },
+        body: {
+          key: 'missingBody',
+          params: { channel: clean(m.channelId, 120), minutes: Math.round(m.waitedMs / 60_000) },
+        },
+      },
     });
     this.#deps.updateTray();
   }
@@ -487,6 +543,8 @@ export class PipelineHost {
         kind: 'unreachable',
         title: 'Webhook unreachable',
         body: clean(status.message ?? 'The service cannot reach this computer: recordings will not arrive.', 200),
+        // The tunnel's own reason stays as it is; only the fallback sentence comes from the catalogue.
+        text: { title: { key: 'unreachableTitle' }, ...(status.message ? {} : { body: { key: 'unreachableBody' } }) },
       });
     } else if (status.state === 'reachable') {
       this.#unreachableNotified = false;

@@ -8,6 +8,7 @@ import type { Settings, SettingsPatch as StorePatch } from '../settings.js';
 
 export interface EffectiveValues {
   recordingsFolder: string;
+  ownRecordingsFolder: string;
   demoMode: boolean;
   receivingPaused: boolean;
 }
@@ -16,6 +17,7 @@ export interface EffectiveValues {
 export function toSettingsView(s: Settings, effective: EffectiveValues): SettingsView {
   return {
     recordingsFolder: effective.recordingsFolder,
+    ownRecordingsFolder: effective.ownRecordingsFolder,
     pollIntervalSec: s.pollIntervalSec,
     fileNameTemplate: s.fileNameTemplate,
     concurrency: s.concurrency,

@@ -58,6 +58,18 @@ async function tunnelWhen(core: TallyAppCore, test: (s: TunnelStatus) => boolean
 }
 
 describe('Settings → Studio in the app core', () => {
+  it('in demo mode, a receiver choice says why nothing is shared instead of "off"', async () => {
+    const { core } = await makeCore(new MemorySecretStore(), { demoMode: true });
+    const said = nextView(core, (v) => v.status.state === 'error');
+    await core.handlers['studio:set']({ mode: 'receiver', url: 'nats://127.0.0.1:4222', name: null });
+    expect((await said).status).toMatchObject({
+      state: 'error',
+      notes: [{ code: 'studioReceiverDemo' }],
+      message: expect.stringMatching(/^Demo mode: the sandbox’s recordings are not shared with the studio\./),
+    });
+    expect((await core.handlers['app:info']()).demo).toBe(true);
+  });
+
   it('follows a studio: mirrors into the recordings folder and lists the recording as saved', async () => {
     const nats = await startNatsServer();
     cleanups.push(() => nats.close());

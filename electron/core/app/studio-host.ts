@@ -7,6 +7,7 @@
 import { hostname } from 'node:os';
 import { errorNote, note, said, type ErrorView, type Note } from '../../contract.js';
 import type {
+  RecordingView,
   RequestHandlers,
   StudioInput,
   StudioRecordingView,
@@ -31,6 +32,9 @@ import { TeamAuthError, TeamTlsError, TeamUnreachableError, connectTeam, parseTe
 import { followsStudio, type Settings, type SettingsStore } from '../settings.js';
 import { errorView } from './core-messages.js';
 
+/** Key prefix of the recordings a studio member mirrors, in the one key space of the Recordings list. */
+export const STUDIO_KEY_PREFIX = 'studio:';
+
 /** The app's name for the studio URL field in messages (the CLI says `--team`). */
 const STUDIO_URL = note('studioUrlField');
 
@@ -44,6 +48,7 @@ interface StudioHostOptions {
   /** Writes the studio setting and reconciles (serialised by the app core). */
   save: (studio: Settings['studio']) => Promise<void>;
   error: (error: ErrorView) => void;
+  recordingChanged?: (view: RecordingView) => void;
   statusChanged?: () => void;
 }
 
@@ -53,6 +58,8 @@ export interface StudioCoreLinks {
   save: (studio: Settings['studio']) => Promise<void>;
   /** A studio failure the popover's status area shows (the receiver is not concerned). */
   error: (error: ErrorView) => void;
+  /** A mirrored recording's row in Recordings changed (a member's list is one list with the webhook's). */
+  recordingChanged?: (view: RecordingView) => void;
   /** The studio link's state changed (the health shows it). */
   statusChanged?: () => void;
 }
@@ -73,6 +80,8 @@ export class StudioHost {
   #publishedFrom: RecordingPipeline | null = null;
   #status: Status = { state: 'off', message: null, notes: null };
   readonly #progress = new Map<string, number>();
+  /** The member rows last pushed, by key, so only changed ones are pushed again. */
+  readonly #pushed = new Map<string, string>();
   readonly #warnings = new Map<string, Note>();
 
   constructor(
@@ -121,7 +130,10 @@ export class StudioHost {
    */
   async reconcile(spec: PipelineStudio | null, pipeline: RecordingPipeline | null, wanted: string): Promise<void> {
     const folder = pipeline?.downloads.folder ?? wanted;
-    const key = spec ? JSON.stringify([spec, spec.mode === 'follow' ? folder : null]) : null;
+    const chosen = this.#opts.settings().studio;
+    // Chosen as the receiver but held back (demo mode): a state of its own, so the status says so.
+    const heldBack = !spec && chosen.mode === 'receiver' && chosen.url !== null;
+    const key = spec ? JSON.stringify([spec, spec.mode === 'follow' ? folder : null]) : heldBack ? 'held back' : null;
     // A publisher shares what its pipeline saves: a rebuilt (or reopened) pipeline needs a new one.
     const publisherStale = spec?.mode === 'receiver' && pipeline !== null && this.#publishedFrom !== pipeline;
     if (key === this.#key && !publisherStale) return;
@@ -133,7 +145,7 @@ export class StudioHost {
       return this.#failed(error);
     }
     this.#key = key;
-    if (!spec) return this.#setStatus('off');
+    if (!spec) return heldBack ? this.#setStatus('error', note('studioReceiverDemo')) : this.#setStatus('off');
     try {
       const url = parseTeamUrl(spec.url, STUDIO_URL);
       const credentials = await resolveTeamCredentials(url, this.#opts.env, this.#store).catch(() => null);
@@ -283,9 +295,57 @@ export class StudioHost {
     return [...rows.values()].sort((x, y) => Date.parse(y.at) - Date.parse(x.at)).slice(0, 500);
   }
 
+  /**
+   * A member's mirrored recordings as rows of the one Recordings list (same states and actions as a download
+   * from the service): waiting is queued here, mirroring is downloading, gone is expired. Empty unless following.
+   */
+  memberRecordings(): RecordingView[] {
+    if (!this.#follower) return [];
+    return this.#recordings().map((r) => this.#memberView(r));
+  }
+
+  /** The saved file behind a member row's key, or null. */
+  savedPath(key: string): string | null {
+    if (!this.#follower || !key.startsWith(STUDIO_KEY_PREFIX)) return null;
+    const identity = key.slice(STUDIO_KEY_PREFIX.length);
+    const record = this.#follower.records().find((r) => r.identity === identity);
+    return record?.state === 'saved' ? (record.path ?? null) : null;
+  }
+
+  #memberView(r: StudioRecordingView): RecordingView {
+    const record = this.#follower?.records().find((m) => m.identity === r.identity);
+    const states = { waiting: 'pending', mirroring: 'downloading', saved: 'saved', gone: 'expired' } as const;
+    return {
+      key: `${STUDIO_KEY_PREFIX}${r.identity}`,
+      channelId: r.channelId,
+      source: record?.announcement.kind ?? 'server',
+      state: r.state === 'shared' ? 'saved' : states[r.state],
+      receivedAt: r.at,
+      deadline: null,
+      bytes: r.bytes,
+      totalBytes: r.totalBytes,
+      rate: null,
+      etaSeconds: null,
+      fileName: r.fileName,
+      error: null,
+      attempts: 1,
+      // A mirrored copy is checked against the team's SHA-256 and size before it is named.
+      ...(r.state === 'saved' ? { checks: ['size'] as ('size' | 'md5')[] } : {}),
+      hasThumbnail: false,
+    };
+  }
+
   #changed(): void {
     void this.view().then(this.#opts.emit, () => undefined);
     this.#opts.statusChanged?.();
+    const push = this.#opts.recordingChanged;
+    if (!push) return;
+    for (const row of this.memberRecordings()) {
+      const text = JSON.stringify(row);
+      if (this.#pushed.get(row.key) === text) continue;
+      this.#pushed.set(row.key, text);
+      push(row);
+    }
   }
 
   /** The studio link for the health (receiver: the publisher's team server; member: the follower's). */

@@ -2,7 +2,7 @@
  * What the tray shows: the live count, the download progress, the health summary and the one reason to look,
  * most urgent first.
  */
-import type { HealthState } from '../../contract.js';
+import type { HealthState, Note } from '../../contract.js';
 import type { Channel } from '../model.js';
 import type { TraySnapshot } from './types.js';
 
@@ -39,12 +39,12 @@ export function traySnapshotOf(
     readonly error: string | null;
     readonly refusing: string | null;
     readonly pipeline: { supervisor: { status: { state: string } } } | null;
-    health(): { state: HealthState; summary: string };
+    health(): { state: HealthState; summary: string; summaryNotes?: Note[] };
   },
   state: { credentialsRefused: boolean; receivingPaused: boolean; recordingsFolder: string },
 ): TraySnapshot {
   const { downloading, progress, failed } = host.trayCounts();
-  const { state: healthState, summary } = host.health();
+  const { state: healthState, summary, summaryNotes } = host.health();
   return {
     liveCount: live.length,
     liveChannels: live.map((c) => ({ id: c.id, watchers: c.watchers })),
@@ -58,7 +58,8 @@ export function traySnapshotOf(
       tunnelState: host.pipeline?.supervisor.status.state,
       failedRecordings: failed,
     }),
-    health: { state: healthState, summary },
+    // The notes too: the tray says the line in the producer's language (shell-text.ts notesTextIn).
+    health: { state: healthState, summary, ...(summaryNotes ? { summaryNotes } : {}) },
     receivingPaused: state.receivingPaused,
     recordingsFolder: state.recordingsFolder,
   };

@@ -3,7 +3,7 @@
  * AppCore and expose `handlers` / `events` over their transport (IPC or WebSocket); nothing else of the
  * core is reachable from the renderer.
  */
-import type { EventMap, EventName, HealthState, RequestHandlers } from '../../contract.js';
+import type { EventMap, EventName, HealthState, Note, RequestHandlers, ShellText } from '../../contract.js';
 
 /** What only the host shell can do. `tally serve` passes a subset (no native dialogs). */
 export interface PlatformHooks {
@@ -28,7 +28,7 @@ export interface TraySnapshot {
   /** Something needs the producer: a failed/expired recording, an unreachable webhook, bad credentials. */
   attention: string | null;
   /** The overall health (the tray icon: ok, warning or error) and its one line (the tooltip). */
-  health: { state: HealthState; summary: string };
+  health: { state: HealthState; summary: string; summaryNotes?: Note[] };
   receivingPaused: boolean;
   recordingsFolder: string;
 }
@@ -43,8 +43,11 @@ export interface AppCoreEvents extends EventMap {
      * came; `refusing`: new recording webhooks are refused (too many unfinished, or the journal cannot be written).
      */
     kind: 'saved' | 'failed' | 'expired' | 'unreachable' | 'refused' | 'live' | 'missing' | 'refusing' | 'health';
+    /** In English, for logs and shells without a language. */
     title: string;
     body: string;
+    /** The same words as keys of the shell catalogue (electron/shell-text.ts), for the tray app's language. */
+    text?: { title: ShellText; body?: ShellText };
     path?: string;
   };
 }

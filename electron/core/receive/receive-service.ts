@@ -107,6 +107,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   /** The free port used last time the configured one was taken (reused while free, so the URL stays put). */
   #fallbackPort: number | null = null;
   #holder: PortHolder | null = null;
+  /** The port last said to be receiving: a pipeline rebuilt on the same port (a settings change) says nothing new. */
+  #saidPort: number | null = null;
   #refusing: { reason: string; full: boolean } | null = null;
   readonly #progressAt = new Map<string, number>();
   #missing: number[] = [];
@@ -290,10 +292,12 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     on('listen', (state) => {
       if (state.listening) {
         this.#holder = null;
-        this.#opts.log(`receiving webhooks on port ${state.port}`);
+        if (state.port !== this.#saidPort) this.#opts.log(`receiving webhooks on port ${state.port}`);
+        this.#saidPort = state.port;
         changed();
         return;
       }
+      this.#saidPort = null;
       void this.#findHolder(state.port).then((holder) => {
         const first = this.#holder === null && holder !== null;
         this.#holder = holder;

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runInNewContext } from 'node:vm';
@@ -19,6 +20,22 @@ import {
 } from './web-client.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
+
+interface Probe {
+  streams: { codec_type: string; sample_rate: string; channels: number; nb_read_frames?: string }[];
+  format: { duration: string };
+}
+
+/** ffprobe (from ffmpeg, which .ci/run installs) decoding every frame of the file. */
+function ffprobe(path: string): Promise<Probe> {
+  const args = ['-v', 'error', '-count_frames', '-show_streams', '-show_format', '-of', 'json', path];
+  return new Promise((resolve, reject) => {
+    execFile('ffprobe', args, (error, stdout, stderr) => {
+      if (error || stderr.trim()) reject(new Error(`ffprobe: ${stderr || String(error)}`));
+      else resolve(JSON.parse(stdout) as Probe);
+    });
+  });
+}
 
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -42,7 +59,7 @@ function element(buf: Buffer, at: number): { id: number; size: number | null; da
 }
 
 describe('generateWebm', () => {
-  it('is a well-formed EBML/WebM file of exactly the asked size: header, Segment, Info, Void', () => {
+  it('is a well-formed WebM file of exactly the asked size: header, Segment, Info, Tracks, Clusters, Void', () => {
     const file = generateWebm(10_000, 7);
     expect(file.length).toBe(10_000);
     const ebml = element(file, 0);
@@ -50,11 +67,35 @@ describe('generateWebm', () => {
     expect(file.subarray(ebml.data, ebml.data + (ebml.size ?? 0)).includes(Buffer.from('webm'))).toBe(true);
     const segment = element(file, ebml.data + (ebml.size ?? 0));
     expect(segment).toMatchObject({ id: 0x18538067, size: null });
-    const info = element(file, segment.data);
-    expect(info.id).toBe(0x1549a966);
-    const filler = element(file, info.data + (info.size ?? 0));
-    expect(filler.id).toBe(0xec);
-    expect(filler.data + (filler.size ?? 0)).toBe(file.length);
+    const ids: number[] = [];
+    let at = segment.data;
+    while (at < file.length) {
+      const child = element(file, at);
+      ids.push(child.id);
+      at = child.data + (child.size ?? 0);
+    }
+    expect(at).toBe(file.length);
+    expect(ids).toEqual([0x1549a966, 0x1654ae6b, 0x1f43b675, 0xec]);
+  });
+
+  it('is real audio that ffprobe decodes: one PCM track, as long as its bytes say, for every size', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tally-webm-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    for (const [size, seconds] of [
+      [256 * 1024, 8.1],
+      [MIN_CLIENT_RECORDING_BYTES + 40, 0],
+      [1_200_000, 37.4],
+    ] as const) {
+      const path = join(dir, `${size}.webm`);
+      await writeFile(path, generateWebm(size, 3));
+      const probe = await ffprobe(path);
+      expect(probe.streams).toMatchObject([{ codec_type: 'audio', sample_rate: '16000', channels: 1 }]);
+      if (seconds > 0) {
+        // Every packet decodes (ffprobe counts frames by decoding them) and the duration is what the bytes hold.
+        expect(Number(probe.streams[0]?.nb_read_frames)).toBeGreaterThan(0);
+        expect(Number(probe.format.duration)).toBeCloseTo(seconds, 0);
+      }
+    }
   });
 
   it('gives the same bytes for the same seed, other bytes for another, and never less than the header', () => {
@@ -170,7 +211,7 @@ describe('the sandbox web client', () => {
     expect(await (await fetch(sandbox.webClientUrl('"><b>x</b>'))).text()).not.toContain('"><b>x</b>');
   });
 
-  it('in the demo, sends the SDK pair (LL and RR) whenever a broadcast ends, until detached', async () => {
+  it('in the demo, sends the SDK pair (LL and RR) whenever a recorded broadcast ends, until detached', async () => {
     const { sandbox, recordUrl, clientDir } = await setup();
     const listeners = sandbox.control.events.listenerCount('broadcast:end');
     let url: string | null = recordUrl;
@@ -184,7 +225,10 @@ describe('the sandbox web client', () => {
       },
     });
     const first = new Promise<void>((resolve) => (notify = resolve));
-    sandbox.control.startBroadcast({ id: 'demo-1', record: false });
+    // A broadcast nobody records has no client recordings either: each pair sits under its broadcast.
+    sandbox.control.startBroadcast({ id: 'demo-quiet', record: false });
+    await sandbox.control.endBroadcast('demo-quiet');
+    sandbox.control.startBroadcast({ id: 'demo-1', record: true, recordingBytes: 50_000 });
     await sandbox.control.endBroadcast('demo-1');
     await first;
     expect(results).toHaveLength(2);
@@ -205,7 +249,7 @@ describe('the sandbox web client', () => {
     await sandbox.control.endBroadcast('demo-2');
     detach();
     url = recordUrl;
-    sandbox.control.startBroadcast({ id: 'demo-3', record: false });
+    sandbox.control.startBroadcast({ id: 'demo-3', record: true, recordingBytes: 50_000 });
     await sandbox.control.endBroadcast('demo-3');
     expect(results).toHaveLength(2);
     expect(sandbox.control.events.listenerCount('broadcast:end')).toBe(listeners);

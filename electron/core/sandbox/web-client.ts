@@ -11,12 +11,13 @@
  *   in `window.__upload` (end-to-end tests wait for `window.__uploadDone`);
  * - from Node: `uploadClientRecording(recordUrl, ...)`, for the demo and for tests without a browser.
  *
- * Nothing is recorded: the "recording" is a small valid WebM header (EBML header, Segment, Info) followed by a
- * Void element of deterministic filler, so the same size and seed always give the same bytes.
+ * Nothing is recorded: the "recording" is a steady tone in a real WebM audio file (webm-audio.ts) that players and
+ * ffprobe decode; the same size and seed always give the same bytes.
  */
 import { createHash, randomBytes, randomInt } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SandboxControl } from './types.js';
+import { tallyGenerateWebm } from './webm-audio.js';
 
 /** Path of the page on the sandbox API server. */
 export const WEB_CLIENT_PATH = '/_sandbox/web-client';
@@ -27,65 +28,22 @@ export const MAX_CLIENT_RECORDING_BYTES = 64 * 1024 * 1024;
 export const CLIENT_RECORDING_TYPES = ['audio/webm', 'audio/ogg'] as const;
 export type ClientRecordingType = (typeof CLIENT_RECORDING_TYPES)[number];
 
-// EBML header (version 1, DocType "webm" v4), a Segment of unknown size, and an Info element naming the muxer.
-const WEBM_HEAD = [
-  0x1a, 0x45, 0xdf, 0xa3, 0x9f, 0x42, 0x86, 0x81, 0x01, 0x42, 0xf7, 0x81, 0x01, 0x42, 0xf2, 0x81, 0x04, 0x42, 0xf3,
-  0x81, 0x08, 0x42, 0x82, 0x84, 0x77, 0x65, 0x62, 0x6d, 0x42, 0x87, 0x81, 0x04, 0x42, 0x85, 0x81, 0x02, 0x18, 0x53,
-  0x80, 0x67, 0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x15, 0x49, 0xa9, 0x66, 0xa7, 0x2a, 0xd7, 0xb1, 0x83,
-  0x0f, 0x42, 0x40, 0x4d, 0x80, 0x8d, 0x74, 0x61, 0x6c, 0x6c, 0x79, 0x2d, 0x73, 0x61, 0x6e, 0x64, 0x62, 0x6f, 0x78,
-  0x57, 0x41, 0x8d, 0x74, 0x61, 0x6c, 0x6c, 0x79, 0x2d, 0x73, 0x61, 0x6e, 0x64, 0x62, 0x6f, 0x78,
-];
-/** Smallest recording: the head plus an empty Void element (ID and an 8-byte size). */
-export const MIN_CLIENT_RECORDING_BYTES = WEBM_HEAD.length + 9;
+/** Smallest recording: the headers and an empty Void element, no audio (see webm-audio.ts). */
+export const MIN_CLIENT_RECORDING_BYTES = tallyGenerateWebm(0, 1).length;
 
 /**
- * The same generator as browser JavaScript, for the page. Kept as plain ES5 text so no build step is involved;
- * a spec checks it gives byte-identical output to `generateWebm`.
+ * The generator for the page: the very function Node runs (webm-audio.ts), as source text, so the browser and
+ * Node make the same bytes without a second copy.
  */
-export const WEBM_GENERATOR_SOURCE = `function tallyGenerateWebm(size, seed) {
-  var head = ${JSON.stringify(WEBM_HEAD)};
-  if (size < head.length + 9) size = head.length + 9;
-  var out = new Uint8Array(size);
-  out.set(head, 0);
-  var at = head.length;
-  out[at] = 0xec;
-  out[at + 1] = 0x01;
-  var rest = size - at - 9;
-  for (var i = 7; i >= 1; i--) { out[at + 1 + i] = rest % 256; rest = Math.floor(rest / 256); }
-  var x = (seed >>> 0) || 0x9e3779b9;
-  for (var p = at + 9; p < size; p++) {
-    x = (x ^ (x << 13)) >>> 0;
-    x = (x ^ (x >>> 17)) >>> 0;
-    x = (x ^ (x << 5)) >>> 0;
-    out[p] = x & 0xff;
-  }
-  return out;
-}`;
+export const WEBM_GENERATOR_SOURCE = tallyGenerateWebm.toString();
 
 /**
- * A deterministic WebM-shaped file of `size` bytes (at least MIN_CLIENT_RECORDING_BYTES): same size and seed,
- * same bytes, in Node and in the page.
+ * A playable WebM audio file of `size` bytes (at least MIN_CLIENT_RECORDING_BYTES): same size and seed, same
+ * bytes, in Node and in the page.
  */
 export function generateWebm(size: number, seed: number): Buffer {
-  const total = Math.max(MIN_CLIENT_RECORDING_BYTES, Math.floor(size));
-  const out = Buffer.alloc(total);
-  out.set(WEBM_HEAD, 0);
-  const at = WEBM_HEAD.length;
-  out[at] = 0xec;
-  out[at + 1] = 0x01;
-  let rest = total - at - 9;
-  for (let i = 7; i >= 1; i -= 1) {
-    out[at + 1 + i] = rest % 256;
-    rest = Math.floor(rest / 256);
-  }
-  let x = seed >>> 0 || 0x9e3779b9;
-  for (let p = at + 9; p < total; p += 1) {
-    x = (x ^ (x << 13)) >>> 0;
-    x = (x ^ (x >>> 17)) >>> 0;
-    x = (x ^ (x << 5)) >>> 0;
-    out[p] = x & 0xff;
-  }
-  return out;
+  const bytes = tallyGenerateWebm(size, seed);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
 }
 
 /** A channel ID shaped like the service's (`<epoch ms>_<5 chars>`). */
@@ -371,9 +329,10 @@ export function attachDemoWebClient(
   recordUrl: () => string | null,
   opts: DemoWebClientOptions = {},
 ): () => void {
-  const onEnd = (broadcast: { id: string }): void => {
+  const onEnd = (broadcast: { id: string; record?: boolean }): void => {
     const url = recordUrl();
-    if (!url) return;
+    // As in a studio whose web app records the shows it records: every client pair sits under its broadcast.
+    if (!url || broadcast.record === false) return;
     // The SDK's pair: the producer's own stream and the remote one, named after the channel.
     for (const track of ['LL', 'RR'] as const) {
       sandbox.control

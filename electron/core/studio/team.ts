@@ -158,7 +158,7 @@ export interface TeamConnectOptions {
   credentials: TeamCredentials | null;
   /** A name the server shows for this connection (monitoring only). */
   name: string;
-  /** Ends the retries (stop, Ctrl-C). */
+  /** Ends the retries (stop, Ctrl+C). */
   signal?: AbortSignal;
   /** Called before each wait while the server cannot be reached: one line for the user. */
   onRetry?: (info: TeamRetry) => void;

@@ -97,7 +97,7 @@ describe('createTunnelProvider', () => {
       /Set the Public URL in Settings → How the service reaches Tally \(My own public URL\)/,
     );
     expect(() => createTunnelProvider({ provider: 'ngrok' }, { ngrokAuthtoken: null })).toThrow(
-      'ngrok needs an authtoken: set it in Settings → How the service reaches Tally → ngrok authtoken, or with `tally login --ngrok`.',
+      'ngrok needs an authtoken: set it in Settings → How the service reaches Tally → ngrok authtoken, or with `tally login --ngrok` (the keychain, or without one a file only you can read), or set TALLY_NGROK_AUTHTOKEN.',
     );
     expect(() => createTunnelProvider({ provider: 'localtunnel', localtunnelHost: 'lt.example.com' })).toThrow(
       ConfigError,
@@ -122,7 +122,7 @@ describe('tunnelProviderFor', () => {
     expect(await problem({ provider: 'ngrok', ngrokDomain: 'a.ngrok-free.app' }, { ngrokAuthtoken: ' ' })).toEqual({
       kind: 'ngrok',
       error: new ConfigError(
-        'ngrok needs an authtoken: set it in Settings → How the service reaches Tally → ngrok authtoken, or with `tally login --ngrok`.',
+        'ngrok needs an authtoken: set it in Settings → How the service reaches Tally → ngrok authtoken, or with `tally login --ngrok` (the keychain, or without one a file only you can read), or set TALLY_NGROK_AUTHTOKEN.',
       ),
     });
     expect(await problem({ provider: 'url', publicUrl: 'http://tally.example.com' })).toEqual({

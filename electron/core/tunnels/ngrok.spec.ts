@@ -174,7 +174,7 @@ describe('ngrok through the SDK boundary', () => {
   it('requires an authtoken and a host-name domain', () => {
     expect(() => createTunnelProvider({ provider: 'ngrok' }, {})).toThrow(
       new ConfigError(
-        'ngrok needs an authtoken: set it in Settings → How the service reaches Tally → ngrok authtoken, or with `tally login --ngrok`.',
+        'ngrok needs an authtoken: set it in Settings → How the service reaches Tally → ngrok authtoken, or with `tally login --ngrok` (the keychain, or without one a file only you can read), or set TALLY_NGROK_AUTHTOKEN.',
       ),
     );
     expect(() => createTunnelProvider({ provider: 'ngrok' }, { ngrokAuthtoken: '  ' })).toThrow(ConfigError);

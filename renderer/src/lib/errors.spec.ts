@@ -41,19 +41,28 @@ describe('messageOf: core errors with specifics', () => {
     },
   ];
 
-  it('shows the core’s own English message in English', () => {
-    for (const error of cases) {
-      expect(messageOf(overWs(error))).toBe(error.message);
-      expect(messageOf(overIpc(error))).toBe(error.message);
-    }
+  it('shows the core’s own English message in English, naming a service endpoint as a producer knows it', () => {
+    const english = [
+      cases[0]?.message,
+      'The service answered 503 for the live channel list. Try again in a moment.',
+      'The service did not answer the channel search within 12.5 s. Check the connection and try again.',
+      cases[3]?.message,
+    ];
+    expect(cases.map((e) => messageOf(overWs(e)))).toEqual(english);
+    expect(cases.map((e) => messageOf(overIpc(e)))).toEqual(english);
+    // Never an internal path such as /lambda/broadcast-channel-list.
+    const path = { code: 'network', message: 'x', params: { endpoint: '/lambda/broadcast-channel-list' } };
+    expect(messageOf(overWs(path))).toBe(
+      'Could not reach the service for the live channel list. Check the network connection and the host settings.',
+    );
   });
 
   it('translates them into Korean with the channel, endpoint, status or time in place, over both transports', () => {
     setLocale('ko');
     const expected = [
       '서비스에 방송 중인 채널 “main-stage”이(가) 없습니다.',
-      '서비스가 broadcast-channel-list 요청에 503(으)로 응답했습니다. 잠시 후 다시 시도해 주세요.',
-      '서비스가 search 요청에 12.5초 안에 응답하지 않았습니다. 연결을 확인하고 다시 시도해 주세요.',
+      '서비스가 방송 중인 채널 목록 요청에 503(으)로 응답했습니다. 잠시 후 다시 시도해 주세요.',
+      '서비스가 채널 검색 요청에 12.5초 안에 응답하지 않았습니다. 연결을 확인하고 다시 시도해 주세요.',
       'signal.example.test 요청으로 서비스에 연결할 수 없습니다. 네트워크 연결과 호스트 설정을 확인해 주세요.',
     ];
     expect(cases.map((e) => messageOf(overWs(e)))).toEqual(expected);

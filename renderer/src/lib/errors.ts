@@ -61,10 +61,35 @@ function rawMessage(error: unknown): string | null {
   return null;
 }
 
+/** The service's endpoints by the name a producer knows them by, not their paths (`/lambda/…`). */
+const ENDPOINT_NAMES: [RegExp, MessageKey][] = [
+  [/broadcast-channel-list/, 'errors.endpoints.live'],
+  [/(^|\/)search$/, 'errors.endpoints.search'],
+  [/channel-force-termination/, 'errors.endpoints.end'],
+  [/\/api\/recordhook\//, 'errors.endpoints.recordHook'],
+  [/\/api\/webhook\//, 'errors.endpoints.channelHook'],
+];
+
+/** The endpoint param named for people, or null when it is not one of the service's known endpoints. */
+function endpointName(params: Record<string, unknown> | null): string | null {
+  const endpoint = params?.endpoint;
+  if (typeof endpoint !== 'string') return null;
+  const key = ENDPOINT_NAMES.find(([pattern]) => pattern.test(endpoint))?.[1];
+  return key ? t(key) : null;
+}
+
 /** A message fit for the UI, in the popover's language, from anything thrown or pushed by the core. */
 export function messageOf(error: unknown): string {
   const raw = rawMessage(error);
   const code = codeOf(error);
+  // A service call that failed names what was asked ("the live channel list"), never an internal path, in
+  // every language; the CLI's own message keeps the path for whoever debugs it.
+  const named = code ? endpointName(errorParamsOf(error) as Record<string, unknown> | null) : null;
+  if (code && named) {
+    const params = { ...(errorParamsOf(error) ?? {}), endpoint: named };
+    const structured = WITH_PARAMS[code]?.find(({ needs }) => needs.every((name) => name in params));
+    if (structured) return t(structured.key, localParams(params));
+  }
   if (code && locale() !== 'en') {
     const params = errorParamsOf(error);
     // A message the core wrote as a note (a ConfigError's, say) is said whole in this language.

@@ -25,9 +25,23 @@ export function localParams(params: NoteParams, code = '', depth = 0): NoteParam
   // Numbers that name something (port 8787, status 503) are not amounts: no "8,787" in any language.
   for (const key of IDENTIFIER_PARAMS) if (typeof all[key] === 'number') all[key] = String(all[key]);
   if (locale() === 'en' || depth >= 3) return all;
+  // Settings fields by the names the producer sees them under, not the settings file's keys.
+  if (typeof all.fields === 'string') all.fields = fieldNames(all.fields);
   for (const [key, inner] of Object.entries(params)) {
     if (!key.endsWith('Note') || key === 'Note' || inner === code || !knownNote(inner)) continue;
     all[key.slice(0, -'Note'.length)] = noteInLocale(inner, params, depth + 1);
   }
   return all;
+}
+
+/** `recordingsFolder, tunnel.publicUrl` as the fields' labels in the popover's language, where it has them. */
+function fieldNames(fields: string): string {
+  return fields
+    .split(/,\s*/)
+    .map((path) => {
+      const key = `fieldNames.${path.replace(/\./g, '_')}` as MessageKey;
+      const label = t(key);
+      return label === key ? path : label;
+    })
+    .join(', ');
 }

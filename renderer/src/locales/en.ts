@@ -4,7 +4,7 @@
  */
 
 /** Plural forms, chosen with Intl.PluralRules for the active locale. */
-import { NOTE_TEXT } from '../../../electron/contract.js';
+import { NOTE_TEXT, SHELL_TEXT, type ShellTexts } from '../../../electron/contract.js';
 
 export interface Plural {
   one: string;
@@ -66,11 +66,35 @@ export const en = {
     serviceErrorAt: 'The service answered {status} for {endpoint}. Try again in a moment.',
     timeoutAt: 'The service did not answer {endpoint} within {seconds} s. Check the connection and try again.',
     networkAt: 'Could not reach the service for {endpoint}. Check the network connection and the host settings.',
+    endpoints: {
+      live: 'the live channel list',
+      search: 'the channel search',
+      end: 'ending a channel',
+      recordHook: 'registering the webhook URL',
+      channelHook: 'registering the channel hook',
+    },
     networkBecause:
       'Could not reach the service for {endpoint}: {reason}. Check the network connection and the host settings.',
   },
+  /** Settings fields as the producer sees them, for messages that name a field (keys: the path, `.` as `_`). */
+  fieldNames: {
+    recordingsFolder: 'Where recordings are saved',
+    pollIntervalSec: 'Refresh interval',
+    concurrency: 'Parallel downloads',
+    fileNameTemplate: 'File names',
+    language: 'Language',
+    tunnel_publicUrl: 'Public URL',
+    tunnel_ngrokDomain: 'ngrok domain',
+    tunnel_localtunnelHost: 'localtunnel server',
+    uploadOrigins: 'Web app origins',
+    endpoints_baseUrl: 'Signalling host',
+    endpoints_consoleApiUrl: 'Console API host',
+    endpoints_adminUrl: 'Admin API host',
+  },
   /** The core's coded messages: their English text is the core's own (electron/core/notes.ts). */
   notes: NOTE_TEXT,
+  /** What the tray app says outside the popover (menu, dialogs, notifications): one catalogue with main's. */
+  shell: SHELL_TEXT.en as ShellTexts,
   firstRun: {
     step: 'Step {n} of {total}',
     next: 'Next',
@@ -242,7 +266,8 @@ export const en = {
     nextAttempt: 'next try in {time}',
     nextAttemptNow: 'trying again now',
     refusedReason: 'Tally refused this web client recording; the web page was told it was uploaded.',
-    clientChannelTitle: 'Web client · {channel}',
+    clientChannelTitle: '{channel} · {track} · {time}',
+    trackTitles: { local: 'Local stream', remote: 'Remote stream' },
     tracks: { local: 'local stream', remote: 'remote stream' },
     missedIntro:
       'These channels ended while Tally was not running, and no recording arrived for them. The recordings may still be in the service console.',
@@ -262,6 +287,8 @@ export const en = {
     webhookNotRegistered: 'Not registered with the service yet: register it in Settings.',
     webhookDemo:
       'Demo: the built-in sandbox sends its recordings straight to Tally. The first arrives within a minute or two.',
+    webhookFollowing:
+      'This computer follows a studio: the studio’s receiver gets the recordings, and each one is copied here, checked, as soon as it is shared.',
     webhookMissing: 'No public webhook URL yet. Set up a tunnel in Settings so the service can reach Tally.',
     filters: { label: 'Show', all: 'All', server: 'Broadcasts', client: 'Web client', problems: 'Problems' },
     noMatch: 'No finished recordings match this filter.',
@@ -292,6 +319,10 @@ export const en = {
     pathCopied: 'Path copied',
     remove: 'Remove from list',
     removeLabel: 'Remove {name} from list',
+    restored: '{name} is back in the list.',
+    undo: 'Undo',
+    opening: 'Opening {name}…',
+    revealing: 'Showing {name} in its folder…',
     removed: '{name} removed from the list. The file stays where it was.',
     showMore: { one: 'Show {count} more', other: 'Show {count} more' } as Plural,
     detailLabel: 'Selected recording',
@@ -338,6 +369,7 @@ export const en = {
     folder: {
       title: 'Where recordings are saved',
       label: 'Folder path',
+      hint: '~ is your home folder; a relative path starts there too. Tally shows the full path it saves to.',
       choose: 'Choose…',
     },
     tunnel: {
@@ -364,6 +396,9 @@ export const en = {
       ngrokTokenHint: 'From your ngrok dashboard. Kept in the system keychain; Tally never shows it again.',
       ngrokTokenStored: 'Authtoken stored in the keychain',
       ngrokTokenMissing: 'No authtoken yet: ngrok needs one.',
+      ngrokTokenStoredFile: 'Authtoken stored in a file only you can read',
+      ngrokTokenFileHint:
+        'From your ngrok dashboard. This computer has no keychain, so Tally keeps it in {path}, readable by you only (or set TALLY_NGROK_AUTHTOKEN).',
       ngrokTokenPlaceholder: 'Stored. Type a new one to replace it',
       ngrokTokenSave: 'Save authtoken',
       ngrokTokenRemove: 'Remove authtoken',

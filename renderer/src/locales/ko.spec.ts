@@ -15,7 +15,7 @@ function leaves(node: unknown, path = ''): [string, string][] {
  */
 const KEPT = new Set(
   [
-    'Tally tally serve login status retry follow ngrok localtunnel cloudflared Tailscale Funnel JetStream nats nats-server tls gnome-keyring KeePassXC',
+    'Tally tally serve login chmod status retry follow ngrok localtunnel cloudflared Tailscale Funnel JetStream nats nats-server tls gnome-keyring KeePassXC',
     'ID URL API OS CSV MD5 CORS TLS DNS S3 Ceph MinIO DIR member-id http https recordUrl receiverHost receiverPort origin ms s',
   ]
     .join(' ')

@@ -1,6 +1,6 @@
 /** Korean strings. Must have exactly the English shape (checked by the compiler). */
 import type { Messages } from './en.js';
-import { koNotes } from './ko-notes.js';
+import { SHELL_TEXT, koNotes } from '../../../electron/contract.js';
 
 export const ko: Messages = {
   app: {
@@ -57,10 +57,32 @@ export const ko: Messages = {
     serviceErrorAt: '서비스가 {endpoint} 요청에 {status}(으)로 응답했습니다. 잠시 후 다시 시도해 주세요.',
     timeoutAt: '서비스가 {endpoint} 요청에 {seconds}초 안에 응답하지 않았습니다. 연결을 확인하고 다시 시도해 주세요.',
     networkAt: '{endpoint} 요청으로 서비스에 연결할 수 없습니다. 네트워크 연결과 호스트 설정을 확인해 주세요.',
+    endpoints: {
+      live: '방송 중인 채널 목록',
+      search: '채널 검색',
+      end: '채널 종료',
+      recordHook: '웹훅 URL 등록',
+      channelHook: '채널 훅 등록',
+    },
     networkBecause:
       '{endpoint} 요청으로 서비스에 연결할 수 없습니다: {reason}. 네트워크 연결과 호스트 설정을 확인해 주세요.',
   },
+  fieldNames: {
+    recordingsFolder: '녹화 저장 위치',
+    pollIntervalSec: '새로 고침 간격',
+    concurrency: '동시 다운로드 수',
+    fileNameTemplate: '파일 이름',
+    language: '언어',
+    tunnel_publicUrl: '공개 URL',
+    tunnel_ngrokDomain: 'ngrok 도메인',
+    tunnel_localtunnelHost: 'localtunnel 서버',
+    uploadOrigins: '웹 앱 출처',
+    endpoints_baseUrl: '시그널링 호스트',
+    endpoints_consoleApiUrl: '콘솔 API 호스트',
+    endpoints_adminUrl: '관리 API 호스트',
+  },
   notes: koNotes,
+  shell: SHELL_TEXT.ko,
   firstRun: {
     step: '{total}단계 중 {n}단계',
     next: '다음',
@@ -232,7 +254,8 @@ export const ko: Messages = {
     nextAttempt: '{time} 후 다시 시도',
     nextAttemptNow: '지금 다시 시도하는 중',
     refusedReason: 'Tally가 이 웹 클라이언트 녹음을 거부했습니다. 웹 페이지에는 업로드되었다고 표시되었습니다.',
-    clientChannelTitle: '웹 클라이언트 · {channel}',
+    clientChannelTitle: '{channel} · {track} · {time}',
+    trackTitles: { local: '로컬 스트림', remote: '원격 스트림' },
     tracks: { local: '로컬 스트림', remote: '원격 스트림' },
     missedIntro:
       'Tally가 실행되지 않는 동안 종료된 채널인데 녹화 파일이 들어오지 않았습니다. 서비스 콘솔에 녹화가 남아 있을 수 있습니다.',
@@ -251,6 +274,8 @@ export const ko: Messages = {
     webhookRegisteredBroken: '등록되어 있지만 지금은 공개 URL이 Tally에 도달하지 않습니다.',
     webhookNotRegistered: '아직 서비스에 등록되지 않았습니다. 설정에서 등록해 주세요.',
     webhookDemo: '데모: 내장 샌드박스가 녹화를 Tally로 바로 보냅니다. 첫 녹화는 1~2분 안에 도착합니다.',
+    webhookFollowing:
+      '이 컴퓨터는 스튜디오를 따릅니다. 스튜디오의 수신기가 녹화를 받고, 공유되는 즉시 확인된 사본이 여기로 복사됩니다.',
     webhookMissing: '아직 공개 웹훅 URL이 없습니다. 서비스가 Tally에 연결할 수 있도록 설정에서 터널을 설정해 주세요.',
     filters: { label: '보기', all: '전체', server: '방송', client: '웹 클라이언트', problems: '문제' },
     noMatch: '이 조건에 맞는 완료된 녹화가 없습니다.',
@@ -281,6 +306,10 @@ export const ko: Messages = {
     pathCopied: '경로를 복사했습니다',
     remove: '목록에서 제거',
     removeLabel: '{name}을(를) 목록에서 제거',
+    restored: '{name}을(를) 목록에 다시 표시합니다.',
+    undo: '실행 취소',
+    opening: '{name} 여는 중…',
+    revealing: '폴더에서 {name} 표시 중…',
     removed: '{name}을(를) 목록에서 제거했습니다. 파일은 그대로 있습니다.',
     showMore: { one: '{count}개 더 보기', other: '{count}개 더 보기' },
     detailLabel: '선택한 녹화',
@@ -327,6 +356,7 @@ export const ko: Messages = {
     folder: {
       title: '녹화 저장 위치',
       label: '폴더 경로',
+      hint: '~는 홈 폴더입니다. 상대 경로도 홈 폴더에서 시작합니다. Tally는 저장할 전체 경로를 보여 줍니다.',
       choose: '선택…',
     },
     tunnel: {
@@ -352,6 +382,9 @@ export const ko: Messages = {
       ngrokTokenHint: 'ngrok 대시보드에서 복사하세요. 시스템 키체인에 보관되며 다시 표시되지 않습니다.',
       ngrokTokenStored: '인증 토큰이 키체인에 저장되어 있습니다',
       ngrokTokenMissing: '아직 인증 토큰이 없습니다. ngrok에는 토큰이 필요합니다.',
+      ngrokTokenStoredFile: '나만 읽을 수 있는 파일에 인증 토큰이 저장되어 있습니다',
+      ngrokTokenFileHint:
+        'ngrok 대시보드에서 복사하세요. 이 컴퓨터에는 키체인이 없어 Tally가 나만 읽을 수 있는 {path} 파일에 보관합니다(또는 TALLY_NGROK_AUTHTOKEN 설정).',
       ngrokTokenPlaceholder: '저장됨. 바꾸려면 새 토큰을 입력하세요',
       ngrokTokenSave: '인증 토큰 저장',
       ngrokTokenRemove: '인증 토큰 삭제',

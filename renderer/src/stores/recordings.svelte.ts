@@ -2,7 +2,7 @@
  * Recordings: the core's list merged with change and progress pushes by key, plus the missed-recording
  * (gap) report.
  */
-import { SvelteMap } from 'svelte/reactivity';
+import { SvelteMap, SvelteSet } from 'svelte/reactivity';
 import {
   recordingNeedsAttention,
   type GapReport,
@@ -12,6 +12,7 @@ import {
 import { systemClock, type Clock } from '../lib/clock.js';
 import { copyText } from '../lib/clipboard.js';
 import { localMidnight } from '../lib/days.js';
+import { nestedKeys, underTheirBroadcast } from './recording-groups.js';
 import { messageOf } from '../lib/errors.js';
 
 const TICK_MS = 10_000;
@@ -86,17 +87,27 @@ export class RecordingsStore {
   problems = $derived([...this.items.values()].filter(recordingNeedsAttention).sort(newestFirst));
 
   filter = $state<RecordingFilter>('all');
+  /** Entries just removed, hidden while the producer may still undo it; the core hears of it afterwards. */
+  held = new SvelteSet<string>();
   /** How many finished recordings are shown; grows a page at a time. */
   limit = $state(PAGE_SIZE);
 
-  /** Finished recordings that pass the filter (under Problems, also waiting ones), newest first. */
-  finished = $derived([...this.items.values()].filter((r) => listed(this.filter, r)).sort(newestFirst));
+  /** Finished recordings that pass the filter (under Problems, also waiting ones), newest first; each web client
+   * recording under the broadcast it was made in. Removed ones are held back while Undo is offered. */
+  finished = $derived(
+    underTheirBroadcast(
+      [...this.items.values()].filter((r) => !this.held.has(r.key) && listed(this.filter, r)).sort(newestFirst),
+    ),
+  );
+  /** Client recordings listed right under the broadcast they were made in (their channel's server recording). */
+  nested = $derived(nestedKeys(this.finished));
   /** The shown page of `finished`, by day. */
   days = $derived.by((): DayGroup[] => {
     const groups: DayGroup[] = [];
     for (const r of this.finished.slice(0, this.limit)) {
-      const day = localMidnight(r.receivedAt);
       const last = groups.at(-1);
+      // A client recording stays under its broadcast, even when it arrived after midnight.
+      const day = this.nested.has(r.key) && last ? last.day : localMidnight(r.receivedAt);
       if (last?.day === day) last.items.push(r);
       else groups.push({ day, items: [r] });
     }
@@ -106,6 +117,7 @@ export class RecordingsStore {
   counts = $derived.by(() => {
     const counts: Record<RecordingFilter, number> = { all: 0, server: 0, client: 0, problems: 0 };
     for (const r of this.items.values()) {
+      if (this.held.has(r.key)) continue;
       for (const f of RECORDING_FILTERS) if (listed(f, r)) counts[f] += 1;
     }
     return counts;

@@ -26,7 +26,7 @@ describe('first run: joining a studio', () => {
     await user.click(await screen.findByRole('button', { name: 'I’m joining a studio' }));
     const heading = await screen.findByRole('heading', { name: 'Join your studio' });
     expect(heading).toHaveFocus();
-    expect(screen.getByText('Step 1 of 3')).toBeInTheDocument();
+    expect(screen.getByText('Step 1 of 2')).toBeInTheDocument();
     // A member has no service account: none of its fields, and the demo is still one click away.
     expect(screen.queryByLabelText('Service ID')).toBeNull();
     expect(screen.getByRole('button', { name: 'Try the demo first' })).toBeEnabled();
@@ -55,7 +55,7 @@ describe('first run: joining a studio', () => {
     await user.type(secret, 'team-token');
     await user.click(next);
     await screen.findByRole('heading', { name: 'Where recordings are saved' });
-    expect(screen.getByText('Step 2 of 3')).toBeInTheDocument();
+    expect(screen.getByText('Step 2 of 2')).toBeInTheDocument();
     expect(bridge.callsOf('studio:setCredentials')).toEqual([
       [URL, { token: 'wrong-token' }],
       [URL, { token: 'team-token' }],
@@ -71,7 +71,8 @@ describe('first run: joining a studio', () => {
     await user.type(folder, '/home/me/Studio');
     await user.click(screen.getByRole('button', { name: 'Check and use this folder' }));
     await screen.findByRole('heading', { name: 'Waiting for the studio’s recordings' });
-    expect(screen.getByText('Step 3 of 3')).toBeInTheDocument();
+    // Waiting is where the guide ends, not a step of it.
+    expect(screen.queryByText(/^Step \d of/)).toBeNull();
     expect(bridge.callsOf('settings:checkFolder')).toEqual([['/home/me/Studio']]);
     expect(bridge.callsOf('studio:set')).toEqual([[{ mode: 'follow', url: URL, name: null }]]);
     expect(bridge.settings.recordingsFolder).toBe('/home/me/Studio');
@@ -134,6 +135,46 @@ describe('first run: joining a studio', () => {
     await waitFor(() => expect(bridge.callsOf('settings:update')).toEqual([[{ firstRunDone: true, demoMode: true }]]));
     expect(bridge.callsOf('studio:setCredentials')).toEqual([]);
     expect(bridge.callsOf('studio:set')).toEqual([]);
+  });
+});
+
+describe('first run: the producer’s own service', () => {
+  it('counts its three steps, offers the real recordings folder (not the demo’s) and checks the connection only with something to check', async () => {
+    const bridge = new TestBridge();
+    // In demo mode the folder in use is the demo's own; the guide offers where real recordings go.
+    bridge.settings = settingsView({
+      firstRunDone: false,
+      recordingsFolder: '/home/me/.config/Tally/demo-recordings',
+      ownRecordingsFolder: '/home/me/Videos/Tally',
+    });
+    render(App, { bridge: bridge.bridge, connection: open, clock: new ManualClock(), systemLanguage: 'en-US' });
+    const user = userEvent.setup({ delay: null });
+    await user.click(await screen.findByRole('button', { name: 'Set up with my service' }));
+    expect(screen.getByText('Step 1 of 3')).toBeInTheDocument();
+    await user.type(screen.getByLabelText('Service ID'), 'my-service');
+    await user.type(screen.getByLabelText('Secret'), 's3cret');
+    await user.click(screen.getByRole('button', { name: 'Test and save' }));
+    await screen.findByRole('heading', { name: 'Where recordings are saved' });
+    expect(screen.getByText('Step 2 of 3')).toBeInTheDocument();
+    expect(screen.getByRole('textbox', { name: 'Folder path' })).toHaveValue('/home/me/Videos/Tally');
+
+    // The core answers with the absolute folder it checked: the field shows it.
+    bridge.handle('settings:checkFolder', () => ({ ok: true, message: null, path: '/home/me/Shows' }));
+    await user.clear(screen.getByRole('textbox', { name: 'Folder path' }));
+    await user.type(screen.getByRole('textbox', { name: 'Folder path' }), '~/Shows');
+    await user.click(screen.getByRole('button', { name: 'Check and use this folder' }));
+    await screen.findByRole('heading', { name: 'How the service reaches Tally' });
+    expect(bridge.settings.recordingsFolder).toBe('/home/me/Shows');
+    expect(screen.getByText('Step 3 of 3')).toBeInTheDocument();
+
+    // ngrok without an authtoken: nothing to check yet, so the check waits for one.
+    const check = screen.getByRole('button', { name: 'Check the connection' });
+    await user.click(screen.getByRole('radio', { name: 'ngrok' }));
+    expect(check).toBeDisabled();
+    await user.type(screen.getByLabelText('ngrok authtoken'), 'token-123');
+    expect(check).toBeEnabled();
+    await user.click(screen.getByRole('radio', { name: 'My own public URL' }));
+    expect(check).toBeDisabled();
   });
 });
 

@@ -20,8 +20,12 @@ function setup(
   const clock = new ManualClock(NOW);
   const store = new RecordingsStore(bridge.bridge, clock);
   onTestFinished(store.start());
-  render(RecordingsView, { store, fileActions: options.fileActions ?? true, tunnel: options.tunnel ?? null });
-  return { bridge, clock, store, user: userEvent.setup({ delay: null }) };
+  const view = render(RecordingsView, {
+    store,
+    fileActions: options.fileActions ?? true,
+    tunnel: options.tunnel ?? null,
+  });
+  return { bridge, clock, store, view, user: userEvent.setup({ delay: null }) };
 }
 
 /** `setup` that also returns the rendered container (images have no role to find them by). */
@@ -111,8 +115,10 @@ describe('RecordingsView', () => {
       bytes: 2048,
       checks: ['size', 'md5'],
     });
-    const { bridge, user } = setup([saved]);
+    const { bridge, user, view } = setup([saved]);
     await user.click(await screen.findByRole('button', { name: /^Open show-9 · \d/ }));
+    // Opening takes the desktop a moment: the page says it is on its way.
+    await waitFor(() => expect(screen.getByRole('status')).toHaveTextContent(/^Opening show-9 · .*…$/));
     await user.click(screen.getByRole('button', { name: /^Show show-9 · .* in folder$/ }));
     expect(bridge.callsOf('recordings:open')).toEqual([['k9']]);
     expect(bridge.callsOf('recordings:reveal')).toEqual([['k9']]);
@@ -124,12 +130,22 @@ describe('RecordingsView', () => {
     expect(bridge.callsOf('clipboard:write')).toEqual([['/recordings/k9.mp4']]);
     await waitFor(() => expect(screen.getByRole('status')).toHaveTextContent('Path copied'));
 
+    // Remove hides it at once and offers Undo; the core hears of it only when that offer ends.
     await user.click(screen.getByRole('button', { name: /^Remove show-9 .* from list$/ }));
-    expect(bridge.callsOf('recordings:remove')).toEqual([['k9']]);
     await waitFor(() => expect(screen.queryByRole('listitem')).not.toBeInTheDocument());
     await waitFor(() =>
       expect(screen.getByRole('status')).toHaveTextContent(/removed from the list\. The file stays where it was\./),
     );
+    expect(bridge.callsOf('recordings:remove')).toEqual([]);
+    await user.click(screen.getByRole('button', { name: 'Undo' }));
+    await screen.findByRole('listitem');
+    await waitFor(() => expect(screen.getByRole('status')).toHaveTextContent(/is back in the list\.$/));
+    expect(bridge.callsOf('recordings:remove')).toEqual([]);
+
+    await user.click(screen.getByRole('button', { name: /^Remove show-9 .* from list$/ }));
+    // Leaving the tab ends the offer: the removal goes through.
+    view.unmount();
+    await waitFor(() => expect(bridge.callsOf('recordings:remove')).toEqual([['k9']]));
   });
 
   it('tags a saved recording Verified only where its download passed a check', async () => {
@@ -155,7 +171,61 @@ describe('RecordingsView', () => {
     ]);
     // Saved before the core kept its checks: plain "Saved", no claim either way.
     expect(tag('older')).toEqual(['Saved', expect.stringMatching(/^Saved · /)]);
-    expect(tag('Web client · panel')).toEqual(['Saved', expect.stringMatching(/^Uploaded whole/)]);
+    expect(tag('panel · Web client upload')).toEqual(['Saved', expect.stringMatching(/^Uploaded whole/)]);
+  });
+
+  it('reads like a studio day: each broadcast, then the web client’s recordings made in it, by stream', async () => {
+    const { container } = setupWithContainer(
+      [
+        recording({
+          key: 'rr',
+          channelId: 'keynote',
+          source: 'client',
+          track: 'remote',
+          state: 'saved',
+          receivedAt: inMinutes(-1),
+        }),
+        recording({
+          key: 'll',
+          channelId: 'keynote',
+          source: 'client',
+          track: 'local',
+          state: 'saved',
+          receivedAt: inMinutes(-2),
+        }),
+        recording({
+          key: 'panel',
+          channelId: 'panel',
+          state: 'saved',
+          fileName: 'panel.mp4',
+          receivedAt: inMinutes(-3),
+        }),
+        recording({
+          key: 'key',
+          channelId: 'keynote',
+          state: 'saved',
+          fileName: 'keynote.mp4',
+          receivedAt: inMinutes(-9),
+        }),
+        recording({
+          key: 'lone',
+          channelId: 'lost',
+          source: 'client',
+          track: 'local',
+          state: 'saved',
+          receivedAt: inMinutes(-4),
+        }),
+      ],
+      new TestBridge(),
+    );
+    await screen.findByText(/^keynote · /);
+    const titles = [...container.querySelectorAll('.entry .id')].map((e) => e.textContent?.replace(/ · \d.*$/, ''));
+    expect(titles).toEqual(['panel', 'lost · Local stream', 'keynote', 'Local stream', 'Remote stream']);
+    const nested = [...container.querySelectorAll('.entry.nested .id')].map((e) => e.textContent);
+    expect(nested).toHaveLength(2);
+    // The badge says "Web client" once; the title no longer repeats it.
+    expect(screen.getAllByText('Web client', { selector: '.badge' })).toHaveLength(3);
+    expect(screen.queryByText(/^Web client ·/)).toBeNull();
   });
 
   it('shows the webhook’s thumbnail the core fetched, and never a URL the page would load itself', async () => {

@@ -389,6 +389,21 @@ describe('SettingsView', () => {
     await replace(user, await screen.findByRole('textbox', { name: 'Folder path' }), '/srv/tally');
     await waitFor(() => expect(bridge.callsOf('settings:update')).toEqual([[{ recordingsFolder: '/srv/tally' }]]));
   });
+
+  it('shows the absolute folder the core saved for ~ and says how it reads such paths', async () => {
+    const bridge = new TestBridge();
+    // The core takes ~ as the home folder (core/paths.ts expandFolder) and answers with what it saved.
+    bridge.handle(
+      'settings:update',
+      () => (bridge.settings = settingsView({ recordingsFolder: '/home/me/Videos/Tally' })),
+    );
+    const { user } = setup(bridge, false);
+    const field = await screen.findByRole('textbox', { name: 'Folder path' });
+    expect(screen.getByText(/^~ is your home folder/)).toBeInTheDocument();
+    await replace(user, field, '~/Videos/Tally');
+    await waitFor(() => expect(field).toHaveValue('/home/me/Videos/Tally'));
+    expect(bridge.callsOf('settings:update')).toEqual([[{ recordingsFolder: '~/Videos/Tally' }]]);
+  });
   it('shows a tunnel setting problem and a refused folder from the core wholly in Korean', async () => {
     const bridge = new TestBridge();
     // As the core sends them (tests/core-messages.spec.ts makes both with the real core): an ngrok tunnel
@@ -412,7 +427,7 @@ describe('SettingsView', () => {
 
     expect(
       await screen.findByText(
-        '— 설정을 확인해 주세요: ngrok에는 인증 토큰이 필요합니다. 설정 → ‘서비스가 Tally에 연결하는 방법’의 ‘ngrok 인증 토큰’에 입력하거나 “tally login --ngrok” 명령으로 저장하세요.',
+        '— 설정을 확인해 주세요: ngrok에는 인증 토큰이 필요합니다. 설정 → ‘서비스가 Tally에 연결하는 방법’의 ‘ngrok 인증 토큰’에 입력하거나 “tally login --ngrok” 명령으로 저장하세요(키체인이 없으면 나만 읽을 수 있는 파일에 저장됩니다). TALLY_NGROK_AUTHTOKEN 환경 변수도 쓸 수 있습니다.',
       ),
     ).toBeInTheDocument();
     await replace(user, await screen.findByRole('textbox', { name: '폴더 경로' }), folder);

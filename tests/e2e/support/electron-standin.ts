@@ -101,6 +101,10 @@ class AppStandin extends EventEmitter {
     return true;
   }
   setLoginItemSettings(): void {}
+  /** The OS language Electron reports; the Language setting's "system" follows it. */
+  getLocale(): string {
+    return 'en-US';
+  }
   /** Electron's order: 'before-quit' (cancellable), then 'will-quit' and 'quit'. */
   quit(): void {
     let prevented = false;

@@ -11,14 +11,16 @@ import { coreText } from '../../lib/notes.js';
 export type RecordingAction = 'retry' | 'open' | 'reveal' | 'copyPath' | 'remove';
 
 /** "main-stage · 09:41": the channel and when its recording arrived, instead of a raw file name. */
-export function titleOf(r: RecordingView): string {
-  const channel =
-    r.source === 'client' && r.channelId
-      ? t('recordings.clientChannelTitle', { channel: r.channelId })
-      : r.source === 'client' || !r.channelId
-        ? t('recordings.clientTitle')
-        : r.channelId;
-  return t('recordings.title', { channel, time: formatTime(r.receivedAt) });
+export function titleOf(r: RecordingView, nested = false): string {
+  const time = formatTime(r.receivedAt);
+  if (r.source === 'client') {
+    // The "Web client" badge says what it is: the title says which stream, and of which channel unless it is
+    // listed under its broadcast already.
+    const track = r.track ? t(`recordings.trackTitles.${r.track}`) : t('recordings.clientTitle');
+    if (nested || !r.channelId) return t('recordings.title', { channel: track, time });
+    return t('recordings.clientChannelTitle', { channel: r.channelId, track, time });
+  }
+  return t('recordings.title', { channel: r.channelId || t('recordings.clientTitle'), time });
 }
 
 /**

@@ -1,10 +1,11 @@
 /**
  * Korean for the core's coded messages (electron/core/notes.ts): every code the core sends must be here
- * (checked by the compiler through the English shape). Params keep their English names.
+ * (checked by the compiler through the English shape). Params keep their English names. One catalogue for the
+ * popover (renderer/src/locales/ko.ts includes it) and the tray app's main process (the tray's health line).
  */
-import type { Messages } from './en.js';
+import type { NOTE_TEXT } from './notes.js';
 
-export const koNotes: Messages['notes'] = {
+export const koNotes: typeof NOTE_TEXT = {
   error: '{message}',
   tunnelStopped: '터널을 멈췄습니다.',
   tunnelOpening: '{provider} 터널을 여는 중…',
@@ -72,7 +73,6 @@ export const koNotes: Messages['notes'] = {
   keychainUnusable: 'OS 키체인을 사용할 수 없습니다.',
   hostsChanged: '시크릿을 입력한 뒤 서비스 호스트가 바뀌어 시크릿을 보내지 않습니다. {reenter}.',
   reenterInSettings: '새 호스트를 사용하려면 설정 → ‘서비스 계정’에서 시크릿을 다시 입력하세요',
-  folderNotAbsolute: '폴더의 전체 경로를 입력하세요.',
   folderUnusable: '{path}에는 녹화를 저장할 수 없습니다:',
   folderNoPermission: 'Tally에 그곳에 쓸 권한이 없습니다.',
   folderReadOnly: '디스크가 읽기 전용입니다.',
@@ -82,6 +82,8 @@ export const koNotes: Messages['notes'] = {
   folderTimeout: '폴더가 제때 응답하지 않았습니다.',
   folderOther: '쓸 수 없습니다({code}).',
   studioNoReceiver: '수신기가 실행되고 있지 않습니다.',
+  studioReceiverDemo:
+    '데모 모드: 샌드박스의 녹화는 스튜디오와 공유되지 않습니다. 실제 서비스를 사용하면 이 컴퓨터가 스튜디오의 수신기가 됩니다(설정 → ‘서비스 계정’).',
   studioJetStream: {
     one: 'JetStream이 켜져 있습니다(스트림 {count}개).',
     other: 'JetStream이 켜져 있습니다(스트림 {count}개).',
@@ -133,7 +135,9 @@ export const koNotes: Messages['notes'] = {
   fieldStaticDomain: '고정 도메인',
   fieldServer: '서버',
   ngrokAuthtokenMissing:
-    'ngrok에는 인증 토큰이 필요합니다. 설정 → ‘서비스가 Tally에 연결하는 방법’의 ‘ngrok 인증 토큰’에 입력하거나 “tally login --ngrok” 명령으로 저장하세요.',
+    'ngrok에는 인증 토큰이 필요합니다. 설정 → ‘서비스가 Tally에 연결하는 방법’의 ‘ngrok 인증 토큰’에 입력하거나 “tally login --ngrok” 명령으로 저장하세요(키체인이 없으면 나만 읽을 수 있는 파일에 저장됩니다). TALLY_NGROK_AUTHTOKEN 환경 변수도 쓸 수 있습니다.',
+  ngrokTokenFileOpen:
+    'ngrok 인증 토큰 파일 {path}을(를) 다른 사용자도 읽을 수 있어 Tally가 사용하지 않습니다. “chmod 600 {path}”를 실행하거나 토큰을 다시 저장하세요.',
   ngrokAuthtokenRefused:
     'ngrok이 인증 토큰을 받아들이지 않았습니다({providerCode}). ngrok 대시보드에서 다시 복사해 설정 → ‘서비스가 Tally에 연결하는 방법’의 ‘ngrok 인증 토큰’에 입력하거나 “tally login --ngrok” 명령으로 저장하세요.',
   ngrokDomainRefused:
@@ -201,6 +205,7 @@ export const koNotes: Messages['notes'] = {
   invalidSettings: '설정 값이 올바르지 않습니다({detail}).',
   invalidFields: '확인할 항목: {fields}',
   folderCannotUse: '{folder} 폴더를 쓸 수 없습니다({source}). {why} 다른 폴더를 고르세요.',
+  folderSourceField: '녹화 폴더',
   folderSourceSettings: '설정 → ‘녹화 저장 위치’',
   folderTooLong: '경로가 너무 깁니다.',
   folderLoops: '경로가 심볼릭 링크로 순환합니다.',
