@@ -30,8 +30,6 @@ export const koNotes: typeof NOTE_TEXT = {
   selfShape: '{where}이(가) 응답했지만 Tally의 자체 확인 응답이 아닙니다. 이 URL 뒤에 다른 서버가 있습니다.',
   selfForeign:
     '{where}은(는) 이 수신기가 아닌 다른 Tally 수신기로 연결됩니다(다른 인스턴스나 이전 터널이 이 URL을 쓰고 있습니다).',
-  portInUse:
-    '포트 {port}을(를) 이미 사용 중이라 이번에는 수신기가 다른 포트에서 받고 있습니다. 포트 {port}(으)로 등록한 웹훅 URL로는 연결되지 않습니다.',
   demoDirect: '데모 모드: 내장 샌드박스가 웹훅을 이 컴퓨터로 바로 보냅니다.',
   receiverStarting: 'Tally를 시작하는 중입니다. 잠시 후 다시 시도하세요.',
   receiverNotRunning: '웹훅 수신기가 실행되고 있지 않습니다.',

@@ -58,8 +58,6 @@ export const NOTE_TEXT = {
   selfShape: "{where} answered, but not with Tally's self-check: another server is behind this URL.",
   selfForeign:
     '{where} reaches a different Tally receiver, not this one (another instance or an old tunnel owns this URL).',
-  portInUse:
-    'Port {port} is in use, so the receiver listens on another port this time: a webhook URL registered with port {port} does not reach it.',
   demoDirect: 'Demo mode: the embedded sandbox sends its webhooks straight to this computer.',
   receiverStarting: 'Tally is still starting; try again in a moment.',
   receiverNotRunning: 'The webhook receiver is not running.',

@@ -23,7 +23,7 @@ describe('coreText', () => {
   });
 
   it('shows numbers that name something (a port, a status) as written, and amounts with grouping', () => {
-    const notes = [note('portInUse', { port: 8787 })];
+    const notes = [note('healthPortHeld', { port: 8787 })];
     const english = notes.map(noteText).join(' ');
     expect(english).toContain('8787');
     expect(coreText(english, notes)).toBe(english);
