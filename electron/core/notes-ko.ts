@@ -219,6 +219,13 @@ export const koNotes: typeof NOTE_TEXT = {
   credentialsBoth: '서비스 ID와 시크릿이 모두 필요합니다.',
   credentialsNotStorable: '자격 증명을 저장할 수 없습니다: {detail}',
   ngrokTokenNotStorable: 'ngrok 인증 토큰을 저장할 수 없습니다: {detail}',
+  attnCredentialsRefused: '서비스가 자격 증명을 거부했습니다',
+  attnNotReceiving: '녹화를 받지 못하고 있습니다',
+  attnChangeNotApplied: '변경 사항을 적용하지 못했습니다',
+  attnRefusing: '새 녹화를 거부하고 있습니다',
+  attnUnreachable: '웹훅 URL에 연결할 수 없습니다',
+  attnTunnelError: '터널을 시작하지 못했습니다',
+  attnFailed: { one: '녹화 {count}개 실패', other: '녹화 {count}개 실패' },
   healthAllOk: '모두 정상입니다. 웹훅이 Tally에 도착하고 녹화가 저장됩니다.',
   healthReceiverOk: '{host}:{port}에서 웹훅을 받고 있습니다.',
   healthReceiverMoved:

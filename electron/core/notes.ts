@@ -257,6 +257,14 @@ export const NOTE_TEXT = {
   credentialsBoth: 'Both the service ID and the secret are needed.',
   credentialsNotStorable: 'The credentials cannot be stored: {detail}',
   ngrokTokenNotStorable: 'The ngrok authtoken cannot be stored: {detail}',
+  // The tray's one reason to look (app/tray-snapshot.ts)
+  attnCredentialsRefused: 'The service refused the credentials',
+  attnNotReceiving: 'Recordings are not being received',
+  attnChangeNotApplied: 'A change could not be applied',
+  attnRefusing: 'New recordings are being refused',
+  attnUnreachable: 'The webhook URL is unreachable',
+  attnTunnelError: 'The tunnel could not start',
+  attnFailed: { one: '{count} recording failed', other: '{count} recordings failed' },
   // Health (receive/health.ts): each component's reason and the action to take
   healthAllOk: 'All is well: webhooks reach Tally and recordings are saved.',
   healthReceiverOk: 'Receiving webhooks on {host}:{port}.',

@@ -150,6 +150,10 @@ describe('tray summary', () => {
       trayTooltip(snapshot({ health: { state: 'error', summary: 'y'.repeat(300) }, attention: 'z'.repeat(300) }))
         .length,
     ).toBeLessThanOrEqual(127);
+    // The reason to look is said in the producer's language from its note (the English line is the fallback).
+    const failed = { attention: '2 recordings failed', attentionNotes: [{ code: 'attnFailed', params: { count: 2 } }] };
+    expect(trayTooltip(snapshot(failed), 'ko')).toContain('녹화 2개 실패');
+    expect(trayTooltip(snapshot(failed), 'en')).toContain('2 recordings failed');
     expect(trayTitle(snapshot({ downloading: 1, progress: 0.999 }))).toBe('99%');
     expect(trayTitle(snapshot({ downloading: 1, progress: null }))).toBe('');
     expect(trayTitle(snapshot({ downloading: 0, progress: 0.5 }))).toBe('');

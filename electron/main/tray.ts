@@ -73,7 +73,11 @@ export function trayTooltip(snapshot: TraySnapshot, language: ShellLanguage = 'e
   const summary = cleanText(healthLine(snapshot, language), 100);
   const parts: string[] = [];
   if (health.state !== 'ok' && summary) parts.push(summary);
-  if (snapshot.attention && snapshot.attention !== health.summary) parts.push(cleanText(snapshot.attention, 60));
+  if (snapshot.attention && snapshot.attention !== health.summary) {
+    const notes = snapshot.attentionNotes;
+    const said = notes && notes.length > 0 ? notesTextIn(language, notes) : snapshot.attention;
+    parts.push(cleanText(said, 60));
+  }
   if (snapshot.liveCount > 0) parts.push(say('tooltipLive', { count: snapshot.liveCount }));
   if (snapshot.downloading > 0) {
     const percent = percentOf(snapshot.progress);

@@ -2,15 +2,15 @@
  * What the tray shows: the live count, the download progress, the health summary and the one reason to look,
  * most urgent first.
  */
-import type { HealthState, Note } from '../../contract.js';
+import { note, noteText, type HealthState, type Note } from '../../contract.js';
 import type { Channel } from '../model.js';
 import type { TraySnapshot } from './types.js';
 
 /** A failed or expired recording asks for attention for a day; older ones are history. */
 export const ATTENTION_WINDOW_MS = 24 * 60 * 60 * 1000;
 
-/** The tray's one-line reason to look, most urgent first; null when all is well. */
-export function attentionText(state: {
+/** The tray's one-line reason to look, most urgent first, as a note the tray says in its language; null when all is well. */
+export function attentionNote(state: {
   credentialsRefused: boolean;
   pipelineError: string | null;
   /** A change that could not be applied while the previous setup still receives. */
@@ -19,16 +19,21 @@ export function attentionText(state: {
   refusing?: string | null;
   tunnelState: string | undefined;
   failedRecordings: number;
-}): string | null {
-  if (state.credentialsRefused) return 'The service refused the credentials';
-  if (state.pipelineError) return 'Recordings are not being received';
-  if (state.changeError) return 'A change could not be applied';
-  if (state.refusing) return 'New recordings are being refused';
-  if (state.tunnelState === 'unreachable') return 'The webhook URL is unreachable';
-  if (state.tunnelState === 'error') return 'The tunnel could not start';
-  if (state.failedRecordings === 1) return '1 recording failed';
-  if (state.failedRecordings > 1) return `${state.failedRecordings} recordings failed`;
+}): Note | null {
+  if (state.credentialsRefused) return note('attnCredentialsRefused');
+  if (state.pipelineError) return note('attnNotReceiving');
+  if (state.changeError) return note('attnChangeNotApplied');
+  if (state.refusing) return note('attnRefusing');
+  if (state.tunnelState === 'unreachable') return note('attnUnreachable');
+  if (state.tunnelState === 'error') return note('attnTunnelError');
+  if (state.failedRecordings > 0) return note('attnFailed', { count: state.failedRecordings });
   return null;
+}
+
+/** The same reason in English (the log, and a tray that has no notes to translate). */
+export function attentionText(state: Parameters<typeof attentionNote>[0]): string | null {
+  const said = attentionNote(state);
+  return said ? noteText(said) : null;
 }
 
 /** The tray's view: the live count from the last poll, the pipeline's progress, and one reason to look. */
@@ -50,17 +55,24 @@ export function traySnapshotOf(
     liveChannels: live.map((c) => ({ id: c.id, watchers: c.watchers })),
     downloading,
     progress,
-    attention: attentionText({
-      credentialsRefused: state.credentialsRefused,
-      pipelineError: host.pipeline ? null : host.error,
-      changeError: host.pipeline ? host.error : null,
-      refusing: host.refusing,
-      tunnelState: host.pipeline?.supervisor.status.state,
-      failedRecordings: failed,
-    }),
+    ...attention(
+      attentionNote({
+        credentialsRefused: state.credentialsRefused,
+        pipelineError: host.pipeline ? null : host.error,
+        changeError: host.pipeline ? host.error : null,
+        refusing: host.refusing,
+        tunnelState: host.pipeline?.supervisor.status.state,
+        failedRecordings: failed,
+      }),
+    ),
     // The notes too: the tray says the line in the producer's language (shell-text.ts notesTextIn).
     health: { state: healthState, summary, ...(summaryNotes ? { summaryNotes } : {}) },
     receivingPaused: state.receivingPaused,
     recordingsFolder: state.recordingsFolder,
   };
+}
+
+/** The snapshot's attention fields: the English line and its note. */
+function attention(said: Note | null): Pick<TraySnapshot, 'attention' | 'attentionNotes'> {
+  return { attention: said ? noteText(said) : null, attentionNotes: said ? [said] : null };
 }

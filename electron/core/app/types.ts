@@ -27,6 +27,8 @@ export interface TraySnapshot {
   progress: number | null;
   /** Something needs the producer: a failed/expired recording, an unreachable webhook, bad credentials. */
   attention: string | null;
+  /** `attention` as notes, so the tray says it in the producer's language. */
+  attentionNotes?: Note[] | null;
   /** The overall health (the tray icon: ok, warning or error) and its one line (the tooltip). */
   health: { state: HealthState; summary: string; summaryNotes?: Note[] };
   receivingPaused: boolean;
