@@ -219,6 +219,7 @@ export const koNotes: typeof NOTE_TEXT = {
   credentialsBoth: '서비스 ID와 시크릿이 모두 필요합니다.',
   credentialsNotStorable: '자격 증명을 저장할 수 없습니다: {detail}',
   ngrokTokenNotStorable: 'ngrok 인증 토큰을 저장할 수 없습니다: {detail}',
+  channelSays: '{channel}:',
   attnCredentialsRefused: '서비스가 자격 증명을 거부했습니다',
   attnNotReceiving: '녹화를 받지 못하고 있습니다',
   attnChangeNotApplied: '변경 사항을 적용하지 못했습니다',

@@ -258,6 +258,7 @@ export const NOTE_TEXT = {
   credentialsNotStorable: 'The credentials cannot be stored: {detail}',
   ngrokTokenNotStorable: 'The ngrok authtoken cannot be stored: {detail}',
   // The tray's one reason to look (app/tray-snapshot.ts)
+  channelSays: '{channel}:',
   attnCredentialsRefused: 'The service refused the credentials',
   attnNotReceiving: 'Recordings are not being received',
   attnChangeNotApplied: 'A change could not be applied',

@@ -50,6 +50,28 @@ describe('NotificationService', () => {
     expect(revealed).toEqual(['/rec/a.mp4']);
   });
 
+  it("says a core reason (the health's, a recording's error) in the tray app's language", () => {
+    const factory = fakeNotificationFactory();
+    const service = new NotificationService({
+      createNotification: factory.create,
+      isSupported: () => true,
+      reveal: () => undefined,
+      showPopover: () => undefined,
+      language: () => 'ko',
+    });
+    service.notify({
+      kind: 'health',
+      title: 'Recordings are at risk',
+      body: 'Port 8787 is in use by another program: webhooks cannot reach Tally.',
+      bodyNotes: [{ code: 'healthPortHeld', params: { port: 8787 } }],
+      text: { title: { key: 'healthTitle' } },
+    });
+    expect(factory.made[0]?.options).toMatchObject({
+      title: '녹화가 위험합니다',
+      body: '8787번 포트를 다른 프로그램이 사용 중이라 웹훅이 Tally에 도착할 수 없습니다.',
+    });
+  });
+
   it('a notification without a file opens the popover when clicked', () => {
     const { service, made, popovers } = setup();
     service.notify(unreachable);

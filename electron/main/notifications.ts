@@ -5,7 +5,7 @@
  * saved recordings collapses into one "N recordings saved" notification.
  */
 import type { Notification, NotificationConstructorOptions } from 'electron';
-import { shellText, type SettingsView, type ShellLanguage } from '../contract.js';
+import { notesTextIn, shellText, type SettingsView, type ShellLanguage } from '../contract.js';
 import type { AppCoreEvents } from '../core/app/types.js';
 
 export type NotifyPayload = AppCoreEvents['notify'];
@@ -79,7 +79,11 @@ export class NotificationService {
 
     const language = this.#options.language?.() ?? 'en';
     let title = payload.text ? shellText(language, payload.text.title) : payload.title;
-    let body = payload.text?.body ? shellText(language, payload.text.body) : payload.body;
+    let body = payload.text?.body
+      ? shellText(language, payload.text.body)
+      : payload.bodyNotes && payload.bodyNotes.length > 0
+        ? notesTextIn(language, payload.bodyNotes)
+        : payload.body;
     let count = 1;
     const burst = this.#savedBurst;
     if (payload.kind === 'saved' && burst && now - burst.at < DEDUPE_WINDOW_MS && this.#shown.has(burst.notification)) {

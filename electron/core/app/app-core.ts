@@ -253,6 +253,7 @@ class ReconcilingAppCore implements TallyAppCore {
         kind: 'health',
         title: 'Recordings are at risk',
         body,
+        bodyNotes: red[0]!.reasonNotes,
         text: { title: { key: 'healthTitle' } },
       });
     }

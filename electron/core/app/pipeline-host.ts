@@ -422,6 +422,9 @@ export class PipelineHost {
         kind: 'failed',
         title: 'Recording failed',
         body: clean(`${e.job.channelId}: ${e.job.error ?? describe(e.error)}`, 200),
+        ...(e.job.errorNotes
+          ? { bodyNotes: [note('channelSays', { channel: clean(e.job.channelId, 120) }), ...e.job.errorNotes] }
+          : {}),
         text: { title: { key: 'failedTitle' } },
       });
     });

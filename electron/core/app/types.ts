@@ -50,6 +50,8 @@ export interface AppCoreEvents extends EventMap {
     body: string;
     /** The same words as keys of the shell catalogue (electron/shell-text.ts), for the tray app's language. */
     text?: { title: ShellText; body?: ShellText };
+    /** The body as the core's notes (a health reason, a recording's error), said in the tray app's language. */
+    bodyNotes?: Note[];
     path?: string;
   };
 }
