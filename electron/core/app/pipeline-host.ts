@@ -546,7 +546,8 @@ export class PipelineHost {
         kind: 'unreachable',
         title: 'Webhook unreachable',
         body: clean(status.message ?? 'The service cannot reach this computer: recordings will not arrive.', 200),
-        // The tunnel's own reason stays as it is; only the fallback sentence comes from the catalogue.
+        // The tunnel's reason as its notes (translated by the tray app); the fallback sentence from the catalogue.
+        ...(status.message && status.messageNotes?.length ? { bodyNotes: status.messageNotes } : {}),
         text: { title: { key: 'unreachableTitle' }, ...(status.message ? {} : { body: { key: 'unreachableBody' } }) },
       });
     } else if (status.state === 'reachable') {
