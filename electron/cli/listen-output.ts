@@ -134,6 +134,8 @@ export function createListenPrinter(opts: {
   const writer = opts.coalesce ? coalescingWriter(opts.out) : null;
   const out = writer ?? opts.out;
   const lastProgress = new Map<string, { at: number; step: number }>();
+  /** Recordings whose "gone from the service" line was printed (once each, whatever the flood around it). */
+  const goneSaid = new Set<string>();
   let statusLineOpen = false;
 
   const json = (obj: Record<string, unknown>) => out.write(`${JSON.stringify(obj)}\n`);
@@ -303,8 +305,11 @@ export function createListenPrinter(opts: {
       } else line(`saved     ${e.job.channelId} → ${e.path} (${formatBytes(e.bytes)}, ${verification(checks)})`);
     },
     failed(e) {
-      // A final failure is always printed; the attempts before it are what repeats.
-      if (e.willRetry && !shows('failed')) return;
+      // A final failure is always printed, and so is the first word that a recording is gone from the service (it is
+      // looked at again only now and then, so its line would not come back soon); other attempts are what repeats.
+      const firstGone = e.job.state === 'gone' && !goneSaid.has(e.job.key);
+      if (firstGone) goneSaid.add(e.job.key);
+      if (e.willRetry && !firstGone && !shows('failed')) return;
       if (opts.ndjson) {
         json({
           type: 'failed',
@@ -312,6 +317,7 @@ export function createListenPrinter(opts: {
           error: e.error.message,
           willRetry: e.willRetry,
           nextAttemptAt: e.nextAttemptAt,
+          ...(e.job.state === 'gone' ? { gone: true } : {}),
         });
         return;
       }

@@ -185,7 +185,9 @@ describe(`soak (${LONG ? 'long' : 'short'} mode, seed ${SEED})`, () => {
           listen.events
             .filter(
               (e) =>
-                e.type === 'failed' && deleted.has(String(e.channelId)) && /answered (403|404) /.test(String(e.error)),
+                e.type === 'failed' &&
+                deleted.has(String(e.channelId)) &&
+                /answered (403|404) |does not have this recording \((403|404) /.test(String(e.error)),
             )
             .map((e) => String(e.channelId)),
         );
@@ -236,7 +238,7 @@ describe(`soak (${LONG ? 'long' : 'short'} mode, seed ${SEED})`, () => {
         }
         // An injected fault may be what an attempt met; the service's "gone" answer must be among them.
         expect(failed.map((f) => String(f.error)).join('\n'), id).toMatch(
-          /answered (403|404) \((NoSuchKey|AccessDenied)\)/,
+          /answered (403|404) \((NoSuchKey|AccessDenied)\)|does not have this recording \((403|404) (NoSuchKey|AccessDenied)\)/,
         );
       }
       const duplicates = listen.events.filter((e) => e.type === 'duplicate').length;

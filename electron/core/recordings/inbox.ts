@@ -508,9 +508,10 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
       const job = this.#read(key);
       if (!job || aliasKey(job.channelId, job.url) !== alias) continue;
       const age = Math.abs(now.getTime() - Date.parse(job.receivedAt));
-      // A legacy-form job shadows a later current-form webhook only once saved: a forged legacy webhook arriving
-      // first must not keep the genuine recording from ever being downloaded (issue 20).
-      if (job.state !== 'saved' && longerPath(rec.url, job.url)) continue;
+      // A legacy-form job whose download fails does not shadow a later current-form webhook: a forged legacy webhook
+      // arriving first must not keep the genuine recording from ever being downloaded (issue 20). One that is saved,
+      // waiting or downloading without an error does: the same recording sent in both forms is saved once.
+      if (longerPath(rec.url, job.url) && isFailing(job)) continue;
       if (age <= RETENTION_MS && differByRandomSegment(job.url, rec.url)) return job;
     }
     return undefined;
@@ -519,4 +520,14 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
   #assertOpen(): void {
     if (this.#closed) throw new JournalWriteError('The recordings inbox is closed.');
   }
+}
+
+/** A job whose download went wrong so far: it waits on an error, or ended failed, expired or gone. */
+function isFailing(job: RecordingJob): boolean {
+  return (
+    job.state === 'failed' ||
+    job.state === 'expired' ||
+    job.state === 'gone' ||
+    (job.state !== 'saved' && job.error !== null)
+  );
 }
