@@ -8,6 +8,7 @@
  * webhook could not reach Tally or a recording waits on an error.
  */
 import {
+  HEALTH_COMPONENTS,
   recordingNeedsAttention,
   worseHealth,
   type HealthComponentId,
@@ -95,15 +96,31 @@ export interface HealthFacts {
   } | null;
 }
 
-const ORDER: HealthComponentId[] = [
-  'receiver',
-  'publicPath',
-  'registration',
-  'downloads',
-  'disk',
-  'keychain',
-  'studio',
-];
+/**
+ * The view over judged components: the worst state decides, its reason is the summary (or "all is well"), and the
+ * components come in the order a webhook meets them (HEALTH_COMPONENTS).
+ */
+function healthOf(
+  judged: readonly (HealthComponentView | null)[],
+  rest: Pick<HealthView, 'receiver' | 'problems'> & { now: number },
+): HealthView {
+  const parts = judged
+    .filter((c): c is HealthComponentView => c !== null)
+    .sort((a, b) => HEALTH_COMPONENTS.indexOf(a.id) - HEALTH_COMPONENTS.indexOf(b.id));
+  let state: HealthState = 'ok';
+  for (const part of parts) state = worseHealth(state, part.state);
+  const worst = parts.find((p) => p.state === state && state !== 'ok');
+  const summaryNotes = worst ? worst.reasonNotes : [note('healthAllOk')];
+  return {
+    state,
+    summary: notesText(summaryNotes),
+    summaryNotes,
+    components: parts,
+    receiver: rest.receiver,
+    problems: rest.problems,
+    checkedAt: new Date(rest.now).toISOString(),
+  };
+}
 
 function component(
   id: HealthComponentId,
@@ -315,17 +332,9 @@ export function judgeHealth(f: HealthFacts): HealthView {
     diskHealth(f),
     keychainHealth(f),
     studioHealth(f),
-  ].filter((c): c is HealthComponentView => c !== null);
-  parts.sort((a, b) => ORDER.indexOf(a.id) - ORDER.indexOf(b.id));
-  let state: HealthState = 'ok';
-  for (const part of parts) state = worseHealth(state, part.state);
-  const worst = parts.find((p) => p.state === state && state !== 'ok');
-  const summaryNotes = worst ? worst.reasonNotes : [note('healthAllOk')];
-  return {
-    state,
-    summary: notesText(summaryNotes),
-    summaryNotes,
-    components: parts,
+  ];
+  return healthOf(parts, {
+    now: f.now,
     receiver: {
       host: f.receiver.host,
       port: f.receiver.listening ? f.receiver.port : null,
@@ -333,8 +342,7 @@ export function judgeHealth(f: HealthFacts): HealthView {
       portFollows: f.receiver.portFollows,
     },
     problems: countProblems(f),
-    checkedAt: new Date(f.now).toISOString(),
-  };
+  });
 }
 
 /** What a studio member (`tally follow`) knows: its link to the team server, its mirror's failures, its disk. */
@@ -385,18 +393,9 @@ export function judgeMemberHealth(m: MemberFacts): HealthView {
     keychain: null,
     studio: m.studio.state === 'off' ? { ...m.studio, state: 'connecting' } : m.studio,
   };
-  const parts = [studioHealth(facts), downloads, diskHealth(facts)].filter((c): c is HealthComponentView => c !== null);
-  let state: HealthState = 'ok';
-  for (const part of parts) state = worseHealth(state, part.state);
-  const worst = parts.find((p) => p.state === state && state !== 'ok');
-  const summaryNotes = worst ? worst.reasonNotes : [note('healthAllOk')];
-  return {
-    state,
-    summary: notesText(summaryNotes),
-    summaryNotes,
-    components: parts,
+  return healthOf([studioHealth(facts), downloads, diskHealth(facts)], {
+    now: m.now,
     receiver: { host: '', port: null, configuredPort: 0, portFollows: false },
     problems: m.lost + m.failing.length,
-    checkedAt: new Date(m.now).toISOString(),
-  };
+  });
 }
