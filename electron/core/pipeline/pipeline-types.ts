@@ -38,6 +38,11 @@ export interface PipelineOptions {
    * it where the public address is fixed (an own URL, no tunnel), so the port never moves.
    */
   waitForPort?: boolean;
+  /**
+   * Where the public address follows the port: the ports tried, in order, when `port` is taken (0: any free one).
+   * Only the receiver tries again; the journal is opened once.
+   */
+  fallbackPorts?: readonly number[];
   tunnel?: TunnelSettingsInput;
   ngrokAuthtoken?: string | null;
   /** Replaces the ngrok SDK's cloud boundary (tests only). */

@@ -335,7 +335,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     if (!this.#downloadsPaused) this.downloads.start();
     let listening = true;
     try {
-      await this.receiver.start();
+      await this.#listenWithFallbacks();
     } catch (error) {
       if (this.#opts.waitForPort && isAddressInUse(error)) {
         listening = false;
@@ -355,6 +355,19 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     if (listening) this.#expose();
     void this.checkGaps(lastRunning);
     return this.ready();
+  }
+
+  /** The configured port, then each fallback port while the one before is taken by another program. */
+  async #listenWithFallbacks(): Promise<void> {
+    const ports = [this.receiver.configured.port, ...(this.#opts.fallbackPorts ?? [])];
+    for (const [i, port] of ports.entries()) {
+      try {
+        await this.receiver.start(port);
+        return;
+      } catch (error) {
+        if (i === ports.length - 1 || !isAddressInUse(error)) throw error;
+      }
+    }
   }
 
   /** Whether the receiver listens (null before `start`). */

@@ -17,7 +17,6 @@ import type { Note } from '../notes.js';
 import { describeError } from '../logger.js';
 import { RecordingPipeline, type PipelineEvents, type PipelineOptions } from '../pipeline/pipeline.js';
 import type { JobState, RecordingJob } from '../recordings/types.js';
-import { isAddressInUse } from '../webhook/receiver.js';
 import { ControlServer, type Face } from './control.js';
 import { ATTENTION_MS, judgeHealth, type DiskFacts, type HealthFacts } from './health.js';
 import { findPortHolder, type PortHolder } from './port-holder.js';
@@ -186,33 +185,35 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     this.#portFollows = portFollows;
     this.#holder = null;
     const configured = spec.port ?? 0;
-    const tryOpen = async (port: number, waitForPort: boolean): Promise<OpenedPipeline> => {
-      const pipeline = await RecordingPipeline.open({ ...spec, port, waitForPort });
-      const detachFace = options.attach(pipeline);
-      const detachOwn = this.#watch(pipeline);
-      const detach = () => {
-        detachFace();
-        detachOwn();
-      };
-      try {
-        await pipeline.setDownloadsPaused(options.paused);
-        await pipeline.start();
-        return { pipeline, detach };
-      } catch (error) {
-        detach();
-        // The start error is what the producer sees; a failed clean-up after it still gets a line.
-        await pipeline
-          .stop()
-          .catch((e: unknown) => this.#opts.log(`the pipeline did not stop cleanly: ${describeError(e)}`));
-        throw error;
-      }
+    // A fixed public address never moves the port (it waits for it); one that follows it takes the configured port,
+    // else last time's free one, else any free one (see the file comment).
+    const follows = portFollows && configured !== 0;
+    const fallbackPorts = follows ? [...new Set([this.#fallbackPort ?? 0, 0])] : [];
+    const pipeline = await RecordingPipeline.open({ ...spec, port: configured, waitForPort: !follows, fallbackPorts });
+    const detachFace = options.attach(pipeline);
+    const detachOwn = this.#watch(pipeline);
+    const detach = () => {
+      detachFace();
+      detachOwn();
     };
-    let opened: OpenedPipeline;
-    if (!portFollows || configured === 0) {
-      // A fixed public address: the port never moves (see the file comment).
-      opened = await tryOpen(configured, true);
-    } else {
-      opened = await this.#openFollowing(configured, tryOpen);
+    try {
+      await pipeline.setDownloadsPaused(options.paused);
+      await pipeline.start();
+    } catch (error) {
+      detach();
+      // The start error is what the producer sees; a failed clean-up after it still gets a line.
+      await pipeline
+        .stop()
+        .catch((e: unknown) => this.#opts.log(`the pipeline did not stop cleanly: ${describeError(e)}`));
+      throw error;
+    }
+    const opened: OpenedPipeline = { pipeline, detach };
+    if (follows && pipeline.receiver.listening && pipeline.receiver.port !== configured) {
+      this.#fallbackPort = pipeline.receiver.port;
+      this.#holder = await this.#findHolder(configured);
+      this.#opts.log(
+        `port ${configured} is in use${this.#holderText()}: receiving on port ${this.#fallbackPort} instead (the public address follows it)`,
+      );
     }
     this.#spec = spec;
     this.#pipeline = opened.pipeline;
@@ -222,34 +223,6 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     if (listen && !listen.listening) this.#holder = await this.#findHolder(listen.port);
     await this.refresh();
     return opened;
-  }
-
-  /** Where the address follows the port: the configured port, else last time's free one, else any free one. */
-  async #openFollowing(
-    configured: number,
-    tryOpen: (port: number, wait: boolean) => Promise<OpenedPipeline>,
-  ): Promise<OpenedPipeline> {
-    const candidates = [configured, this.#fallbackPort, 0].filter(
-      (p, i, all): p is number => p !== null && all.indexOf(p) === i,
-    );
-    let lastError: unknown = null;
-    for (const port of candidates) {
-      try {
-        const opened = await tryOpen(port, false);
-        if (port !== configured) {
-          this.#fallbackPort = opened.pipeline.receiver.port;
-          this.#holder = await this.#findHolder(configured);
-          this.#opts.log(
-            `port ${configured} is in use${this.#holderText()}: receiving on port ${this.#fallbackPort} instead (the public address follows it)`,
-          );
-        }
-        return opened;
-      } catch (error) {
-        if (!isAddressInUse(error)) throw error;
-        lastError = error;
-      }
-    }
-    throw lastError;
   }
 
   #holderText(): string {

@@ -175,8 +175,8 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
     return { host: this.#host, port: this.#port };
   }
 
-  /** Listens on host:port (port 0 picks a free one). */
-  async start(): Promise<void> {
+  /** Listens on host:port (port 0 picks a free one); `port` replaces the configured one for this start. */
+  async start(port: number = this.#port): Promise<void> {
     if (this.#server) return;
     for (const route of this.#routes.values()) await this.#tokens.get(route.token);
     const server = createServer({
@@ -191,7 +191,7 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
     server.on('clientError', (error, socket) => this.#onClientError(error, socket));
     await new Promise<void>((resolve, reject) => {
       const onError = (error: NodeJS.ErrnoException): void => {
-        const where = `${this.#host}:${this.#port}`;
+        const where = `${this.#host}:${port}`;
         const why =
           error.code === 'EADDRINUSE'
             ? nested('why', note('receiverPortBusy'))
@@ -201,7 +201,7 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
         reject(new ConfigError(note('receiverCannotListen', { where, ...why }), { cause: error }));
       };
       server.once('error', onError);
-      server.listen(this.#port, this.#host, () => {
+      server.listen(port, this.#host, () => {
         server.off('error', onError);
         resolve();
       });
