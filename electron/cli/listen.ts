@@ -11,6 +11,7 @@ import type { RecordingPipeline } from '../core/pipeline/pipeline.js';
 import { ReceiveService } from '../core/receive/receive-service.js';
 import type { FaceFacts } from '../core/receive/receive-service.js';
 import { parseTunnelFlag, type TunnelSettingsInput } from '../core/tunnels/index.js';
+import { teamServerList } from '../core/studio/team.js';
 import type { Command, CommandIo } from './command.js';
 import { openCommandLog } from './command-log.js';
 import { UsageError } from './command.js';
@@ -197,7 +198,14 @@ const command: Command = {
         tunnel,
         uploadOrigins,
         ...(studio
-          ? { studio: { url: studio.url.href, store: studio.storeFlag, retentionMs: studio.retentionMs } }
+          ? {
+              studio: {
+                servers: teamServerList(studio.servers),
+                store: studio.storeFlag,
+                retentionMs: studio.retentionMs,
+                ...(studio.replicas ? { replicas: studio.replicas } : {}),
+              },
+            }
           : {}),
       },
       credentials,

@@ -10,6 +10,7 @@ import type {
   RecordingView,
   RequestHandlers,
   StudioInput,
+  StudioMemberView,
   StudioRecordingView,
   StudioView,
   TeamCredentialsInput,
@@ -28,14 +29,21 @@ import {
 import { StudioFollower } from '../studio/follower.js';
 import { StudioPublisher } from '../studio/publisher.js';
 import { parseS3Url, s3FromEnv } from '../studio/store.js';
-import { TeamAuthError, TeamTlsError, TeamUnreachableError, connectTeam, parseTeamUrl } from '../studio/team.js';
+import {
+  TeamAuthError,
+  TeamTlsError,
+  TeamUnreachableError,
+  connectTeam,
+  parseTeamUrls,
+  teamServerList,
+} from '../studio/team.js';
 import { followsStudio, type Settings, type SettingsStore } from '../settings.js';
 import { errorView } from './core-messages.js';
 
 /** Key prefix of the recordings a studio member mirrors, in the one key space of the Recordings list. */
 export const STUDIO_KEY_PREFIX = 'studio:';
 
-/** The app's name for the studio URL field in messages (the CLI says `--team`). */
+/** The app's name for the team servers field in messages (the CLI says `--team`). */
 const STUDIO_URL = note('studioUrlField');
 
 interface StudioHostOptions {
@@ -110,7 +118,8 @@ export class StudioHost {
       'studio:get': async () => this.view(),
       'studio:set': async (input) => this.#set(input),
       'studio:setCredentials': async (url, creds) => {
-        await saveTeamCredentials(this.#store, parseTeamUrl(url, STUDIO_URL), toTeam(creds));
+        // Bound to the first server of a cluster, as `tally login --team a,b,c` does.
+        await saveTeamCredentials(this.#store, parseTeamUrls(url, STUDIO_URL).url, toTeam(creds));
         this.#key = null; // new credentials: connect again
         await this.#opts.save(this.#opts.settings().studio);
         return this.view();
@@ -132,7 +141,7 @@ export class StudioHost {
     const folder = pipeline?.downloads.folder ?? wanted;
     const chosen = this.#opts.settings().studio;
     // Chosen as the receiver but held back (demo mode): a state of its own, so the status says so.
-    const heldBack = !spec && chosen.mode === 'receiver' && chosen.url !== null;
+    const heldBack = !spec && chosen.mode === 'receiver' && chosen.servers.length > 0;
     const key = spec ? JSON.stringify([spec, spec.mode === 'follow' ? folder : null]) : heldBack ? 'held back' : null;
     // A publisher shares what its pipeline saves: a rebuilt (or reopened) pipeline needs a new one.
     const publisherStale = spec?.mode === 'receiver' && pipeline !== null && this.#publishedFrom !== pipeline;
@@ -147,7 +156,8 @@ export class StudioHost {
     this.#key = key;
     if (!spec) return heldBack ? this.#setStatus('error', note('studioReceiverDemo')) : this.#setStatus('off');
     try {
-      const url = parseTeamUrl(spec.url, STUDIO_URL);
+      // The same parser as `--team a,b,c`: the first server carries the credentials, all of them are tried.
+      const { url, servers } = parseTeamUrls(spec.servers.join(','), STUDIO_URL);
       const credentials = await resolveTeamCredentials(url, this.#opts.env, this.#store).catch(() => null);
       const log = lineLogger(this.#opts.log);
       this.#setStatus('connecting');
@@ -159,6 +169,8 @@ export class StudioHost {
             : { kind: 's3' as const, ...parseS3Url(spec.store, 'The studio store'), ...s3FromEnv(this.#opts.env) };
         const publisher = new StudioPublisher(pipeline, {
           url,
+          servers,
+          ...(spec.replicas ? { replicas: spec.replicas } : {}),
           credentials,
           store,
           retentionMs: spec.retentionMs,
@@ -171,7 +183,7 @@ export class StudioHost {
         publisher.on('waiting', (w) => this.#setStatus('unreachable', w.note ?? errorNote(w)));
         // Refused credentials: an error with the reason, not "connecting"; new ones in Settings restart it.
         publisher.on('refused', ({ error }) => this.#setStatus('error', error.appNote));
-        for (const event of ['published', 'alreadyShared', 'failed', 'catalogue'] as const) {
+        for (const event of ['published', 'alreadyShared', 'failed', 'catalogue', 'lag'] as const) {
           publisher.on(event, () => this.#changed());
         }
         this.#publisher = publisher;
@@ -181,6 +193,7 @@ export class StudioHost {
       }
       const follower = new StudioFollower({
         url,
+        servers,
         credentials,
         folder,
         name:
@@ -242,13 +255,32 @@ export class StudioHost {
     const credentials = await storedTeamSummary(this.#store).catch(() => null);
     return {
       mode: s.mode,
-      url: s.url,
+      url: s.servers.length > 0 ? s.servers.join(', ') : null,
       name: s.name,
       retentionDays: s.retentionDays,
+      replicas: s.replicas,
       credentials,
       status: this.#status,
       recordings: this.#recordings(),
+      members: this.#members(),
     };
+  }
+
+  /** The receiver's last reading of every member's lag, furthest behind first. */
+  #members(): StudioMemberView[] {
+    const publisher = this.#publisher;
+    if (!publisher) return [];
+    const at = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
+    return publisher.membersLag
+      .map((lag) => ({
+        id: lag.consumer,
+        label: lag.label,
+        pending: lag.pending,
+        oldestAt: at(lag.oldestAt?.getTime()),
+        expiresAt: lag.expiresInMs === null || !lag.oldestAt ? null : at(Date.now() + lag.expiresInMs),
+        lagging: publisher.isLagging(lag),
+      }))
+      .sort((a, b) => (a.expiresAt ?? '\uffff').localeCompare(b.expiresAt ?? '\uffff') || b.pending - a.pending);
   }
 
   /**
@@ -382,19 +414,20 @@ export class StudioHost {
 
   async #set(input: StudioInput): Promise<StudioView> {
     if (input.mode !== 'off' && !input.url) throw new ConfigError(note('studioUrlNeeded'));
-    if (input.url) parseTeamUrl(input.url, STUDIO_URL);
+    const servers = input.url ? teamServerList(parseTeamUrls(input.url, STUDIO_URL).servers) : [];
     const current = this.#opts.settings().studio;
     const retentionDays = input.retentionDays ?? current.retentionDays;
-    await this.#opts.save({ ...current, mode: input.mode, url: input.url, name: input.name, retentionDays });
+    const replicas = input.replicas === undefined ? current.replicas : input.replicas;
+    await this.#opts.save({ ...current, mode: input.mode, servers, name: input.name, retentionDays, replicas });
     return this.view();
   }
 
   /** Connects once (no retries) with the stored or environment credentials, and says what happened. */
   async #test(input: string): Promise<{ ok: boolean; message: string; notes: Note[] }> {
-    const url = parseTeamUrl(input, STUDIO_URL);
+    const { url, servers } = parseTeamUrls(input, STUDIO_URL);
     try {
       const credentials = await resolveTeamCredentials(url, this.#opts.env, this.#store).catch(() => null);
-      const nc = await connectTeam({ url, credentials, name: 'tally test', maxAttempts: 1 });
+      const nc = await connectTeam({ url, servers, credentials, name: 'tally test', maxAttempts: 1 });
       const { jetstreamManager } = await import('@nats-io/jetstream');
       const info = await (await jetstreamManager(nc)).getAccountInfo().finally(() => nc.close());
       return { ok: true, ...answer(note('studioJetStream', { count: info.streams })) };

@@ -113,6 +113,8 @@ export interface PublisherEvents {
   refused: [info: { error: TeamAuthError | TeamTlsError; retryInMs: number }];
   /** The team's list of recordings changed (with `catalogue`). */
   catalogue: [];
+  /** Every member's lag was read again (`membersLag`). */
+  lag: [];
   failed: [info: { identity: string; channelId: string; message: string }];
   /** Something only the user or the team server's admin can fix, in one line (also kept in `warnings`). */
   warning: [w: StudioWarning];
@@ -300,11 +302,15 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     return this.#lag;
   }
 
+  /** Whether a member's oldest pending recording leaves the team server soon enough to warn about it. */
+  isLagging(lag: MemberLag): boolean {
+    return lagging(lag, this.#opts.lagWarnMs ?? defaultLagWarnMs(this.#retentionMs));
+  }
+
   /** Reads every member's lag; warns about those whose oldest pending recording expires soon. */
   async #checkLag(): Promise<void> {
     const nc = this.#nc;
     if (!nc || this.#stop.signal.aborted) return;
-    const warnMs = this.#opts.lagWarnMs ?? defaultLagWarnMs(this.#retentionMs);
     try {
       this.#lag = await membersLag(await jetstreamManager(nc), this.#retentionMs);
     } catch (error) {
@@ -313,7 +319,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     }
     const late = new Set<string>();
     for (const lag of this.#lag) {
-      if (!lagging(lag, warnMs)) continue;
+      if (!this.isLagging(lag)) continue;
       const kind = `lag:${lag.consumer}`;
       late.add(kind);
       const n = note('studioMemberLagging', {
@@ -324,6 +330,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       this.#warn(studioWarning(kind, n));
     }
     for (const w of this.#warnings.list()) if (w.kind.startsWith('lag:') && !late.has(w.kind)) this.#clear(w.kind);
+    this.emit('lag');
   }
 
   async stop(): Promise<void> {
