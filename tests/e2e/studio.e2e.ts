@@ -220,7 +220,7 @@ describe('a first run that joins a studio', () => {
     expect(openSettingsStore(f.home).get()).toMatchObject({
       firstRunDone: true,
       recordingsFolder: folder,
-      studio: { mode: 'follow', url: team.url },
+      studio: { mode: 'follow', servers: [team.url] },
     });
     expect(received.filter((frame) => frame.includes(token))).toEqual([]);
     expect(await page.content()).not.toContain(token);
