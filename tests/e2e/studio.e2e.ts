@@ -101,6 +101,8 @@ describe('Settings → Studio against a real nats-server', () => {
     control.setWebhookUrl((await h.core.handlers['tunnel:status']()).localUrl);
     control.startBroadcast({ id: 'studio-show', record: true, recordingBytes: 80_000, watchers: 3 });
     await page.getByRole('tab', { name: 'Recordings' }).click();
+    // The receiver lists the studio's members and how far each is behind; none has joined this team server yet.
+    await page.getByRole('region', { name: 'Studio members' }).getByText('No member follows the studio yet.').waitFor();
     await control.endBroadcast('studio-show');
     const shared = page.getByRole('region', { name: 'Studio recordings' });
     await expect
