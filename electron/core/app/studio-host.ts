@@ -290,14 +290,13 @@ export class StudioHost {
   #members(): StudioMemberView[] {
     const publisher = this.#publisher;
     if (!publisher) return [];
-    const at = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
     return publisher.membersLag
       .map((lag) => ({
         id: lag.consumer,
         label: lag.label,
         pending: lag.pending,
-        oldestAt: at(lag.oldestAt?.getTime()),
-        expiresAt: lag.expiresInMs === null || !lag.oldestAt ? null : at(Date.now() + lag.expiresInMs),
+        oldestAt: lag.oldestAt?.toISOString() ?? null,
+        expiresAt: lag.expiresAt?.toISOString() ?? null,
         lagging: publisher.isLagging(lag),
       }))
       .sort((a, b) => (a.expiresAt ?? '\uffff').localeCompare(b.expiresAt ?? '\uffff') || b.pending - a.pending);
