@@ -127,6 +127,8 @@ export const koNotes: typeof NOTE_TEXT = {
   teamUrlCredentials:
     '{flag}에 자격 증명을 넣을 수 없습니다. “tally login --team” 명령으로 저장하거나 TALLY_TEAM_USER / TALLY_TEAM_PASSWORD를 설정하세요.',
   teamUrlsMixedScheme: '{flag}: 클러스터의 모든 서버는 같은 방식을 써야 합니다(모두 nats:// 또는 모두 tls://).',
+  teamJetStreamBusy:
+    '팀 서버가 아직 응답하지 않았습니다({detail}). 클러스터의 서버 하나가 꺼져 있거나 새 리더를 정하는 중일 수 있습니다. 다시 시도합니다.',
   teamUrlPath: '{flag}에는 경로를 넣을 수 없습니다. nats://호스트:포트 형식으로 입력하세요.',
   teamCredentialsIncomplete: '팀 자격 증명에는 사용자와 비밀번호, 또는 토큰이 필요합니다.',
   tunnelSettingAt: '설정 → ‘서비스가 Tally에 연결하는 방법’의 ‘{field}’: {detail}',

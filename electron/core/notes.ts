@@ -157,6 +157,8 @@ export const NOTE_TEXT = {
   teamUrlCredentials:
     '{flag} must not carry credentials: store them with "tally login --team" or set TALLY_TEAM_USER / TALLY_TEAM_PASSWORD.',
   teamUrlsMixedScheme: '{flag}: every server of a cluster takes the same scheme (all nats:// or all tls://).',
+  teamJetStreamBusy:
+    'The team server has not answered yet ({detail}); a server of the cluster may be down or electing a new leader. Trying again.',
   teamUrlPath: '{flag} takes no path: nats://HOST:PORT.',
   teamCredentialsIncomplete: 'Team credentials need a user and a password, or a token.',
   // Tunnel settings (tunnels/index.ts, ngrok.ts, url.ts, localtunnel.ts, unusable.ts): thrown as ConfigError

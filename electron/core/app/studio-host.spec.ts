@@ -255,6 +255,37 @@ describe('Settings → Studio in the app core', () => {
     expect(await readFile(join(member.home, 'recordings', 'cluster-cam.mp4'))).toEqual(body);
   });
 
+  it('a member that first joins while a node of the cluster is down waits it out and mirrors what was shared', async () => {
+    const cluster = await startNatsCluster(3);
+    cleanups.push(() => cluster.close());
+    const receiver = await makeCore();
+    const connected = nextView(receiver.core, (v) => v.status.state === 'connected');
+    await receiver.core.handlers['studio:set']({
+      mode: 'receiver',
+      url: cluster.urls.join(','),
+      name: null,
+      replicas: 3,
+    });
+    await connected;
+    const source = join(receiver.home, 'outage.bin');
+    const body = Buffer.alloc(200_000, 7);
+    await writeFile(source, body);
+    await announceRecording(cluster.urls[1]!, source, 'outage-cam');
+
+    await cluster.nodes[0]!.stop(true); // kill -9, and the member joins at once, for the first time
+    const member = await makeCore();
+    const states: string[] = [];
+    member.core.on('studio:changed', (v) => states.push(v.status.state));
+    const saved = nextView(member.core, (v) =>
+      v.recordings.some((r) => r.channelId === 'outage-cam' && r.state === 'saved'),
+    );
+    await member.core.handlers['studio:set']({ mode: 'follow', url: cluster.urls.join(','), name: 'during-outage' });
+    await saved;
+    // Waiting for the cluster is "unreachable, trying again", never a stop that needs the user.
+    expect(states).not.toContain('error');
+    expect(await readFile(join(member.home, 'recordings', 'outage-cam.mp4'))).toEqual(body);
+  }, 90_000);
+
   it('as the receiver, lists each member with how many recordings it has not fetched yet', async () => {
     const nats = await startNatsServer();
     cleanups.push(() => nats.close());

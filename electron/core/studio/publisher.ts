@@ -24,6 +24,7 @@ import type { RecordingPipeline } from '../pipeline/pipeline.js';
 import { serverIdentity, uploadIdentity, type Announcement } from './announcement.js';
 import { TeamCatalogue } from './catalogue.js';
 import { Ledger, type LedgerRecord } from './ledger.js';
+import { MEMBERS_BUCKET, PRESENCE_TTL_MS } from './member-identity.js';
 import { defaultLagWarnMs, lagging, membersLag, shortDuration, type MemberLag } from './lag.js';
 import { NatsTeamStore, S3SetupError, type S3StoreOptions, type TeamStore } from './store.js';
 import { StudioWarnings, studioWarning, type StudioWarning } from './warnings.js';
@@ -374,12 +375,21 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       ...(replicas ? { replicas } : {}),
     });
     await applyBucketRetention(jsm, this.#retentionMs, replicas);
+    // The members' presence bucket too, at the same replicas: a member that first joins while a server of the
+    // cluster is down then only opens it (creating a replicated bucket needs every server it is placed on).
+    await new Kvm(nc).create(MEMBERS_BUCKET, {
+      history: 1,
+      ttl: PRESENCE_TTL_MS,
+      ...(replicas ? { replicas } : {}),
+    });
     const spec = this.#opts.store;
     this.#store =
       spec.kind === 'nats'
         ? new NatsTeamStore(nc, { retentionMs: this.#retentionMs, replicas })
         : new (await import('./s3-store.js')).S3TeamStore(spec);
     if (this.#store instanceof NatsTeamStore) {
+      // Created now at the cluster's replicas, so nothing else (a member, a tool) creates it first with one copy.
+      await this.#store.open();
       await this.#sweep(this.#store);
       // Also while running: a receiver killed mid-upload elsewhere leaves chunks this one would keep until restart.
       const store = this.#store;

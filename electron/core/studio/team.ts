@@ -78,6 +78,19 @@ export function jetStreamProblem(nc: NatsConnection, error: unknown): unknown {
   return error;
 }
 
+/**
+ * A JetStream request the cluster could not answer yet: timed out or found no responder (a new leader being
+ * elected after a server went down), or too few servers up to place a replicated stream or bucket. Waiting
+ * helps; refused credentials, a TLS mismatch or a server without JetStream do not (ConfigErrors).
+ */
+export function jetStreamBusy(error: unknown): boolean {
+  if (error instanceof ConfigError || !(error instanceof Error)) return false;
+  if (error.name === 'TimeoutError' || error.name === 'NoRespondersError') return true;
+  return /\btimeout\b|no responders|\b503\b|insufficient resources|no suitable peers|temporarily unavailable/i.test(
+    describeError(error),
+  );
+}
+
 /** NATS user/password or token; tls:// URLs carry TLS themselves. Never logged, never in settings. */
 export interface TeamCredentials {
   user?: string;
