@@ -128,9 +128,12 @@ export class PipelineHost {
     this.progress = new ProgressThrottle({
       minIntervalMs: PROGRESS_INTERVAL_MS,
       push: (key, progress) => {
-        const job = this.#pipeline?.inbox.get(key);
-        if (!job || job.state !== 'downloading') return;
-        deps.emit('recordings:progress', recordingView(job, progress));
+        const inbox = this.#pipeline?.inbox;
+        const job = inbox?.get(key);
+        if (!inbox || !job || job.state !== 'downloading') return;
+        // Under its recording's row key (twins share one row; the one downloading is the one that stands).
+        const row = inbox.standing(job).key;
+        deps.emit('recordings:progress', { ...recordingView(job, progress), key: row });
         deps.updateTray();
       },
     });
@@ -286,8 +289,13 @@ export class PipelineHost {
 
   /** A download as the views show it: its live progress, and when it is tried again while it waits. */
   viewOf(job: RecordingJob): RecordingView {
-    const next = this.#pipeline?.downloads.nextAttemptAt(job.key) ?? null;
-    return recordingView(job, this.progress.get(job.key), 'server', next);
+    // One row per recording: twins (one recording in both webhook forms) show as the one further along, under the
+    // earlier one's key, whichever of the two changed.
+    const pair = this.#pipeline?.inbox.standing(job) ?? { key: job.key, job };
+    const stand = pair.job;
+    const next = this.#pipeline?.downloads.nextAttemptAt(stand.key) ?? null;
+    const view = recordingView(stand, this.progress.get(stand.key), 'server', next);
+    return view.key === pair.key ? view : { ...view, key: pair.key };
   }
 
   /** Downloads and client uploads together, newest first, without those the producer removed from the list. */
@@ -302,8 +310,11 @@ export class PipelineHost {
     const uploads = this.#pipeline?.uploadLog?.list() ?? [];
     const refused = this.#pipeline?.uploadLog?.listRefused() ?? [];
     const hidden = this.#hiddenRecordings();
+    const inbox = this.#pipeline?.inbox;
+    // A twin's row is its recording's row, listed once under the earlier twin's key (see viewOf).
+    const rows = jobs.filter((job) => !job.twin || inbox?.twinOf(job.key) === undefined);
     return [
-      ...jobs.map((job) => this.viewOf(job)),
+      ...rows.map((job) => this.viewOf(job)),
       ...uploads.map(uploadView),
       ...refused.map(refusedView),
       ...(this.mirrored?.list() ?? []),
@@ -319,9 +330,13 @@ export class PipelineHost {
   async remove(key: string): Promise<{ ok: boolean }> {
     const view = this.list().find((r) => r.key === key);
     if (!view || view.state === 'pending' || view.state === 'downloading') return { ok: false };
-    await this.#hiddenRecordings().add(key);
-    // The part of a recording that will not be finished holds disk the others need (issue 20).
-    await this.#pipeline?.downloads.releasePart(key).catch(() => 0);
+    // A row may stand for twins (one recording in both webhook forms): both go, with their parts.
+    const twin = this.#pipeline?.inbox.twinOf(key);
+    for (const each of twin === undefined ? [key] : [key, twin]) {
+      await this.#hiddenRecordings().add(each);
+      // The part of a recording that will not be finished holds disk the others need (issue 20).
+      await this.#pipeline?.downloads.releasePart(each).catch(() => 0);
+    }
     return { ok: true };
   }
 
@@ -344,8 +359,11 @@ export class PipelineHost {
     if (key.startsWith(UPLOAD_KEY_PREFIX)) {
       return this.#pipeline?.uploadLog?.get(key.slice(UPLOAD_KEY_PREFIX.length))?.path ?? null;
     }
-    const job = this.#pipeline?.inbox.get(key);
-    return job?.state === 'saved' ? job.path : null;
+    const inbox = this.#pipeline?.inbox;
+    const job = inbox?.get(key);
+    // A row of twins: the file is the saved one's, whichever of the two saved it.
+    const stand = job && inbox ? inbox.standing(job).job : undefined;
+    return stand?.state === 'saved' ? stand.path : null;
   }
 
   trayCounts(now: number = Date.now()): TrayCounts {
@@ -356,7 +374,10 @@ export class PipelineHost {
     // Only the jobs that count are read (the index filters on state and time): the tray stays cheap with a big journal.
     const counted = (state: string, updatedAt: number) =>
       state === 'downloading' || ((state === 'failed' || state === 'expired') && now - updatedAt < ATTENTION_WINDOW_MS);
-    for (const job of this.#pipeline?.inbox.where(counted) ?? []) {
+    const inbox = this.#pipeline?.inbox;
+    for (const job of inbox?.where(counted) ?? []) {
+      // Twins count once, as the one further along (a forged form failing while the genuine one is fine is no failure).
+      if (inbox && inbox.standing(job).job.key !== job.key) continue;
       if (job.state === 'downloading') {
         downloading++;
         const live = this.progress.get(job.key);

@@ -287,12 +287,21 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     on('progress', (e) => this.#progressAt.set(e.key, this.#now()));
     const now = this.#now();
     this.#jobs.clear();
-    for (const job of pipeline.inbox.where((state, updatedAt) => counts(state, updatedAt, now))) {
-      this.#jobs.set(job.key, judged(job));
-    }
+    // One entry per recording: twins (one recording in both webhook forms) count once, as the one further along,
+    // under the key their row has (a forged form that is gone is no problem while the genuine one is on its way).
+    const track = (job: RecordingJob, at: number): void => {
+      const pair = pipeline.inbox.standing(job);
+      if (pair.twin) {
+        this.#jobs.delete(job.key);
+        this.#jobs.delete(pair.twin.key);
+      }
+      const stand = pair.job;
+      if (counts(stand.state, Date.parse(stand.updatedAt), at)) this.#jobs.set(pair.key, { ...judged(stand), key: pair.key });
+      else this.#jobs.delete(pair.key);
+    };
+    for (const job of pipeline.inbox.where((state, updatedAt) => counts(state, updatedAt, now))) track(job, now);
     on('changed', (job) => {
-      if (counts(job.state, Date.parse(job.updatedAt), this.#now())) this.#jobs.set(job.key, judged(job));
-      else this.#jobs.delete(job.key);
+      track(job, this.#now());
       if (job.state !== 'downloading') this.#progressAt.delete(job.key);
       if (this.#refusing?.full && !pipeline.receiver.full) this.#setRefusing(null);
       changed();
@@ -355,8 +364,11 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const pipeline = this.#pipeline;
     if (!pipeline) return [];
     const exact = pipeline.inbox.get(target);
+    // A recording's key retries its twin too (the same recording in the other webhook form, listed as one row).
+    const twin = exact ? pipeline.inbox.twinOf(exact.key) : undefined;
+    const twinJob = twin === undefined ? undefined : pipeline.inbox.get(twin);
     const jobs = exact
-      ? [exact]
+      ? [exact, ...(twinJob ? [twinJob] : [])]
       : pipeline.inbox.where((state) => state !== 'saved').filter((j) => j.channelId === target);
     const keys: string[] = [];
     for (const job of jobs) {
