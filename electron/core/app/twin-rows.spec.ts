@@ -58,4 +58,54 @@ describe('a recording sent in both webhook forms', () => {
     expect((await core.handlers['health:get']()).problems).toBe(0);
     expect((await core.handlers['recordings:path'](first.key)).path).toBe(join(home, 'recordings', row.fileName!));
   });
+
+  it('gone in both forms is one problem; Retry now on the row tries both and saves once; Remove takes the row away', async () => {
+    const home = await tempHome();
+    const core = await makeCore(home, { pipelineOverrides: { retryBaseMs: 60_000 } });
+    await core.start();
+    const sandbox = sandboxOf(core);
+    const pipeline = core.testOnly.pipeline();
+    if (!pipeline) throw new Error('no pipeline');
+    const notes = collect(core, 'notify');
+    const goneJobs = new Set<string>();
+    const bothGone = new Promise<void>((resolve) => {
+      pipeline.inbox.on('updated', (job) => {
+        if (job.channelId === 'lost' && job.state === 'gone') goneJobs.add(job.key);
+        if (goneJobs.size === 2) resolve();
+      });
+    });
+    sandbox.control.setFaults('download', { status: 404 });
+    sandbox.control.setWebhookShape('get');
+    sandbox.control.startBroadcast({ id: 'lost', record: true, recordingBytes: 30_000 });
+    await sandbox.control.endBroadcast('lost');
+    expect((await sandbox.control.resendWebhook('lost', 'json')).status).toBe(200);
+    await bothGone;
+
+    const rows = (await core.handlers['recordings:list']()).filter((r: RecordingView) => r.channelId === 'lost');
+    expect(rows).toHaveLength(1);
+    expect(rows[0]?.state).toBe('gone');
+    const row = rows[0] as RecordingView;
+    expect((await core.handlers['health:get']()).problems).toBe(1);
+
+    // The file is there after all: Retry now on the row looks again with both, and one of them saves it for both.
+    sandbox.control.setFaults('download', null);
+    const savedKeys = new Set<string>();
+    const bothSaved = new Promise<void>((resolve) => {
+      pipeline.inbox.on('updated', (job) => {
+        if (job.channelId === 'lost' && job.state === 'saved') savedKeys.add(job.key);
+        if (savedKeys.size === 2) resolve();
+      });
+    });
+    const announced = next(core, 'notify', (n) => n.kind === 'saved');
+    await core.handlers['recordings:retry'](row.key);
+    await Promise.all([bothSaved, announced]);
+    const [view] = (await core.handlers['recordings:list']()).filter((r: RecordingView) => r.channelId === 'lost');
+    expect(view).toMatchObject({ key: row.key, state: 'saved' });
+    expect(await readdir(join(home, 'recordings'))).toEqual([view?.fileName]);
+    expect(notes.filter((n) => n.payload.kind === 'saved')).toHaveLength(1);
+
+    expect(await core.handlers['recordings:remove'](row.key)).toEqual({ ok: true });
+    const left = (await core.handlers['recordings:list']()).filter((r: RecordingView) => r.channelId === 'lost');
+    expect(left).toEqual([]);
+  });
 });
