@@ -136,7 +136,8 @@ function reaches(key: string, test: (job: RecordingJob) => boolean): Promise<Rec
   });
 }
 
-const requestFor = (url: string): Promise<Event> => new Promise((resolve) => arrived.addEventListener(url, resolve, { once: true }));
+const requestFor = (url: string): Promise<Event> =>
+  new Promise((resolve) => arrived.addEventListener(url, resolve, { once: true }));
 
 async function filesIn(dir: string): Promise<string[]> {
   return (await fsp.readdir(dir)).sort();

@@ -296,7 +296,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
         this.#jobs.delete(pair.twin.key);
       }
       const stand = pair.job;
-      if (counts(stand.state, Date.parse(stand.updatedAt), at)) this.#jobs.set(pair.key, { ...judged(stand), key: pair.key });
+      if (counts(stand.state, Date.parse(stand.updatedAt), at))
+        this.#jobs.set(pair.key, { ...judged(stand), key: pair.key });
       else this.#jobs.delete(pair.key);
     };
     for (const job of pipeline.inbox.where((state, updatedAt) => counts(state, updatedAt, now))) track(job, now);
