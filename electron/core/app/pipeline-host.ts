@@ -521,8 +521,9 @@ export class PipelineHost {
     if (job.state !== 'downloading') this.progress.clear(job.key);
     const view = this.viewOf(job);
     const signature = changeSignature(view);
-    if (this.#signatures.get(job.key) !== signature) {
-      this.#signatures.set(job.key, signature);
+    // By the row's key: twins share one row, and a change of the one not shown changes nothing there.
+    if (this.#signatures.get(view.key) !== signature) {
+      this.#signatures.set(view.key, signature);
       this.#deps.emit('recordings:changed', view);
     }
     this.#deps.updateTray();
