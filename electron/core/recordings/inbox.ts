@@ -26,7 +26,7 @@ import { mkdir, open, rename, rm } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { aliasKey, aliasKeys, differByRandomSegment, longerPath, recordingKey } from './recording-key.js';
-import { JobIndex, aliasHash, type Located } from './job-index.js';
+import { JobIndex, aliasHash, type JobAliases, type Located } from './job-index.js';
 import { standingTwin } from './twins.js';
 import { journalMoved, keepDamaged, openJournal, writeCompacted } from './journal-rewrite.js';
 import {
@@ -103,6 +103,9 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
   /** A read-only descriptor of the journal for reading jobs back (reopened after a rewrite). */
   #reader: number;
   readonly #adding = new Map<string, Promise<RecordingJob>>();
+  /** Adds being written, by the alias hashes of their own path and of it without the random segment (see add). */
+  readonly #addingOwn = new Map<number, Promise<RecordingJob>>();
+  readonly #addingTrimmed = new Map<number, Promise<RecordingJob>>();
   readonly #chains = new Map<string, Promise<unknown>>();
   #file: JournalFile;
   #queue: Pending[] = [];
@@ -187,10 +190,24 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
     const key = recordingKey(rec.url);
     const exact = this.#read(key);
     if (exact) return { job: { ...exact }, duplicate: true };
-    const alias = this.#aliasOf(rec, now);
-    if (alias?.duplicate) return { job: { ...alias.job }, duplicate: true };
     const inFlight = this.#adding.get(key);
     if (inFlight) return { job: { ...(await inFlight) }, duplicate: true };
+    const keys = aliasKeys(rec.channelId, rec.url);
+    const hashes = keys && {
+      own: aliasHash(keys.own),
+      trimmed: keys.trimmed === null ? null : aliasHash(keys.trimmed),
+    };
+    // The other form of this recording is being written right now: once it is, look again (twins, not strangers).
+    const partner =
+      hashes &&
+      ((hashes.trimmed === null ? undefined : this.#addingOwn.get(hashes.trimmed)) ??
+        this.#addingTrimmed.get(hashes.own));
+    if (partner) {
+      await partner.catch(() => undefined);
+      return this.add(rec, now);
+    }
+    const alias = hashes ? this.#aliasOf(rec, now, hashes) : undefined;
+    if (alias?.duplicate) return { job: { ...alias.job }, duplicate: true };
 
     const receivedAt = now.toISOString();
     const job: RecordingJob = {
@@ -214,10 +231,18 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
     };
     const written = this.#append(job, (at) => this.#remember(job, at)).then(() => job);
     this.#adding.set(key, written);
+    if (hashes) {
+      this.#addingOwn.set(hashes.own, written);
+      if (hashes.trimmed !== null) this.#addingTrimmed.set(hashes.trimmed, written);
+    }
     try {
       await written;
     } finally {
       this.#adding.delete(key);
+      if (hashes && this.#addingOwn.get(hashes.own) === written) this.#addingOwn.delete(hashes.own);
+      if (hashes?.trimmed != null && this.#addingTrimmed.get(hashes.trimmed) === written) {
+        this.#addingTrimmed.delete(hashes.trimmed);
+      }
     }
     this.emit('added', { ...job });
     return { job: { ...job }, duplicate: false };
@@ -530,14 +555,13 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
    * A job has at most one twin: a second current-form URL for the same legacy one is another recording (channel
    * IDs are reused), so it stays a job of its own, unlinked.
    */
-  #aliasOf(rec: NewRecording, now: Date): { job: RecordingJob; duplicate: boolean } | undefined {
+  #aliasOf(rec: NewRecording, now: Date, hashes: JobAliases): { job: RecordingJob; duplicate: boolean } | undefined {
     const alias = aliasKey(rec.channelId, rec.url);
-    const keys = aliasKeys(rec.channelId, rec.url);
-    if (!alias || !keys) return undefined;
+    if (!alias) return undefined;
     // A legacy-form job has this URL's trimmed path as its own; a current-form job, this path as its trimmed one.
     const candidates = [
-      ...(keys.trimmed === null ? [] : this.#index.aliasKeys(aliasHash(keys.trimmed), 'own')),
-      ...this.#index.aliasKeys(aliasHash(keys.own), 'trimmed'),
+      ...(hashes.trimmed === null ? [] : this.#index.aliasKeys(hashes.trimmed, 'own')),
+      ...this.#index.aliasKeys(hashes.own, 'trimmed'),
     ];
     for (const key of candidates) {
       const job = this.#read(key);
