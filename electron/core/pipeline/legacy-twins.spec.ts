@@ -45,7 +45,7 @@ function answer(req: IncomingMessage, res: ServerResponse): void {
     res.writeHead(200, { 'content-length': String(BODY.length), etag: `"${MD5}"`, 'content-type': 'video/mp4' });
     res.end(BODY);
   };
-  if (url === '/svc/Xy12z/ch-9.mp4') return serve();
+  if (url === '/svc/Xy12z/ch-9.mp4' || url === '/svc/Ab34c/other.mp4') return serve();
   if (url !== '/svc/ch-9.mp4') {
     res.writeHead(404).end();
     return;
@@ -106,9 +106,10 @@ const genuine = (): NewRecording => ({
 });
 
 /** A manager on the current inbox; the automatic retry a minute away unless a test says otherwise. */
-function manager(retryBaseMs = 60_000): { m: DownloadManager; saves: SavedEvent[] } {
+function manager(retryBaseMs = 60_000, concurrency = 3): { m: DownloadManager; saves: SavedEvent[] } {
   const m = new DownloadManager({
     store: inbox,
+    concurrency,
     folder,
     policy: DownloadOriginPolicy.fromEnv({ TALLY_DOWNLOAD_ORIGINS: origin }),
     retryBaseMs,
@@ -166,6 +167,27 @@ describe('one recording in both webhook forms (twin jobs)', () => {
     expect(forgedSaved).toMatchObject({ path: genuineSaved.path, savedBy: real.job.key, error: null });
     expect(saves.map((s) => s.job.key)).toEqual([real.job.key]);
     expect(await filesIn(folder)).toEqual(['ch-9.mp4']);
+  });
+
+  it('a twin waiting for the other to finish holds no download slot', async () => {
+    legacyMode = 'held-then-forbidden';
+    const { m, saves } = manager(60_000, 2);
+    m.start();
+    const held = requestFor('/svc/ch-9.mp4');
+    const forged = await inbox.add(legacy());
+    await held;
+    const real = await inbox.add(genuine());
+    // Two slots: the forged attempt holds one; the genuine twin waits without one, so another recording gets it.
+    const other = await inbox.add({ ...genuine(), channelId: 'other', url: `${origin}/svc/Ab34c/other.mp4` });
+    await reaches(other.job.key, (j) => j.state === 'saved');
+    expect(m.active).toContain(forged.job.key);
+    expect(m.active).not.toContain(real.job.key);
+    expect(inbox.get(real.job.key)?.state).toBe('pending');
+    releaseHeld?.();
+    await reaches(real.job.key, (j) => j.state === 'saved');
+    // Its twin is marked after the genuine one's `saved` went out.
+    await reaches(forged.job.key, (j) => j.state === 'saved');
+    expect(saves.map((s) => s.job.key)).toEqual([other.job.key, real.job.key]);
   });
 
   it('both genuine forms, the legacy one failing once first: one file, one saved, the same bytes fetched once', async () => {
