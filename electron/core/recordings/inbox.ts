@@ -335,7 +335,7 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
     const current = this.#read(key);
     if (!current) throw new UnknownJobError(key);
     const clean: Record<string, unknown> = { ...patch };
-    for (const field of ['key', 'channelId', 'url', 'receivedAt']) delete clean[field];
+    for (const field of ['key', 'channelId', 'url', 'receivedAt', 'twin']) delete clean[field];
     const job: RecordingJob = { ...current, ...clean, updatedAt: patch.updatedAt ?? new Date().toISOString() };
     await this.#append(job, (at) => this.#remember(job, at));
     this.emit('updated', { ...job });

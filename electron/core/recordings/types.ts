@@ -76,7 +76,7 @@ export interface JobStore {
   /** Durably applies a patch (fsync'd before the promise resolves) and returns the updated job. */
   update(
     key: string,
-    patch: Partial<Omit<RecordingJob, 'key' | 'channelId' | 'url' | 'receivedAt'>>,
+    patch: Partial<Omit<RecordingJob, 'key' | 'channelId' | 'url' | 'receivedAt' | 'twin'>>,
   ): Promise<RecordingJob>;
   /** Fires after a new (non-duplicate) job is durably added. */
   on(event: 'added', listener: (job: RecordingJob) => void): unknown;
