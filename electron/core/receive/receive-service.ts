@@ -143,7 +143,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
    * The recordings that count for the health, kept from the pipeline's `changed` events: judging never reads the
    * journal. It used to ask the inbox for them on every judgement (every 200 ms while anything changes), and
    * beyond the inbox's 1,000 cached jobs each is read back and parsed: during a burst of 4,000 webhooks that held
-   * the event loop 85-200 ms per judgement, the acks' p99 with it (issue 22).
+   * the event loop 85-200 ms per judgement, the acks' p99 with it (issue 22). Keyed by the recording's row key:
+   * twins (one recording in both webhook forms) are one entry, the one further along.
    */
   #jobs = new Map<string, JudgedJob>();
   /** The publisher wanted beside every pipeline (a studio's receiver), and the one running now. */
@@ -396,8 +397,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
         this.#jobs.delete(pair.twin.key);
       }
       const stand = pair.job;
-      if (counts(stand.state, Date.parse(stand.updatedAt), at))
-        this.#jobs.set(pair.key, { ...judged(stand), key: pair.key });
+      // Its own key inside (its progress is known by it); the row's key outside (Remove hides the row's key).
+      if (counts(stand.state, Date.parse(stand.updatedAt), at)) this.#jobs.set(pair.key, judged(stand));
       else this.#jobs.delete(pair.key);
     };
     for (const job of pipeline.inbox.where((state, updatedAt) => counts(state, updatedAt, now))) track(job, now);
@@ -552,9 +553,9 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const hidden = face.hidden ?? (() => false);
     const shown: JudgedJob[] = [];
     if (pipeline) {
-      for (const job of this.#jobs.values()) {
-        if (!counts(job.state, Date.parse(job.updatedAt), now)) this.#jobs.delete(job.key);
-        else if (!hidden(job.key)) shown.push(job);
+      for (const [row, job] of this.#jobs) {
+        if (!counts(job.state, Date.parse(job.updatedAt), now)) this.#jobs.delete(row);
+        else if (!hidden(row)) shown.push(job);
       }
     }
     let neededBytes = 0;
