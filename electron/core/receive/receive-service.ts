@@ -51,7 +51,8 @@ export interface ReceiveServiceEvents {
   /** The health changed (any component's state or reason). */
   health: [view: HealthView, previous: HealthView | null];
   /** New webhooks started being refused with 503 (why), or stopped being refused (null). */
-  refusing: [reason: string | null];
+  /** New webhooks are refused (503) or taken again (null); the reason's note says it in the producer's language. */
+  refusing: [reason: string | null, reasonNote: Note | null];
 }
 
 /** A started pipeline and the function that detaches the face's listeners from it. */
@@ -108,7 +109,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   #holder: PortHolder | null = null;
   /** The port last said to be receiving: a pipeline rebuilt on the same port (a settings change) says nothing new. */
   #saidPort: number | null = null;
-  #refusing: { reason: string; full: boolean } | null = null;
+  #refusing: { reason: string; note: Note | null; full: boolean } | null = null;
   readonly #progressAt = new Map<string, number>();
   #missing: number[] = [];
   #disks: DiskFacts[] = [];
@@ -141,6 +142,11 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   /** Why new webhooks are refused with 503 now, or null. */
   get refusing(): string | null {
     return this.#refusing?.reason ?? null;
+  }
+
+  /** The same reason as a note (null when none is refused, or the reason came without one). */
+  get refusingNote(): Note | null {
+    return this.#refusing?.note ?? null;
   }
 
   /** Starts judging the health now and then, and answering `tally status` on this home. */
@@ -317,7 +323,9 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     on('rejected', (r) => {
       // A 503 is a genuine webhook turned away: its recording is lost unless someone acts. An upload's 503 (too
       // many at once) is a refused client recording, counted under Problems instead.
-      if (r.status === 503 && !r.upload) this.#setRefusing({ reason: r.reason, full: pipeline.receiver.full });
+      if (r.status === 503 && !r.upload) {
+        this.#setRefusing({ reason: r.reason, note: r.reasonNote ?? null, full: pipeline.receiver.full });
+      }
     });
     on('received', () => this.#setRefusing(null));
     on('upload-refused', changed);
@@ -330,10 +338,10 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     };
   }
 
-  #setRefusing(next: { reason: string; full: boolean } | null): void {
+  #setRefusing(next: { reason: string; note: Note | null; full: boolean } | null): void {
     if ((next === null) === (this.#refusing === null)) return;
     this.#refusing = next;
-    this.emit('refusing', next?.reason ?? null);
+    this.emit('refusing', next?.reason ?? null, next?.note ?? null);
     void this.refresh();
   }
 
@@ -468,6 +476,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
         holder: this.#holder,
         down: pipeline ? null : (face.down ?? null),
         refusing: this.#refusing?.reason ?? null,
+        refusingNote: this.#refusing?.note ?? null,
       },
       tunnel: pipeline && listen?.listening ? pipeline.supervisor.status : null,
       registration: {
