@@ -164,6 +164,8 @@ export const NOTE_TEXT = {
     'The team server {where} is unreachable (connection refused): is nats-server running there with -js?',
   teamUnknownHost: "The team server's host {host} is unknown (DNS).",
   teamUnreachable: 'The team server {where} could not be reached: {detail}',
+  teamConnectionLost:
+    'The connection to the team server was lost; reconnecting. Recordings are shared once it is back.',
   teamNoTls: 'The team server {where} does not offer TLS: set the studio URL to {fix}.',
   teamNeedsTls: 'The team server {where} requires TLS: set the studio URL to {fix}.',
   teamAsks: 'The team server asks for credentials: {reason} ({where}) — set them in Settings → Studio.',

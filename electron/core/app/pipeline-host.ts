@@ -17,7 +17,8 @@ import { ATTENTION_WINDOW_MS } from './tray-snapshot.js';
 import { NO_PUBLIC_URL, clean, describe, errorView, gapView } from './core-messages.js';
 import { PROGRESS_INTERVAL_MS, type Phase } from './app-options.js';
 import { ReopenBackoff, withSettingsField, type DemoWebhookTarget, type TrayCounts } from './pipeline-open.js';
-import { ReceiveService, type FaceFacts } from '../receive/receive-service.js';
+import { ReceiveService, type FaceFacts, type PublisherSetup } from '../receive/receive-service.js';
+import type { StudioPublisher } from '../studio/publisher.js';
 import type { HealthView } from '../../contract.js';
 import { tunnelView } from './tunnel-view.js';
 import {
@@ -52,6 +53,8 @@ export interface PipelineHostDeps {
   facts(): Omit<FaceFacts, 'hidden' | 'down'>;
   /** The health changed. */
   onHealth(view: HealthView, previous: HealthView | null): void;
+  /** The receive service started a studio publisher beside the pipeline, or stopped it (null). */
+  onPublisher?(publisher: StudioPublisher | null): void;
 }
 
 export class PipelineHost {
@@ -115,6 +118,7 @@ export class PipelineHost {
       deps.onHealth(view, previous);
       deps.updateTray();
     });
+    this.#service.on('publisher', (publisher) => deps.onPublisher?.(publisher));
     this.#service.on('refusing', (reason, reasonNote) => {
       if (reason !== null) {
         deps.emit('notify', {
@@ -161,6 +165,11 @@ export class PipelineHost {
   /** Starts the health checks and `tally status`'s socket (before any pipeline: health exists without one). */
   start(): Promise<void> {
     return this.#service.start();
+  }
+
+  /** Which studio publisher runs beside every pipeline (a studio's receiver), or none. */
+  publish(setup: PublisherSetup | null): Promise<void> {
+    return this.#service.publish(setup);
   }
 
   /** Retries now a channel's recordings or one recording key (`tally retry`). */
