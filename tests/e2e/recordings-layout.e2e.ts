@@ -162,6 +162,16 @@ describe('the filter chips', () => {
           }
         }
       }
+      // The row follows the window (and its page stays free of errors: closePages checks): one line when a wide
+      // window holds every chip, two rows again when narrow.
+      await h.core.handlers['settings:update']({ language: 'en' });
+      const page = await open({ width: 380 });
+      const row = page.locator('.filters');
+      await expect.poll(() => row.getAttribute('class'), eventually).toMatch(/crowded/);
+      await page.setViewportSize({ width: 1280, height: 560 });
+      await expect.poll(() => row.getAttribute('class'), eventually).not.toMatch(/crowded/);
+      await page.setViewportSize({ width: 300, height: 560 });
+      await expect.poll(() => row.getAttribute('class'), eventually).toMatch(/crowded/);
     } finally {
       await pipeline.setDownloadsPaused(false);
     }
