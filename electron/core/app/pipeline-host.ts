@@ -27,6 +27,7 @@ import {
   changeSignature,
   newestFirst,
   recordingView,
+  refusalNotes,
   refusedView,
   uploadView,
 } from './recording-views.js';
@@ -118,12 +119,14 @@ export class PipelineHost {
       deps.updateTray();
     });
     this.#service.on('publisher', (publisher) => deps.onPublisher?.(publisher));
-    this.#service.on('refusing', (reason) => {
+    this.#service.on('refusing', (reason, reasonNote) => {
       if (reason !== null) {
         deps.emit('notify', {
           kind: 'refusing',
           title: 'New recordings are being refused',
           body: clean(reason, 200),
+          // The receiver's reason as a note: the tray app says it in the producer's language.
+          ...(reasonNote ? { bodyNotes: [reasonNote] } : {}),
           text: { title: { key: 'refusingTitle' } },
         });
       }
@@ -481,12 +484,17 @@ export class PipelineHost {
     });
     on('upload-refused', (record) => {
       emit('recordings:changed', refusedView(record));
-      const stream = record.track === 'local' ? ' (local stream)' : record.track === 'remote' ? ' (remote stream)' : '';
-      const what = record.channelId ?? record.fileName ?? 'a web client recording';
+      const bodyNotes = refusalNotes({
+        ...record,
+        channelId: record.channelId === null ? null : clean(record.channelId, 120),
+        fileName: record.fileName === null ? null : clean(record.fileName, 120),
+      });
       emit('notify', {
         kind: 'refused',
         title: 'Client recording refused',
-        body: clean(`${what}${stream}: ${record.reason}`, 200),
+        body: clean(notesText(bodyNotes), 200),
+        // Which recording and why, as notes: the tray app says them in the producer's language.
+        bodyNotes,
         text: { title: { key: 'uploadRefusedTitle' } },
       });
       this.#deps.updateTray();

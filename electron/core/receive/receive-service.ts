@@ -55,8 +55,11 @@ export interface ReceiveServiceOptions {
 export interface ReceiveServiceEvents {
   /** The health changed (any component's state or reason). */
   health: [view: HealthView, previous: HealthView | null];
-  /** New webhooks started being refused with 503 (why), or stopped being refused (null). */
-  refusing: [reason: string | null];
+  /**
+   * New webhooks started being refused with 503 (why, and its note in the producer's language), or stopped being
+   * refused (null).
+   */
+  refusing: [reason: string | null, reasonNote: Note | null];
   /**
    * A studio publisher was created for the running pipeline (before it starts, so its first events reach the
    * face), or the running one stopped (null).
@@ -127,7 +130,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   #holder: PortHolder | null = null;
   /** The port last said to be receiving: a pipeline rebuilt on the same port (a settings change) says nothing new. */
   #saidPort: number | null = null;
-  #refusing: { reason: string; full: boolean } | null = null;
+  #refusing: { reason: string; note: Note | null; full: boolean } | null = null;
   readonly #progressAt = new Map<string, number>();
   #missing: number[] = [];
   #disks: DiskFacts[] = [];
@@ -172,6 +175,11 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   /** Why new webhooks are refused with 503 now, or null. */
   get refusing(): string | null {
     return this.#refusing?.reason ?? null;
+  }
+
+  /** The same reason as a note (null when none is refused, or the reason came without one). */
+  get refusingNote(): Note | null {
+    return this.#refusing?.note ?? null;
   }
 
   /** Starts judging the health now and then, and answering `tally status` on this home. */
@@ -428,7 +436,9 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     on('rejected', (r) => {
       // A 503 is a genuine webhook turned away: its recording is lost unless someone acts. An upload's 503 (too
       // many at once) is a refused client recording, counted under Problems instead.
-      if (r.status === 503 && !r.upload) this.#setRefusing({ reason: r.reason, full: pipeline.receiver.full });
+      if (r.status === 503 && !r.upload) {
+        this.#setRefusing({ reason: r.reason, note: r.reasonNote ?? null, full: pipeline.receiver.full });
+      }
     });
     on('received', () => this.#setRefusing(null));
     on('upload-refused', changed);
@@ -441,10 +451,10 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     };
   }
 
-  #setRefusing(next: { reason: string; full: boolean } | null): void {
+  #setRefusing(next: { reason: string; note: Note | null; full: boolean } | null): void {
     if ((next === null) === (this.#refusing === null)) return;
     this.#refusing = next;
-    this.emit('refusing', next?.reason ?? null);
+    this.emit('refusing', next?.reason ?? null, next?.note ?? null);
     void this.refresh();
   }
 
@@ -582,6 +592,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
         holder: this.#holder,
         down: pipeline ? null : (face.down ?? null),
         refusing: this.#refusing?.reason ?? null,
+        refusingNote: this.#refusing?.note ?? null,
       },
       tunnel: pipeline && listen?.listening ? pipeline.supervisor.status : null,
       registration: {
