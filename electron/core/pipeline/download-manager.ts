@@ -198,8 +198,12 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
    * holds disk others need and is deleted (a gone recording that comes back starts again). Resolves its size.
    */
   async releasePart(key: string): Promise<number> {
+    const ended = (state: string) => ['failed', 'expired', 'gone'].includes(state);
+    // Its `failed` event comes from inside the attempt: an attempt that has just ended lets go of the part first.
+    const ending = this.#running.get(key);
+    if (ending && ended(this.#store.get(key)?.state ?? '')) await ending.task.catch(() => undefined);
     const job = this.#store.get(key);
-    if (!job || this.#running.has(key) || !['failed', 'expired', 'gone'].includes(job.state)) return 0;
+    if (!job || this.#running.has(key) || !ended(job.state)) return 0;
     const partPath = partPathFor(this.#jobFolders.get(key) ?? this.#folder, job);
     const bytes = (await sizeOf(downloadFs(this.#opts.fs), partPath).catch(() => null)) ?? 0;
     await discardPart(partPath, this.#opts.fs).catch(() => undefined);
