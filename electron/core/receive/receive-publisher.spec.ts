@@ -113,5 +113,5 @@ describe.each(['listen', 'serve'] as const)('the receive service runs the studio
     expect(handed.at(-1)).toBeNull();
     expect(service.pipeline).toBe(pipeline);
     expect(studioOf(service.health())).toBeUndefined();
-  }, 60_000);
+  }, 120_000);
 });

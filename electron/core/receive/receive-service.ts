@@ -55,8 +55,11 @@ export interface ReceiveServiceOptions {
 export interface ReceiveServiceEvents {
   /** The health changed (any component's state or reason). */
   health: [view: HealthView, previous: HealthView | null];
-  /** New webhooks started being refused with 503 (why), or stopped being refused (null). */
-  refusing: [reason: string | null];
+  /**
+   * New webhooks started being refused with 503 (why, and its note in the producer's language), or stopped being
+   * refused (null).
+   */
+  refusing: [reason: string | null, reasonNote: Note | null];
   /**
    * A studio publisher was created for the running pipeline (before it starts, so its first events reach the
    * face), or the running one stopped (null).
@@ -127,7 +130,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   #holder: PortHolder | null = null;
   /** The port last said to be receiving: a pipeline rebuilt on the same port (a settings change) says nothing new. */
   #saidPort: number | null = null;
-  #refusing: { reason: string; full: boolean } | null = null;
+  #refusing: { reason: string; note: Note | null; full: boolean } | null = null;
   readonly #progressAt = new Map<string, number>();
   #missing: number[] = [];
   #disks: DiskFacts[] = [];
@@ -143,7 +146,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
    * The recordings that count for the health, kept from the pipeline's `changed` events: judging never reads the
    * journal. It used to ask the inbox for them on every judgement (every 200 ms while anything changes), and
    * beyond the inbox's 1,000 cached jobs each is read back and parsed: during a burst of 4,000 webhooks that held
-   * the event loop 85-200 ms per judgement, the acks' p99 with it (issue 22).
+   * the event loop 85-200 ms per judgement, the acks' p99 with it (issue 22). Keyed by the recording's row key:
+   * twins (one recording in both webhook forms) are one entry, the one further along.
    */
   #jobs = new Map<string, JudgedJob>();
   /** The publisher wanted beside every pipeline (a studio's receiver), and the one running now. */
@@ -171,6 +175,11 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   /** Why new webhooks are refused with 503 now, or null. */
   get refusing(): string | null {
     return this.#refusing?.reason ?? null;
+  }
+
+  /** The same reason as a note (null when none is refused, or the reason came without one). */
+  get refusingNote(): Note | null {
+    return this.#refusing?.note ?? null;
   }
 
   /** Starts judging the health now and then, and answering `tally status` on this home. */
@@ -387,12 +396,22 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     on('progress', (e) => this.#progressAt.set(e.key, this.#now()));
     const now = this.#now();
     this.#jobs.clear();
-    for (const job of pipeline.inbox.where((state, updatedAt) => counts(state, updatedAt, now))) {
-      this.#jobs.set(job.key, judged(job));
-    }
+    // One entry per recording: twins (one recording in both webhook forms) count once, as the one further along,
+    // under the key their row has (a forged form that is gone is no problem while the genuine one is on its way).
+    const track = (job: RecordingJob, at: number): void => {
+      const pair = pipeline.inbox.standing(job);
+      if (pair.twin) {
+        this.#jobs.delete(job.key);
+        this.#jobs.delete(pair.twin.key);
+      }
+      const stand = pair.job;
+      // Its own key inside (its progress is known by it); the row's key outside (Remove hides the row's key).
+      if (counts(stand.state, Date.parse(stand.updatedAt), at)) this.#jobs.set(pair.key, judged(stand));
+      else this.#jobs.delete(pair.key);
+    };
+    for (const job of pipeline.inbox.where((state, updatedAt) => counts(state, updatedAt, now))) track(job, now);
     on('changed', (job) => {
-      if (counts(job.state, Date.parse(job.updatedAt), this.#now())) this.#jobs.set(job.key, judged(job));
-      else this.#jobs.delete(job.key);
+      track(job, this.#now());
       if (job.state !== 'downloading') this.#progressAt.delete(job.key);
       if (this.#refusing?.full && !pipeline.receiver.full) this.#setRefusing(null);
       changed();
@@ -417,7 +436,9 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     on('rejected', (r) => {
       // A 503 is a genuine webhook turned away: its recording is lost unless someone acts. An upload's 503 (too
       // many at once) is a refused client recording, counted under Problems instead.
-      if (r.status === 503 && !r.upload) this.#setRefusing({ reason: r.reason, full: pipeline.receiver.full });
+      if (r.status === 503 && !r.upload) {
+        this.#setRefusing({ reason: r.reason, note: r.reasonNote ?? null, full: pipeline.receiver.full });
+      }
     });
     on('received', () => this.#setRefusing(null));
     on('upload-refused', changed);
@@ -430,10 +451,10 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     };
   }
 
-  #setRefusing(next: { reason: string; full: boolean } | null): void {
+  #setRefusing(next: { reason: string; note: Note | null; full: boolean } | null): void {
     if ((next === null) === (this.#refusing === null)) return;
     this.#refusing = next;
-    this.emit('refusing', next?.reason ?? null);
+    this.emit('refusing', next?.reason ?? null, next?.note ?? null);
     void this.refresh();
   }
 
@@ -455,8 +476,11 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const pipeline = this.#pipeline;
     if (!pipeline) return [];
     const exact = pipeline.inbox.get(target);
+    // A recording's key retries its twin too (the same recording in the other webhook form, listed as one row).
+    const twin = exact ? pipeline.inbox.twinOf(exact.key) : undefined;
+    const twinJob = twin === undefined ? undefined : pipeline.inbox.get(twin);
     const jobs = exact
-      ? [exact]
+      ? [exact, ...(twinJob ? [twinJob] : [])]
       : pipeline.inbox.where((state) => state !== 'saved').filter((j) => j.channelId === target);
     const keys: string[] = [];
     for (const job of jobs) {
@@ -539,9 +563,9 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const hidden = face.hidden ?? (() => false);
     const shown: JudgedJob[] = [];
     if (pipeline) {
-      for (const job of this.#jobs.values()) {
-        if (!counts(job.state, Date.parse(job.updatedAt), now)) this.#jobs.delete(job.key);
-        else if (!hidden(job.key)) shown.push(job);
+      for (const [row, job] of this.#jobs) {
+        if (!counts(job.state, Date.parse(job.updatedAt), now)) this.#jobs.delete(row);
+        else if (!hidden(row)) shown.push(job);
       }
     }
     let neededBytes = 0;
@@ -568,6 +592,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
         holder: this.#holder,
         down: pipeline ? null : (face.down ?? null),
         refusing: this.#refusing?.reason ?? null,
+        refusingNote: this.#refusing?.note ?? null,
       },
       tunnel: pipeline && listen?.listening ? pipeline.supervisor.status : null,
       registration: {

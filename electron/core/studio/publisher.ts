@@ -231,7 +231,8 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     const since = Date.now() - this.#retentionMs;
     // Only saved jobs of the retention period are read back from the journal.
     for (const job of this.#pipeline.inbox.where((state, updatedAtMs) => state === 'saved' && updatedAtMs >= since)) {
-      if (!job.path || job.bytes === null) continue;
+      // Saved by its twin's file (one recording in both webhook forms): the twin's save is what is published.
+      if (!job.path || job.bytes === null || job.savedBy !== undefined) continue;
       this.#enqueue({
         identity: serverIdentity(job.key),
         kind: 'server',
