@@ -378,19 +378,25 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     await applyBucketRetention(jsm, this.#retentionMs, replicas);
     // The members' presence bucket too, at the same replicas: a member that first joins while a server of the
     // cluster is down then only opens it (creating a replicated bucket needs every server it is placed on).
-    await new Kvm(nc).create(MEMBERS_BUCKET, {
-      history: 1,
-      ttl: PRESENCE_TTL_MS,
-      ...(replicas ? { replicas } : {}),
-    });
+    // Best effort: a member creates it itself when this fails.
+    await new Kvm(nc)
+      .create(MEMBERS_BUCKET, { history: 1, ttl: PRESENCE_TTL_MS, ...(replicas ? { replicas } : {}) })
+      .catch((error: unknown) =>
+        this.#log.warn(`studio: could not prepare the members' bucket yet (${describeError(error)}).`),
+      );
     const spec = this.#opts.store;
     this.#store =
       spec.kind === 'nats'
         ? new NatsTeamStore(nc, { retentionMs: this.#retentionMs, replicas })
         : new (await import('./s3-store.js')).S3TeamStore(spec);
     if (this.#store instanceof NatsTeamStore) {
-      // Created now at the cluster's replicas, so nothing else (a member, a tool) creates it first with one copy.
-      await this.#store.open();
+      // Created now at the cluster's replicas, so nothing else creates it first with one copy (best effort: the
+      // first put creates it otherwise).
+      await this.#store
+        .open()
+        .catch((error: unknown) =>
+          this.#log.warn(`studio: could not prepare the team's object store yet (${describeError(error)}).`),
+        );
       await this.#sweep(this.#store);
       // Also while running: a receiver killed mid-upload elsewhere leaves chunks this one would keep until restart.
       const store = this.#store;
