@@ -136,3 +136,24 @@ describe('studio member identity (real nats-server)', () => {
     ]);
   });
 });
+
+describe('a member with a list of servers (real nats-server)', () => {
+  it('names the server it reached, not the first of its list when that one is down', async () => {
+    const { root, nats } = await setup();
+    const down = await startNatsServer();
+    await down.close(); // a port nothing answers on any more
+    const live = new URL(nats.url);
+    const f = new StudioFollower({
+      url: new URL(down.url),
+      servers: [new URL(down.url), live],
+      credentials: null,
+      folder: join(root, 'Studio'),
+      name: 'listed',
+      stateDir: join(root, 'home'),
+    });
+    cleanups.push(() => f.stop());
+    const ready = new Promise<{ url: string }>((resolve) => f.once('ready', resolve));
+    await f.start();
+    expect((await ready).url).toBe(`nats://${live.host}`);
+  });
+});

@@ -262,7 +262,8 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       await this.#checkLag(durable);
       this.#lagTimer = setInterval(() => void this.#checkLag(durable), opts.lagCheckMs ?? 5 * 60_000);
       this.#lagTimer.unref();
-      this.emit('ready', { name: opts.name, url: `${opts.url.protocol}//${opts.url.host}`, folder });
+      // The server of a cluster it reached (the first in the list may be the one that is down).
+      this.emit('ready', { name: opts.name, url: `${opts.url.protocol}//${nc.getServer()}`, folder });
       return durable;
     } catch (error) {
       await this.#leave();

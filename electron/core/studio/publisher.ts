@@ -414,7 +414,8 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     void this.#checkLag();
     this.#lagTimer = setInterval(() => void this.#checkLag(), this.#opts.lagCheckMs ?? 5 * 60_000);
     this.#lagTimer.unref();
-    this.emit('connected', { url: `${this.#opts.url.protocol}//${this.#opts.url.host}` });
+    // The server of a cluster it reached (the first in the list may be the one that is down).
+    this.emit('connected', { url: `${this.#opts.url.protocol}//${nc.getServer()}` });
   }
 
   /**
