@@ -96,7 +96,7 @@ describe('bin/tally.js', () => {
   // webhook, for every producer, team or not (issue 10: peak RSS under 100 MB while downloading). Node's
   // bundled fetch client (undici), loaded by any ESM import of node:http, was 6 more (issue 22: under 80 MB);
   // Node's own modules are listed in process.moduleLoadList.
-  it('tally listen without studio flags loads no NATS client, no AWS SDK and no fetch client', async () => {
+  it('tally listen without studio flags loads no NATS client, no AWS SDK, no fetch client, no idle keyring', async () => {
     const log = join(home, 'loaded-modules.txt');
     const hook =
       "import { registerHooks } from 'node:module'; import { writeFileSync } from 'node:fs'; const seen = [];" +
@@ -133,6 +133,8 @@ describe('bin/tally.js', () => {
     expect(loaded.some((url) => url.includes('/dist/electron/core/pipeline/pipeline.js'))).toBe(true);
     expect(loaded.filter((url) => /@nats-io|@aws-sdk|@smithy|\/core\/studio\//.test(url))).toEqual([]);
     expect(loaded).toContain('NativeModule http');
+    // No session bus in this environment: the Secret Service is out of reach, known without the native keyring.
+    expect(loaded.filter((url) => url.includes('@napi-rs/keyring'))).toEqual([]);
     expect(loaded.filter((name) => /undici/.test(name))).toEqual([]);
   });
 });
