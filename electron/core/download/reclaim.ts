@@ -7,17 +7,18 @@
  * RECLAIM_EVERY_BYTES written) frees them while they are still young (0.2-2 ms each on the 2-core test
  * machine), and every 16th time a full one, marked concurrently so the event loop does not wait for it, frees
  * those still in flight during two young ones. Measured on `tally listen` with 1 GiB: peak RSS 95-99 MB
- * instead of 125-200 (bench/listen-memory.bench.ts). Issue 22 halved both figures (2 MiB held, checked every
- * 1 MiB): 4-5 MB less at the peak (81 against 86 MB), for one more young collection per 2 MiB written.
+ * instead of 125-200 (bench/listen-memory.bench.ts). Issue 22 lowered both figures (1 MiB held, checked every
+ * 512 KiB) once the sink freed its own chunks (file-sink.ts, `releaseReads`), which halves the garbage:
+ * peak 77-78 MB against 86 with the same collection time per GiB.
  * The collector comes from V8's own `--expose-gc`, set at run time for new contexts only (the global `gc`
  * stays undefined): if that ever fails, downloads simply run without it.
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-export const RECLAIM_EVERY_BYTES = 1 * 1024 * 1024;
+export const RECLAIM_EVERY_BYTES = 512 * 1024;
 /** Array buffers held beyond this (socket reads waiting for a GC) are worth a collection. */
-export const RECLAIM_ABOVE_BYTES = 2 * 1024 * 1024;
+export const RECLAIM_ABOVE_BYTES = 1024 * 1024;
 /** Every this many forced young collections, a full one, run concurrently (`async`). */
 const MAJOR_EVERY = 16;
 
