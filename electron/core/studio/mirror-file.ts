@@ -29,6 +29,7 @@ import {
 import path from 'node:path';
 import { note } from '../notes.js';
 import { formatBytes } from '../download/errors.js';
+import { noteWritten } from '../download/reclaim.js';
 import { syncDir, writeAll } from '../durable-fs.js';
 import { TallyError } from '../errors.js';
 import { refuseLinkedFolder, removePlantedLink } from '../folder-check.js';
@@ -288,6 +289,8 @@ async function receive(
       }
       await writeAll(handle, [Buffer.from(piece.data.buffer, piece.data.byteOffset, piece.data.byteLength)], offset);
       hash.update(piece.data);
+      // The piece and the socket reads it came from are garbage now: collected early, as a download's are.
+      noteWritten(piece.data.length);
       offset += piece.data.length;
       resume = piece.resume;
       sinceCheckpoint += piece.data.length;

@@ -86,8 +86,13 @@ export function natsDigest(sha256Hex: string): string {
 /** Chunks of 512 KiB: under the server's default 1 MB message limit, and few enough acks per gigabyte. */
 const CHUNK_BYTES = 512 * 1024;
 
-/** Chunks asked for at once by a paced read (4 MiB). */
-const FETCH_CHUNKS = 8;
+/**
+ * Chunks asked for at once by a paced read (1 MiB). Each chunk arrives as a view into the client's own read
+ * buffer (about 1 MB each), so a batch of 8 held 8-16 MB and its buffers outlived young collections: a
+ * member mirroring 1 GiB peaked at 160 MB, 97-98 MB with batches of 2 and the mirror's written pieces
+ * reclaimed like a download's (mirror-file.ts; issue 22: under 100 MB).
+ */
+const FETCH_CHUNKS = 2;
 
 /** The JetStream Object Store bucket `tally-studio`. */
 export class NatsTeamStore implements TeamStore {
