@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFailed } from 'vitest';
 import type { RecordingPipeline } from '../electron/core/pipeline/pipeline.js';
 import { StudioFollower } from '../electron/core/studio/follower.js';
 import { StudioPublisher } from '../electron/core/studio/publisher.js';
@@ -42,6 +42,16 @@ const reach = (emitter: EventEmitter, event: string, count: () => number, n: num
 
 describe('a studio on a three-node cluster loses no recording when nodes are killed (real nats-servers)', () => {
   it('gives both members all 100 recordings of the day once, byte-identical, across two kill -9s', async () => {
+    // Where the day was, should it not finish (a timeout says nothing else): the step and every count.
+    let step = 'starting';
+    const counts = () => {
+      try {
+        return JSON.stringify({ published: published.size, members: members.map((m) => [m.name, m.saved.length]) });
+      } catch {
+        return '(before the day began)';
+      }
+    };
+    onTestFailed(() => console.error(`studio-cluster stopped at "${step}": ${counts()}`));
     const root = await mkdtemp(join(tmpdir(), 'tally-cluster-'));
     cleanups.push(() => rm(root, { recursive: true, force: true }));
     const cluster = await startNatsCluster(3);
@@ -100,21 +110,27 @@ describe('a studio on a three-node cluster loses no recording when nodes are kil
       }
     };
 
+    step = 'sharing 0-30';
     await share(0, 30);
     await reach(publisher, 'published', () => published.size, 20);
+    step = 'node 1 killed, sharing 30-60';
     await cluster.nodes[0]!.stop(true); // kill -9 with recordings in flight
     await share(30, 60);
     await reach(publisher, 'published', () => published.size, 50);
+    step = 'node 1 back';
     await cluster.nodes[0]!.start();
     await cluster.nodes[0]!.logged(
       /JetStream cluster new metadata leader|Self is new JetStream cluster metadata leader/,
     );
+    step = 'node 2 killed, sharing 60-100';
     await cluster.nodes[1]!.stop(true); // the second one, after the first returned
     await share(60, 100);
     await reach(publisher, 'published', () => published.size, 100);
+    step = 'node 2 back, members catching up';
     await cluster.nodes[1]!.start();
     await Promise.all(members.map((m) => reach(m.f, 'saved', () => m.saved.length, 100)));
 
+    step = 'checking';
     for (const m of members) {
       expect(new Set(m.saved).size, m.name).toBe(100);
       expect(m.saved, m.name).toHaveLength(100);
@@ -132,5 +148,5 @@ describe('a studio on a three-node cluster loses no recording when nodes are kil
       expect((await jsm.streams.info(stream)).config.num_replicas, stream).toBe(3);
     }
     expect((await jsm.streams.info(STUDIO_STREAM)).state.messages).toBe(100);
-  }, 240_000);
+  }, 360_000);
 });

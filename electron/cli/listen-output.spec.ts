@@ -40,6 +40,25 @@ describe('listen printer (human output)', () => {
     expect(lines[0]).toContain('received  evil��12:00:00 saved');
   });
 
+  it('says when a webhook is the other form of a recording already received (a twin job: saved once)', () => {
+    const human = printer();
+    const twin = { ...job('ch-9'), twin: 'k-legacy' } as RecordingJob;
+    human.p.received(twin, []);
+    expect(human.text()).toContain(
+      'received  ch-9 (10 B announced) (also announced in the other webhook form: saved once)',
+    );
+    const nd = printer(true);
+    nd.p.received(twin, []);
+    nd.p.received(job('ch-10'), []);
+    const [first, second] = nd
+      .text()
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(first).toMatchObject({ type: 'received', channelId: 'ch-9', sameRecordingAs: 'k-legacy' });
+    expect(second).not.toHaveProperty('sameRecordingAs');
+  });
+
   it('leaves NDJSON to JSON escaping, which already keeps each event on one line', () => {
     const { p, text } = printer(true);
     p.received(job(HOSTILE), []);

@@ -217,12 +217,15 @@ export function createListenPrinter(opts: {
           announcedBytes: job.announcedBytes,
           shape: job.shape,
           deadline: job.deadline,
+          // The same recording came before in the other webhook form: both jobs are kept, one file is saved.
+          ...(job.twin !== undefined ? { sameRecordingAs: job.twin } : {}),
           ...(warnings.length ? { warnings } : {}),
         });
         return;
       }
       const size = job.announcedBytes === null ? '' : ` (${formatBytes(job.announcedBytes)} announced)`;
-      line(`received  ${job.channelId}${size}${warnings.length ? ` (ignored: ${warnings.join('; ')})` : ''}`);
+      const twin = job.twin !== undefined ? ' (also announced in the other webhook form: saved once)' : '';
+      line(`received  ${job.channelId}${size}${twin}${warnings.length ? ` (ignored: ${warnings.join('; ')})` : ''}`);
     },
     duplicate(job) {
       if (!shows('duplicate')) return;

@@ -1,12 +1,12 @@
 /**
- * `tally listen --team …`: the flags of studio mode, checked before anything starts, and the publisher that
- * shares every saved recording with the team, with its lines in listen's output.
+ * `tally listen --team …`: the flags of studio mode, checked before anything starts, the publisher the receive
+ * service runs to share every saved recording with the team, and its lines in listen's output.
  */
 import { ConfigError } from '../core/errors.js';
 import { lineLogger } from '../core/logger.js';
-import type { RecordingPipeline } from '../core/pipeline/pipeline.js';
+import type { PublisherSetup } from '../core/receive/receive-service.js';
 import { resolveTeamCredentials } from '../core/studio/team-credentials.js';
-import { StudioPublisher, type StoreSpec } from '../core/studio/publisher.js';
+import type { StoreSpec, StudioPublisher } from '../core/studio/publisher.js';
 import { parseS3Url, s3FromEnv } from '../core/studio/store.js';
 import {
   DEFAULT_RETENTION_MS,
@@ -75,33 +75,35 @@ export async function studioSetup(
   };
 }
 
-export function openPublisher(
-  pipeline: RecordingPipeline,
-  setup: StudioSetup,
-  stateDir: string,
-  io: CommandIo,
-  ndjson: boolean,
-): StudioPublisher {
-  const publisher = new StudioPublisher(pipeline, {
-    url: setup.url,
-    servers: setup.servers,
-    ...(setup.replicas ? { replicas: setup.replicas } : {}),
-    credentials: setup.credentials,
-    store: setup.store,
-    retentionMs: setup.retentionMs,
-    stateDir,
-    log: lineLogger((line) => io.stderr.write(`tally listen: ${line}\n`)),
-    // After refused credentials, each new try reads them again: "tally login --team" meanwhile fixes it.
-    reloadCredentials: () => resolveTeamCredentials(setup.url, io.env, keychainOrNull()),
-    ...(io.env.TALLY_TEAM_RETRY_MS ? { retry: { baseDelayMs: Number(io.env.TALLY_TEAM_RETRY_MS) } } : {}),
-  });
+/** The publisher the receive service runs beside the pipeline (`--team`), with listen's log lines. */
+export function publisherSetup(setup: StudioSetup, stateDir: string, io: CommandIo): PublisherSetup {
+  return {
+    key: JSON.stringify([setup.servers.map((u) => u.href), setup.replicas, setup.storeFlag, setup.retentionMs]),
+    options: {
+      url: setup.url,
+      servers: setup.servers,
+      ...(setup.replicas ? { replicas: setup.replicas } : {}),
+      credentials: setup.credentials,
+      store: setup.store,
+      retentionMs: setup.retentionMs,
+      stateDir,
+      log: lineLogger((line) => io.stderr.write(`tally listen: ${line}\n`)),
+      // After refused credentials, each new try reads them again: "tally login --team" meanwhile fixes it.
+      reloadCredentials: () => resolveTeamCredentials(setup.url, io.env, keychainOrNull()),
+      ...(io.env.TALLY_TEAM_RETRY_MS ? { retry: { baseDelayMs: Number(io.env.TALLY_TEAM_RETRY_MS) } } : {}),
+    },
+  };
+}
+
+/** Prints what the publisher does, in listen's output (human lines or NDJSON). */
+export function printPublisher(publisher: StudioPublisher, io: CommandIo, ndjson: boolean): void {
   const printer = createStudioPrinter({ out: io.stdout, err: io.stderr, ndjson, prefix: 'tally listen' });
   publisher.on('connected', (info) => printer.connected(info.url));
   publisher.on('waiting', (info) => printer.waiting(info));
+  publisher.on('connection', (state) => printer.connection(state));
   publisher.on('refused', ({ error, retryInMs }) => printer.refused({ message: error.message, retryInMs }));
   publisher.on('published', (e) => printer.published(e));
   publisher.on('warning', (w) => printer.warning(w));
-  return publisher;
 }
 
 function keychainOrNull() {

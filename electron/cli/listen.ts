@@ -9,7 +9,6 @@ import { appDataDir } from '../core/paths.js';
 import { pipelineOptions } from '../core/pipeline/options.js';
 import type { RecordingPipeline } from '../core/pipeline/pipeline.js';
 import { ReceiveService } from '../core/receive/receive-service.js';
-import type { FaceFacts } from '../core/receive/receive-service.js';
 import { parseTunnelFlag, type TunnelSettingsInput } from '../core/tunnels/index.js';
 import type { Command, CommandIo } from './command.js';
 import { openCommandLog } from './command-log.js';
@@ -60,7 +59,7 @@ Options:
                            3 on a three-node cluster, so any one node can be down)
   --ndjson                 One JSON object per line: ready, health, received, progress, saved, rejected,
                            failed, expired, uploaded, tunnel, gaps, channel, recording-missing; with --team
-                           also team, published. Past 20 a kind in 10 s, repeated rejected, duplicate
+                           also team, connection, published. Past 20 a kind in 10 s, repeated rejected, duplicate
                            and failed lines are counted in one rejected-summary, duplicate-summary or
                            failed-summary line
   -h, --help               Show this help
@@ -227,14 +226,13 @@ const command: Command = {
       folder,
       coalesce: true,
     });
-    // The studio link as the health shows it (the publisher's events keep it current).
-    let studioLink: FaceFacts['studio'] = studio ? { state: 'connecting', reason: [] } : null;
-    // The same receive service as the tray app and `tally serve`: port policy, health, `tally status`.
+    // The same receive service as the tray app and `tally serve`: port policy, health, studio publisher and
+    // `tally status`. Listen only prints what it is told.
     const service = new ReceiveService({
       face: 'listen',
       home,
       log: (line) => io.stderr.write(`tally listen: ${line}\n`),
-      facts: () => ({ demo: sandbox !== null, studio: studioLink }),
+      facts: () => ({ demo: sandbox !== null }),
     });
     service.on('health', (view, previous) => printer.health(view, previous));
     const attach = (pipeline: RecordingPipeline) => {
@@ -255,6 +253,10 @@ const command: Command = {
       return () => pipeline.removeAllListeners();
     };
     let pipeline: RecordingPipeline;
+    if (studioMode && studio && studioSpec) {
+      service.on('publisher', (p) => p && studioMode.printPublisher(p, io, values.ndjson === true));
+      await service.publish(studioMode.publisherSetup(studio, options.stateDir, io));
+    }
     try {
       await service.start();
       ({ pipeline } = await service.open({ ...options, folder }, { paused: false, demo: sandbox !== null, attach }));
@@ -264,33 +266,7 @@ const command: Command = {
       printer.close();
       throw error;
     }
-    const publisher =
-      studioMode && studio && studioSpec
-        ? studioMode.openPublisher(pipeline, studio, options.stateDir, io, values.ndjson === true)
-        : null;
-    if (publisher) {
-      const link = (state: NonNullable<FaceFacts['studio']>['state'], reason: string | null) => {
-        studioLink = { state, reason: reason ? [{ code: 'error', params: { message: reason } }] : [] };
-        service.changed();
-      };
-      publisher.on('connected', () => link('connected', null));
-      publisher.on('waiting', (info) => link('unreachable', info.message));
-      publisher.on('refused', ({ error }) => link('error', error.message));
-      // Standing warnings (no JetStream, the S3 setup, a member lagging toward retention) until each is cleared.
-      const warnings = new Map<string, string>();
-      const warned = () =>
-        warnings.size > 0 ? link('warning', [...warnings.values()].join(' ')) : link('connected', null);
-      publisher.on('warning', (w) => {
-        warnings.set(w.kind, w.message);
-        warned();
-      });
-      publisher.on('warningCleared', (kind) => {
-        if (warnings.delete(kind)) warned();
-      });
-    }
-
     try {
-      await publisher?.start();
       const ready = pipeline.ready();
       // Loopback is enough for the sandbox: it runs on this machine.
       if (ready.localUrl) {
@@ -316,7 +292,6 @@ const command: Command = {
         await new Promise<void>((done) => io.signal.addEventListener('abort', () => done(), { once: true }));
       printer.stopping();
     } finally {
-      await publisher?.stop();
       await service.stop();
       await sandbox?.close();
       printer.close();

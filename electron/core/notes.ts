@@ -94,6 +94,50 @@ export const NOTE_TEXT = {
   saveFailed: 'Could not save the recording: {detail}',
   uploadRefused: '{status}: {reason}',
   gapNoCredentials: 'No credentials: missed recordings cannot be checked.',
+  // Why a web client upload was refused (uploads/upload-route.ts, cors.ts, multipart.ts): nested as `reasonNote`
+  uploadRefusedLocal: '{name} (local stream):',
+  uploadRefusedRemote: '{name} (remote stream):',
+  uploadRefusedUnnamed: 'A web client recording:',
+  uploadUnknownPath: 'unknown path',
+  uploadPreflightNoOrigin: 'A preflight needs an Origin header.',
+  uploadMethod: 'method {method} not allowed; upload with POST',
+  uploadNoOrigin:
+    'No web app origin is allowed to upload yet: add it in Settings → Recordings from your web app or with `tally listen --upload-origin https://app.example`',
+  uploadOriginRefused:
+    'The page origin {origin} is not allowed to upload recordings; add it in Settings → Recordings from your web app.',
+  uploadBusy: {
+    one: '{count} upload is already in progress, the most Tally takes at once; send it again in a minute.',
+    other: '{count} uploads are already in progress, the most Tally takes at once; send it again in a minute.',
+  },
+  uploadNoBoundary: 'The multipart Content-Type has no valid boundary.',
+  uploadEmpty: 'The upload is empty.',
+  uploadTooLarge: 'The recording is larger than the {limit} upload limit.',
+  uploadFolderLinked:
+    'The client uploads folder {folder} is a symbolic link; Tally does not write through links inside the recordings folder. Remove the link.',
+  uploadDiskFull: 'The disk is full: free space in {folder}; the upload was not saved, send it again.',
+  uploadDiskFullSizes:
+    'The disk is full: free space in {folder} ({needed} needed, {free} free); the upload was not saved, send it again.',
+  uploadNameTaken: 'More than 9999 uploads named "{name}" already exist.',
+  uploadClientGone: 'the connection closed before the upload ended',
+  uploadIdle: 'nothing received for {seconds} s',
+  multipartIncomplete: 'The multipart body ended before its closing boundary (incomplete upload).',
+  multipartHeaders: 'A multipart part has malformed headers or more than {limit} of them.',
+  multipartMalformed: 'Malformed multipart body: {detail}.',
+  multipartFieldTooLarge: 'A form field is larger than {bytes} bytes.',
+  multipartTwoFiles: 'Send one file per upload; this body holds more than one.',
+  multipartTooManyParts: 'The multipart body has more than {parts} parts.',
+  multipartNoFile: 'The multipart body holds no file part.',
+  // Why new recording webhooks are refused (webhook/receiver.ts, a 503): nested as `reasonNote`
+  webhooksFull: {
+    one: '{count} recording is still waiting to download, the most Tally accepts; new webhooks are refused until some finish',
+    other:
+      '{count} recordings are still waiting to download, the most Tally accepts; new webhooks are refused until some finish',
+  },
+  webhookNotStored: 'the recording could not be stored ({cause}); try again',
+  storeDiskFull: 'the disk of the state folder is full ({errno})',
+  storeReadOnly: 'the disk of the state folder is read-only ({errno})',
+  storeDiskFailed: 'the disk of the state folder failed ({errno})',
+  storeOther: '{detail}',
   // Settings: connection test, keychain, recordings folder (app/app-credentials.ts, app/settings-folder-check.ts)
   connected: { one: 'Connected: {count} channel live now.', other: 'Connected: {count} channels live now.' },
   keychainUnusable: 'The OS keychain could not be used.',
@@ -120,6 +164,8 @@ export const NOTE_TEXT = {
     'The team server {where} is unreachable (connection refused): is nats-server running there with -js?',
   teamUnknownHost: "The team server's host {host} is unknown (DNS).",
   teamUnreachable: 'The team server {where} could not be reached: {detail}',
+  teamConnectionLost:
+    'The connection to the team server was lost; reconnecting. Recordings are shared once it is back.',
   teamNoTls: 'The team server {where} does not offer TLS: set the studio URL to {fix}.',
   teamNeedsTls: 'The team server {where} requires TLS: set the studio URL to {fix}.',
   teamAsks: 'The team server asks for credentials: {reason} ({where}) — set them in Settings → Studio.',

@@ -193,3 +193,12 @@ describe('test code', () => {
     expect([...helpers, ...usingVitest].map((f) => relative(ROOT, f))).toEqual([]);
   });
 });
+
+describe('one receive service (issue 19)', () => {
+  it('is the only place a recording pipeline is opened and a studio publisher is made', () => {
+    const makers = sourceFiles(`${ROOT}/electron`)
+      .filter((f) => /RecordingPipeline\.open\(|new StudioPublisher\(/.test(readFileSync(f, 'utf8')))
+      .map((f) => relative(ROOT, f));
+    expect(makers).toEqual(['electron/core/receive/receive-service.ts']);
+  });
+});

@@ -213,7 +213,7 @@ describe('the tray app over the Electron stand-in', () => {
     await expect.poll(() => openSettingsStore(home).get().concurrency, eventually).toBe(4);
   });
 
-  it('in Korean, the main process speaks Korean too: tray menu, tooltip and notifications, no English left', async () => {
+  it('in Korean, the main process speaks Korean too: tray menu, tooltip and notifications (a refused upload’s reason too), no English left', async () => {
     await page.getByLabel('Language').selectOption('ko');
     await page.getByRole('tab', { name: '설정' }).waitFor();
     // The menu follows the Language setting at once, from the one catalogue the popover uses (shell-text.ts).
@@ -239,6 +239,31 @@ describe('the tray app over the Electron stand-in', () => {
       .toContain('녹화 저장됨');
     const titles = recorded.notifications.slice(-1).map((n) => String(n.options.title));
     expect(titles.filter((t) => /[A-Za-z]{2,}/.test(t))).toEqual([]);
+
+    // A web client recording refused (no page origin is allowed to upload): why, in Korean, from the core's notes.
+    const { uploadUrl } = await page.evaluate(() =>
+      (
+        globalThis as unknown as { tally: { tunnel: { status(): Promise<{ uploadUrl: string | null }> } } }
+      ).tally.tunnel.status(),
+    );
+    const upload = await fetch(String(uploadUrl), {
+      method: 'POST',
+      headers: {
+        origin: 'https://stranger.example',
+        'content-type': 'audio/ogg',
+        'x-filename': 'svc.shell-panelLL.ogg',
+      },
+      body: 'OggS',
+    });
+    expect(upload.status).toBe(403);
+    await expect
+      .poll(() => recorded.notifications.map((n: NotificationStandin) => n.options.title), eventually)
+      .toContain('클라이언트 녹화 거부됨');
+    const refused = recorded.notifications.find((n) => n.options.title === '클라이언트 녹화 거부됨');
+    const body = String(refused?.options.body);
+    // No page origin is allowed in this app yet: that is the reason given.
+    expect(body).toMatch(/^shell-panel\(내 스트림\): 업로드가 허용된 웹 앱 출처가 아직 없습니다/);
+    expect(body.replace(/shell-panel|https:\/\/stranger\.example|Tally/g, '').match(/[A-Za-z]{2,}/g)).toBeNull();
 
     // Back to the system's language (English here) for the tests after this one; the menu follows.
     await page.getByLabel('언어').selectOption('system');

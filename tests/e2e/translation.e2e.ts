@@ -2,7 +2,8 @@
  * Korean all the way through, as a producer sees it: at 300, 380 and 1280 px, every tab (Settings unfolded, the
  * tunnel's reason showing), every visible string of the page (text, and the titles, labels and placeholders a
  * pointer or a screen reader reads) is checked for English words left over, beyond names and terms kept in Latin
- * letters and the data itself (channel IDs, file names, paths, addresses). In English and Korean alike, the reason
+ * letters and the data itself (channel IDs, file names, paths, addresses), a refused client recording's reason
+ * included. In English and Korean alike, the reason
  * on the tunnel's status line is never cut off. The main process's own words (tray menu, notifications) are
  * checked in Korean through the Electron stand-in, in shell.e2e.ts.
  */
@@ -61,12 +62,33 @@ function visibleStrings(page: Page): Promise<string[]> {
       doc.body,
       4,
     );
-    interface TreeWalker {
-      nextNode(): { textContent: string | null; parentElement: El | null } | null;
+    interface Sibling {
+      nodeName: string;
+      nodeType: number;
+      previousSibling: Sibling | null;
     }
+    interface TreeWalker {
+      nextNode(): (Sibling & { textContent: string | null; parentElement: El | null }) | null;
+    }
+    /** Whether only <wbr>s and comments (Svelte's anchors) stand between this text node and the text before it. */
+    const joinsPrevious = (node: Sibling): boolean => {
+      let sibling = node.previousSibling;
+      let wbr = false;
+      while (sibling && (sibling.nodeName === 'WBR' || sibling.nodeType === 8)) {
+        wbr ||= sibling.nodeName === 'WBR';
+        sibling = sibling.previousSibling;
+      }
+      return wbr && sibling?.nodeType === 3;
+    };
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (!node.parentElement || !shown(node.parentElement)) continue;
+      // A file name offered breaks with <wbr> (BreakableText) is one string, not one per piece.
+      if (joinsPrevious(node) && out.length > 0) {
+        out[out.length - 1] = `${out.at(-1) ?? ''}${node.textContent ?? ''}`.trim();
+        continue;
+      }
       const text = node.textContent?.trim();
-      if (text && node.parentElement && shown(node.parentElement)) out.push(text);
+      if (text) out.push(text);
     }
     for (const el of doc.querySelectorAll('[title], [aria-label], [placeholder]') as unknown as El[]) {
       if (!shown(el)) continue;
@@ -89,6 +111,18 @@ beforeAll(async () => {
   await control.endBroadcast('evening-news');
   control.startBroadcast({ id: 'morning-show', watchers: 12, record: false });
   await untilSaved();
+  // A client recording refused (its page origin is not allowed): its reason comes from the upload route as a note.
+  const { uploadUrl } = await h.core.handlers['tunnel:status']();
+  const refused = await fetch(String(uploadUrl), {
+    method: 'POST',
+    headers: {
+      origin: 'https://stranger.example',
+      'content-type': 'audio/ogg',
+      'x-filename': 'svc.evening-newsRR.ogg',
+    },
+    body: 'OggS',
+  });
+  expect(refused.status).toBe(403);
   // A tunnel whose check fails, so the status line carries a reason (a closed loopback port: nothing leaves).
   await h.core.handlers['settings:update']({ tunnel: { provider: 'url', publicUrl: 'http://127.0.0.1:1/' } });
 });
@@ -142,11 +176,16 @@ describe('the popover in Korean', () => {
       for (const [index, tab] of TABS.entries()) {
         await showTab(page, index);
         if (tab === 'live') await page.getByText('morning-show').first().waitFor();
-        if (tab === 'recordings')
+        if (tab === 'recordings') {
           await page
             .getByText(/^evening-news · /)
             .first()
             .waitFor();
+          await page
+            .getByText(/페이지 출처 https:\/\/stranger\.example/)
+            .first()
+            .waitFor();
+        }
         for (const text of await visibleStrings(page)) {
           const english = wordsOf(text, data).filter((word) => !KEPT.has(word));
           if (english.length > 0) leftovers.add(`${width}px ${tab}: "${text}" (${english.join(', ')})`);

@@ -163,6 +163,7 @@ class ReconcilingAppCore implements TallyAppCore {
         };
       },
       onHealth: (view, previous) => this.#onHealth(view, previous),
+      onPublisher: (publisher) => this.#studio.watchPublisher(publisher),
     });
     this.#studio = new StudioHost(opts, this.#env, this.#settings, {
       emit: (view) => this.#emit('studio:changed', view),
@@ -170,6 +171,7 @@ class ReconcilingAppCore implements TallyAppCore {
         if (!this.#host.isHidden(view.key)) this.#emit('recordings:changed', view);
       },
       error: (view) => this.#emit('app:error', view),
+      publish: (setup) => this.#host.publish(setup),
       statusChanged: () => this.#host.healthChanged(),
       // Following a studio or not may leave or enter demo mode (effectiveDemoMode): the views must say so.
       save: (studio) =>

@@ -89,7 +89,8 @@ it('notifies and asks for attention while webhooks are refused for too many unfi
     {
       kind: 'refusing',
       title: 'New recordings are being refused',
-      body: expect.stringMatching(/^1 recordings are still waiting to download, the most Tally accepts/),
+      body: expect.stringMatching(/^1 recording is still waiting to download, the most Tally accepts/),
+      bodyNotes: [{ code: 'webhooksFull', params: { count: 1 } }],
       text: { title: { key: 'refusingTitle' } },
     },
   ]);

@@ -104,6 +104,9 @@ export function channelAndRecordingHandlers(ctx: HandlerContext): Pick<RequestHa
       const pipeline = ctx.pipeline();
       if (!pipeline.inbox.get(key)) throw new ValidationError(['key'], 'No recording with this key is known.');
       await pipeline.downloads.retry(key);
+      // The row may stand for twins (one recording in both webhook forms): the other is tried again too.
+      const twin = pipeline.inbox.twinOf(key);
+      if (twin !== undefined) await pipeline.downloads.retry(twin);
       ctx.updateTray();
       return ctx.host.viewOf(pipeline.inbox.get(key) as RecordingJob);
     },
@@ -124,7 +127,10 @@ export function channelAndRecordingHandlers(ctx: HandlerContext): Pick<RequestHa
     'recordings:path': async (key) => ({ path: ctx.host.savedPath(key) }),
     'recordings:thumbnail': async (key) => {
       const pipeline = ctx.host.pipeline;
-      const url = pipeline?.inbox.get(key)?.thumbnail;
+      const job = pipeline?.inbox.get(key);
+      // A row of twins (one recording in both webhook forms): the legacy form may have come without a thumbnail.
+      const twin = job ? pipeline?.inbox.standing(job).twin : null;
+      const url = job?.thumbnail ?? twin?.thumbnail;
       if (!pipeline || !url) return { dataUrl: null };
       let pending = thumbnails.get(key);
       if (!pending) {

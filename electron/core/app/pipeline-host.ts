@@ -17,7 +17,8 @@ import { ATTENTION_WINDOW_MS } from './tray-snapshot.js';
 import { NO_PUBLIC_URL, clean, describe, errorView, gapView } from './core-messages.js';
 import { PROGRESS_INTERVAL_MS, type Phase } from './app-options.js';
 import { ReopenBackoff, withSettingsField, type DemoWebhookTarget, type TrayCounts } from './pipeline-open.js';
-import { ReceiveService, type FaceFacts } from '../receive/receive-service.js';
+import { ReceiveService, type FaceFacts, type PublisherSetup } from '../receive/receive-service.js';
+import type { StudioPublisher } from '../studio/publisher.js';
 import type { HealthView } from '../../contract.js';
 import { tunnelView } from './tunnel-view.js';
 import {
@@ -26,6 +27,7 @@ import {
   changeSignature,
   newestFirst,
   recordingView,
+  refusalNotes,
   refusedView,
   uploadView,
 } from './recording-views.js';
@@ -51,6 +53,8 @@ export interface PipelineHostDeps {
   facts(): Omit<FaceFacts, 'hidden' | 'down'>;
   /** The health changed. */
   onHealth(view: HealthView, previous: HealthView | null): void;
+  /** The receive service started a studio publisher beside the pipeline, or stopped it (null). */
+  onPublisher?(publisher: StudioPublisher | null): void;
 }
 
 export class PipelineHost {
@@ -114,12 +118,15 @@ export class PipelineHost {
       deps.onHealth(view, previous);
       deps.updateTray();
     });
-    this.#service.on('refusing', (reason) => {
+    this.#service.on('publisher', (publisher) => deps.onPublisher?.(publisher));
+    this.#service.on('refusing', (reason, reasonNote) => {
       if (reason !== null) {
         deps.emit('notify', {
           kind: 'refusing',
           title: 'New recordings are being refused',
           body: clean(reason, 200),
+          // The receiver's reason as a note: the tray app says it in the producer's language.
+          ...(reasonNote ? { bodyNotes: [reasonNote] } : {}),
           text: { title: { key: 'refusingTitle' } },
         });
       }
@@ -128,9 +135,12 @@ export class PipelineHost {
     this.progress = new ProgressThrottle({
       minIntervalMs: PROGRESS_INTERVAL_MS,
       push: (key, progress) => {
-        const job = this.#pipeline?.inbox.get(key);
-        if (!job || job.state !== 'downloading') return;
-        deps.emit('recordings:progress', recordingView(job, progress));
+        const inbox = this.#pipeline?.inbox;
+        const job = inbox?.get(key);
+        if (!inbox || !job || job.state !== 'downloading') return;
+        // Under its recording's row key (twins share one row; the one downloading is the one that stands).
+        const row = inbox.standing(job).key;
+        deps.emit('recordings:progress', { ...recordingView(job, progress), key: row });
         deps.updateTray();
       },
     });
@@ -158,6 +168,11 @@ export class PipelineHost {
   /** Starts the health checks and `tally status`'s socket (before any pipeline: health exists without one). */
   start(): Promise<void> {
     return this.#service.start();
+  }
+
+  /** Which studio publisher runs beside every pipeline (a studio's receiver), or none. */
+  publish(setup: PublisherSetup | null): Promise<void> {
+    return this.#service.publish(setup);
   }
 
   /** Retries now a channel's recordings or one recording key (`tally retry`). */
@@ -286,8 +301,13 @@ export class PipelineHost {
 
   /** A download as the views show it: its live progress, and when it is tried again while it waits. */
   viewOf(job: RecordingJob): RecordingView {
-    const next = this.#pipeline?.downloads.nextAttemptAt(job.key) ?? null;
-    return recordingView(job, this.progress.get(job.key), 'server', next);
+    // One row per recording: twins (one recording in both webhook forms) show as the one further along, under the
+    // earlier one's key, whichever of the two changed.
+    const pair = this.#pipeline?.inbox.standing(job) ?? { key: job.key, job };
+    const stand = pair.job;
+    const next = this.#pipeline?.downloads.nextAttemptAt(stand.key) ?? null;
+    const view = recordingView(stand, this.progress.get(stand.key), 'server', next);
+    return view.key === pair.key ? view : { ...view, key: pair.key };
   }
 
   /** Downloads and client uploads together, newest first, without those the producer removed from the list. */
@@ -302,8 +322,11 @@ export class PipelineHost {
     const uploads = this.#pipeline?.uploadLog?.list() ?? [];
     const refused = this.#pipeline?.uploadLog?.listRefused() ?? [];
     const hidden = this.#hiddenRecordings();
+    const inbox = this.#pipeline?.inbox;
+    // A twin's row is its recording's row, listed once under the earlier twin's key (see viewOf).
+    const rows = jobs.filter((job) => !job.twin || inbox?.twinOf(job.key) === undefined);
     return [
-      ...jobs.map((job) => this.viewOf(job)),
+      ...rows.map((job) => this.viewOf(job)),
       ...uploads.map(uploadView),
       ...refused.map(refusedView),
       ...(this.mirrored?.list() ?? []),
@@ -319,9 +342,13 @@ export class PipelineHost {
   async remove(key: string): Promise<{ ok: boolean }> {
     const view = this.list().find((r) => r.key === key);
     if (!view || view.state === 'pending' || view.state === 'downloading') return { ok: false };
-    await this.#hiddenRecordings().add(key);
-    // The part of a recording that will not be finished holds disk the others need (issue 20).
-    await this.#pipeline?.downloads.releasePart(key).catch(() => 0);
+    // A row may stand for twins (one recording in both webhook forms): both go, with their parts.
+    const twin = this.#pipeline?.inbox.twinOf(key);
+    for (const each of twin === undefined ? [key] : [key, twin]) {
+      await this.#hiddenRecordings().add(each);
+      // The part of a recording that will not be finished holds disk the others need (issue 20).
+      await this.#pipeline?.downloads.releasePart(each).catch(() => 0);
+    }
     return { ok: true };
   }
 
@@ -344,8 +371,11 @@ export class PipelineHost {
     if (key.startsWith(UPLOAD_KEY_PREFIX)) {
       return this.#pipeline?.uploadLog?.get(key.slice(UPLOAD_KEY_PREFIX.length))?.path ?? null;
     }
-    const job = this.#pipeline?.inbox.get(key);
-    return job?.state === 'saved' ? job.path : null;
+    const inbox = this.#pipeline?.inbox;
+    const job = inbox?.get(key);
+    // A row of twins: the file is the saved one's, whichever of the two saved it.
+    const stand = job && inbox ? inbox.standing(job).job : undefined;
+    return stand?.state === 'saved' ? stand.path : null;
   }
 
   trayCounts(now: number = Date.now()): TrayCounts {
@@ -356,7 +386,10 @@ export class PipelineHost {
     // Only the jobs that count are read (the index filters on state and time): the tray stays cheap with a big journal.
     const counted = (state: string, updatedAt: number) =>
       state === 'downloading' || ((state === 'failed' || state === 'expired') && now - updatedAt < ATTENTION_WINDOW_MS);
-    for (const job of this.#pipeline?.inbox.where(counted) ?? []) {
+    const inbox = this.#pipeline?.inbox;
+    for (const job of inbox?.where(counted) ?? []) {
+      // Twins count once, as the one further along (a forged form failing while the genuine one is fine is no failure).
+      if (inbox && inbox.standing(job).job.key !== job.key) continue;
       if (job.state === 'downloading') {
         downloading++;
         const live = this.progress.get(job.key);
@@ -451,12 +484,17 @@ export class PipelineHost {
     });
     on('upload-refused', (record) => {
       emit('recordings:changed', refusedView(record));
-      const stream = record.track === 'local' ? ' (local stream)' : record.track === 'remote' ? ' (remote stream)' : '';
-      const what = record.channelId ?? record.fileName ?? 'a web client recording';
+      const bodyNotes = refusalNotes({
+        ...record,
+        channelId: record.channelId === null ? null : clean(record.channelId, 120),
+        fileName: record.fileName === null ? null : clean(record.fileName, 120),
+      });
       emit('notify', {
         kind: 'refused',
         title: 'Client recording refused',
-        body: clean(`${what}${stream}: ${record.reason}`, 200),
+        body: clean(notesText(bodyNotes), 200),
+        // Which recording and why, as notes: the tray app says them in the producer's language.
+        bodyNotes,
         text: { title: { key: 'uploadRefusedTitle' } },
       });
       this.#deps.updateTray();
@@ -500,8 +538,9 @@ export class PipelineHost {
     if (job.state !== 'downloading') this.progress.clear(job.key);
     const view = this.viewOf(job);
     const signature = changeSignature(view);
-    if (this.#signatures.get(job.key) !== signature) {
-      this.#signatures.set(job.key, signature);
+    // By the row's key: twins share one row, and a change of the one not shown changes nothing there.
+    if (this.#signatures.get(view.key) !== signature) {
+      this.#signatures.set(view.key, signature);
       this.#deps.emit('recordings:changed', view);
     }
     this.#deps.updateTray();

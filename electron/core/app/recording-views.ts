@@ -5,7 +5,7 @@
  * ('client', keyed `upload:<id>`).
  */
 import { basename } from 'node:path';
-import { said, note, type RecordingView } from '../../contract.js';
+import { nested, said, note, type Note, type RecordingView } from '../../contract.js';
 import type { RecordingJob } from '../recordings/types.js';
 import type { RefusedUploadRecord } from '../uploads/upload-log.js';
 
@@ -105,8 +105,26 @@ export function refusedView(record: RefusedUploadRecord): RecordingView {
 }
 
 function refusal(record: RefusedUploadRecord): Pick<RecordingView, 'error' | 'errorNotes'> {
-  const { text, notes } = said(note('uploadRefused', { status: record.status, reason: record.reason }));
+  const reason = record.reasonNote ? nested('reason', record.reasonNote) : { reason: record.reason };
+  const { text, notes } = said(note('uploadRefused', { ...reason, status: record.status }));
   return { error: text, errorNotes: notes };
+}
+
+/**
+ * What a refused client upload's notification says: which recording (channel or file name, and its stream),
+ * then why, as notes the tray app says in its language.
+ */
+export function refusalNotes(record: RefusedUploadRecord): Note[] {
+  const name = record.channelId ?? record.fileName;
+  const which =
+    name === null
+      ? note('uploadRefusedUnnamed')
+      : record.track === 'local'
+        ? note('uploadRefusedLocal', { name })
+        : record.track === 'remote'
+          ? note('uploadRefusedRemote', { name })
+          : note('channelSays', { channel: name });
+  return [which, record.reasonNote ?? note('error', { message: record.reason })];
 }
 
 /** Newest first; the key breaks ties so the order is stable. */

@@ -1,7 +1,8 @@
 /**
- * Studio mode in the tray app: runs the publisher beside the pipeline when this computer is the studio's
- * receiver, or a follower into the recordings folder when it follows a studio, as the studio setting (through
- * pipelineOptions' studio spec) says. Owns the studio requests of the contract and the `studio:changed` view.
+ * Studio mode in the tray app: asks the receive service for a publisher beside its pipelines when this computer
+ * is the studio's receiver (the service runs it, as it does for `tally listen --team`), or runs a follower into
+ * the recordings folder when it follows a studio, as the studio setting (through pipelineOptions' studio spec)
+ * says. Owns the studio requests of the contract and the `studio:changed` view.
  * The team credentials go to the keychain (bound to their server) and never reach the renderer.
  */
 import { hostname } from 'node:os';
@@ -19,6 +20,7 @@ import { ConfigError, TallyError } from '../errors.js';
 import { describeError, lineLogger } from '../logger.js';
 import type { PipelineStudio } from '../pipeline/options.js';
 import type { RecordingPipeline } from '../pipeline/pipeline.js';
+import type { PublisherSetup } from '../receive/receive-service.js';
 import {
   clearTeamCredentials,
   resolveTeamCredentials,
@@ -26,7 +28,7 @@ import {
   storedTeamSummary,
 } from '../studio/team-credentials.js';
 import { StudioFollower } from '../studio/follower.js';
-import { StudioPublisher } from '../studio/publisher.js';
+import type { StudioPublisher } from '../studio/publisher.js';
 import { parseS3Url, s3FromEnv } from '../studio/store.js';
 import { TeamAuthError, TeamTlsError, TeamUnreachableError, connectTeam, parseTeamUrl } from '../studio/team.js';
 import { followsStudio, type Settings, type SettingsStore } from '../settings.js';
@@ -48,6 +50,7 @@ interface StudioHostOptions {
   /** Writes the studio setting and reconciles (serialised by the app core). */
   save: (studio: Settings['studio']) => Promise<void>;
   error: (error: ErrorView) => void;
+  publish: (setup: PublisherSetup | null) => Promise<void>;
   recordingChanged?: (view: RecordingView) => void;
   statusChanged?: () => void;
 }
@@ -58,6 +61,8 @@ export interface StudioCoreLinks {
   save: (studio: Settings['studio']) => Promise<void>;
   /** A studio failure the popover's status area shows (the receiver is not concerned). */
   error: (error: ErrorView) => void;
+  /** Which publisher the receive service runs beside its pipelines (null: none); see `watchPublisher`. */
+  publish: (setup: PublisherSetup | null) => Promise<void>;
   /** A mirrored recording's row in Recordings changed (a member's list is one list with the webhook's). */
   recordingChanged?: (view: RecordingView) => void;
   /** The studio link's state changed (the health shows it). */
@@ -74,10 +79,10 @@ export class StudioHost {
   readonly #opts: StudioHostOptions;
   readonly #store: CredentialStore;
   #key: string | null = null;
+  /** The publisher the receive service runs now (watched for the view), and whether this host asked for one. */
   #publisher: StudioPublisher | null = null;
+  #publishing = false;
   #follower: StudioFollower | null = null;
-  /** The pipeline the publisher listens to. */
-  #publishedFrom: RecordingPipeline | null = null;
   #status: Status = { state: 'off', message: null, notes: null };
   readonly #progress = new Map<string, number>();
   /** The member rows last pushed, by key, so only changed ones are pushed again. */
@@ -124,7 +129,8 @@ export class StudioHost {
   }
 
   /**
-   * Starts, restarts or stops the publisher or follower to match `spec` (and the pipeline it publishes from).
+   * Asks for, replaces or withdraws the publisher, or starts, restarts or stops the follower, to match `spec`.
+   * The receive service runs the publisher beside every pipeline it opens (a rebuilt pipeline gets a new one).
    * A follower mirrors into the folder the running pipeline saves to: `wanted` only while none runs (when a
    * change was refused and the previous setup reopened, recordings still go to the previous folder).
    */
@@ -134,9 +140,9 @@ export class StudioHost {
     // Chosen as the receiver but held back (demo mode): a state of its own, so the status says so.
     const heldBack = !spec && chosen.mode === 'receiver' && chosen.url !== null;
     const key = spec ? JSON.stringify([spec, spec.mode === 'follow' ? folder : null]) : heldBack ? 'held back' : null;
-    // A publisher shares what its pipeline saves: a rebuilt (or reopened) pipeline needs a new one.
-    const publisherStale = spec?.mode === 'receiver' && pipeline !== null && this.#publishedFrom !== pipeline;
-    if (key === this.#key && !publisherStale) return;
+    // Asked for while no pipeline ran: said again once one does (the service runs it beside that one).
+    const unstarted = spec?.mode === 'receiver' && pipeline !== null && !this.#publishing;
+    if (key === this.#key && !unstarted) return;
     // Stopping fails when the old publisher's or follower's state folder went bad (its lock or ledger cannot be
     // released): that is the studio's error, not the receiver's, and the next reconcile starts afresh.
     try {
@@ -157,26 +163,19 @@ export class StudioHost {
           spec.store === 'nats'
             ? ({ kind: 'nats' } as const)
             : { kind: 's3' as const, ...parseS3Url(spec.store, 'The studio store'), ...s3FromEnv(this.#opts.env) };
-        const publisher = new StudioPublisher(pipeline, {
-          url,
-          credentials,
-          store,
-          retentionMs: spec.retentionMs,
-          stateDir: this.#opts.home,
-          log,
-          catalogue: true,
+        this.#publishing = true;
+        await this.#opts.publish({
+          key: key ?? '',
+          options: {
+            url,
+            credentials,
+            store,
+            retentionMs: spec.retentionMs,
+            stateDir: this.#opts.home,
+            log,
+            catalogue: true,
+          },
         });
-        this.#watchWarnings(publisher);
-        publisher.on('connected', () => this.#setStatus('connected'));
-        publisher.on('waiting', (w) => this.#setStatus('unreachable', w.note ?? errorNote(w)));
-        // Refused credentials: an error with the reason, not "connecting"; new ones in Settings restart it.
-        publisher.on('refused', ({ error }) => this.#setStatus('error', error.appNote));
-        for (const event of ['published', 'alreadyShared', 'failed', 'catalogue'] as const) {
-          publisher.on(event, () => this.#changed());
-        }
-        this.#publisher = publisher;
-        this.#publishedFrom = pipeline;
-        await publisher.start();
         return;
       }
       const follower = new StudioFollower({
@@ -228,13 +227,34 @@ export class StudioHost {
   }
 
   async stop(): Promise<void> {
-    const [publisher, follower] = [this.#publisher, this.#follower];
-    this.#publisher = null;
-    this.#publishedFrom = null;
+    const [publishing, follower] = [this.#publishing, this.#follower];
+    this.#publishing = false;
     this.#follower = null;
     this.#key = null;
-    await publisher?.stop();
+    if (publishing) await this.#opts.publish(null);
     await follower?.stop();
+  }
+
+  /**
+   * The receive service started a publisher beside a (new) pipeline, or stopped it (null): its events keep the
+   * studio view and its status current (the service judges the health's studio link from the same events).
+   */
+  watchPublisher(publisher: StudioPublisher | null): void {
+    this.#publisher = publisher;
+    // None runs while the pipeline is rebuilt or down: not "connected" meanwhile.
+    if (!publisher) return this.#publishing ? this.#setStatus('connecting') : undefined;
+    this.#watchWarnings(publisher);
+    this.#setStatus('connecting');
+    publisher.on('connected', () => this.#setStatus('connected'));
+    publisher.on('connection', (c) =>
+      c === 'reconnected' ? this.#setStatus('connected') : this.#setStatus('unreachable', note('teamConnectionLost')),
+    );
+    publisher.on('waiting', (w) => this.#setStatus('unreachable', w.note ?? errorNote(w)));
+    // Refused credentials: an error with the reason, not "connecting"; new ones in Settings restart it.
+    publisher.on('refused', ({ error }) => this.#setStatus('error', error.appNote));
+    for (const event of ['published', 'alreadyShared', 'failed', 'catalogue'] as const) {
+      publisher.on(event, () => this.#changed());
+    }
   }
 
   async view(): Promise<StudioView> {

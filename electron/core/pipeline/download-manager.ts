@@ -91,6 +91,12 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   /** Keys waiting for a free slot, in order (a Set: membership is checked on every enqueue). */
   readonly #queue = new Set<string>();
   readonly #running = new Map<string, Running>();
+  /**
+   * Keys whose twin (the same recording in the other webhook form, see RecordingJob.twin) is downloading: one
+   * download per recording at a time, so the same bytes are not fetched twice. Each waits, without a slot, for its
+   * twin's attempt to end; then it is saved by the twin's file, or tries on its own if the twin did not save it.
+   */
+  readonly #twinWaiting = new Set<string>();
   /** Jobs waiting for their next attempt: one timer for the earliest, whatever their number (retry-schedule.ts). */
   readonly #retries = new RetrySchedule(
     (key) => this.#enqueue(key),
@@ -192,8 +198,12 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
    * holds disk others need and is deleted (a gone recording that comes back starts again). Resolves its size.
    */
   async releasePart(key: string): Promise<number> {
+    const ended = (state: string) => ['failed', 'expired', 'gone'].includes(state);
+    // Its `failed` event comes from inside the attempt: an attempt that has just ended lets go of the part first.
+    const ending = this.#running.get(key);
+    if (ending && ended(this.#store.get(key)?.state ?? '')) await ending.task.catch(() => undefined);
     const job = this.#store.get(key);
-    if (!job || this.#running.has(key) || !['failed', 'expired', 'gone'].includes(job.state)) return 0;
+    if (!job || this.#running.has(key) || !ended(job.state)) return 0;
     const partPath = partPathFor(this.#jobFolders.get(key) ?? this.#folder, job);
     const bytes = (await sizeOf(downloadFs(this.#opts.fs), partPath).catch(() => null)) ?? 0;
     await discardPart(partPath, this.#opts.fs).catch(() => undefined);
@@ -207,6 +217,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     this.#store.off('added', this.#onAdded);
     this.#retries.clear();
     this.#queue.clear();
+    this.#twinWaiting.clear();
     const tasks = [...this.#running.values()];
     for (const { controller } of tasks) controller.abort();
     await Promise.allSettled(tasks.map((t) => t.task));
@@ -243,6 +254,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
 
   #enqueue(key: string): void {
     if (this.#stopped || this.#running.has(key) || this.#queue.has(key) || this.#retries.has(key)) return;
+    if (this.#twinWaiting.has(key)) return;
     this.#queue.add(key);
     this.#pump();
   }
@@ -253,6 +265,11 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
       this.#queue.delete(key);
       const job = this.#store.get(key);
       if (!job || (job.state !== 'pending' && job.state !== 'downloading' && job.state !== 'gone')) continue;
+      const twin = this.#store.twinOf?.(key);
+      if (twin !== undefined && this.#running.has(twin)) {
+        this.#twinWaiting.add(key);
+        continue;
+      }
       const controller = new AbortController();
       const task = this.#attempt(job, controller)
         .catch((error: unknown) => {
@@ -269,6 +286,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         })
         .finally(() => {
           this.#running.delete(key);
+          const twin = this.#store.twinOf?.(key);
+          if (twin !== undefined && this.#twinWaiting.delete(twin)) this.#enqueue(twin);
           this.#disk.release(key);
           this.#wakeDiskWaiters(key);
           if (this.#retryAfter.delete(key)) void this.retry(key);
@@ -321,6 +340,14 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     const maxBytes = this.#opts.maxRecordingBytes ?? DEFAULT_MAX_RECORDING_BYTES;
     const plausible = initial.announcedBytes !== null && initial.announcedBytes <= maxBytes;
     const trustAnnounced = plausible && (!strikes || strikes[1] < ANNOUNCED_SIZE_STRIKES);
+
+    // Its twin saved the recording already (while this one waited, or before a restart came between the two).
+    const twinKey = this.#store.twinOf?.(key);
+    const twin = twinKey === undefined ? undefined : this.#store.get(twinKey);
+    if (twin?.state === 'saved' && twin.path !== null) {
+      await this.#savedByTwin(initial, twin);
+      return;
+    }
 
     // Space first: a download that would not fit beside the running ones waits instead of starting (and
     // stopping half way with the space another one needs). Waiting costs no attempt.
@@ -402,6 +429,9 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
       this.#jobFolders.delete(key);
       this.#disk.forget(key);
       this.emit('saved', { job, path: result.path, bytes: result.bytes });
+      const waiting = this.#store.twinOf?.(key);
+      const twin = waiting === undefined || this.#running.has(waiting) ? undefined : this.#store.get(waiting);
+      if (twin && twin.state !== 'saved') await this.#savedByTwin(twin, job).catch(() => undefined);
     } catch (error) {
       await checkpoint;
       await watch.settled();
@@ -496,6 +526,43 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     const pending = await this.#write(key, { state: 'pending', ...stored(cause), updatedAt: this.#iso(now) });
     this.#schedule(key, nextAt - now);
     this.emit('failed', { job: pending, error, willRetry: true, nextAttemptAt: this.#iso(nextAt) });
+  }
+
+  /**
+   * `job`'s twin saved their recording: `job` is saved by the same file, with no download, no second file and no
+   * `saved` event (the recording was announced once). Whatever it was waiting for is called off, and a part it
+   * left (a forged form's, or the same bytes from the other URL) is deleted.
+   */
+  async #savedByTwin(job: RecordingJob, saver: RecordingJob): Promise<void> {
+    const key = job.key;
+    this.#retries.cancel(key);
+    this.#queue.delete(key);
+    this.#twinWaiting.delete(key);
+    this.#retryAfter.delete(key);
+    try {
+      await this.#write(key, {
+        state: 'saved',
+        path: saver.path,
+        bytes: saver.bytes,
+        totalBytes: saver.bytes,
+        ...(saver.checks ? { checks: saver.checks } : {}),
+        error: null,
+        errorNotes: null,
+        savedBy: saver.key,
+        updatedAt: this.#iso(),
+      });
+    } catch (error) {
+      // The store refused it: the job keeps its state, and its next look finds the twin saved.
+      this.#schedule(key, this.#backoff.maxMs);
+      throw error;
+    }
+    this.#sizeStrikes.delete(key);
+    this.#md5Misses.delete(key);
+    this.#goneCount.delete(key);
+    this.#disk.forget(key);
+    const partPath = partPathFor(this.#jobFolders.get(key) ?? this.#folder, job);
+    this.#jobFolders.delete(key);
+    await discardPart(partPath, this.#opts.fs).catch(() => undefined);
   }
 
   /** How many gone answers in a row this job has had before this one. */

@@ -257,6 +257,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
         id: newUploadId(),
         status: r.status,
         reason: r.reason,
+        reasonNote: r.reasonNote,
         fileName: r.fileName,
         channelId: r.channelId,
         track: r.track,

@@ -60,8 +60,9 @@ export interface HealthFacts {
     holder: PortHolder | null;
     /** Nothing receives: why (the app's failed reconcile). */
     down: Note[] | null;
-    /** New webhooks are refused with 503: why. */
+    /** New webhooks are refused with 503: why (English, and as a note to translate when the receiver gave one). */
     refusing: string | null;
+    refusingNote?: Note | null;
   };
   tunnel: TunnelStatus | null;
   registration: {
@@ -161,7 +162,7 @@ function receiverHealth(f: HealthFacts): HealthComponentView {
     return component(
       'receiver',
       'error',
-      [note('healthRefusing', { reason: r.refusing })],
+      [note('healthRefusing', r.refusingNote ? nested('reason', r.refusingNote) : { reason: r.refusing })],
       [note('healthRefusingAction')],
     );
   }

@@ -4,6 +4,10 @@
  * under the port policy, keeps its health (health.ts) up to date, answers `tally status` and `tally retry`
  * (control.ts), and tells its face when the health changes. A face only prints or shows what it is told.
  *
+ * A studio's receiver also shares what it saves: the face says which publisher it wants (`publish`), and the
+ * service runs one beside every pipeline it opens, stops it before the pipeline, and judges the studio link
+ * from its events. The faces only print or show the publisher's events (the `publisher` event hands it over).
+ *
  * Port policy: the receiver takes its configured port. Where the public address follows the port (ngrok,
  * localtunnel, the demo sandbox) another free port is used when that one is taken (the same one as last time
  * when it is still free), and the health says which. Where the address is fixed (an own URL, no tunnel) the port
@@ -13,7 +17,8 @@
 import { EventEmitter } from 'node:events';
 import { stat, statfs } from 'node:fs/promises';
 import type { HealthView } from '../health-view.js';
-import type { Note } from '../notes.js';
+import { errorNote, note, type Note } from '../notes.js';
+import type { PublisherOptions, StudioPublisher } from '../studio/publisher.js';
 import { describeError } from '../logger.js';
 import { RecordingPipeline, type PipelineEvents, type PipelineOptions } from '../pipeline/pipeline.js';
 import type { JobState, RecordingJob } from '../recordings/types.js';
@@ -50,9 +55,26 @@ export interface ReceiveServiceOptions {
 export interface ReceiveServiceEvents {
   /** The health changed (any component's state or reason). */
   health: [view: HealthView, previous: HealthView | null];
-  /** New webhooks started being refused with 503 (why), or stopped being refused (null). */
-  refusing: [reason: string | null];
+  /**
+   * New webhooks started being refused with 503 (why, and its note in the producer's language), or stopped being
+   * refused (null).
+   */
+  refusing: [reason: string | null, reasonNote: Note | null];
+  /**
+   * A studio publisher was created for the running pipeline (before it starts, so its first events reach the
+   * face), or the running one stopped (null).
+   */
+  publisher: [publisher: StudioPublisher | null];
 }
+
+/** The studio publisher a studio's receiver runs beside its pipeline. */
+export interface PublisherSetup {
+  /** What identifies these options: the same key keeps the running publisher, another replaces it. */
+  key: string;
+  options: PublisherOptions;
+}
+
+type StudioLink = NonNullable<HealthFacts['studio']>;
 
 /** A started pipeline and the function that detaches the face's listeners from it. */
 export interface OpenedPipeline {
@@ -108,7 +130,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   #holder: PortHolder | null = null;
   /** The port last said to be receiving: a pipeline rebuilt on the same port (a settings change) says nothing new. */
   #saidPort: number | null = null;
-  #refusing: { reason: string; full: boolean } | null = null;
+  #refusing: { reason: string; note: Note | null; full: boolean } | null = null;
   readonly #progressAt = new Map<string, number>();
   #missing: number[] = [];
   #disks: DiskFacts[] = [];
@@ -124,9 +146,16 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
    * The recordings that count for the health, kept from the pipeline's `changed` events: judging never reads the
    * journal. It used to ask the inbox for them on every judgement (every 200 ms while anything changes), and
    * beyond the inbox's 1,000 cached jobs each is read back and parsed: during a burst of 4,000 webhooks that held
-   * the event loop 85-200 ms per judgement, the acks' p99 with it (issue 22).
+   * the event loop 85-200 ms per judgement, the acks' p99 with it (issue 22). Keyed by the recording's row key:
+   * twins (one recording in both webhook forms) are one entry, the one further along.
    */
   #jobs = new Map<string, JudgedJob>();
+  /** The publisher wanted beside every pipeline (a studio's receiver), and the one running now. */
+  #publishSetup: PublisherSetup | null = null;
+  #publisher: StudioPublisher | null = null;
+  /** The running publisher's link and standing warnings (by kind), as the health shows them. */
+  #studioLink: StudioLink | null = null;
+  readonly #studioWarnings = new Map<string, Note>();
 
   constructor(opts: ReceiveServiceOptions) {
     super();
@@ -138,9 +167,19 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     return this.#pipeline;
   }
 
+  /** The studio publisher running beside the pipeline, or null. */
+  get publisher(): StudioPublisher | null {
+    return this.#publisher;
+  }
+
   /** Why new webhooks are refused with 503 now, or null. */
   get refusing(): string | null {
     return this.#refusing?.reason ?? null;
+  }
+
+  /** The same reason as a note (null when none is refused, or the reason came without one). */
+  get refusingNote(): Note | null {
+    return this.#refusing?.note ?? null;
   }
 
   /** Starts judging the health now and then, and answering `tally status` on this home. */
@@ -221,8 +260,76 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     // The first judgement already names what holds a taken port (when the OS says).
     const listen = opened.pipeline.listenState;
     if (listen && !listen.listening) this.#holder = await this.#findHolder(listen.port);
+    if (this.#publishSetup) await this.#startPublisher(pipeline, this.#publishSetup);
     await this.refresh();
     return opened;
+  }
+
+  /**
+   * Which studio publisher runs beside every pipeline (null: none). A different setup replaces the running
+   * publisher at once; the pipeline itself is not touched.
+   */
+  async publish(setup: PublisherSetup | null): Promise<void> {
+    const same = setup?.key === this.#publishSetup?.key;
+    this.#publishSetup = setup;
+    if (same && (this.#publisher !== null || this.#pipeline === null)) return;
+    await this.#stopPublisher();
+    if (setup && this.#pipeline) await this.#startPublisher(this.#pipeline, setup);
+    this.changed();
+  }
+
+  async #startPublisher(pipeline: RecordingPipeline, setup: PublisherSetup): Promise<void> {
+    // Loaded only by a studio's receiver: a plain receiver never loads the team server's client.
+    const { StudioPublisher } = await import('../studio/publisher.js');
+    const publisher = new StudioPublisher(pipeline, setup.options);
+    this.#publisher = publisher;
+    this.#studioWarnings.clear();
+    this.#studioLink = { state: 'connecting', reason: [] };
+    // The tray app says how to fix things in Settings, `tally listen` with flags and commands.
+    const app = this.#opts.face !== 'listen';
+    const said = (text: string): Note => errorNote({ message: text });
+    const link = (state: StudioLink['state'], reason: Note[]) => {
+      this.#studioLink = { state, reason };
+      this.changed();
+    };
+    const connectedOrWarned = () => {
+      const warned = [...this.#studioWarnings.values()];
+      link(warned.length > 0 ? 'warning' : 'connected', warned);
+    };
+    publisher.on('connected', connectedOrWarned);
+    publisher.on('connection', (state) =>
+      state === 'reconnected' ? connectedOrWarned() : link('unreachable', [note('teamConnectionLost')]),
+    );
+    publisher.on('waiting', (info) => link('unreachable', [app && info.note ? info.note : said(info.message)]));
+    publisher.on('refused', ({ error }) => link('error', [app ? error.appNote : said(error.message)]));
+    publisher.on('warning', (w) => {
+      this.#studioWarnings.set(w.kind, app && w.note ? w.note : said(w.message));
+      if (this.#studioLink?.state === 'connected' || this.#studioLink?.state === 'warning') connectedOrWarned();
+    });
+    publisher.on('warningCleared', (kind) => {
+      if (!this.#studioWarnings.delete(kind)) return;
+      if (this.#studioLink?.state === 'connected' || this.#studioLink?.state === 'warning') connectedOrWarned();
+    });
+    this.emit('publisher', publisher);
+    try {
+      await publisher.start();
+    } catch (error) {
+      // Its state folder (ledger) could not be opened: the receiver goes on, the studio link says why.
+      this.#opts.log(`studio: the publisher did not start: ${describeError(error)}`);
+      link('error', [said(describeError(error))]);
+    }
+  }
+
+  async #stopPublisher(): Promise<void> {
+    const publisher = this.#publisher;
+    if (!publisher) return;
+    this.#publisher = null;
+    this.#studioLink = null;
+    this.#studioWarnings.clear();
+    await publisher
+      .stop()
+      .catch((error: unknown) => this.#opts.log(`studio: the publisher did not stop cleanly: ${describeError(error)}`));
+    this.emit('publisher', null);
   }
 
   #holderText(): string {
@@ -244,6 +351,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     this.#refusing = null;
     this.#progressAt.clear();
     this.#jobs.clear();
+    // The publisher listens to the pipeline: it goes first.
+    await this.#stopPublisher();
     if (pipeline) {
       // The face's listeners stay attached while stopping, so the jobs it sets back to pending reach the views.
       await pipeline
@@ -287,12 +396,22 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     on('progress', (e) => this.#progressAt.set(e.key, this.#now()));
     const now = this.#now();
     this.#jobs.clear();
-    for (const job of pipeline.inbox.where((state, updatedAt) => counts(state, updatedAt, now))) {
-      this.#jobs.set(job.key, judged(job));
-    }
+    // One entry per recording: twins (one recording in both webhook forms) count once, as the one further along,
+    // under the key their row has (a forged form that is gone is no problem while the genuine one is on its way).
+    const track = (job: RecordingJob, at: number): void => {
+      const pair = pipeline.inbox.standing(job);
+      if (pair.twin) {
+        this.#jobs.delete(job.key);
+        this.#jobs.delete(pair.twin.key);
+      }
+      const stand = pair.job;
+      // Its own key inside (its progress is known by it); the row's key outside (Remove hides the row's key).
+      if (counts(stand.state, Date.parse(stand.updatedAt), at)) this.#jobs.set(pair.key, judged(stand));
+      else this.#jobs.delete(pair.key);
+    };
+    for (const job of pipeline.inbox.where((state, updatedAt) => counts(state, updatedAt, now))) track(job, now);
     on('changed', (job) => {
-      if (counts(job.state, Date.parse(job.updatedAt), this.#now())) this.#jobs.set(job.key, judged(job));
-      else this.#jobs.delete(job.key);
+      track(job, this.#now());
       if (job.state !== 'downloading') this.#progressAt.delete(job.key);
       if (this.#refusing?.full && !pipeline.receiver.full) this.#setRefusing(null);
       changed();
@@ -317,7 +436,9 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     on('rejected', (r) => {
       // A 503 is a genuine webhook turned away: its recording is lost unless someone acts. An upload's 503 (too
       // many at once) is a refused client recording, counted under Problems instead.
-      if (r.status === 503 && !r.upload) this.#setRefusing({ reason: r.reason, full: pipeline.receiver.full });
+      if (r.status === 503 && !r.upload) {
+        this.#setRefusing({ reason: r.reason, note: r.reasonNote ?? null, full: pipeline.receiver.full });
+      }
     });
     on('received', () => this.#setRefusing(null));
     on('upload-refused', changed);
@@ -330,10 +451,10 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     };
   }
 
-  #setRefusing(next: { reason: string; full: boolean } | null): void {
+  #setRefusing(next: { reason: string; note: Note | null; full: boolean } | null): void {
     if ((next === null) === (this.#refusing === null)) return;
     this.#refusing = next;
-    this.emit('refusing', next?.reason ?? null);
+    this.emit('refusing', next?.reason ?? null, next?.note ?? null);
     void this.refresh();
   }
 
@@ -355,8 +476,11 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const pipeline = this.#pipeline;
     if (!pipeline) return [];
     const exact = pipeline.inbox.get(target);
+    // A recording's key retries its twin too (the same recording in the other webhook form, listed as one row).
+    const twin = exact ? pipeline.inbox.twinOf(exact.key) : undefined;
+    const twinJob = twin === undefined ? undefined : pipeline.inbox.get(twin);
     const jobs = exact
-      ? [exact]
+      ? [exact, ...(twinJob ? [twinJob] : [])]
       : pipeline.inbox.where((state) => state !== 'saved').filter((j) => j.channelId === target);
     const keys: string[] = [];
     for (const job of jobs) {
@@ -439,9 +563,9 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const hidden = face.hidden ?? (() => false);
     const shown: JudgedJob[] = [];
     if (pipeline) {
-      for (const job of this.#jobs.values()) {
-        if (!counts(job.state, Date.parse(job.updatedAt), now)) this.#jobs.delete(job.key);
-        else if (!hidden(job.key)) shown.push(job);
+      for (const [row, job] of this.#jobs) {
+        if (!counts(job.state, Date.parse(job.updatedAt), now)) this.#jobs.delete(row);
+        else if (!hidden(row)) shown.push(job);
       }
     }
     let neededBytes = 0;
@@ -468,6 +592,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
         holder: this.#holder,
         down: pipeline ? null : (face.down ?? null),
         refusing: this.#refusing?.reason ?? null,
+        refusingNote: this.#refusing?.note ?? null,
       },
       tunnel: pipeline && listen?.listening ? pipeline.supervisor.status : null,
       registration: {
@@ -493,7 +618,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
           }
         : null,
       keychain: face.keychain ?? null,
-      studio: face.studio ?? null,
+      studio: this.#studioLink ?? face.studio ?? null,
     };
     return judgeHealth(facts);
   }

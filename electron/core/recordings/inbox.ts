@@ -12,7 +12,9 @@
  * (channel ID + host + file name) catches one more case: the older webhook shape announced URLs without the
  * random path segment, so the same recording may arrive as `/svc/<ch>.mp4` and `/svc/<rand>/<ch>.mp4`. Two URLs
  * are treated as one recording only when they differ by exactly that one segment and arrive within the
- * retention window. Two new-shape URLs with the same channel ID stay separate jobs: clients reuse channel IDs
+ * retention window. Then the later webhook is a duplicate only when the earlier job already stands for the
+ * recording (see #aliasOf); otherwise both are kept as twins (`RecordingJob.twin`): a forged webhook of one form
+ * cannot shadow the genuine one of the other, and the first of the two to be saved saves both. Two new-shape URLs with the same channel ID stay separate jobs: clients reuse channel IDs
  * (a broadcast restarted after a drop), and downloading twice is better than losing a recording.
  *
  * Memory: only an index (job-index.ts: journal offset, state, times) is held per job; jobs are read back from
@@ -24,7 +26,8 @@ import { mkdir, open, rename, rm } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { aliasKey, aliasKeys, differByRandomSegment, longerPath, recordingKey } from './recording-key.js';
-import { JobIndex, aliasHash, type Located } from './job-index.js';
+import { JobIndex, aliasHash, type JobAliases, type Located } from './job-index.js';
+import { standingTwin } from './twins.js';
 import { journalMoved, keepDamaged, openJournal, writeCompacted } from './journal-rewrite.js';
 import {
   DSYNC_FLAGS,
@@ -100,6 +103,9 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
   /** A read-only descriptor of the journal for reading jobs back (reopened after a rewrite). */
   #reader: number;
   readonly #adding = new Map<string, Promise<RecordingJob>>();
+  /** Adds being written, by the alias hashes of their own path and of it without the random segment (see add). */
+  readonly #addingOwn = new Map<number, Promise<RecordingJob>>();
+  readonly #addingTrimmed = new Map<number, Promise<RecordingJob>>();
   readonly #chains = new Map<string, Promise<unknown>>();
   #file: JournalFile;
   #queue: Pending[] = [];
@@ -182,10 +188,26 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
   async add(rec: NewRecording, now: Date = new Date()): Promise<{ job: RecordingJob; duplicate: boolean }> {
     this.#assertOpen();
     const key = recordingKey(rec.url);
-    const known = this.#read(key) ?? this.#aliasOf(rec, now);
-    if (known) return { job: { ...known }, duplicate: true };
+    const exact = this.#read(key);
+    if (exact) return { job: { ...exact }, duplicate: true };
     const inFlight = this.#adding.get(key);
     if (inFlight) return { job: { ...(await inFlight) }, duplicate: true };
+    const keys = aliasKeys(rec.channelId, rec.url);
+    const hashes = keys && {
+      own: aliasHash(keys.own),
+      trimmed: keys.trimmed === null ? null : aliasHash(keys.trimmed),
+    };
+    // The other form of this recording is being written right now: once it is, look again (twins, not strangers).
+    const partner =
+      hashes &&
+      ((hashes.trimmed === null ? undefined : this.#addingOwn.get(hashes.trimmed)) ??
+        this.#addingTrimmed.get(hashes.own));
+    if (partner) {
+      await partner.catch(() => undefined);
+      return this.add(rec, now);
+    }
+    const alias = hashes ? this.#aliasOf(rec, now, hashes) : undefined;
+    if (alias?.duplicate) return { job: { ...alias.job }, duplicate: true };
 
     const receivedAt = now.toISOString();
     const job: RecordingJob = {
@@ -205,13 +227,22 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
       totalBytes: rec.announcedBytes,
       error: null,
       updatedAt: receivedAt,
+      ...(alias ? { twin: alias.job.key } : {}),
     };
     const written = this.#append(job, (at) => this.#remember(job, at)).then(() => job);
     this.#adding.set(key, written);
+    if (hashes) {
+      this.#addingOwn.set(hashes.own, written);
+      if (hashes.trimmed !== null) this.#addingTrimmed.set(hashes.trimmed, written);
+    }
     try {
       await written;
     } finally {
       this.#adding.delete(key);
+      if (hashes && this.#addingOwn.get(hashes.own) === written) this.#addingOwn.delete(hashes.own);
+      if (hashes?.trimmed != null && this.#addingTrimmed.get(hashes.trimmed) === written) {
+        this.#addingTrimmed.delete(hashes.trimmed);
+      }
     }
     this.emit('added', { ...job });
     return { job: { ...job }, duplicate: false };
@@ -235,6 +266,24 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
   get(key: string): RecordingJob | undefined {
     const job = this.#read(key);
     return job ? { ...job } : undefined;
+  }
+
+  /** The key of the job's twin (the same recording in the other webhook form, see RecordingJob.twin), if known. */
+  twinOf(key: string): string | undefined {
+    return this.#index.twinOf(key);
+  }
+
+  /**
+   * Where one row or one count per recording is wanted: the key the recording is listed under (the earlier twin's,
+   * so the row keeps its key whichever twin is further along) and the job that stands for it (see twins.ts).
+   * A job without a twin stands for itself.
+   */
+  standing(job: RecordingJob): { key: string; job: RecordingJob; twin: RecordingJob | null } {
+    const twinKey = this.#index.twinOf(job.key);
+    const known = twinKey === undefined ? undefined : this.#read(twinKey);
+    if (!known) return { key: job.key, job, twin: null };
+    const twin = { ...known };
+    return { key: job.twin === twin.key ? twin.key : job.key, job: standingTwin(job, twin), twin };
   }
 
   /** Every job, oldest first (read back from the journal beyond the cache: meant for lists, not hot paths). */
@@ -286,7 +335,7 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
     const current = this.#read(key);
     if (!current) throw new UnknownJobError(key);
     const clean: Record<string, unknown> = { ...patch };
-    for (const field of ['key', 'channelId', 'url', 'receivedAt']) delete clean[field];
+    for (const field of ['key', 'channelId', 'url', 'receivedAt', 'twin']) delete clean[field];
     const job: RecordingJob = { ...current, ...clean, updatedAt: patch.updatedAt ?? new Date().toISOString() };
     await this.#append(job, (at) => this.#remember(job, at));
     this.emit('updated', { ...job });
@@ -494,25 +543,35 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
     return keys.map((key) => ({ ...(this.#read(key, cache) as RecordingJob) }));
   }
 
-  /** A known job for the same recording announced with the other URL shape (see the file comment). */
-  #aliasOf(rec: NewRecording, now: Date): RecordingJob | undefined {
+  /**
+   * A known job for the same recording announced with the other URL shape (see the file comment), and whether the
+   * new webhook is a duplicate of it or gets a job of its own linked to it as its twin:
+   * - a saved one makes either form a duplicate: the recording is on disk;
+   * - a current-form webhook after a legacy-form job always gets its own job, so a forged legacy webhook arriving
+   *   first never keeps the genuine recording from being downloaded (issue 20); the two are twins, and the first
+   *   to be saved saves both (the download manager downloads one at a time and marks the other saved);
+   * - a legacy-form webhook after a current-form job is a duplicate while that job is on its way, and a twin once
+   *   it fails (the current form is what the service sends today; the legacy form is its old fallback).
+   * A job has at most one twin: a second current-form URL for the same legacy one is another recording (channel
+   * IDs are reused), so it stays a job of its own, unlinked.
+   */
+  #aliasOf(rec: NewRecording, now: Date, hashes: JobAliases): { job: RecordingJob; duplicate: boolean } | undefined {
     const alias = aliasKey(rec.channelId, rec.url);
-    const keys = aliasKeys(rec.channelId, rec.url);
-    if (!alias || !keys) return undefined;
+    if (!alias) return undefined;
     // A legacy-form job has this URL's trimmed path as its own; a current-form job, this path as its trimmed one.
     const candidates = [
-      ...(keys.trimmed === null ? [] : this.#index.aliasKeys(aliasHash(keys.trimmed), 'own')),
-      ...this.#index.aliasKeys(aliasHash(keys.own), 'trimmed'),
+      ...(hashes.trimmed === null ? [] : this.#index.aliasKeys(hashes.trimmed, 'own')),
+      ...this.#index.aliasKeys(hashes.own, 'trimmed'),
     ];
     for (const key of candidates) {
       const job = this.#read(key);
       if (!job || aliasKey(job.channelId, job.url) !== alias) continue;
       const age = Math.abs(now.getTime() - Date.parse(job.receivedAt));
-      // A legacy-form job whose download fails does not shadow a later current-form webhook: a forged legacy webhook
-      // arriving first must not keep the genuine recording from ever being downloaded (issue 20). One that is saved,
-      // waiting or downloading without an error does: the same recording sent in both forms is saved once.
-      if (longerPath(rec.url, job.url) && isFailing(job)) continue;
-      if (age <= RETENTION_MS && differByRandomSegment(job.url, rec.url)) return job;
+      if (age > RETENTION_MS || !differByRandomSegment(job.url, rec.url)) continue;
+      if (job.state === 'saved') return { job, duplicate: true };
+      const current = longerPath(rec.url, job.url);
+      if (!current && !isFailing(job)) return { job, duplicate: true };
+      if (!this.#index.hasTwin(key)) return { job, duplicate: false };
     }
     return undefined;
   }

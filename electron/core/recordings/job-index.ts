@@ -69,6 +69,11 @@ export class JobIndex {
    */
   readonly #aliases = new Map<number, number[]>();
   readonly #trimmedAliases = new Map<number, number[]>();
+  /**
+   * Both directions of each twin link (RecordingJob.twin: the same recording in both webhook forms). Kept whatever
+   * order the lines come in (a rewrite may put the later job first); `twinOf` answers only while both are known.
+   */
+  readonly #twins = new Map<string, string>();
   #unfinished = 0;
 
   get size(): number {
@@ -101,6 +106,10 @@ export class JobIndex {
       if (alias) addTo(this.#aliases, alias.own, slot);
       if (alias?.trimmed != null) addTo(this.#trimmedAliases, alias.trimmed, slot);
       this.#received[slot] = Date.parse(job.receivedAt);
+      if (job.twin !== undefined && job.twin !== job.key) {
+        this.#twins.set(job.key, job.twin);
+        this.#twins.set(job.twin, job.key);
+      }
     } else if (this.#state[slot]! < FIRST_TERMINAL) this.#unfinished -= 1;
     const state = STATE_CODE.get(job.state) ?? 0;
     if (state < FIRST_TERMINAL) this.#unfinished += 1;
@@ -116,9 +125,25 @@ export class JobIndex {
     if (this.#state[slot]! < FIRST_TERMINAL) this.#unfinished -= 1;
     removeFrom(this.#aliases, this.#alias[slot]!, slot);
     removeFrom(this.#trimmedAliases, this.#trimmed[slot]!, slot);
+    const twin = this.#twins.get(key);
+    if (twin !== undefined) {
+      this.#twins.delete(key);
+      if (this.#twins.get(twin) === key) this.#twins.delete(twin);
+    }
     this.#slots.delete(key);
     this.#keys[slot] = undefined;
     this.#free.push(slot);
+  }
+
+  /** The key of the job's twin while both jobs are in the index. */
+  twinOf(key: string): string | undefined {
+    const twin = this.#twins.get(key);
+    return twin !== undefined && this.#slots.has(twin) && this.#slots.has(key) ? twin : undefined;
+  }
+
+  /** Whether the job is linked to a twin (known or not yet read): a job has at most one. */
+  hasTwin(key: string): boolean {
+    return this.#twins.has(key);
   }
 
   /**

@@ -114,6 +114,9 @@ const jobSchema = z.looseObject({
   // Notes of a damaged line are dropped rather than the job: the English `error` still says it.
   errorNotes: z.array(NoteSchema).nullable().optional().catch(undefined),
   updatedAt: z.string(),
+  // A damaged link only costs the pairing (the two jobs download on their own), never the job.
+  twin: z.string().min(1).optional().catch(undefined),
+  savedBy: z.string().min(1).optional().catch(undefined),
 });
 const lineSchema = z.object({ v: z.literal(1), job: jobSchema });
 

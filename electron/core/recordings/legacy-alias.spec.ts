@@ -2,7 +2,8 @@
  * Issue 20 case 10: the legacy webhook form (`GET ?chid=X&url=…`, a URL without the random segment) is matched to
  * the current form so one recording announced both ways is downloaded once. A forged legacy webhook arriving
  * first used to make the genuine one a "duplicate", so the genuine recording was never downloaded while the
- * forged job retried a 403 until the deadline. Now the current form gets its own job unless the legacy one was saved.
+ * forged job retried a 403 until the deadline. Now the current form gets its own job unless the legacy one was saved
+ * (the two are twins: see electron/core/pipeline/legacy-twins.spec.ts for how one save stands for both).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -55,5 +56,20 @@ describe('legacy-form webhooks', () => {
     expect(
       (await inbox.add({ ...other, url: 'https://s3.amazonaws.com/svc/ch-10.mp4', shape: 'query' })).duplicate,
     ).toBe(true);
+  });
+
+  it('the two forms arriving at the same moment are still twins (or a duplicate), never two strangers', async () => {
+    const [first, second] = await Promise.all([inbox.add(legacy), inbox.add(genuine)]);
+    expect(first.duplicate).toBe(false);
+    expect(second).toMatchObject({ duplicate: false, job: { twin: first.job.key } });
+    expect(inbox.twinOf(first.job.key)).toBe(second.job.key);
+
+    const other = { ...genuine, channelId: 'ch-11', url: 'https://s3.amazonaws.com/svc/Cd56e/ch-11.mp4' };
+    const [current, old] = await Promise.all([
+      inbox.add(other),
+      inbox.add({ ...other, url: 'https://s3.amazonaws.com/svc/ch-11.mp4', shape: 'query' }),
+    ]);
+    expect(current.duplicate).toBe(false);
+    expect(old).toMatchObject({ duplicate: true, job: { key: current.job.key } });
   });
 });

@@ -45,6 +45,14 @@ export interface RecordingJob {
   errorNotes?: Note[] | null;
   /** ISO time of the last state change. */
   updatedAt: string;
+  /**
+   * The key of the other job of the same recording, announced in the other webhook form (the legacy URL without
+   * the random segment and the current one with it), set on the later of the two. Both are kept, so a forged
+   * webhook of one form never stands in for the genuine one of the other; the first to be saved saves both.
+   */
+  twin?: string;
+  /** Saved without a download of its own: the file is the one its twin (this key) downloaded and verified. */
+  savedBy?: string;
 }
 
 /** The fields a new job starts from; the inbox fills in key, state, attempts and times. */
@@ -63,10 +71,12 @@ export interface JobStore {
   /** Keys of the jobs in these states (all when omitted), oldest first, without materialising the jobs. */
   keys(states?: readonly JobState[]): string[];
   get(key: string): RecordingJob | undefined;
+  /** The key of the job's twin (see RecordingJob.twin) while both are known; absent where stores hold no twins. */
+  twinOf?(key: string): string | undefined;
   /** Durably applies a patch (fsync'd before the promise resolves) and returns the updated job. */
   update(
     key: string,
-    patch: Partial<Omit<RecordingJob, 'key' | 'channelId' | 'url' | 'receivedAt'>>,
+    patch: Partial<Omit<RecordingJob, 'key' | 'channelId' | 'url' | 'receivedAt' | 'twin'>>,
   ): Promise<RecordingJob>;
   /** Fires after a new (non-duplicate) job is durably added. */
   on(event: 'added', listener: (job: RecordingJob) => void): unknown;

@@ -26,7 +26,9 @@ import { CLAIMS_BUCKET, OBJECT_BUCKET, STUDIO_STREAM, TeamAuthError } from './te
 
 /** Stand-in for the recording pipeline: only the `saved` event the publisher listens to, and an empty inbox. */
 class SavedEventsStandIn extends EventEmitter {
-  readonly inbox = { where: () => [] };
+  /** The saved jobs a restart finds in the journal (empty unless a test puts some there). */
+  jobs: Record<string, unknown>[] = [];
+  readonly inbox = { where: () => this.jobs };
   readonly uploadLog = null;
   saved(key: string, channelId: string, file: string, bytes: number): void {
     this.emit('saved', { job: { key, channelId, updatedAt: new Date().toISOString() }, path: file, bytes });
@@ -165,6 +167,25 @@ describe('two receivers publishing the same recording (real nats-server)', () =>
       expect((await readdir(m.folder)).sort()).toEqual(['marker.mp4', 'race-cam.mp4']);
     }
     expect(a.publisher.pending + b.publisher.pending).toBe(0);
+  });
+
+  it('publishes a recording sent in both webhook forms once after a restart: the twin saved by its file is not', async () => {
+    const nats = await setup();
+    const r = await receiver(nats, 'recv-twins');
+    const file = await recording(r.folder, 'twin.mp4', 40_000, 3);
+    const savedAt = new Date().toISOString();
+    const job = { channelId: 'twin', state: 'saved', path: file, bytes: 40_000, updatedAt: savedAt };
+    // What the journal holds after the genuine form's download saved both twins.
+    r.pipeline.jobs = [
+      { ...job, key: 'legacy-key', savedBy: 'genuine-key' },
+      { ...job, key: 'genuine-key', twin: 'legacy-key' },
+    ];
+    const published = once(r.publisher, 'published');
+    await r.publisher.start();
+    expect(r.publisher.waiting().map((w) => w.identity)).toEqual([expect.stringContaining('genuine-key')]);
+    await published;
+    expect(await teamState(nats)).toEqual({ messages: 1, objects: ['rec-genuine-key'] });
+    expect(r.events).toEqual(['published']);
   });
 
   it('leaves no orphan chunk when two receivers put the same recording at once (counted through the JetStream API)', async () => {

@@ -60,6 +60,7 @@ export interface PublisherOptions {
   /** The pipeline's state folder: the ledger of what was published lives there. */
   stateDir: string;
   log?: Logger;
+  /** Pauses between attempts to connect, and between attempts to share one recording (500 ms doubling to 30 s). */
   retry?: { baseDelayMs?: number; maxDelayMs?: number };
   /** A claim older than this, taken by another receiver that never finished, may be taken over (default 10 min). */
   staleClaimMs?: number;
@@ -103,6 +104,8 @@ export interface PublishedEvent {
 export interface PublisherEvents {
   connected: [info: { url: string }];
   waiting: [info: TeamRetry];
+  /** The link after the first connection: lost (the client reconnects by itself), or back. */
+  connection: [state: 'disconnected' | 'reconnected'];
   published: [e: PublishedEvent];
   /** The claim says another receiver (or this one before its ledger was lost) already published it. */
   alreadyShared: [info: { identity: string; channelId: string }];
@@ -225,7 +228,8 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     const since = Date.now() - this.#retentionMs;
     // Only saved jobs of the retention period are read back from the journal.
     for (const job of this.#pipeline.inbox.where((state, updatedAtMs) => state === 'saved' && updatedAtMs >= since)) {
-      if (!job.path || job.bytes === null) continue;
+      // Saved by its twin's file (one recording in both webhook forms): the twin's save is what is published.
+      if (!job.path || job.bytes === null || job.savedBy !== undefined) continue;
       this.#enqueue({
         identity: serverIdentity(job.key),
         kind: 'server',
@@ -355,6 +359,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       ...this.#opts.retry,
     });
     this.#nc = nc;
+    void this.#watchStatus(nc);
     const replicas = this.#opts.replicas;
     const jsm = await ensureStudioStream(nc, { retentionMs: this.#retentionMs, owner: true, replicas });
     this.#kv = await new Kvm(nc).create(CLAIMS_BUCKET, {
@@ -387,6 +392,23 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     this.#lagTimer = setInterval(() => void this.#checkLag(), this.#opts.lagCheckMs ?? 5 * 60_000);
     this.#lagTimer.unref();
     this.emit('connected', { url: `${this.#opts.url.protocol}//${this.#opts.url.host}` });
+  }
+
+  /**
+   * After the first connection the client reconnects by itself: the link's state is said, and once it is back
+   * every waiting recording is tried at once (their failures were the outage's, not theirs).
+   */
+  async #watchStatus(nc: NatsConnection): Promise<void> {
+    for await (const s of nc.status()) {
+      if (s.type === 'disconnect') this.emit('connection', 'disconnected');
+      if (s.type !== 'reconnect') continue;
+      this.emit('connection', 'reconnected');
+      for (const item of this.#queue.values()) {
+        item.failures = 0;
+        item.retryAt = 0;
+      }
+      this.#wakeAll();
+    }
   }
 
   async #run(): Promise<void> {
@@ -457,7 +479,12 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       } catch (error) {
         if (signal.aborted) return;
         item.failures = (item.failures ?? 0) + 1;
-        const delay = backoffDelay(item.failures, { baseMs: 500, maxMs: 30_000, jitter: 0.5 });
+        const retry = this.#opts.retry;
+        const delay = backoffDelay(item.failures, {
+          baseMs: retry?.baseDelayMs ?? 500,
+          maxMs: retry?.maxDelayMs ?? 30_000,
+          jitter: 0.5,
+        });
         item.retryAt = Date.now() + delay;
         const message = describeError(error);
         this.emit('failed', { identity: item.identity, channelId: item.channelId, message });

@@ -4,6 +4,7 @@
  * answer the browser accepts: the exact origin is echoed (never `*`), `Vary: Origin` keeps caches honest, and
  * credentials are never allowed, because the upload URL's token is the only authentication.
  */
+import { note, noteText, type Note } from '../notes.js';
 
 /** Headers a browser page may send with an upload. */
 export const ALLOWED_REQUEST_HEADERS = ['Content-Type', 'X-FILENAME'] as const;
@@ -11,8 +12,7 @@ export const ALLOWED_REQUEST_HEADERS = ['Content-Type', 'X-FILENAME'] as const;
 export const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
 /** The message shown when browsers are refused because no origin was configured at all. */
-export const NO_ORIGIN_MESSAGE =
-  'No web app origin is allowed to upload yet: add it in Settings → Recordings from your web app or with `tally listen --upload-origin https://app.example`';
+export const NO_ORIGIN_MESSAGE = noteText(note('uploadNoOrigin'));
 
 /**
  * The serialised origin (`scheme://host[:port]`, lower-case host, default port dropped) of an http(s) URL or
@@ -38,7 +38,7 @@ export type OriginVerdict =
   /** A listed origin: answer with CORS headers for `origin` (the header exactly as the browser sent it). */
   | { kind: 'allowed'; origin: string }
   /** Present but not listed (or unparsable): refuse without CORS headers. */
-  | { kind: 'refused'; origin: string; message: string };
+  | { kind: 'refused'; origin: string; message: string; note: Note };
 
 /**
  * Checks the request's Origin against the allowed origins (compared after normalising both sides, so
@@ -50,13 +50,13 @@ export function checkOrigin(header: string | string[] | undefined, allowed: read
   const shown = raw.slice(0, 200);
   const normal = normalizeOrigin(raw);
   const list = allowed.map((o) => normalizeOrigin(o)).filter((o): o is string => o !== null);
-  if (list.length === 0) return { kind: 'refused', origin: shown, message: NO_ORIGIN_MESSAGE };
+  if (list.length === 0) return refused(shown, note('uploadNoOrigin'));
   if (normal !== null && list.includes(normal)) return { kind: 'allowed', origin: raw };
-  return {
-    kind: 'refused',
-    origin: shown,
-    message: `The page origin ${shown || '(empty)'} is not allowed to upload recordings; add it in Settings → Recordings from your web app.`,
-  };
+  return refused(shown, note('uploadOriginRefused', { origin: shown || '(empty)' }));
+}
+
+function refused(origin: string, said: Note): OriginVerdict {
+  return { kind: 'refused', origin, message: noteText(said), note: said };
 }
 
 /** Headers on every answer (success or error) to an allowed origin, so the page can read the outcome. */

@@ -6,11 +6,15 @@
  */
 import busboy from 'busboy';
 import type { Readable } from 'node:stream';
+import { note, noteText, type Note } from '../notes.js';
 import { parseMediaType, type MediaType } from './media-type.js';
 
-/** The request body is not the multipart body it claims to be (answered with 400). */
+/** The request body is not the multipart body it claims to be (answered with 400); `note` says why. */
 export class MultipartError extends Error {
   override readonly name = 'MultipartError';
+  constructor(readonly note: Note) {
+    super(noteText(note));
+  }
 }
 
 /** What the file part's headers said. */
@@ -34,7 +38,6 @@ export interface MultipartLimits {
 
 /** busboy's own cap on one part's header block; it is not configurable. */
 const HEADER_LIMIT_TEXT = '16 KiB';
-const INCOMPLETE = 'The multipart body ended before its closing boundary (incomplete upload).';
 
 /**
  * The boundary of a `multipart/form-data` Content-Type, or null when the type is something else or the
@@ -47,13 +50,11 @@ export function multipartBoundary(type: MediaType | null): string | null {
   return /^[0-9A-Za-z'()+_,\-./:=? ]+$/.test(boundary) ? boundary : null;
 }
 
-/** busboy reports problems as plain Errors; these become the messages a client reads in its 400. */
-function describeError(error: Error): string {
-  if (error.message.startsWith('Unexpected end of')) return INCOMPLETE;
-  if (error.message === 'Malformed part header') {
-    return `A multipart part has malformed headers or more than ${HEADER_LIMIT_TEXT} of them.`;
-  }
-  return `Malformed multipart body: ${error.message}.`;
+/** busboy reports problems as plain Errors; these become the notes a client reads in its 400. */
+function describeError(error: Error): Note {
+  if (error.message.startsWith('Unexpected end of')) return note('multipartIncomplete');
+  if (error.message === 'Malformed part header') return note('multipartHeaders', { limit: HEADER_LIMIT_TEXT });
+  return note('multipartMalformed', { detail: error.message });
 }
 
 /**
@@ -81,7 +82,7 @@ export async function* readMultipartFile(
       preservePath: true,
     });
   } catch (error) {
-    throw new MultipartError(`Malformed multipart body: ${(error as Error).message}.`);
+    throw new MultipartError(note('multipartMalformed', { detail: (error as Error).message }));
   }
 
   const events: MultipartEvent[] = [];
@@ -96,8 +97,8 @@ export async function* readMultipartFile(
     wake = null;
     resume?.();
   };
-  const fail = (message: string): void => {
-    failure ??= new MultipartError(message);
+  const fail = (reason: Note): void => {
+    failure ??= new MultipartError(reason);
     notify();
   };
 
@@ -113,10 +114,10 @@ export async function* readMultipartFile(
     });
   });
   parser.on('field', (_name, _value, info) => {
-    if (info.valueTruncated) fail(`A form field is larger than ${maxFieldBytes} bytes.`);
+    if (info.valueTruncated) fail(note('multipartFieldTooLarge', { bytes: maxFieldBytes }));
   });
-  parser.on('filesLimit', () => fail('Send one file per upload; this body holds more than one.'));
-  parser.on('partsLimit', () => fail(`The multipart body has more than ${maxParts} parts.`));
+  parser.on('filesLimit', () => fail(note('multipartTwoFiles')));
+  parser.on('partsLimit', () => fail(note('multipartTooManyParts', { parts: maxParts })));
   parser.on('error', (error: Error) => fail(describeError(error)));
   parser.on('drain', () => {
     needDrain = false;
@@ -164,7 +165,7 @@ export async function* readMultipartFile(
         wake = resolve;
       });
     }
-    if (file === null) throw new MultipartError('The multipart body holds no file part.');
+    if (file === null) throw new MultipartError(note('multipartNoFile'));
   } finally {
     parser.destroy();
     file?.destroy();

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
 import { JsonLinesAppender, openJsonLines } from '../jsonl-journal.js';
+import { NoteSchema, type Note } from '../notes.js';
 
 export const UPLOAD_LOG_FILE = 'uploads.jsonl';
 
@@ -40,6 +41,8 @@ export interface RefusedUploadRecord {
   /** HTTP status answered (499: the client went away). */
   status: number;
   reason: string;
+  /** The reason as a note (the popover and notifications translate it); absent in lines older than notes. */
+  reasonNote?: Note;
   /** The `X-FILENAME` as sent (decoded), when there was one. */
   fileName: string | null;
   channelId: string | null;
@@ -73,6 +76,8 @@ const refusedSchema = z.looseObject({
   id: z.string().min(1),
   status: z.number().int(),
   reason: z.string(),
+  // A note this version cannot read costs the translation, not the line.
+  reasonNote: NoteSchema.optional().catch(undefined),
   fileName: z.string().nullable(),
   channelId: z.string().nullable(),
   track: z.enum(['local', 'remote']).nullable(),

@@ -29,6 +29,7 @@ import { newUploadId, type UploadLog, type UploadRecord } from './upload-log.js'
 import { syncDir } from '../durable-fs.js';
 import { refuseLinkedFolder } from '../folder-check.js';
 import { sendJson } from '../http-answer.js';
+import { note, noteText, type Note } from '../notes.js';
 import { BatchWriter, publish, type PartFile } from './part-file.js';
 import { decodeHeaderFileName, defaultBaseName, parseSdkFileName, uploadBaseName } from './upload-names.js';
 
@@ -94,6 +95,8 @@ export interface UploadedEvent extends UploadRecord {
 export interface UploadRejection {
   status: number;
   reason: string;
+  /** The reason as a note, so the popover and the tray app say it in the producer's language. */
+  reasonNote: Note;
   origin: string | null;
   remoteAddress: string;
   /** The `X-FILENAME` as sent (decoded), when there was one. */
@@ -113,19 +116,25 @@ interface UploadRouteEvents {
   rejected: [rejection: UploadRejection];
 }
 
-/** An answer decided before or during the body (status + message for `{error}`). */
+/** An answer decided before or during the body (status + the note whose English text is `{error}`). */
 class Refusal extends Error {
   constructor(
     readonly status: number,
-    message: string,
+    readonly note: Note,
     readonly headers: Record<string, string> = {},
   ) {
-    super(message);
+    super(noteText(note));
   }
 }
 
+const NOTE_CLIENT_GONE = note('uploadClientGone');
+
 /** The client went away (or stalled past the idle timeout): nobody to answer. */
-class ClientGone extends Error {}
+class ClientGone extends Error {
+  constructor(readonly note: Note = NOTE_CLIENT_GONE) {
+    super(noteText(note));
+  }
+}
 
 interface RequestContext {
   req: IncomingMessage;
@@ -189,11 +198,11 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
     // A stranger's body is never read; a listed client's is drained a little so it can read why.
     let drainBody = verdict.kind !== 'refused';
     try {
-      if (info.subpath !== '') throw new Refusal(404, 'unknown path');
+      if (info.subpath !== '') throw new Refusal(404, note('uploadUnknownPath'));
       const method = req.method ?? '';
       if (method === 'OPTIONS') {
         if (verdict.kind !== 'allowed') {
-          throw new Refusal(403, verdict.kind === 'refused' ? verdict.message : 'A preflight needs an Origin header.');
+          throw new Refusal(403, verdict.kind === 'refused' ? verdict.note : note('uploadPreflightNoOrigin'));
         }
         const privateNetwork = req.headers['access-control-request-private-network'] === 'true';
         res.writeHead(204, { ...preflightHeaders(verdict.origin, privateNetwork), 'Content-Length': '0' });
@@ -201,19 +210,13 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
         return;
       }
       if (method !== 'POST') {
-        throw new Refusal(405, `method ${method.slice(0, 16)} not allowed; upload with POST`, {
-          Allow: 'POST, OPTIONS',
-        });
+        throw new Refusal(405, note('uploadMethod', { method: method.slice(0, 16) }), { Allow: 'POST, OPTIONS' });
       }
-      if (verdict.kind === 'refused') throw new Refusal(403, verdict.message);
+      if (verdict.kind === 'refused') throw new Refusal(403, verdict.note);
       if (this.#active >= this.#maxConcurrent) {
         // Not drained: reading the body would hold the very connection this refusal is meant to free.
         drainBody = false;
-        throw new Refusal(
-          503,
-          `${this.#active} uploads are already in progress, the most Tally takes at once; send it again in a minute.`,
-          { 'Retry-After': '60' },
-        );
+        throw new Refusal(503, note('uploadBusy', { count: this.#active }), { 'Retry-After': '60' });
       }
       this.#active += 1;
       try {
@@ -223,7 +226,7 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
       }
     } catch (error) {
       if (error instanceof ClientGone) {
-        this.#rejected(ctx, 499, error.message, true);
+        this.#rejected(ctx, 499, error.note, true);
         res.destroy();
         return;
       }
@@ -231,7 +234,7 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
       await this.#answer(ctx, error.status, { error: error.message }, error.headers, drainBody);
       const method = req.method ?? '';
       const lost = info.subpath === '' && (method === 'POST' || (method === 'OPTIONS' && verdict.kind === 'refused'));
-      this.#rejected(ctx, error.status, error.message, lost);
+      this.#rejected(ctx, error.status, error.note, lost);
     }
   }
 
@@ -240,15 +243,15 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
     const type = parseMediaType(req.headers['content-type']);
     const boundary = multipartBoundary(type);
     if (type?.essence === 'multipart/form-data' && boundary === null) {
-      throw new Refusal(400, 'The multipart Content-Type has no valid boundary.');
+      throw new Refusal(400, note('uploadNoBoundary'));
     }
     const bodyLimit = this.maxBytes + (boundary !== null ? MULTIPART_OVERHEAD_BYTES : 0);
     if (ctx.declared !== null && ctx.declared > bodyLimit) throw this.#tooLarge();
-    if (ctx.declared === 0) throw new Refusal(400, 'The upload is empty.');
+    if (ctx.declared === 0) throw new Refusal(400, note('uploadEmpty'));
     await mkdir(this.dir, { recursive: true });
     // A link at the client sub-folder would put every upload outside the recordings folder.
-    await refuseLinkedFolder(this.dir, 'The client uploads folder').catch((error: unknown) => {
-      throw new Refusal(507, (error as Error).message);
+    await refuseLinkedFolder(this.dir, 'The client uploads folder').catch(() => {
+      throw new Refusal(507, note('uploadFolderLinked', { folder: this.dir }));
     });
     if (ctx.declared !== null) {
       try {
@@ -291,9 +294,9 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
         clientName = decodeHeaderFileName(req.headers['x-filename']);
         mediaType = type ?? { essence: 'application/octet-stream', params: new Map() };
       }
-      if (!req.complete) throw new ClientGone('the connection closed before the upload ended');
+      if (!req.complete) throw new ClientGone();
       await writer.flush();
-      if (bytes === 0) throw new Refusal(400, 'The upload is empty.');
+      if (bytes === 0) throw new Refusal(400, note('uploadEmpty'));
       await file.sync();
       closed = true;
       await file.close();
@@ -302,7 +305,7 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
       const ext = extensionFor(mediaType) ?? UNKNOWN_TYPE_EXTENSION;
       const base = uploadBaseName(clientName, defaultBaseName(receivedAt));
       const finalPath = await publish(partPath, this.dir, base, ext, () => {
-        return new Refusal(409, `More than 9999 uploads named "${base}${ext}" already exist.`);
+        return new Refusal(409, note('uploadNameTaken', { name: `${base}${ext}` }));
       });
       published = true;
       await syncDir(this.dir);
@@ -341,18 +344,18 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
   /** Maps what went wrong while streaming to an answer (or to ClientGone). */
   #classify(error: unknown, ctx: RequestContext): unknown {
     if (error instanceof Refusal || error instanceof ClientGone) return error;
-    if (error instanceof MultipartError) return new Refusal(400, error.message);
+    if (error instanceof MultipartError) return new Refusal(400, error.note);
     if (isNoSpaceError(error)) return diskFull(this.dir, ctx.declared, null);
-    if (ctx.req.destroyed && !ctx.req.complete) return new ClientGone('the connection closed before the upload ended');
+    if (ctx.req.destroyed && !ctx.req.complete) return new ClientGone();
     const code = (error as NodeJS.ErrnoException | null)?.code;
     if (code === 'ECONNRESET' || code === 'ERR_STREAM_PREMATURE_CLOSE') {
-      return new ClientGone('the connection closed before the upload ended');
+      return new ClientGone();
     }
     return error;
   }
 
   #tooLarge(): Refusal {
-    return new Refusal(413, `The recording is larger than the ${formatBytes(this.maxBytes)} upload limit.`);
+    return new Refusal(413, note('uploadTooLarge', { limit: formatBytes(this.maxBytes) }));
   }
 
   /**
@@ -379,7 +382,7 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
         yield chunk;
       }
     } catch (error) {
-      if (idle) throw new ClientGone(`nothing received for ${Math.round(this.#idleMs / 1000)} s`);
+      if (idle) throw new ClientGone(note('uploadIdle', { seconds: Math.round(this.#idleMs / 1000) }));
       throw error;
     } finally {
       clearTimeout(timer);
@@ -405,11 +408,12 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
     sendJson(res, status, body, { headers: { ...headers, ...ctx.cors }, close: !complete });
   }
 
-  #rejected(ctx: RequestContext, status: number, reason: string, recording: boolean): void {
+  #rejected(ctx: RequestContext, status: number, reason: Note, recording: boolean): void {
     const fileName = decodeHeaderFileName(ctx.req.headers['x-filename']);
     this.emit('rejected', {
       status,
-      reason,
+      reason: noteText(reason),
+      reasonNote: reason,
       origin: ctx.origin,
       remoteAddress: ctx.remoteAddress,
       fileName,
@@ -433,9 +437,12 @@ function sdkName(fileName: string | null): { channelId: string | null; track: 'l
 }
 
 function diskFull(dir: string, needed: number | null, available: number | null): Refusal {
-  const detail =
-    needed !== null && available !== null ? ` (${formatBytes(needed)} needed, ${formatBytes(available)} free)` : '';
-  return new Refusal(507, `The disk is full: free space in ${dir}${detail}; the upload was not saved, send it again.`);
+  return new Refusal(
+    507,
+    needed !== null && available !== null
+      ? note('uploadDiskFullSizes', { folder: dir, needed: formatBytes(needed), free: formatBytes(available) })
+      : note('uploadDiskFull', { folder: dir }),
+  );
 }
 
 /**

@@ -13,7 +13,7 @@ import { EventEmitter } from 'node:events';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { nested, note } from '../notes.js';
+import { nested, note, noteText, type Note } from '../notes.js';
 import { ConfigError } from '../errors.js';
 import type { DownloadOriginPolicy } from '../net/url-policy.js';
 import type { Inbox } from '../recordings/inbox.js';
@@ -67,6 +67,8 @@ export interface WebhookReceiverOptions {
 export interface Rejection {
   status: number;
   reason: string;
+  /** The reason as a note, where the producer reads it (a 503: new recordings are being refused). */
+  reasonNote?: Note;
   remoteAddress: string;
   /** The channel of a webhook that parsed but could not be taken (its recording is lost unless resent). */
   channelId?: string;
@@ -360,7 +362,7 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
         req,
         res,
         503,
-        `${unfinished} recordings are still waiting to download, the most Tally accepts; new webhooks are refused until some finish`,
+        note('webhooksFull', { count: unfinished }),
         { 'Retry-After': '60' },
         parsed.channelId,
       );
@@ -376,7 +378,7 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
         req,
         res,
         503,
-        `the recording could not be stored (${storeFailure(error)}); try again`,
+        note('webhookNotStored', nested('cause', storeFailure(error))),
         { 'Retry-After': '5' },
         parsed.channelId,
       );
@@ -407,13 +409,20 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
     req: IncomingMessage,
     res: ServerResponse,
     status: number,
-    reason: string,
+    why: string | Note,
     headers: Record<string, string> = {},
     channelId?: string,
   ): void {
+    const reason = typeof why === 'string' ? why : noteText(why);
     this.#json(req, res, status, { error: reason }, headers);
     const remoteAddress = req.socket.remoteAddress ?? '';
-    this.emit('rejected', { status, reason, remoteAddress, ...(channelId !== undefined ? { channelId } : {}) });
+    this.emit('rejected', {
+      status,
+      reason,
+      ...(typeof why === 'string' ? {} : { reasonNote: why }),
+      remoteAddress,
+      ...(channelId !== undefined ? { channelId } : {}),
+    });
   }
 
   #json(
@@ -450,18 +459,18 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
 }
 
 /** Why the journal refused a job, in a few words: a full disk and a vanished state folder say so. */
-function storeFailure(error: unknown): string {
+function storeFailure(error: unknown): Note {
   let cause: unknown = error;
   for (let depth = 0; depth < 4 && cause instanceof Error; depth += 1) {
     const code = (cause as NodeJS.ErrnoException).code;
-    if (code === 'ENOSPC' || code === 'EDQUOT') return `the disk of the state folder is full (${code})`;
-    if (code === 'EROFS') return 'the disk of the state folder is read-only (EROFS)';
-    if (code === 'EIO') return 'the disk of the state folder failed (EIO)';
+    if (code === 'ENOSPC' || code === 'EDQUOT') return note('storeDiskFull', { errno: code });
+    if (code === 'EROFS') return note('storeReadOnly', { errno: code });
+    if (code === 'EIO') return note('storeDiskFailed', { errno: code });
     if (cause.cause === undefined) break;
     cause = cause.cause;
   }
   const message = error instanceof Error ? error.message : String(error);
-  return message.replace(/\.$/, '').slice(0, 200);
+  return note('storeOther', { detail: message.replace(/\.$/, '').slice(0, 200) });
 }
 
 /**

@@ -417,3 +417,85 @@ export function wrappedLabels(page: Page, selector: string): Promise<WrappedLabe
 export async function shoot(page: Page, path: string): Promise<void> {
   await page.screenshot({ path, caret: 'hide', animations: 'disabled' });
 }
+
+/** A line break inside a word of a file name, path or address, where a break after a separator would do. */
+export interface MidWordBreak {
+  element: string;
+  /** The text around the break, `|` where the line ends. */
+  at: string;
+}
+
+/**
+ * Every line break inside the text of the visible elements matching `selector` that falls mid-word: not at a
+ * space, and not after a `-`, `_`, `.`, `/` or `\`. A break inside a part (the run between two such points)
+ * that is wider than the element's line on its own is the fallback, not a fault. Lines are told apart by the
+ * tops of each character's box, as wrappedLabels does.
+ */
+export function midWordBreaks(page: Page, selector: string): Promise<MidWordBreak[]> {
+  return page.evaluate((selector) => {
+    interface Box {
+      top: number;
+      width: number;
+      height: number;
+    }
+    interface TextNode {
+      data: string;
+    }
+    const { document, getComputedStyle } = globalThis as unknown as {
+      document: {
+        querySelectorAll(s: string): Iterable<PageElement>;
+        createTreeWalker(root: PageElement, what: 4): { nextNode(): TextNode | null };
+        createRange(): {
+          setStart(node: TextNode, offset: number): void;
+          setEnd(node: TextNode, offset: number): void;
+          getClientRects(): Iterable<Box>;
+        };
+      };
+      getComputedStyle(el: PageElement): { paddingLeft: string; paddingRight: string };
+    };
+    const natural = (c: string) => /[\s\-_./\\]/.test(c);
+    const found: MidWordBreak[] = [];
+    for (const el of document.querySelectorAll(selector)) {
+      if (el.getBoundingClientRect().width === 0) continue;
+      const style = getComputedStyle(el);
+      const line = el.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+      // Each character with its box (none for a space the line ended on).
+      const chars: { c: string; box: Box | null }[] = [];
+      const walker = document.createTreeWalker(el, 4);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        for (let i = 0; i < node.data.length; i += 1) {
+          const range = document.createRange();
+          range.setStart(node, i);
+          range.setEnd(node, i + 1);
+          const box = [...range.getClientRects()].find((r) => r.width > 0 && r.height > 0) ?? null;
+          chars.push({ c: node.data[i] ?? '', box });
+        }
+      }
+      const text = chars.map((ch) => ch.c).join('');
+      let previous = -1;
+      for (let i = 0; i < chars.length; i += 1) {
+        const box = chars[i]?.box;
+        if (!box || /\s/.test(chars[i]?.c ?? '')) continue;
+        const before = previous >= 0 ? chars[previous]?.box : null;
+        const newLine = before && box.top - before.top > Math.min(box.height, before.height) / 2;
+        const spaced = previous >= 0 && i - previous > 1;
+        if (newLine && !spaced && !natural(chars[previous]?.c ?? '')) {
+          // The part the break falls in: from the separator before it to the one after it.
+          let start = previous;
+          while (start > 0 && !natural(chars[start - 1]?.c ?? '')) start -= 1;
+          let end = i;
+          while (end < chars.length && !natural(chars[end]?.c ?? '')) end += 1;
+          const width = chars.slice(start, end).reduce((sum, ch) => sum + (ch.box?.width ?? 0), 0);
+          if (width <= line + 0.5) {
+            found.push({
+              element: `${el.tagName.toLowerCase()}.${[...el.classList].join('.')}`,
+              at: `${text.slice(Math.max(0, i - 24), i)}|${text.slice(i, i + 24)}`,
+            });
+          }
+        }
+        previous = i;
+      }
+    }
+    return found;
+  }, selector);
+}

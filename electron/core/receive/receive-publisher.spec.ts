@@ -1,0 +1,117 @@
+/**
+ * The studio publisher belongs to the one receive service (issue 19): the face says which publisher it wants,
+ * the service runs one beside every pipeline it opens (a rebuilt pipeline gets a new one, listening to it), and
+ * judges the health's studio link from its events, the same way for `tally listen` and the app's faces. Against
+ * a real nats-server, killed with -9 and started again.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startNatsServer } from '../../../tests/support/nats-server.js';
+import type { HealthView } from '../health-view.js';
+import { DownloadOriginPolicy } from '../net/url-policy.js';
+import type { StudioPublisher } from '../studio/publisher.js';
+import { STUDIO_STREAM } from '../studio/team.js';
+import { ReceiveService, type PublisherSetup } from './receive-service.js';
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const clean of cleanups.splice(0).reverse()) await clean();
+});
+
+/** Resolves with the first health view (now or announced later) that `ok` accepts. */
+function healthWhen(service: ReceiveService, ok: (view: HealthView) => boolean): Promise<HealthView> {
+  return new Promise((resolve) => {
+    const check = (view: HealthView) => {
+      if (!ok(view)) return;
+      service.off('health', check);
+      resolve(view);
+    };
+    service.on('health', check);
+    check(service.health());
+  });
+}
+
+const studioOf = (view: HealthView) => view.components.find((c) => c.id === 'studio');
+
+describe.each(['listen', 'serve'] as const)('the receive service runs the studio publisher (%s)', (face) => {
+  it('beside every pipeline it opens, and its link is the health: lost and back, then withdrawn', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tally-receive-studio-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const nats = await startNatsServer();
+    cleanups.push(() => nats.close());
+    const service = new ReceiveService({ face, home: join(dir, 'home'), log: () => undefined });
+    cleanups.push(() => service.stop());
+    await service.start();
+    const handed: (StudioPublisher | null)[] = [];
+    service.on('publisher', (p) => handed.push(p));
+
+    const setup: PublisherSetup = {
+      key: 'team',
+      options: {
+        url: new URL(nats.url),
+        credentials: null,
+        store: { kind: 'nats' },
+        stateDir: join(dir, 'state'),
+        retry: { baseDelayMs: 50, maxDelayMs: 200 },
+      },
+    };
+    await service.publish(setup);
+    expect(service.publisher, 'no pipeline yet, so no publisher').toBeNull();
+    expect(studioOf(service.health())).toBeUndefined();
+
+    const spec = {
+      stateDir: join(dir, 'state'),
+      folder: join(dir, 'recordings'),
+      policy: new DownloadOriginPolicy(['https://s3.amazonaws.com']),
+      port: 0,
+    };
+    const opts = { paused: true, demo: false, attach: () => () => undefined };
+    await service.open(spec, opts);
+    const first = service.publisher;
+    expect(first).not.toBeNull();
+    expect(handed).toEqual([first]);
+    await healthWhen(service, (v) => studioOf(v)?.state === 'ok');
+
+    // A settings change rebuilds the pipeline: the old publisher stops first, a new one listens to the new pipeline.
+    await service.close();
+    expect(service.publisher).toBeNull();
+    expect(studioOf(service.health())).toBeUndefined();
+    const { pipeline } = await service.open(spec, opts);
+    const second = service.publisher as StudioPublisher;
+    expect(handed).toEqual([first, null, second]);
+    expect(second).not.toBe(first);
+    await healthWhen(service, (v) => studioOf(v)?.state === 'ok');
+    const published = new Promise((resolve) => second.once('published', resolve));
+    const file = join(dir, 'cam-1.mp4');
+    await writeFile(file, Buffer.alloc(40_000, 7));
+    // The pipeline's own event, as a finished download emits it (tests/studio.spec.ts downloads for real).
+    pipeline.emit('saved', {
+      job: { key: 'day-1', channelId: 'cam-1', updatedAt: new Date().toISOString() },
+      path: file,
+      bytes: 40_000,
+    } as never);
+    await published;
+    const nc = await connect({ servers: nats.url.replace('nats://', '') });
+    const messages = (await (await jetstreamManager(nc)).streams.info(STUDIO_STREAM)).state.messages;
+    await nc.close();
+    expect(messages).toBe(1);
+
+    // The team server dies: never green meanwhile, and green again once it is back.
+    await nats.stop(true);
+    const lost = await healthWhen(service, (v) => studioOf(v)?.state === 'warning');
+    expect(studioOf(lost)?.reason).toMatch(/connection to the team server was lost/);
+    await nats.start();
+    await healthWhen(service, (v) => studioOf(v)?.state === 'ok');
+
+    // Studio mode off: the publisher stops, the pipeline goes on, the studio leaves the health.
+    await service.publish(null);
+    expect(service.publisher).toBeNull();
+    expect(handed.at(-1)).toBeNull();
+    expect(service.pipeline).toBe(pipeline);
+    expect(studioOf(service.health())).toBeUndefined();
+  }, 120_000);
+});
