@@ -40,16 +40,18 @@ function collector(): Collect | null {
 }
 
 /**
- * Counts bytes written by every download of the process. Every RECLAIM_EVERY_BYTES it looks at the memory held
+ * Counts bytes written by every download of the process. `heldOnPurpose` is array-buffer memory the caller
+ * keeps alive by design (a mirror's read-ahead), not garbage: it raises the threshold, so a collection is
+ * not forced for memory no collection can free. Every RECLAIM_EVERY_BYTES it looks at the memory held
  * by array buffers (socket reads not yet collected); above RECLAIM_ABOVE_BYTES, a young-generation collection,
  * and every MAJOR_EVERY of those a concurrent full one. Below it nothing is forced: a forced collection also
  * promotes whatever else is young at that moment, which costs memory when the buffers are not the problem.
  */
-export function noteWritten(bytes: number): void {
+export function noteWritten(bytes: number, heldOnPurpose = 0): void {
   sinceLast += bytes;
   if (sinceLast < RECLAIM_EVERY_BYTES) return;
   sinceLast = 0;
-  if (process.memoryUsage().arrayBuffers < RECLAIM_ABOVE_BYTES) return;
+  if (process.memoryUsage().arrayBuffers < RECLAIM_ABOVE_BYTES + heldOnPurpose) return;
   const collect = collector();
   if (!collect) return;
   collect({ type: 'minor', execution: 'sync' });
