@@ -199,13 +199,36 @@ export interface StudioRecordingView {
   at: string;
 }
 
+/**
+ * How far one studio member is behind, as the receiver reads it from the team server: recordings it has not
+ * fetched yet, and when the oldest of them was shared and leaves the team server.
+ */
+export interface StudioMemberView {
+  /** The member's durable place on the team server (stable across renames). */
+  id: string;
+  /** What the member calls itself (`name on host`). */
+  label: string;
+  pending: number;
+  /** When the oldest pending recording was shared (null: nothing pending). */
+  oldestAt: string | null;
+  /** When the team server drops it (null: nothing pending). */
+  expiresAt: string | null;
+  /** The oldest pending recording leaves the team server within a day (the receiver's lag warning). */
+  lagging: boolean;
+}
+
 /** Studio mode as the renderer sees it: never the team password or token. */
 export interface StudioView {
   mode: StudioMode;
+  /** The team server, or a cluster's servers separated by commas (the first one the credentials are for). */
   url: string | null;
   name: string | null;
   /** Receiver: how many days the team server keeps recordings (stream, claims and object store). */
   retentionDays: number;
+  /** Receiver: how many servers of a cluster keep each stream and store (null: as they are, 1 when new). */
+  replicas: 1 | 3 | 5 | null;
+  /** Receiver: every member's lag, as last read (empty on a member, or before any member joined). */
+  members: StudioMemberView[];
   /** Which server the keychain entry is for and of which kind, or null when none is stored. */
   credentials: { server: string; kind: 'user' | 'token' } | null;
   status: {
@@ -309,11 +332,15 @@ export const CredentialsInputSchema = z
 
 export type CredentialsInput = z.infer<typeof CredentialsInputSchema>;
 
+/** A team server, or a cluster's servers separated by commas; the core parses it (parseTeamUrls). */
 const teamUrl = z
   .string()
   .trim()
-  .max(2048)
-  .regex(/^(nats|tls):\/\/[^\s/@]+$/, 'must be nats://HOST:PORT or tls://HOST:PORT');
+  .max(4096)
+  .regex(
+    /^(nats|tls):\/\/[^\s/@,]+(\s*,\s*(nats|tls):\/\/[^\s/@,]+)*$/,
+    'must be nats://HOST:PORT or tls://HOST:PORT, several separated by commas',
+  );
 
 export const StudioInputSchema = z
   .object({
@@ -326,6 +353,11 @@ export const StudioInputSchema = z
       .nullable(),
     /** Left out: unchanged. */
     retentionDays: z.number().int().min(1).max(365).optional(),
+    /** Receiver: 1, 3 or 5; null keeps what the team server has. Left out: unchanged. */
+    replicas: z
+      .union([z.literal(1), z.literal(3), z.literal(5)])
+      .nullable()
+      .optional(),
   })
   .strict();
 export type StudioInput = z.infer<typeof StudioInputSchema>;

@@ -182,9 +182,11 @@ describe('core messages in the popover', () => {
       new CredentialStore(new MemorySecretStore()).save({ serviceId: 'svc', secret: '' }),
     );
     const studio = await thrown(() => parseTeamUrl('http://studio.local:4222', note('studioUrlField')));
-    expect((studio as Error).message).toBe('The studio URL must start with nats:// or tls:// (got http://).');
+    expect((studio as Error).message).toBe(
+      'Settings → Studio → Team servers must start with nats:// or tls:// (got http://).',
+    );
     expect(shown(studio).ko).toBe(
-      '설정을 확인해 주세요: 스튜디오 URL은(는) nats:// 또는 tls://로 시작해야 합니다(입력한 값: http://).',
+      '설정을 확인해 주세요: 설정 → 스튜디오 → 팀 서버은(는) nats:// 또는 tls://로 시작해야 합니다(입력한 값: http://).',
     );
     for (const problem of [keychain, both]) {
       const { en, ko } = shown(problem);

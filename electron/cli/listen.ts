@@ -10,6 +10,7 @@ import { pipelineOptions } from '../core/pipeline/options.js';
 import type { RecordingPipeline } from '../core/pipeline/pipeline.js';
 import { ReceiveService } from '../core/receive/receive-service.js';
 import { parseTunnelFlag, type TunnelSettingsInput } from '../core/tunnels/index.js';
+import { teamServerList } from '../core/studio/team.js';
 import type { Command, CommandIo } from './command.js';
 import { openCommandLog } from './command-log.js';
 import { UsageError } from './command.js';
@@ -196,7 +197,14 @@ const command: Command = {
         tunnel,
         uploadOrigins,
         ...(studio
-          ? { studio: { url: studio.url.href, store: studio.storeFlag, retentionMs: studio.retentionMs } }
+          ? {
+              studio: {
+                servers: teamServerList(studio.servers),
+                store: studio.storeFlag,
+                retentionMs: studio.retentionMs,
+                ...(studio.replicas ? { replicas: studio.replicas } : {}),
+              },
+            }
           : {}),
       },
       credentials,

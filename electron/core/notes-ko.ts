@@ -160,13 +160,16 @@ export const koNotes: typeof NOTE_TEXT = {
   },
   studioFollowerNoRegister:
     '이 컴퓨터는 스튜디오를 따르고 있습니다. 웹훅 URL은 스튜디오의 수신기가 등록하며, 여기서 등록하면 수신기가 웹훅을 받지 못하게 됩니다(설정 → ‘스튜디오’).',
-  studioUrlField: '스튜디오 URL',
-  studioUrlNeeded: '스튜디오 URL이 필요합니다(예: nats://studio.local:4222).',
+  studioUrlField: '설정 → 스튜디오 → 팀 서버',
+  studioUrlNeeded: '설정 → 스튜디오 → 팀 서버: 팀 서버를 입력해야 합니다(예: nats://studio.local:4222).',
   teamUrlNotUrl: '{flag}은(는) nats://studio.local:4222 같은 URL이어야 합니다. 입력한 값: “{input}”',
   teamUrlScheme: '{flag}은(는) nats:// 또는 tls://로 시작해야 합니다(입력한 값: {scheme}//).',
   teamUrlNoHost: '{flag}에는 nats://studio.local:4222처럼 호스트가 있어야 합니다.',
   teamUrlCredentials:
     '{flag}에 자격 증명을 넣을 수 없습니다. “tally login --team” 명령으로 저장하거나 TALLY_TEAM_USER / TALLY_TEAM_PASSWORD를 설정하세요.',
+  teamUrlsMixedScheme: '{flag}: 클러스터의 모든 서버는 같은 방식을 써야 합니다(모두 nats:// 또는 모두 tls://).',
+  teamJetStreamBusy:
+    '팀 서버가 아직 응답하지 않았습니다({detail}). 클러스터의 서버 하나가 꺼져 있거나 새 리더를 정하는 중일 수 있습니다. 다시 시도합니다.',
   teamUrlPath: '{flag}에는 경로를 넣을 수 없습니다. nats://호스트:포트 형식으로 입력하세요.',
   teamCredentialsIncomplete: '팀 자격 증명에는 사용자와 비밀번호, 또는 토큰이 필요합니다.',
   tunnelSettingAt: '설정 → ‘서비스가 Tally에 연결하는 방법’의 ‘{field}’: {detail}',

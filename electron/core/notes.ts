@@ -193,13 +193,16 @@ export const NOTE_TEXT = {
   },
   studioFollowerNoRegister:
     "This computer follows a studio: the studio's receiver registers the webhook URL, and one registered here would take the webhooks away from it (Settings → Studio).",
-  studioUrlField: 'The studio URL',
-  studioUrlNeeded: 'The studio URL is needed, e.g. nats://studio.local:4222.',
+  studioUrlField: 'Settings → Studio → Team servers',
+  studioUrlNeeded: 'Settings → Studio → Team servers: a team server is needed, e.g. nats://studio.local:4222.',
   teamUrlNotUrl: '{flag} must be a URL such as nats://studio.local:4222, not "{input}".',
   teamUrlScheme: '{flag} must start with nats:// or tls:// (got {scheme}//).',
   teamUrlNoHost: '{flag} needs a host, as in nats://studio.local:4222.',
   teamUrlCredentials:
     '{flag} must not carry credentials: store them with "tally login --team" or set TALLY_TEAM_USER / TALLY_TEAM_PASSWORD.',
+  teamUrlsMixedScheme: '{flag}: every server of a cluster takes the same scheme (all nats:// or all tls://).',
+  teamJetStreamBusy:
+    'The team server has not answered yet ({detail}); a server of the cluster may be down or electing a new leader. Trying again.',
   teamUrlPath: '{flag} takes no path: nats://HOST:PORT.',
   teamCredentialsIncomplete: 'Team credentials need a user and a password, or a token.',
   // Tunnel settings (tunnels/index.ts, ngrok.ts, url.ts, localtunnel.ts, unusable.ts): thrown as ConfigError

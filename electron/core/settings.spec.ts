@@ -41,7 +41,7 @@ describe('defaults', () => {
       uploadMaxBytes: 2 * 1024 ** 3,
       demoMode: null,
       firstRunDone: false,
-      studio: { mode: 'off', url: null, name: null, store: 'nats', retentionDays: 7 },
+      studio: { mode: 'off', servers: [], name: null, store: 'nats', retentionDays: 7, replicas: null },
     });
     expect(Object.isFrozen(DEFAULT_SETTINGS)).toBe(true);
   });
@@ -54,11 +54,11 @@ describe('defaults', () => {
   });
 
   it('a studio member is never in demo mode, with or without service credentials', () => {
-    const studio = { ...DEFAULT_SETTINGS.studio, mode: 'follow' as const, url: 'nats://studio.local:4222' };
+    const studio = { ...DEFAULT_SETTINGS.studio, mode: 'follow' as const, servers: ['nats://studio.local:4222'] };
     expect(effectiveDemoMode({ ...DEFAULT_SETTINGS, studio }, false)).toBe(false);
     expect(effectiveDemoMode({ ...DEFAULT_SETTINGS, studio, demoMode: true }, false)).toBe(false);
     // Follow chosen without a URL yet follows nothing: demo mode as before.
-    expect(effectiveDemoMode({ ...DEFAULT_SETTINGS, studio: { ...studio, url: null } }, false)).toBe(true);
+    expect(effectiveDemoMode({ ...DEFAULT_SETTINGS, studio: { ...studio, servers: [] } }, false)).toBe(true);
   });
 });
 
@@ -151,6 +151,71 @@ describe('migrateSettings', () => {
     expect(settings.version).toBe(SETTINGS_VERSION);
     expect(warnings.join('\n')).toMatch(/newer version/);
     expect(warnings.join('\n')).toMatch(/futureThing/);
+  });
+});
+
+describe('studio team servers and replicas', () => {
+  it('moves the one team server of a version-1 file into the list, keeping the rest of the studio setting', () => {
+    const { settings, warnings } = migrateSettingsWithWarnings({
+      version: 1,
+      studio: { mode: 'follow', url: 'nats://studio.local:4222', name: 'edit-bay', retentionDays: 3 },
+    });
+    expect(warnings).toEqual([]);
+    expect(settings.studio).toEqual({
+      mode: 'follow',
+      servers: ['nats://studio.local:4222'],
+      name: 'edit-bay',
+      store: 'nats',
+      retentionDays: 3,
+      replicas: null,
+    });
+    expect(settings.studio).not.toHaveProperty('url');
+    // No server chosen yet: an empty list, and nothing followed.
+    const none = migrateSettings({ version: 1, studio: { mode: 'follow', url: null } });
+    expect(none.studio.servers).toEqual([]);
+    expect(effectiveDemoMode(none, false)).toBe(true);
+  });
+
+  it('upgrades a version-1 file on disk once, so the old url key is gone', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tally-settings-studio-'));
+    try {
+      const file = join(dir, 'settings.json');
+      await writeFile(
+        file,
+        JSON.stringify({ version: 1, studio: { mode: 'receiver', url: 'tls://nats.example:4222' } }),
+      );
+      expect(openSettingsStore(dir).get().studio.servers).toEqual(['tls://nats.example:4222']);
+      const onDisk = JSON.parse(await readFile(file, 'utf8')) as { version: number; studio: Record<string, unknown> };
+      expect(onDisk.version).toBe(SETTINGS_VERSION);
+      expect(onDisk.studio).toMatchObject({ mode: 'receiver', servers: ['tls://nats.example:4222'] });
+      expect(onDisk.studio).not.toHaveProperty('url');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('takes a list of nats:// or tls:// servers and 1, 3 or 5 replicas; anything else names the field', () => {
+    const cluster = ['nats://a.local:4222', 'nats://b.local:4222', 'nats://c.local:4222'];
+    const next = applySettingsPatch(DEFAULT_SETTINGS, {
+      studio: { ...DEFAULT_SETTINGS.studio, mode: 'receiver', servers: cluster, replicas: 3 },
+    });
+    expect(next.studio).toMatchObject({ servers: cluster, replicas: 3 });
+    const refused = (studio: Record<string, unknown>) => {
+      try {
+        applySettingsPatch(DEFAULT_SETTINGS, { studio: { ...DEFAULT_SETTINGS.studio, ...studio } });
+      } catch (error) {
+        return (error as ValidationError).paths;
+      }
+      return expect.unreachable();
+    };
+    expect(refused({ servers: ['http://a.local:4222'] })).toEqual(['studio.servers[0]']);
+    expect(refused({ servers: ['nats://a.local:4222', 'nats://user:pw@b.local:4222'] })).toEqual(['studio.servers[1]']);
+    expect(refused({ servers: ['nats://a.local:4222,nats://b.local:4222'] })).toEqual(['studio.servers[0]']);
+    expect(refused({ replicas: 2 })).toEqual(['studio.replicas']);
+    // A damaged studio setting on disk costs the studio setting, with a warning naming the field.
+    const { settings, warnings } = migrateSettingsWithWarnings({ version: 2, studio: { servers: 'nats://x:1' } });
+    expect(settings.studio).toEqual(DEFAULT_SETTINGS.studio);
+    expect(warnings.join('\n')).toMatch(/"studio"/);
   });
 });
 

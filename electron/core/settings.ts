@@ -13,7 +13,7 @@ import { openJsonSettingsFile, type SettingsFileBackend } from './settings-file.
 import { describeIssues } from './validate.js';
 
 /** Version written by this build. Bump it and add a migration whenever a field changes meaning. */
-export const SETTINGS_VERSION = 1;
+export const SETTINGS_VERSION = 2;
 
 const httpUrl = z
   .string()
@@ -73,14 +73,20 @@ export const TunnelSchema = z.object({
  */
 export const StudioSchema = z.object({
   mode: z.enum(['off', 'receiver', 'follow']).default('off'),
-  /** nats://HOST:PORT or tls://HOST:PORT. */
-  url: z
-    .string()
-    .trim()
-    .max(2048)
-    .regex(/^(nats|tls):\/\/[^\s/@]+$/, 'must be nats://HOST:PORT or tls://HOST:PORT')
-    .nullable()
-    .default(null),
+  /**
+   * The team server, or every server of a team cluster (`tally listen --team a,b,c`), each nats://HOST:PORT or
+   * tls://HOST:PORT; the first is the one the credentials are bound to. Empty: none chosen yet.
+   */
+  servers: z
+    .array(
+      z
+        .string()
+        .trim()
+        .max(2048)
+        .regex(/^(nats|tls):\/\/[^\s/@,]+$/, 'must be nats://HOST:PORT or tls://HOST:PORT'),
+    )
+    .max(16)
+    .default([]),
   /** This member's name on the team server (default: the computer's name). */
   name: z
     .string()
@@ -92,6 +98,14 @@ export const StudioSchema = z.object({
   store: z.string().trim().max(1024).default('nats'),
   /** Receiver only: how long the team keeps recordings. */
   retentionDays: z.number().int().min(1).max(365).default(7),
+  /**
+   * Receiver only: how many servers of a cluster keep the stream, the buckets and the object store (`--replicas`):
+   * 1, 3 or 5; null keeps what the team server has (1 when it creates them), as `tally listen` does without the flag.
+   */
+  replicas: z
+    .union([z.literal(1), z.literal(3), z.literal(5)])
+    .nullable()
+    .default(null),
 });
 
 export const EndpointOverridesSchema = z.object({
@@ -178,6 +192,15 @@ export const MIGRATIONS: Readonly<Record<number, (raw: Raw) => Raw>> = Object.fr
     const { pollInterval, ...rest } = raw;
     const next: Raw = { ...rest, version: 1 };
     if (next.pollIntervalSec === undefined && pollInterval !== undefined) next.pollIntervalSec = pollInterval;
+    return next;
+  },
+  // Studio mode took one team server (`studio.url`); it now keeps a list, so a cluster's servers fit too.
+  1: (raw: Raw): Raw => {
+    const next: Raw = { ...raw, version: 2 };
+    if (!isPlainObject(raw.studio)) return next;
+    const { url, ...studio } = raw.studio;
+    const servers = typeof url === 'string' && url.trim() !== '' ? [url] : [];
+    next.studio = studio.servers === undefined ? { ...studio, servers } : studio;
     return next;
   },
 });
@@ -306,7 +329,7 @@ export function applySettingsPatch(base: Settings, patch: unknown): Settings {
  * to the service for it, so it neither registers a webhook URL nor needs the service credentials.
  */
 export function followsStudio(settings: Settings): boolean {
-  return settings.studio.mode === 'follow' && settings.studio.url !== null;
+  return settings.studio.mode === 'follow' && settings.studio.servers.length > 0;
 }
 
 /**

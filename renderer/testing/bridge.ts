@@ -206,9 +206,11 @@ export class TestBridge implements Transport {
     url: null,
     name: null,
     retentionDays: 7,
+    replicas: null,
     credentials: null,
     status: { state: 'off', message: null },
     recordings: [],
+    members: [],
   };
   clipboard: string[] = [];
   readonly #handlers: Handlers;

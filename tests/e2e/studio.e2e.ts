@@ -65,7 +65,7 @@ describe('Settings → Studio against a real nats-server', () => {
     await studio.getByText('Studio mode is off.').waitFor();
 
     await studio.getByRole('radio', { name: /^Is the studio’s receiver/ }).check();
-    await studio.getByLabel('Team server', { exact: true }).fill(nats.url);
+    await studio.getByLabel('Team servers', { exact: true }).fill(nats.url);
     // How long the team keeps recordings: the receiver decides, and it reaches the team server's assets.
     await studio.getByRole('spinbutton', { name: 'Keep on the team server (days)' }).fill('14');
 
@@ -101,6 +101,8 @@ describe('Settings → Studio against a real nats-server', () => {
     control.setWebhookUrl((await h.core.handlers['tunnel:status']()).localUrl);
     control.startBroadcast({ id: 'studio-show', record: true, recordingBytes: 80_000, watchers: 3 });
     await page.getByRole('tab', { name: 'Recordings' }).click();
+    // The receiver lists the studio's members and how far each is behind; none has joined this team server yet.
+    await page.getByRole('region', { name: 'Studio members' }).getByText('No member follows the studio yet.').waitFor();
     await control.endBroadcast('studio-show');
     const shared = page.getByRole('region', { name: 'Studio recordings' });
     await expect
@@ -134,7 +136,7 @@ describe('a studio member without service credentials', () => {
     // The team server asks for its token (team credentials, not the service's): stored as the receiver's was.
     await m.core.handlers['studio:setCredentials'](nats.url, { token: TOKEN });
     await studio.getByRole('radio', { name: /^Follows a studio/ }).check();
-    await studio.getByLabel('Team server', { exact: true }).fill(nats.url);
+    await studio.getByLabel('Team servers', { exact: true }).fill(nats.url);
     await studio.getByLabel('Name of this computer in the studio').fill('e2e-member');
     await studio.getByRole('button', { name: 'Save studio settings' }).click();
     await studio.getByText(/^Connected to the team server/).waitFor();
@@ -182,7 +184,7 @@ describe('a first run that joins a studio', () => {
     expect(await page.getByLabel('Service ID').count()).toBe(0);
 
     // A wrong token: the real server refuses it and the guide stays on this step with the reason.
-    await page.getByLabel('Team server', { exact: true }).fill(team.url);
+    await page.getByLabel('Team servers', { exact: true }).fill(team.url);
     await page.getByLabel('Password or token').fill('not-the-token');
     await page.getByRole('button', { name: 'Test and continue' }).click();
     await page.getByRole('alert').filter({ hasText: 'The team server refused the credentials' }).waitFor();
@@ -220,7 +222,7 @@ describe('a first run that joins a studio', () => {
     expect(openSettingsStore(f.home).get()).toMatchObject({
       firstRunDone: true,
       recordingsFolder: folder,
-      studio: { mode: 'follow', url: team.url },
+      studio: { mode: 'follow', servers: [team.url] },
     });
     expect(received.filter((frame) => frame.includes(token))).toEqual([]);
     expect(await page.content()).not.toContain(token);
@@ -249,7 +251,7 @@ describe('joining a studio from tally serve --sandbox', () => {
     pages.push(popover);
     const { page } = popover;
     await page.getByRole('button', { name: 'I’m joining a studio' }).click();
-    await page.getByLabel('Team server', { exact: true }).fill(team.url);
+    await page.getByLabel('Team servers', { exact: true }).fill(team.url);
     await page.getByLabel('Password or token').fill(token);
     await page.getByRole('button', { name: 'Test and continue' }).click();
     await page.getByRole('heading', { name: 'Where recordings are saved' }).waitFor();

@@ -429,18 +429,25 @@ describe(`webhook fuzzer (seed ${SEED}, ${COUNT} requests)`, () => {
       }
       expect(await readdir(outsideDir)).toEqual([]);
 
-      const atEnd = liveMb();
-      const d = (k: keyof typeof atEnd) => `${(atEnd[k] - atStart[k]).toFixed(1)}`;
-      console.log(
-        `webhook fuzzer: ${jobs.length} jobs, ${files.length} paths; after a full GC: live ${d('live')} MB ` +
-          `(heap ${d('heap')}, buffers ${d('buffers')}); RSS ${d('rss')} MB`,
-      );
       // Memory: what is still alive after a full collection, not RSS. RSS grew 165-177 MB here in every run while
       // the live data grew 7-8 MB (the jobs listed above, the inbox's index and cache, compiled code): V8 and
       // malloc keep the pages of the garbage made by 10,000 requests, which says nothing about retention, and a
       // real leak hides in that noise (keeping each webhook's body and URL measured live +34 MB, RSS +172 MB,
       // which passed the old RSS < 200 MB check). 20 MB fails on a leak of about 2 KB per request.
-      expect(atEnd.live - atStart.live).toBeLessThan(20);
+      // The JavaScript heap is judged while the pipeline runs; the buffers once it stopped: on a loaded machine
+      // sockets and writes still in flight held 33 MB of buffers at the end of one run (heap +0.4 MB), released
+      // by the stop. What the pipeline keeps (inbox, receiver, token store) stays reachable through it.
+      const running = liveMb();
+      await pipeline.stop();
+      const stopped = liveMb();
+      const d = (m: ReturnType<typeof liveMb>, k: keyof typeof m) => `${(m[k] - atStart[k]).toFixed(1)}`;
+      console.log(
+        `webhook fuzzer: ${jobs.length} jobs, ${files.length} paths; after a full GC: heap ${d(running, 'heap')} MB ` +
+          `(buffers ${d(running, 'buffers')}, RSS ${d(running, 'rss')}); once stopped: live ${d(stopped, 'live')} MB ` +
+          `(heap ${d(stopped, 'heap')}, buffers ${d(stopped, 'buffers')})`,
+      );
+      expect(running.heap - atStart.heap).toBeLessThan(20);
+      expect(stopped.live - atStart.live).toBeLessThan(20);
     },
     Math.max(240_000, COUNT * 10),
   );

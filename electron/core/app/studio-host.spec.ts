@@ -14,8 +14,9 @@ import type { StudioView, TunnelStatus } from '../../contract.js';
 import { startSandbox } from '../sandbox/index.js';
 import { MemorySecretStore } from '../credentials.js';
 import { openSettingsStore, type SettingsPatch } from '../settings.js';
+import { StudioFollower } from '../studio/follower.js';
 import { CLAIMS_BUCKET, STUDIO_STREAM } from '../studio/team.js';
-import { freePort, startNatsServer } from '../../../tests/support/nats-server.js';
+import { freePort, startNatsCluster, startNatsServer } from '../../../tests/support/nats-server.js';
 import { announceRecording } from '../../../tests/support/studio-announce.js';
 import { createAppCore, type TallyAppCore } from './app-core.js';
 
@@ -142,7 +143,7 @@ describe('Settings → Studio in the app core', () => {
       receiverPort: port,
       tunnel: { provider: 'url', publicUrl: `http://127.0.0.1:${port}` },
       autoRegisterWebhook: true,
-      studio: { mode: 'follow', url: nats.url, name: 'member', store: 'nats', retentionDays: 7 },
+      studio: { mode: 'follow', servers: [nats.url], name: 'member', store: 'nats', retentionDays: 7, replicas: null },
     };
     const env = { TALLY_SERVICE_ID: 'studio-svc', TALLY_SECRET: 'studio-secret' };
     const { core } = await makeCore(new MemorySecretStore(), settings, env);
@@ -218,6 +219,105 @@ describe('Settings → Studio in the app core', () => {
     expect((await core.handlers['studio:set']({ mode: 'receiver', url: nats.url, name: null })).retentionDays).toBe(3);
   });
 
+  it('takes a cluster from Settings → Studio: the receiver keeps R3 assets, a member reaches it past a dead first server', async () => {
+    const cluster = await startNatsCluster(3);
+    cleanups.push(() => cluster.close());
+    const list = cluster.urls.join(', ');
+    const receiver = await makeCore();
+    const connected = nextView(receiver.core, (v) => v.status.state === 'connected');
+    const view = await receiver.core.handlers['studio:set']({ mode: 'receiver', url: list, name: null, replicas: 3 });
+    expect(view).toMatchObject({ url: list, replicas: 3 });
+    await connected;
+    // Kept as a list in the settings, as `tally listen --team a,b,c --replicas 3` would use it.
+    expect(openSettingsStore(receiver.home).get().studio).toMatchObject({ servers: cluster.urls, replicas: 3 });
+    const nc = await connect({ servers: cluster.urls.map((u) => u.replace('nats://', '')) });
+    cleanups.push(() => nc.close());
+    const jsm = await jetstreamManager(nc);
+    for (const stream of [STUDIO_STREAM, `KV_${CLAIMS_BUCKET}`]) {
+      expect((await jsm.streams.info(stream)).config.num_replicas).toBe(3);
+    }
+
+    // The first server of the member's list answers nothing: it follows through the others.
+    const dead = `nats://127.0.0.1:${await freePort()}`;
+    const member = await makeCore();
+    const following = nextView(member.core, (v) => v.status.state === 'connected');
+    const memberList = [dead, ...cluster.urls.slice(1)].join(',');
+    await member.core.handlers['studio:set']({ mode: 'follow', url: memberList, name: 'cluster-member' });
+    await following;
+    const source = join(member.home, 'cluster.bin');
+    const body = Buffer.alloc(300_000, 5);
+    await writeFile(source, body);
+    const saved = nextView(member.core, (v) =>
+      v.recordings.some((r) => r.channelId === 'cluster-cam' && r.state === 'saved'),
+    );
+    await announceRecording(cluster.urls[1]!, source, 'cluster-cam');
+    await saved;
+    expect(await readFile(join(member.home, 'recordings', 'cluster-cam.mp4'))).toEqual(body);
+  });
+
+  it('a member that first joins while a node of the cluster is down waits it out and mirrors what was shared', async () => {
+    const cluster = await startNatsCluster(3);
+    cleanups.push(() => cluster.close());
+    const receiver = await makeCore();
+    const connected = nextView(receiver.core, (v) => v.status.state === 'connected');
+    await receiver.core.handlers['studio:set']({
+      mode: 'receiver',
+      url: cluster.urls.join(','),
+      name: null,
+      replicas: 3,
+    });
+    await connected;
+    const source = join(receiver.home, 'outage.bin');
+    const body = Buffer.alloc(200_000, 7);
+    await writeFile(source, body);
+    await announceRecording(cluster.urls[1]!, source, 'outage-cam');
+
+    await cluster.nodes[0]!.stop(true); // kill -9, and the member joins at once, for the first time
+    const member = await makeCore();
+    const states: string[] = [];
+    member.core.on('studio:changed', (v) => states.push(v.status.state));
+    const saved = nextView(member.core, (v) =>
+      v.recordings.some((r) => r.channelId === 'outage-cam' && r.state === 'saved'),
+    );
+    await member.core.handlers['studio:set']({ mode: 'follow', url: cluster.urls.join(','), name: 'during-outage' });
+    await saved;
+    // Waiting for the cluster is "unreachable, trying again", never a stop that needs the user.
+    expect(states).not.toContain('error');
+    expect(await readFile(join(member.home, 'recordings', 'outage-cam.mp4'))).toEqual(body);
+  }, 90_000);
+
+  it('as the receiver, lists each member with how many recordings it has not fetched yet', async () => {
+    const nats = await startNatsServer();
+    cleanups.push(() => nats.close());
+    const { core, home } = await makeCore();
+    // A member joins (its place on the team server exists from now on), then goes away.
+    const away = new StudioFollower({
+      url: new URL(nats.url),
+      credentials: null,
+      folder: join(home, 'member-folder'),
+      name: 'late-laptop',
+      stateDir: join(home, 'member-home'),
+    });
+    await away.start();
+    await away.stop();
+    for (const cam of ['cam-1', 'cam-2']) {
+      const source = join(home, `${cam}.bin`);
+      await writeFile(source, Buffer.alloc(50_000, 1));
+      await announceRecording(nats.url, source, cam);
+    }
+
+    const listed = nextView(core, (v) => v.members.some((m) => m.pending === 2));
+    await core.handlers['studio:set']({ mode: 'receiver', url: nats.url, name: null });
+    const member = (await listed).members.find((m) => m.pending === 2)!;
+    expect(member).toMatchObject({ label: expect.stringMatching(/^late-laptop on /), lagging: false });
+    expect(Date.parse(member.oldestAt!)).toBeLessThanOrEqual(Date.now());
+    // Seven days’ retention: the oldest leaves the team server a week after it was shared.
+    const left = Date.parse(member.expiresAt!) - Date.parse(member.oldestAt!);
+    expect(left).toBe(7 * 24 * 3600 * 1000);
+    // The same list for a window opened later, and none on a member's computer.
+    expect((await core.handlers['studio:get']()).members).toHaveLength(1);
+  });
+
   it.each(['follow', 'receiver'] as const)(
     'as %s, shows refused team credentials as an error with the reason, not "connecting", until new ones are set',
     async (mode) => {
@@ -250,7 +350,14 @@ describe('Settings → Studio in the app core', () => {
   it('refuses a studio URL that is not nats:// or tls://, naming the field', async () => {
     const { core } = await makeCore();
     await expect(core.handlers['studio:set']({ mode: 'follow', url: null, name: null })).rejects.toThrow(
-      /studio URL is needed/,
+      /Team servers: a team server is needed/,
     );
+    for (const [url, said] of [
+      ['nats://a.local:4222, b.local:4222', /^Settings → Studio → Team servers must start with nats:\/\/ or tls:\/\//],
+      ['nats://a.local:4222,tls://b.local:4222', /^Settings → Studio → Team servers: every server of a cluster takes/],
+      ['nats://a.local:4222,nats://b.local:4222/x', /^Settings → Studio → Team servers takes no path/],
+    ] as const) {
+      await expect(core.handlers['studio:set']({ mode: 'follow', url, name: null })).rejects.toThrow(said);
+    }
   });
 });

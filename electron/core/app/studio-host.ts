@@ -11,6 +11,7 @@ import type {
   RecordingView,
   RequestHandlers,
   StudioInput,
+  StudioMemberView,
   StudioRecordingView,
   StudioView,
   TeamCredentialsInput,
@@ -30,14 +31,21 @@ import {
 import { StudioFollower } from '../studio/follower.js';
 import type { StudioPublisher } from '../studio/publisher.js';
 import { parseS3Url, s3FromEnv } from '../studio/store.js';
-import { TeamAuthError, TeamTlsError, TeamUnreachableError, connectTeam, parseTeamUrl } from '../studio/team.js';
+import {
+  TeamAuthError,
+  TeamTlsError,
+  TeamUnreachableError,
+  connectTeam,
+  parseTeamUrls,
+  teamServerList,
+} from '../studio/team.js';
 import { followsStudio, type Settings, type SettingsStore } from '../settings.js';
 import { errorView } from './core-messages.js';
 
 /** Key prefix of the recordings a studio member mirrors, in the one key space of the Recordings list. */
 export const STUDIO_KEY_PREFIX = 'studio:';
 
-/** The app's name for the studio URL field in messages (the CLI says `--team`). */
+/** The app's name for the team servers field in messages (the CLI says `--team`). */
 const STUDIO_URL = note('studioUrlField');
 
 interface StudioHostOptions {
@@ -115,7 +123,8 @@ export class StudioHost {
       'studio:get': async () => this.view(),
       'studio:set': async (input) => this.#set(input),
       'studio:setCredentials': async (url, creds) => {
-        await saveTeamCredentials(this.#store, parseTeamUrl(url, STUDIO_URL), toTeam(creds));
+        // Bound to the first server of a cluster, as `tally login --team a,b,c` does.
+        await saveTeamCredentials(this.#store, parseTeamUrls(url, STUDIO_URL).url, toTeam(creds));
         this.#key = null; // new credentials: connect again
         await this.#opts.save(this.#opts.settings().studio);
         return this.view();
@@ -138,7 +147,7 @@ export class StudioHost {
     const folder = pipeline?.downloads.folder ?? wanted;
     const chosen = this.#opts.settings().studio;
     // Chosen as the receiver but held back (demo mode): a state of its own, so the status says so.
-    const heldBack = !spec && chosen.mode === 'receiver' && chosen.url !== null;
+    const heldBack = !spec && chosen.mode === 'receiver' && chosen.servers.length > 0;
     const key = spec ? JSON.stringify([spec, spec.mode === 'follow' ? folder : null]) : heldBack ? 'held back' : null;
     // Asked for while no pipeline ran: said again once one does (the service runs it beside that one).
     const unstarted = spec?.mode === 'receiver' && pipeline !== null && !this.#publishing;
@@ -153,7 +162,8 @@ export class StudioHost {
     this.#key = key;
     if (!spec) return heldBack ? this.#setStatus('error', note('studioReceiverDemo')) : this.#setStatus('off');
     try {
-      const url = parseTeamUrl(spec.url, STUDIO_URL);
+      // The same parser as `--team a,b,c`: the first server carries the credentials, all of them are tried.
+      const { url, servers } = parseTeamUrls(spec.servers.join(','), STUDIO_URL);
       const credentials = await resolveTeamCredentials(url, this.#opts.env, this.#store).catch(() => null);
       const log = lineLogger(this.#opts.log);
       this.#setStatus('connecting');
@@ -168,6 +178,8 @@ export class StudioHost {
           key: key ?? '',
           options: {
             url,
+            servers,
+            ...(spec.replicas ? { replicas: spec.replicas } : {}),
             credentials,
             store,
             retentionMs: spec.retentionMs,
@@ -180,6 +192,7 @@ export class StudioHost {
       }
       const follower = new StudioFollower({
         url,
+        servers,
         credentials,
         folder,
         name:
@@ -252,7 +265,7 @@ export class StudioHost {
     publisher.on('waiting', (w) => this.#setStatus('unreachable', w.note ?? errorNote(w)));
     // Refused credentials: an error with the reason, not "connecting"; new ones in Settings restart it.
     publisher.on('refused', ({ error }) => this.#setStatus('error', error.appNote));
-    for (const event of ['published', 'alreadyShared', 'failed', 'catalogue'] as const) {
+    for (const event of ['published', 'alreadyShared', 'failed', 'catalogue', 'lag'] as const) {
       publisher.on(event, () => this.#changed());
     }
   }
@@ -262,13 +275,31 @@ export class StudioHost {
     const credentials = await storedTeamSummary(this.#store).catch(() => null);
     return {
       mode: s.mode,
-      url: s.url,
+      url: s.servers.length > 0 ? s.servers.join(', ') : null,
       name: s.name,
       retentionDays: s.retentionDays,
+      replicas: s.replicas,
       credentials,
       status: this.#status,
       recordings: this.#recordings(),
+      members: this.#members(),
     };
+  }
+
+  /** The receiver's last reading of every member's lag, furthest behind first. */
+  #members(): StudioMemberView[] {
+    const publisher = this.#publisher;
+    if (!publisher) return [];
+    return publisher.membersLag
+      .map((lag) => ({
+        id: lag.consumer,
+        label: lag.label,
+        pending: lag.pending,
+        oldestAt: lag.oldestAt?.toISOString() ?? null,
+        expiresAt: lag.expiresAt?.toISOString() ?? null,
+        lagging: publisher.isLagging(lag),
+      }))
+      .sort((a, b) => (a.expiresAt ?? '\uffff').localeCompare(b.expiresAt ?? '\uffff') || b.pending - a.pending);
   }
 
   /**
@@ -402,19 +433,20 @@ export class StudioHost {
 
   async #set(input: StudioInput): Promise<StudioView> {
     if (input.mode !== 'off' && !input.url) throw new ConfigError(note('studioUrlNeeded'));
-    if (input.url) parseTeamUrl(input.url, STUDIO_URL);
+    const servers = input.url ? teamServerList(parseTeamUrls(input.url, STUDIO_URL).servers) : [];
     const current = this.#opts.settings().studio;
     const retentionDays = input.retentionDays ?? current.retentionDays;
-    await this.#opts.save({ ...current, mode: input.mode, url: input.url, name: input.name, retentionDays });
+    const replicas = input.replicas === undefined ? current.replicas : input.replicas;
+    await this.#opts.save({ ...current, mode: input.mode, servers, name: input.name, retentionDays, replicas });
     return this.view();
   }
 
   /** Connects once (no retries) with the stored or environment credentials, and says what happened. */
   async #test(input: string): Promise<{ ok: boolean; message: string; notes: Note[] }> {
-    const url = parseTeamUrl(input, STUDIO_URL);
+    const { url, servers } = parseTeamUrls(input, STUDIO_URL);
     try {
       const credentials = await resolveTeamCredentials(url, this.#opts.env, this.#store).catch(() => null);
-      const nc = await connectTeam({ url, credentials, name: 'tally test', maxAttempts: 1 });
+      const nc = await connectTeam({ url, servers, credentials, name: 'tally test', maxAttempts: 1 });
       const { jetstreamManager } = await import('@nats-io/jetstream');
       const info = await (await jetstreamManager(nc)).getAccountInfo().finally(() => nc.close());
       return { ok: true, ...answer(note('studioJetStream', { count: info.streams })) };

@@ -95,11 +95,11 @@ describe('pipelineOptions', () => {
   });
 
   it('never registers on a studio member, whatever autoRegisterWebhook says; --team makes it the receiver', () => {
-    const studio = { ...DEFAULT_SETTINGS.studio, mode: 'follow' as const, url: 'nats://studio.test:4222' };
+    const studio = { ...DEFAULT_SETTINGS.studio, mode: 'follow' as const, servers: ['nats://studio.test:4222'] };
     const member = inputs({}, { autoRegisterWebhook: true, studio });
     expect(pipelineOptions(member).options.register).toBe(false);
     expect(pipelineOptions(inputs({}, { autoRegisterWebhook: true })).options.register).toBe(true);
-    const receiver = { ...member, flags: { studio: { url: 'nats://studio.test:4222' } } };
+    const receiver = { ...member, flags: { studio: { servers: ['nats://studio.test:4222'] } } };
     expect(pipelineOptions(receiver).options.register).toBe(true);
     // `tally listen --register` typed on a member's computer is an explicit choice.
     expect(pipelineOptions({ ...member, flags: { register: true } }).options.register).toBe(true);

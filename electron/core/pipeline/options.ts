@@ -25,7 +25,7 @@ export interface PipelineFlags {
   /** Extra browser origins allowed to upload, besides the uploadOrigins setting. */
   uploadOrigins?: readonly string[];
   /** `--team` (with `--store`, `--retention`): this receiver shares with a studio, whatever the settings say. */
-  studio?: { url: string; store?: string; retentionMs?: number };
+  studio?: { servers: string[]; store?: string; retentionMs?: number; replicas?: number };
 }
 
 /**
@@ -35,7 +35,10 @@ export interface PipelineFlags {
  */
 export interface PipelineStudio {
   mode: 'receiver' | 'follow';
-  url: string;
+  /** The team server, or every server of a cluster (the first one the credentials are bound to). */
+  servers: string[];
+  /** Receiver: the cluster's copies of each stream and store (null: as they are, 1 when new). */
+  replicas: number | null;
   /** `nats` or s3://bucket/prefix (receiver). */
   store: string;
   retentionMs: number;
@@ -100,15 +103,24 @@ export function studioFor(settings: Settings, demo: boolean, flag?: PipelineFlag
   if (flag) {
     return {
       mode: 'receiver',
-      url: flag.url,
+      servers: flag.servers,
+      replicas: flag.replicas ?? null,
       store: flag.store ?? 'nats',
       retentionMs: flag.retentionMs ?? settings.studio.retentionDays * day,
       name: null,
     };
   }
   const s = settings.studio;
-  if (demo || s.mode === 'off' || !s.url) return null;
-  return { mode: s.mode, url: s.url, store: s.store, retentionMs: s.retentionDays * day, name: s.name };
+  if (demo || s.mode === 'off' || s.servers.length === 0) return null;
+  const replicas = s.mode === 'receiver' ? s.replicas : null;
+  return {
+    mode: s.mode,
+    servers: s.servers,
+    replicas,
+    store: s.store,
+    retentionMs: s.retentionDays * day,
+    name: s.name,
+  };
 }
 
 /**

@@ -11,8 +11,8 @@ import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { AckPolicy, DeliverPolicy, jetstream, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { note } from '../notes.js';
-import { backoffDelay } from '../backoff.js';
+import { note, noteText } from '../notes.js';
+import { backoffDelay, retrying } from '../backoff.js';
 import { TallyError } from '../errors.js';
 import { ensureWritableFolder } from '../folder-check.js';
 import { describeError, silentLogger, type Logger } from '../logger.js';
@@ -44,8 +44,10 @@ import {
   STUDIO_STREAM,
   STUDIO_SUBJECT,
   abortableDelay,
+  TeamUnreachableError,
   connectTeam,
   ensureStudioStream,
+  jetStreamBusy,
   type TeamCredentials,
   type TeamRetry,
 } from './team.js';
@@ -183,6 +185,34 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       this.#ledger = await Ledger.open(dir, 'mirrored.jsonl', isMemberRecord);
       await this.#sweepLeftovers(folder);
       const id = await memberId(dir);
+      // A JetStream request left unanswered (a cluster electing a new leader after a node went down, or too
+      // few servers up to create a replicated bucket) is waited out like an unreachable server, not the end.
+      const policy = { baseMs: opts.retry?.baseDelayMs ?? 500, maxMs: opts.retry?.maxDelayMs ?? 30_000 };
+      const durable = await retrying(() => this.#join(id, dir, folder), {
+        policy,
+        retries: Infinity,
+        shouldRetry: (error) => jetStreamBusy(error),
+        onRetry: (error, attempt, delayMs) => {
+          const n = note('teamJetStreamBusy', { detail: describeError(error).split('\n')[0]!.slice(0, 200) });
+          this.emit('waiting', { message: noteText(n), note: n, attempt, delayMs });
+        },
+        signal: this.#stop.signal,
+        aborted: () => new TeamUnreachableError('Stopped before the team server could be reached.'),
+      });
+      this.#loop = this.#run(durable, folder);
+    } catch (error) {
+      await this.#cleanup();
+      throw error;
+    }
+  }
+
+  /**
+   * Connects and takes this member's place on the team server: stream, presence, durable consumer, catalogue and
+   * the first lag reading. Resolves with the durable consumer's name; on failure, undoes what it opened.
+   */
+  async #join(id: string, dir: string, folder: string): Promise<string> {
+    const opts = this.#opts;
+    try {
       const nc = await connectTeam({
         url: opts.url,
         ...(opts.servers ? { servers: opts.servers } : {}),
@@ -233,11 +263,25 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       this.#lagTimer = setInterval(() => void this.#checkLag(durable), opts.lagCheckMs ?? 5 * 60_000);
       this.#lagTimer.unref();
       this.emit('ready', { name: opts.name, url: `${opts.url.protocol}//${opts.url.host}`, folder });
-      this.#loop = this.#run(durable, folder);
+      return durable;
     } catch (error) {
-      await this.#cleanup();
+      await this.#leave();
       throw error;
     }
+  }
+
+  /** Closes what `#join` opened (timers, presence, catalogue, connection), keeping the ledger and the lock. */
+  async #leave(): Promise<void> {
+    if (this.#lagTimer) clearInterval(this.#lagTimer);
+    this.#lagTimer = null;
+    if (this.#renew) clearInterval(this.#renew);
+    this.#renew = null;
+    this.#catalogue?.stop();
+    this.#catalogue = null;
+    await this.#presence?.leave().catch(() => undefined);
+    this.#presence = null;
+    await this.#nc?.close().catch(() => undefined);
+    this.#nc = null;
   }
 
   /**

@@ -17,6 +17,8 @@ export interface MemberLag {
   /** When the oldest of them was announced, and how long until the team server drops it (null: nothing pending). */
   oldestAt: Date | null;
   expiresInMs: number | null;
+  /** When the team server drops the oldest pending recording (null: nothing pending). */
+  expiresAt: Date | null;
 }
 
 /** The lag of one consumer of the studio stream. */
@@ -28,6 +30,7 @@ export async function consumerLag(jsm: JetStreamManager, ci: ConsumerInfo, reten
     pending,
     oldestAt: null,
     expiresInMs: null,
+    expiresAt: null,
   };
   if (pending === 0) return lag;
   // The first announcement after the acknowledged floor that the stream still holds.
@@ -36,7 +39,8 @@ export async function consumerLag(jsm: JetStreamManager, ci: ConsumerInfo, reten
   const oldest = await jsm.streams.getMessage(STUDIO_STREAM, { seq }).catch(() => null);
   if (!oldest) return lag;
   lag.oldestAt = oldest.time;
-  lag.expiresInMs = oldest.time.getTime() + retentionMs - Date.now();
+  lag.expiresAt = new Date(oldest.time.getTime() + retentionMs);
+  lag.expiresInMs = lag.expiresAt.getTime() - Date.now();
   return lag;
 }
 

@@ -24,6 +24,7 @@ import type { RecordingPipeline } from '../pipeline/pipeline.js';
 import { serverIdentity, uploadIdentity, type Announcement } from './announcement.js';
 import { TeamCatalogue } from './catalogue.js';
 import { Ledger, type LedgerRecord } from './ledger.js';
+import { MEMBERS_BUCKET, PRESENCE_TTL_MS } from './member-identity.js';
 import { defaultLagWarnMs, lagging, membersLag, shortDuration, type MemberLag } from './lag.js';
 import { NatsTeamStore, S3SetupError, type S3StoreOptions, type TeamStore } from './store.js';
 import { StudioWarnings, studioWarning, type StudioWarning } from './warnings.js';
@@ -116,6 +117,8 @@ export interface PublisherEvents {
   refused: [info: { error: TeamAuthError | TeamTlsError; retryInMs: number }];
   /** The team's list of recordings changed (with `catalogue`). */
   catalogue: [];
+  /** Every member's lag was read again (`membersLag`). */
+  lag: [];
   failed: [info: { identity: string; channelId: string; message: string }];
   /** Something only the user or the team server's admin can fix, in one line (also kept in `warnings`). */
   warning: [w: StudioWarning];
@@ -304,11 +307,15 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     return this.#lag;
   }
 
+  /** Whether a member's oldest pending recording leaves the team server soon enough to warn about it. */
+  isLagging(lag: MemberLag): boolean {
+    return lagging(lag, this.#opts.lagWarnMs ?? defaultLagWarnMs(this.#retentionMs));
+  }
+
   /** Reads every member's lag; warns about those whose oldest pending recording expires soon. */
   async #checkLag(): Promise<void> {
     const nc = this.#nc;
     if (!nc || this.#stop.signal.aborted) return;
-    const warnMs = this.#opts.lagWarnMs ?? defaultLagWarnMs(this.#retentionMs);
     try {
       this.#lag = await membersLag(await jetstreamManager(nc), this.#retentionMs);
     } catch (error) {
@@ -317,7 +324,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     }
     const late = new Set<string>();
     for (const lag of this.#lag) {
-      if (!lagging(lag, warnMs)) continue;
+      if (!this.isLagging(lag)) continue;
       const kind = `lag:${lag.consumer}`;
       late.add(kind);
       const n = note('studioMemberLagging', {
@@ -328,6 +335,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       this.#warn(studioWarning(kind, n));
     }
     for (const w of this.#warnings.list()) if (w.kind.startsWith('lag:') && !late.has(w.kind)) this.#clear(w.kind);
+    this.emit('lag');
   }
 
   async stop(): Promise<void> {
@@ -368,12 +376,27 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       ...(replicas ? { replicas } : {}),
     });
     await applyBucketRetention(jsm, this.#retentionMs, replicas);
+    // The members' presence bucket too, at the same replicas: a member that first joins while a server of the
+    // cluster is down then only opens it (creating a replicated bucket needs every server it is placed on).
+    // Best effort: a member creates it itself when this fails.
+    await new Kvm(nc)
+      .create(MEMBERS_BUCKET, { history: 1, ttl: PRESENCE_TTL_MS, ...(replicas ? { replicas } : {}) })
+      .catch((error: unknown) =>
+        this.#log.warn(`studio: could not prepare the members' bucket yet (${describeError(error)}).`),
+      );
     const spec = this.#opts.store;
     this.#store =
       spec.kind === 'nats'
         ? new NatsTeamStore(nc, { retentionMs: this.#retentionMs, replicas })
         : new (await import('./s3-store.js')).S3TeamStore(spec);
     if (this.#store instanceof NatsTeamStore) {
+      // Created now at the cluster's replicas, so nothing else creates it first with one copy (best effort: the
+      // first put creates it otherwise).
+      await this.#store
+        .open()
+        .catch((error: unknown) =>
+          this.#log.warn(`studio: could not prepare the team's object store yet (${describeError(error)}).`),
+        );
       await this.#sweep(this.#store);
       // Also while running: a receiver killed mid-upload elsewhere leaves chunks this one would keep until restart.
       const store = this.#store;

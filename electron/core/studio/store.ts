@@ -128,6 +128,11 @@ export class NatsTeamStore implements TeamStore {
     return this.#os;
   }
 
+  /** Creates the object store now (at its replicas), rather than at the first put. */
+  async open(): Promise<void> {
+    await this.#bucket();
+  }
+
   async put(input: PutInput): Promise<PutResult> {
     const os = await this.#bucket();
     const { stream, result } = hashingFileStream(input.path);

@@ -78,6 +78,19 @@ export function jetStreamProblem(nc: NatsConnection, error: unknown): unknown {
   return error;
 }
 
+/**
+ * A JetStream request the cluster could not answer yet: timed out or found no responder (a new leader being
+ * elected after a server went down), or too few servers up to place a replicated stream or bucket. Waiting
+ * helps; refused credentials, a TLS mismatch or a server without JetStream do not (ConfigErrors).
+ */
+export function jetStreamBusy(error: unknown): boolean {
+  if (error instanceof ConfigError || !(error instanceof Error)) return false;
+  if (error.name === 'TimeoutError' || error.name === 'NoRespondersError') return true;
+  return /\btimeout\b|no responders|\b503\b|insufficient resources|no suitable peers|temporarily unavailable/i.test(
+    describeError(error),
+  );
+}
+
 /** NATS user/password or token; tls:// URLs carry TLS themselves. Never logged, never in settings. */
 export interface TeamCredentials {
   user?: string;
@@ -107,20 +120,27 @@ export function parseTeamUrl(input: string, flag: string | Note = '--team'): URL
 /**
  * A team server or a cluster of them: `nats://a:4222,nats://b:4222,nats://c:4222`. The first is the one the
  * credentials are bound to and the one named in lines; all of them are tried (the client also learns the
- * cluster's other servers from the one it reaches). All must use the same scheme.
+ * cluster's other servers from the one it reaches). All must use the same scheme. The one parser of a server
+ * list: `--team` on the command line, Settings → Studio → Team servers in the app (which names its field as a note).
  */
-export function parseTeamUrls(input: string, flag = '--team'): { url: URL; servers: URL[] } {
+export function parseTeamUrls(input: string, flag: string | Note = '--team'): { url: URL; servers: URL[] } {
+  const named = typeof flag === 'string' ? { flag } : nested('flag', flag);
   const servers = input
     .split(',')
     .map((part) => part.trim())
     .filter(Boolean)
     .map((part) => parseTeamUrl(part, flag));
   const url = servers[0];
-  if (!url) throw new ConfigError(note('teamUrlNotUrl', { flag, input }));
+  if (!url) throw new ConfigError(note('teamUrlNotUrl', { ...named, input }));
   if (servers.some((s) => s.protocol !== url.protocol)) {
-    throw new ConfigError(`${flag}: every server of a cluster takes the same scheme (all nats:// or all tls://).`);
+    throw new ConfigError(note('teamUrlsMixedScheme', named));
   }
   return { url, servers };
+}
+
+/** The list as the settings keep it and the app shows it: `nats://host:port` each, in the order given. */
+export function teamServerList(servers: readonly URL[]): string[] {
+  return servers.map((s) => `${s.protocol}//${s.host}`);
 }
 
 /** Credentials from TALLY_TEAM_USER + TALLY_TEAM_PASSWORD or TALLY_TEAM_TOKEN; null when none is set. */

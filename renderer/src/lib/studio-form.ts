@@ -7,9 +7,28 @@ import type { StudioStore } from '../stores/studio.svelte.js';
 import { t } from './i18n.js';
 import { coreText } from './notes.js';
 
-/** The URL forms the core accepts (parseTeamUrl), checked as the producer types. */
-export function validTeamUrl(url: string): boolean {
-  return /^(nats|tls):\/\/[^\s/@]+$/.test(url.trim());
+const SERVER = /^(nats|tls):\/\/[^\s/@,]+$/;
+
+/**
+ * What is wrong with the team servers field as the producer types it (the forms the core's parseTeamUrls
+ * accepts: one server, or a cluster's servers separated by commas, all of one scheme), naming the field;
+ * null when it is fine or still empty.
+ */
+export function teamUrlProblem(text: string): string | null {
+  const servers = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const field = t('studio.url');
+  const bad = servers.find((s) => !SERVER.test(s));
+  if (bad !== undefined) return t('studio.urlInvalid', { field, server: bad });
+  if (new Set(servers.map((s) => s.slice(0, 4))).size > 1) return t('studio.urlMixed', { field });
+  return null;
+}
+
+/** A team servers field the core will take: at least one server, each well formed. */
+export function validTeamUrl(text: string): boolean {
+  return text.trim() !== '' && teamUrlProblem(text) === null;
 }
 
 /** A user name makes it a user/password pair; without one the secret is the server's token. */

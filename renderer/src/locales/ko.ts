@@ -468,7 +468,14 @@ export const ko: Messages = {
     modeReceiver: '스튜디오의 수신기 (저장된 모든 녹화를 공유)',
     modeFollow: '스튜디오를 팔로우 (녹화를 이 컴퓨터로 복사)',
     url: '팀 서버',
-    urlHint: 'nats://호스트:포트 또는 TLS는 tls://호스트:포트',
+    urlHint: 'nats://호스트:포트 또는 TLS는 tls://호스트:포트. 클러스터는 서버들을 쉼표로 구분',
+    urlInvalid: '{field}: “{server}”은(는) nats://호스트:포트 또는 tls://호스트:포트 형식이 아닙니다.',
+    urlMixed: '{field}: 클러스터의 모든 서버는 같은 방식을 써야 합니다(모두 nats:// 또는 모두 tls://).',
+    replicas: '팀 클러스터의 사본 수',
+    replicasKeep: '팀 서버의 현재 설정 유지 (새로 만들면 1)',
+    replicasCount: { one: '서버 {count}대', other: '서버 {count}대' },
+    replicasHint:
+      '클러스터에서 각 녹화를 보관할 서버 수입니다. 서버 3대 클러스터에서는 3을 고르면 한 대가 멈춰도 스튜디오가 유지됩니다.',
     name: '스튜디오에서 이 컴퓨터의 이름',
     retention: '팀 서버 보관 기간(일)',
     retentionHint:
@@ -487,6 +494,12 @@ export const ko: Messages = {
     credentialsStored: '{server}용 자격 증명이 키체인에 저장되어 있습니다.',
     credentialsNone: '저장된 팀 자격 증명이 없습니다 (공개 서버에는 필요 없음).',
     recordingsTitle: '스튜디오 녹화',
+    membersTitle: '스튜디오 멤버',
+    membersEmpty: '아직 스튜디오를 따르는 멤버가 없습니다.',
+    memberUpToDate: '최신 상태',
+    memberPending: { one: '대기 중인 녹화 {count}개', other: '대기 중인 녹화 {count}개' },
+    memberOldest: '가장 오래된 녹화는 {age} 전에 공유됨',
+    memberExpires: '{left} 후 팀 서버에서 사라짐',
     status: {
       off: '스튜디오 모드가 꺼져 있습니다.',
       connecting: '팀 서버에 연결하는 중…',

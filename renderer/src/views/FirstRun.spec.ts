@@ -31,7 +31,7 @@ describe('first run: joining a studio', () => {
     expect(screen.queryByLabelText('Service ID')).toBeNull();
     expect(screen.getByRole('button', { name: 'Try the demo first' })).toBeEnabled();
 
-    const url = screen.getByRole('textbox', { name: 'Team server' });
+    const url = screen.getByRole('textbox', { name: 'Team servers' });
     const next = screen.getByRole('button', { name: 'Test and continue' });
     await user.type(url, 'studio.local:4222');
     expect(url).toHaveAttribute('aria-invalid', 'true');

@@ -4,6 +4,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { TestBridge } from '../../../testing/bridge.js';
 import { setLocale } from '../../lib/i18n.js';
 import { StudioStore } from '../../stores/studio.svelte.js';
+import StudioMembers from '../recordings/StudioMembers.svelte';
 import StudioRecordings from '../recordings/StudioRecordings.svelte';
 import StudioSection from './StudioSection.svelte';
 
@@ -18,7 +19,7 @@ describe('Settings → Studio', () => {
   it('follows a studio: saves mode, URL and name through the contract, and Test reports the answer', async () => {
     const { bridge, user } = setup();
     await user.click(await screen.findByRole('radio', { name: /Follows a studio/ }));
-    const url = screen.getByRole('textbox', { name: 'Team server' });
+    const url = screen.getByRole('textbox', { name: 'Team servers' });
     const save = screen.getByRole('button', { name: 'Save studio settings' });
     await user.type(url, 'http://wrong');
     expect(url).toHaveAttribute('aria-invalid', 'true');
@@ -53,12 +54,119 @@ describe('Settings → Studio', () => {
     await user.click(save);
     await waitFor(() =>
       expect(bridge.callsOf('studio:set')).toEqual([
-        [{ mode: 'receiver', url: 'nats://studio.local:4222', name: null, retentionDays: 14 }],
+        [{ mode: 'receiver', url: 'nats://studio.local:4222', name: null, retentionDays: 14, replicas: null }],
       ]),
     );
     // A member does not decide how long the team keeps anything: no such field.
     await user.click(screen.getByRole('radio', { name: /Follows a studio/ }));
     expect(screen.queryByRole('spinbutton', { name: /Keep on the team server/ })).toBeNull();
+  });
+
+  it('takes a cluster: comma-separated servers, each checked with a message naming the field, and the replicas', async () => {
+    const bridge = new TestBridge();
+    bridge.studio = { ...bridge.studio, mode: 'receiver', url: 'nats://a.local:4222', replicas: null };
+    const { user } = setup(bridge);
+    const url = await screen.findByRole('textbox', { name: 'Team servers' });
+    expect(url).toHaveAccessibleDescription(/separated by commas/);
+    const replicas = screen.getByRole('combobox', { name: 'Copies on the team cluster' });
+    expect(replicas).toHaveValue('');
+    expect(screen.getByRole('option', { name: 'As the team server has them (1 when new)' })).toBeInTheDocument();
+    const save = screen.getByRole('button', { name: 'Save studio settings' });
+
+    await user.type(url, ', b.local:4222');
+    expect(url).toHaveAttribute('aria-invalid', 'true');
+    expect(url).toHaveAccessibleDescription(
+      /Team servers: “b.local:4222” is not nats:\/\/HOST:PORT or tls:\/\/HOST:PORT\./,
+    );
+    expect(save).toBeDisabled();
+    await user.clear(url);
+    await user.type(url, 'nats://a.local:4222, tls://b.local:4222');
+    expect(url).toHaveAccessibleDescription(/Team servers: every server of a cluster takes the same scheme/);
+    expect(save).toBeDisabled();
+
+    await user.clear(url);
+    await user.type(url, 'nats://a.local:4222, nats://b.local:4222,nats://c.local:4222');
+    expect(url).toHaveAttribute('aria-invalid', 'false');
+    await user.selectOptions(replicas, '3 servers');
+    await user.click(save);
+    await waitFor(() =>
+      expect(bridge.callsOf('studio:set')).toEqual([
+        [
+          {
+            mode: 'receiver',
+            url: 'nats://a.local:4222, nats://b.local:4222,nats://c.local:4222',
+            name: null,
+            retentionDays: 7,
+            replicas: 3,
+          },
+        ],
+      ]),
+    );
+    // A member keeps what the receiver chose: no replicas field there.
+    await user.click(screen.getByRole('radio', { name: /Follows a studio/ }));
+    expect(screen.queryByRole('combobox', { name: 'Copies on the team cluster' })).toBeNull();
+
+    setLocale('ko');
+    onTestFinished(() => setLocale('en'));
+    const korean = await screen.findByRole('textbox', { name: '팀 서버' });
+    await user.clear(korean);
+    await user.type(korean, 'http://x');
+    expect(
+      await screen.findByText('팀 서버: “http://x”은(는) nats://호스트:포트 또는 tls://호스트:포트 형식이 아닙니다.'),
+    ).toBeInTheDocument();
+  });
+
+  it('shows each member and how far it is behind on the receiver, the one near expiry as a warning', async () => {
+    const bridge = new TestBridge();
+    const hour = 3_600_000;
+    const iso = (ms: number) => new Date(Date.now() + ms).toISOString();
+    bridge.studio = { ...bridge.studio, mode: 'receiver', url: 'nats://studio.local:4222', members: [] };
+    const studio = new StudioStore(bridge.bridge);
+    onTestFinished(studio.start());
+    render(StudioMembers, { studio });
+    expect(await screen.findByText('No member follows the studio yet.')).toBeInTheDocument();
+
+    bridge.emit('studio:changed', {
+      ...bridge.studio,
+      members: [
+        {
+          id: 'member-a',
+          label: 'late-laptop on edit-1',
+          pending: 3,
+          oldestAt: iso(-150 * hour),
+          expiresAt: iso(18 * hour),
+          lagging: true,
+        },
+        {
+          id: 'member-b',
+          label: 'bay-2 on edit-2',
+          pending: 1,
+          oldestAt: iso(-2 * hour),
+          expiresAt: iso(166 * hour),
+          lagging: false,
+        },
+        { id: 'member-c', label: 'bay-3 on edit-3', pending: 0, oldestAt: null, expiresAt: null, lagging: false },
+      ],
+    });
+    const items = await screen.findAllByRole('listitem');
+    const text = items.map((li) => li.textContent?.replace(/\s+/g, ' ').trim());
+    expect(text[0]).toMatch(
+      /^late-laptop on edit-1 3 recordings waiting oldest shared 6d 6h ago leaves the team server in 1[78]h/,
+    );
+    expect(text[1]).toMatch(/^bay-2 on edit-2 1 recording waiting oldest shared 2h ago$/);
+    expect(text[2]).toBe('bay-3 on edit-3 Up to date');
+    expect(items[0]).toHaveClass('lagging');
+    expect(items[1]).not.toHaveClass('lagging');
+    expect(items[1]).not.toHaveTextContent(/leaves the team server/);
+
+    setLocale('ko');
+    onTestFinished(() => setLocale('en'));
+    expect(await screen.findByText('스튜디오 멤버')).toBeInTheDocument();
+    expect(screen.getByText('대기 중인 녹화 3개')).toBeInTheDocument();
+    expect(screen.getByText('최신 상태')).toBeInTheDocument();
+    // A member's computer does not list the others.
+    bridge.emit('studio:changed', { ...bridge.studio, mode: 'follow' });
+    await waitFor(() => expect(screen.queryByText('스튜디오 멤버')).toBeNull());
   });
 
   it('keeps the team token write-only: sent once, field emptied, only the server shown back', async () => {
