@@ -20,6 +20,10 @@ import { UsageError } from './command.js';
 import { openCredentialStore } from './context.js';
 import { createStudioPrinter } from './studio-output.js';
 
+// For listen.ts, which loads this module only with studio flags: a static import of studio/team.js there would
+// load the NATS client into every plain `tally listen` (tests/bin.spec.ts).
+export { teamServerList } from '../core/studio/team.js';
+
 export interface StudioSetup {
   url: URL;
   /** Every server of a team cluster (`--team a,b,c`), `url` first. */

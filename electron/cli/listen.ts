@@ -10,7 +10,6 @@ import { pipelineOptions } from '../core/pipeline/options.js';
 import type { RecordingPipeline } from '../core/pipeline/pipeline.js';
 import { ReceiveService } from '../core/receive/receive-service.js';
 import { parseTunnelFlag, type TunnelSettingsInput } from '../core/tunnels/index.js';
-import { teamServerList } from '../core/studio/team.js';
 import type { Command, CommandIo } from './command.js';
 import { openCommandLog } from './command-log.js';
 import { UsageError } from './command.js';
@@ -196,10 +195,10 @@ const command: Command = {
         ...(values.register === true ? { register: true } : {}),
         tunnel,
         uploadOrigins,
-        ...(studio
+        ...(studio && studioMode
           ? {
               studio: {
-                servers: teamServerList(studio.servers),
+                servers: studioMode.teamServerList(studio.servers),
                 store: studio.storeFlag,
                 retentionMs: studio.retentionMs,
                 ...(studio.replicas ? { replicas: studio.replicas } : {}),
