@@ -13,6 +13,7 @@ import {
   parseReplicas,
   parseRetention,
   parseTeamUrls,
+  teamServerList,
   type TeamCredentials,
 } from '../core/studio/team.js';
 import type { CommandIo } from './command.js';
@@ -20,14 +21,12 @@ import { UsageError } from './command.js';
 import { openCredentialStore } from './context.js';
 import { createStudioPrinter } from './studio-output.js';
 
-// For listen.ts, which loads this module only with studio flags: a static import of studio/team.js there would
-// load the NATS client into every plain `tally listen` (tests/bin.spec.ts).
-export { teamServerList } from '../core/studio/team.js';
-
 export interface StudioSetup {
   url: URL;
   /** Every server of a team cluster (`--team a,b,c`), `url` first. */
   servers: URL[];
+  /** The same as the settings keep them (`nats://host:port` each), for pipelineOptions. */
+  serverList: string[];
   /** `--replicas`: the cluster's copies of each stream and store (undefined: as they are, 1 when new). */
   replicas?: number;
   credentials: TeamCredentials | null;
@@ -71,6 +70,7 @@ export async function studioSetup(
   return {
     url,
     servers,
+    serverList: teamServerList(servers),
     ...(replicas ? { replicas } : {}),
     credentials,
     store,

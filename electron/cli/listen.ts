@@ -195,10 +195,10 @@ const command: Command = {
         ...(values.register === true ? { register: true } : {}),
         tunnel,
         uploadOrigins,
-        ...(studio && studioMode
+        ...(studio
           ? {
               studio: {
-                servers: studioMode.teamServerList(studio.servers),
+                servers: studio.serverList,
                 store: studio.storeFlag,
                 retentionMs: studio.retentionMs,
                 ...(studio.replicas ? { replicas: studio.replicas } : {}),

@@ -218,7 +218,8 @@ describe('two receivers publishing the same recording (real nats-server)', () =>
       ).state.subjects ?? {};
     const object = await (await new Objm(nc).open(OBJECT_BUCKET)).info('rec-big');
     expect(chunks).toEqual({ [`$O.${OBJECT_BUCKET}.C.${object!.nuid}`]: object!.chunks });
-  });
+    // Two 6 MiB puts racing, and the loser's retries: more than 30 s once with seven studio specs on two cores.
+  }, 90_000);
 
   it('lets exactly one receiver take over a claim abandoned past the stale age (compare-and-set, not a blind put)', async () => {
     const nats = await setup();
