@@ -32,6 +32,16 @@ const ONE_BACKOFF = {
   message: 'Retry waits come from electron/core/backoff.ts (backoffDelay / Backoff): no backoff formula of its own.',
 };
 
+/**
+ * A value import of node:http loads Node's bundled fetch client (about 10 MB) through the module's namespace:
+ * the core takes node:http and node:https from electron/core/node-http.ts. Type imports compile to nothing.
+ */
+const HTTP_THROUGH_NODE_HTTP = ['node:http', 'http', 'node:https', 'https'].map((name) => ({
+  name,
+  allowTypeImports: true,
+  message: 'Take node:http / node:https from electron/core/node-http.ts (an ESM import of node:http loads undici).',
+}));
+
 export default tseslint.config(
   { ignores: ['dist/**', 'release/**', 'coverage/**', 'node_modules/**', '.tsbuild/**', 'test-results/**'] },
   js.configs.recommended,
@@ -70,4 +80,9 @@ export default tseslint.config(
     rules: { 'no-restricted-syntax': ['error', ONE_BACKOFF] },
   },
   { files: ['electron/core/backoff.ts'], rules: { 'no-restricted-syntax': 'off' } },
+  {
+    files: ['electron/**/*.ts'],
+    ignores: ['**/*.spec.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { paths: HTTP_THROUGH_NODE_HTTP }] },
+  },
 );

@@ -93,13 +93,15 @@ describe('bin/tally.js', () => {
   });
 
   // Studio mode's clients (NATS, the AWS SDK) were about 10 MB of `tally listen`'s RSS before the first
-  // webhook, for every producer, team or not (issue 10: peak RSS under 100 MB while downloading).
-  it('tally listen without studio flags loads no NATS client and no AWS SDK', async () => {
+  // webhook, for every producer, team or not (issue 10: peak RSS under 100 MB while downloading). Node's
+  // bundled fetch client (undici), loaded by any ESM import of node:http, was 6 more (issue 22: under 80 MB);
+  // Node's own modules are listed in process.moduleLoadList.
+  it('tally listen without studio flags loads no NATS client, no AWS SDK, no fetch client, no idle keyring', async () => {
     const log = join(home, 'loaded-modules.txt');
     const hook =
       "import { registerHooks } from 'node:module'; import { writeFileSync } from 'node:fs'; const seen = [];" +
       'registerHooks({ load(url, context, next) { seen.push(url); return next(url, context); } });' +
-      "process.on('exit', () => writeFileSync(process.env.TALLY_TEST_MODULE_LOG, seen.join('\\n')));";
+      "process.on('exit', () => writeFileSync(process.env.TALLY_TEST_MODULE_LOG, [...seen, ...process.moduleLoadList].join('\\n')));";
     const child = spawn(
       process.execPath,
       [
@@ -130,5 +132,9 @@ describe('bin/tally.js', () => {
     const loaded = (await readFile(log, 'utf8')).split('\n');
     expect(loaded.some((url) => url.includes('/dist/electron/core/pipeline/pipeline.js'))).toBe(true);
     expect(loaded.filter((url) => /@nats-io|@aws-sdk|@smithy|\/core\/studio\//.test(url))).toEqual([]);
+    expect(loaded).toContain('NativeModule http');
+    // No session bus in this environment: the Secret Service is out of reach, known without the native keyring.
+    expect(loaded.filter((url) => url.includes('@napi-rs/keyring'))).toEqual([]);
+    expect(loaded.filter((name) => /undici/.test(name))).toEqual([]);
   });
 });

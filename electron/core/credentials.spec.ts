@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
+  KeyringSecretStore,
+  sessionBusReachable,
   CredentialStore,
   MemorySecretStore,
   NO_SECRET_SERVICE_MESSAGE,
@@ -116,5 +118,26 @@ describe('keyringError', () => {
     const error = keyringError(new Error('Something odd\n    at stack line'));
     expect(error.message).toMatch(/Something odd/);
     expect(error.message).not.toMatch(/stack line/);
+  });
+});
+
+describe('the Secret Service out of reach', () => {
+  const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
+
+  it('is known without the native library when no session bus can be reached (a headless tally listen)', () => {
+    const none = () => false;
+    expect(sessionBusReachable({}, none)).toBe(false);
+    expect(sessionBusReachable({ DBUS_SESSION_BUS_ADDRESS: 'unix:path=/tmp/bus' }, none)).toBe(true);
+    expect(sessionBusReachable({ DISPLAY: ':0' }, none)).toBe(true);
+    expect(sessionBusReachable({ XDG_RUNTIME_DIR: '/run/x' }, (path) => path === '/run/x/bus')).toBe(true);
+    expect(sessionBusReachable({}, (path) => path === `/run/user/${uid}/bus`)).toBe(true);
+  });
+
+  it.runIf(process.platform === 'linux')('answers with the keychain note, as the library would', async () => {
+    const env = { XDG_RUNTIME_DIR: '/nonexistent-runtime-dir' };
+    // A machine with a session bus at /run/user/<uid>/bus reaches the library: nothing to check there.
+    if (sessionBusReachable(env)) return;
+    const store = new KeyringSecretStore({ env });
+    await expect(store.get('anything')).rejects.toThrow(NO_SECRET_SERVICE_MESSAGE);
   });
 });

@@ -62,7 +62,7 @@ describe('openLogFile', () => {
 
   it('rotates by size and keeps a bounded number of files', async () => {
     const home = await tempHome();
-    const log = await openLogFile({ home, name: 'serve', rotateSize: '1k' });
+    const log = await openLogFile({ home, name: 'serve', rotateBytes: 1024 });
     for (let i = 0; i < 200; i++) {
       log.info(`line ${i} ${'x'.repeat(60)}`);
       // Lines come one at a time in a running app; the roll happens between them.

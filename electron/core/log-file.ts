@@ -2,23 +2,24 @@
  * The log a producer can send: one file per face (`app`, `serve`, `listen`, `follow`) in the `logs` folder of
  * the app's data folder, rotated by size, secrets redacted before a line is written.
  *
- * Built on pino (Signal-Desktop logs the same way): JSON lines that tools read and `tally doctor` quotes, and
- * pino-roll's rotation used in-process as a plain stream rather than a worker-thread transport, so nothing
- * has to be unpacked from the app's archive and a line is on disk when the call returns (writes are
- * synchronous: a handful of lines a minute, and the last line before a crash is the one that matters).
+ * Built on pino (Signal-Desktop logs the same way): JSON lines that tools read and `tally doctor` quotes,
+ * written in-process to a file that rolls over by size (rolling-file.ts) rather than through a worker-thread
+ * transport, so nothing has to be unpacked from the app's archive and a line is on disk when the call returns
+ * (writes are synchronous: a handful of lines a minute, and the last line before a crash is the one that
+ * matters).
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino, type Logger as Pino } from 'pino';
-import pinoRoll from 'pino-roll';
 import type { Logger } from './logger.js';
 import { redactSecrets } from './redact.js';
+import { RollingFile, logFileNumber } from './rolling-file.js';
 
 /** The faces that keep a log, each in its own files (two may run at once on one data folder). */
 export type LogName = 'app' | 'serve' | 'listen' | 'follow';
 
 /** Rotate at 2 MiB, keep 4 older files: about 10 MiB at most per face. */
-const ROTATE_SIZE = '2m';
+const ROTATE_BYTES = 2 * 1024 * 1024;
 const KEEP_FILES = 4;
 
 /** Where the logs of the data folder `home` are written. */
@@ -46,20 +47,18 @@ export interface OpenLogOptions {
   echo?: (line: string) => void;
   /** Secrets in use, hidden wherever they appear (asked at each line: a new login applies at once). */
   secrets?: () => readonly string[];
-  /** Tests: rotate at this size (pino-roll's notation, e.g. '1k'). */
-  rotateSize?: string;
+  /** Tests: rotate at this size, in bytes. */
+  rotateBytes?: number;
 }
 
 /** Opens (creating the folder) the rotating log file of `name` under `home`. */
 export async function openLogFile(options: OpenLogOptions): Promise<FileLog & { close(): Promise<void> }> {
   const folder = logFolder(options.home);
-  const stream = await pinoRoll({
-    file: join(folder, options.name),
-    extension: '.log',
-    size: options.rotateSize ?? ROTATE_SIZE,
-    limit: { count: KEEP_FILES },
-    mkdir: true,
-    sync: true,
+  const stream = new RollingFile({
+    folder,
+    name: options.name,
+    maxBytes: options.rotateBytes ?? ROTATE_BYTES,
+    keep: KEEP_FILES,
   });
   const secrets = options.secrets ?? (() => []);
   const root = pino(
@@ -96,12 +95,10 @@ export async function openLogFile(options: OpenLogOptions): Promise<FileLog & { 
   };
   return {
     ...wrap(root, null, true),
-    close: () =>
-      new Promise<void>((resolve) => {
-        if (stream.destroyed) return resolve();
-        stream.once('close', () => resolve());
-        stream.end();
-      }),
+    close: () => {
+      stream.close();
+      return Promise.resolve();
+    },
   };
 }
 
@@ -124,7 +121,7 @@ export async function lastLogLines(home: string, name: LogName, count: number): 
   const folder = logFolder(home);
   const files = await readdir(folder).catch(() => [] as string[]);
   const numbered = files
-    .map((file) => ({ file, n: Number(new RegExp(`^${name}\\.(\\d+)\\.log$`).exec(file)?.[1] ?? NaN) }))
+    .map((file) => ({ file, n: logFileNumber(file, name) ?? NaN }))
     .filter((f) => Number.isInteger(f.n))
     .sort((a, b) => b.n - a.n);
   const lines: string[] = [];

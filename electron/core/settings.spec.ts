@@ -266,6 +266,14 @@ describe('openSettingsStore', () => {
     // The CLI's default backend reads what the shell wrote, through the same schema.
     expect(openSettingsStore(dir).get().concurrency).toBe(7);
     expect(shell.path).toBe(join(dir, 'settings.json'));
+    // And the shell reads what the CLI writes (the CLI writes the JSON itself, without conf: settings-file.ts),
+    // byte for byte in conf's own format.
+    const shellWrote = await readFile(shell.path, 'utf8');
+    openSettingsStore(dir).update({ concurrency: 7 });
+    expect(await readFile(shell.path, 'utf8')).toBe(shellWrote);
+    openSettingsStore(dir).update({ concurrency: 4 });
+    expect(shell.get().concurrency).toBe(4);
+    expect(await readdir(dir)).toEqual(['settings.json']);
   });
 
   it('starts from defaults without writing, and persists updates', async () => {

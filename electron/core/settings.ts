@@ -5,11 +5,11 @@
  * OS keychain (credentials.ts), and keys that look like secrets are dropped on read and refused on write.
  */
 import { renameSync } from 'node:fs';
-import Conf from 'conf';
 import { z } from 'zod';
 import { note } from './notes.js';
 import { ValidationError } from './errors.js';
 import { appDataDir, defaultRecordingsDir, expandFolder } from './paths.js';
+import { openJsonSettingsFile, type SettingsFileBackend } from './settings-file.js';
 import { describeIssues } from './validate.js';
 
 /** Version written by this build. Bump it and add a migration whenever a field changes meaning. */
@@ -362,13 +362,11 @@ export interface SettingsFileOptions {
 }
 
 /**
- * Opens the settings file. The CLI and `tally serve` use `conf` itself; the Electron shell passes a
- * factory that builds an `electron-store` (a `conf` subclass) over the same file, so both share this
- * schema, these migrations and this repair logic.
+ * Opens the settings file. The CLI and `tally serve` read and write the JSON file themselves
+ * (settings-file.ts); the Electron shell passes a factory that builds an `electron-store` (a `conf`
+ * subclass) over the same file, so both share this schema, these migrations and this repair logic.
  */
-export type SettingsBackendFactory = (options: SettingsFileOptions) => Pick<Conf<Raw>, 'store' | 'path'>;
-
-const confBackend: SettingsBackendFactory = (options) => new Conf<Raw>({ ...options, projectName: 'tally' });
+export type SettingsBackendFactory = (options: SettingsFileOptions) => SettingsFileBackend;
 
 /**
  * Opens `settings.json` in `dir` (the app data folder by default). A file that is not JSON at all is
@@ -376,18 +374,18 @@ const confBackend: SettingsBackendFactory = (options) => new Conf<Raw>({ ...opti
  */
 export function openSettingsStore(
   dir: string = appDataDir(),
-  backend: SettingsBackendFactory = confBackend,
+  backend: SettingsBackendFactory = openJsonSettingsFile,
 ): SettingsStore {
   const corruptNotes: string[] = [];
-  const conf = openConf(dir, corruptNotes, backend);
+  const file = openBackend(dir, corruptNotes, backend);
   let warnings: string[] = [];
 
   const readRaw = (): unknown => {
     try {
-      return conf.store;
+      return file.store;
     } catch (error) {
       if (error instanceof SyntaxError) {
-        moveAside(conf.path, corruptNotes);
+        moveAside(file.path, corruptNotes);
         return {};
       }
       throw error;
@@ -401,7 +399,7 @@ export function openSettingsStore(
     const rawVersion = isPlainObject(raw) ? raw.version : undefined;
     // Persist a migration once, so older files are upgraded rather than re-migrated on every read.
     if (isPlainObject(raw) && Object.keys(raw).length > 0 && rawVersion !== SETTINGS_VERSION) {
-      conf.store = toStorable(result.settings);
+      file.store = toStorable(result.settings);
     }
     return result.settings;
   };
@@ -410,11 +408,11 @@ export function openSettingsStore(
     get,
     update(patch: SettingsPatch): Settings {
       const next = applySettingsPatch(get(), patch);
-      conf.store = toStorable(next);
+      file.store = toStorable(next);
       return next;
     },
     get path() {
-      return conf.path;
+      return file.path;
     },
     get warnings() {
       return warnings;
@@ -422,7 +420,7 @@ export function openSettingsStore(
   };
 }
 
-function openConf(dir: string, notes: string[], backend: SettingsBackendFactory): Pick<Conf<Raw>, 'store' | 'path'> {
+function openBackend(dir: string, notes: string[], backend: SettingsBackendFactory): SettingsFileBackend {
   const make = () =>
     backend({ cwd: dir, configName: 'settings', accessPropertiesByDotNotation: false, clearInvalidConfig: false });
   try {

@@ -14,7 +14,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
@@ -22,6 +22,7 @@ import { z } from 'zod';
 import { EVENT_NAMES, type EventName } from '../../contract.js';
 import { dispatchRequest } from './dispatch.js';
 import type { AppCore } from './types.js';
+import { nodeHttp } from '../node-http.js';
 
 /** The page's Content-Security-Policy (the meta tag in index.html says the same). */
 export const UI_CSP = [
@@ -120,7 +121,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, ...extra.map((h) => `${h}:${port}`)]);
   const allowedOrigins = () => new Set([...allowedHosts()].map((h) => `http://${h}`));
 
-  const server: Server = createServer((req, res) => {
+  const server: Server = nodeHttp().createServer((req, res) => {
     void serveStatic(req, res).catch(() => {
       if (!res.headersSent) res.writeHead(500).end();
       else res.destroy();

@@ -3,12 +3,12 @@
  * request goes to it, DNS answers go through the policy's lookup, and the socket has an idle timeout that
  * also covers the body. Plain node:http keeps the byte path short, which is what loopback speed needs.
  */
-import http from 'node:http';
-import type { IncomingMessage } from 'node:http';
-import https from 'node:https';
+import type { Agent as HttpAgent, IncomingMessage } from 'node:http';
+import type { Agent as HttpsAgent } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { TallyError } from '../errors.js';
 import { DownloadRefusedError, HttpStatusError, NetworkError, TimeoutError } from './errors.js';
+import { nodeHttp, nodeHttps } from '../node-http.js';
 
 /** Outcome of a policy check (structurally the download-origin policy's `UrlCheck`). */
 export type PolicyVerdict = { ok: true; url: URL } | { ok: false; reason: string };
@@ -29,15 +29,23 @@ const USER_AGENT = 'Tally (recording downloader)';
 
 /** Keep-alive agents owned by one download, destroyed with it so no socket outlives the call. */
 export class Agents {
-  readonly http: http.Agent;
-  readonly https: https.Agent;
+  readonly #maxSockets: number;
+  #http: HttpAgent | null = null;
+  #https: HttpsAgent | null = null;
   constructor(maxSockets: number) {
-    this.http = new http.Agent({ keepAlive: true, maxSockets });
-    this.https = new https.Agent({ keepAlive: true, maxSockets });
+    this.#maxSockets = maxSockets;
+  }
+  /** The agent for plain http (made on first use). */
+  get http(): HttpAgent {
+    return (this.#http ??= new (nodeHttp().Agent)({ keepAlive: true, maxSockets: this.#maxSockets }));
+  }
+  /** The agent for https (made on first use: node:https loads TLS). */
+  get https(): HttpsAgent {
+    return (this.#https ??= new (nodeHttps().Agent)({ keepAlive: true, maxSockets: this.#maxSockets }));
   }
   destroy(): void {
-    this.http.destroy();
-    this.https.destroy();
+    this.#http?.destroy();
+    this.#https?.destroy();
   }
 }
 
@@ -135,7 +143,7 @@ function requestOnce(url: URL, headers: Record<string, string>, opts: OpenOption
   return new Promise((resolve, reject) => {
     const isHttps = url.protocol === 'https:';
     const lookup = opts.policy.lookupFor?.(url);
-    const req = (isHttps ? https : http).request(url, {
+    const req = (isHttps ? nodeHttps() : nodeHttp()).request(url, {
       method: 'GET',
       agent: isHttps ? opts.agents.https : opts.agents.http,
       headers: { 'user-agent': USER_AGENT, 'accept-encoding': 'identity', ...headers },

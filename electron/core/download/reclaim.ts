@@ -5,20 +5,25 @@
  * listen` peaked at about 200 MB downloading 1 GiB that way, 100 MB of it such buffers (issue 10). A
  * young-generation collection when more than RECLAIM_ABOVE_BYTES of them are held (checked every
  * RECLAIM_EVERY_BYTES written) frees them while they are still young (0.2-2 ms each on the 2-core test
- * machine), and every 16th time a full one, marked concurrently so the event loop does not wait for it, frees
+ * machine), and every 32nd time a full one, marked concurrently so the event loop does not wait for it, frees
  * those still in flight during two young ones. Measured on `tally listen` with 1 GiB: peak RSS 95-99 MB
- * instead of 125-200 (bench/listen-memory.bench.ts).
+ * instead of 125-200 (bench/listen-memory.bench.ts). Issue 22 lowered both figures (1 MiB held, checked every
+ * 512 KiB) once the sink freed its own chunks (file-sink.ts, `releaseReads`), which halves the garbage:
+ * peak 77-78 MB against 86 with the same collection time per GiB. The full collections, every 16th young one
+ * before, were then a quarter of the process's CPU for 1 GiB (59 of them, 0.9 s of 3.5 s, each marking the
+ * whole heap): every 32nd costs 0.3 MB more at the peak for 15 % less CPU, and a mirror (studio/mirror-file.ts)
+ * 20 % less.
  * The collector comes from V8's own `--expose-gc`, set at run time for new contexts only (the global `gc`
  * stays undefined): if that ever fails, downloads simply run without it.
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-export const RECLAIM_EVERY_BYTES = 2 * 1024 * 1024;
+export const RECLAIM_EVERY_BYTES = 512 * 1024;
 /** Array buffers held beyond this (socket reads waiting for a GC) are worth a collection. */
-export const RECLAIM_ABOVE_BYTES = 4 * 1024 * 1024;
+export const RECLAIM_ABOVE_BYTES = 1024 * 1024;
 /** Every this many forced young collections, a full one, run concurrently (`async`). */
-const MAJOR_EVERY = 16;
+const MAJOR_EVERY = 32;
 
 type Collect = (options: { type: 'minor' | 'major'; execution: 'sync' | 'async' }) => void;
 let collect: Collect | null | undefined;
@@ -38,16 +43,18 @@ function collector(): Collect | null {
 }
 
 /**
- * Counts bytes written by every download of the process. Every RECLAIM_EVERY_BYTES it looks at the memory held
+ * Counts bytes written by every download of the process. `heldOnPurpose` is array-buffer memory the caller
+ * keeps alive by design (a mirror's read-ahead), not garbage: it raises the threshold, so a collection is
+ * not forced for memory no collection can free. Every RECLAIM_EVERY_BYTES it looks at the memory held
  * by array buffers (socket reads not yet collected); above RECLAIM_ABOVE_BYTES, a young-generation collection,
  * and every MAJOR_EVERY of those a concurrent full one. Below it nothing is forced: a forced collection also
  * promotes whatever else is young at that moment, which costs memory when the buffers are not the problem.
  */
-export function noteWritten(bytes: number): void {
+export function noteWritten(bytes: number, heldOnPurpose = 0): void {
   sinceLast += bytes;
   if (sinceLast < RECLAIM_EVERY_BYTES) return;
   sinceLast = 0;
-  if (process.memoryUsage().arrayBuffers < RECLAIM_ABOVE_BYTES) return;
+  if (process.memoryUsage().arrayBuffers < RECLAIM_ABOVE_BYTES + heldOnPurpose) return;
   const collect = collector();
   if (!collect) return;
   collect({ type: 'minor', execution: 'sync' });

@@ -6,12 +6,13 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { chmod, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { HealthView } from '../health-view.js';
 import { describeError } from '../logger.js';
+import { nodeHttp } from '../node-http.js';
 
 export type Face = 'app' | 'serve' | 'listen' | 'follow';
 
@@ -95,7 +96,7 @@ export class ControlServer {
     await chmod(dir, 0o700).catch(() => undefined);
     const id = `${process.pid}-${randomBytes(3).toString('hex')}`;
     const socket = socketPathFor(home, id);
-    const server = createServer((req, res) => void answer(req, res, handlers));
+    const server = nodeHttp().createServer((req, res) => void answer(req, res, handlers));
     await rm(socket, { force: true }).catch(() => undefined);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -140,7 +141,7 @@ async function answer(req: IncomingMessage, res: ServerResponse, handlers: Contr
 
 function ask(socket: string, method: 'GET' | 'POST', path: string, timeoutMs = 3000): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    const req = request({ socketPath: socket, method, path, timeout: timeoutMs }, (res) => {
+    const req = nodeHttp().request({ socketPath: socket, method, path, timeout: timeoutMs }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (chunk: Buffer) => {

@@ -3,7 +3,7 @@
  * sandbox's own control API under /_sandbox/. Service answers follow the documented shapes exactly; the error
  * answers the service never documented are the sandbox's choice, listed in docs/sandbox.md.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { describeIssues } from '../validate.js';
 import { handleControl } from './control-api.js';
@@ -12,6 +12,7 @@ import { HttpError, bufferSource, rawPath, readBody, responseSignal, sendBody, s
 import type { SandboxService } from './service.js';
 import type { FaultSpec } from './types.js';
 import { sendJson } from '../http-answer.js';
+import { nodeHttp } from '../node-http.js';
 
 /** Largest request body accepted by the service endpoints. */
 export const MAX_API_BODY_BYTES = 1024 * 1024;
@@ -48,7 +49,7 @@ const JSON_HEADERS = { 'Content-Type': 'application/json; charset=utf-8', 'Cache
 
 /** Creates (does not start) the API server over `service`. */
 export function createApiServer(service: SandboxService): Server {
-  return createServer((req, res) => {
+  return nodeHttp().createServer((req, res) => {
     void handle(service, req, res).catch(() => {
       // Last resort: a bug in a handler must not take the sandbox down with it.
       if (res.headersSent) {

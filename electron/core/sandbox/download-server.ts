@@ -4,18 +4,13 @@
  * conditional requests, 403 AccessDenied for keys it never had and 404 NoSuchKey once a file is deleted.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import {
-  createServer,
-  type IncomingMessage,
-  type OutgoingHttpHeaders,
-  type Server,
-  type ServerResponse,
-} from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, Server, ServerResponse } from 'node:http';
 import { htmlErrorPage, replacesAnswer } from './faults.js';
 import { bufferSource, rawPath, responseSignal, sendBody, sleep, type BodySource } from './server-http.js';
 import { THUMBNAIL } from './recording-file.js';
 import type { SandboxService } from './service.js';
 import type { FaultSpec } from './types.js';
+import { nodeHttp } from '../node-http.js';
 
 const THUMBNAIL_ETAG = `"${createHash('md5').update(THUMBNAIL).digest('hex')}"`;
 
@@ -52,7 +47,7 @@ function xmlEscape(s: string): string {
 
 /** Creates (does not start) the download server over `service`. */
 export function createDownloadServer(service: SandboxService): Server {
-  return createServer((req, res) => {
+  return nodeHttp().createServer((req, res) => {
     void handle(service, req, res).catch(() => res.destroy());
   });
 }

@@ -2,9 +2,8 @@
  * Sends the recording-complete webhook in one of the three documented shapes. One attempt, no retries
  * (nothing about retries is documented), no keep-alive (every call is independent, as from the service).
  */
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import type { WebhookShape } from './types.js';
+import { nodeHttp, nodeHttps } from '../node-http.js';
 
 /** Name of the wrapping object in the spec's shape. */
 export const SPEC_WRAPPER = 'remotemonster';
@@ -88,7 +87,7 @@ export function sendWebhookRequest(
       resolve({ status, error });
     };
     const target = new URL(req.url);
-    const make = target.protocol === 'https:' ? httpsRequest : httpRequest;
+    const make = target.protocol === 'https:' ? nodeHttps().request : nodeHttp().request;
     const headers: Record<string, string> = { ...req.headers, Connection: 'close' };
     if (req.body) headers['Content-Length'] = String(req.body.length);
     const outgoing = make(target, { method: req.method, headers, agent: false }, (res) => {

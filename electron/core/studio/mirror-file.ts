@@ -29,6 +29,7 @@ import {
 import path from 'node:path';
 import { note } from '../notes.js';
 import { formatBytes } from '../download/errors.js';
+import { noteWritten } from '../download/reclaim.js';
 import { syncDir, writeAll } from '../durable-fs.js';
 import { TallyError } from '../errors.js';
 import { refuseLinkedFolder, removePlantedLink } from '../folder-check.js';
@@ -89,6 +90,9 @@ export interface MirrorOptions {
 
 /** At most one checkpoint a second besides the byte spacing, so a slow transfer loses little to a crash. */
 const CHECKPOINT_EVERY_MS = 1_000;
+
+/** Array-buffer memory a mirror holds by design: the team store's batch in flight (2 chunks, ~1 MB buffers each). */
+const READ_AHEAD_BYTES = 3 * 1024 * 1024;
 
 interface Sidecar {
   identity: string;
@@ -288,6 +292,9 @@ async function receive(
       }
       await writeAll(handle, [Buffer.from(piece.data.buffer, piece.data.byteOffset, piece.data.byteLength)], offset);
       hash.update(piece.data);
+      // The piece and the socket reads it came from are garbage now: collected early, as a download's are. The
+      // team store's next batch is already on its way (its buffers are about 1 MB per chunk): not garbage.
+      noteWritten(piece.data.length, READ_AHEAD_BYTES);
       offset += piece.data.length;
       resume = piece.resume;
       sinceCheckpoint += piece.data.length;

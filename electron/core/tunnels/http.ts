@@ -4,11 +4,11 @@
  * an AbortSignal and a timeout. `testOnlyConnectTo` lets tests reach a public-looking host name
  * (`abc.lt.test`) on a loopback port while the Host header and TLS name stay those of the URL.
  */
-import http from 'node:http';
-import https from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
+import type { RequestOptions } from 'node:https';
 import { note, noteText, type Note, type NoteParams } from '../notes.js';
 import { TallyError } from '../errors.js';
+import { nodeHttp, nodeHttps } from '../node-http.js';
 
 /** Where to open the TCP connection instead of resolving the URL's host. */
 export interface ConnectTarget {
@@ -114,7 +114,7 @@ export function tunnelRequest(target: string | URL, options: TunnelHttpOptions =
     );
     timer.unref();
 
-    const requestOptions: https.RequestOptions = {
+    const requestOptions: RequestOptions = {
       method: options.method ?? 'GET',
       host: override?.host ?? url.hostname.replace(/^\[|\]$/g, ''),
       port: override?.port ?? (url.port === '' ? (secure ? 443 : 80) : Number(url.port)),
@@ -124,7 +124,7 @@ export function tunnelRequest(target: string | URL, options: TunnelHttpOptions =
       agent: false,
     };
     if (secure) requestOptions.servername = url.hostname;
-    const request = (secure ? https : http).request(requestOptions, (response) => {
+    const request = (secure ? nodeHttps() : nodeHttp()).request(requestOptions, (response) => {
       const chunks: Buffer[] = [];
       let kept = 0;
       let truncated = false;

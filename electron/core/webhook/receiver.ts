@@ -10,7 +10,6 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { STATUS_CODES, createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -24,6 +23,7 @@ import { parseChannelHook, type ChannelHookCall } from './channel-hook.js';
 import type { TokenName, TokenStore } from './token.js';
 import { sendJson } from '../http-answer.js';
 import { ConnectionSlots } from './connection-slots.js';
+import { nodeHttp } from '../node-http.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
 
@@ -181,7 +181,7 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
   async start(port: number = this.#port): Promise<void> {
     if (this.#server) return;
     for (const route of this.#routes.values()) await this.#tokens.get(route.token);
-    const server = createServer({
+    const server = nodeHttp().createServer({
       headersTimeout: this.#timeouts.headersMs,
       requestTimeout: this.#timeouts.requestMs,
       keepAliveTimeout: this.#timeouts.keepAliveMs,
@@ -451,7 +451,9 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
         : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || error.code === 'ERR_HTTP_HEADERS_TIMEOUT'
           ? 408
           : 400;
-    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    socket.end(
+      `HTTP/1.1 ${status} ${nodeHttp().STATUS_CODES[status]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`,
+    );
     this.emit('rejected', { status, reason: 'malformed or incomplete request', remoteAddress });
   }
 }

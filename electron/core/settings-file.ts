@@ -1,0 +1,53 @@
+/**
+ * The settings file as the CLI and `tally serve` open it: `settings.json`, read whole and written whole, a
+ * write atomic (a temporary file beside it, fsync, rename), tab-indented as `conf` / electron-store write it,
+ * so the tray app (which opens the same file through electron-store) and the CLI keep sharing one file.
+ *
+ * `conf` itself stays the app's: its schema validator (ajv), migrations (semver) and file watching were about
+ * 7 MB of every `tally listen`'s memory (issue 22: under 80 MB), for features the CLI does not use. The
+ * schema, migrations and repair of the settings are ours (settings.ts), whichever backend reads the file.
+ */
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** What settings.ts needs of a backend: the whole store, read and written, and where it lives. */
+export interface SettingsFileBackend {
+  /** The parsed file; `{}` when there is none. Throws a SyntaxError when the file is not JSON. */
+  store: Record<string, unknown>;
+  readonly path: string;
+}
+
+/** Opens `<cwd>/<configName>.json` (nothing is read or created until the store is read or written). */
+export function openJsonSettingsFile(options: { cwd: string; configName: string }): SettingsFileBackend {
+  const path = join(options.cwd, `${options.configName}.json`);
+  return {
+    path,
+    get store(): Record<string, unknown> {
+      let text: string;
+      try {
+        text = readFileSync(path, 'utf8');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+        throw error;
+      }
+      return JSON.parse(text) as Record<string, unknown>;
+    },
+    set store(value: Record<string, unknown>) {
+      mkdirSync(options.cwd, { recursive: true });
+      const temporary = `${path}.${process.pid}.tmp`;
+      try {
+        const fd = openSync(temporary, 'w');
+        try {
+          writeSync(fd, JSON.stringify(value, undefined, '\t'));
+          fsyncSync(fd);
+        } finally {
+          closeSync(fd);
+        }
+        renameSync(temporary, path);
+      } catch (error) {
+        rmSync(temporary, { force: true });
+        throw error;
+      }
+    },
+  };
+}
