@@ -61,7 +61,7 @@ export interface PublisherOptions {
   /** The pipeline's state folder: the ledger of what was published lives there. */
   stateDir: string;
   log?: Logger;
-  /** Pauses between attempts to connect, and between attempts to share one recording (500 ms doubling to 30 s). */
+  /** Pauses between attempts to connect (500 ms doubling to 30 s). */
   retry?: { baseDelayMs?: number; maxDelayMs?: number };
   /** A claim older than this, taken by another receiver that never finished, may be taken over (default 10 min). */
   staleClaimMs?: number;
@@ -503,12 +503,8 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       } catch (error) {
         if (signal.aborted) return;
         item.failures = (item.failures ?? 0) + 1;
-        const retry = this.#opts.retry;
-        const delay = backoffDelay(item.failures, {
-          baseMs: retry?.baseDelayMs ?? 500,
-          maxMs: retry?.maxDelayMs ?? 30_000,
-          jitter: 0.5,
-        });
+        // Not the connection's pauses: two receivers racing for one recording settle it by these growing apart.
+        const delay = backoffDelay(item.failures, { baseMs: 500, maxMs: 30_000, jitter: 0.5 });
         item.retryAt = Date.now() + delay;
         const message = describeError(error);
         this.emit('failed', { identity: item.identity, channelId: item.channelId, message });
