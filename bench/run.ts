@@ -33,6 +33,9 @@ function ratio(row: BenchRow): string {
   return `${r.toFixed(2)}x`;
 }
 
+/** How long one bench may take (quick mode in CI runs each in seconds to a few minutes). */
+const BENCH_DEADLINE_MS = (quick ? 10 : 120) * 60_000;
+
 async function main(): Promise<void> {
   const dir = new URL('.', import.meta.url);
   const files = (await readdir(dir)).filter((f) => f.endsWith('.bench.ts')).sort();
@@ -48,12 +51,22 @@ async function main(): Promise<void> {
     if (only && name !== only) continue;
     const tmp = await mkdtemp(join(tmpdir(), `tally-bench-${name}-`));
     process.stdout.write(`• ${name}…\n`);
+    let timer: NodeJS.Timeout | undefined;
     try {
       const mod = (await import(pathToFileURL(join(dir.pathname, file)).href)) as { default: Benchmark };
-      rows.push(...(await mod.default({ quick, tmpDir: tmp, log: (l) => process.stdout.write(`    ${l}\n`) })));
+      const run = mod.default({ quick, tmpDir: tmp, log: (l) => process.stdout.write(`    ${l}\n`) });
+      // A bench waiting for a line that never comes must not hold CI until its own limit: it is a failure.
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`did not finish within ${BENCH_DEADLINE_MS / 60_000} min`)),
+          BENCH_DEADLINE_MS,
+        );
+      });
+      rows.push(...(await Promise.race([run, deadline])));
     } catch (error) {
       failures.push(`${name}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     } finally {
+      clearTimeout(timer);
       await rm(tmp, { recursive: true, force: true });
     }
   }
@@ -83,3 +96,5 @@ async function main(): Promise<void> {
 }
 
 await main();
+// A bench that missed its deadline may leave its servers behind: they must not keep this process alive.
+process.exit();

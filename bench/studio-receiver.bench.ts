@@ -88,9 +88,8 @@ const bench: Benchmark = async (ctx) => {
     const teamDir = join(ctx.tmpDir, 'team');
     const receiver = await startCli([...listenArgs(teamDir), '--team', nats.url], teamDir, env);
     try {
-      await member.next('ready');
-      const ready = await receiver.next('ready');
-      await receiver.next('team');
+      // Listened for at once: the team line may come before or after the ready line, and either process first.
+      const [, ready] = await Promise.all([member.next('ready'), receiver.next('ready'), receiver.next('team')]);
       const savedAt = new Map<string, number>();
       receiver.onEvent((e, at) => e.type === 'saved' && savedAt.set(`rec-${String(e.key)}`, at));
       const mirroredAt = new Map<string, number>();
