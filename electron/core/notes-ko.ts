@@ -132,6 +132,12 @@ export const koNotes: typeof NOTE_TEXT = {
     '팀 서버 {where}에 연결할 수 없습니다(연결 거부). 그곳에서 nats-server가 -js 옵션으로 실행 중인가요?',
   teamUnknownHost: '팀 서버의 호스트 {host}을(를) 찾을 수 없습니다(DNS).',
   teamUnreachable: '팀 서버 {where}에 연결하지 못했습니다: {detail}',
+  studioSharesStuck: {
+    one: '저장된 녹화 {count}개가 {seconds}초 넘게 팀과 공유되지 못하고 있습니다: {reason}',
+    other: '저장된 녹화 {count}개가 {seconds}초 넘게 팀과 공유되지 못하고 있습니다: {reason}',
+  },
+  studioClusterCannotStore:
+    '팀 서버가 지금은 녹화를 저장할 수 없습니다(클러스터라면 서버 대부분이 꺼져 있거나 리더를 새로 뽑는 중일 수 있습니다)',
   teamConnectionLost: '팀 서버와의 연결이 끊겨 다시 연결하는 중입니다. 연결되면 녹화를 공유합니다.',
   teamNoTls: '팀 서버 {where}은(는) TLS를 제공하지 않습니다. 스튜디오 URL을 {fix}(으)로 바꾸세요.',
   teamNeedsTls: '팀 서버 {where}은(는) TLS가 필요합니다. 스튜디오 URL을 {fix}(으)로 바꾸세요.',

@@ -164,6 +164,12 @@ export const NOTE_TEXT = {
     'The team server {where} is unreachable (connection refused): is nats-server running there with -js?',
   teamUnknownHost: "The team server's host {host} is unknown (DNS).",
   teamUnreachable: 'The team server {where} could not be reached: {detail}',
+  studioSharesStuck: {
+    one: '{count} saved recording has waited over {seconds} s to be shared with the team: {reason}',
+    other: '{count} saved recordings have waited over {seconds} s to be shared with the team: {reason}',
+  },
+  studioClusterCannotStore:
+    'the team server cannot store recordings now (on a cluster: most of its servers may be down, or a leader is being elected)',
   teamConnectionLost:
     'The connection to the team server was lost; reconnecting. Recordings are shared once it is back.',
   teamNoTls: 'The team server {where} does not offer TLS: set the studio URL to {fix}.',

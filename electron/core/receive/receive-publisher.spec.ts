@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startNatsServer } from '../../../tests/support/nats-server.js';
+import { startNatsCluster, startNatsServer } from '../../../tests/support/nats-server.js';
 import type { HealthView } from '../health-view.js';
 import { DownloadOriginPolicy } from '../net/url-policy.js';
 import type { StudioPublisher } from '../studio/publisher.js';
@@ -114,4 +114,66 @@ describe.each(['listen', 'serve'] as const)('the receive service runs the studio
     expect(service.pipeline).toBe(pipeline);
     expect(studioOf(service.health())).toBeUndefined();
   }, 120_000);
+});
+
+describe('a studio whose cluster lost its majority (real nats-servers)', () => {
+  it('is never green while a saved recording cannot reach the team store, and ok once it is shared', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tally-receive-quorum-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const cluster = await startNatsCluster(3);
+    cleanups.push(() => cluster.close());
+    const servers = cluster.urls.map((u) => new URL(u));
+    const service = new ReceiveService({
+      face: 'listen',
+      home: join(dir, 'home'),
+      log: () => undefined,
+      recheckMs: 200,
+      shareStuckMs: 1_000,
+    });
+    cleanups.push(() => service.stop());
+    await service.start();
+    await service.publish({
+      key: 'cluster',
+      options: {
+        url: servers[0]!,
+        servers,
+        replicas: 3,
+        credentials: null,
+        store: { kind: 'nats' },
+        stateDir: join(dir, 'state'),
+      },
+    });
+    const { pipeline } = await service.open(
+      {
+        stateDir: join(dir, 'state'),
+        folder: join(dir, 'recordings'),
+        policy: new DownloadOriginPolicy(['https://s3.amazonaws.com']),
+        port: 0,
+      },
+      { paused: true, demo: false, attach: () => () => undefined },
+    );
+    await healthWhen(service, (v) => studioOf(v)?.state === 'ok');
+    const publisher = service.publisher as StudioPublisher;
+
+    // Two of three nodes gone: the connection holds (to the third), yet nothing can be stored.
+    await cluster.nodes[1]!.stop(true);
+    await cluster.nodes[2]!.stop(true);
+    const file = join(dir, 'cam-9.mp4');
+    await writeFile(file, Buffer.alloc(30_000, 9));
+    const failed = new Promise((resolve) => publisher.once('failed', resolve));
+    pipeline.emit('saved', {
+      job: { key: 'day-9', channelId: 'cam-9', updatedAt: new Date().toISOString() },
+      path: file,
+      bytes: 30_000,
+    } as never);
+    await failed;
+    const stuck = await healthWhen(service, (v) => studioOf(v)?.state === 'warning');
+    expect(studioOf(stuck)?.reason).toMatch(/1 saved recording has waited over 1 s to be shared with the team/);
+
+    const published = new Promise((resolve) => publisher.once('published', resolve));
+    await cluster.nodes[1]!.start();
+    await cluster.nodes[2]!.start();
+    await published;
+    await healthWhen(service, (v) => studioOf(v)?.state === 'ok');
+  }, 180_000);
 });

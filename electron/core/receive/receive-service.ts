@@ -17,7 +17,7 @@
 import { EventEmitter } from 'node:events';
 import { stat, statfs } from 'node:fs/promises';
 import type { HealthView } from '../health-view.js';
-import { errorNote, note, type Note } from '../notes.js';
+import { errorNote, nested, note, type Note } from '../notes.js';
 import type { PublisherOptions, StudioPublisher } from '../studio/publisher.js';
 import { describeError } from '../logger.js';
 import { RecordingPipeline, type PipelineEvents, type PipelineOptions } from '../pipeline/pipeline.js';
@@ -48,6 +48,8 @@ export interface ReceiveServiceOptions {
   /** How often the health is judged again without an event (disk space, stalled downloads). Default 5 s. */
   recheckMs?: number;
   now?: () => number;
+  /** How long a saved recording may fail to reach the team store before the studio turns amber (SHARE_STUCK_MS). */
+  shareStuckMs?: number;
   /** Who holds a port (tests may replace the OS lookup). */
   findHolder?: (port: number) => Promise<PortHolder | null>;
 }
@@ -90,6 +92,9 @@ export interface OpenedPipeline {
 export function portFollowsAddress(provider: string, demo: boolean): boolean {
   return provider === 'ngrok' || provider === 'localtunnel' || (provider === 'none' && demo);
 }
+
+/** A saved recording not shared with the team this long after its first failed attempt turns the studio amber. */
+export const SHARE_STUCK_MS = 20_000;
 
 /** How long job changes are gathered before the health is judged again. */
 const SOON_MS = 200;
@@ -156,6 +161,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   /** The running publisher's link and standing warnings (by kind), as the health shows them. */
   #studioLink: StudioLink | null = null;
   readonly #studioWarnings = new Map<string, Note>();
+  /** Recordings the publisher failed to share, since when and why (until shared): "connected" is not all. */
+  readonly #shareFailures = new Map<string, { since: number; message: string }>();
 
   constructor(opts: ReceiveServiceOptions) {
     super();
@@ -284,6 +291,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const publisher = new StudioPublisher(pipeline, setup.options);
     this.#publisher = publisher;
     this.#studioWarnings.clear();
+    this.#shareFailures.clear();
     this.#studioLink = { state: 'connecting', reason: [] };
     // The tray app says how to fix things in Settings, `tally listen` with flags and commands.
     const app = this.#opts.face !== 'listen';
@@ -310,6 +318,16 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       if (!this.#studioWarnings.delete(kind)) return;
       if (this.#studioLink?.state === 'connected' || this.#studioLink?.state === 'warning') connectedOrWarned();
     });
+    publisher.on('failed', (f) => {
+      const since = this.#shareFailures.get(f.identity)?.since ?? this.#now();
+      this.#shareFailures.set(f.identity, { since, message: f.message });
+      this.changed();
+    });
+    const shared = (e: { identity: string }) => {
+      if (this.#shareFailures.delete(e.identity)) this.changed();
+    };
+    publisher.on('published', shared);
+    publisher.on('alreadyShared', shared);
     this.emit('publisher', publisher);
     try {
       await publisher.start();
@@ -326,6 +344,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     this.#publisher = null;
     this.#studioLink = null;
     this.#studioWarnings.clear();
+    this.#shareFailures.clear();
     await publisher
       .stop()
       .catch((error: unknown) => this.#opts.log(`studio: the publisher did not stop cleanly: ${describeError(error)}`));
@@ -618,8 +637,36 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
           }
         : null,
       keychain: face.keychain ?? null,
-      studio: this.#studioLink ?? face.studio ?? null,
+      studio: this.#studioFacts(now) ?? face.studio ?? null,
     };
     return judgeHealth(facts);
+  }
+
+  /**
+   * The publisher's link as the health shows it: connected is green only while no saved recording has been
+   * failing to reach the team store for SHARE_STUCK_MS (a cluster that lost its majority still accepts the
+   * connection, and refuses every recording).
+   */
+  #studioFacts(now: number): StudioLink | null {
+    const link = this.#studioLink;
+    if (!link || (link.state !== 'connected' && link.state !== 'warning')) return link;
+    const stuckMs = this.#opts.shareStuckMs ?? SHARE_STUCK_MS;
+    let stuck = [...this.#shareFailures.entries()].filter(([, f]) => now - f.since >= stuckMs);
+    if (stuck.length === 0) return link;
+    // Only those still queued (a recording whose file went away meanwhile is dropped, with a log line).
+    const queued = new Set(this.#publisher?.waiting().map((w) => w.identity));
+    for (const [identity] of stuck) if (!queued.has(identity)) this.#shareFailures.delete(identity);
+    stuck = stuck.filter(([identity]) => queued.has(identity));
+    if (stuck.length === 0) return link;
+    const latest = stuck.map(([, f]) => f).reduce((a, b) => (b.since > a.since ? b : a));
+    const reason = /jetstream (is )?not enabled|no responders/i.test(latest.message)
+      ? note('studioClusterCannotStore')
+      : errorNote({ message: latest.message });
+    const stuckNote = note('studioSharesStuck', {
+      count: stuck.length,
+      seconds: Math.round(stuckMs / 1000),
+      ...nested('reason', reason),
+    });
+    return { state: 'warning', reason: [...link.reason, stuckNote] };
   }
 }
