@@ -279,6 +279,7 @@ export const koNotes: typeof NOTE_TEXT = {
   attnTunnelError: '터널을 시작하지 못했습니다',
   attnFailed: { one: '녹화 {count}개 실패', other: '녹화 {count}개 실패' },
   healthAllOk: '모두 정상입니다. 웹훅이 Tally에 도착하고 녹화가 저장됩니다.',
+  healthMemberAllOk: '모두 정상입니다. 스튜디오의 녹화가 이 컴퓨터로 복사됩니다.',
   healthReceiverOk: '{host}:{port}에서 웹훅을 받고 있습니다.',
   healthReceiverMoved:
     '{host}:{port}에서 웹훅을 받고 있습니다({configured}번은 사용 중이며 {provider} 주소는 포트를 따라갑니다).',

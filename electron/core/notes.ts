@@ -323,6 +323,7 @@ export const NOTE_TEXT = {
   attnFailed: { one: '{count} recording failed', other: '{count} recordings failed' },
   // Health (receive/health.ts): each component's reason and the action to take
   healthAllOk: 'All is well: webhooks reach Tally and recordings are saved.',
+  healthMemberAllOk: "All is well: the studio's recordings are mirrored here.",
   healthReceiverOk: 'Receiving webhooks on {host}:{port}.',
   healthReceiverMoved:
     'Receiving webhooks on {host}:{port} ({configured} is taken; the {provider} address follows the port).',

@@ -69,6 +69,10 @@ describe('Settings → Studio in the app core', () => {
       message: expect.stringMatching(/^Demo mode: the sandbox’s recordings are not shared with the studio\./),
     });
     expect((await core.handlers['app:info']()).demo).toBe(true);
+    // Nothing real is lost: the health reads a warning (not an error with "shared once the server answers").
+    const health = await core.handlers['health:get']();
+    expect(health.components.find((c) => c.id === 'studio')).toMatchObject({ state: 'warning', action: null });
+    expect(health.state).not.toBe('error');
   });
 
   it('follows a studio: mirrors into the recordings folder and lists the recording as saved', async () => {

@@ -407,6 +407,9 @@ export class StudioHost {
   get linkStatus(): { state: Status['state'] | 'warning'; notes: Note[] | null } {
     const warned = [...this.#warnings.values()];
     if (this.#status.state === 'connected' && warned.length > 0) return { state: 'warning', notes: warned };
+    // Chosen as the receiver in demo mode: the sandbox's recordings are not shared. Nothing is lost (they are not
+    // real recordings), so a warning to read, not an error to act on.
+    if (this.#key === 'held back') return { state: 'warning', notes: this.#status.notes ?? null };
     return { state: this.#status.state, notes: this.#status.notes ?? null };
   }
 

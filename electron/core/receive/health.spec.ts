@@ -6,7 +6,7 @@
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { TunnelStatus } from '../tunnels/types.js';
-import { DISK_ERROR_BYTES, STALLED_MS, URGENT_MS, judgeHealth, type HealthFacts } from './health.js';
+import { DISK_ERROR_BYTES, STALLED_MS, URGENT_MS, judgeHealth, judgeMemberHealth, type HealthFacts } from './health.js';
 import { findPortHolder } from './port-holder.js';
 
 const NOW = Date.parse('2026-11-26T09:00:00.000Z');
@@ -65,6 +65,21 @@ function facts(patch: Partial<HealthFacts> = {}): HealthFacts {
 const part = (f: HealthFacts, id: string) => judgeHealth(f).components.find((c) => c.id === id);
 
 describe('judgeHealth', () => {
+  it("says a studio member's all-is-well about its mirror, not about webhooks it never receives", () => {
+    const disks = [{ path: '/m', freeBytes: 50 * 2 ** 30, error: null }];
+    const ok = "All is well: the studio's recordings are mirrored here.";
+    const member = judgeMemberHealth({
+      now: 0,
+      studio: { state: 'connected', reason: [] },
+      failing: [],
+      lost: 0,
+      disks,
+    });
+    expect([member.state, member.summary]).toEqual(['ok', ok]);
+    const app = judgeHealth(facts({ member: true, studio: { state: 'connected', reason: [] } }));
+    expect([app.state, app.summary]).toEqual(['ok', ok]);
+  });
+
   it('is ok only when every part is, and says so in one line', () => {
     const view = judgeHealth(facts());
     expect(view.state).toBe('ok');

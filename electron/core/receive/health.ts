@@ -103,7 +103,7 @@ export interface HealthFacts {
  */
 function healthOf(
   judged: readonly (HealthComponentView | null)[],
-  rest: Pick<HealthView, 'receiver' | 'problems'> & { now: number },
+  rest: Pick<HealthView, 'receiver' | 'problems'> & { now: number; member: boolean },
 ): HealthView {
   const parts = judged
     .filter((c): c is HealthComponentView => c !== null)
@@ -111,7 +111,8 @@ function healthOf(
   let state: HealthState = 'ok';
   for (const part of parts) state = worseHealth(state, part.state);
   const worst = parts.find((p) => p.state === state && state !== 'ok');
-  const summaryNotes = worst ? worst.reasonNotes : [note('healthAllOk')];
+  // A studio member receives no webhooks: its "all is well" is about the mirror.
+  const summaryNotes = worst ? worst.reasonNotes : [note(rest.member ? 'healthMemberAllOk' : 'healthAllOk')];
   return {
     state,
     summary: notesText(summaryNotes),
@@ -336,6 +337,7 @@ export function judgeHealth(f: HealthFacts): HealthView {
   ];
   return healthOf(parts, {
     now: f.now,
+    member: f.member,
     receiver: {
       host: f.receiver.host,
       port: f.receiver.listening ? f.receiver.port : null,
@@ -396,6 +398,7 @@ export function judgeMemberHealth(m: MemberFacts): HealthView {
   };
   return healthOf([studioHealth(facts), downloads, diskHealth(facts)], {
     now: m.now,
+    member: true,
     receiver: { host: '', port: null, configuredPort: 0, portFollows: false },
     problems: m.lost + m.failing.length,
   });
