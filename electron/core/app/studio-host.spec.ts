@@ -102,6 +102,9 @@ describe('Settings → Studio in the app core', () => {
     });
     const mirrored = await readFile(join(home, 'recordings', 'studio-cam.mp4'));
     expect(createHash('sha256').update(mirrored).digest('hex')).toBe(createHash('sha256').update(body).digest('hex'));
+    // Its row in Recordings says what it was checked against: the team's SHA-256, not "only its size".
+    const row = (await core.handlers['recordings:list']()).find((r) => r.channelId === 'studio-cam');
+    expect(row).toMatchObject({ state: 'saved', checks: ['size', 'sha256'] });
   });
 
   it('follows a studio on a computer without service credentials: out of demo mode, no sandbox, mirroring', async () => {

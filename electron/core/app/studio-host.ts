@@ -381,7 +381,7 @@ export class StudioHost {
       error: null,
       attempts: 1,
       // A mirrored copy is checked against the team's SHA-256 and size before it is named.
-      ...(r.state === 'saved' ? { checks: ['size'] as ('size' | 'md5')[] } : {}),
+      ...(r.state === 'saved' ? { checks: ['size', 'sha256'] as RecordingView['checks'] } : {}),
       hasThumbnail: false,
     };
   }

@@ -311,7 +311,12 @@ export const en = {
     savedVerified: 'Saved and verified ({checks})',
     savedUnchecked: 'Saved; the service gave no size or checksum to verify it against',
     savedSizeOnly: 'Saved; only its size could be checked (the server gave no checksum)',
-    checks: { size: 'size', md5: 'MD5', repeat: 'repeat-consistent (the ETag is not an MD5)' },
+    checks: {
+      size: 'size',
+      md5: 'MD5',
+      repeat: 'repeat-consistent (the ETag is not an MD5)',
+      sha256: "SHA-256 of the studio's copy",
+    },
     savedUpload: 'Uploaded whole',
     attempts: { one: 'after {count} attempt', other: 'after {count} attempts' } as Plural,
     copyPath: 'Copy path',

@@ -298,7 +298,12 @@ export const ko: Messages = {
     savedVerified: '저장 및 검증 완료({checks})',
     savedUnchecked: '저장됨. 서비스가 크기나 체크섬을 알려 주지 않아 검증하지 못했습니다',
     savedSizeOnly: '저장됨. 서버가 체크섬을 주지 않아 크기만 확인했습니다',
-    checks: { size: '크기', md5: 'MD5', repeat: '두 번 받은 내용 일치(서버의 태그가 MD5가 아님)' },
+    checks: {
+      size: '크기',
+      md5: 'MD5',
+      repeat: '두 번 받은 내용 일치(서버의 태그가 MD5가 아님)',
+      sha256: '스튜디오 사본의 SHA-256',
+    },
     savedUpload: '업로드 완료',
     attempts: { one: '{count}회 시도 후', other: '{count}회 시도 후' },
     copyPath: '경로 복사',
