@@ -421,7 +421,9 @@ export function errorNote(error: unknown): Note {
  * language puts the sentence in place translated.
  */
 export function nested(name: string, inner: Note): NoteParams {
-  return { ...inner.params, [name]: noteText(inner), [`${name}Note`]: inner.code };
+  // A thrown error's note (`error`) that names the note it was made from: that one is the sentence to translate.
+  const code = inner.code === 'error' && typeof inner.params?.note === 'string' ? inner.params.note : inner.code;
+  return { ...inner.params, [name]: noteText(inner), [`${name}Note`]: code };
 }
 
 /** The English text of one note. */

@@ -487,6 +487,9 @@ describe('AppCore credentials', () => {
       ngrokTokenFile: join(home, 'ngrok-authtoken'),
     });
     expect((await core.handlers['app:info']()).demo).toBe(false);
+    // Nothing needs the keychain while the environment holds the credentials: no standing amber for it.
+    const health = await core.handlers['health:get']();
+    expect(health.components.map((c) => c.id)).not.toContain('keychain');
     await expect(
       core.handlers['credentials:set']({ serviceId: 'env-svc', secret: 'env-secret' }),
     ).rejects.toMatchObject({

@@ -152,10 +152,11 @@ class ReconcilingAppCore implements TallyAppCore {
         return {
           demo: this.#demo,
           member: followsStudio(this.#settings.get()),
-          // Without a keychain nothing can be stored; in demo mode nothing needs to be, so it costs nothing.
+          // Without a keychain nothing can be stored. Nothing needs to be in demo mode, on a studio member (it
+          // uses no service credentials) or with the credentials in the environment: then it costs nothing.
           keychain: this.#creds.keychain.available
             ? { available: true, reason: [] }
-            : this.#demo
+            : this.#demo || followsStudio(this.#settings.get()) || this.#envCredentials()
               ? null
               : { available: false, reason: this.#creds.keychain.notes },
           studio: studio.state === 'off' ? null : { state: studio.state, reason: studio.notes ?? [] },
@@ -186,6 +187,11 @@ class ReconcilingAppCore implements TallyAppCore {
       savedPath: (key) => this.#studio.savedPath(key),
     };
     this.handlers = this.#buildHandlers();
+  }
+
+  /** The service credentials come from the environment (TALLY_SERVICE_ID and TALLY_SECRET): no keychain needed. */
+  #envCredentials(): boolean {
+    return Boolean(this.#env.TALLY_SERVICE_ID?.trim() && this.#env.TALLY_SECRET?.trim());
   }
 
   /** Probes the keychain once and works out the starting mode, so views before `start()` are right. */

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { nested, note, noteText, RemoteError, type Note } from '../../../electron/contract.js';
+import { errorNote, nested, note, noteText, RemoteError, type Note } from '../../../electron/contract.js';
 import { messageOf } from './errors.js';
 import { setLocale } from './i18n.js';
 import { coreText } from './notes.js';
@@ -7,6 +7,20 @@ import { coreText } from './notes.js';
 afterEach(() => setLocale('en'));
 
 describe('coreText', () => {
+  it('translates a thrown error nested in a sentence by the note it was made from (the keychain health line)', () => {
+    const thrown = Object.assign(new Error(noteText(note('keychainNoService'))), {
+      code: 'CONFIG',
+      params: { note: 'keychainNoService' },
+    });
+    const notes = [note('healthKeychainMissing', nested('reason', errorNote(thrown)))];
+    const english = notes.map(noteText).join(' ');
+    expect(english).toMatch(/^No OS keychain: No Secret Service is running/);
+    setLocale('ko');
+    const korean = coreText(english, notes);
+    expect(korean).toMatch(/^OS 키체인이 없습니다: /);
+    expect(korean).not.toMatch(/No Secret Service/);
+  });
+
   it('shows the core’s notes in Korean with their specifics in place, and as the core wrote them in English', () => {
     const notes = [note('folderUnusable', { path: '/media/rec' }), note('folderFileInWay')];
     const english = notes.map(noteText).join(' ');
