@@ -138,9 +138,9 @@ export const koNotes: typeof NOTE_TEXT = {
   },
   studioClusterCannotStore:
     '팀 서버가 지금은 녹화를 저장할 수 없습니다(클러스터라면 서버 대부분이 꺼져 있거나 리더를 새로 뽑는 중일 수 있습니다)',
-  teamConnectionLost: '팀 서버와의 연결이 끊겨 다시 연결하는 중입니다. 연결되면 녹화를 공유합니다.',
-  teamNoTls: '팀 서버 {where}은(는) TLS를 제공하지 않습니다. 스튜디오 URL을 {fix}(으)로 바꾸세요.',
-  teamNeedsTls: '팀 서버 {where}은(는) TLS가 필요합니다. 스튜디오 URL을 {fix}(으)로 바꾸세요.',
+  teamConnectionLost: '팀 서버와의 연결이 끊겨 다시 연결하는 중입니다.',
+  teamNoTls: '팀 서버 {where}은(는) TLS를 제공하지 않습니다. 설정 → 스튜디오 → 팀 서버에 {fix}을(를) 쓰세요.',
+  teamNeedsTls: '팀 서버 {where}은(는) TLS가 필요합니다. 설정 → 스튜디오 → 팀 서버에 {fix}을(를) 쓰세요.',
   teamAsks: '팀 서버가 자격 증명을 요구합니다: {reason} ({where}). 설정 → ‘스튜디오’에서 입력하세요.',
   studioMemberTwin:
     '다른 컴퓨터가 지금 이 멤버와 같은 ID로 스튜디오를 따르고 있습니다({host}의 {name}): 상태 폴더 {folder}가 복사되었습니다. 둘 중 하나에 자체 상태 폴더(TALLY_HOME)를 주거나 그쪽 {folder}의 member-id를 지운 뒤 다시 시작하세요.',

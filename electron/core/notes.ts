@@ -170,10 +170,9 @@ export const NOTE_TEXT = {
   },
   studioClusterCannotStore:
     'the team server cannot store recordings now (on a cluster: most of its servers may be down, or a leader is being elected)',
-  teamConnectionLost:
-    'The connection to the team server was lost; reconnecting. Recordings are shared once it is back.',
-  teamNoTls: 'The team server {where} does not offer TLS: set the studio URL to {fix}.',
-  teamNeedsTls: 'The team server {where} requires TLS: set the studio URL to {fix}.',
+  teamConnectionLost: 'The connection to the team server was lost; reconnecting.',
+  teamNoTls: 'The team server {where} does not offer TLS: use {fix} in Settings → Studio → Team servers.',
+  teamNeedsTls: 'The team server {where} requires TLS: use {fix} in Settings → Studio → Team servers.',
   teamAsks: 'The team server asks for credentials: {reason} ({where}) — set them in Settings → Studio.',
   studioMemberTwin:
     'Another computer follows the studio as this very member right now ({name} on {host}): its state folder {folder} was copied. Give one of them its own state folder (TALLY_HOME), or delete member-id in {folder} there, and start it again.',
