@@ -5,6 +5,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { statfs } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { HealthView } from '../health-view.js';
 import { describeError } from '../logger.js';
 import { ControlServer } from './control.js';
@@ -83,7 +84,7 @@ export class MemberHealth extends EventEmitter<{ health: [view: HealthView, prev
 
   async #checkDisk(): Promise<void> {
     try {
-      const fs = await statfs(this.#folder);
+      const fs = await statfsNearest(this.#folder);
       this.#disks = [{ path: this.#folder, freeBytes: Number(fs.bavail) * Number(fs.bsize), error: null }];
     } catch (error) {
       this.#disks = [{ path: this.#folder, freeBytes: null, error: describeError(error) }];
@@ -116,5 +117,19 @@ export class MemberHealth extends EventEmitter<{ health: [view: HealthView, prev
     const previous = this.#view;
     this.#view = view;
     this.emit('health', view, previous);
+  }
+}
+
+/**
+ * The free space where `folder` is or will be: a folder not made yet (the follower makes it once connected) is
+ * judged by the nearest one above it that exists, not reported as a disk that cannot be read.
+ */
+async function statfsNearest(folder: string): Promise<Awaited<ReturnType<typeof statfs>>> {
+  for (let path = folder; ; path = dirname(path)) {
+    try {
+      return await statfs(path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(path) === path) throw error;
+    }
   }
 }
