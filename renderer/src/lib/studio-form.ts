@@ -20,10 +20,24 @@ export function teamUrlProblem(text: string): string | null {
     .map((s) => s.trim())
     .filter(Boolean);
   const field = t('studio.url');
-  const bad = servers.find((s) => !SERVER.test(s));
+  const bad = servers.find((s) => !wellFormed(s));
   if (bad !== undefined) return t('studio.urlInvalid', { field, server: bad });
   if (new Set(servers.map((s) => s.slice(0, 4))).size > 1) return t('studio.urlMixed', { field });
   return null;
+}
+
+/**
+ * One server as the core's parseTeamUrl takes it: the shape, then the same URL parser (the WHATWG one, in the
+ * browser as in Node), so what the field accepts the core accepts too (a port past 65535 is refused by both).
+ */
+function wellFormed(server: string): boolean {
+  if (!SERVER.test(server)) return false;
+  try {
+    const url = new URL(server);
+    return url.hostname !== '' && !url.username && !url.password && (url.pathname === '' || url.pathname === '/');
+  } catch {
+    return false;
+  }
 }
 
 /** A team servers field the core will take: at least one server, each well formed. */
