@@ -127,6 +127,10 @@ export const koNotes: typeof NOTE_TEXT = {
     one: 'JetStream이 켜져 있습니다(스트림 {count}개).',
     other: 'JetStream이 켜져 있습니다(스트림 {count}개).',
   },
+  studioServersDown: {
+    one: '지금 연결할 수 없는 서버: {servers}(서버 대부분이 응답하면 스튜디오는 동작합니다).',
+    other: '지금 연결할 수 없는 서버: {servers}(서버 대부분이 응답하면 스튜디오는 동작합니다).',
+  },
   teamRefused: '팀 서버가 자격 증명을 거부했습니다: {reason} ({where}). 설정 → ‘스튜디오’에서 입력하세요.',
   teamConnectionRefused:
     '팀 서버 {where}에 연결할 수 없습니다(연결 거부). 그곳에서 nats-server가 -js 옵션으로 실행 중인가요?',

@@ -159,6 +159,10 @@ export const NOTE_TEXT = {
     one: 'Connected; JetStream is on ({count} stream).',
     other: 'Connected; JetStream is on ({count} streams).',
   },
+  studioServersDown: {
+    one: 'Not reachable now: {servers} (the studio works while most of its servers answer).',
+    other: 'Not reachable now: {servers} (the studio works while most of its servers answer).',
+  },
   teamRefused: 'The team server refused the credentials: {reason} ({where}) — set them in Settings → Studio.',
   teamConnectionRefused:
     'The team server {where} is unreachable (connection refused): is nats-server running there with -js?',

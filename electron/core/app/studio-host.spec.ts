@@ -354,6 +354,18 @@ describe('Settings → Studio in the app core', () => {
     },
   );
 
+  it('Test names a server of the list that does not answer, even when the others do', async () => {
+    const nats = await startNatsServer();
+    cleanups.push(() => nats.close());
+    const dead = `nats://127.0.0.1:${await freePort()}`;
+    const { core } = await makeCore();
+    const result = await core.handlers['studio:test'](`${nats.url}, ${dead}`);
+    expect(result.ok).toBe(true);
+    expect(result.message).toContain(`Not reachable now: ${dead}`);
+    expect(result.message).not.toContain(nats.url.replace('nats://', ''));
+    expect((await core.handlers['studio:test'](nats.url)).message).not.toMatch(/Not reachable/);
+  });
+
   it('refuses a studio URL that is not nats:// or tls://, naming the field', async () => {
     const { core } = await makeCore();
     await expect(core.handlers['studio:set']({ mode: 'follow', url: null, name: null })).rejects.toThrow(

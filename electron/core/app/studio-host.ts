@@ -452,7 +452,27 @@ export class StudioHost {
       const nc = await connectTeam({ url, servers, credentials, name: 'tally test', maxAttempts: 1 });
       const { jetstreamManager } = await import('@nats-io/jetstream');
       const info = await (await jetstreamManager(nc)).getAccountInfo().finally(() => nc.close());
-      return { ok: true, ...answer(note('studioJetStream', { count: info.streams })) };
+      // The client needs only one server of a cluster to answer: each is asked on its own, so none that is
+      // down hides behind the others.
+      const down =
+        servers.length < 2
+          ? []
+          : (
+              await Promise.all(
+                servers.map((server) =>
+                  connectTeam({ url: server, servers: [server], credentials, name: 'tally test', maxAttempts: 1 }).then(
+                    async (one) => {
+                      await one.close();
+                      return null;
+                    },
+                    () => `${server.protocol}//${server.host}`,
+                  ),
+                ),
+              )
+            ).filter((s): s is string => s !== null);
+      const said = [note('studioJetStream', { count: info.streams })];
+      if (down.length > 0) said.push(note('studioServersDown', { count: down.length, servers: down.join(', ') }));
+      return { ok: true, ...answer(...said) };
     } catch (error) {
       return { ok: false, ...answer(teamNote(error)) };
     }
@@ -470,7 +490,7 @@ function teamNote(error: unknown): Note {
   return errorNote(error instanceof TallyError ? error : { message: describeError(error) });
 }
 
-function answer(why: Note): { message: string; notes: Note[] } {
-  const { text, notes } = said(why);
+function answer(...why: Note[]): { message: string; notes: Note[] } {
+  const { text, notes } = said(...why);
   return { message: text, notes };
 }
