@@ -101,13 +101,13 @@ export async function retrying<T>(attempt: (n: number) => Promise<T>, options: R
       if (n > options.retries || !options.shouldRetry(error, n)) throw error;
       const delayMs = backoffDelay(n, options.policy, options.random);
       options.onRetry?.(error, n, delayMs);
-      await waitUnlessAborted(delayMs, options.signal);
+      await abortableDelay(delayMs, options.signal);
     }
   }
 }
 
-/** Resolves after `ms`, or at once when `signal` aborts (the loop then says it stopped). */
-function waitUnlessAborted(ms: number, signal?: AbortSignal): Promise<void> {
+/** Resolves after `ms`, or at once when `signal` aborts (a retry loop then says it stopped). */
+export function abortableDelay(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve();
     const done = () => {

@@ -12,7 +12,7 @@ import { hostname } from 'node:os';
 import { AckPolicy, DeliverPolicy, jetstream, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { note, noteText } from '../notes.js';
-import { backoffDelay, retrying } from '../backoff.js';
+import { abortableDelay, backoffDelay, retrying } from '../backoff.js';
 import { TallyError } from '../errors.js';
 import { ensureWritableFolder } from '../folder-check.js';
 import { describeError, silentLogger, type Logger } from '../logger.js';
@@ -43,7 +43,6 @@ import {
   DEFAULT_RETENTION_MS,
   STUDIO_STREAM,
   STUDIO_SUBJECT,
-  abortableDelay,
   TeamUnreachableError,
   connectTeam,
   ensureStudioStream,

@@ -36,7 +36,7 @@ import { refuseLinkedFolder, removePlantedLink } from '../folder-check.js';
 import { mediaExt, pickFinalName, safeFileName } from '../recordings/filename.js';
 import type { Announcement } from './announcement.js';
 import { StaleResumeError, type TeamStore } from './store.js';
-import { abortableDelay } from './team.js';
+import { abortableDelay } from '../backoff.js';
 
 /** The bytes or the hash did not match the announcement: the part is dropped and the transfer starts over. */
 export class MirrorVerifyError extends Error {

@@ -18,7 +18,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { note } from '../notes.js';
-import { backoffDelay } from '../backoff.js';
+import { abortableDelay, backoffDelay } from '../backoff.js';
 import { describeError, silentLogger, type Logger } from '../logger.js';
 import type { RecordingPipeline } from '../pipeline/pipeline.js';
 import { serverIdentity, uploadIdentity, type Announcement } from './announcement.js';
@@ -35,7 +35,6 @@ import {
   TeamAuthError,
   TeamNoJetStreamError,
   TeamTlsError,
-  abortableDelay,
   applyBucketRetention,
   connectTeam,
   ensureStudioStream,

@@ -271,20 +271,6 @@ export async function connectTeam(opts: TeamConnectOptions): Promise<NatsConnect
   }
 }
 
-/** Resolves after `ms`, or at once when `signal` aborts. */
-export function abortableDelay(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
-
 const nanos = (ms: number) => ms * 1_000_000;
 
 /**
