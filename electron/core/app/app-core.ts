@@ -173,6 +173,7 @@ class ReconcilingAppCore implements TallyAppCore {
       },
       error: (view) => this.#emit('app:error', view),
       publish: (setup) => this.#host.publish(setup),
+      publisherLink: () => this.#host.studioLink,
       statusChanged: () => this.#host.healthChanged(),
       // Following a studio or not may leave or enter demo mode (effectiveDemoMode): the views must say so.
       save: (studio) =>

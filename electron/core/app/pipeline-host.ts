@@ -17,7 +17,7 @@ import { ATTENTION_WINDOW_MS } from './tray-snapshot.js';
 import { NO_PUBLIC_URL, clean, describe, errorView, gapView } from './core-messages.js';
 import { PROGRESS_INTERVAL_MS, type Phase } from './app-options.js';
 import { ReopenBackoff, withSettingsField, type DemoWebhookTarget, type TrayCounts } from './pipeline-open.js';
-import { ReceiveService, type FaceFacts, type PublisherSetup } from '../receive/receive-service.js';
+import { ReceiveService, type FaceFacts, type PublisherSetup, type StudioLink } from '../receive/receive-service.js';
 import type { StudioPublisher } from '../studio/publisher.js';
 import type { HealthView } from '../../contract.js';
 import { tunnelView } from './tunnel-view.js';
@@ -168,6 +168,11 @@ export class PipelineHost {
   /** Starts the health checks and `tally status`'s socket (before any pipeline: health exists without one). */
   start(): Promise<void> {
     return this.#service.start();
+  }
+
+  /** The studio publisher's link as the health judges it, or null when none runs. */
+  get studioLink(): StudioLink | null {
+    return this.#service.studioLink;
   }
 
   /** Which studio publisher runs beside every pipeline (a studio's receiver), or none. */

@@ -21,7 +21,7 @@ import { ConfigError, TallyError } from '../errors.js';
 import { describeError, lineLogger } from '../logger.js';
 import type { PipelineStudio } from '../pipeline/options.js';
 import type { RecordingPipeline } from '../pipeline/pipeline.js';
-import type { PublisherSetup } from '../receive/receive-service.js';
+import type { PublisherSetup, StudioLink } from '../receive/receive-service.js';
 import {
   clearTeamCredentials,
   resolveTeamCredentials,
@@ -59,6 +59,7 @@ interface StudioHostOptions {
   save: (studio: Settings['studio']) => Promise<void>;
   error: (error: ErrorView) => void;
   publish: (setup: PublisherSetup | null) => Promise<void>;
+  publisherLink: () => StudioLink | null;
   recordingChanged?: (view: RecordingView) => void;
   statusChanged?: () => void;
 }
@@ -71,6 +72,8 @@ export interface StudioCoreLinks {
   error: (error: ErrorView) => void;
   /** Which publisher the receive service runs beside its pipelines (null: none); see `watchPublisher`. */
   publish: (setup: PublisherSetup | null) => Promise<void>;
+  /** The running publisher's link as the receive service judges it (for the Studio view's status). */
+  publisherLink: () => StudioLink | null;
   /** A mirrored recording's row in Recordings changed (a member's list is one list with the webhook's). */
   recordingChanged?: (view: RecordingView) => void;
   /** The studio link's state changed (the health shows it). */
@@ -254,20 +257,28 @@ export class StudioHost {
    */
   watchPublisher(publisher: StudioPublisher | null): void {
     this.#publisher = publisher;
-    // None runs while the pipeline is rebuilt or down: not "connected" meanwhile.
-    if (!publisher) return this.#publishing ? this.#setStatus('connecting') : undefined;
-    this.#watchWarnings(publisher);
-    this.#setStatus('connecting');
-    publisher.on('connected', () => this.#setStatus('connected'));
-    publisher.on('connection', (c) =>
-      c === 'reconnected' ? this.#setStatus('connected') : this.#setStatus('unreachable', note('teamConnectionLost')),
-    );
-    publisher.on('waiting', (w) => this.#setStatus('unreachable', w.note ?? errorNote(w)));
-    // Refused credentials: an error with the reason, not "connecting"; new ones in Settings restart it.
-    publisher.on('refused', ({ error }) => this.#setStatus('error', error.appNote));
-    for (const event of ['published', 'alreadyShared', 'failed', 'catalogue', 'lag'] as const) {
-      publisher.on(event, () => this.#changed());
+    if (publisher) {
+      // Its link is judged once, by the receive service (publisherLink); these only say the view changed.
+      const events = ['connected', 'connection', 'waiting', 'refused', 'warning', 'warningCleared'] as const;
+      for (const event of [...events, 'published', 'alreadyShared', 'failed', 'catalogue', 'lag'] as const) {
+        publisher.on(event, () => this.#changed());
+      }
     }
+    this.#changed();
+  }
+
+  /**
+   * The status the Studio view shows: a running publisher's link as the receive service judged it (connected
+   * with standing warnings is still connected, its reason said); otherwise what reconcile last set.
+   */
+  #currentStatus(): Status {
+    const link = this.#publishing ? this.#opts.publisherLink() : null;
+    // None runs while the pipeline is rebuilt or down: not "connected" meanwhile.
+    if (!link) return this.#publishing ? { state: 'connecting', message: null, notes: null } : this.#status;
+    const state = link.state === 'warning' ? 'connected' : link.state;
+    if (link.reason.length === 0) return { state, message: null, notes: null };
+    const { text, notes } = said(...link.reason);
+    return { state, message: text, notes };
   }
 
   async view(): Promise<StudioView> {
@@ -280,7 +291,7 @@ export class StudioHost {
       retentionDays: s.retentionDays,
       replicas: s.replicas,
       credentials,
-      status: this.#status,
+      status: this.#currentStatus(),
       recordings: this.#recordings(),
       members: this.#members(),
     };
@@ -399,10 +410,10 @@ export class StudioHost {
     }
   }
 
-  /** The studio link for the health (receiver: the publisher's team server; member: the follower's). */
   /**
-   * The studio link for the health: the connection's state, or `warning` while connected with standing warnings
-   * (a member lagging toward retention, a namesake, a full folder, the S3 setup).
+   * The studio link for the health when no publisher runs (a member's follower, a receiver held back or without
+   * a pipeline; a running publisher's link the receive service judges itself): the connection's state, or
+   * `warning` while connected with standing warnings (a member lagging toward retention, a namesake, a full folder).
    */
   get linkStatus(): { state: Status['state'] | 'warning'; notes: Note[] | null } {
     const warned = [...this.#warnings.values()];

@@ -76,7 +76,8 @@ export interface PublisherSetup {
   options: PublisherOptions;
 }
 
-type StudioLink = NonNullable<HealthFacts['studio']>;
+/** The studio link as the health judges it (also what the app's Studio view says of a receiver). */
+export type StudioLink = NonNullable<HealthFacts['studio']>;
 
 /** A started pipeline and the function that detaches the face's listeners from it. */
 export interface OpenedPipeline {
@@ -172,6 +173,11 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
 
   get pipeline(): RecordingPipeline | null {
     return this.#pipeline;
+  }
+
+  /** The running publisher's link as the health judges it (stuck shares included), or null without one. */
+  get studioLink(): StudioLink | null {
+    return this.#studioFacts(this.#now());
   }
 
   /** The studio publisher running beside the pipeline, or null. */
@@ -451,7 +457,6 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     };
     on('token-replaced', tokenReplaced);
     if (pipeline.tokenReplaced) tokenReplaced(pipeline.tokenReplaced);
-    on('disk', changed);
     on('rejected', (r) => {
       // A 503 is a genuine webhook turned away: its recording is lost unless someone acts. An upload's 503 (too
       // many at once) is a refused client recording, counted under Problems instead.
@@ -654,9 +659,9 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     let stuck = [...this.#shareFailures.entries()].filter(([, f]) => now - f.since >= stuckMs);
     if (stuck.length === 0) return link;
     // Only those still queued (a recording whose file went away meanwhile is dropped, with a log line).
-    const queued = new Set(this.#publisher?.waiting().map((w) => w.identity));
-    for (const [identity] of stuck) if (!queued.has(identity)) this.#shareFailures.delete(identity);
-    stuck = stuck.filter(([identity]) => queued.has(identity));
+    const queued = (identity: string) => this.#publisher?.isQueued(identity) ?? false;
+    for (const [identity] of stuck) if (!queued(identity)) this.#shareFailures.delete(identity);
+    stuck = stuck.filter(([identity]) => queued(identity));
     if (stuck.length === 0) return link;
     const latest = stuck.map(([, f]) => f).reduce((a, b) => (b.since > a.since ? b : a));
     const reason = /jetstream (is )?not enabled|no responders/i.test(latest.message)

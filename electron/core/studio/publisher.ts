@@ -261,6 +261,11 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     return this.#queue.size;
   }
 
+  /** Whether a recording still waits to be shared (the health's check, without building the views' list). */
+  isQueued(identity: string): boolean {
+    return this.#queue.has(identity);
+  }
+
   /** What waits to be shared, for views. */
   waiting(): { identity: string; channelId: string; bytes: number; fileName: string; savedAt: string }[] {
     return [...this.#queue.values()].map((i) => ({
