@@ -7,7 +7,7 @@
  * 7 MB of every `tally listen`'s memory (issue 22: under 80 MB), for features the CLI does not use. The
  * schema, migrations and repair of the settings are ours (settings.ts), whichever backend reads the file.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** What settings.ts needs of a backend: the whole store, read and written, and where it lives. */
@@ -38,16 +38,36 @@ export function openJsonSettingsFile(options: { cwd: string; configName: string 
       try {
         const fd = openSync(temporary, 'w');
         try {
-          writeSync(fd, JSON.stringify(value, undefined, '\t'));
+          // writeFileSync on a descriptor writes it all (a single writeSync may write less).
+          writeFileSync(fd, JSON.stringify(value, undefined, '\t'));
           fsyncSync(fd);
         } finally {
           closeSync(fd);
         }
         renameSync(temporary, path);
+        // The rename itself is durable only once the folder is flushed too.
+        syncFolder(options.cwd);
       } catch (error) {
         rmSync(temporary, { force: true });
         throw error;
       }
     },
   };
+}
+
+/** Flushes a folder's entries (a rename in it); where folders cannot be opened for that (Windows), a no-op. */
+function syncFolder(folder: string): void {
+  let fd: number;
+  try {
+    fd = openSync(folder, 'r');
+  } catch {
+    return;
+  }
+  try {
+    fsyncSync(fd);
+  } catch {
+    // Some file systems refuse to flush a folder: the file's own fsync above still holds.
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -72,7 +72,8 @@ const scoped = new Map<string, FileLog>();
 const logger =
   (scope: string): Log =>
   (line) => {
-    console.error(`[${scope}] ${redactSecrets(line)}`);
+    // The same redaction as the log file, the environment's secrets included.
+    console.error(`[${scope}] ${redactSecrets(line, secretsInEnv(process.env))}`);
     void logFile.then((file) => {
       if (!file) return;
       let log = scoped.get(scope);

@@ -190,11 +190,6 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     return this.#refusing?.reason ?? null;
   }
 
-  /** The same reason as a note (null when none is refused, or the reason came without one). */
-  get refusingNote(): Note | null {
-    return this.#refusing?.note ?? null;
-  }
-
   /** Starts judging the health now and then, and answering `tally status` on this home. */
   async start(): Promise<void> {
     if (this.#timer) return;

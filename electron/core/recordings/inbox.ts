@@ -34,7 +34,9 @@ import {
   JournalWriteError,
   UnknownJobError,
   aliasOf,
+  JOURNAL_FILE,
   journalOpener,
+  MAX_BATCH_BYTES,
   parseLine,
   readFully,
   type InboxOptions,
@@ -49,6 +51,7 @@ import { describeError, silentLogger } from '../logger.js';
 import { flushes } from '../flush-priority.js';
 
 export {
+  JOURNAL_FILE,
   JournalWriteError,
   UnknownJobError,
   type InboxOptions,
@@ -73,13 +76,10 @@ interface Pending {
   reject: (error: Error) => void;
 }
 
-export const JOURNAL_FILE = 'inbox.jsonl';
 const DEFAULT_COMPACT_AFTER_LINES = 10_000;
 const DEFAULT_KEEP_FINISHED_MS = 30 * 24 * 60 * 60 * 1000;
 /** Rewrite at open when at least this many finished jobs are due for pruning. */
 const PRUNE_AT_OPEN = 1_000;
-/** Bounds the latency of one batch under a flood: a batch writes at most this many bytes. */
-const MAX_BATCH_BYTES = 1 << 20;
 /** Jobs kept parsed in memory (most recently used); the rest are read back from the journal when asked for. */
 const CACHED_JOBS = 1_000;
 

@@ -10,6 +10,11 @@ import { TallyError } from '../errors.js';
 import { aliasHash, type JobAliases } from './job-index.js';
 import { aliasKeys } from './recording-key.js';
 import type { RecordingJob } from './types.js';
+
+/** The journal's file name in the state folder. */
+export const JOURNAL_FILE = 'inbox.jsonl';
+/** Bounds the latency of one batch under a flood: a batch (appended or rewritten) is at most this many bytes. */
+export const MAX_BATCH_BYTES = 1 << 20;
 import type { Logger } from '../logger.js';
 
 /** The part of a FileHandle the journal uses; `wrapJournal` may replace it (test seam for failing disks). */

@@ -11,9 +11,7 @@ import type { Logger } from '../logger.js';
 import { syncDir } from '../durable-fs.js';
 import { appendFully } from '../jsonl-journal.js';
 import type { JobIndex } from './job-index.js';
-import { readFully } from './journal-lines.js';
-
-const BATCH_BYTES = 1 << 20;
+import { JOURNAL_FILE, MAX_BATCH_BYTES, readFully } from './journal-lines.js';
 
 /**
  * Writes every job of `index` but `dropped` from the journal open as `reader` to `tmp` (fsync'd). Resolves with
@@ -49,7 +47,7 @@ export async function writeCompacted(
       batch.push(line);
       batchBytes += line.length;
       lineCount += 1;
-      if (batchBytes >= BATCH_BYTES) await flush();
+      if (batchBytes >= MAX_BATCH_BYTES) await flush();
     }
     await flush();
     await out.sync();
@@ -98,7 +96,7 @@ export async function openJournal<T>(dir: string, opening: () => Promise<T>): Pr
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EISDIR') {
       throw new ConfigError(
-        `The recordings journal ${join(dir, 'inbox.jsonl')} is a folder, not a file. Move it away (Tally then starts a new journal) or set TALLY_HOME to another state folder.`,
+        `The recordings journal ${join(dir, JOURNAL_FILE)} is a folder, not a file. Move it away (Tally then starts a new journal) or set TALLY_HOME to another state folder.`,
         { cause: error },
       );
     }

@@ -83,8 +83,6 @@ export class RecordingsStore {
 
   inProgress = $derived([...this.items.values()].filter((r) => !TERMINAL.has(r.state)).sort(newestFirst));
   saved = $derived([...this.items.values()].filter((r) => r.state === 'saved').sort(newestFirst));
-  /** Recordings that need the producer: failed, expired, refused, gone, or waiting on an error. */
-  problems = $derived([...this.items.values()].filter(recordingNeedsAttention).sort(newestFirst));
 
   filter = $state<RecordingFilter>('all');
   /** Entries just removed, hidden while the producer may still undo it; the core hears of it afterwards. */
