@@ -14,12 +14,12 @@ export function chipCount(count: number): string {
 }
 
 /**
- * Sets `crowded` on the row while its chips do not fit on one line. `counts` is read so a change of any count
- * measures again (the attachment reruns); the ResizeObserver follows the window.
+ * Sets `crowded` on the row while its chips do not fit on one line. `texts` (what the chips say) is read so a
+ * change of it measures again (the attachment reruns); the ResizeObserver follows the window.
  */
-export function crowdedWhenFull(counts: () => unknown): Attachment<HTMLElement> {
+export function crowdedWhenFull(texts: () => string): Attachment<HTMLElement> {
   return (row) => {
-    void counts();
+    void texts();
     const measure = () => {
       // Measured as one line, then set at once: the observer sees only the final size, so it does not loop.
       row.classList.remove('crowded');
