@@ -21,8 +21,19 @@ export interface MemberLag {
   expiresAt: Date | null;
 }
 
+/** The stream's first sequence, read once however many consumers ask (membersLag). */
+const firstSeqOf = (jsm: JetStreamManager) => {
+  let first: Promise<number> | null = null;
+  return () => (first ??= jsm.streams.info(STUDIO_STREAM).then((info) => info.state.first_seq));
+};
+
 /** The lag of one consumer of the studio stream. */
-export async function consumerLag(jsm: JetStreamManager, ci: ConsumerInfo, retentionMs: number): Promise<MemberLag> {
+export async function consumerLag(
+  jsm: JetStreamManager,
+  ci: ConsumerInfo,
+  retentionMs: number,
+  firstSeq: () => Promise<number> = firstSeqOf(jsm),
+): Promise<MemberLag> {
   const pending = ci.num_pending + ci.num_ack_pending;
   const lag: MemberLag = {
     consumer: ci.name,
@@ -34,8 +45,7 @@ export async function consumerLag(jsm: JetStreamManager, ci: ConsumerInfo, reten
   };
   if (pending === 0) return lag;
   // The first announcement after the acknowledged floor that the stream still holds.
-  const first = (await jsm.streams.info(STUDIO_STREAM)).state.first_seq;
-  const seq = Math.max(ci.ack_floor.stream_seq + 1, first);
+  const seq = Math.max(ci.ack_floor.stream_seq + 1, await firstSeq());
   const oldest = await jsm.streams.getMessage(STUDIO_STREAM, { seq }).catch(() => null);
   if (!oldest) return lag;
   lag.oldestAt = oldest.time;
@@ -47,9 +57,10 @@ export async function consumerLag(jsm: JetStreamManager, ci: ConsumerInfo, reten
 /** Every member's lag (durable consumers only: the views' ordered readers are not members). */
 export async function membersLag(jsm: JetStreamManager, retentionMs: number): Promise<MemberLag[]> {
   const lags: MemberLag[] = [];
+  const firstSeq = firstSeqOf(jsm);
   for await (const ci of jsm.consumers.list(STUDIO_STREAM)) {
     if (!ci.config.durable_name) continue;
-    lags.push(await consumerLag(jsm, ci, retentionMs));
+    lags.push(await consumerLag(jsm, ci, retentionMs, firstSeq));
   }
   return lags;
 }
