@@ -13,21 +13,10 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import { constants, createReadStream } from 'node:fs';
-import {
-  link,
-  lstat,
-  mkdir,
-  open,
-  readFile,
-  rename,
-  rm,
-  stat,
-  statfs,
-  writeFile,
-  type FileHandle,
-} from 'node:fs/promises';
+import { link, lstat, mkdir, open, readFile, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { note } from '../notes.js';
+import { freeBytes, isNoSpaceError } from '../download/disk.js';
 import { formatBytes } from '../download/errors.js';
 import { noteWritten } from '../download/reclaim.js';
 import { syncDir, writeAll } from '../durable-fs.js';
@@ -48,13 +37,14 @@ export class FolderFullError extends TallyError {
   readonly code = 'studio_folder_full';
 }
 
-async function freeBytes(dir: string): Promise<number | null> {
-  const fs = await statfs(dir).catch(() => null);
-  return fs ? fs.bavail * fs.bsize : null;
-}
-
-async function folderFull(dir: string, a: Announcement, offset: number): Promise<FolderFullError> {
-  const free = (await freeBytes(dir)) ?? 0;
+/** `free`: the space just read, when the caller has it (else read now). */
+async function folderFull(
+  dir: string,
+  a: Announcement,
+  offset: number,
+  known?: number | null,
+): Promise<FolderFullError> {
+  const free = known ?? (await freeBytes(dir)) ?? 0;
   return new FolderFullError(
     note('studioFolderFull', {
       folder: dir,
@@ -203,7 +193,7 @@ export async function mirrorRecording(opts: MirrorOptions): Promise<{ path: stri
 
   // Said before a byte is written, not as a raw ENOSPC halfway through.
   const free = await freeBytes(dir);
-  if (free !== null && free < a.bytes - offset) throw await folderFull(dir, a, offset);
+  if (free !== null && free < a.bytes - offset) throw await folderFull(dir, a, offset, free);
   const handle = await open(part, constants.O_RDWR | constants.O_CREAT | NO_FOLLOW, 0o644);
   try {
     await handle.truncate(offset);
@@ -216,7 +206,7 @@ export async function mirrorRecording(opts: MirrorOptions): Promise<{ path: stri
       if (error instanceof StaleResumeError)
         await writeSidecar(sidecar, { identity: a.identity, offset: 0, resume: null });
       // Another program filled the disk meanwhile: what arrived is kept for when there is room again.
-      if ((error as NodeJS.ErrnoException).code === 'ENOSPC') throw await folderFull(dir, a, offset);
+      if (isNoSpaceError(error)) throw await folderFull(dir, a, offset);
       throw error;
     }
     const sha256 = hash.digest('hex');
