@@ -424,10 +424,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
       // Only now that the store knows the path may the records that prevent a second copy go.
       await releaseFinalName(result.path);
       await forgetCommit(partPath, this.#opts.fs).catch(() => undefined);
-      this.#sizeStrikes.delete(key);
-      this.#md5Misses.delete(key);
+      this.#forgetAttempts(key);
       this.#jobFolders.delete(key);
-      this.#disk.forget(key);
       this.emit('saved', { job, path: result.path, bytes: result.bytes });
       const waiting = this.#store.twinOf?.(key);
       const twin = waiting === undefined || this.#running.has(waiting) ? undefined : this.#store.get(waiting);
@@ -454,14 +452,15 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     const cause = describe(error);
 
     if (error instanceof DownloadRefusedError) {
-      this.#disk.forget(key);
+      // Its part stays where it is (its folder too) until Remove releases it.
+      this.#forgetAttempts(key);
       const failed = await this.#write(key, { state: 'failed', ...stored(cause), updatedAt: this.#iso(now) });
       this.emit('failed', { job: failed, error, willRetry: false, nextAttemptAt: null });
       return;
     }
 
     if (now >= deadline) {
-      this.#disk.forget(key);
+      this.#forgetAttempts(key);
       this.#announceDisk();
       const partBytes = await sizeOf(downloadFs(this.#opts.fs), partPath).catch(() => null);
       const at = formatTime(deadline);
@@ -475,7 +474,6 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         if (partBytes > 0) why.push(note('partialReleased', { size: formatBytes(partBytes) }));
       }
       this.#jobFolders.delete(key);
-      this.#sizeStrikes.delete(key);
       const reason = stored(...why);
       const expired = await this.#write(key, { state: 'expired', ...reason, updatedAt: this.#iso(now) });
       this.emit('expired', { job: expired, reason: reason.error });
@@ -556,13 +554,21 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
       this.#schedule(key, this.#backoff.maxMs);
       throw error;
     }
+    this.#forgetAttempts(key);
+    const partPath = partPathFor(this.#jobFolders.get(key) ?? this.#folder, job);
+    this.#jobFolders.delete(key);
+    await discardPart(partPath, this.#opts.fs).catch(() => undefined);
+  }
+
+  /**
+   * What is kept about a job from one attempt to the next (size strikes, a hash that did not match its ETag,
+   * gone answers, its disk reservation): dropped at once, the same way, whichever way the job ended.
+   */
+  #forgetAttempts(key: string): void {
     this.#sizeStrikes.delete(key);
     this.#md5Misses.delete(key);
     this.#goneCount.delete(key);
     this.#disk.forget(key);
-    const partPath = partPathFor(this.#jobFolders.get(key) ?? this.#folder, job);
-    this.#jobFolders.delete(key);
-    await discardPart(partPath, this.#opts.fs).catch(() => undefined);
   }
 
   /** How many gone answers in a row this job has had before this one. */
