@@ -5,7 +5,7 @@
  * chosen in Settings reaches the tray menu and the notifications too. Plain data: no Node, no Electron.
  * `{name}` marks a parameter, filled by `shellText`.
  */
-import { noteText, type Note, type NoteParams } from './core/notes.js';
+import { noteText, noteTextFrom, type Note } from './core/notes.js';
 import { koNotes } from './core/notes-ko.js';
 
 export const SHELL_TEXT_EN = {
@@ -125,19 +125,5 @@ export function shellLanguage(setting: 'system' | 'en' | 'ko', systemLanguage: s
  */
 export function notesTextIn(language: ShellLanguage, notes: readonly Note[]): string {
   if (language === 'en') return notes.map(noteText).join(' ');
-  return notes.map((n) => noteIn(n.code, n.params ?? {}, 0)).join(' ');
-}
-
-function noteIn(code: string, params: NoteParams, depth: number): string {
-  const template = (koNotes as Record<string, string | { one: string; other: string }>)[code];
-  if (template === undefined) return String(params.message ?? code);
-  const text = typeof template === 'string' ? template : params.count === 1 ? template.one : template.other;
-  return text.replace(/\{(\w+)\}/g, (whole, name: string) => {
-    const inner = params[`${name}Note`];
-    if (typeof inner === 'string' && inner !== code && depth < 3 && Object.hasOwn(koNotes, inner)) {
-      return noteIn(inner, params, depth + 1);
-    }
-    const value = params[name];
-    return value === undefined || value === null ? whole : String(value);
-  });
+  return notes.map((n) => noteTextFrom(koNotes, n)).join(' ');
 }

@@ -431,12 +431,40 @@ export function nested(name: string, inner: Note): NoteParams {
 
 /** The English text of one note. */
 export function noteText(n: Note): string {
-  const template: string | PluralText | undefined = (NOTE_TEXT as Record<string, string | PluralText>)[n.code];
-  if (template === undefined) return String(n.params?.message ?? n.code);
-  const text = typeof template === 'string' ? template : n.params?.count === 1 ? template.one : template.other;
+  return fillNote(NOTE_TEXT, n.code, n.params, false, 0);
+}
+
+/**
+ * One note's text from another language's catalogue (core/notes-ko.ts): a sentence nested in it (`<name>Note`,
+ * see `nested`) is taken from that catalogue too, in place of the English text under `<name>`.
+ */
+export function noteTextFrom(catalogue: Record<string, string | PluralText>, n: Note): string {
+  return fillNote(catalogue, n.code, n.params, true, 0);
+}
+
+function fillNote(
+  catalogue: Record<string, string | PluralText>,
+  code: string,
+  params: NoteParams | undefined,
+  translateNested: boolean,
+  depth: number,
+): string {
+  const template = catalogue[code];
+  if (template === undefined) return String(params?.message ?? code);
+  const text = typeof template === 'string' ? template : params?.count === 1 ? template.one : template.other;
   return text.replace(/\{(\w+)\}/g, (whole, name: string) => {
-    const value = n.params?.[name];
-    return value === undefined ? whole : String(value);
+    const inner = params?.[`${name}Note`];
+    if (
+      translateNested &&
+      typeof inner === 'string' &&
+      inner !== code &&
+      depth < 3 &&
+      Object.hasOwn(catalogue, inner)
+    ) {
+      return fillNote(catalogue, inner, params, true, depth + 1);
+    }
+    const value = params?.[name];
+    return value === undefined || value === null ? whole : String(value);
   });
 }
 
