@@ -1,6 +1,6 @@
 import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { RECLAIM_ABOVE_BYTES, RECLAIM_EVERY_BYTES, noteWritten } from './reclaim.js';
+import { RECLAIM_ABOVE_BYTES, RECLAIM_EVERY_BYTES, forcedCollections, holdBuffers, noteWritten } from './reclaim.js';
 
 describe('reclaim: written download buffers are given back early (issue 10, tally listen memory)', () => {
   it('runs a young-generation collection once buffers written to disk pile up past RECLAIM_ABOVE_BYTES', async () => {
@@ -23,6 +23,27 @@ describe('reclaim: written download buffers are given back early (issue 10, tall
     });
     noteWritten(RECLAIM_EVERY_BYTES);
     await minor;
+  });
+
+  it('forces no collection for buffers other work declared it keeps alive (issue 22: a team receiver)', () => {
+    // A team receiver's puts in flight: several MiB of live buffers beside the download. A collection frees
+    // none of them, and promotes them to the old generation.
+    const kept = Array.from({ length: 8 }, () => Buffer.alloc(1024 * 1024, 1));
+    const release = holdBuffers(8 * 1024 * 1024);
+    const before = forcedCollections();
+    for (let i = 0; i < 64; i += 1) noteWritten(RECLAIM_EVERY_BYTES);
+    expect(forcedCollections()).toBe(before);
+    // Garbage above them is still collected.
+    let dropped = 0;
+    while (dropped < 4 * RECLAIM_ABOVE_BYTES) dropped += Buffer.allocUnsafeSlow(64 * 1024).length;
+    noteWritten(RECLAIM_EVERY_BYTES);
+    expect(forcedCollections()).toBe(before + 1);
+    // Once given back, the threshold is the usual one again (released twice: counted once).
+    release();
+    release();
+    noteWritten(RECLAIM_EVERY_BYTES);
+    expect(forcedCollections()).toBe(before + 2);
+    expect(kept.every((b) => b[0] === 1)).toBe(true);
   });
 
   it('leaves the global gc alone (the collector lives in its own context)', () => {

@@ -6,12 +6,14 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { Readable, Transform } from 'node:stream';
+import { open, type FileHandle } from 'node:fs/promises';
+import { Transform, type Readable } from 'node:stream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Objm, StorageType, setSha256Backend, type ObjectStore } from '@nats-io/obj';
 import { note } from '../notes.js';
 import { ConfigError } from '../errors.js';
+import { holdBuffers } from '../download/reclaim.js';
 import type { StoredRef } from './announcement.js';
 import { OBJECT_BUCKET } from './team.js';
 
@@ -87,6 +89,49 @@ export function natsDigest(sha256Hex: string): string {
 const CHUNK_BYTES = 512 * 1024;
 
 /**
+ * The file is read in pieces of two chunks: a recording of up to 1 MiB is one read, and the Object Store
+ * sends its chunks as views of that piece without copying them (it copies only to join a piece's rest with
+ * the next piece).
+ */
+const PIECE_BYTES = 2 * CHUNK_BYTES;
+
+/**
+ * Array-buffer memory a put keeps alive while it runs: the piece being sent and the NATS client's copy of
+ * the chunk being written (declared to the downloads' reclaim, which otherwise forces collections for it).
+ */
+const PUT_HOLDS_BYTES = PIECE_BYTES + 2 * CHUNK_BYTES;
+
+/**
+ * The file's bytes for the Object Store, one piece per read the store asks for (no read-ahead, no Node stream
+ * and web-stream adapter in between). Reads to the end of the file, so a file that grew since it was saved
+ * shows in the size the store reports; `read()` says how many bytes went out.
+ */
+function filePieces(file: FileHandle, expected: number): { stream: ReadableStream<Uint8Array>; read: () => number } {
+  let position = 0;
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        // Sized to what is left (the read past the end that finds it needs no piece of its own).
+        const size = position < expected ? Math.min(PIECE_BYTES, expected - position) : 64 * 1024;
+        const piece = Buffer.allocUnsafeSlow(size);
+        const { bytesRead } = await file.read(piece, 0, size, position);
+        if (bytesRead === 0) return controller.close();
+        position += bytesRead;
+        controller.enqueue(piece.subarray(0, bytesRead));
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  return { stream, read: () => position };
+}
+
+/** The hex sha256 of an Object Store digest (`SHA-256=` + padded base64url), or null for another form. */
+export function digestHex(digest: string): string | null {
+  const match = /^SHA-256=([A-Za-z0-9_-]{43}=)$/.exec(digest);
+  return match ? Buffer.from(match[1]!, 'base64url').toString('hex') : null;
+}
+
+/**
  * Chunks asked for at once by a paced read (1 MiB). Each chunk arrives as a view into the client's own read
  * buffer (about 1 MB each), so a batch of 8 held 8-16 MB and its buffers outlived young collections: a
  * member mirroring 1 GiB peaked at 160 MB, 97-98 MB with batches of 2 and the mirror's written pieces
@@ -135,31 +180,38 @@ export class NatsTeamStore implements TeamStore {
 
   async put(input: PutInput): Promise<PutResult> {
     const os = await this.#bucket();
-    const { stream, result } = hashingFileStream(input.path);
+    const ref = { kind: 'nats', bucket: OBJECT_BUCKET, name: input.identity } as const;
     const existing = await os.info(input.identity);
     // A repeat after a crash: the very same bytes are already there under the fixed key.
     if (existing && !existing.deleted && existing.size === input.bytes) {
       const local = await hashFile(input.path);
-      if (existing.digest === natsDigest(local.sha256)) {
-        stream.destroy();
-        return { ref: { kind: 'nats', bucket: OBJECT_BUCKET, name: input.identity }, ...local };
+      if (existing.digest === natsDigest(local.sha256)) return { ref, ...local };
+    }
+    const file = await open(input.path, 'r');
+    const release = holdBuffers(PUT_HOLDS_BYTES);
+    try {
+      const { stream, read } = filePieces(file, input.bytes);
+      // The object's name is written last, and only over the revision read above: of two receivers putting the
+      // same recording at once (one took over the other's stale claim) one write wins, and the other's put
+      // fails and purges the chunks it sent, so no chunk is left without an object.
+      const info = await os.put({ name: input.identity, options: { max_chunk_size: CHUNK_BYTES } }, stream, {
+        timeout: 30_000,
+        previousRevision: existing?.revision ?? 0,
+      });
+      // The store's digest is the SHA-256 of exactly the chunks it sent (Node's hash, `setSha256Backend`):
+      // the file is not hashed a second time on the way.
+      const sha256 = digestHex(info.digest);
+      const bytes = read();
+      if (info.size !== bytes || bytes !== input.bytes || sha256 === null) {
+        throw new StoreVerifyError(
+          `The team store holds ${info.size} bytes for ${input.identity}, ${bytes} were sent from a ${input.bytes}-byte file.`,
+        );
       }
+      return { ref, bytes, sha256 };
+    } finally {
+      release();
+      await file.close();
     }
-    // The object's name is written last, and only over the revision read above: of two receivers putting the
-    // same recording at once (one took over the other's stale claim) one write wins, and the other's put fails
-    // and purges the chunks it sent, so no chunk is left without an object.
-    const info = await os.put(
-      { name: input.identity, options: { max_chunk_size: CHUNK_BYTES } },
-      Readable.toWeb(stream) as unknown as ReadableStream<Uint8Array>,
-      { timeout: 30_000, previousRevision: existing?.revision ?? 0 },
-    );
-    const sent = result();
-    if (info.size !== sent.bytes || info.digest !== natsDigest(sent.sha256) || sent.bytes !== input.bytes) {
-      throw new StoreVerifyError(
-        `The team store holds ${info.size} bytes for ${input.identity}, ${sent.bytes} were sent from a ${input.bytes}-byte file.`,
-      );
-    }
-    return { ref: { kind: 'nats', bucket: OBJECT_BUCKET, name: input.identity }, ...sent };
   }
 
   /**
