@@ -1,6 +1,14 @@
 import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { RECLAIM_ABOVE_BYTES, RECLAIM_EVERY_BYTES, forcedCollections, holdBuffers, noteWritten } from './reclaim.js';
+import {
+  RECLAIM_ABOVE_BYTES,
+  RECLAIM_EVERY_BYTES,
+  SpacedReclaim,
+  forcedCollections,
+  forcedFullCollections,
+  holdBuffers,
+  noteWritten,
+} from './reclaim.js';
 
 describe('reclaim: written download buffers are given back early (issue 10, tally listen memory)', () => {
   it('runs a young-generation collection once buffers written to disk pile up past RECLAIM_ABOVE_BYTES', async () => {
@@ -44,6 +52,30 @@ describe('reclaim: written download buffers are given back early (issue 10, tall
     noteWritten(RECLAIM_EVERY_BYTES);
     expect(forcedCollections()).toBe(before + 2);
     expect(kept.every((b) => b[0] === 1)).toBe(true);
+  });
+
+  it("collects a mirror's pieces once per span they live, never with a full collection (issue 22)", () => {
+    // A member's chunks live for their batch and one more chunk: a collection in between would promote the
+    // ones still waiting, and V8 followed with a full collection after nearly every one.
+    const span = 1536 * 1024;
+    const reclaim = new SpacedReclaim(span, 3 * 1024 * 1024);
+    const young = forcedCollections();
+    const full = forcedFullCollections();
+    const garbage = () => {
+      let dropped = 0;
+      while (dropped < 6 * RECLAIM_ABOVE_BYTES) dropped += Buffer.allocUnsafeSlow(64 * 1024).length;
+    };
+    garbage();
+    reclaim.written(span - 1);
+    expect(forcedCollections()).toBe(young); // within the span: the chunks written may still be alive
+    reclaim.written(1);
+    expect(forcedCollections()).toBe(young + 1);
+    for (let i = 0; i < 40; i += 1) {
+      garbage();
+      reclaim.written(span);
+    }
+    expect(forcedCollections()).toBe(young + 41);
+    expect(forcedFullCollections()).toBe(full);
   });
 
   it('leaves the global gc alone (the collector lives in its own context)', () => {

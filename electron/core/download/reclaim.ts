@@ -29,6 +29,7 @@ type Collect = (options: { type: 'minor' | 'major'; execution: 'sync' | 'async' 
 let collect: Collect | null | undefined;
 let sinceLast = 0;
 let minors = 0;
+let majors = 0;
 /** Array-buffer memory other work of the process keeps alive on purpose (`holdBuffers`). */
 let heldElsewhere = 0;
 
@@ -62,7 +63,10 @@ export function noteWritten(bytes: number, heldOnPurpose = 0): void {
   if (!collect) return;
   collect({ type: 'minor', execution: 'sync' });
   minors += 1;
-  if (minors % MAJOR_EVERY === 0) collect({ type: 'major', execution: 'async' });
+  if (minors % MAJOR_EVERY === 0) {
+    collect({ type: 'major', execution: 'async' });
+    majors += 1;
+  }
 }
 
 /**
@@ -84,7 +88,44 @@ export function holdBuffers(bytes: number): () => void {
   };
 }
 
+/**
+ * Reclaim for one reader that knows how long its pieces stay alive: a member's mirror, whose chunks from the
+ * team server arrive in batches (studio/store.ts) as views into buffers of about 1 MB each. Every
+ * `spacingBytes` written (longer than a chunk lives: its batch and one more chunk), a young-generation
+ * collection when array buffers above `heldOnPurpose` + RECLAIM_ABOVE_BYTES are held, and never a full one.
+ * So spaced, no chunk is alive at two forced collections and none is promoted to the old generation.
+ * `noteWritten`'s spacing (every 512 KiB, whatever is in flight) promoted every chunk of a batch still
+ * waiting, and V8 then ran a full collection after nearly every forced one (58 for 512 MiB, a third of the
+ * member's CPU; issue 22).
+ */
+export class SpacedReclaim {
+  readonly #spacingBytes: number;
+  readonly #heldOnPurpose: number;
+  #since = 0;
+
+  constructor(spacingBytes: number, heldOnPurpose: number) {
+    this.#spacingBytes = spacingBytes;
+    this.#heldOnPurpose = heldOnPurpose;
+  }
+
+  written(bytes: number): void {
+    this.#since += bytes;
+    if (this.#since < this.#spacingBytes) return;
+    this.#since = 0;
+    if (process.memoryUsage().arrayBuffers < RECLAIM_ABOVE_BYTES + this.#heldOnPurpose + heldElsewhere) return;
+    const collect = collector();
+    if (!collect) return;
+    collect({ type: 'minor', execution: 'sync' });
+    minors += 1;
+  }
+}
+
 /** Young collections forced so far (tests and benches). */
 export function forcedCollections(): number {
   return minors;
+}
+
+/** Full collections forced so far (tests and benches). */
+export function forcedFullCollections(): number {
+  return majors;
 }

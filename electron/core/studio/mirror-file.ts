@@ -18,13 +18,13 @@ import path from 'node:path';
 import { note } from '../notes.js';
 import { freeBytes, isNoSpaceError } from '../download/disk.js';
 import { formatBytes } from '../download/errors.js';
-import { noteWritten } from '../download/reclaim.js';
+import { SpacedReclaim, noteWritten } from '../download/reclaim.js';
 import { syncDir, writeAll } from '../durable-fs.js';
 import { TallyError } from '../errors.js';
 import { refuseLinkedFolder, removePlantedLink } from '../folder-check.js';
 import { mediaExt, pickFinalName, safeFileName } from '../recordings/filename.js';
 import type { Announcement } from './announcement.js';
-import { StaleResumeError, type TeamStore } from './store.js';
+import { NATS_READ_SPAN, StaleResumeError, type TeamStore } from './store.js';
 import { abortableDelay } from '../backoff.js';
 
 /** The bytes or the hash did not match the announcement: the part is dropped and the transfer starts over. */
@@ -80,9 +80,6 @@ export interface MirrorOptions {
 
 /** At most one checkpoint a second besides the byte spacing, so a slow transfer loses little to a crash. */
 const CHECKPOINT_EVERY_MS = 1_000;
-
-/** Array-buffer memory a mirror holds by design: the team store's batch in flight (2 chunks, ~1 MB buffers each). */
-const READ_AHEAD_BYTES = 3 * 1024 * 1024;
 
 interface Sidecar {
   identity: string;
@@ -255,6 +252,8 @@ async function receive(
   };
   let offset = start;
   let resume = startResume;
+  const spaced =
+    opts.store.kind === 'nats' ? new SpacedReclaim(NATS_READ_SPAN.liveBytes, NATS_READ_SPAN.inFlightBytes) : null;
   let sinceCheckpoint = 0;
   let lastCheckpoint = Date.now();
   const began = Date.now();
@@ -282,9 +281,10 @@ async function receive(
       }
       await writeAll(handle, [Buffer.from(piece.data.buffer, piece.data.byteOffset, piece.data.byteLength)], offset);
       hash.update(piece.data);
-      // The piece and the socket reads it came from are garbage now: collected early, as a download's are. The
-      // team store's next batch is already on its way (its buffers are about 1 MB per chunk): not garbage.
-      noteWritten(piece.data.length, READ_AHEAD_BYTES);
+      // The piece and the socket reads it came from are garbage now: collected early, as a download's are (the
+      // team server's chunks, spaced by how long they live: store.ts).
+      if (spaced) spaced.written(piece.data.length);
+      else noteWritten(piece.data.length);
       offset += piece.data.length;
       resume = piece.resume;
       sinceCheckpoint += piece.data.length;

@@ -132,12 +132,22 @@ export function digestHex(digest: string): string | null {
 }
 
 /**
- * Chunks asked for at once by a paced read (1 MiB). Each chunk arrives as a view into the client's own read
- * buffer (about 1 MB each), so a batch of 8 held 8-16 MB and its buffers outlived young collections: a
- * member mirroring 1 GiB peaked at 160 MB, 97-98 MB with batches of 2 and the mirror's written pieces
- * reclaimed like a download's (mirror-file.ts; issue 22: under 100 MB).
+ * Chunks asked for at once by a paced read (1 MiB). Each chunk arrives as a view into the NATS client's own
+ * buffer for it (about 1 MB each, grown as the socket's 64 KiB reads come in), so a batch of 8 held 8-16 MB
+ * and its buffers outlived young collections: a member mirroring 1 GiB peaked at 160 MB, 97-98 MB with
+ * batches of 2 and the mirror's written pieces reclaimed (mirror-file.ts; issue 22: under 100 MB).
  */
 const FETCH_CHUNKS = 2;
+
+/**
+ * What a reader of the team server should know to reclaim the pieces it wrote (mirror-file.ts): a chunk
+ * lives from its batch's arrival until it is written, so within `liveBytes` written; the batch on its way
+ * holds about `inFlightBytes` of buffers.
+ */
+export const NATS_READ_SPAN = {
+  liveBytes: (FETCH_CHUNKS + 1) * CHUNK_BYTES,
+  inFlightBytes: (FETCH_CHUNKS + 1) * 1024 * 1024,
+} as const;
 
 /** The JetStream Object Store bucket `tally-studio`. */
 export class NatsTeamStore implements TeamStore {
