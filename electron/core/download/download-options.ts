@@ -36,7 +36,7 @@ export interface DownloadOptions {
    * ranges only while they add throughput (see `rampWindowMs`, `splitBelowBytesPerSec`).
    */
   segments?: number;
-  /** How long each connection count is measured before the next step of the ramp (default 500 ms). */
+  /** How long each connection count is measured before the next step of the ramp (default 250 ms). */
   rampWindowMs?: number;
   /**
    * Ranges are added only while one connection gets less than this many bytes per second (default 100 MB/s):

@@ -285,6 +285,29 @@ describe('downloadFile: segmented', () => {
     expect(elapsedMs).toBeLessThan((size / rate) * 1000 * 0.75);
   });
 
+  it('adds the second range within about a third of a second against a throttled origin (the default ramp)', async () => {
+    // Every second of the ramp runs at a fraction of the speed the throttle allows: aria2c opens its ranges at
+    // once. With the default window (250 ms, measured one tick after the connection streams) the second range
+    // is asked for at about 0.3 s; the window before issue 22's second round (500 ms, two ticks) needed 0.75 s.
+    const { file, urlPath } = publish(4 * MiB);
+    server.setFaults({ rateBytesPerSec: 2 * MiB });
+    const asked: number[] = [];
+    const onRequest = (record: { path: string }): void => {
+      if (record.path === urlPath) asked.push(performance.now());
+    };
+    server.on('request', onRequest);
+    try {
+      const result = await downloadFile(
+        options(urlPath, { segmentThresholdBytes: 1 * MiB, segments: 4, minSplitBytes: 256 * KiB }),
+      );
+      expect(await sha256File(result.path)).toBe(file.sha256());
+    } finally {
+      server.off('request', onRequest);
+    }
+    expect(asked.length).toBeGreaterThanOrEqual(2);
+    expect((asked[1] ?? Infinity) - (asked[0] ?? 0)).toBeLessThan(600);
+  });
+
   it('starts with one connection and keeps it while that connection is fast enough', async () => {
     const { file, urlPath } = publish(3 * MiB);
     server.setFaults({ rateBytesPerSec: 4 * MiB });

@@ -45,7 +45,7 @@ export type { DownloadFs, PartHandle } from './download-fs.js';
 export const DEFAULT_SEGMENTS = 4;
 export const DEFAULT_SEGMENT_THRESHOLD_BYTES = 32 * 1024 * 1024;
 /** How long each connection count of the ramp is measured (segmented.ts). */
-export const DEFAULT_RAMP_WINDOW_MS = 500;
+export const DEFAULT_RAMP_WINDOW_MS = 250;
 /**
  * One connection faster than this (100 MB/s, 800 Mbit/s) is not joined by another: the link, the disk or the
  * CPU is then the limit (on loopback one stream measured 0.92x curl, four ranges 0.70x). Throttling CDNs and

@@ -257,7 +257,7 @@ export async function runSegmented(
             // A window starts one tick after every connection of the step is streaming: what a socket held
             // before its first write (the probe's bytes that arrived while the part was being set up) would
             // otherwise count as speed.
-            if (receiving < ramp.target || ramp.settled < 2) {
+            if (receiving < ramp.target || ramp.settled < 1) {
               ramp.settled = receiving < ramp.target ? 0 : ramp.settled + 1;
               ramp.at = now;
               ramp.bytes = written;
