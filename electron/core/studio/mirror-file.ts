@@ -281,13 +281,15 @@ async function receive(
       }
       await writeAll(handle, [Buffer.from(piece.data.buffer, piece.data.byteOffset, piece.data.byteLength)], offset);
       hash.update(piece.data);
+      const written = piece.data.length;
+      piece.release?.();
       // The piece and the socket reads it came from are garbage now: collected early, as a download's are (the
       // team server's chunks, spaced by how long they live: store.ts).
-      if (spaced) spaced.written(piece.data.length);
-      else noteWritten(piece.data.length);
-      offset += piece.data.length;
+      if (spaced) spaced.written(written);
+      else noteWritten(written);
+      offset += written;
       resume = piece.resume;
-      sinceCheckpoint += piece.data.length;
+      sinceCheckpoint += written;
       if (!syncing && (sinceCheckpoint >= every || Date.now() - lastCheckpoint >= CHECKPOINT_EVERY_MS)) {
         const saving = checkpoint().catch(() => undefined); // a failed checkpoint only costs a longer resume
         // A throttled transfer waits anyway: its checkpoint is on disk before the progress that follows is said.
