@@ -9,7 +9,7 @@ import { createReadStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { Transform, type Readable } from 'node:stream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { DeliverPolicy, jetstream, jetstreamManager, type JsMsg } from '@nats-io/jetstream';
 import { Objm, StorageType, setSha256Backend, type ObjectStore } from '@nats-io/obj';
 import { note } from '../notes.js';
 import { ConfigError } from '../errors.js';
@@ -148,21 +148,23 @@ export function digestHex(digest: string): string | null {
 }
 
 /**
- * Chunks asked for at once by a paced read (1 MiB). Each chunk arrives as a view into the NATS client's own
- * buffer for it (about 1 MB each, grown as the socket's 64 KiB reads come in), so a batch of 8 held 8-16 MB
- * and its buffers outlived young collections: a member mirroring 1 GiB peaked at 160 MB, 97-98 MB with
- * batches of 2 and the mirror's written pieces reclaimed (mirror-file.ts; issue 22: under 100 MB).
+ * Chunks asked for at once by a read. Each chunk arrives as a view into the NATS client's own buffer for it
+ * (about 1 MB for 512 KiB, grown as the socket's 64 KiB reads come in), so batches of 8 held 8-16 MB and
+ * their buffers outlived young collections: a member mirroring 1 GiB peaked at 160 MB (issue 22: under
+ * 100 MB). One chunk at a time, the next one asked for as soon as the last has arrived (`read`): two chunks
+ * in memory at most, as paced batches of 2 held, with the server sending while the member writes (batches of
+ * 2 overlapped so peaked at 98-101 MB).
  */
-const FETCH_CHUNKS = 2;
+const FETCH_CHUNKS = 1;
 
 /**
  * What a reader of the team server should know to reclaim the pieces it wrote (mirror-file.ts): a chunk
- * lives from its batch's arrival until it is written, so within `liveBytes` written; the batch on its way
- * holds about `inFlightBytes` of buffers.
+ * lives from its arrival until it is written, within `liveBytes` written (the batch written before it, its
+ * own, and one more chunk); the batches alive at once hold about `inFlightBytes` of buffers.
  */
 export const NATS_READ_SPAN = {
-  liveBytes: (FETCH_CHUNKS + 1) * CHUNK_BYTES,
-  inFlightBytes: (FETCH_CHUNKS + 1) * 1024 * 1024,
+  liveBytes: (2 * FETCH_CHUNKS + 1) * CHUNK_BYTES,
+  inFlightBytes: (2 * FETCH_CHUNKS + 1) * 1024 * 1024,
 } as const;
 
 /** The JetStream Object Store bucket `tally-studio`. */
@@ -284,32 +286,46 @@ export class NatsTeamStore implements TeamStore {
         ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: startSeq }
         : { deliver_policy: DeliverPolicy.All }),
     });
-    // Paced: the next batch is asked for only once the file has taken the last one, so however fast the server
-    // sends, at most one batch (FETCH_CHUNKS x 512 KiB) waits in memory, and a slow disk slows the reads.
+    // Paced and overlapped: the next batch is asked for as soon as the last one has arrived, and arrives while
+    // the file takes that one (one batch after the other, the server and the member each waited for the other:
+    // a member mirrored at a third of a download's speed). A batch is asked for only once the one before it is
+    // all here and the one before that is written, so at most two are in memory however fast the server
+    // sends, and a slow disk slows the reads.
+    const chunk = info.options?.max_chunk_size ?? CHUNK_BYTES;
     let at = offset;
-    let batch: Awaited<ReturnType<typeof consumer.fetch>> | null = null;
-    const stop = () => void batch?.close();
+    let received = offset;
+    type Batch = Awaited<ReturnType<typeof consumer.fetch>>;
+    let current = null as Batch | null; // set inside fetchBatch
+    const stop = () => void current?.close();
     signal.addEventListener('abort', stop, { once: true });
+    const fetchBatch = async (): Promise<JsMsg[]> => {
+      const left = Math.ceil((info.size - received) / chunk);
+      current = await consumer.fetch({ max_messages: Math.max(1, Math.min(FETCH_CHUNKS, left)), expires: 10_000 });
+      const got: JsMsg[] = [];
+      for await (const m of current) got.push(m);
+      for (const m of got) received += m.data.length;
+      return got;
+    };
+    let next: Promise<JsMsg[]> | null = fetchBatch();
+    next.catch(() => undefined); // awaited below; an early end must not leave it unhandled
     try {
-      while (at < info.size && !signal.aborted) {
-        const left = Math.ceil((info.size - at) / (info.options?.max_chunk_size ?? CHUNK_BYTES));
-        batch = await consumer.fetch({ max_messages: Math.max(1, Math.min(FETCH_CHUNKS, left)), expires: 10_000 });
-        let got = 0;
-        for await (const m of batch) {
-          if (signal.aborted) break;
-          got += 1;
-          at += m.data.length;
-          const data = m.data;
-          yield { data, resume: `${info.nuid}:${m.seq}`, release: () => releaseChunk(data) };
-          if (at >= info.size) break;
-        }
+      while (next && at < info.size && !signal.aborted) {
+        const batch = await next;
+        next = received < info.size && !signal.aborted ? fetchBatch() : null;
+        next?.catch(() => undefined);
         // An empty batch: the server had nothing within the expiry (a node lost mid-read): the caller's idle
         // timeout decides; asking again is cheap.
-        if (got === 0 && signal.aborted) break;
+        while (batch.length > 0 && !signal.aborted && at < info.size) {
+          const m = batch.shift()!;
+          const data = m.data;
+          at += data.length;
+          yield { data, resume: `${info.nuid}:${m.seq}`, release: () => releaseChunk(data) };
+        }
       }
     } finally {
       signal.removeEventListener('abort', stop);
-      await batch?.close();
+      await current?.close();
+      await next?.catch(() => undefined);
     }
     if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('aborted');
   }
