@@ -555,7 +555,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     if (claimed === 'taken') throw new Error('another receiver is publishing it');
     // The claim is renewed while the bytes go up (a large file over a slow line can take longer than the
     // stale age): another receiver takes over only a claim nobody renewed, and only by compare-and-set.
-    let revision = claimed;
+    let revision = claimed.revision;
     let renewing = Promise.resolve();
     const renew = setInterval(
       () => {
@@ -573,6 +573,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
         identity: item.identity,
         path: item.path,
         bytes: item.bytes,
+        fresh: claimed.fresh,
         ...(item.contentType ? { contentType: item.contentType } : {}),
       });
     } finally {
@@ -626,10 +627,13 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     return { state, by: this.#by, at: new Date().toISOString() };
   }
 
-  /** The claim's revision when this receiver holds it, or why not. */
-  async #claim(kv: KV, identity: string): Promise<number | 'published' | 'taken'> {
+  /**
+   * The claim's revision when this receiver holds it (and whether it is the first claim on the recording), or
+   * why not.
+   */
+  async #claim(kv: KV, identity: string): Promise<{ revision: number; fresh: boolean } | 'published' | 'taken'> {
     try {
-      return await kv.create(identity, JSON.stringify(this.#claimValue('claimed')));
+      return { revision: await kv.create(identity, JSON.stringify(this.#claimValue('claimed'))), fresh: true };
     } catch (error) {
       const entry = await kv.get(identity);
       if (!entry || entry.operation !== 'PUT') throw error;
@@ -638,7 +642,8 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       const stale = Date.now() - Date.parse(claim.at) > this.#staleClaimMs;
       if (claim.by !== this.#by && !stale) return 'taken';
       // Ours from before a restart, or abandoned: taken over only if nobody else moved it meanwhile.
-      return kv.update(identity, JSON.stringify(this.#claimValue('claimed')), entry.revision);
+      const revision = await kv.update(identity, JSON.stringify(this.#claimValue('claimed')), entry.revision);
+      return { revision, fresh: false };
     }
   }
 }

@@ -61,6 +61,26 @@ describe('NatsTeamStore.put on a real server', () => {
     },
   );
 
+  // A first claim puts without reading what is there (issue 22: a round trip per recording); an object there
+  // after all (a claim that expired before its object) is found by the server's refusal, never overwritten
+  // blindly.
+  it('puts a first-claimed recording over an object already there the careful way', async () => {
+    const store = new NatsTeamStore(nc, { retentionMs: 60 * 60_000 });
+    const first = randomBytes(700_000);
+    const path = join(dir, 'again.mp4');
+    await writeFile(path, first);
+    const put = await store.put({ identity: 'rec-again', path, bytes: first.length, fresh: true });
+    // The same bytes again: kept as they are.
+    const again = await store.put({ identity: 'rec-again', path, bytes: first.length, fresh: true });
+    expect(again.sha256).toBe(put.sha256);
+    // Other bytes under the same key: they replace the object, whole.
+    const other = randomBytes(900_000);
+    await writeFile(path, other);
+    const replaced = await store.put({ identity: 'rec-again', path, bytes: other.length, fresh: true });
+    expect(replaced.sha256).toBe(createHash('sha256').update(other).digest('hex'));
+    expect((await readBack(store, 'rec-again')).equals(other)).toBe(true);
+  });
+
   it('refuses a file that is no longer the size that was saved', async () => {
     const store = new NatsTeamStore(nc, { retentionMs: 60 * 60_000 });
     const path = join(dir, 'grown.mp4');

@@ -9,7 +9,14 @@ import { createReadStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { Transform, type Readable } from 'node:stream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { DeliverPolicy, jetstream, jetstreamManager, type JsMsg } from '@nats-io/jetstream';
+import {
+  DeliverPolicy,
+  JetStreamApiCodes,
+  JetStreamApiError,
+  jetstream,
+  jetstreamManager,
+  type JsMsg,
+} from '@nats-io/jetstream';
 import { Objm, StorageType, setSha256Backend, type ObjectStore } from '@nats-io/obj';
 import { note } from '../notes.js';
 import { ConfigError } from '../errors.js';
@@ -23,6 +30,12 @@ export interface PutInput {
   path: string;
   bytes: number;
   contentType?: string;
+  /**
+   * No receiver had claimed the recording before (the claim was just created): its object is almost surely
+   * not in the store, so it is put without reading what is there first (a round trip per recording); if one
+   * is there after all, the put is refused by the server and done the careful way.
+   */
+  fresh?: boolean;
 }
 
 /** A stored, verified copy: where it is, and the sha256 of exactly the bytes that went in. */
@@ -173,6 +186,7 @@ export class NatsTeamStore implements TeamStore {
   readonly #nc: NatsConnection;
   readonly #retentionMs: number;
   #os: Promise<ObjectStore> | null = null;
+  readonly #readable = new Map<string, Promise<ObjectStore>>();
 
   readonly #replicas: number | undefined;
 
@@ -201,6 +215,20 @@ export class NatsTeamStore implements TeamStore {
     return this.#os;
   }
 
+  /**
+   * A bucket to read from, opened once per store (opening it asks the server twice: a member paid both for
+   * every recording it mirrored; issue 22). A failed open is asked again next time.
+   */
+  #opened(bucket: string): Promise<ObjectStore> {
+    let os = this.#readable.get(bucket);
+    if (!os) {
+      os = new Objm(this.#nc).open(bucket);
+      this.#readable.set(bucket, os);
+      os.catch(() => this.#readable.delete(bucket));
+    }
+    return os;
+  }
+
   /** Creates the object store now (at its replicas), rather than at the first put. */
   async open(): Promise<void> {
     await this.#bucket();
@@ -209,7 +237,7 @@ export class NatsTeamStore implements TeamStore {
   async put(input: PutInput): Promise<PutResult> {
     const os = await this.#bucket();
     const ref = { kind: 'nats', bucket: OBJECT_BUCKET, name: input.identity } as const;
-    const existing = await os.info(input.identity);
+    const existing = input.fresh ? null : await os.info(input.identity);
     // A repeat after a crash: the very same bytes are already there under the fixed key.
     if (existing && !existing.deleted && existing.size === input.bytes) {
       const local = await hashFile(input.path);
@@ -222,10 +250,17 @@ export class NatsTeamStore implements TeamStore {
       // The object's name is written last, and only over the revision read above: of two receivers putting the
       // same recording at once (one took over the other's stale claim) one write wins, and the other's put
       // fails and purges the chunks it sent, so no chunk is left without an object.
-      const info = await os.put({ name: input.identity, options: { max_chunk_size: CHUNK_BYTES } }, stream, {
-        timeout: 30_000,
-        previousRevision: existing?.revision ?? 0,
-      });
+      const info = await os
+        .put({ name: input.identity, options: { max_chunk_size: CHUNK_BYTES } }, stream, {
+          timeout: 30_000,
+          previousRevision: existing?.revision ?? 0,
+        })
+        .catch((error: unknown) => {
+          const there = error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamWrongLastSequence;
+          if (input.fresh && there) return null; // an object was there after all (its chunks sent were purged)
+          throw error;
+        });
+      if (!info) return await this.put({ ...input, fresh: false });
       // The store's digest is the SHA-256 of exactly the chunks it sent (Node's hash, `setSha256Backend`):
       // the file is not hashed a second time on the way.
       const sha256 = digestHex(info.digest);
@@ -269,7 +304,7 @@ export class NatsTeamStore implements TeamStore {
 
   async *read(ref: StoredRef, offset: number, resume: string | null, signal: AbortSignal): AsyncIterable<ReadPiece> {
     if (ref.kind !== 'nats') throw new ConfigError('This recording is in an S3 bucket, not on the team server.');
-    const os = await new Objm(this.#nc).open(ref.bucket);
+    const os = await this.#opened(ref.bucket);
     const info = await os.info(ref.name);
     if (!info || info.deleted) throw new GoneError(`${ref.name} is no longer in the team store.`);
     let startSeq = 0;
