@@ -165,8 +165,8 @@ export function digestHex(digest: string): string | null {
  * (about 1 MB for 512 KiB, grown as the socket's 64 KiB reads come in), so batches of 8 held 8-16 MB and
  * their buffers outlived young collections: a member mirroring 1 GiB peaked at 160 MB (issue 22: under
  * 100 MB). One chunk at a time, the next one asked for as soon as the last has arrived (`read`): two chunks
- * in memory at most, as paced batches of 2 held, with the server sending while the member writes (batches of
- * 2 overlapped so peaked at 98-101 MB).
+ * in memory (three after the first request), as paced batches of 2 held, with the server sending while the
+ * member writes (batches of 2 overlapped so peaked at 98-105 MB).
  */
 const FETCH_CHUNKS = 1;
 
