@@ -124,7 +124,7 @@ export function coalescingWriter(out: { write(text: string): unknown }): { write
 }
 
 export function createListenPrinter(opts: {
-  out: NodeJS.WritableStream;
+  out: { write(text: string): unknown };
   ndjson: boolean;
   tty: boolean;
   folder: string;

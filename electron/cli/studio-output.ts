@@ -28,7 +28,7 @@ export interface StudioPrinter {
 const PROGRESS_EVERY_MS = 1_000;
 
 export function createStudioPrinter(opts: {
-  out: NodeJS.WritableStream;
+  out: { write(text: string): unknown };
   err: NodeJS.WritableStream;
   ndjson: boolean;
   prefix: string;
