@@ -99,9 +99,18 @@ export function publisherSetup(setup: StudioSetup, stateDir: string, io: Command
   };
 }
 
-/** Prints what the publisher does, in listen's output (human lines or NDJSON). */
-export function printPublisher(publisher: StudioPublisher, io: CommandIo, ndjson: boolean): void {
-  const printer = createStudioPrinter({ out: io.stdout, err: io.stderr, ndjson, prefix: 'tally listen' });
+/**
+ * Prints what the publisher does, in listen's output (human lines or NDJSON), through `out`: listen's own
+ * writer, which gathers each turn's lines into one write (a line per recording shared, written on its own,
+ * was a system call each).
+ */
+export function printPublisher(
+  publisher: StudioPublisher,
+  io: CommandIo,
+  ndjson: boolean,
+  out: { write(text: string): unknown } = io.stdout,
+): void {
+  const printer = createStudioPrinter({ out, err: io.stderr, ndjson, prefix: 'tally listen' });
   publisher.on('connected', (info) => printer.connected(info.url));
   publisher.on('waiting', (info) => printer.waiting(info));
   publisher.on('connection', (state) => printer.connection(state));

@@ -24,7 +24,7 @@ import {
   openCredentialResolver,
   parseCommandArgs,
 } from './context.js';
-import { createListenPrinter } from './listen-output.js';
+import { coalescingWriter, createListenPrinter } from './listen-output.js';
 import { ensureWritableFolder } from '../core/folder-check.js';
 
 const help = `Usage: tally listen [--folder DIR] [options]
@@ -226,13 +226,9 @@ const command: Command = {
       throw error;
     }
 
-    const printer = createListenPrinter({
-      out: io.stdout,
-      ndjson: values.ndjson === true,
-      tty: isTty(io.stdout),
-      folder,
-      coalesce: true,
-    });
+    // Each turn's lines in one write, the studio's lines (`--team`) in the same writer and order.
+    const out = coalescingWriter(io.stdout);
+    const printer = createListenPrinter({ out, ndjson: values.ndjson === true, tty: isTty(io.stdout), folder });
     // The same receive service as the tray app and `tally serve`: port policy, health, studio publisher and
     // `tally status`. Listen only prints what it is told.
     const service = new ReceiveService({
@@ -261,7 +257,7 @@ const command: Command = {
     };
     let pipeline: RecordingPipeline;
     if (studioMode && studio && studioSpec) {
-      service.on('publisher', (p) => p && studioMode.printPublisher(p, io, values.ndjson === true));
+      service.on('publisher', (p) => p && studioMode.printPublisher(p, io, values.ndjson === true, out));
       await service.publish(studioMode.publisherSetup(studio, options.stateDir, io));
     }
     try {
@@ -271,6 +267,7 @@ const command: Command = {
       await service.stop();
       await sandbox?.close();
       printer.close();
+      out.flush();
       throw error;
     }
     try {
@@ -302,6 +299,7 @@ const command: Command = {
       await service.stop();
       await sandbox?.close();
       printer.close();
+      out.flush();
     }
     return 0;
   },
