@@ -1,8 +1,11 @@
 /**
  * wrk (Debian package `wrk`) as the webhook load generator: one thread, N keep-alive connections, for a fixed
  * time, every request a JSON webhook for a distinct recording (a Lua script numbers them, so no answer is a
- * cheap duplicate). Parses requests, non-2xx answers, socket errors and the latency distribution.
+ * cheap duplicate). Parses requests, non-2xx answers, socket errors and the latency distribution. A burst of a
+ * fixed count (`runWrkBurst`) has the script time itself with the monotonic clock and wrk stopped once the last
+ * answer arrived.
  */
+import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runCommand } from './harness.js';
@@ -67,5 +70,111 @@ export async function runWrk(
     failureText: `${non2xx} non-2xx, ${socketErrors} socket errors`,
     p50: pct('50'),
     p99: pct('99'),
+  };
+}
+
+/**
+ * A burst of `count` webhooks, each for a distinct recording at `recordingUrl` (a query string makes it so), so
+ * the receiver downloads what it acknowledges. The script notes the monotonic time of the first request and of
+ * the count-th answer (LuaJIT's FFI, clock_gettime) and prints it; wrk's own duration is the whole `-d`.
+ */
+const BURST_SCRIPT = `
+local ffi = require("ffi")
+ffi.cdef[[
+typedef struct { long tv_sec; long tv_nsec; } tally_timespec;
+int clock_gettime(int clock, tally_timespec *tp);
+]]
+local ts = ffi.new("tally_timespec")
+local function now_ms()
+  ffi.C.clock_gettime(1, ts)
+  return tonumber(ts.tv_sec) * 1000 + tonumber(ts.tv_nsec) / 1e6
+end
+local run = os.getenv("TALLY_BENCH_RUN") or "r"
+local recording = os.getenv("TALLY_BENCH_RECORDING")
+local total = tonumber(os.getenv("TALLY_BENCH_COUNT"))
+local counter, answered, first = 0, 0, nil
+request = function()
+  if first == nil then first = now_ms() end
+  counter = counter + 1
+  local ch = "burst-" .. run .. "-" .. counter
+  local body = '{"id":"' .. ch .. '","url":"' .. recording .. '?r=' .. run .. '-' .. counter .. '","filesize":"1048576"}'
+  return wrk.format("POST", nil, { ["Content-Type"] = "application/json" }, body)
+end
+response = function(status, headers, body)
+  answered = answered + 1
+  if answered == total then
+    io.write(string.format("burst-ms %.3f\\n", now_ms() - first))
+    io.flush()
+  end
+end
+`;
+
+export interface WrkBurst {
+  /** From the first request to the count-th answer. */
+  ms: number;
+  p50: number;
+  p99: number;
+  /** The slowest answer. */
+  max: number;
+  failures: number;
+  failureText: string;
+}
+
+/**
+ * Sends `count` webhooks over `connections` keep-alive connections with one wrk thread and stops wrk (SIGINT,
+ * after which it prints its latency distribution) once the count-th answer is in. Rejects after `timeoutMs`.
+ */
+export async function runWrkBurst(
+  dir: string,
+  url: string,
+  opts: { count: number; connections: number; runId: string; recordingUrl: string; timeoutMs?: number },
+): Promise<WrkBurst> {
+  const script = join(dir, 'burst.lua');
+  await writeFile(script, BURST_SCRIPT);
+  const child = spawn('wrk', ['-t1', `-c${opts.connections}`, '-d600s', '--latency', '-s', script, url], {
+    env: {
+      ...process.env,
+      TALLY_BENCH_RUN: opts.runId,
+      TALLY_BENCH_RECORDING: opts.recordingUrl,
+      TALLY_BENCH_COUNT: String(opts.count),
+    },
+  });
+  let out = '';
+  let burstMs: number | null = null;
+  const exited = new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', resolve);
+  });
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+    const m = burstMs === null ? /burst-ms ([\d.]+)/.exec(out) : null;
+    if (m) {
+      burstMs = Number(m[1]);
+      child.kill('SIGINT');
+    }
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 120_000);
+  try {
+    await exited;
+  } finally {
+    clearTimeout(timer);
+  }
+  if (burstMs === null) throw new Error(`wrk did not see ${opts.count} answers: ${out.slice(-500)}`);
+  const pct = (p: string): number => {
+    const m = new RegExp(`^\\s*${p}%\\s+([\\d.]+)(us|ms|s|m)`, 'm').exec(out);
+    return m ? ms(m[1] as string, m[2] as string) : NaN;
+  };
+  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
+  const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+  const socketErrors = socket ? socket.slice(1).reduce((a, b) => a + Number(b), 0) : 0;
+  // "Latency   avg(unit)   stdev(unit)   max(unit)   +/- stdev"
+  const latency = /^\s*Latency\s+\S+\s+\S+\s+([\d.]+)(us|ms|s|m)/m.exec(out);
+  return {
+    ms: burstMs,
+    max: latency ? ms(latency[1] as string, latency[2] as string) : NaN,
+    p50: pct('50'),
+    p99: pct('99'),
+    failures: non2xx + socketErrors,
+    failureText: `${non2xx} non-2xx, ${socketErrors} socket errors`,
   };
 }

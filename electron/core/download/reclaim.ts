@@ -5,14 +5,14 @@
  * listen` peaked at about 200 MB downloading 1 GiB that way, 100 MB of it such buffers (issue 10). A
  * young-generation collection when more than RECLAIM_ABOVE_BYTES of them are held (checked every
  * RECLAIM_EVERY_BYTES written) frees them while they are still young (0.2-2 ms each on the 2-core test
- * machine), and every 32nd time a full one, marked concurrently so the event loop does not wait for it, frees
- * those still in flight during two young ones. Measured on `tally listen` with 1 GiB: peak RSS 95-99 MB
+ * machine), and a full one now and then (MajorCollectionRule), marked concurrently so the event loop does not
+ * wait for it, frees those still in flight during two young ones. Measured on `tally listen` with 1 GiB: peak RSS 95-99 MB
  * instead of 125-200 (bench/listen-memory.bench.ts). Issue 22 lowered both figures (1 MiB held, checked every
  * 512 KiB) once the sink freed its own chunks (file-sink.ts, `releaseReads`), which halves the garbage:
  * peak 77-78 MB against 86 with the same collection time per GiB. The full collections, every 16th young one
  * before, were then a quarter of the process's CPU for 1 GiB (59 of them, 0.9 s of 3.5 s, each marking the
  * whole heap): every 32nd costs 0.3 MB more at the peak for 15 % less CPU, and a mirror (studio/mirror-file.ts)
- * 20 % less.
+ * 20 % less; the second round starts them only when what young collections leave keeps growing.
  * The collector comes from V8's own `--expose-gc`, set at run time for new contexts only (the global `gc`
  * stays undefined): if that ever fails, downloads simply run without it.
  */
@@ -22,16 +22,13 @@ import { runInNewContext } from 'node:vm';
 export const RECLAIM_EVERY_BYTES = 512 * 1024;
 /** Array buffers held beyond this (socket reads waiting for a GC) are worth a collection. */
 export const RECLAIM_ABOVE_BYTES = 1024 * 1024;
-/** Every this many forced young collections, a full one, run concurrently (`async`). */
-const MAJOR_EVERY = 32;
+/** Growth of what young collections leave behind (promoted reads) that starts a full one, run concurrently. */
+export const MAJOR_GROWTH_BYTES = 2 * 1024 * 1024;
+/** At least this many forced young collections between two full ones. */
+export const MAJOR_EVERY = 32;
 
 type Collect = (options: { type: 'minor' | 'major'; execution: 'sync' | 'async' }) => void;
 let collect: Collect | null | undefined;
-let sinceLast = 0;
-let minors = 0;
-let majors = 0;
-/** Array-buffer memory other work of the process keeps alive on purpose (`holdBuffers`). */
-let heldElsewhere = 0;
 
 function collector(): Collect | null {
   if (collect !== undefined) return collect;
@@ -46,13 +43,45 @@ function collector(): Collect | null {
 }
 
 /**
+ * When a full collection is worth starting, after each forced young one. What a young collection leaves is
+ * either in flight or was promoted (it outlived two collections while its connection waited), and only a full
+ * collection frees the latter. So a full one starts when what young ones leave has grown by MAJOR_GROWTH_BYTES
+ * over the least they left since the last full one, at most every MAJOR_EVERY young ones. A fast download
+ * promotes almost nothing and gets none: each is a pause of the event loop that answers webhooks (14-48 ms
+ * measured during a webhook burst on the loaded 2-core machine), and every 32nd young one, the rule before,
+ * cost a fast 1 GiB download a fifth of its speed for no memory (peak 78-79 MB either way). A slow one with four
+ * connections, whose reads wait long enough to be promoted, still gets them (peak 80-81 MB either way).
+ */
+export class MajorCollectionRule {
+  #youngSinceMajor = 0;
+  #leastLeft = Infinity;
+
+  /** After a forced young collection that left `leftBytes` of array buffers: whether to start a full one. */
+  afterYoung(leftBytes: number): boolean {
+    this.#youngSinceMajor += 1;
+    this.#leastLeft = Math.min(this.#leastLeft, leftBytes);
+    if (this.#youngSinceMajor < MAJOR_EVERY || leftBytes < this.#leastLeft + MAJOR_GROWTH_BYTES) return false;
+    this.#youngSinceMajor = 0;
+    this.#leastLeft = Infinity;
+    return true;
+  }
+}
+
+let sinceLast = 0;
+const majorRule = new MajorCollectionRule();
+let minors = 0;
+let majors = 0;
+/** Array-buffer memory other work of the process keeps alive on purpose (`holdBuffers`). */
+let heldElsewhere = 0;
+
+/**
  * Counts bytes written by every download of the process. `heldOnPurpose` is array-buffer memory the caller
  * keeps alive by design (a mirror's read-ahead), not garbage: it raises the threshold, so a collection is
  * not forced for memory no collection can free; so does what other work declared with `holdBuffers`. Every
- * RECLAIM_EVERY_BYTES it looks at the memory held by array buffers (socket reads not yet collected); above
- * RECLAIM_ABOVE_BYTES, a young-generation collection, and every MAJOR_EVERY of those a concurrent full one.
- * Below it nothing is forced: a forced collection also promotes whatever else is young at that moment, which
- * costs memory when the buffers are not the problem.
+ * RECLAIM_EVERY_BYTES it looks at the memory held
+ * by array buffers (socket reads not yet collected); above RECLAIM_ABOVE_BYTES, a young-generation collection,
+ * and a concurrent full one when MajorCollectionRule says so. Below it nothing is forced: a forced collection
+ * also promotes whatever else is young at that moment, which costs memory when the buffers are not the problem.
  */
 export function noteWritten(bytes: number, heldOnPurpose = 0): void {
   sinceLast += bytes;
@@ -63,7 +92,7 @@ export function noteWritten(bytes: number, heldOnPurpose = 0): void {
   if (!collect) return;
   collect({ type: 'minor', execution: 'sync' });
   minors += 1;
-  if (minors % MAJOR_EVERY === 0) {
+  if (majorRule.afterYoung(process.memoryUsage().arrayBuffers)) {
     collect({ type: 'major', execution: 'async' });
     majors += 1;
   }
