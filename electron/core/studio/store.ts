@@ -266,21 +266,23 @@ export class NatsTeamStore implements TeamStore {
           if (input.fresh && there) return null; // an object was there after all (its chunks sent were purged)
           throw error;
         });
-      if (!info) return await this.put({ ...input, fresh: false });
-      // The store's digest is the SHA-256 of exactly the chunks it sent (Node's hash, `setSha256Backend`):
-      // the file is not hashed a second time on the way.
-      const sha256 = digestHex(info.digest);
-      const bytes = read();
-      if (info.size !== bytes || bytes !== input.bytes || sha256 === null) {
-        throw new StoreVerifyError(
-          `The team store holds ${info.size} bytes for ${input.identity}, ${bytes} were sent from a ${input.bytes}-byte file.`,
-        );
+      if (info) {
+        // The store's digest is the SHA-256 of exactly the chunks it sent (Node's hash, `setSha256Backend`):
+        // the file is not hashed a second time on the way.
+        const sha256 = digestHex(info.digest);
+        const bytes = read();
+        if (info.size !== bytes || bytes !== input.bytes || sha256 === null) {
+          throw new StoreVerifyError(
+            `The team store holds ${info.size} bytes for ${input.identity}, ${bytes} were sent from a ${input.bytes}-byte file.`,
+          );
+        }
+        return { ref, bytes, sha256 };
       }
-      return { ref, bytes, sha256 };
     } finally {
       release();
       await file.close();
     }
+    return this.put({ ...input, fresh: false });
   }
 
   /**
