@@ -262,6 +262,40 @@ describe('downloadFile: sequential', () => {
   });
 });
 
+describe('downloadFile: writes', () => {
+  it('gathers a fast body into writes of up to 256 KiB instead of one per socket read (issue 22)', async () => {
+    // Every write costs the JavaScript thread a trip through the thread pool: one per 64 KiB socket read, or two
+    // when a write was in flight, was a fifth of a fast download's speed. Before, a 16 MiB body from this server
+    // went to disk in writes of 110 KiB on average; now the reads of an event-loop turn are gathered.
+    const size = 16 * MiB;
+    const { file, urlPath } = publish(size);
+    const writes: number[] = [];
+    const result = await downloadFile({
+      ...options(urlPath, { segments: 1 }),
+      fs: {
+        ...nodeFs,
+        open: async (name, flags) => {
+          const handle = await nodeFs.open(name, flags);
+          if (name !== paths().partPath) return handle;
+          const writev = handle.writev.bind(handle);
+          return Object.assign(handle, {
+            writev: (buffers: NodeJS.ArrayBufferView[], position?: number | null) => {
+              writes.push(buffers.reduce((sum, b) => sum + b.byteLength, 0));
+              return writev(buffers, position);
+            },
+          });
+        },
+      },
+    });
+    expect(await sha256File(result.path)).toBe(file.sha256());
+    expect(writes.reduce((a, b) => a + b, 0)).toBe(size);
+    // Never more than a batch and what the stream buffered meanwhile (its 256 KiB high-water mark).
+    expect(Math.max(...writes)).toBeLessThanOrEqual(512 * KiB);
+    // At least 160 KiB a write on average: whole batches but for the ends of event-loop turns.
+    expect(size / writes.length, `writes of ${writes.join(', ')} bytes`).toBeGreaterThanOrEqual(160 * KiB);
+  });
+});
+
 describe('downloadFile: segmented', () => {
   it('uses parallel ranges against a per-connection throttle and reassembles the exact bytes', async () => {
     const size = 3 * MiB;
