@@ -1,8 +1,8 @@
 /**
  * Studio throughput on the real path: `tally listen --team` (the receiver: downloads, saves, puts into the team
  * store, announces) against a plain `tally listen`, all fed the same burst of webhooks for 1 MiB recordings
- * from an nginx origin: the receiver alone (a studio's members mirror on their own machines), then again with a
- * member (`tally follow`) mirroring on this machine. The receiver is timed from the first webhook to its last
+ * from an nginx origin: the receiver with a member (`tally follow`) mirroring on this machine, then alone (a
+ * studio's members mirror on their own machines). The receiver is timed from the first webhook to its last
  * `published` line, plain `listen` to its last `saved` line; the member's delay is from the receiver's `saved`
  * line of a recording to the member's `saved` line of the same one. Targets (issue 22): the receiver within
  * 1.5x of plain `listen`, members within 5 s of the receiver's save at the 95th percentile. The run with the
@@ -74,22 +74,26 @@ const bench: Benchmark = async (ctx) => {
     '--tunnel',
     'none',
   ];
+  /** One `tally listen` (plain or `--team`) fed a burst: from the first webhook to its count-th `line`. */
+  const timedListen = async (run: string, team: boolean, line: string): Promise<number> => {
+    const dir = join(ctx.tmpDir, run);
+    const cli = await startCli([...listenArgs(dir), ...(team ? ['--team', nats.url] : [])], dir, env);
+    try {
+      // Listened for at once: the team line may come before or after the ready line.
+      const [ready] = await Promise.all([cli.next('ready'), ...(team ? [cli.next('team')] : [])]);
+      const done = countOf(cli, line, count);
+      const started = performance.now();
+      await burst(run, String(ready?.localUrl), origin.url, bytes, count);
+      await done;
+      return performance.now() - started;
+    } finally {
+      await cli.stop();
+    }
+  };
   const took = { plainMs: 0, aloneMs: 0, teamMs: 0 };
   const delays: number[] = [];
   try {
-    // Plain `tally listen`.
-    const plainDir = join(ctx.tmpDir, 'plain');
-    const plain = await startCli(listenArgs(plainDir), plainDir, env);
-    try {
-      const ready = await plain.next('ready');
-      const saved = countOf(plain, 'saved', count);
-      const started = performance.now();
-      await burst('plain', String(ready.localUrl), origin.url, bytes, count);
-      await saved;
-      took.plainMs = performance.now() - started;
-    } finally {
-      await plain.stop();
-    }
+    took.plainMs = await timedListen('plain', false, 'saved');
     ctx.log(`tally listen: ${count} x 1 MiB saved in ${(took.plainMs / 1000).toFixed(1)} s`);
 
     // The receiver with a member following on the same machine (its cores shared three ways with nats-server).
@@ -127,18 +131,7 @@ const bench: Benchmark = async (ctx) => {
     );
     // The receiver alone: a studio's members mirror on their own machines, so this is the receiver's own speed.
     // It runs after the member's run, so the member mirrors only that run's recordings.
-    const aloneDir = join(ctx.tmpDir, 'alone');
-    const alone = await startCli([...listenArgs(aloneDir), '--team', nats.url], aloneDir, env);
-    try {
-      const [ready] = await Promise.all([alone.next('ready'), alone.next('team')]);
-      const published = countOf(alone, 'published', count);
-      const started = performance.now();
-      await burst('alone', String(ready.localUrl), origin.url, bytes, count);
-      await published;
-      took.aloneMs = performance.now() - started;
-    } finally {
-      await alone.stop();
-    }
+    took.aloneMs = await timedListen('alone', true, 'published');
     ctx.log(`tally listen --team alone: ${count} x 1 MiB saved and published in ${(took.aloneMs / 1000).toFixed(1)} s`);
   } finally {
     await nats.stop();

@@ -55,6 +55,20 @@ export async function runWrk(
   if (r.code !== 0) throw new Error(`wrk failed (${r.code}): ${r.stderr.slice(-500)}`);
   const out = r.stdout;
   const total = /(\d+) requests in ([\d.]+)(us|ms|s|m)/.exec(out);
+  if (!total) throw new Error(`wrk printed no totals: ${out.slice(-500)}`);
+  const { p50, p99, failures, failureText } = summary(out);
+  return {
+    requests: Number(total[1]),
+    seconds: ms(total[2] as string, total[3] as string) / 1000,
+    failures,
+    failureText,
+    p50,
+    p99,
+  };
+}
+
+/** What wrk printed: latency percentiles and maximum (ms), and failed answers (non-2xx and socket errors). */
+function summary(out: string): { p50: number; p99: number; max: number; failures: number; failureText: string } {
   const pct = (p: string): number => {
     const m = new RegExp(`^\\s*${p}%\\s+([\\d.]+)(us|ms|s|m)`, 'm').exec(out);
     return m ? ms(m[1] as string, m[2] as string) : NaN;
@@ -62,14 +76,14 @@ export async function runWrk(
   const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
   const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
   const socketErrors = socket ? socket.slice(1).reduce((a, b) => a + Number(b), 0) : 0;
-  if (!total) throw new Error(`wrk printed no totals: ${out.slice(-500)}`);
+  // "Latency   avg(unit)   stdev(unit)   max(unit)   +/- stdev"
+  const latency = /^\s*Latency\s+\S+\s+\S+\s+([\d.]+)(us|ms|s|m)/m.exec(out);
   return {
-    requests: Number(total[1]),
-    seconds: ms(total[2] as string, total[3] as string) / 1000,
-    failures: non2xx + socketErrors,
-    failureText: `${non2xx} non-2xx, ${socketErrors} socket errors`,
     p50: pct('50'),
     p99: pct('99'),
+    max: latency ? ms(latency[1] as string, latency[2] as string) : NaN,
+    failures: non2xx + socketErrors,
+    failureText: `${non2xx} non-2xx, ${socketErrors} socket errors`,
   };
 }
 
@@ -160,21 +174,5 @@ export async function runWrkBurst(
     clearTimeout(timer);
   }
   if (burstMs === null) throw new Error(`wrk did not see ${opts.count} answers: ${out.slice(-500)}`);
-  const pct = (p: string): number => {
-    const m = new RegExp(`^\\s*${p}%\\s+([\\d.]+)(us|ms|s|m)`, 'm').exec(out);
-    return m ? ms(m[1] as string, m[2] as string) : NaN;
-  };
-  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
-  const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
-  const socketErrors = socket ? socket.slice(1).reduce((a, b) => a + Number(b), 0) : 0;
-  // "Latency   avg(unit)   stdev(unit)   max(unit)   +/- stdev"
-  const latency = /^\s*Latency\s+\S+\s+\S+\s+([\d.]+)(us|ms|s|m)/m.exec(out);
-  return {
-    ms: burstMs,
-    max: latency ? ms(latency[1] as string, latency[2] as string) : NaN,
-    p50: pct('50'),
-    p99: pct('99'),
-    failures: non2xx + socketErrors,
-    failureText: `${non2xx} non-2xx, ${socketErrors} socket errors`,
-  };
+  return { ms: burstMs, ...summary(out) };
 }
