@@ -87,15 +87,24 @@ export function noteWritten(bytes: number, heldOnPurpose = 0): void {
   sinceLast += bytes;
   if (sinceLast < RECLAIM_EVERY_BYTES) return;
   sinceLast = 0;
-  if (process.memoryUsage().arrayBuffers < RECLAIM_ABOVE_BYTES + heldOnPurpose + heldElsewhere) return;
-  const collect = collector();
-  if (!collect) return;
-  collect({ type: 'minor', execution: 'sync' });
-  minors += 1;
-  if (majorRule.afterYoung(process.memoryUsage().arrayBuffers)) {
+  const collect = collectYoung(heldOnPurpose);
+  if (collect && majorRule.afterYoung(process.memoryUsage().arrayBuffers)) {
     collect({ type: 'major', execution: 'async' });
     majors += 1;
   }
+}
+
+/**
+ * A young collection when more array buffers than RECLAIM_ABOVE_BYTES are held beyond what is held on purpose
+ * (by the caller, and by other work through `holdBuffers`); answers the collector when one ran.
+ */
+function collectYoung(heldOnPurpose: number): Collect | null {
+  if (process.memoryUsage().arrayBuffers < RECLAIM_ABOVE_BYTES + heldOnPurpose + heldElsewhere) return null;
+  const collect = collector();
+  if (!collect) return null;
+  collect({ type: 'minor', execution: 'sync' });
+  minors += 1;
+  return collect;
 }
 
 /**
@@ -141,11 +150,7 @@ export class SpacedReclaim {
     this.#since += bytes;
     if (this.#since < this.#spacingBytes) return;
     this.#since = 0;
-    if (process.memoryUsage().arrayBuffers < RECLAIM_ABOVE_BYTES + this.#heldOnPurpose + heldElsewhere) return;
-    const collect = collector();
-    if (!collect) return;
-    collect({ type: 'minor', execution: 'sync' });
-    minors += 1;
+    collectYoung(this.#heldOnPurpose);
   }
 }
 
