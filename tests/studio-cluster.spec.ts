@@ -20,6 +20,7 @@ import { StudioFollower } from '../electron/core/studio/follower.js';
 import { StudioPublisher } from '../electron/core/studio/publisher.js';
 import { CLAIMS_BUCKET, OBJECT_BUCKET, STUDIO_STREAM } from '../electron/core/studio/team.js';
 import { startNatsCluster } from './support/nats-server.js';
+import { emitSaved } from './support/receive-pipeline.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -102,11 +103,7 @@ describe('a studio on a three-node cluster loses no recording when nodes are kil
         const file = join(root, 'saved', `cam-${i}.mp4`);
         await writeFile(file, data);
         expected.set(`cam-${i}.mp4`, sha256(data));
-        pipeline.emit('saved', {
-          job: { key: `day-${i}`, channelId: `cam-${i}`, updatedAt: new Date().toISOString() },
-          path: file,
-          bytes: data.length,
-        });
+        emitSaved(pipeline, file, { key: `day-${i}`, channelId: `cam-${i}`, bytes: data.length });
       }
     };
 

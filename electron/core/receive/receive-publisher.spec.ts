@@ -11,8 +11,8 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startNatsCluster, startNatsServer } from '../../../tests/support/nats-server.js';
+import { emitSaved, openPaused } from '../../../tests/support/receive-pipeline.js';
 import type { HealthView } from '../health-view.js';
-import { DownloadOriginPolicy } from '../net/url-policy.js';
 import type { StudioPublisher } from '../studio/publisher.js';
 import { STUDIO_STREAM } from '../studio/team.js';
 import { ReceiveService, type PublisherSetup } from './receive-service.js';
@@ -63,14 +63,7 @@ describe.each(['listen', 'serve'] as const)('the receive service runs the studio
     expect(service.publisher, 'no pipeline yet, so no publisher').toBeNull();
     expect(studioOf(service.health())).toBeUndefined();
 
-    const spec = {
-      stateDir: join(dir, 'state'),
-      folder: join(dir, 'recordings'),
-      policy: new DownloadOriginPolicy(['https://s3.amazonaws.com']),
-      port: 0,
-    };
-    const opts = { paused: true, demo: false, attach: () => () => undefined };
-    await service.open(spec, opts);
+    await openPaused(service, dir);
     const first = service.publisher;
     expect(first).not.toBeNull();
     expect(handed).toEqual([first]);
@@ -80,7 +73,7 @@ describe.each(['listen', 'serve'] as const)('the receive service runs the studio
     await service.close();
     expect(service.publisher).toBeNull();
     expect(studioOf(service.health())).toBeUndefined();
-    const { pipeline } = await service.open(spec, opts);
+    const { pipeline } = await openPaused(service, dir);
     const second = service.publisher as StudioPublisher;
     expect(handed).toEqual([first, null, second]);
     expect(second).not.toBe(first);
@@ -88,12 +81,7 @@ describe.each(['listen', 'serve'] as const)('the receive service runs the studio
     const published = new Promise((resolve) => second.once('published', resolve));
     const file = join(dir, 'cam-1.mp4');
     await writeFile(file, Buffer.alloc(40_000, 7));
-    // The pipeline's own event, as a finished download emits it (tests/studio.spec.ts downloads for real).
-    pipeline.emit('saved', {
-      job: { key: 'day-1', channelId: 'cam-1', updatedAt: new Date().toISOString() },
-      path: file,
-      bytes: 40_000,
-    } as never);
+    emitSaved(pipeline, file, { key: 'day-1', channelId: 'cam-1', bytes: 40_000 });
     await published;
     const nc = await connect({ servers: nats.url.replace('nats://', '') });
     const messages = (await (await jetstreamManager(nc)).streams.info(STUDIO_STREAM)).state.messages;
@@ -143,15 +131,7 @@ describe('a studio whose cluster lost its majority (real nats-servers)', () => {
         stateDir: join(dir, 'state'),
       },
     });
-    const { pipeline } = await service.open(
-      {
-        stateDir: join(dir, 'state'),
-        folder: join(dir, 'recordings'),
-        policy: new DownloadOriginPolicy(['https://s3.amazonaws.com']),
-        port: 0,
-      },
-      { paused: true, demo: false, attach: () => () => undefined },
-    );
+    const { pipeline } = await openPaused(service, dir);
     await healthWhen(service, (v) => studioOf(v)?.state === 'ok');
     const publisher = service.publisher as StudioPublisher;
 
@@ -161,11 +141,7 @@ describe('a studio whose cluster lost its majority (real nats-servers)', () => {
     const file = join(dir, 'cam-9.mp4');
     await writeFile(file, Buffer.alloc(30_000, 9));
     const failed = new Promise((resolve) => publisher.once('failed', resolve));
-    pipeline.emit('saved', {
-      job: { key: 'day-9', channelId: 'cam-9', updatedAt: new Date().toISOString() },
-      path: file,
-      bytes: 30_000,
-    } as never);
+    emitSaved(pipeline, file, { key: 'day-9', channelId: 'cam-9', bytes: 30_000 });
     await failed;
     const stuck = await healthWhen(service, (v) => studioOf(v)?.state === 'warning');
     expect(studioOf(stuck)?.reason).toMatch(/1 saved recording has waited over 1 s to be shared with the team/);

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startLoopbackProxy } from '../../../tests/support/loopback-proxy.js';
+import { openPaused } from '../../../tests/support/receive-pipeline.js';
 import { ChannelApi } from '../api-client.js';
-import { DownloadOriginPolicy } from '../net/url-policy.js';
 import { startSandbox } from '../sandbox/index.js';
 import { tokenCopyName, tokenFileName } from '../webhook/token.js';
 import { ReceiveService } from './receive-service.js';
@@ -24,15 +24,7 @@ async function openService(): Promise<{ service: ReceiveService; url: string; in
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
   const service = new ReceiveService({ face: 'listen', home: join(dir, 'home'), log: () => undefined });
   cleanups.push(() => service.close());
-  const { pipeline } = await service.open(
-    {
-      stateDir: join(dir, 'state'),
-      folder: join(dir, 'recordings'),
-      policy: new DownloadOriginPolicy(['https://s3.amazonaws.com']),
-      port: 0,
-    },
-    { paused: true, demo: false, attach: () => () => undefined },
-  );
+  const { pipeline } = await openPaused(service, dir);
   let reads = 0;
   const where = pipeline.inbox.where.bind(pipeline.inbox);
   pipeline.inbox.where = (keep) => {
@@ -92,18 +84,11 @@ describe('a damaged token file and its copy (issue 20, case 7)', () => {
     const service = new ReceiveService({ face: 'listen', home: join(dir, 'home'), log: () => undefined });
     cleanups.push(() => service.close());
     const api = new ChannelApi({ endpoints: sandbox.endpoints, credentials: sandbox.credentials, retries: 0 });
-    const { pipeline } = await service.open(
-      {
-        stateDir,
-        folder: join(dir, 'recordings'),
-        policy: new DownloadOriginPolicy(['https://s3.amazonaws.com']),
-        port: 0,
-        tunnel: { provider: 'url', publicUrl: proxy.url },
-        api,
-        register: false,
-      },
-      { paused: true, demo: false, attach: () => () => undefined },
-    );
+    const { pipeline } = await openPaused(service, dir, {
+      tunnel: { provider: 'url', publicUrl: proxy.url },
+      api,
+      register: false,
+    });
     const broken = await service.refresh();
     expect(broken.components.find((c) => c.id === 'registration')).toMatchObject({ state: 'error' });
     expect(broken.components.find((c) => c.id === 'registration')?.reason).toMatch(/the webhook token changed/);
