@@ -57,6 +57,29 @@ describe('reclaim: written download buffers are given back early (issue 10, tall
     expect(kept.every((b) => b[0] === 1)).toBe(true);
   });
 
+  it('starts no full collection while other work holds buffers on purpose (issue 22: a team receiver)', () => {
+    // A burst of clips: puts come and go (their buffers alive and declared) while the downloads leave garbage
+    // above them. What young collections leave then rises and falls with the puts, and the rule read that as
+    // promoted reads: a full collection every MAJOR_EVERY young ones, 10-12 per 300 recordings.
+    const young = forcedCollections();
+    const full = forcedFullCollections();
+    const kept: Buffer[] = [];
+    const releases: (() => void)[] = [];
+    for (let i = 0; i < 3 * MAJOR_EVERY; i += 1) {
+      if (i % 8 === 0) {
+        kept.push(Buffer.alloc(1024 * 1024, 1));
+        releases.push(holdBuffers(1024 * 1024));
+      }
+      let dropped = 0;
+      while (dropped < 2 * RECLAIM_ABOVE_BYTES) dropped += Buffer.allocUnsafeSlow(64 * 1024).length;
+      noteWritten(RECLAIM_EVERY_BYTES);
+    }
+    for (const release of releases) release();
+    expect(forcedCollections()).toBeGreaterThan(young); // the garbage above them is still collected
+    expect(forcedFullCollections()).toBe(full);
+    expect(kept.every((b) => b[0] === 1)).toBe(true);
+  });
+
   it("collects a mirror's pieces once per span they live, never with a full collection (issue 22)", () => {
     // A member's chunks live for their batch and one more chunk: a collection in between would promote the
     // ones still waiting, and V8 followed with a full collection after nearly every one.

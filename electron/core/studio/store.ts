@@ -118,6 +118,20 @@ export function natsDigest(sha256Hex: string): string {
 const CHUNK_BYTES = 512 * 1024;
 
 /**
+ * A recording of up to 1 MiB (the most common clip) goes into the store as one chunk: one publish and one ack
+ * instead of two, on the receiver and on the server (issue 22: a tenth of the receiver's CPU in a burst of
+ * clips). The server's default message limit is exactly 1 MiB; a server with a lower one gets the Object Store's
+ * own cut at its limit. Larger recordings keep 512 KiB chunks: a member holds a few of them at once, and each
+ * arrives in a buffer about twice its size (their peak stays under 100 MB).
+ */
+const WHOLE_CHUNK_BYTES = 1024 * 1024;
+
+/** The chunk size a recording of `bytes` is stored with. */
+export function chunkBytesFor(bytes: number): number {
+  return bytes <= WHOLE_CHUNK_BYTES ? WHOLE_CHUNK_BYTES : CHUNK_BYTES;
+}
+
+/**
  * The file is read in pieces of two chunks: a recording of up to 1 MiB is one read, and the Object Store
  * sends its chunks as views of that piece without copying them (it copies only to join a piece's rest with
  * the next piece).
@@ -131,18 +145,51 @@ const PIECE_BYTES = 2 * CHUNK_BYTES;
 const PUT_HOLDS_BYTES = PIECE_BYTES + 2 * CHUNK_BYTES;
 
 /**
- * The file's bytes for the Object Store, one piece per read the store asks for (no read-ahead, no Node stream
- * and web-stream adapter in between). Reads to the end of the file, so a file that grew since it was saved
- * shows in the size the store reports; `read()` says how many bytes went out.
+ * Pieces of a whole recording of up to PIECE_BYTES (a clip: one read), kept for the next puts instead of a new
+ * 1 MiB buffer per recording, which a burst of clips left to the collector (issue 22). A piece goes back only
+ * after a put the server acknowledged whole, so nothing of it can still be waiting to be sent; at most as many
+ * as the puts that run at once are kept.
  */
-function filePieces(file: FileHandle, expected: number): { stream: ReadableStream<Uint8Array>; read: () => number } {
+const sparePieces: { piece: Buffer; release: () => void }[] = [];
+const SPARE_PIECES = 8;
+
+let newPieces = 0;
+
+/** A spare piece, or a new one; a spare is no longer held on purpose once taken (the put declares its own). */
+function takePiece(): Buffer {
+  const spare = sparePieces.pop();
+  if (spare) {
+    spare.release();
+    return spare.piece;
+  }
+  newPieces += 1;
+  return Buffer.allocUnsafeSlow(PIECE_BYTES);
+}
+
+/** Clip pieces allocated so far (tests). */
+export function clipPiecesAllocated(): number {
+  return newPieces;
+}
+
+/**
+ * The file's bytes for the Object Store, one piece per read the store asks for (no read-ahead, no Node stream
+ * and web-stream adapter in between). After the expected bytes, one more byte is asked for: a file that grew
+ * since it was saved shows in `read()`, the bytes that went out, and the put is refused. `done(true)` after an
+ * acknowledged put gives a clip's piece back for the next one.
+ */
+function filePieces(
+  file: FileHandle,
+  expected: number,
+): { stream: ReadableStream<Uint8Array>; read: () => number; done: (acknowledged: boolean) => void } {
   let position = 0;
+  const whole = expected <= PIECE_BYTES ? takePiece() : null;
   const stream = new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
-        // Sized to what is left (the read past the end that finds it needs no piece of its own).
-        const size = position < expected ? Math.min(PIECE_BYTES, expected - position) : 64 * 1024;
-        const piece = Buffer.allocUnsafeSlow(size);
+        if (position > expected) return controller.close();
+        // Sized to what is left; the read past the end that finds it needs one byte.
+        const size = position < expected ? Math.min(PIECE_BYTES, expected - position) : 1;
+        const piece = position === 0 && whole ? whole : Buffer.allocUnsafeSlow(size);
         const { bytesRead } = await file.read(piece, 0, size, position);
         if (bytesRead === 0) return controller.close();
         position += bytesRead;
@@ -151,7 +198,13 @@ function filePieces(file: FileHandle, expected: number): { stream: ReadableStrea
     },
     { highWaterMark: 0 },
   );
-  return { stream, read: () => position };
+  const done = (acknowledged: boolean) => {
+    // Kept alive on purpose: declared, so the downloads' reclaim forces no collection for it.
+    if (whole && acknowledged && sparePieces.length < SPARE_PIECES) {
+      sparePieces.push({ piece: whole, release: holdBuffers(PIECE_BYTES) });
+    }
+  };
+  return { stream, read: () => position, done };
 }
 
 /** The hex sha256 of an Object Store digest (`SHA-256=` + padded base64url), or null for another form. */
@@ -251,13 +304,14 @@ export class NatsTeamStore implements TeamStore {
     }
     const file = await open(input.path, 'r');
     const release = holdBuffers(PUT_HOLDS_BYTES);
+    const { stream, read, done } = filePieces(file, input.bytes);
+    let acknowledged = false;
     try {
-      const { stream, read } = filePieces(file, input.bytes);
       // The object's name is written last, and only over the revision read above: of two receivers putting the
       // same recording at once (one took over the other's stale claim) one write wins, and the other's put
       // fails and purges the chunks it sent, so no chunk is left without an object.
       const info = await os
-        .put({ name: input.identity, options: { max_chunk_size: CHUNK_BYTES } }, stream, {
+        .put({ name: input.identity, options: { max_chunk_size: chunkBytesFor(input.bytes) } }, stream, {
           timeout: 30_000,
           previousRevision: existing?.revision ?? 0,
         })
@@ -266,6 +320,7 @@ export class NatsTeamStore implements TeamStore {
           if (input.fresh && there) return null; // an object was there after all (its chunks sent were purged)
           throw error;
         });
+      acknowledged = true;
       if (info) {
         // The store's digest is the SHA-256 of exactly the chunks it sent (Node's hash, `setSha256Backend`):
         // the file is not hashed a second time on the way.
@@ -279,6 +334,7 @@ export class NatsTeamStore implements TeamStore {
         return { ref, bytes, sha256 };
       }
     } finally {
+      done(acknowledged);
       release();
       await file.close();
     }
