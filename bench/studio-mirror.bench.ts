@@ -9,6 +9,7 @@
  * throughputs, worst of the peaks.
  */
 import { mkdir, rm } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
@@ -20,17 +21,21 @@ import { runListen, startCli } from './lib/cli-process.js';
 import { MiB, mbps, settle, startOrigin } from './lib/download.js';
 import { sha256File } from './lib/files.js';
 import { hasCommand, median, type Benchmark, type BenchRow } from './lib/harness.js';
-import { startNats } from './lib/nats.js';
+import { startNats, type NatsBench } from './lib/nats.js';
 
 interface MemberRun {
   ms: number;
+  /** CPU seconds of the member and of nats-server over the same span. */
+  cpu: number;
+  natsCpu?: number;
   peakRssMb: number;
   readyRssMb: number;
   path: string;
 }
 
 /** `tally follow` as a new member (its own name and state), until it saved the one announced recording. */
-async function runFollow(url: string, bytes: number, dir: string, name: string): Promise<MemberRun> {
+async function runFollow(nats: NatsBench, bytes: number, dir: string, name: string): Promise<MemberRun> {
+  const url = nats.url;
   const folder = join(dir, 'mirror');
   await mkdir(folder, { recursive: true });
   const cli = await startCli(['follow', '--team', url, '--folder', folder, '--name', name, '--ndjson'], dir);
@@ -39,13 +44,15 @@ async function runFollow(url: string, bytes: number, dir: string, name: string):
     const saved = cli.next('saved');
     saved.catch(() => undefined); // awaited below; a failure before `ready` is reported by `ready`
     await ready;
+    const [cpu, natsCpu] = [await cli.cpuSeconds(), await nats.cpuSeconds()];
     const started = performance.now();
     const readyRssMb = await cli.rssMb();
     const event = await saved;
     const ms = performance.now() - started;
+    const used = { cpu: (await cli.cpuSeconds()) - cpu, natsCpu: (await nats.cpuSeconds()) - natsCpu };
     const peakRssMb = await cli.peakRssMb();
     if (event.bytes !== bytes) throw new Error(`tally follow saved ${String(event.bytes)} bytes, expected ${bytes}`);
-    return { ms, peakRssMb, readyRssMb, path: String(event.path) };
+    return { ms, ...used, peakRssMb, readyRssMb, path: String(event.path) };
   } finally {
     await cli.stop();
   }
@@ -62,8 +69,20 @@ const bench: Benchmark = async (ctx) => {
   const nats = await startNats(ctx.tmpDir);
   const source = join(origin.dir, 'www', 'recording.mp4');
   const flags = await cliNodeFlags();
-  const member = { ms: [] as number[], rss: [] as number[], ready: [] as number[] };
-  const listen = { ms: [] as number[], rss: [] as number[], ready: [] as number[] };
+  const member = {
+    ms: [] as number[],
+    rss: [] as number[],
+    ready: [] as number[],
+    cpu: [] as number[],
+    nats: [] as number[],
+  };
+  const listen = {
+    ms: [] as number[],
+    rss: [] as number[],
+    ready: [] as number[],
+    cpu: [] as number[],
+    nats: [] as number[],
+  };
   try {
     const nc = await connect({ servers: nats.url.replace('nats://', '') });
     await ensureStudioStream(nc, { retentionMs: DEFAULT_RETENTION_MS, owner: true });
@@ -93,11 +112,17 @@ const bench: Benchmark = async (ctx) => {
       into.ms.push(run.ms);
       into.rss.push(run.peakRssMb);
       into.ready.push(run.readyRssMb);
-      ctx.log(`${label}: ${mbps(bytes, run.ms).toFixed(0)} MB/s, peak ${run.peakRssMb.toFixed(0)} MB (sha256 ok)`);
+      into.cpu.push(run.cpu);
+      if (run.natsCpu !== undefined) into.nats.push(run.natsCpu);
+      ctx.log(
+        `${label}: ${mbps(bytes, run.ms).toFixed(0)} MB/s, peak ${run.peakRssMb.toFixed(0)} MB, CPU ` +
+          `${run.cpu.toFixed(2)} s${run.natsCpu === undefined ? '' : ` (nats-server ${run.natsCpu.toFixed(2)} s)`}, ` +
+          `load ${loadavg()[0]!.toFixed(1)} (sha256 ok)`,
+      );
     };
     for (let i = 0; i < runs; i += 1) {
       const memberDir = join(ctx.tmpDir, `member-${i}`);
-      await keep(member, 'tally follow', memberDir, await runFollow(nats.url, bytes, memberDir, `bench-${i}`));
+      await keep(member, 'tally follow', memberDir, await runFollow(nats, bytes, memberDir, `bench-${i}`));
       const listenDir = join(ctx.tmpDir, `listen-${i}`);
       await keep(listen, 'tally listen ← nginx', listenDir, await runListen(origin.url, bytes, listenDir));
     }
@@ -117,7 +142,9 @@ const bench: Benchmark = async (ctx) => {
       higherIsBetter: true,
       note:
         `median of ${runs}; both real processes (node flags ${flags.join(' ') || '(none)'}), verified by sha256 ` +
-        `and fsync'd; the member reads 512 KiB chunks from JetStream`,
+        `and fsync'd; the member reads 512 KiB chunks from JetStream; CPU (median): member ${median(member.cpu).toFixed(2)} s ` +
+        `+ nats-server ${median(member.nats).toFixed(2)} s, listen ${median(listen.cpu).toFixed(2)} s; load ` +
+        `${loadavg()[0]!.toFixed(1)} at the end`,
     },
     {
       bench: 'studio-mirror',

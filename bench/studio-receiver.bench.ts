@@ -6,12 +6,16 @@
  * `published` line, plain `listen` to its last `saved` line; the member's delay is from the receiver's `saved`
  * line of a recording to the member's `saved` line of the same one. Targets (issue 22): the receiver within
  * 1.5x of plain `listen`, members within 5 s of the receiver's save at the 95th percentile. The run with the
- * member is context: on a 2-core machine the receiver, the member and nats-server share the cores.
+ * member is context: on a 2-core machine the receiver, the member and nats-server share the cores. Plain
+ * `listen` and the lone receiver run in turns (3 each in full mode), medians, with the CPU each process used
+ * (and nats-server's) in the note: on a shared machine the wall times move with the load, the CPU much less.
  */
+import { rm } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { startCli, type CliProcess } from './lib/cli-process.js';
 import { MiB, startOrigin } from './lib/download.js';
-import { hasCommand, percentile, type Benchmark, type BenchRow } from './lib/harness.js';
+import { hasCommand, median, percentile, type Benchmark, type BenchRow } from './lib/harness.js';
 import { startNats } from './lib/nats.js';
 
 /**
@@ -43,6 +47,13 @@ async function burst(
   await Promise.all(Array.from({ length: parallel }, worker));
 }
 
+/** One timed burst: wall time, and the CPU seconds of the `tally` process and of nats-server meanwhile. */
+interface Timed {
+  ms: number;
+  cpu: number;
+  natsCpu: number;
+}
+
 /** Resolves once `count` events of `type` were read (or rejects on the process's first `failed`). */
 function countOf(cli: CliProcess, type: string, count: number): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -60,6 +71,7 @@ const bench: Benchmark = async (ctx) => {
     return [];
   }
   const count = ctx.quick ? 40 : 1000;
+  const runs = ctx.quick ? 1 : 3;
   const bytes = 1 * MiB;
   const origin = await startOrigin(ctx, bytes);
   const nats = await startNats(ctx.tmpDir);
@@ -74,27 +86,36 @@ const bench: Benchmark = async (ctx) => {
     '--tunnel',
     'none',
   ];
-  /** One `tally listen` (plain or `--team`) fed a burst: from the first webhook to its count-th `line`. */
-  const timedListen = async (run: string, team: boolean, line: string): Promise<number> => {
+  /**
+   * One `tally listen` (plain or `--team`) fed a burst: from the first webhook to its count-th `line`, and the
+   * CPU seconds it and nats-server used meanwhile.
+   */
+  const timedListen = async (run: string, team: boolean, line: string): Promise<Timed> => {
     const dir = join(ctx.tmpDir, run);
     const cli = await startCli([...listenArgs(dir), ...(team ? ['--team', nats.url] : [])], dir, env);
     try {
       // Listened for at once: the team line may come before or after the ready line.
       const [ready] = await Promise.all([cli.next('ready'), ...(team ? [cli.next('team')] : [])]);
       const done = countOf(cli, line, count);
+      const [cpu, natsCpu] = [await cli.cpuSeconds(), await nats.cpuSeconds()];
       const started = performance.now();
       await burst(run, String(ready?.localUrl), origin.url, bytes, count);
       await done;
-      return performance.now() - started;
+      const ms = performance.now() - started;
+      return { ms, cpu: (await cli.cpuSeconds()) - cpu, natsCpu: (await nats.cpuSeconds()) - natsCpu };
     } finally {
       await cli.stop();
+      await rm(dir, { recursive: true, force: true });
     }
   };
-  const took = { plainMs: 0, aloneMs: 0, teamMs: 0 };
+  const plain: Timed[] = [];
+  const alone: Timed[] = [];
+  const took = { teamMs: 0 };
   const delays: number[] = [];
+  const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
   try {
-    took.plainMs = await timedListen('plain', false, 'saved');
-    ctx.log(`tally listen: ${count} x 1 MiB saved in ${(took.plainMs / 1000).toFixed(1)} s`);
+    plain.push(await timedListen('plain-0', false, 'saved'));
+    ctx.log(`tally listen: ${count} x 1 MiB saved in ${secs(plain[0]!.ms)} (CPU ${plain[0]!.cpu.toFixed(1)} s)`);
 
     // The receiver with a member following on the same machine (its cores shared three ways with nats-server).
     const memberDir = join(ctx.tmpDir, 'member');
@@ -130,30 +151,45 @@ const bench: Benchmark = async (ctx) => {
       `tally listen --team with a member: ${count} x 1 MiB saved and published in ${(took.teamMs / 1000).toFixed(1)} s`,
     );
     // The receiver alone: a studio's members mirror on their own machines, so this is the receiver's own speed.
-    // It runs after the member's run, so the member mirrors only that run's recordings.
-    took.aloneMs = await timedListen('alone', true, 'published');
-    ctx.log(`tally listen --team alone: ${count} x 1 MiB saved and published in ${(took.aloneMs / 1000).toFixed(1)} s`);
+    // It runs after the member's run, so the member mirrors only that run's recordings; in turns with plain
+    // `listen` (the first plain run above is the first turn), so both see the same spells of load.
+    for (let i = 0; i < runs; i += 1) {
+      if (i > 0) plain.push(await timedListen(`plain-${i}`, false, 'saved'));
+      const run = await timedListen(`alone-${i}`, true, 'published');
+      alone.push(run);
+      ctx.log(
+        `tally listen --team alone: ${count} x 1 MiB saved and published in ${secs(run.ms)} (CPU ${run.cpu.toFixed(1)} s, ` +
+          `nats-server ${run.natsCpu.toFixed(1)} s) against ${secs(plain[i]!.ms)} (CPU ${plain[i]!.cpu.toFixed(1)} s), ` +
+          `load ${loadavg()[0]!.toFixed(1)}`,
+      );
+    }
   } finally {
     await nats.stop();
     await origin.stop();
   }
+  const med = (runs: Timed[], key: keyof Timed) => median(runs.map((r) => r[key]));
+  const plainMs = med(plain, 'ms');
   return [
     {
       bench: 'studio-receiver',
       metric: `tally listen --team, ${count} x 1 MiB saved and published`,
-      ours: took.aloneMs / 1000,
-      peer: took.plainMs / 1000,
+      ours: med(alone, 'ms') / 1000,
+      peer: plainMs / 1000,
       peerName: 'tally listen (saved only)',
       unit: 's',
       higherIsBetter: false,
       target: '>= 0.67x (within 1.5x)',
-      note: 'first webhook to last published / saved line; 8 webhooks at a time, default --concurrency; no member on this machine',
+      note:
+        `first webhook to last published / saved line, median of ${runs} in turns; 8 webhooks at a time, default ` +
+        `--concurrency; no member on this machine; CPU (median): receiver ${med(alone, 'cpu').toFixed(1)} s + ` +
+        `nats-server ${med(alone, 'natsCpu').toFixed(1)} s, plain listen ${med(plain, 'cpu').toFixed(1)} s; ` +
+        `load ${loadavg()[0]!.toFixed(1)} at the end`,
     },
     {
       bench: 'studio-receiver',
       metric: `the same with a member mirroring on this machine`,
       ours: took.teamMs / 1000,
-      peer: took.plainMs / 1000,
+      peer: plainMs / 1000,
       peerName: 'tally listen (saved only)',
       unit: 's',
       higherIsBetter: false,

@@ -25,8 +25,21 @@ export interface CliProcess {
   rssMb(): Promise<number>;
   /** The process's peak resident set size so far, in MB. */
   peakRssMb(): Promise<number>;
+  /** CPU time the process has used so far (all its threads, user and system), in seconds. */
+  cpuSeconds(): Promise<number>;
   /** SIGTERM, and resolves once it exited. */
   stop(): Promise<void>;
+}
+
+/**
+ * CPU seconds a process has used so far (user + system, every thread), from /proc/<pid>/stat: on a shared machine
+ * its wall times move with the load, its CPU much less.
+ */
+export async function cpuSecondsOf(pid: number): Promise<number> {
+  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th, in clock ticks
+  // of 1/100 s (USER_HZ).
+  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 const statusKb = async (pid: number, field: string): Promise<number> => {
@@ -65,6 +78,7 @@ export async function startCli(args: string[], home: string, env: NodeJS.Process
     onEvent: (listener) => lines.on('line', (line) => listener(JSON.parse(line) as CliEvent, performance.now())),
     rssMb: async () => (await statusKb(pid, 'VmRSS')) / 1024,
     peakRssMb: async () => (await statusKb(pid, 'VmHWM')) / 1024,
+    cpuSeconds: () => cpuSecondsOf(pid),
     async stop() {
       child.kill('SIGTERM');
       await exited;
@@ -78,6 +92,8 @@ export interface ListenRun {
   readyRssMb: number;
   /** From the webhook's POST to the `saved` event: download, verification, fsync. */
   ms: number;
+  /** CPU seconds the process used over the same span. */
+  cpu: number;
   path: string;
 }
 
@@ -94,6 +110,7 @@ export async function runListen(url: string, bytes: number, dir: string): Promis
     const ready = await cli.next('ready');
     const readyRssMb = await cli.rssMb();
     const saved = cli.next('saved');
+    const cpu = await cli.cpuSeconds();
     const started = performance.now();
     const answer = await fetch(String(ready.localUrl), {
       method: 'POST',
@@ -103,9 +120,10 @@ export async function runListen(url: string, bytes: number, dir: string): Promis
     if (answer.status !== 200) throw new Error(`webhook answered ${answer.status}`);
     const event = await saved;
     const ms = performance.now() - started;
+    const used = (await cli.cpuSeconds()) - cpu;
     const peakRssMb = await cli.peakRssMb();
     if (event.bytes !== bytes) throw new Error(`saved ${String(event.bytes)} bytes, expected ${bytes}`);
-    return { peakRssMb, readyRssMb, ms, path: String(event.path) };
+    return { peakRssMb, readyRssMb, ms, cpu: used, path: String(event.path) };
   } finally {
     await cli.stop();
   }

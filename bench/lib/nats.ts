@@ -4,10 +4,13 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { cpuSecondsOf } from './cli-process.js';
 import { freePort } from './harness.js';
 
 export interface NatsBench {
   url: string;
+  /** CPU seconds the server has used so far. */
+  cpuSeconds(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -29,6 +32,7 @@ export async function startNats(workDir: string): Promise<NatsBench> {
   });
   return {
     url: `nats://127.0.0.1:${port}`,
+    cpuSeconds: () => cpuSecondsOf(proc.pid as number),
     async stop() {
       if (proc.exitCode !== null) return;
       const exited = new Promise((resolve) => proc.once('exit', resolve));
