@@ -12,7 +12,7 @@ import { DownloadOriginPolicy } from '../net/url-policy.js';
 import { Inbox } from '../recordings/inbox.js';
 import type { JournalFile } from '../recordings/inbox.js';
 import type { RecordingJob } from '../recordings/types.js';
-import { WebhookReceiver } from './receiver.js';
+import { QUIET_AFTER_MS, WebhookReceiver } from './receiver.js';
 import type { Rejection, WebhookReceiverOptions } from './receiver.js';
 import { TokenStore } from './token.js';
 
@@ -370,6 +370,32 @@ describe('durability', () => {
     held.release();
     expect((await pending).body).toEqual({ ok: true });
     expect(slow.inbox.list()).toHaveLength(1);
+  });
+
+  it('is busy while a webhook waits for its commit and until QUIET_AFTER_MS after the last answer, then quiet', async () => {
+    const held = heldJournal();
+    const slow = await harness({ wrapJournal: held.wrap });
+    expect(slow.receiver.busy).toBe(false);
+    const quiet: number[] = [];
+    slow.receiver.on('quiet', () => quiet.push(performance.now()));
+    const pending = send('POST', slow.receiver.hookPath, { id: 'busy', url: S3 }, {}, slow.receiver);
+    await held.started;
+    expect(slow.receiver.webhooksWaiting).toBe(1);
+    expect(slow.receiver.busy).toBe(true);
+    // A health check is not a webhook: it neither counts nor ends the wait.
+    await send('GET', slow.receiver.healthPath, undefined, {}, slow.receiver);
+    expect(slow.receiver.busy).toBe(true);
+    held.release();
+    await pending;
+    const answeredAt = performance.now();
+    // Answered, but the next webhook of a burst may be on its way: still busy, no quiet yet.
+    expect(slow.receiver.webhooksWaiting).toBe(0);
+    expect(slow.receiver.busy).toBe(true);
+    expect(quiet).toEqual([]);
+    await once(slow.receiver, 'quiet');
+    expect(slow.receiver.busy).toBe(false);
+    expect(quiet).toHaveLength(1);
+    expect((quiet[0] as number) - answeredAt).toBeGreaterThanOrEqual(QUIET_AFTER_MS - 5);
   });
 
   it('answers 503 with Retry-After when the journal cannot be written, and stores nothing', async () => {

@@ -95,6 +95,8 @@ interface ReceiverEvents {
   rejected: [rejection: Rejection];
   /** The channel lifecycle hook: a channel opened or closed (nothing is stored or downloaded). */
   channel: [call: ChannelHookCall];
+  /** The last webhook being handled has been answered (see `webhooksWaiting`). */
+  quiet: [];
 }
 
 interface Route {
@@ -126,6 +128,10 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
   readonly #slots: ConnectionSlots;
   #server: Server | null = null;
   #stopping = false;
+  #webhooksWaiting = 0;
+  /** When the last webhook was answered, and the timer that says `quiet` QUIET_AFTER_MS later. */
+  #answeredAt = 0;
+  #quietTimer: NodeJS.Timeout | null = null;
 
   constructor(opts: WebhookReceiverOptions) {
     super();
@@ -222,6 +228,8 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
     const server = this.#server;
     if (!server) return;
     this.#stopping = true;
+    if (this.#quietTimer) clearTimeout(this.#quietTimer);
+    this.#quietTimer = null;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
     let timer: NodeJS.Timeout | undefined;
@@ -242,6 +250,23 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
     const address = this.#server?.address();
     if (!address || typeof address === 'string') throw new Error('The webhook receiver is not listening.');
     return (address as AddressInfo).port;
+  }
+
+  /**
+   * Webhooks being handled now: read, checked, or waiting for their journal commit. The download queue lets them
+   * go first (DownloadManagerOptions.acksFirst) and starts its downloads on `quiet`.
+   */
+  get webhooksWaiting(): number {
+    return this.#webhooksWaiting;
+  }
+
+  /**
+   * Whether webhooks are arriving: one is being handled, or the last was answered less than QUIET_AFTER_MS ago
+   * (a sender with several connections sends its next one as soon as an answer arrives, so a burst passes
+   * through zero after every journal commit). `quiet` is emitted when this turns false.
+   */
+  get busy(): boolean {
+    return this.#webhooksWaiting > 0 || this.#quietTimer !== null;
   }
 
   /** Whether new webhooks are refused now because the unfinished-job cap is reached (see DEFAULT_MAX_UNFINISHED_JOBS). */
@@ -325,6 +350,32 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
   }
 
   async #onWebhook(req: IncomingMessage, res: ServerResponse, info: RouteInfo): Promise<void> {
+    this.#webhooksWaiting += 1;
+    try {
+      await this.#takeWebhook(req, res, info);
+    } finally {
+      this.#webhooksWaiting -= 1;
+      if (this.#webhooksWaiting === 0) {
+        this.#answeredAt = performance.now();
+        this.#quietTimer ??= setTimeout(() => this.#maybeQuiet(), QUIET_AFTER_MS).unref();
+      }
+    }
+  }
+
+  /** One timer per pause in the traffic: quiet once QUIET_AFTER_MS passed since the last answer. */
+  #maybeQuiet(): void {
+    this.#quietTimer = null;
+    // Still busy: the next time the count falls to zero arms the timer again.
+    if (this.#webhooksWaiting > 0) return;
+    const left = this.#answeredAt + QUIET_AFTER_MS - performance.now();
+    if (left > 0) {
+      this.#quietTimer = setTimeout(() => this.#maybeQuiet(), left).unref();
+      return;
+    }
+    this.emit('quiet');
+  }
+
+  async #takeWebhook(req: IncomingMessage, res: ServerResponse, info: RouteInfo): Promise<void> {
     if (info.subpath !== '') return this.#reject(req, res, 404, 'unknown path');
     const method = req.method ?? '';
     if (method !== 'GET' && method !== 'POST') {
@@ -523,6 +574,12 @@ function readCapped(req: IncomingMessage, max: number, deadlineMs: number): Prom
     req.on('close', onClose);
   });
 }
+
+/**
+ * How long after the last answer the receiver counts as quiet (see `busy`): long enough to span the gap
+ * between a journal commit and the next webhooks of a burst, short enough not to matter to a download.
+ */
+export const QUIET_AFTER_MS = 50;
 
 /** A self-check nonce: 16 to 64 URL-safe characters. */
 const PROBE_NONCE = /^[A-Za-z0-9_-]{16,64}$/;
