@@ -187,12 +187,13 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
    */
   async add(rec: NewRecording, now: Date = new Date()): Promise<{ job: RecordingJob; duplicate: boolean }> {
     this.#assertOpen();
-    const key = recordingKey(rec.url);
+    const url = rec.parsedUrl ?? new URL(rec.url);
+    const key = recordingKey(url);
     const exact = this.#read(key);
     if (exact) return { job: { ...exact }, duplicate: true };
     const inFlight = this.#adding.get(key);
     if (inFlight) return { job: { ...(await inFlight) }, duplicate: true };
-    const keys = aliasKeys(rec.channelId, rec.url);
+    const keys = aliasKeys(rec.channelId, url);
     const hashes = keys && {
       own: aliasHash(keys.own),
       trimmed: keys.trimmed === null ? null : aliasHash(keys.trimmed),

@@ -404,7 +404,7 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
       }
       throw error;
     }
-    const verdict = this.#policy.check(parsed.url);
+    const verdict = this.#policy.check(parsed.parsedUrl ?? parsed.url);
     if (!verdict.ok) return this.#reject(req, res, 422, verdict.reason);
     const unfinished = this.#inbox.unfinished ?? 0;
     if (unfinished >= this.#maxUnfinished) {
