@@ -425,7 +425,7 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
    * the old file), and `restored` says so. Until that works every add is refused, never acknowledged.
    */
   async #keepHome(): Promise<boolean> {
-    if (!(await journalMoved(this.path, this.#reader))) return false;
+    if (!journalMoved(this.path, this.#reader)) return false;
     await mkdir(this.#dir, { recursive: true, mode: 0o700 });
     await this.#rewrite();
     this.emit('restored', { dir: this.#dir, jobs: this.#index.size });
@@ -438,7 +438,7 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
    * could start on the state meanwhile, its lock gone with the folder).
    */
   async checkHome(): Promise<void> {
-    if (this.#closed || !(await journalMoved(this.path, this.#reader))) return;
+    if (this.#closed || !journalMoved(this.path, this.#reader)) return;
     await this.compact();
   }
 
