@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { aliasKeys, recordingKey } from './recording-key.js';
+import { aliasKey, aliasKeys, recordingKey } from './recording-key.js';
 
 /**
  * The key as every earlier version computed it: journals on producers' disks hold these keys, and a different one
@@ -47,8 +47,11 @@ describe('recordingKey', () => {
   });
 });
 
-describe('aliasKeys', () => {
-  it('gives the same keys for a URL as text and as a parsed URL', () => {
-    for (const url of URLS) expect(aliasKeys('ch', new URL(url))).toEqual(aliasKeys('ch', url));
+describe('aliasKey and aliasKeys', () => {
+  it('give the same keys for a URL as text and as a parsed URL', () => {
+    for (const url of URLS) {
+      expect(aliasKeys('ch', new URL(url))).toEqual(aliasKeys('ch', url));
+      expect(aliasKey('ch', new URL(url))).toBe(aliasKey('ch', url));
+    }
   });
 });

@@ -24,9 +24,9 @@ export function recordingKey(url: string | URL): string {
 }
 
 /** channel + host + file name, or null for a URL without a file name. */
-export function aliasKey(channelId: string, url: string): string | null {
+export function aliasKey(channelId: string, url: string | URL): string | null {
   try {
-    const parsed = new URL(url);
+    const parsed = typeof url === 'string' ? new URL(url) : url;
     const file = parsed.pathname.split('/').pop() ?? '';
     return file ? `${channelId}\n${parsed.host}\n${file}` : null;
   } catch {
