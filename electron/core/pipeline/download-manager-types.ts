@@ -82,7 +82,8 @@ export interface AckGate {
 
 /**
  * The longest a queued download waits while webhooks keep arriving: a burst of 4,000 is journalled in about a
- * second, and a flood that goes on longer gets the downloads started beside it after this.
+ * second. A flood that goes on longer gets its downloads started after this, and those queued after them are
+ * held anew (so a flood slows downloads, never stops them).
  */
 export const ACKS_FIRST_MAX_HOLD_MS = 2_000;
 

@@ -468,6 +468,19 @@ describe('acknowledgements first (acksFirst)', () => {
     expect(performance.now() - heldAt).toBeGreaterThanOrEqual(35);
   });
 
+  it('holds the downloads of a later burst again once the earlier hold ran out and its downloads started', async () => {
+    const g = gate(true);
+    const m = manager({ acksFirst: g.gate, acksFirstMaxHoldMs: 40 });
+    m.start();
+    const first = await store.add(recording('first-burst', 64 * KiB).rec);
+    await nextEvent<SavedEvent>(m, 'saved', first.job.key);
+    const { job } = await store.add(recording('second-burst', 64 * KiB).rec);
+    expect(m.active).toEqual([]);
+    const saved = nextEvent<SavedEvent>(m, 'saved', job.key);
+    g.quiet();
+    await saved;
+  });
+
   it('stops listening to the receiver when stopped, and listens again when started', async () => {
     const g = gate(false);
     const m = manager({ acksFirst: g.gate });

@@ -315,15 +315,21 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
    */
   #heldForAcks(): boolean {
     const gate = this.#opts.acksFirst;
-    if (!gate || this.#stopped || this.#queue.size === 0 || this.#running.size >= this.#concurrency) return false;
-    if (!gate.busy()) {
+    if (!gate || this.#stopped) return false;
+    // Nothing waiting, or the webhooks answered: the next burst starts a hold of its own.
+    if (this.#queue.size === 0 || !gate.busy()) {
       this.#releaseHold();
       return false;
     }
+    if (this.#running.size >= this.#concurrency) return false;
     const now = this.#now();
     this.#heldSince ??= now;
     const left = this.#heldSince + (this.#opts.acksFirstMaxHoldMs ?? ACKS_FIRST_MAX_HOLD_MS) - now;
-    if (left <= 0) return false;
+    if (left <= 0) {
+      // Held long enough: these start now, and whatever is queued later while webhooks still arrive is held anew.
+      this.#releaseHold();
+      return false;
+    }
     if (!this.#holdTimer) {
       this.#holdTimer = setTimeout(() => {
         this.#holdTimer = null;
