@@ -6,7 +6,7 @@ import { connect } from 'node:net';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError } from '../errors.js';
 import { DownloadOriginPolicy } from '../net/url-policy.js';
 import { Inbox } from '../recordings/inbox.js';
@@ -372,7 +372,7 @@ describe('durability', () => {
     expect(slow.inbox.list()).toHaveLength(1);
   });
 
-  it('is busy while a webhook waits for its commit and until QUIET_AFTER_MS after the last answer, then quiet', async () => {
+  it('is busy while a webhook waits for its commit, and a lone webhook is quiet as soon as it is answered', async () => {
     const held = heldJournal();
     const slow = await harness({ wrapJournal: held.wrap });
     expect(slow.receiver.busy).toBe(false);
@@ -385,10 +385,29 @@ describe('durability', () => {
     // A health check is not a webhook: it neither counts nor ends the wait.
     await send('GET', slow.receiver.healthPath, undefined, {}, slow.receiver);
     expect(slow.receiver.busy).toBe(true);
+    expect(quiet).toEqual([]);
     held.release();
     await pending;
+    // Its download need not wait: nothing else is arriving.
+    expect(slow.receiver.busy).toBe(false);
+    expect(quiet).toHaveLength(1);
+  });
+
+  it('stays busy in a burst until QUIET_AFTER_MS after its last answer, then says quiet once', async () => {
+    const held = heldJournal();
+    const slow = await harness({ wrapJournal: held.wrap });
+    const quiet: number[] = [];
+    slow.receiver.on('quiet', () => quiet.push(performance.now()));
+    const burst = [1, 2, 3].map((n) =>
+      send('POST', slow.receiver.hookPath, { id: `burst-${n}`, url: `${S3}?n=${n}` }, {}, slow.receiver),
+    );
+    await held.started;
+    // All three are in before the first commit ends (each came while another was being handled).
+    await vi.waitFor(() => expect(slow.receiver.webhooksWaiting).toBe(3));
+    held.release();
+    await Promise.all(burst);
     const answeredAt = performance.now();
-    // Answered, but the next webhook of a burst may be on its way: still busy, no quiet yet.
+    // Answered, but the next webhooks of a burst may be on their way: still busy, no quiet yet.
     expect(slow.receiver.webhooksWaiting).toBe(0);
     expect(slow.receiver.busy).toBe(true);
     expect(quiet).toEqual([]);

@@ -129,8 +129,11 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
   #server: Server | null = null;
   #stopping = false;
   #webhooksWaiting = 0;
-  /** When the last webhook was answered, and the timer that says `quiet` QUIET_AFTER_MS later. */
+  /** When the last webhook arrived and was answered, and the timer that says `quiet` QUIET_AFTER_MS later. */
+  #arrivedAt = -Infinity;
   #answeredAt = 0;
+  /** The webhooks being handled include one that came beside another or within QUIET_AFTER_MS of it: a burst. */
+  #inBurst = false;
   #quietTimer: NodeJS.Timeout | null = null;
 
   constructor(opts: WebhookReceiverOptions) {
@@ -261,9 +264,10 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
   }
 
   /**
-   * Whether webhooks are arriving: one is being handled, or the last was answered less than QUIET_AFTER_MS ago
-   * (a sender with several connections sends its next one as soon as an answer arrives, so a burst passes
-   * through zero after every journal commit). `quiet` is emitted when this turns false.
+   * Whether webhooks are arriving: one is being handled, or, in a burst (webhooks less than QUIET_AFTER_MS apart),
+   * the last was answered less than QUIET_AFTER_MS ago: a sender with several connections sends its next one as
+   * soon as an answer arrives, so a burst passes through zero after every journal commit. A lone webhook is quiet
+   * as soon as it is answered, so its download starts at once. `quiet` is emitted when this turns false.
    */
   get busy(): boolean {
     return this.#webhooksWaiting > 0 || this.#quietTimer !== null;
@@ -350,6 +354,12 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
   }
 
   async #onWebhook(req: IncomingMessage, res: ServerResponse, info: RouteInfo): Promise<void> {
+    const arrived = performance.now();
+    // Another is still being handled, came a moment ago, or the last burst has not ended: this one is in a burst.
+    if (this.#webhooksWaiting > 0 || arrived - this.#arrivedAt < QUIET_AFTER_MS || this.#quietTimer !== null) {
+      this.#inBurst = true;
+    }
+    this.#arrivedAt = arrived;
     this.#webhooksWaiting += 1;
     try {
       await this.#takeWebhook(req, res, info);
@@ -357,7 +367,8 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
       this.#webhooksWaiting -= 1;
       if (this.#webhooksWaiting === 0) {
         this.#answeredAt = performance.now();
-        this.#quietTimer ??= setTimeout(() => this.#maybeQuiet(), QUIET_AFTER_MS).unref();
+        if (this.#inBurst) this.#quietTimer ??= setTimeout(() => this.#maybeQuiet(), QUIET_AFTER_MS).unref();
+        else this.emit('quiet');
       }
     }
   }
@@ -372,6 +383,7 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
       this.#quietTimer = setTimeout(() => this.#maybeQuiet(), left).unref();
       return;
     }
+    this.#inBurst = false;
     this.emit('quiet');
   }
 
