@@ -1,7 +1,13 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { RecordingJob } from '../core/recordings/types.js';
-import { coalescingWriter, createListenPrinter, REPEATS_PER_WINDOW, verification } from './listen-output.js';
+import {
+  coalescingWriter,
+  createListenPrinter,
+  OUTPUT_BATCH_MS,
+  REPEATS_PER_WINDOW,
+  verification,
+} from './listen-output.js';
 
 /** A webhook's channel ID that tries to forge a "saved" line and recolour the terminal. */
 const HOSTILE = 'evil\r\n12:00:00 saved     bank-keynote → /home/me/Recordings/bank.mp4\x1b[31m\x1b]0;owned\x07\u202e';
@@ -212,6 +218,37 @@ describe('coalescingWriter', () => {
     writer.write('last\n');
     writer.flush();
     expect(writes).toEqual([expect.any(String), 'last\n']);
+  });
+
+  it('writes a burst in one write per batch window, and a line after a quiet spell at the end of its turn', async () => {
+    const writes: { text: string; at: number }[] = [];
+    let wrote: () => void = () => undefined;
+    // A window far longer than five turns take, so the test says the same on a loaded machine.
+    const windowMs = 10 * OUTPUT_BATCH_MS;
+    const writer = coalescingWriter(
+      {
+        write: (text: string) => {
+          writes.push({ text, at: performance.now() });
+          wrote();
+        },
+      },
+      windowMs,
+    );
+    const nextWrite = () => new Promise<void>((resolve) => (wrote = resolve));
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    writer.write('first\n');
+    await turn();
+    expect(writes.map((w) => w.text)).toEqual(['first\n']);
+    // The burst goes on over many turns: nothing is written until the window since the first write is over.
+    const second = nextWrite();
+    for (let i = 0; i < 5; i += 1) {
+      writer.write(`burst ${i}\n`);
+      await turn();
+    }
+    await second;
+    expect(writes).toHaveLength(2);
+    expect(writes[1]?.text).toBe('burst 0\nburst 1\nburst 2\nburst 3\nburst 4\n');
+    expect((writes[1]?.at ?? 0) - (writes[0]?.at ?? 0)).toBeGreaterThanOrEqual(windowMs - 1);
   });
 
   it('a printer that coalesces writes the stopped line before close returns', () => {

@@ -16,12 +16,21 @@ export interface JsonAnswerOptions {
 /** Writes `body` as a complete JSON answer with `status`. */
 export function sendJson(res: ServerResponse, status: number, body: unknown, options: JsonAnswerOptions = {}): void {
   const text = JSON.stringify(body ?? null);
-  res.statusCode = status;
-  for (const [name, value] of Object.entries(options.headers ?? {})) res.setHeader(name, value);
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(text));
-  res.setHeader('Cache-Control', 'no-store');
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  if (options.close) res.setHeader('Connection', 'close');
+  // One flat list handed to writeHead: no header map to build and read back for an answer sent at once (this
+  // runs for every webhook).
+  const headers: string[] = [];
+  for (const [name, value] of Object.entries(options.headers ?? {})) headers.push(name, value);
+  headers.push(
+    'Content-Type',
+    'application/json; charset=utf-8',
+    'Content-Length',
+    String(Buffer.byteLength(text)),
+    'Cache-Control',
+    'no-store',
+    'X-Content-Type-Options',
+    'nosniff',
+  );
+  if (options.close) headers.push('Connection', 'close');
+  res.writeHead(status, headers);
   res.end(options.head ? undefined : text);
 }

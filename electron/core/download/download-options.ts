@@ -71,6 +71,8 @@ export interface DownloadOptions {
   checkpointIntervalMs?: number;
   /** A running segment is split for an idle connection when at least twice this is left (default 4 MiB). */
   minSplitBytes?: number;
+  /** A background fdatasync of the part after every this many bytes (default 32 MiB; see write-behind.ts). */
+  writeBehindBytes?: number;
 }
 
 export interface StallRule {

@@ -25,6 +25,8 @@ export interface EngineContext {
   minSplitBytes: number;
   /** Minimum time between two durable checkpoints of segment progress. */
   checkpointIntervalMs: number;
+  /** Bytes between two background syncs of the part (see write-behind.ts). */
+  writeBehindBytes: number;
   /** Highest number of connections that were open at once. */
   maxConnections: number;
   /** When a segmented download adds connections (see segmented.ts). */

@@ -21,6 +21,7 @@ import {
   VerificationError,
 } from './errors.js';
 import { pumpToFile } from './file-sink.js';
+import { WRITE_BEHIND_BYTES, WriteBehind } from './write-behind.js';
 import {
   Agents,
   contentLength,
@@ -94,6 +95,7 @@ export async function downloadFile(opts: DownloadOptions): Promise<DownloadResul
     segments,
     minSplitBytes: opts.minSplitBytes ?? 4 * 1024 * 1024,
     checkpointIntervalMs: opts.checkpointIntervalMs ?? 1000,
+    writeBehindBytes: opts.writeBehindBytes ?? WRITE_BEHIND_BYTES,
     maxConnections: 0,
     ramp: {
       windowMs: opts.rampWindowMs ?? DEFAULT_RAMP_WINDOW_MS,
@@ -379,14 +381,19 @@ async function transferSequential(
     await writePartState(ctx.fsx, ctx.partPath, seqState);
     const handle = await ctx.fsx.open(ctx.partPath, offset === 0 ? 'w' : 'r+');
     try {
+      const behind = new WriteBehind(handle, ctx.writeBehindBytes);
       const result = await pumpToFile(res, {
         handle,
         position: offset,
         limit: () => ceiling,
         hash,
-        onWritten: (bytes) => ctx.meter.add(bytes),
-      });
+        onWritten: (bytes) => {
+          ctx.meter.add(bytes);
+          behind.written(bytes);
+        },
+      }).finally(() => behind.settle().catch(() => undefined));
       written = result.written;
+      await behind.settle();
       await handle.sync();
     } finally {
       await handle.close().catch(() => undefined);

@@ -16,6 +16,7 @@ import type { EngineContext } from './engine-context.js';
 import { ifRangeValidator, RestartFromZero, transferError } from './engine-context.js';
 import { HttpStatusError, NetworkError, TimeoutError } from './errors.js';
 import { pumpToFile } from './file-sink.js';
+import { WriteBehind } from './write-behind.js';
 import { abortError, describeEndpoint, errorHint, openResponse, parseContentRange } from './http-request.js';
 import type { PartState, Segment } from './part-state.js';
 import { writePartState } from './part-state.js';
@@ -94,6 +95,7 @@ export async function runSegmented(
     inner.abort(error);
   };
 
+  const behind = new WriteBehind(handle, ctx.writeBehindBytes);
   const snapshot = (): PartState => ({ ...state, segments: segs.map(({ start, end, pos }) => ({ start, end, pos })) });
   let lastCheckpoint = performance.now();
   let checkpointing: Promise<void> | null = null;
@@ -181,6 +183,7 @@ export async function runSegmented(
         seg.pos = next;
         written += bytes;
         ctx.meter.add(bytes);
+        behind.written(bytes);
         maybeCheckpoint();
       },
     })
@@ -296,10 +299,13 @@ export async function runSegmented(
       await checkpoint().catch(() => undefined);
       throw new NetworkError(describeEndpoint(url), 'some parts of the file could not be fetched');
     }
+    await behind.settle();
     await handle.sync();
     return prefix;
   } finally {
     clearInterval(timer);
+    // A sync still running must end before the handle closes (its failure, if any, was thrown above or is moot).
+    await behind.settle().catch(() => undefined);
     ctx.signal?.removeEventListener('abort', onOuterAbort);
     await handle.close().catch(() => undefined);
   }

@@ -146,7 +146,8 @@ export class DownloadOriginPolicy {
     if (text.length > MAX_URL_LENGTH) return refuse(`the URL is longer than ${MAX_URL_LENGTH} characters`);
     let url: URL;
     try {
-      url = new URL(text);
+      // A URL object is already parsed: read as it is (a webhook's URL is parsed once, see the receiver).
+      url = typeof input === 'string' ? new URL(text) : input;
     } catch {
       return refuse('the URL is not a valid absolute URL');
     }

@@ -61,7 +61,31 @@ export interface DownloadManagerOptions {
   diskRecheckMs?: number;
   /** Test seam: statfs of the recordings folder. */
   diskStats?: DiskStats;
+  /**
+   * Acknowledgements first: while `busy()` says webhooks are waiting for their journal commit, queued downloads
+   * wait to start (running ones go on), so a burst of webhooks is acknowledged before the downloads it brings
+   * take the CPU. The service never resends a webhook, while a recording stays for 6 hours: the answer is the
+   * part that cannot wait. `onQuiet` calls back when the last waiting webhook is answered.
+   */
+  acksFirst?: AckGate;
+  /** Longest a queued download waits for `acksFirst` (default ACKS_FIRST_MAX_HOLD_MS): a flood cannot starve it. */
+  acksFirstMaxHoldMs?: number;
 }
+
+/** See DownloadManagerOptions.acksFirst (the webhook receiver is one). */
+export interface AckGate {
+  /** Whether webhooks are waiting for their journal commit now. */
+  busy(): boolean;
+  /** Calls `listener` whenever the last waiting webhook has been answered; returns the unsubscribe. */
+  onQuiet(listener: () => void): () => void;
+}
+
+/**
+ * The longest a queued download waits while webhooks keep arriving: a burst of 4,000 is journalled in about a
+ * second. A flood that goes on longer gets its downloads started after this, and those queued after them are
+ * held anew (so a flood slows downloads, never stops them).
+ */
+export const ACKS_FIRST_MAX_HOLD_MS = 2_000;
 
 export interface ProgressEvent extends DownloadProgress {
   key: string;

@@ -420,3 +420,75 @@ describe('DownloadManager', () => {
     expect(store.get(job.key)).toMatchObject({ state: 'saved', attempts: 2 });
   });
 });
+
+describe('acknowledgements first (acksFirst)', () => {
+  /** A stand-in for the webhook receiver's busy/quiet signal, switched by the test. */
+  function gate(initiallyBusy: boolean) {
+    let busy = initiallyBusy;
+    const listeners = new Set<() => void>();
+    return {
+      gate: {
+        busy: () => busy,
+        onQuiet: (listener: () => void) => {
+          listeners.add(listener);
+          return () => listeners.delete(listener);
+        },
+      },
+      quiet(): void {
+        busy = false;
+        for (const listener of listeners) listener();
+      },
+      listeners,
+    };
+  }
+
+  it('holds queued downloads while webhooks wait for their answer and starts them when the receiver is quiet', async () => {
+    const g = gate(true);
+    const m = manager({ acksFirst: g.gate, acksFirstMaxHoldMs: 60_000 });
+    m.start();
+    const { rec, urlPath, file } = recording('held-for-acks', 64 * KiB);
+    const { job } = await store.add(rec);
+    expect(m.active).toEqual([]);
+    expect(server.fileRequests(urlPath)).toHaveLength(0);
+    const saved = nextEvent<SavedEvent>(m, 'saved', job.key);
+    g.quiet();
+    expect(m.active).toEqual([job.key]);
+    expect(await sha256File((await saved).path)).toBe(file.sha256());
+  });
+
+  it('never holds a download longer than acksFirstMaxHoldMs, however long webhooks keep coming', async () => {
+    const g = gate(true);
+    const m = manager({ acksFirst: g.gate, acksFirstMaxHoldMs: 40 });
+    m.start();
+    const { rec } = recording('flooded', 64 * KiB);
+    const heldAt = performance.now();
+    const { job } = await store.add(rec);
+    expect(m.active).toEqual([]);
+    await nextEvent<SavedEvent>(m, 'saved', job.key);
+    expect(performance.now() - heldAt).toBeGreaterThanOrEqual(35);
+  });
+
+  it('holds the downloads of a later burst again once the earlier hold ran out and its downloads started', async () => {
+    const g = gate(true);
+    const m = manager({ acksFirst: g.gate, acksFirstMaxHoldMs: 40 });
+    m.start();
+    const first = await store.add(recording('first-burst', 64 * KiB).rec);
+    await nextEvent<SavedEvent>(m, 'saved', first.job.key);
+    const { job } = await store.add(recording('second-burst', 64 * KiB).rec);
+    expect(m.active).toEqual([]);
+    const saved = nextEvent<SavedEvent>(m, 'saved', job.key);
+    g.quiet();
+    await saved;
+  });
+
+  it('stops listening to the receiver when stopped, and listens again when started', async () => {
+    const g = gate(false);
+    const m = manager({ acksFirst: g.gate });
+    m.start();
+    expect(g.listeners.size).toBe(1);
+    await m.stop();
+    expect(g.listeners.size).toBe(0);
+    m.start();
+    expect(g.listeners.size).toBe(1);
+  });
+});

@@ -41,7 +41,9 @@ export const GONE_RECHECK_MAX_MS = 60 * 60 * 1000;
 export { RESERVATION_SUFFIX, reserveFinalName } from './final-names.js';
 export type { DiskStatus } from './disk-budget.js';
 
+export { ACKS_FIRST_MAX_HOLD_MS } from './download-manager-types.js';
 export type {
+  AckGate,
   DownloadManagerEvents,
   DownloadManagerOptions,
   ExpiredEvent,
@@ -49,6 +51,7 @@ export type {
   ProgressEvent,
   SavedEvent,
 } from './download-manager-types.js';
+import { ACKS_FIRST_MAX_HOLD_MS } from './download-manager-types.js';
 import type { DownloadManagerEvents, DownloadManagerOptions } from './download-manager-types.js';
 
 /** Below 8 KiB/s for a minute, a download yields its slot (see stall-rule.ts). */
@@ -114,6 +117,10 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   #started = false;
   #stopped = false;
   #sweeping: Promise<void> = Promise.resolve();
+  /** Since when queued downloads wait for webhooks to be answered (see acksFirst), and the timer ending that. */
+  #heldSince: number | null = null;
+  #holdTimer: NodeJS.Timeout | null = null;
+  #offQuiet: (() => void) | null = null;
 
   constructor(opts: DownloadManagerOptions) {
     super();
@@ -149,6 +156,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     this.#started = true;
     this.#stopped = false;
     this.#store.on('added', this.#onAdded);
+    this.#offQuiet = this.#opts.acksFirst?.onQuiet(() => this.#pump()) ?? null;
     // Keys only: a journal of 100,000 jobs is not read into memory to start.
     // A gone recording is looked at once more: the answer may have been a passing one.
     for (const key of this.#store.keys(['pending', 'downloading', 'gone'])) this.#enqueue(key);
@@ -215,6 +223,9 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     this.#stopped = true;
     this.#started = false;
     this.#store.off('added', this.#onAdded);
+    this.#offQuiet?.();
+    this.#offQuiet = null;
+    this.#releaseHold();
     this.#retries.clear();
     this.#queue.clear();
     this.#twinWaiting.clear();
@@ -260,6 +271,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   }
 
   #pump(): void {
+    if (this.#heldForAcks()) return;
     while (!this.#stopped && this.#running.size < this.#concurrency && this.#queue.size > 0) {
       const key = this.#queue.values().next().value as string;
       this.#queue.delete(key);
@@ -295,6 +307,43 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         });
       this.#running.set(key, { controller, task });
     }
+  }
+
+  /**
+   * Whether queued downloads wait now because webhooks are waiting for their answer (see acksFirst). The wait
+   * ends when the receiver is quiet (its onQuiet pumps again) or ACKS_FIRST_MAX_HOLD_MS after it began.
+   */
+  #heldForAcks(): boolean {
+    const gate = this.#opts.acksFirst;
+    if (!gate || this.#stopped) return false;
+    // Nothing waiting, or the webhooks answered: the next burst starts a hold of its own.
+    if (this.#queue.size === 0 || !gate.busy()) {
+      this.#releaseHold();
+      return false;
+    }
+    if (this.#running.size >= this.#concurrency) return false;
+    const now = this.#now();
+    this.#heldSince ??= now;
+    const left = this.#heldSince + (this.#opts.acksFirstMaxHoldMs ?? ACKS_FIRST_MAX_HOLD_MS) - now;
+    if (left <= 0) {
+      // Held long enough: these start now, and whatever is queued later while webhooks still arrive is held anew.
+      this.#releaseHold();
+      return false;
+    }
+    if (!this.#holdTimer) {
+      this.#holdTimer = setTimeout(() => {
+        this.#holdTimer = null;
+        this.#pump();
+      }, left);
+      this.#holdTimer.unref();
+    }
+    return true;
+  }
+
+  #releaseHold(): void {
+    this.#heldSince = null;
+    if (this.#holdTimer) clearTimeout(this.#holdTimer);
+    this.#holdTimer = null;
   }
 
   #write(key: string, patch: Parameters<JobStore['update']>[1]): Promise<RecordingJob> {

@@ -94,6 +94,14 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
       ...(opts.diskFloorBytes !== undefined ? { diskFloorBytes: opts.diskFloorBytes } : {}),
       ...(opts.diskRecheckMs !== undefined ? { diskRecheckMs: opts.diskRecheckMs } : {}),
       ...(opts.now ? { now: opts.now } : {}),
+      // Webhooks are answered before the downloads they bring start (the service never resends one).
+      acksFirst: {
+        busy: () => this.receiver.busy,
+        onQuiet: (listener) => {
+          this.receiver.on('quiet', listener);
+          return () => this.receiver.off('quiet', listener);
+        },
+      },
     });
     // A tunnel setting that cannot work shows in the tunnel status; the receiver starts all the same.
     const provider = tunnelProviderFor(opts.tunnel ?? { provider: 'none' }, {

@@ -187,12 +187,13 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
    */
   async add(rec: NewRecording, now: Date = new Date()): Promise<{ job: RecordingJob; duplicate: boolean }> {
     this.#assertOpen();
-    const key = recordingKey(rec.url);
+    const url = rec.parsedUrl ?? new URL(rec.url);
+    const key = recordingKey(url);
     const exact = this.#read(key);
     if (exact) return { job: { ...exact }, duplicate: true };
     const inFlight = this.#adding.get(key);
     if (inFlight) return { job: { ...(await inFlight) }, duplicate: true };
-    const keys = aliasKeys(rec.channelId, rec.url);
+    const keys = aliasKeys(rec.channelId, url);
     const hashes = keys && {
       own: aliasHash(keys.own),
       trimmed: keys.trimmed === null ? null : aliasHash(keys.trimmed),
@@ -206,7 +207,7 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
       await partner.catch(() => undefined);
       return this.add(rec, now);
     }
-    const alias = hashes ? this.#aliasOf(rec, now, hashes) : undefined;
+    const alias = hashes ? this.#aliasOf(rec, url, now, hashes) : undefined;
     if (alias?.duplicate) return { job: { ...alias.job }, duplicate: true };
 
     const receivedAt = now.toISOString();
@@ -229,7 +230,7 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
       updatedAt: receivedAt,
       ...(alias ? { twin: alias.job.key } : {}),
     };
-    const written = this.#append(job, (at) => this.#remember(job, at)).then(() => job);
+    const written = this.#append(job, (at) => this.#remember(job, at, hashes)).then(() => job);
     this.#adding.set(key, written);
     if (hashes) {
       this.#addingOwn.set(hashes.own, written);
@@ -424,7 +425,7 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
    * the old file), and `restored` says so. Until that works every add is refused, never acknowledged.
    */
   async #keepHome(): Promise<boolean> {
-    if (!(await journalMoved(this.path, this.#reader))) return false;
+    if (!journalMoved(this.path, this.#reader)) return false;
     await mkdir(this.#dir, { recursive: true, mode: 0o700 });
     await this.#rewrite();
     this.emit('restored', { dir: this.#dir, jobs: this.#index.size });
@@ -437,7 +438,7 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
    * could start on the state meanwhile, its lock gone with the folder).
    */
   async checkHome(): Promise<void> {
-    if (this.#closed || !(await journalMoved(this.path, this.#reader))) return;
+    if (this.#closed || !journalMoved(this.path, this.#reader)) return;
     await this.compact();
   }
 
@@ -507,8 +508,9 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
     return this.#lines > limit && this.#lines > 2 * this.#index.size;
   }
 
-  #remember(job: RecordingJob, at: Located): void {
-    this.#index.set(job, at, this.#index.has(job.key) ? null : aliasOf(job));
+  /** Indexes a job just written at `at`; a new job's alias hashes come with it when `add` computed them already. */
+  #remember(job: RecordingJob, at: Located, aliases?: JobAliases | null): void {
+    this.#index.set(job, at, this.#index.has(job.key) ? null : aliases !== undefined ? aliases : aliasOf(job));
     this.#cacheJob(job);
   }
 
@@ -555,8 +557,13 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
    * A job has at most one twin: a second current-form URL for the same legacy one is another recording (channel
    * IDs are reused), so it stays a job of its own, unlinked.
    */
-  #aliasOf(rec: NewRecording, now: Date, hashes: JobAliases): { job: RecordingJob; duplicate: boolean } | undefined {
-    const alias = aliasKey(rec.channelId, rec.url);
+  #aliasOf(
+    rec: NewRecording,
+    url: URL,
+    now: Date,
+    hashes: JobAliases,
+  ): { job: RecordingJob; duplicate: boolean } | undefined {
+    const alias = aliasKey(rec.channelId, url);
     if (!alias) return undefined;
     // A legacy-form job has this URL's trimmed path as its own; a current-form job, this path as its trimmed one.
     const candidates = [

@@ -4,19 +4,29 @@
  */
 import { hash } from 'node:crypto';
 
-/** The dedupe key of a recording URL (32 hex characters). */
+/**
+ * The dedupe key of a recording URL (32 hex characters): scheme, host, path and the query with its pairs sorted,
+ * without the fragment. A parsed URL is read, never changed (the receiver passes the one it parsed the webhook
+ * with, so a webhook's URL is parsed once).
+ */
 export function recordingKey(url: string | URL): string {
-  const parsed = new URL(url);
-  parsed.hash = '';
-  parsed.searchParams.sort();
-  const normal = `${parsed.protocol}//${parsed.host}${parsed.pathname}${parsed.search}`;
+  const parsed = typeof url === 'string' ? new URL(url) : url;
+  let search = '';
+  if (parsed.search !== '') {
+    // What `searchParams.sort()` would leave in `search`: the sorted pairs, form-encoded; nothing when none.
+    const params = new URLSearchParams(parsed.search);
+    params.sort();
+    const sorted = params.toString();
+    search = sorted === '' ? '' : `?${sorted}`;
+  }
+  const normal = `${parsed.protocol}//${parsed.host}${parsed.pathname}${search}`;
   return hash('sha256', normal, 'hex').slice(0, 32);
 }
 
 /** channel + host + file name, or null for a URL without a file name. */
-export function aliasKey(channelId: string, url: string): string | null {
+export function aliasKey(channelId: string, url: string | URL): string | null {
   try {
-    const parsed = new URL(url);
+    const parsed = typeof url === 'string' ? new URL(url) : url;
     const file = parsed.pathname.split('/').pop() ?? '';
     return file ? `${channelId}\n${parsed.host}\n${file}` : null;
   } catch {
@@ -29,9 +39,9 @@ export function aliasKey(channelId: string, url: string): string | null {
  * removed (what the legacy form of the URL would be); null without a file name. A current-form URL's `trimmed`
  * equals its legacy form's `own`, so each side finds the other with one exact lookup.
  */
-export function aliasKeys(channelId: string, url: string): { own: string; trimmed: string | null } | null {
+export function aliasKeys(channelId: string, url: string | URL): { own: string; trimmed: string | null } | null {
   try {
-    const parsed = new URL(url);
+    const parsed = typeof url === 'string' ? new URL(url) : url;
     const parts = parsed.pathname.split('/');
     if (!parts[parts.length - 1]) return null;
     const base = `${channelId}\n${parsed.host}\n`;

@@ -59,6 +59,8 @@ export interface RecordingJob {
 export interface NewRecording {
   channelId: string;
   url: string;
+  /** `url` as already parsed (the receiver's), so it is parsed once per webhook; never stored. */
+  parsedUrl?: URL;
   announcedBytes: number | null;
   duration: string | null;
   thumbnail: string | null;

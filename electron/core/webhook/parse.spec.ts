@@ -41,6 +41,8 @@ describe('parseWebhook: accepted shapes', () => {
     expect(parsed).toEqual({
       channelId: '1581324488053_Dc5aQ',
       url: URL_NEW,
+      // Parsed once here; the origin check and the journal's keys read this one (issue 22).
+      parsedUrl: new URL(URL_NEW),
       announcedBytes: 1048576,
       duration: '00:12:01',
       thumbnail: 'https://s3.amazonaws.com/svc-1/AbC123/thumb.jpg',

@@ -192,7 +192,7 @@ function build(found: Found, shape: WebhookShape): ParsedWebhook {
   const announcedBytes = optional(byteCount, found.extras.filesize, 'filesize', 'not a byte count', warnings);
   const duration = optional(durationText, found.extras.duration, 'duration', 'not a short text', warnings);
   const thumbnail = optional(thumbnailText, found.extras.thumbnail, 'thumbnail', 'not a short text', warnings);
-  return { channelId, url: found.url, announcedBytes, duration, thumbnail, shape, warnings };
+  return { channelId, url: found.url, parsedUrl: parsed, announcedBytes, duration, thumbnail, shape, warnings };
 }
 
 /** Optional fields never reject a webhook: a recording with an odd `filesize` must still be downloaded. */

@@ -6,13 +6,13 @@ import { connect } from 'node:net';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError } from '../errors.js';
 import { DownloadOriginPolicy } from '../net/url-policy.js';
 import { Inbox } from '../recordings/inbox.js';
 import type { JournalFile } from '../recordings/inbox.js';
 import type { RecordingJob } from '../recordings/types.js';
-import { WebhookReceiver } from './receiver.js';
+import { QUIET_AFTER_MS, WebhookReceiver } from './receiver.js';
 import type { Rejection, WebhookReceiverOptions } from './receiver.js';
 import { TokenStore } from './token.js';
 
@@ -370,6 +370,51 @@ describe('durability', () => {
     held.release();
     expect((await pending).body).toEqual({ ok: true });
     expect(slow.inbox.list()).toHaveLength(1);
+  });
+
+  it('is busy while a webhook waits for its commit, and a lone webhook is quiet as soon as it is answered', async () => {
+    const held = heldJournal();
+    const slow = await harness({ wrapJournal: held.wrap });
+    expect(slow.receiver.busy).toBe(false);
+    const quiet: number[] = [];
+    slow.receiver.on('quiet', () => quiet.push(performance.now()));
+    const pending = send('POST', slow.receiver.hookPath, { id: 'busy', url: S3 }, {}, slow.receiver);
+    await held.started;
+    expect(slow.receiver.webhooksWaiting).toBe(1);
+    expect(slow.receiver.busy).toBe(true);
+    // A health check is not a webhook: it neither counts nor ends the wait.
+    await send('GET', slow.receiver.healthPath, undefined, {}, slow.receiver);
+    expect(slow.receiver.busy).toBe(true);
+    expect(quiet).toEqual([]);
+    held.release();
+    await pending;
+    // Its download need not wait: nothing else is arriving.
+    expect(slow.receiver.busy).toBe(false);
+    expect(quiet).toHaveLength(1);
+  });
+
+  it('stays busy in a burst until QUIET_AFTER_MS after its last answer, then says quiet once', async () => {
+    const held = heldJournal();
+    const slow = await harness({ wrapJournal: held.wrap });
+    const quiet: number[] = [];
+    slow.receiver.on('quiet', () => quiet.push(performance.now()));
+    const burst = [1, 2, 3].map((n) =>
+      send('POST', slow.receiver.hookPath, { id: `burst-${n}`, url: `${S3}?n=${n}` }, {}, slow.receiver),
+    );
+    await held.started;
+    // All three are in before the first commit ends (each came while another was being handled).
+    await vi.waitFor(() => expect(slow.receiver.webhooksWaiting).toBe(3));
+    held.release();
+    await Promise.all(burst);
+    const answeredAt = performance.now();
+    // Answered, but the next webhooks of a burst may be on their way: still busy, no quiet yet.
+    expect(slow.receiver.webhooksWaiting).toBe(0);
+    expect(slow.receiver.busy).toBe(true);
+    expect(quiet).toEqual([]);
+    await once(slow.receiver, 'quiet');
+    expect(slow.receiver.busy).toBe(false);
+    expect(quiet).toHaveLength(1);
+    expect((quiet[0] as number) - answeredAt).toBeGreaterThanOrEqual(QUIET_AFTER_MS - 5);
   });
 
   it('answers 503 with Retry-After when the journal cannot be written, and stores nothing', async () => {

@@ -95,6 +95,8 @@ interface ReceiverEvents {
   rejected: [rejection: Rejection];
   /** The channel lifecycle hook: a channel opened or closed (nothing is stored or downloaded). */
   channel: [call: ChannelHookCall];
+  /** The last webhook being handled has been answered (see `webhooksWaiting`). */
+  quiet: [];
 }
 
 interface Route {
@@ -126,6 +128,13 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
   readonly #slots: ConnectionSlots;
   #server: Server | null = null;
   #stopping = false;
+  #webhooksWaiting = 0;
+  /** When the last webhook arrived and was answered, and the timer that says `quiet` QUIET_AFTER_MS later. */
+  #arrivedAt = -Infinity;
+  #answeredAt = 0;
+  /** The webhooks being handled include one that came beside another or within QUIET_AFTER_MS of it: a burst. */
+  #inBurst = false;
+  #quietTimer: NodeJS.Timeout | null = null;
 
   constructor(opts: WebhookReceiverOptions) {
     super();
@@ -222,6 +231,8 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
     const server = this.#server;
     if (!server) return;
     this.#stopping = true;
+    if (this.#quietTimer) clearTimeout(this.#quietTimer);
+    this.#quietTimer = null;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
     let timer: NodeJS.Timeout | undefined;
@@ -242,6 +253,24 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
     const address = this.#server?.address();
     if (!address || typeof address === 'string') throw new Error('The webhook receiver is not listening.');
     return (address as AddressInfo).port;
+  }
+
+  /**
+   * Webhooks being handled now: read, checked, or waiting for their journal commit. The download queue lets them
+   * go first (DownloadManagerOptions.acksFirst) and starts its downloads on `quiet`.
+   */
+  get webhooksWaiting(): number {
+    return this.#webhooksWaiting;
+  }
+
+  /**
+   * Whether webhooks are arriving: one is being handled, or, in a burst (webhooks less than QUIET_AFTER_MS apart),
+   * the last was answered less than QUIET_AFTER_MS ago: a sender with several connections sends its next one as
+   * soon as an answer arrives, so a burst passes through zero after every journal commit. A lone webhook is quiet
+   * as soon as it is answered, so its download starts at once. `quiet` is emitted when this turns false.
+   */
+  get busy(): boolean {
+    return this.#webhooksWaiting > 0 || this.#quietTimer !== null;
   }
 
   /** Whether new webhooks are refused now because the unfinished-job cap is reached (see DEFAULT_MAX_UNFINISHED_JOBS). */
@@ -325,6 +354,40 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
   }
 
   async #onWebhook(req: IncomingMessage, res: ServerResponse, info: RouteInfo): Promise<void> {
+    const arrived = performance.now();
+    // Another is still being handled, came a moment ago, or the last burst has not ended: this one is in a burst.
+    if (this.#webhooksWaiting > 0 || arrived - this.#arrivedAt < QUIET_AFTER_MS || this.#quietTimer !== null) {
+      this.#inBurst = true;
+    }
+    this.#arrivedAt = arrived;
+    this.#webhooksWaiting += 1;
+    try {
+      await this.#takeWebhook(req, res, info);
+    } finally {
+      this.#webhooksWaiting -= 1;
+      if (this.#webhooksWaiting === 0) {
+        this.#answeredAt = performance.now();
+        if (this.#inBurst) this.#quietTimer ??= setTimeout(() => this.#maybeQuiet(), QUIET_AFTER_MS).unref();
+        else this.emit('quiet');
+      }
+    }
+  }
+
+  /** One timer per pause in the traffic: quiet once QUIET_AFTER_MS passed since the last answer. */
+  #maybeQuiet(): void {
+    this.#quietTimer = null;
+    // Still busy: the next time the count falls to zero arms the timer again.
+    if (this.#webhooksWaiting > 0) return;
+    const left = this.#answeredAt + QUIET_AFTER_MS - performance.now();
+    if (left > 0) {
+      this.#quietTimer = setTimeout(() => this.#maybeQuiet(), left).unref();
+      return;
+    }
+    this.#inBurst = false;
+    this.emit('quiet');
+  }
+
+  async #takeWebhook(req: IncomingMessage, res: ServerResponse, info: RouteInfo): Promise<void> {
     if (info.subpath !== '') return this.#reject(req, res, 404, 'unknown path');
     const method = req.method ?? '';
     if (method !== 'GET' && method !== 'POST') {
@@ -353,7 +416,7 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
       }
       throw error;
     }
-    const verdict = this.#policy.check(parsed.url);
+    const verdict = this.#policy.check(parsed.parsedUrl ?? parsed.url);
     if (!verdict.ok) return this.#reject(req, res, 422, verdict.reason);
     const unfinished = this.#inbox.unfinished ?? 0;
     if (unfinished >= this.#maxUnfinished) {
@@ -523,6 +586,12 @@ function readCapped(req: IncomingMessage, max: number, deadlineMs: number): Prom
     req.on('close', onClose);
   });
 }
+
+/**
+ * How long after the last answer the receiver counts as quiet (see `busy`): long enough to span the gap
+ * between a journal commit and the next webhooks of a burst, short enough not to matter to a download.
+ */
+export const QUIET_AFTER_MS = 50;
 
 /** A self-check nonce: 16 to 64 URL-safe characters. */
 const PROBE_NONCE = /^[A-Za-z0-9_-]{16,64}$/;
