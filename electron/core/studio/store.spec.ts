@@ -114,35 +114,6 @@ describe('NatsTeamStore.put on a real server', () => {
     for (const [i, bytes] of files.entries()) expect((await readBack(store, `rec-clip-${i}`)).equals(bytes)).toBe(true);
   });
 
-  // A member asked for one chunk at a time and waited for the server half the time (issue 22: a third of a
-  // download's speed); batches of 2 halve the pull requests, still two chunks in flight at most per batch.
-  it('reads a recording in batches of two chunks: half the pull requests', async () => {
-    const size = 8 * 512 * 1024;
-    const bytes = randomBytes(size);
-    const path = join(dir, 'batches.mp4');
-    await writeFile(path, bytes);
-    await new NatsTeamStore(nc, { retentionMs: 60 * 60_000 }).put({ identity: 'rec-batches', path, bytes: size });
-    const reader = await connect({ servers: server.url });
-    try {
-      const store = new NatsTeamStore(reader, { retentionMs: 60 * 60_000 });
-      const ref = { kind: 'nats' as const, bucket: 'tally-studio', name: 'rec-batches' };
-      // The bucket is opened once, before counting.
-      await writeFile(join(dir, 'warm.mp4'), 'warm');
-      await store.put({ identity: 'rec-warm', path: join(dir, 'warm.mp4'), bytes: 4 });
-      const warm = { ...ref, name: 'rec-warm' };
-      for await (const piece of store.read(warm, 0, null, new AbortController().signal)) void piece;
-      const sent = reader.stats().outMsgs;
-      const parts: Uint8Array[] = [];
-      for await (const piece of store.read(ref, 0, null, new AbortController().signal)) parts.push(piece.data);
-      expect(Buffer.concat(parts).equals(bytes)).toBe(true);
-      // The object's info and the reader's consumer (3 requests), and 4 pull requests for 8 chunks (one chunk
-      // at a time took 7).
-      expect(reader.stats().outMsgs - sent).toBe(7);
-    } finally {
-      await reader.close();
-    }
-  });
-
   it('refuses a file that is no longer the size that was saved', async () => {
     const store = new NatsTeamStore(nc, { retentionMs: 60 * 60_000 });
     const path = join(dir, 'grown.mp4');

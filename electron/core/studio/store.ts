@@ -217,24 +217,26 @@ export function digestHex(digest: string): string | null {
  * Chunks asked for at once by a read. Each chunk arrives as a view into the NATS client's own buffer for it
  * (about 1 MB for 512 KiB, grown as the socket's 64 KiB reads come in), so batches of 8 held 8-16 MB and
  * their buffers outlived young collections: a member mirroring 1 GiB peaked at 160 MB (issue 22: under
- * 100 MB). Batches of 2, the next one asked for as soon as the last has arrived (`read`), so the server sends
- * while the member writes; a recording of up to 1 MiB (one chunk, or two from an older receiver) is one
- * request. One chunk per request (the round before) left the member waiting for the server half the time:
- * 1 GiB at 284 MB/s against 348 with batches of 2, CPU 2.36 s against 2.16 (half the pull requests), peak
- * 94.0-95.6 MB against 94.3-97.8 (six runs each, issue 22's fourth round), with the spacing below.
+ * 100 MB). One chunk at a time, the next one asked for as soon as the last has arrived (`read`): two chunks
+ * in memory (three after the first request), as paced batches of 2 held, with the server sending while the
+ * member writes (batches of 2 overlapped so peaked at 98-105 MB).
  */
-const FETCH_CHUNKS = 2;
+const FETCH_CHUNKS = 1;
 
 /**
- * What a reader of the team server should know to reclaim the pieces it wrote (mirror-file.ts): young
- * collections every `liveBytes` written (three chunks), when more than `inFlightBytes` of buffers are held.
- * A chunk lives from its arrival until it is written: the batch before it and its own, up to four chunks, so
- * now and then one outlives two collections and is promoted; spaced by four chunks, the garbage of the NATS
- * client's growing buffers between two collections raised the peak to 98-105 MB.
+ * The first batch of a read: 2 chunks, so a recording of up to 1 MiB (the most common clip) is one request to
+ * the server, not two (each is a few system calls and a pull on the server, 2 % of a member's CPU).
+ */
+const FIRST_FETCH_CHUNKS = 2;
+
+/**
+ * What a reader of the team server should know to reclaim the pieces it wrote (mirror-file.ts): a chunk
+ * lives from its arrival until it is written, within `liveBytes` written (the batch written before it, its
+ * own, and one more chunk); the batches alive at once hold about `inFlightBytes` of buffers.
  */
 export const NATS_READ_SPAN = {
-  liveBytes: 3 * CHUNK_BYTES,
-  inFlightBytes: 3 * 1024 * 1024,
+  liveBytes: (Math.max(FIRST_FETCH_CHUNKS, 2 * FETCH_CHUNKS) + 1) * CHUNK_BYTES,
+  inFlightBytes: (Math.max(FIRST_FETCH_CHUNKS, 2 * FETCH_CHUNKS) + 1) * 1024 * 1024,
 } as const;
 
 /** The JetStream Object Store bucket `tally-studio`. */
@@ -397,7 +399,8 @@ export class NatsTeamStore implements TeamStore {
     signal.addEventListener('abort', stop, { once: true });
     const fetchBatch = async (): Promise<JsMsg[]> => {
       const left = Math.ceil((info.size - received) / chunk);
-      current = await consumer.fetch({ max_messages: Math.max(1, Math.min(FETCH_CHUNKS, left)), expires: 10_000 });
+      const batch = received === offset ? FIRST_FETCH_CHUNKS : FETCH_CHUNKS;
+      current = await consumer.fetch({ max_messages: Math.max(1, Math.min(batch, left)), expires: 10_000 });
       const got: JsMsg[] = [];
       for await (const m of current) got.push(m);
       for (const m of got) received += m.data.length;
