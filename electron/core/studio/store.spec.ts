@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { Objm, getSha256Backend } from '@nats-io/obj';
+import { getSha256Backend } from '@nats-io/obj';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNatsServer, type NatsServer } from '../../../tests/support/nats-server.js';
 import { NatsTeamStore, StoreVerifyError, clipPiecesAllocated, digestHex, natsDigest } from './store.js';
@@ -79,23 +79,6 @@ describe('NatsTeamStore.put on a real server', () => {
     const replaced = await store.put({ identity: 'rec-again', path, bytes: other.length, fresh: true });
     expect(replaced.sha256).toBe(createHash('sha256').update(other).digest('hex'));
     expect((await readBack(store, 'rec-again')).equals(other)).toBe(true);
-  });
-
-  // One chunk for a clip of up to 1 MiB: one publish and one ack instead of two (issue 22: a tenth of a team
-  // receiver's CPU in a burst); larger recordings keep 512 KiB chunks, which a member holds a few of at once.
-  it.each([
-    [1024 * 1024, 1],
-    [1024 * 1024 + 1, 3],
-    [3 * 1024 * 1024, 6],
-  ])('stores a %i-byte recording in %i chunks', async (size, chunks) => {
-    const store = new NatsTeamStore(nc, { retentionMs: 60 * 60_000 });
-    const bytes = randomBytes(size);
-    const path = join(dir, `chunks-${size}.mp4`);
-    await writeFile(path, bytes);
-    await store.put({ identity: `rec-chunks-${size}`, path, bytes: size, fresh: true });
-    const info = await (await new Objm(nc).open('tally-studio')).info(`rec-chunks-${size}`);
-    expect(info?.chunks).toBe(chunks);
-    expect((await readBack(store, `rec-chunks-${size}`)).equals(bytes)).toBe(true);
   });
 
   // A burst of clips read each into a new 1 MiB piece, left to the collector; a piece now serves the next put

@@ -118,20 +118,6 @@ export function natsDigest(sha256Hex: string): string {
 const CHUNK_BYTES = 512 * 1024;
 
 /**
- * A recording of up to 1 MiB (the most common clip) goes into the store as one chunk: one publish and one ack
- * instead of two, on the receiver and on the server (issue 22: a tenth of the receiver's CPU in a burst of
- * clips). The server's default message limit is exactly 1 MiB; a server with a lower one gets the Object Store's
- * own cut at its limit. Larger recordings keep 512 KiB chunks: a member holds a few of them at once, and each
- * arrives in a buffer about twice its size (their peak stays under 100 MB).
- */
-const WHOLE_CHUNK_BYTES = 1024 * 1024;
-
-/** The chunk size a recording of `bytes` is stored with. */
-export function chunkBytesFor(bytes: number): number {
-  return bytes <= WHOLE_CHUNK_BYTES ? WHOLE_CHUNK_BYTES : CHUNK_BYTES;
-}
-
-/**
  * The file is read in pieces of two chunks: a recording of up to 1 MiB is one read, and the Object Store
  * sends its chunks as views of that piece without copying them (it copies only to join a piece's rest with
  * the next piece).
@@ -311,7 +297,7 @@ export class NatsTeamStore implements TeamStore {
       // same recording at once (one took over the other's stale claim) one write wins, and the other's put
       // fails and purges the chunks it sent, so no chunk is left without an object.
       const info = await os
-        .put({ name: input.identity, options: { max_chunk_size: chunkBytesFor(input.bytes) } }, stream, {
+        .put({ name: input.identity, options: { max_chunk_size: CHUNK_BYTES } }, stream, {
           timeout: 30_000,
           previousRevision: existing?.revision ?? 0,
         })
