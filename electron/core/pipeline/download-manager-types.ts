@@ -68,7 +68,10 @@ export interface DownloadManagerOptions {
    * part that cannot wait. `onQuiet` calls back when the last waiting webhook is answered.
    */
   acksFirst?: AckGate;
-  /** Longest a queued download waits for `acksFirst` (default ACKS_FIRST_MAX_HOLD_MS): a flood cannot starve it. */
+  /**
+   * Longest a queued download waits for `acksFirst` (default ACKS_FIRST_MAX_HOLD_MS): a flood, or clients that
+   * trickle webhook bodies to keep the receiver busy, delay a download's start by at most this, never stop it.
+   */
   acksFirstMaxHoldMs?: number;
 }
 
