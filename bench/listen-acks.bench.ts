@@ -4,9 +4,9 @@
  * with its shebang's Node flags, `--ndjson`), which downloads every recording (1 MiB, from nginx on loopback):
  * the journal's commits share the process, its thread pool and the disk with downloads, their fsyncs and the
  * progress output. Since the fourth round of issue 22 the downloads a burst brings wait for its answers (the
- * download queue's acksFirst, at most 2 s), so few are saved during the burst; the note gives how soon after
- * it the next one was saved. Peer: a bare node:http responder that reads the body
- * and answers `{"ok":true}` (bench/lib/ack-server.ts, nothing durable), same load. The load generator is wrk
+ * download queue's acksFirst; a burst longer than 2 s has them run beside it), so few are saved during the
+ * burst; the note gives how soon after it the next one was saved. Peer: a bare node:http responder that reads
+ * the body and answers `{"ok":true}` (bench/lib/ack-server.ts, nothing durable), same load. The load generator is wrk
  * (one thread, a Lua script numbering the recordings and timing the burst from its first request to the
  * count-th answer). The Node load generator used before was itself the limit on this 2-core machine: it held
  * the bare responder at about 3,800 acks/s where wrk measures 12,000-14,000, so the ratio flattered ours (0.36x
@@ -73,7 +73,7 @@ async function ours(
     counting.catch(() => undefined);
     const result = await burst(String(ready.localUrl));
     const savedInBurst = saved;
-    // The downloads the burst brought wait for its answers (acksFirst), never longer than 2 s: the next save shows
+    // The downloads the burst brought wait for its answers (acksFirst; 2 s at most): the next save shows
     // they went on.
     const burstOver = performance.now();
     if (savedInBurst >= count) return { ...result, saved: savedInBurst, resumedMs: 0 };
