@@ -68,7 +68,10 @@ export interface DownloadManagerOptions {
    * part that cannot wait. `onQuiet` calls back when the last waiting webhook is answered.
    */
   acksFirst?: AckGate;
-  /** Longest a queued download waits for `acksFirst` (default ACKS_FIRST_MAX_HOLD_MS): a flood cannot starve it. */
+  /**
+   * Longest downloads wait for `acksFirst` in one busy spell of the receiver (default ACKS_FIRST_MAX_HOLD_MS): a
+   * flood, or clients that trickle webhook bodies to keep the receiver busy, delay downloads by this, once.
+   */
   acksFirstMaxHoldMs?: number;
 }
 
@@ -82,8 +85,8 @@ export interface AckGate {
 
 /**
  * The longest a queued download waits while webhooks keep arriving: a burst of 4,000 is journalled in about a
- * second. A flood that goes on longer gets its downloads started after this, and those queued after them are
- * held anew (so a flood slows downloads, never stops them).
+ * second. A flood that goes on longer has its downloads started after this and run beside it until it ends (so
+ * a flood delays downloads by this much once, never stops them); the next burst is held anew.
  */
 export const ACKS_FIRST_MAX_HOLD_MS = 2_000;
 

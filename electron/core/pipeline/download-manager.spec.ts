@@ -438,6 +438,9 @@ describe('acknowledgements first (acksFirst)', () => {
         busy = false;
         for (const listener of listeners) listener();
       },
+      burst(): void {
+        busy = true;
+      },
       listeners,
     };
   }
@@ -468,13 +471,20 @@ describe('acknowledgements first (acksFirst)', () => {
     expect(performance.now() - heldAt).toBeGreaterThanOrEqual(35);
   });
 
-  it('holds the downloads of a later burst again once the earlier hold ran out and its downloads started', async () => {
+  it('runs the downloads of a burst longer than the cap beside it, and holds the next burst anew', async () => {
     const g = gate(true);
     const m = manager({ acksFirst: g.gate, acksFirstMaxHoldMs: 40 });
     m.start();
-    const first = await store.add(recording('first-burst', 64 * KiB).rec);
+    const first = await store.add(recording('long-burst-1', 64 * KiB).rec);
     await nextEvent<SavedEvent>(m, 'saved', first.job.key);
-    const { job } = await store.add(recording('second-burst', 64 * KiB).rec);
+    // The same burst goes on: its later recordings are not held a second time.
+    const second = await store.add(recording('long-burst-2', 64 * KiB).rec);
+    expect(m.active).toEqual([second.job.key]);
+    await nextEvent<SavedEvent>(m, 'saved', second.job.key);
+    // Quiet, then a new burst: held again (a hold that ran out once was never reset in the first version).
+    g.quiet();
+    g.burst();
+    const { job } = await store.add(recording('next-burst', 64 * KiB).rec);
     expect(m.active).toEqual([]);
     const saved = nextEvent<SavedEvent>(m, 'saved', job.key);
     g.quiet();

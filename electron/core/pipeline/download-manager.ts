@@ -311,25 +311,21 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
 
   /**
    * Whether queued downloads wait now because webhooks are waiting for their answer (see acksFirst). The wait
-   * ends when the receiver is quiet (its onQuiet pumps again) or ACKS_FIRST_MAX_HOLD_MS after it began.
+   * ends when the receiver is quiet (its onQuiet pumps again) or ACKS_FIRST_MAX_HOLD_MS after it began; a burst
+   * that goes on longer has its downloads run beside it until it ends, and the next burst is held anew.
    */
   #heldForAcks(): boolean {
     const gate = this.#opts.acksFirst;
     if (!gate || this.#stopped) return false;
-    // Nothing waiting, or the webhooks answered: the next burst starts a hold of its own.
-    if (this.#queue.size === 0 || !gate.busy()) {
+    if (!gate.busy()) {
       this.#releaseHold();
       return false;
     }
-    if (this.#running.size >= this.#concurrency) return false;
+    if (this.#queue.size === 0 || this.#running.size >= this.#concurrency) return false;
     const now = this.#now();
     this.#heldSince ??= now;
     const left = this.#heldSince + (this.#opts.acksFirstMaxHoldMs ?? ACKS_FIRST_MAX_HOLD_MS) - now;
-    if (left <= 0) {
-      // Held long enough: these start now, and whatever is queued later while webhooks still arrive is held anew.
-      this.#releaseHold();
-      return false;
-    }
+    if (left <= 0) return false;
     if (!this.#holdTimer) {
       this.#holdTimer = setTimeout(() => {
         this.#holdTimer = null;

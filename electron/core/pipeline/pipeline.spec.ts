@@ -5,11 +5,11 @@
  * start to resume.
  */
 import { once } from 'node:events';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DownloadOriginPolicy } from '../net/url-policy.js';
 import { readHeartbeat, writeHeartbeat, type GapReportResult } from '../recordings/gap-report.js';
 import { LOCK_FILE } from '../recordings/state-lock.js';
@@ -172,6 +172,42 @@ describe('RecordingPipeline start and stop', () => {
       expect(await readHeartbeat(opts.stateDir)).toEqual(lastRun);
     } finally {
       await new Promise((resolve) => blocker.close(resolve));
+    }
+  });
+});
+
+describe('RecordingPipeline: acknowledgements first', () => {
+  it("holds a recording's download while another webhook is still being answered, then downloads it", async () => {
+    const opts = await options();
+    const pipeline = await RecordingPipeline.open(opts);
+    const ready = await pipeline.start();
+    // A webhook whose body is still arriving: the receiver is answering it.
+    const slow = connect(pipeline.receiver.port, '127.0.0.1');
+    try {
+      await once(slow, 'connect');
+      slow.write(
+        `POST ${pipeline.receiver.hookPath} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+          'Content-Length: 200\r\n\r\n{"id":',
+      );
+      await vi.waitFor(() => expect(pipeline.receiver.webhooksWaiting).toBe(1));
+
+      sb.control.setWebhookUrl(ready.localUrl);
+      const id = `acks-first-${Date.now()}`;
+      const activeAtReceipt = new Promise<string[]>((resolve) =>
+        pipeline.once('received', () => resolve(pipeline.downloads.active)),
+      );
+      const saved = savedOf(pipeline, id);
+      sb.control.startBroadcast({ id, record: true, recordingBytes: 50_000 });
+      await sb.control.endBroadcast(id);
+      // Journalled and answered, but its download waits for the other webhook's answer.
+      expect(await activeAtReceipt).toEqual([]);
+      expect(pipeline.receiver.busy).toBe(true);
+
+      slow.destroy();
+      expect((await saved).job.state).toBe('saved');
+    } finally {
+      slow.destroy();
+      await pipeline.stop();
     }
   });
 });
