@@ -80,6 +80,25 @@ describe('reclaim: written download buffers are given back early (issue 10, tall
     expect(kept.every((b) => b[0] === 1)).toBe(true);
   });
 
+  it('still starts full collections for promoted reads while only buffers kept for good are declared', () => {
+    // A team receiver that put a clip keeps spare pieces for good: if they counted as work in flight, its later
+    // downloads (four throttled connections, whose reads wait long enough to be promoted) would never get the
+    // full collections that keep them near 80 MB.
+    const pool = Array.from({ length: 2 }, () => Buffer.alloc(1024 * 1024, 1));
+    const releasePool = holdBuffers(2 * 1024 * 1024, true);
+    const full = forcedFullCollections();
+    const promoted: Buffer[] = [];
+    for (let i = 0; i < 2 * MAJOR_EVERY + 2; i += 1) {
+      promoted.push(Buffer.alloc(256 * 1024, 2));
+      let dropped = 0;
+      while (dropped < 2 * RECLAIM_ABOVE_BYTES) dropped += Buffer.allocUnsafeSlow(64 * 1024).length;
+      noteWritten(RECLAIM_EVERY_BYTES);
+    }
+    releasePool();
+    expect(forcedFullCollections()).toBeGreaterThan(full);
+    expect(pool.every((b) => b[0] === 1) && promoted.every((b) => b[0] === 2)).toBe(true);
+  });
+
   it("collects a mirror's pieces once per span they live, never with a full collection (issue 22)", () => {
     // A member's chunks live for their batch and one more chunk: a collection in between would promote the
     // ones still waiting, and V8 followed with a full collection after nearly every one.

@@ -73,6 +73,8 @@ let minors = 0;
 let majors = 0;
 /** Array-buffer memory other work of the process keeps alive on purpose (`holdBuffers`). */
 let heldElsewhere = 0;
+/** Holds declared by work in flight (`holdBuffers` without `kept`): the full-collection rule waits for none. */
+let passingHolds = 0;
 
 /**
  * Counts bytes written by every download of the process. `heldOnPurpose` is array-buffer memory the caller
@@ -88,11 +90,12 @@ export function noteWritten(bytes: number, heldOnPurpose = 0): void {
   if (sinceLast < RECLAIM_EVERY_BYTES) return;
   sinceLast = 0;
   const collect = collectYoung(heldOnPurpose);
-  // Not while other work holds buffers on purpose (a team receiver's puts, 0 to 16 MiB coming and going during a
-  // burst): what young collections leave then says nothing about promoted reads, and the rule started a full
-  // collection every MAJOR_EVERY young ones (10-12 per 300 recordings against 4 for a plain listen, a quarter
-  // of a second of the event loop; issue 22). V8's own full collections still run.
-  if (collect && heldElsewhere === 0 && majorRule.afterYoung(process.memoryUsage().arrayBuffers)) {
+  // Not while other work holds buffers on purpose for a while (a team receiver's puts, 0 to 16 MiB coming and
+  // going during a burst): what young collections leave then says nothing about promoted reads, and the rule
+  // started a full collection every MAJOR_EVERY young ones (10-12 per 300 recordings against 4 for a plain
+  // listen, a quarter of a second of the event loop; issue 22). V8's own full collections still run. Buffers
+  // kept for the process's life (a pool of spare pieces) move that figure once, so they leave the rule on.
+  if (collect && passingHolds === 0 && majorRule.afterYoung(process.memoryUsage().arrayBuffers)) {
     collect({ type: 'major', execution: 'async' });
     majors += 1;
   }
@@ -114,19 +117,22 @@ function collectYoung(heldOnPurpose: number): Collect | null {
 /**
  * Declares array-buffer memory that work beside the downloads keeps alive on purpose until the returned
  * function is called: a team receiver's puts into the team store (studio/store.ts), each holding its file's
- * piece and the NATS client's copy of a chunk. Without it every check during a burst found those buffers
+ * piece and the NATS client's copy of a chunk (`kept`: buffers kept for the process's life, such as the spare
+ * pieces of clips, rather than for a piece of work). Without it every check during a burst found those buffers
  * above the threshold and forced a young collection that could not free them; worse, it promoted them (and
  * everything else young) to the old generation, and V8 then ran a full collection after nearly every one:
  * 57 full collections instead of 1 for 300 recordings of 1 MiB, 2.3 s of the receiver's 7.3 s of CPU
  * (issue 22).
  */
-export function holdBuffers(bytes: number): () => void {
+export function holdBuffers(bytes: number, kept = false): () => void {
   heldElsewhere += bytes;
+  if (!kept) passingHolds += 1;
   let released = false;
   return () => {
     if (released) return;
     released = true;
     heldElsewhere -= bytes;
+    if (!kept) passingHolds -= 1;
   };
 }
 

@@ -187,7 +187,7 @@ function filePieces(
   const done = (acknowledged: boolean) => {
     // Kept alive on purpose: declared, so the downloads' reclaim forces no collection for it.
     if (whole && acknowledged && sparePieces.length < SPARE_PIECES) {
-      sparePieces.push({ piece: whole, release: holdBuffers(PIECE_BYTES) });
+      sparePieces.push({ piece: whole, release: holdBuffers(PIECE_BYTES, true) });
     }
   };
   return { stream, read: () => position, done };
