@@ -75,6 +75,8 @@ let majors = 0;
 let heldElsewhere = 0;
 /** Holds declared by work in flight (`holdBuffers` without `kept`): the full-collection rule waits for none. */
 let passingHolds = 0;
+/** Bytes of the `kept` holds: exact, so the rule's figure leaves them out (a pool filling and emptying). */
+let keptBytes = 0;
 
 /**
  * Counts bytes written by every download of the process. `heldOnPurpose` is array-buffer memory the caller
@@ -94,8 +96,9 @@ export function noteWritten(bytes: number, heldOnPurpose = 0): void {
   // going during a burst): what young collections leave then says nothing about promoted reads, and the rule
   // started a full collection every MAJOR_EVERY young ones (10-12 per 300 recordings against 4 for a plain
   // listen, a quarter of a second of the event loop; issue 22). V8's own full collections still run. Buffers
-  // kept for the process's life (a pool of spare pieces) move that figure once, so they leave the rule on.
-  if (collect && passingHolds === 0 && majorRule.afterYoung(process.memoryUsage().arrayBuffers)) {
+  // kept for good (a pool of spare pieces) leave the rule on: their exact size is left out of its figure, so a
+  // pool filling and emptying does not look like promoted reads.
+  if (collect && passingHolds === 0 && majorRule.afterYoung(process.memoryUsage().arrayBuffers - keptBytes)) {
     collect({ type: 'major', execution: 'async' });
     majors += 1;
   }
@@ -126,13 +129,15 @@ function collectYoung(heldOnPurpose: number): Collect | null {
  */
 export function holdBuffers(bytes: number, kept = false): () => void {
   heldElsewhere += bytes;
-  if (!kept) passingHolds += 1;
+  if (kept) keptBytes += bytes;
+  else passingHolds += 1;
   let released = false;
   return () => {
     if (released) return;
     released = true;
     heldElsewhere -= bytes;
-    if (!kept) passingHolds -= 1;
+    if (kept) keptBytes -= bytes;
+    else passingHolds -= 1;
   };
 }
 
