@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFailed } from 'vitest';
 import { startNatsCluster, startNatsServer } from '../../../tests/support/nats-server.js';
 import { emitSaved, openPaused } from '../../../tests/support/receive-pipeline.js';
 import type { HealthView } from '../health-view.js';
@@ -110,11 +110,19 @@ describe('a studio whose cluster lost its majority (real nats-servers)', () => {
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
     const cluster = await startNatsCluster(3);
     cleanups.push(() => cluster.close());
+    // It timed out once in a whole CI run (at 180 s; 10-22 s alone): a failure says where it stopped, what the
+    // service logged and what the restarted nodes said.
+    let step = 'starting';
+    const logged: string[] = [];
+    onTestFailed(() => {
+      console.error(`receive-publisher quorum case stopped at "${step}"; the service logged:\n${logged.join('\n')}`);
+      for (const i of [1, 2]) console.error(`node ${i}, last lines:\n${cluster.nodes[i]!.log().slice(-3000)}`);
+    });
     const servers = cluster.urls.map((u) => new URL(u));
     const service = new ReceiveService({
       face: 'listen',
       home: join(dir, 'home'),
-      log: () => undefined,
+      log: (line) => logged.push(`${new Date().toISOString()} ${line}`),
       recheckMs: 200,
       shareStuckMs: 1_000,
     });
@@ -132,24 +140,32 @@ describe('a studio whose cluster lost its majority (real nats-servers)', () => {
       },
     });
     const { pipeline } = await openPaused(service, dir);
+    step = 'first ok';
     await healthWhen(service, (v) => studioOf(v)?.state === 'ok');
     const publisher = service.publisher as StudioPublisher;
+    publisher.on('failed', (f) => logged.push(`${new Date().toISOString()} failed: ${f.message}`));
 
     // Two of three nodes gone: the connection holds (to the third), yet nothing can be stored.
+    step = 'stopping two nodes';
     await cluster.nodes[1]!.stop(true);
     await cluster.nodes[2]!.stop(true);
     const file = join(dir, 'cam-9.mp4');
     await writeFile(file, Buffer.alloc(30_000, 9));
     const failed = new Promise((resolve) => publisher.once('failed', resolve));
     emitSaved(pipeline, file, { key: 'day-9', channelId: 'cam-9', bytes: 30_000 });
+    step = 'first failure';
     await failed;
+    step = 'warning';
     const stuck = await healthWhen(service, (v) => studioOf(v)?.state === 'warning');
     expect(studioOf(stuck)?.reason).toMatch(/1 saved recording has waited over 1 s to be shared with the team/);
 
     const published = new Promise((resolve) => publisher.once('published', resolve));
+    step = 'restarting two nodes';
     await cluster.nodes[1]!.start();
     await cluster.nodes[2]!.start();
+    step = 'published';
     await published;
+    step = 'ok again';
     await healthWhen(service, (v) => studioOf(v)?.state === 'ok');
   }, 180_000);
 });
