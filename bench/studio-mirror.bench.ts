@@ -69,20 +69,16 @@ const bench: Benchmark = async (ctx) => {
   const nats = await startNats(ctx.tmpDir);
   const source = join(origin.dir, 'www', 'recording.mp4');
   const flags = await cliNodeFlags();
-  const member = {
+  /** Each run's time, peak and ready RSS, CPU of the process and of nats-server meanwhile. */
+  const samples = () => ({
     ms: [] as number[],
     rss: [] as number[],
     ready: [] as number[],
     cpu: [] as number[],
     nats: [] as number[],
-  };
-  const listen = {
-    ms: [] as number[],
-    rss: [] as number[],
-    ready: [] as number[],
-    cpu: [] as number[],
-    nats: [] as number[],
-  };
+  });
+  const member = samples();
+  const listen = samples();
   try {
     const nc = await connect({ servers: nats.url.replace('nats://', '') });
     await ensureStudioStream(nc, { retentionMs: DEFAULT_RETENTION_MS, owner: true });
