@@ -250,21 +250,6 @@ describe('coalescingWriter', () => {
     expect(writes[1]?.text).toBe('burst 0\nburst 1\nburst 2\nburst 3\nburst 4\n');
     expect((writes[1]?.at ?? 0) - (writes[0]?.at ?? 0)).toBeGreaterThanOrEqual(windowMs - 1);
   });
-
-  it('a printer that coalesces writes the stopped line before close returns', () => {
-    const out = new PassThrough();
-    let text = '';
-    out.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-    const p = createListenPrinter({ out, ndjson: true, tty: false, folder: '/rec', coalesce: true });
-    p.received(job('a'), []);
-    p.close();
-    expect(
-      text
-        .trim()
-        .split('\n')
-        .map((l) => (JSON.parse(l) as { type: string }).type),
-    ).toEqual(['received', 'stopped']);
-  });
 });
 
 describe('what a saved line says was checked (issue 20)', () => {

@@ -145,11 +145,9 @@ export function createListenPrinter(opts: {
   ndjson: boolean;
   tty: boolean;
   folder: string;
-  /** Gather each turn's lines into one write (what `tally listen` does); tests read every line at once. */
-  coalesce?: boolean;
 }): ListenPrinter {
-  const writer = opts.coalesce ? coalescingWriter(opts.out) : null;
-  const out = writer ?? opts.out;
+  // `tally listen` and `tally follow` hand in a coalescingWriter and flush it after `close`.
+  const out = opts.out;
   const lastProgress = new Map<string, { at: number; step: number }>();
   /** Recordings whose "gone from the service" line was printed (once each, whatever the flood around it). */
   const goneSaid = new Set<string>();
@@ -462,7 +460,6 @@ export function createListenPrinter(opts: {
       // Printed only after the journal is closed: a script may treat it as "safe to restart".
       if (opts.ndjson) json({ type: 'stopped' });
       else line('stopped.');
-      writer?.flush();
     },
   };
 }
