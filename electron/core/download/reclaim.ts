@@ -1,20 +1,19 @@
 /**
- * Gives written download buffers back early. Every socket read allocates a fresh 64 KiB Buffer; once its bytes
- * are in the part file it is garbage, but only a garbage collection frees it, and a download allocates so
- * little JavaScript per byte that V8 collects only when about 64 MB of such buffers have piled up. `tally
- * listen` peaked at about 200 MB downloading 1 GiB that way, 100 MB of it such buffers (issue 10). A
- * young-generation collection when more than RECLAIM_ABOVE_BYTES of them are held (checked every
- * RECLAIM_EVERY_BYTES written) frees them while they are still young (0.2-2 ms each on the 2-core test
- * machine), and a full one now and then (MajorCollectionRule), marked concurrently so the event loop does not
- * wait for it, frees those still in flight during two young ones. Measured on `tally listen` with 1 GiB: peak RSS 95-99 MB
- * instead of 125-200 (bench/listen-memory.bench.ts). Issue 22 lowered both figures (1 MiB held, checked every
- * 512 KiB) once the sink freed its own chunks (file-sink.ts, `releaseReads`), which halves the garbage:
- * peak 77-78 MB against 86 with the same collection time per GiB. The full collections, every 16th young one
- * before, were then a quarter of the process's CPU for 1 GiB (59 of them, 0.9 s of 3.5 s, each marking the
- * whole heap): every 32nd costs 0.3 MB more at the peak for 15 % less CPU, and a mirror (studio/mirror-file.ts)
- * 20 % less; the second round starts them only when what young collections leave keeps growing.
- * The collector comes from V8's own `--expose-gc`, set at run time for new contexts only (the global `gc`
- * stays undefined): if that ever fails, downloads simply run without it.
+ * Gives written download buffers back early. Every socket read allocates a fresh 64 KiB Buffer; once its bytes are
+ * in the part file it is garbage, but only a garbage collection frees it, and a download allocates so little
+ * JavaScript per byte that V8 collects only when about 64 MB of such buffers have piled up. `tally listen` peaked
+ * at about 200 MB downloading 1 GiB that way, 100 MB of it such buffers (issue 10). A young-generation collection
+ * when more than RECLAIM_ABOVE_BYTES of them are held (checked every RECLAIM_EVERY_BYTES written) frees them while
+ * they are still young (0.2-2 ms each on the 2-core test machine), and a full one now and then
+ * (MajorCollectionRule), marked concurrently so the event loop does not wait for it, frees those still in flight
+ * during two young ones. Measured on `tally listen` with 1 GiB: peak RSS 95-99 MB instead of 125-200
+ * (bench/listen-memory.bench.ts). Issue 22 lowered both figures (1 MiB held, checked every 512 KiB) once the sink
+ * freed its own chunks (file-sink.ts, `releaseReads`), which halves the garbage: peak 77-78 MB against 86 with the
+ * same collection time per GiB. The full collections, every 16th young one before, were then a quarter of the
+ * process's CPU for 1 GiB (59 of them, 0.9 s of 3.5 s, each marking the whole heap): every 32nd costs 0.3 MB more
+ * at the peak for 15 % less CPU, and a mirror (studio/mirror-file.ts) 20 % less; the second round starts them only
+ * when what young collections leave keeps growing. The collector comes from V8's own `--expose-gc`, set at run time
+ * for new contexts only (the global `gc` stays undefined): if that ever fails, downloads simply run without it.
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -82,8 +81,8 @@ let keptBytes = 0;
  * Counts bytes written by every download of the process. `heldOnPurpose` is array-buffer memory the caller
  * keeps alive by design (a mirror's read-ahead), not garbage: it raises the threshold, so a collection is
  * not forced for memory no collection can free; so does what other work declared with `holdBuffers`. Every
- * RECLAIM_EVERY_BYTES it looks at the memory held
- * by array buffers (socket reads not yet collected); above RECLAIM_ABOVE_BYTES, a young-generation collection,
+ * RECLAIM_EVERY_BYTES it looks at the memory held by array buffers (socket reads not yet collected); above
+ * RECLAIM_ABOVE_BYTES, a young-generation collection,
  * and a concurrent full one when MajorCollectionRule says so. Below it nothing is forced: a forced collection
  * also promotes whatever else is young at that moment, which costs memory when the buffers are not the problem.
  */
