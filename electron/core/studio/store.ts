@@ -274,6 +274,15 @@ export class NatsTeamStore implements TeamStore {
     return os;
   }
 
+  /** Whether the server still holds every chunk the object's name says it has (one request). */
+  async #whole(object: { nuid: string; chunks: number }): Promise<boolean> {
+    if (object.chunks === 0) return true;
+    const subject = `$O.${OBJECT_BUCKET}.C.${object.nuid}`;
+    const jsm = await jetstreamManager(this.#nc);
+    const info = await jsm.streams.info(`OBJ_${OBJECT_BUCKET}`, { subjects_filter: subject });
+    return (info.state.subjects?.[subject] ?? 0) === object.chunks;
+  }
+
   /** Creates the object store now (at its replicas), rather than at the first put. */
   async open(): Promise<void> {
     await this.#bucket();
@@ -283,8 +292,11 @@ export class NatsTeamStore implements TeamStore {
     const os = await this.#bucket();
     const ref = { kind: 'nats', bucket: OBJECT_BUCKET, name: input.identity } as const;
     const existing = input.fresh ? null : await os.info(input.identity);
-    // A repeat after a crash: the very same bytes are already there under the fixed key.
-    if (existing && !existing.deleted && existing.size === input.bytes) {
+    // A repeat after a crash: the very same bytes are already there under the fixed key. The object's name
+    // alone does not say so: a put whose last write (the name) reached the server while its answer was lost
+    // (the node the receiver was connected to killed) times out, and the client then purges the chunks it
+    // sent, leaving a name over no bytes that no member could ever read. Only a whole object is kept.
+    if (existing && !existing.deleted && existing.size === input.bytes && (await this.#whole(existing))) {
       const local = await hashFile(input.path);
       if (existing.digest === natsDigest(local.sha256)) return { ref, ...local };
     }
