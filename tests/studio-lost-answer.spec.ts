@@ -73,6 +73,7 @@ describe('a put whose answer is lost with the node the receiver was connected to
       await nc.request(`$JS.API.STREAM.LEADER.STEPDOWN.${OBJECT_STREAM}`);
       await elected;
     }
+    expect((await jsm.streams.info(OBJECT_STREAM)).cluster?.leader).toMatch(/^studio-[23]$/);
 
     const member = new StudioFollower({
       url: new URL(b.url),
