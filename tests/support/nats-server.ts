@@ -1,11 +1,11 @@
 /**
  * A real `nats-server` with JetStream (the Debian package) on a free loopback port, its storage in a temp
  * folder that survives `restart()`, so tests can stop the server mid-transfer and bring back the same one.
- * Readiness is the server's own "Server is ready" line, never a timer.
+ * Readiness is the server's own "Server is ready" line (and, in a cluster, its route port open), never a timer.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -24,16 +24,41 @@ export interface NatsServer {
   close(): Promise<void>;
 }
 
-/** A port that was free a moment ago (the server binds it right after). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * Ports are picked below the system's ephemeral range (32768 and up on Linux), where nothing that binds port 0
+ * lands: a port handed out here stays free until its server binds it, also while a killed node is down and the
+ * rest of the suite binds port 0 all the time. (Picked by binding port 0, a cluster's route port could be one
+ * just handed out as another node's client port: that node said "Server is ready", then died on the route port,
+ * and the cluster never had all its servers.)
+ */
+const PICK_FROM = 20_000;
+const PICK_TO = 32_000;
+
+/** Listens on `port` of 127.0.0.1, or resolves null when it is taken. */
+function hold(port: number): Promise<Server | null> {
+  return new Promise((resolve) => {
     const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
+    srv.once('error', () => resolve(null));
+    srv.listen(port, '127.0.0.1', () => resolve(srv));
   });
+}
+
+/** `count` different ports that were free a moment ago (all held at once while they are picked). */
+export async function freePorts(count: number): Promise<number[]> {
+  const held = new Map<number, Server>();
+  while (held.size < count) {
+    const port = PICK_FROM + Math.floor(Math.random() * (PICK_TO - PICK_FROM));
+    if (held.has(port)) continue;
+    const srv = await hold(port);
+    if (srv) held.set(port, srv);
+  }
+  await Promise.all([...held.values()].map((srv) => new Promise((resolve) => srv.close(resolve))));
+  return [...held.keys()];
+}
+
+/** A port that was free a moment ago (the server binds it right after). */
+export async function freePort(): Promise<number> {
+  return (await freePorts(1))[0]!;
 }
 
 export async function startNatsServer(
@@ -45,6 +70,7 @@ export async function startNatsServer(
   let log = '';
   const waiters = new Set<() => void>();
 
+  const clustered = (opts.args ?? []).includes('--cluster');
   const start = () =>
     new Promise<void>((resolve, reject) => {
       const proc = spawn(
@@ -64,7 +90,8 @@ export async function startNatsServer(
       const onData = (chunk: Buffer) => {
         log += chunk.toString();
         for (const check of [...waiters]) check();
-        if (!ready && /Server is ready/.test(log)) {
+        // A node of a cluster opens its route port after saying it is ready (and dies if it cannot).
+        if (!ready && /Server is ready/.test(log) && (!clustered || /Listening for route connections/.test(log))) {
           ready = true;
           resolve();
         }
@@ -85,7 +112,10 @@ export async function startNatsServer(
   };
 
   log = '';
-  await start();
+  await start().catch(async (error: unknown) => {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  });
   return {
     port,
     url: `nats://127.0.0.1:${port}`,
@@ -126,8 +156,8 @@ export interface NatsCluster {
  * with its own storage. A node can be killed (`nodes[i].stop(true)`) and started again with its storage.
  */
 export async function startNatsCluster(size = 3): Promise<NatsCluster> {
-  const ports = await Promise.all(Array.from({ length: size }, () => freePort()));
-  const routes = await Promise.all(Array.from({ length: size }, () => freePort()));
+  const picked = await freePorts(2 * size);
+  const [ports, routes] = [picked.slice(0, size), picked.slice(size)];
   const routeList = routes.map((p) => `nats://127.0.0.1:${p}`).join(',');
   const starting = ports.map((port, i) =>
     startNatsServer({

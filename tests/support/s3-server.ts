@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { ROOT } from './built-cli.js';
-import { freePort } from './nats-server.js';
+import { freePorts } from './nats-server.js';
 
 export const S3_ACCESS_KEY = 'TALLYTEST';
 export const S3_SECRET_KEY = 'TALLYTESTSECRET';
@@ -31,7 +31,7 @@ export function s3ServerAvailable(): boolean {
 
 export async function startS3Server(buckets: string[]): Promise<S3Server> {
   const dir = await mkdtemp(join(tmpdir(), 'tally-rgw-'));
-  const [mon, rgw] = [await freePort(), await freePort()];
+  const [mon, rgw] = (await freePorts(2)) as [number, number];
   const close = async () => {
     for (const file of await readdir(join(dir, 'ceph', 'run')).catch(() => [])) {
       if (!file.endsWith('.pid')) continue;
