@@ -75,7 +75,7 @@ export interface FollowerOptions {
   /** Transfer idle timeout (default 15 s) and checkpoint spacing, for tests. */
   idleTimeoutMs?: number;
   checkpointBytes?: number;
-  /** Most bytes per second per transfer (`--max-rate`); unlimited when absent. */
+  /** Most bytes per second (`--max-rate`): per transfer, and transfers then go one at a time; unlimited when absent. */
   rateBytesPerSec?: number;
   /** Keep the team's list of recordings (the stream's announcements) for a view: the tray app. */
   catalogue?: boolean;
