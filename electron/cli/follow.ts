@@ -32,8 +32,9 @@ Options:
   --name <name>      This member's name on the team server (default: this computer's name), shown in the
                      receiver's view. The server remembers your place by an ID kept in TALLY_HOME for this
                      name and folder: two members of the same name each get every recording.
-  --max-rate <n>     Most bytes per second per transfer (k, M suffixes: 2M), to leave bandwidth for a
-                     live broadcast (default: no limit)
+  --max-rate <n>     Most bytes per second this member downloads (k, M suffixes: 2M), to leave bandwidth
+                     for a live broadcast; recordings then come one at a time (default: no limit, small
+                     recordings three at a time)
   --ndjson           One JSON object per line: ready, health, waiting, progress, saved, failed, connection,
                      warning, stopping, stopped
   -h, --help         Show this help

@@ -23,6 +23,7 @@ import { Ledger, type LedgerRecord } from './ledger.js';
 import { consumerLag, defaultLagWarnMs, lagging, shortDuration, type MemberLag } from './lag.js';
 import { StudioWarnings, studioWarning, type StudioWarning } from './warnings.js';
 import { MemberPresence, PRESENCE_TTL_MS, memberConsumer, memberId } from './member-identity.js';
+import { MIRRORS_AT_ONCE, MirrorSlots } from './mirror-slots.js';
 import {
   FolderFullError,
   MirrorVerifyError,
@@ -74,7 +75,7 @@ export interface FollowerOptions {
   /** Transfer idle timeout (default 15 s) and checkpoint spacing, for tests. */
   idleTimeoutMs?: number;
   checkpointBytes?: number;
-  /** Most bytes per second per transfer (`--max-rate`); unlimited when absent. */
+  /** Most bytes per second (`--max-rate`): per transfer, and transfers then go one at a time; unlimited when absent. */
   rateBytesPerSec?: number;
   /** Keep the team's list of recordings (the stream's announcements) for a view: the tray app. */
   catalogue?: boolean;
@@ -142,8 +143,8 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
   #stores = new Map<string, TeamStore>();
   #loop: Promise<void> | null = null;
   #starting: Promise<void> | null = null;
-  /** Aborts the running transfer so it resumes from its checkpoint (after a reconnect). */
-  #attempt: AbortController | null = null;
+  /** Aborts the running transfers so they resume from their checkpoints (after a reconnect). */
+  readonly #attempts = new Set<AbortController>();
   #catalogue: TeamCatalogue | null = null;
   #presence: MemberPresence | null = null;
   #renew: NodeJS.Timeout | null = null;
@@ -368,7 +369,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
 
   async stop(): Promise<void> {
     this.#stop.abort(new Error('stopped'));
-    this.#attempt?.abort(new Error('stopped'));
+    for (const attempt of this.#attempts) attempt.abort(new Error('stopped'));
     // A start still in progress (taking the lock, opening the ledger) would write on after the cleanup.
     await this.#starting?.catch(() => undefined);
     this.#catalogue?.stop();
@@ -397,7 +398,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       if (s.type === 'reconnect') {
         this.emit('connection', 'reconnected');
         // A transfer through the old connection may wait forever on a consumer the restarted server forgot.
-        this.#attempt?.abort(new Error('reconnected'));
+        for (const attempt of this.#attempts) attempt.abort(new Error('reconnected'));
       }
     }
   }
@@ -424,6 +425,15 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
     }
     const js = jetstream(this.#nc!);
     const consumer = await js.consumers.get(STUDIO_STREAM, durable);
+    const mirrors = new MirrorSlots<JsMsg>(
+      this.#opts.rateBytesPerSec ? 1 : MIRRORS_AT_ONCE,
+      (m) => this.#handle(m, folder),
+      (m) => {
+        const a = parseAnnouncement(m.data);
+        return { key: a?.identity ?? `seq ${m.seq}`, bytes: a?.bytes ?? 0 };
+      },
+      (error) => this.#log.warn(`studio: an announcement could not be settled (${describeError(error)}).`),
+    );
     while (!this.#stop.signal.aborted) {
       const messages = await consumer.consume({ max_messages: 4, expires: 5_000 });
       const close = () => void messages.close();
@@ -431,13 +441,15 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       try {
         for await (const m of messages) {
           if (this.#stop.signal.aborted) break;
-          await this.#handle(m, folder);
+          await mirrors.take(m);
         }
       } catch (error) {
         this.#log.warn(`studio: the announcement feed stopped (${describeError(error)}); reading it again.`);
         await abortableDelay(1_000, this.#stop.signal);
       } finally {
         this.#stop.signal.removeEventListener('abort', close);
+        // Settled before the feed is read again, so no announcement is taken twice at once.
+        await mirrors.drain();
       }
     }
   }
@@ -473,7 +485,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
     }
     for (let attempt = 1; !this.#stop.signal.aborted; attempt += 1) {
       const controller = new AbortController();
-      this.#attempt = controller;
+      this.#attempts.add(controller);
       const onStop = () => controller.abort(new Error('stopped'));
       this.#stop.signal.addEventListener('abort', onStop, { once: true });
       try {
@@ -538,7 +550,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
         );
       } finally {
         this.#stop.signal.removeEventListener('abort', onStop);
-        if (this.#attempt === controller) this.#attempt = null;
+        this.#attempts.delete(controller);
       }
     }
     return false;
