@@ -20,7 +20,7 @@ import { acquireStateLock, type StateLock } from '../recordings/state-lock.js';
 import { parseAnnouncement, type Announcement } from './announcement.js';
 import { TeamCatalogue } from './catalogue.js';
 import { Ledger, type LedgerRecord } from './ledger.js';
-import { consumerLag, defaultLagWarnMs, lagging, shortDuration, type MemberLag } from './lag.js';
+import { NewestReading, consumerLag, defaultLagWarnMs, lagging, shortDuration, type MemberLag } from './lag.js';
 import { StudioWarnings, studioWarning, type StudioWarning } from './warnings.js';
 import { MemberPresence, PRESENCE_TTL_MS, memberConsumer, memberId } from './member-identity.js';
 import { MIRRORS_AT_ONCE, MirrorSlots } from './mirror-slots.js';
@@ -145,6 +145,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
   #starting: Promise<void> | null = null;
   /** Aborts the running transfers so they resume from their checkpoints (after a reconnect). */
   readonly #attempts = new Set<AbortController>();
+  readonly #lagReadings = new NewestReading();
   #catalogue: TeamCatalogue | null = null;
   #presence: MemberPresence | null = null;
   #renew: NodeJS.Timeout | null = null;
@@ -327,10 +328,13 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
   async #checkLag(durable: string): Promise<void> {
     const nc = this.#nc;
     if (!nc) return;
+    const newest = this.#lagReadings.start();
     try {
       const jsm = await (await import('@nats-io/jetstream')).jetstreamManager(nc);
       const retentionMs = (await jsm.streams.info(STUDIO_STREAM)).config.max_age / 1_000_000 || DEFAULT_RETENTION_MS;
-      this.#lag = await consumerLag(jsm, await jsm.consumers.info(STUDIO_STREAM, durable), retentionMs);
+      const lag = await consumerLag(jsm, await jsm.consumers.info(STUDIO_STREAM, durable), retentionMs);
+      if (!newest()) return;
+      this.#lag = lag;
       const warnMs = this.#opts.lagWarnMs ?? defaultLagWarnMs(retentionMs);
       if (lagging(this.#lag, warnMs)) {
         const n = note('studioSelfLagging', {
@@ -464,16 +468,28 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
     const known = this.#ledger!.get(a.identity);
     if (known && known.state !== 'started') {
       m.ack();
+      this.#catchingUp();
       return;
     }
     // Keeps the server from redelivering to anyone while a long transfer runs.
     const working = setInterval(() => m.working(), 10_000);
     try {
       const done = await this.#mirror(a, folder);
-      if (done) await m.ackAck().catch(() => undefined);
+      if (done) {
+        await m.ackAck().catch(() => undefined);
+        this.#catchingUp();
+      }
     } finally {
       clearInterval(working);
     }
+  }
+
+  /**
+   * Catching up: the lag warning goes as soon as it is no longer true, not at the next reading. Read after the
+   * acknowledgement, which is what the server counts.
+   */
+  #catchingUp(): void {
+    if (this.#warnings.has('lag') && this.#durable) void this.#checkLag(this.#durable);
   }
 
   /** Mirrors until saved, gone or stopped; true when the announcement is settled. */
@@ -513,8 +529,6 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
         );
         this.#clear('folderFull');
         this.#clear('s3Setup');
-        // Catching up: the lag warning goes as soon as it is no longer true, not at the next reading.
-        if (this.#warnings.has('lag') && this.#durable) void this.#checkLag(this.#durable);
         this.emit('saved', {
           identity: a.identity,
           channelId: a.channelId,

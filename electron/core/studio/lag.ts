@@ -82,3 +82,18 @@ export function shortDuration(ms: number): string {
 export function defaultLagWarnMs(retentionMs: number): number {
   return Math.min(24 * 60 * 60 * 1000, retentionMs / 2);
 }
+
+/**
+ * Numbers lag readings that may overlap (a member reads its lag after each recording it settles, and settles
+ * several side by side): a reading applies its result only while no newer one was started, so one taken before
+ * the last acknowledgements never puts back a warning that a newer reading cleared.
+ */
+export class NewestReading {
+  #started = 0;
+
+  /** Starts a reading; the function answers whether it is still the newest when its result is in. */
+  start(): () => boolean {
+    const reading = ++this.#started;
+    return () => reading === this.#started;
+  }
+}
