@@ -132,6 +132,12 @@ function legacyConsumer(name: string): string {
   return `follow-${name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || 'member'}`;
 }
 
+/** An announcement as the feed delivered it, read once (null when it is not one). */
+interface Delivered {
+  m: JsMsg;
+  a: Announcement | null;
+}
+
 const jsmOf = async (nc: NatsConnection) => (await import('@nats-io/jetstream')).jetstreamManager(nc);
 
 export class StudioFollower extends EventEmitter<FollowerEvents> {
@@ -429,13 +435,10 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
     }
     const js = jetstream(this.#nc!);
     const consumer = await js.consumers.get(STUDIO_STREAM, durable);
-    const mirrors = new MirrorSlots<JsMsg>(
+    const mirrors = new MirrorSlots<Delivered>(
       this.#opts.rateBytesPerSec ? 1 : MIRRORS_AT_ONCE,
-      (m) => this.#handle(m, folder),
-      (m) => {
-        const a = parseAnnouncement(m.data);
-        return { key: a?.identity ?? `seq ${m.seq}`, bytes: a?.bytes ?? 0 };
-      },
+      (d) => this.#handle(d, folder),
+      ({ m, a }) => ({ key: a?.identity ?? `seq ${m.seq}`, bytes: a?.bytes ?? 0 }),
       (error) => this.#log.warn(`studio: an announcement could not be settled (${describeError(error)}).`),
     );
     while (!this.#stop.signal.aborted) {
@@ -445,7 +448,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       try {
         for await (const m of messages) {
           if (this.#stop.signal.aborted) break;
-          await mirrors.take(m);
+          await mirrors.take({ m, a: parseAnnouncement(m.data) });
         }
       } catch (error) {
         this.#log.warn(`studio: the announcement feed stopped (${describeError(error)}); reading it again.`);
@@ -458,8 +461,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
     }
   }
 
-  async #handle(m: JsMsg, folder: string): Promise<void> {
-    const a = parseAnnouncement(m.data);
+  async #handle({ m, a }: Delivered, folder: string): Promise<void> {
     if (!a) {
       this.#log.warn(`studio: an announcement that is not one was dropped (stream sequence ${m.seq}).`);
       m.term();

@@ -42,15 +42,16 @@ export class MirrorSlots<T> {
     this.#onError = onError;
   }
 
-  /** Resolves once `item` has started (a large one: once it is done), so the caller reads the next one then. */
+  /**
+   * Resolves once `item` has started (a large one: once it is done), so the caller reads the next one then: one
+   * take at a time, so nothing else starts while this one waits.
+   */
   async take(item: T): Promise<void> {
     const { key, bytes } = this.#describe(item);
     const large = bytes >= LARGE_MIRROR_BYTES;
     await this.#inFlight.get(key);
     if (large) await this.drain();
     while (this.#inFlight.size >= this.#limit) await Promise.race(this.#inFlight.values());
-    // A second of the same recording may have started while this one waited for a place.
-    await this.#inFlight.get(key);
     const running = this.#run(item)
       .catch((error: unknown) => this.#onError(error))
       .finally(() => {
