@@ -253,6 +253,13 @@ describe('test code', () => {
     const usingVitest = files.filter((f) => /from ['"]vitest['"]/.test(readFileSync(f, 'utf8')));
     expect([...helpers, ...usingVitest].map((f) => relative(ROOT, f))).toEqual([]);
   });
+
+  it('ships no test twin: an in-memory stand-in for tests lives in tests/support (issue 35)', () => {
+    const twins = productionFiles(`${ROOT}/electron`).filter((f) =>
+      /TEST (TWIN|HELPER)|not for production/i.test(readFileSync(f, 'utf8').slice(0, 2_000)),
+    );
+    expect(twins.map((f) => relative(ROOT, f))).toEqual([]);
+  });
 });
 
 describe('one receive service (issue 19)', () => {
