@@ -476,6 +476,10 @@ export const en = {
       diagnosticsHint:
         'Versions, health, recording counts, settings and the last log lines, with secrets replaced by [redacted]: paste it into a bug report.',
       diagnosticsCopied: 'Diagnostics copied',
+      updateFeedUrl: 'Update feed URL',
+      updateFeedHint:
+        'Where the tray app looks for updates (checked at start and daily, installed when Tally quits). Empty: the feed this build came with. Off in demo mode.',
+      about: 'About: Tally {version}',
     },
   },
   studio: {
