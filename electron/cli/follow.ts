@@ -4,7 +4,7 @@
  */
 import { hostname } from 'node:os';
 import { ConfigError } from '../core/errors.js';
-import { appDataDir } from '../core/paths.js';
+import { appDataDir, expandFolderFlag } from '../core/paths.js';
 import { resolveTeamCredentials } from '../core/studio/team-credentials.js';
 import { StudioFollower } from '../core/studio/follower.js';
 import { s3FromEnv } from '../core/studio/store.js';
@@ -74,7 +74,7 @@ const command: Command = {
       throw new UsageError('--name must be 1 to 64 letters, digits, dots, dashes or underscores.');
     }
     const { settings } = loadSettings(io);
-    const folder = values.folder ?? settings.recordingsFolder;
+    const folder = values.folder === undefined ? settings.recordingsFolder : expandFolderFlag(values.folder);
     const credentials = await resolveTeamCredentials(url, io.env, keychainOrNull()).catch((error: unknown) => {
       // No keychain on this computer is fine for an open team server; a damaged entry or bad environment is not.
       if (

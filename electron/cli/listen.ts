@@ -5,7 +5,7 @@
  */
 import { ConfigError } from '../core/errors.js';
 import { DEMO_TIME_FACTOR, demoPipeline, demoRecordingsDir, startDemoSandbox } from '../core/app/demo.js';
-import { appDataDir } from '../core/paths.js';
+import { appDataDir, expandFolderFlag } from '../core/paths.js';
 import { pipelineOptions } from '../core/pipeline/options.js';
 import type { RecordingPipeline } from '../core/pipeline/pipeline.js';
 import { ReceiveService } from '../core/receive/receive-service.js';
@@ -178,7 +178,8 @@ const command: Command = {
 
     // Started before the pipeline so its download host can be allowed; stopped after it (see finally).
     const sandbox = sandboxMode ? await startDemoSandbox(home, { timeFactor }) : null;
-    const folderFlag = values.folder ?? (sandbox ? demoRecordingsDir(home) : undefined);
+    const folderFlag =
+      values.folder === undefined ? (sandbox ? demoRecordingsDir(home) : undefined) : expandFolderFlag(values.folder);
     const uploadOrigins = values['upload-origin'] ?? [];
     const { options, studio: studioSpec } = pipelineOptions({
       settings,

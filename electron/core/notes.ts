@@ -147,6 +147,8 @@ export const NOTE_TEXT = {
   folderNoPermission: 'Tally is not allowed to write there.',
   folderReadOnly: 'The disk is read-only.',
   folderFileInWay: 'A file is in the way of that folder.',
+  demoFolderRefused:
+    '{folder} is the demo’s own folder, where each demo run deletes older recordings: choose another folder for real recordings.',
   folderDiskFull: 'The disk is full.',
   folderNotAllowed: 'This file system does not allow folders there.',
   folderTimeout: 'The folder did not answer in time.',
@@ -390,6 +392,9 @@ export const NOTE_TEXT = {
     other: '{count} recordings wait for space in {path}: the first needs {needed}, {free} is free.',
   },
   healthDiskAction: 'Free some space, or choose a recordings folder on another disk.',
+  healthDiskNotFolder: '{path} is a file, not a folder: no recording can be saved.',
+  healthDiskNotFolderActionApp: 'Move the file away, or choose another folder in Settings → Recordings folder.',
+  healthDiskNotFolderActionCli: 'Move the file away, or start again with another --folder.',
   healthKeychainOk: 'The OS keychain is available.',
   healthKeychainMissing: 'No OS keychain: {reason}',
   healthStudioOk: "Connected to the studio's team server.",

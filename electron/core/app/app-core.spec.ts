@@ -320,8 +320,14 @@ describe('AppCore in demo mode', () => {
     expect((await core.handlers['settings:get']()).recordingsFolder).toBe(join(home, 'demo-recordings'));
     await core.start();
     expect(core.traySnapshot().recordingsFolder).toBe(join(home, 'demo-recordings'));
-    // Sending the demo folder back (a whole form saved) does not make it the real folder.
-    await core.handlers['settings:update']({ recordingsFolder: join(home, 'demo-recordings') });
+    // Typing the demo folder's full path (or a path that means it) is refused in one line, never silently dropped:
+    // the demo's own folder never becomes the real one.
+    for (const typed of [join(home, 'demo-recordings'), `${join(home, 'demo-recordings')}/`]) {
+      await expect(core.handlers['settings:update']({ recordingsFolder: typed })).rejects.toMatchObject({
+        code: 'invalid_input',
+        message: expect.stringContaining(`${join(home, 'demo-recordings')} is the demo’s own folder`),
+      });
+    }
     expect(openSettingsStore(home).get().recordingsFolder).not.toBe(join(home, 'demo-recordings'));
   });
 

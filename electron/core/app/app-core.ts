@@ -20,7 +20,9 @@ import type {
 } from '../../contract.js';
 import type { ChannelApi } from '../api-client.js';
 import { resolveEndpoints, type Endpoints } from '../endpoints.js';
-import { BadCredentialsError, ConfigError, TallyError } from '../errors.js';
+import { BadCredentialsError, ConfigError, TallyError, ValidationError } from '../errors.js';
+import { expandFolder } from '../paths.js';
+import { note } from '../notes.js';
 import { channelToJson, type Channel, type Credentials } from '../model.js';
 import { recordingsFolderFor } from '../pipeline/options.js';
 import type { RecordingPipeline } from '../pipeline/pipeline.js';
@@ -362,9 +364,11 @@ class ReconcilingAppCore implements TallyAppCore {
 
   async #updateSettings(patch: SettingsPatch): Promise<SettingsView> {
     const storePatch = toStorePatch(patch);
-    // A form sent back while in demo mode carries the demo folder; it must not become the real folder.
-    if (this.#demo && storePatch.recordingsFolder === demoRecordingsDir(this.#opts.home)) {
-      delete storePatch.recordingsFolder;
+    // The demo's own folder never becomes the real one (a demo run deletes older recordings there): said, not
+    // silently dropped, however the path was typed.
+    const demoFolder = demoRecordingsDir(this.#opts.home);
+    if (storePatch.recordingsFolder !== undefined && expandFolder(storePatch.recordingsFolder) === demoFolder) {
+      throw new ValidationError(['recordingsFolder'], note('demoFolderRefused', { folder: demoFolder }));
     }
     const before = this.#settings.get();
     // Validate before any side effect, so a bad field changes nothing at all.

@@ -41,6 +41,8 @@ export interface DiskFacts {
   freeBytes: number | null;
   /** Why the free space could not be read. */
   error: string | null;
+  /** Something other than a folder (a file) stands where the folder should be: nothing can be saved there. */
+  notFolder?: boolean;
 }
 
 export interface HealthFacts {
@@ -275,7 +277,15 @@ function diskHealth(f: HealthFacts): HealthComponentView | null {
   let worst: HealthComponentView | null = null;
   for (const disk of f.disks) {
     let view: HealthComponentView;
-    if (disk.freeBytes === null) {
+    if (disk.notFolder) {
+      // Every recording would fail here, however much space the disk has: an error, never "… free".
+      view = component(
+        'disk',
+        'error',
+        [note('healthDiskNotFolder', { path: disk.path })],
+        [note(f.face === 'app' ? 'healthDiskNotFolderActionApp' : 'healthDiskNotFolderActionCli')],
+      );
+    } else if (disk.freeBytes === null) {
       view = component('disk', 'warning', [
         note('healthDiskUnknown', { path: disk.path, detail: disk.error ?? 'unknown' }),
       ]);

@@ -433,6 +433,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     on('changed', (job) => {
       track(job, this.#now());
       if (job.state !== 'downloading') this.#progressAt.delete(job.key);
+      // A failure may be the folder itself (a file put in its place): look at the disks again before judging.
+      if (job.state === 'failed') this.#diskCheckedAt = Number.NEGATIVE_INFINITY;
       if (this.#refusing?.full && !pipeline.receiver.full) this.#setRefusing(null);
       changed();
     });
@@ -561,7 +563,12 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const disks: DiskFacts[] = [];
     for (const path of folders) {
       try {
-        const dev = (await stat(path)).dev;
+        const found = await stat(path);
+        if (!found.isDirectory()) {
+          disks.push({ path, freeBytes: null, error: null, notFolder: true });
+          continue;
+        }
+        const dev = found.dev;
         if (seen.has(dev)) continue;
         seen.add(dev);
         const fs = await statfs(path);

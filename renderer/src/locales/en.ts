@@ -112,6 +112,9 @@ export const en = {
     account: {
       title: 'Your service account',
       save: 'Test and save',
+      fromEnv:
+        'TALLY_SERVICE_ID and TALLY_SECRET are set in the environment Tally was started from (service ID {serviceId}): Tally uses them, nothing is stored.',
+      useEnv: 'Test and continue',
     },
     team: {
       title: 'Join your studio',

@@ -100,6 +100,9 @@ export const ko: Messages = {
     account: {
       title: '서비스 계정',
       save: '테스트 후 저장',
+      fromEnv:
+        'Tally를 시작한 환경에 TALLY_SERVICE_ID와 TALLY_SECRET이 설정되어 있습니다(서비스 ID {serviceId}). Tally는 이 값을 쓰고 아무것도 저장하지 않습니다.',
+      useEnv: '테스트 후 계속',
     },
     team: {
       title: '스튜디오에 합류',
