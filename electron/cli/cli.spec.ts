@@ -301,6 +301,15 @@ describe('tally search', () => {
     for (const limit of ['0', '-1', '2.5', 'ten']) {
       expect((await run(['search', '--limit', limit])).code, limit).toBe(2);
     }
+    // A negative number is the value it follows, judged by the command (not Node's "argument is ambiguous").
+    const negative = await run(['search', '--limit', '-5']);
+    expect(negative.code).toBe(2);
+    expect(negative.stderr.split('\n')[0]).toBe('tally search: --limit must be a whole number of 1 or more.');
+    const missing = await run(['search', '--limit', '--json']);
+    expect(missing.stderr.split('\n')[0]).toBe(
+      'tally search: --limit needs a value (one that starts with "-" is written --limit=VALUE).',
+    );
+    expect(`${negative.stderr}${missing.stderr}`).not.toMatch(/ambiguous|XYZ/);
   });
 });
 

@@ -334,6 +334,8 @@ export const NOTE_TEXT = {
     'Receiving webhooks on {host}:{port} ({configured} is taken; the {provider} address follows the port).',
   healthPortHeldBy: 'Port {port} is in use by {program} (process {pid}): webhooks cannot reach Tally.',
   healthPortHeld: 'Port {port} is in use by another program: webhooks cannot reach Tally.',
+  healthPortHeldByTally:
+    'Port {port} is in use by another Tally ({face}, process {pid}): webhooks reach that one, not this one.',
   healthPortActionApp:
     'Stop that program, or choose another port (Settings → How the service reaches Tally → Receiver port) and forward your public URL to it. Tally keeps trying port {port}.',
   healthPortActionCli:

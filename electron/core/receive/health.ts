@@ -153,7 +153,9 @@ function receiverHealth(f: HealthFacts): HealthComponentView {
   const r = f.receiver;
   if (r.down) return component('receiver', 'error', [because('healthReceiverDown', r.down, 'not running')]);
   if (r.listening === false) {
-    const said = r.holder
+    const said = r.holder?.tally
+      ? note('healthPortHeldByTally', { port: r.configuredPort, face: r.holder.tally, pid: r.holder.pid })
+      : r.holder
       ? note('healthPortHeldBy', { port: r.configuredPort, program: r.holder.program, pid: r.holder.pid })
       : note('healthPortHeld', { port: r.configuredPort });
     const action = note(f.face === 'app' ? 'healthPortActionApp' : 'healthPortActionCli', { port: r.configuredPort });
