@@ -312,6 +312,19 @@ describe('AppCore in demo mode', () => {
     expect(await again.handlers['settings:get']()).toEqual({ ...view, receivingPaused: false });
   });
 
+  it('gives a demo recording the deadline the sandbox keeps it to: about 36 real minutes at 10x, not 6 hours', async () => {
+    const home = await tempHome();
+    const core = await makeCore(home, { sandboxOptions: { timeFactor: 10, demo: false, searchIndexDelayMs: 0, seed: 3 } });
+    await core.start();
+    const sandbox = sandboxOf(core);
+    const received = next(core, 'recordings:changed', (v) => v.channelId === 'soon-gone');
+    sandbox.control.startBroadcast({ id: 'soon-gone', record: true, recordingBytes: 4096 });
+    await sandbox.control.endBroadcast('soon-gone');
+    const view = await received;
+    const left = Date.parse(view.deadline ?? '') - Date.parse(view.receivedAt);
+    expect(left).toBe(36 * 60_000);
+  });
+
   it('sends demo recordings to <home>/demo-recordings unless a folder was chosen', async () => {
     const home = await mkdtemp(join(tmpdir(), 'tally-core-'));
     cleanups.push(() => rm(home, { recursive: true, force: true }));
