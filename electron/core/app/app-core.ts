@@ -50,7 +50,7 @@ import { checkFolderChange } from './folder-change.js';
 import { traySnapshotOf } from './tray-snapshot.js';
 import { appPipelineSpec, buildAppApi } from './app-pipeline.js';
 import { CoreEvents } from './core-events.js';
-import { DemoRunner, demoRecordingsDir, type DemoSandbox } from './demo.js';
+import { DemoRunner, demoRecordingsDir, demoStateDir, type DemoSandbox } from './demo.js';
 import { LivePoller } from './live-poller.js';
 import { AppCredentials } from './app-credentials.js';
 import { diagnosticsText, journalCounts, recentLogs, secretsInEnv } from './diagnostics.js';
@@ -408,6 +408,7 @@ class ReconcilingAppCore implements TallyAppCore {
       settingsWarnings: this.#settings.warnings,
       health: [{ who: face === 'app' ? 'the tray app' : 'tally serve', health: await this.#host.health() }],
       journal: await journalCounts(this.#opts.home),
+      demoJournal: await journalCounts(demoStateDir(this.#opts.home)),
       logs: await recentLogs(this.#opts.home, [face]),
       secrets: [...secretsInEnv(this.#env), ...(credentials ? [credentials.secret] : [])],
     });
