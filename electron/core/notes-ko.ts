@@ -350,7 +350,7 @@ export const koNotes: typeof NOTE_TEXT = {
   },
   healthDiskAction: '공간을 확보하거나 다른 디스크의 녹화 폴더를 고르세요.',
   healthDiskNotFolder: '{path}은(는) 폴더가 아니라 파일입니다. 녹화를 저장할 수 없습니다.',
-  healthDiskNotFolderActionApp: '파일을 옮기거나 설정 → 녹화 폴더에서 다른 폴더를 고르세요.',
+  healthDiskNotFolderActionApp: '파일을 옮기거나 설정 → 폴더 경로에서 다른 폴더를 고르세요.',
   healthDiskNotFolderActionCli: '파일을 옮기거나 다른 --folder로 다시 시작하세요.',
   healthKeychainOk: 'OS 키체인을 사용할 수 있습니다.',
   healthKeychainMissing: 'OS 키체인이 없습니다: {reason}',

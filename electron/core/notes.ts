@@ -395,7 +395,7 @@ export const NOTE_TEXT = {
   },
   healthDiskAction: 'Free some space, or choose a recordings folder on another disk.',
   healthDiskNotFolder: '{path} is a file, not a folder: no recording can be saved.',
-  healthDiskNotFolderActionApp: 'Move the file away, or choose another folder in Settings → Recordings folder.',
+  healthDiskNotFolderActionApp: 'Move the file away, or choose another folder in Settings → Folder path.',
   healthDiskNotFolderActionCli: 'Move the file away, or start again with another --folder.',
   healthKeychainOk: 'The OS keychain is available.',
   healthKeychainMissing: 'No OS keychain: {reason}',
