@@ -28,7 +28,7 @@ makes a second copy of a recording it already has. No service credentials are ne
 Options:
   --team <url>       The team's NATS server: nats://HOST:PORT, or tls://HOST:PORT for TLS (required);
                      a cluster's servers separated by commas
-  --folder <dir>     Where recordings go (default: the recordingsFolder setting)
+  --folder <dir>     Where recordings go (default: the recordingsFolder setting); ~ is your home folder
   --name <name>      This member's name on the team server (default: this computer's name), shown in the
                      receiver's view. The server remembers your place by an ID kept in TALLY_HOME for this
                      name and folder: two members of the same name each get every recording.

@@ -34,7 +34,7 @@ service deletes it (6 hours after the broadcast ends). Runs until Ctrl+C; pendin
 next start.
 
 Options:
-  --folder <dir>           Recordings folder (default: the recordingsFolder setting)
+  --folder <dir>           Recordings folder (default: the recordingsFolder setting); ~ is your home folder
   --port <n>               Local receiver port (default: the receiverPort setting, 8787; 0 picks a free one)
   --host <addr>            Local receiver address (default 127.0.0.1)
   --tunnel <t>             none | ngrok | localtunnel | <your public https URL> (default: the tunnel setting)
