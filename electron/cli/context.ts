@@ -94,7 +94,10 @@ export function parseCommandArgs<T extends NonNullable<ParseArgsConfig['options'
     const message = error instanceof Error ? error.message : 'invalid arguments';
     // Node's "argument is ambiguous … use '--limit=-XYZ'" for an option followed by another option.
     const ambiguous = /^Option '(--[\w-]+)' argument is ambiguous/.exec(message);
-    if (ambiguous) throw new UsageError(`${ambiguous[1]} needs a value (one that starts with "-" is written ${ambiguous[1]}=VALUE).`);
+    if (ambiguous)
+      throw new UsageError(
+        `${ambiguous[1]} needs a value (one that starts with "-" is written ${ambiguous[1]}=VALUE).`,
+      );
     throw new UsageError(message.split(/\.\s+To specify|\n/)[0] ?? 'invalid arguments');
   }
 }

@@ -177,7 +177,6 @@ const command: Command = {
           : `${found.message} Until then, registration and the missed-recordings report are off.`;
     const api = credentials ? createApi(io, endpoints, credentials) : null;
 
-
     // Started before the pipeline so its download host can be allowed; stopped after it (see finally).
     const sandbox = sandboxMode ? await startDemoSandbox(home, { timeFactor }) : null;
     const folderFlag =

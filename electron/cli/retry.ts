@@ -42,7 +42,8 @@ const command: Command = {
       retried += recordings.length;
       // Said by channel (what the producer typed and knows), once per channel: twins are one recording.
       const channels = new Map<string, number>();
-      for (const { key, channelId } of recordings) channels.set(channelId ?? key, (channels.get(channelId ?? key) ?? 0) + 1);
+      for (const { key, channelId } of recordings)
+        channels.set(channelId ?? key, (channels.get(channelId ?? key) ?? 0) + 1);
       for (const [channel, count] of channels) {
         io.stdout.write(`retrying ${terminalSafe(channel)} now${count > 1 ? ` (${count} recordings)` : ''}\n`);
       }

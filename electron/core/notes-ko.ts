@@ -290,7 +290,8 @@ export const koNotes: typeof NOTE_TEXT = {
     '{host}:{port}에서 웹훅을 받고 있습니다({configured}번은 사용 중이며 {provider} 주소는 포트를 따라갑니다).',
   healthPortHeldBy: '{port}번 포트를 {program}(프로세스 {pid})이(가) 사용 중이라 웹훅이 Tally에 도착할 수 없습니다.',
   healthPortHeld: '{port}번 포트를 다른 프로그램이 사용 중이라 웹훅이 Tally에 도착할 수 없습니다.',
-  healthPortHeldByTally: '{port}번 포트를 다른 Tally({face}, 프로세스 {pid})가 사용 중이라 웹훅은 이 Tally가 아니라 그쪽에 도착합니다.',
+  healthPortHeldByTally:
+    '{port}번 포트를 다른 Tally({face}, 프로세스 {pid})가 사용 중이라 웹훅은 이 Tally가 아니라 그쪽에 도착합니다.',
   healthPortActionApp:
     '그 프로그램을 종료하거나, 다른 포트를 고르고(설정 → 서비스가 Tally에 연결하는 방법 → 수신 포트) 공개 URL이 그 포트로 전달되게 하세요. Tally는 {port}번 포트를 계속 시도합니다.',
   healthPortActionCli:

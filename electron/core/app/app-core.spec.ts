@@ -314,7 +314,9 @@ describe('AppCore in demo mode', () => {
 
   it('gives a demo recording the deadline the sandbox keeps it to: about 36 real minutes at 10x, not 6 hours', async () => {
     const home = await tempHome();
-    const core = await makeCore(home, { sandboxOptions: { timeFactor: 10, demo: false, searchIndexDelayMs: 0, seed: 3 } });
+    const core = await makeCore(home, {
+      sandboxOptions: { timeFactor: 10, demo: false, searchIndexDelayMs: 0, seed: 3 },
+    });
     await core.start();
     const sandbox = sandboxOf(core);
     const received = next(core, 'recordings:changed', (v) => v.channelId === 'soon-gone');

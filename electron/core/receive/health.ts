@@ -156,8 +156,8 @@ function receiverHealth(f: HealthFacts): HealthComponentView {
     const said = r.holder?.tally
       ? note('healthPortHeldByTally', { port: r.configuredPort, face: r.holder.tally, pid: r.holder.pid })
       : r.holder
-      ? note('healthPortHeldBy', { port: r.configuredPort, program: r.holder.program, pid: r.holder.pid })
-      : note('healthPortHeld', { port: r.configuredPort });
+        ? note('healthPortHeldBy', { port: r.configuredPort, program: r.holder.program, pid: r.holder.pid })
+        : note('healthPortHeld', { port: r.configuredPort });
     const action = note(f.face === 'app' ? 'healthPortActionApp' : 'healthPortActionCli', { port: r.configuredPort });
     return component('receiver', 'error', [said], [action]);
   }

@@ -199,7 +199,9 @@ describe('first run: credentials already in the environment', () => {
     render(App, { bridge: bridge.bridge, connection: open, clock: new ManualClock(), systemLanguage: 'en-US' });
     const user = userEvent.setup({ delay: null });
     await user.click(await screen.findByRole('button', { name: 'Set up with my service' }));
-    expect(await screen.findByText(/TALLY_SERVICE_ID and TALLY_SECRET are set .*\(service ID env-service\)/)).toBeVisible();
+    expect(
+      await screen.findByText(/TALLY_SERVICE_ID and TALLY_SECRET are set .*\(service ID env-service\)/),
+    ).toBeVisible();
     expect(screen.queryByLabelText('Secret')).toBeNull();
 
     // A refused pair says why and stays on the step.
