@@ -12,7 +12,7 @@ import type { TraySnapshot } from '../core/app/types.js';
 import { fakeImage, fakeMenuBuilder, FakeTray } from '../../tests/fakes/electron.js';
 import { appImageUpdater, pendingFolder, startUpdateFeed, type UpdateFeed } from '../../tests/support/update-feed.js';
 import { SystemTrayService } from './tray.js';
-import { UpdateService, type Updater } from './updates.js';
+import { UPDATE_CHECK_INTERVAL_MS, UpdateService, type Updater } from './updates.js';
 
 const RUNNING = '0.1.0';
 
@@ -53,7 +53,9 @@ function snapshot(): TraySnapshot {
   };
 }
 
-function setup(options: { demo?: boolean; updater?: Updater | null } = {}) {
+function setup(
+  options: { demo?: boolean; updater?: Updater | null; every?: (ms: number, run: () => void) => () => void } = {},
+) {
   const { updater, quit } = appImageUpdater(dir, RUNNING);
   const lines: string[] = [];
   const menus = fakeMenuBuilder();
@@ -79,7 +81,7 @@ function setup(options: { demo?: boolean; updater?: Updater | null } = {}) {
     onReadyChange: (version) => tray.setUpdateReady(version),
     restart: () => restarts.push('restart'),
     log: (line) => lines.push(line),
-    every: () => () => {},
+    every: options.every ?? (() => () => {}),
   });
   const last = () => menus.built.at(-1)?.template ?? [];
   const labels = () => last().map((item) => item.label ?? '-');
@@ -151,6 +153,21 @@ describe('updates from a generic feed', () => {
     expect(feed.requests).toEqual(['/tally/latest-linux.yml']);
     expect(staged()).toEqual([]);
     expect(t.labels()).not.toContain('Update ready: restart');
+  });
+
+  it('looks at start and then once a day', async () => {
+    feed.publish({ version: '0.1.0', fileName: 'Tally-0.1.0.AppImage', bytes: release(dir, '0.1.0') });
+    const timers: { ms: number; run: () => void }[] = [];
+    const t = setup({ every: (ms, run) => (timers.push({ ms, run }), () => {}) });
+    t.service.start();
+    await t.service.check();
+    expect(feed.requests).toEqual(['/tally/latest-linux.yml']);
+    expect(timers.map((timer) => timer.ms)).toEqual([UPDATE_CHECK_INTERVAL_MS]);
+    expect(UPDATE_CHECK_INTERVAL_MS).toBe(24 * 60 * 60 * 1000);
+    timers[0]!.run();
+    await t.service.check();
+    expect(feed.requests).toEqual(['/tally/latest-linux.yml', '/tally/latest-linux.yml']);
+    expect(t.service.state).toEqual({ state: 'idle' });
   });
 
   it('does not look for updates in demo mode or in development', async () => {
