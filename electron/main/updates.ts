@@ -154,7 +154,11 @@ export class UpdateService {
   async #runCheck(updater: Updater): Promise<void> {
     const feed = this.#options.feedUrl();
     if (feed !== this.#feed && feed !== null) updater.setFeedURL({ provider: 'generic', url: feed });
-    this.#feed = feed;
+    // electron-updater reads the build's own feed (app-update.yml) only until a feed is set: back to it at next start.
+    if (feed === null && typeof this.#feed === 'string') {
+      this.#options.log(`the Update feed URL was cleared: ${this.#feed} is used until Tally starts again`);
+    }
+    if (feed !== null || this.#feed === undefined) this.#feed = feed;
     this.#set({ state: 'checking' });
     try {
       const found = await updater.checkForUpdates();
