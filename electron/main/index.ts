@@ -27,7 +27,6 @@ import {
   shell,
   Tray,
 } from 'electron';
-import ElectronStore from 'electron-store';
 // CommonJS: its `autoUpdater` is a getter that builds the platform's updater (and needs Electron's app) on first use.
 import electronUpdater from 'electron-updater';
 import { EVENT_NAMES, shellLanguage, type Language } from '../contract.js';
@@ -36,7 +35,6 @@ import { createAppCore } from '../core/app/app-core.js';
 import { KeyringSecretStore } from '../core/credentials.js';
 import { logFolder, openLogFile, type FileLog } from '../core/log-file.js';
 import { secretsInEnv } from '../core/redact.js';
-import type { SettingsBackendFactory } from '../core/settings.js';
 import { installCrashHandlers } from './crash.js';
 import { installGracefulQuit } from './graceful-quit.js';
 import { createSenderCheck, EventPusher, registerIpc } from './ipc.js';
@@ -53,18 +51,6 @@ import type { TrayIconState } from './tray.js';
 import { UpdateService } from './updates.js';
 
 const APP_ID = 'com.tally.app';
-
-/**
- * Settings through electron-store, over the same `settings.json` the CLI uses (electron-store is `conf`
- * with Electron's paths): the core's schema, migrations and repair logic apply to both.
- */
-const electronStoreBackend: SettingsBackendFactory = (options) =>
-  new ElectronStore<Record<string, unknown>>({
-    cwd: options.cwd,
-    name: options.configName,
-    accessPropertiesByDotNotation: options.accessPropertiesByDotNotation,
-    clearInvalidConfig: options.clearInvalidConfig,
-  });
 
 /**
  * The app's log file (<userData>/logs/app.N.log), opened in main() as soon as the data folder is known.
@@ -192,7 +178,6 @@ async function onReady(): Promise<void> {
     hooks,
     transport: 'ipc',
     demo: process.env.TALLY_DEMO === '1' || undefined,
-    settingsBackend: electronStoreBackend,
     // Every warning the core handles (settings reset, a poll that failed, a tunnel that broke) lands in the log.
     log: logger('core'),
   });
