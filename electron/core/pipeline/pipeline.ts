@@ -192,7 +192,10 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     await ensureWritableFolder(opts.folder, { source: 'the recordings folder' });
     const lock = await acquireStateLock(opts.stateDir);
     try {
-      const inbox = await Inbox.open(opts.stateDir, opts.log ? { log: opts.log } : {});
+      const inbox = await Inbox.open(opts.stateDir, {
+        ...(opts.log ? { log: opts.log } : {}),
+        ...(opts.retentionMs === undefined ? {} : { retentionMs: opts.retentionMs }),
+      });
       const tokens = await TokenStore.open(opts.stateDir);
       const pipeline = new RecordingPipeline(opts, inbox, tokens, lock);
       if (opts.uploads)
