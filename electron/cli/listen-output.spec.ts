@@ -65,6 +65,25 @@ describe('listen printer (human output)', () => {
     expect(second).not.toHaveProperty('sameRecordingAs');
   });
 
+  it('says a recording saved shorter than announced as such, never verified (human and NDJSON)', () => {
+    const short = { ...job('morning-show'), announcedBytes: 3_145_728, checks: ['short'] } as RecordingJob;
+    const human = printer();
+    human.p.saved({ job: short, path: '/rec/morning-show.mp4', bytes: 1_572_864 });
+    expect(human.text()).toContain(
+      'saved     morning-show → /rec/morning-show.mp4 (1.6 MB, shorter than announced (3.1 MB announced), not verified)',
+    );
+    expect(human.text()).not.toMatch(/verified:|repeat-consistent/);
+    const nd = printer(true);
+    nd.p.saved({ job: short, path: '/rec/morning-show.mp4', bytes: 1_572_864 });
+    expect(JSON.parse(nd.text())).toMatchObject({
+      type: 'saved',
+      checks: ['short'],
+      shorterThanAnnounced: true,
+      announcedBytes: 3_145_728,
+      verification: expect.stringMatching(/^shorter than announced \(3\.1 MB announced\), not verified$/),
+    });
+  });
+
   it('leaves NDJSON to JSON escaping, which already keeps each event on one line', () => {
     const { p, text } = printer(true);
     p.received(job(HOSTILE), []);

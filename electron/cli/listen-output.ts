@@ -15,7 +15,12 @@ import { clockTime, formatBytes, formatDuration, terminalSafe } from './output.j
  * What a saved recording was checked against, said plainly: "verified" only with a checksum or two identical
  * downloads; a size alone says "size only" (issue 20: a size match is not proof of the bytes).
  */
-export function verification(checks: readonly string[]): string {
+export function verification(checks: readonly string[], job?: Pick<RecordingJob, 'announcedBytes'>): string {
+  // Saved only because the server kept sending less than announced (issue 31): never "verified".
+  if (checks.includes('short')) {
+    const of = job?.announcedBytes != null ? ` (${formatBytes(job.announcedBytes)} announced)` : '';
+    return `shorter than announced${of}, not verified`;
+  }
   if (checks.includes('md5')) return checks.includes('size') ? 'verified: size and MD5' : 'verified: MD5';
   if (checks.includes('repeat')) return 'size + repeat-consistent (the ETag is not an MD5)';
   if (checks.includes('size')) return 'size only (no checksum from the server)';
@@ -318,9 +323,10 @@ export function createListenPrinter(opts: {
           path: e.path,
           bytes: e.bytes,
           checks,
-          verification: verification(checks),
+          verification: verification(checks, e.job),
+          ...(checks.includes('short') ? { shorterThanAnnounced: true, announcedBytes: e.job.announcedBytes } : {}),
         });
-      } else line(`saved     ${e.job.channelId} → ${e.path} (${formatBytes(e.bytes)}, ${verification(checks)})`);
+      } else line(`saved     ${e.job.channelId} → ${e.path} (${formatBytes(e.bytes)}, ${verification(checks, e.job)})`);
     },
     failed(e) {
       // A final failure is always printed, and so is the first word that a recording is gone from the service (it is

@@ -38,7 +38,7 @@ export interface RecordingJob {
    * Once saved: what the download was checked against (its size from the server or the webhook, its MD5 from
    * the S3 ETag). Empty when nothing could be checked; absent in jobs saved before Tally recorded it.
    */
-  checks?: ('size' | 'md5' | 'repeat')[];
+  checks?: ('size' | 'md5' | 'repeat' | 'short')[];
   /** Human-readable reason for failed/expired, or the last transient error while retrying. */
   error: string | null;
   /** `error` as notes the popover translates; absent in jobs written before Tally recorded them. */
