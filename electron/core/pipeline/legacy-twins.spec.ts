@@ -30,6 +30,8 @@ let origin: string;
 let legacyMode: LegacyMode;
 let releaseHeld: (() => void) | null;
 let requests: string[];
+/** The Range header of each request, in the same order (`bytes=0-0`: a look at which object a URL names). */
+let ranges: (string | undefined)[];
 let root: string;
 let folder: string;
 let stateDir: string;
@@ -40,6 +42,7 @@ const arrived = new EventTarget();
 function answer(req: IncomingMessage, res: ServerResponse): void {
   const url = req.url ?? '';
   requests.push(url);
+  ranges.push(req.headers.range);
   arrived.dispatchEvent(new Event(url));
   const serve = (): void => {
     res.writeHead(200, { 'content-length': String(BODY.length), etag: `"${MD5}"`, 'content-type': 'video/mp4' });
@@ -61,6 +64,8 @@ function answer(req: IncomingMessage, res: ServerResponse): void {
     return;
   }
   releaseHeld = () => {
+    // The forged URL answers 403 from now on, at once.
+    legacyMode = 'forbidden';
     if (!res.headersSent) forbid();
   };
 }
@@ -69,6 +74,7 @@ beforeEach(async () => {
   legacyMode = 'serve';
   releaseHeld = null;
   requests = [];
+  ranges = [];
   server = createServer(answer);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -206,7 +212,9 @@ describe('one recording in both webhook forms (twin jobs)', () => {
     expect(m.nextAttemptAt(first.job.key)).toBeNull();
     expect(saves).toHaveLength(1);
     expect(await filesIn(folder)).toEqual(['ch-9.mp4']);
-    expect(requests).toEqual(['/svc/ch-9.mp4', '/svc/Xy12z/ch-9.mp4']);
+    // The legacy URL was looked at once more (one byte asked for) to see that it names the object saved.
+    expect(requests).toEqual(['/svc/ch-9.mp4', '/svc/Xy12z/ch-9.mp4', '/svc/ch-9.mp4']);
+    expect(ranges.at(-1)).toBe('bytes=0-0');
     expect(inbox.standing(inbox.get(second.job.key) as RecordingJob).key).toBe(first.job.key);
     expect(inbox.standing(inbox.get(first.job.key) as RecordingJob).key).toBe(first.job.key);
   });
@@ -243,7 +251,7 @@ describe('one recording in both webhook forms (twin jobs)', () => {
     expect(again.saves).toEqual([]);
   });
 
-  it('a restart between one twin saved and the other marked: the other is saved by that file, with no request', async () => {
+  it('a restart between one twin saved and the other marked: the other is saved by that file, with no download', async () => {
     legacyMode = 'serve';
     const first = await inbox.add(legacy());
     const second = await inbox.add(genuine());
@@ -262,7 +270,9 @@ describe('one recording in both webhook forms (twin jobs)', () => {
     again.m.start();
     const marked = await reaches(second.job.key, (j) => j.state === 'saved');
     expect(marked).toMatchObject({ path: saved.path, savedBy: first.job.key });
-    expect(requests).toHaveLength(before);
+    // Only a one-byte look at which object its URL names (issue 31), no download.
+    expect(requests).toHaveLength(before + 1);
+    expect(ranges.at(-1)).toBe('bytes=0-0');
     expect(again.saves).toEqual([]);
     expect(await filesIn(folder)).toEqual(['ch-9.mp4']);
   });

@@ -3,6 +3,7 @@
  * the download manager moves them through their states. Both sides code against these types only.
  */
 import type { Note } from '../notes.js';
+import type { ObjectVersion } from '../download/origin-probe.js';
 
 /** Where a job stands. `saved`, `expired` and `failed` with `final: true` are terminal. */
 export type JobState = 'pending' | 'downloading' | 'saved' | 'failed' | 'expired' | 'gone';
@@ -53,6 +54,14 @@ export interface RecordingJob {
   twin?: string;
   /** Saved without a download of its own: the file is the one its twin (this key) downloaded and verified. */
   savedBy?: string;
+  /**
+   * Once saved: which object version the origin served (its ETag, Last-Modified and size). A later webhook for the
+   * same URL is a duplicate only when the origin still serves this version (issue 31: channel IDs are reused, and
+   * legacy URLs name only the channel); absent in jobs saved before Tally recorded it (then the size decides).
+   */
+  origin?: ObjectVersion;
+  /** A later recording under a URL already saved: the key of the job it follows (informational). */
+  follows?: string;
 }
 
 /** The fields a new job starts from; the inbox fills in key, state, attempts and times. */
