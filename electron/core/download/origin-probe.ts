@@ -81,27 +81,22 @@ export function sameVersion(a: ObjectVersion, b: ObjectVersion): boolean | null 
   return sizes;
 }
 
-/** How long an answer about a URL is reused: a burst of repeated webhooks asks the origin once. */
-export const PROBE_REUSE_MS = 30_000;
-
 /**
- * `probeOrigin` for one policy, with the answer about each URL shared by the calls in flight and reused for
- * PROBE_REUSE_MS (on the monotonic clock), so a sender repeating one webhook in a loop costs the origin one
- * request per half minute, not one per webhook. At most 1,000 URLs are remembered.
+ * `probeOrigin` for one policy, with the answer about each URL shared by the calls in flight: a burst of one
+ * webhook repeated at once asks the origin once. A settled answer is never reused: the next day's recording may be
+ * published under the same URL a moment later (issue 31).
  */
 export function originIdentifier(
   policy: DownloadPolicy,
-  opts: { timeoutMs?: number; now?: () => number } = {},
+  opts: { timeoutMs?: number } = {},
 ): (url: string) => Promise<OriginProbe> {
-  const now = opts.now ?? (() => performance.now());
-  const answers = new Map<string, { at: number; probe: Promise<OriginProbe> }>();
+  const asking = new Map<string, Promise<OriginProbe>>();
   return (url) => {
-    const known = answers.get(url);
-    if (known && now() - known.at < PROBE_REUSE_MS) return known.probe;
+    const known = asking.get(url);
+    if (known) return known;
     const probe = probeOrigin(url, policy, opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs });
-    answers.delete(url);
-    answers.set(url, { at: now(), probe });
-    if (answers.size > 1_000) answers.delete(answers.keys().next().value as string);
+    asking.set(url, probe);
+    void probe.finally(() => asking.delete(url));
     return probe;
   };
 }
