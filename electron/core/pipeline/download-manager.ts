@@ -481,9 +481,11 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
       const twin = waiting === undefined || this.#running.has(waiting) ? undefined : this.#store.get(waiting);
       if (twin && twin.state !== 'saved') {
         if (await this.#sameObjectAs(twin, job)) await this.#savedByTwin(twin, job).catch(() => undefined);
-        else if (this.#retries.has(twin.key)) {
-          // Another recording after all: it tries on its own now rather than at its next retry.
+        else {
+          // Another recording after all: it tries on its own now (rather than at its next retry, or never: the link
+          // it waited on is gone).
           this.#retries.cancel(twin.key);
+          this.#twinWaiting.delete(twin.key);
           this.#enqueue(twin.key);
         }
       }
@@ -632,7 +634,11 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
       const seen = await probeOrigin(job.url, this.#policy, { timeoutMs: this.#opts.timeoutMs ?? 10_000 });
       same = seen.kind === 'gone' || (seen.kind === 'found' && sameVersion(saver.origin, seen) === true);
     }
-    if (!same) this.#twinVerdicts.set(job.key, false);
+    if (!same) {
+      this.#twinVerdicts.set(job.key, false);
+      // Written, so the pair is two rows and two counts from now on, and a restart does not ask again.
+      await this.#write(job.key, { twinDiffers: true }).catch(() => undefined);
+    }
     return same;
   }
 

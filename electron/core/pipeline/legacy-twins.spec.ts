@@ -21,9 +21,12 @@ import { DownloadManager, type SavedEvent } from './download-manager.js';
 
 const BODY = createHash('sha256').update('twin').digest().toString('hex').repeat(2_000); // 128,000 bytes
 const MD5 = createHash('md5').update(BODY).digest('hex');
+/** Another broadcast of the same channel (its ID reused), the same size: only its ETag tells it apart. */
+const NEXT = createHash('sha256').update('next').digest().toString('hex').repeat(2_000);
+const NEXT_MD5 = createHash('md5').update(NEXT).digest('hex');
 
 /** How the origin answers the legacy path: served like the current one, refused, refused once, or held. */
-type LegacyMode = 'serve' | 'forbidden' | 'unavailable-once' | 'held-then-forbidden';
+type LegacyMode = 'serve' | 'forbidden' | 'unavailable-once' | 'held-then-forbidden' | 'held-then-serve';
 
 let server: Server;
 let origin: string;
@@ -49,6 +52,11 @@ function answer(req: IncomingMessage, res: ServerResponse): void {
     res.end(BODY);
   };
   if (url === '/svc/Xy12z/ch-9.mp4' || url === '/svc/Ab34c/other.mp4') return serve();
+  if (url === '/svc/Nw56x/ch-9.mp4') {
+    res.writeHead(200, { 'content-length': String(NEXT.length), etag: `"${NEXT_MD5}"`, 'content-type': 'video/mp4' });
+    res.end(NEXT);
+    return;
+  }
   if (url !== '/svc/ch-9.mp4') {
     res.writeHead(404).end();
     return;
@@ -61,6 +69,13 @@ function answer(req: IncomingMessage, res: ServerResponse): void {
   if (legacyMode === 'unavailable-once') {
     legacyMode = 'serve';
     res.writeHead(503).end();
+    return;
+  }
+  if (legacyMode === 'held-then-serve') {
+    releaseHeld = () => {
+      legacyMode = 'serve';
+      if (!res.headersSent) serve();
+    };
     return;
   }
   releaseHeld = () => {
@@ -275,5 +290,37 @@ describe('one recording in both webhook forms (twin jobs)', () => {
     expect(ranges.at(-1)).toBe('bytes=0-0');
     expect(again.saves).toEqual([]);
     expect(await filesIn(folder)).toEqual(['ch-9.mp4']);
+  });
+
+  it('a new broadcast of the same channel while the legacy job downloads is paired, but saved as its own file', async () => {
+    // Issue 31: the twin rule pairs the two forms only while both name the same object version.
+    legacyMode = 'held-then-serve';
+    const { m, saves } = manager();
+    m.start();
+    const held = requestFor('/svc/ch-9.mp4');
+    const first = await inbox.add(legacy());
+    await held;
+    const next = await inbox.add({ ...genuine(), url: `${origin}/svc/Nw56x/ch-9.mp4`, announcedBytes: NEXT.length });
+    expect(next.duplicate).toBe(false);
+    releaseHeld?.();
+
+    const one = await reaches(first.job.key, (j) => j.state === 'saved');
+    const two = await reaches(next.job.key, (j) => j.state === 'saved');
+    expect(two.savedBy).toBeUndefined();
+    expect(two.path).not.toBe(one.path);
+    expect(await fsp.readFile(one.path as string, 'utf8')).toBe(BODY);
+    expect(await fsp.readFile(two.path as string, 'utf8')).toBe(NEXT);
+    // Each announced as saved on its own (the event follows the journal's update).
+    if (saves.length < 2) await new Promise((resolve) => m.on('saved', () => saves.length === 2 && resolve(null)));
+    expect(saves.map((s) => s.job.key)).toEqual([first.job.key, next.job.key]);
+    expect(await filesIn(folder)).toEqual(['ch-9 (2).mp4', 'ch-9.mp4']);
+    // Two recordings after all: two rows and two counts, also after a restart.
+    expect(inbox.twinOf(next.job.key)).toBeUndefined();
+    expect(inbox.standing(inbox.get(next.job.key) as RecordingJob).key).toBe(next.job.key);
+    await m.stop();
+    await inbox.close();
+    inbox = await Inbox.open(stateDir);
+    expect(inbox.twinOf(first.job.key)).toBeUndefined();
+    expect(inbox.twinOf(next.job.key)).toBeUndefined();
   });
 });

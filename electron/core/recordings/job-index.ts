@@ -123,6 +123,12 @@ export class JobIndex {
         this.#twins.set(job.twin, job.key);
       }
     } else if (this.#state[slot]! < FIRST_TERMINAL) this.#unfinished -= 1;
+    // Found to be another recording than its twin (RecordingJob.twinDiffers): the link goes, both ways.
+    if (job.twinDiffers) {
+      const twin = this.#twins.get(job.key);
+      this.#twins.delete(job.key);
+      if (twin !== undefined && this.#twins.get(twin) === job.key) this.#twins.delete(twin);
+    }
     const state = STATE_CODE.get(job.state) ?? 0;
     if (state < FIRST_TERMINAL) this.#unfinished += 1;
     this.#state[slot] = state;

@@ -135,6 +135,7 @@ const jobSchema = z.looseObject({
     .optional()
     .catch(undefined),
   follows: z.string().min(1).optional().catch(undefined),
+  twinDiffers: z.literal(true).optional().catch(undefined),
 });
 const lineSchema = z.object({ v: z.literal(1), job: jobSchema });
 

@@ -60,6 +60,11 @@ export interface RecordingJob {
    * legacy URLs name only the channel); absent in jobs saved before Tally recorded it (then the size decides).
    */
   origin?: ObjectVersion;
+  /**
+   * Its twin saved another object version than this job's URL names: not one recording after all (a new broadcast
+   * of a reused channel ID, issue 31). The link is dropped (each downloads, is listed and counted on its own).
+   */
+  twinDiffers?: true;
   /** A later recording under a URL already saved: the key of the job it follows (informational). */
   follows?: string;
 }
