@@ -194,7 +194,8 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     const lock = await acquireStateLock(opts.stateDir);
     try {
       // A webhook for a URL already saved is a duplicate only while the origin serves the same object (issue 31).
-      const identify = originIdentifier(opts.policy);
+      // Within 5 s: the webhook waits for its answer meanwhile (and no answer means a new job, never a lost one).
+      const identify = originIdentifier(opts.policy, { timeoutMs: 5_000 });
       const inbox = await Inbox.open(opts.stateDir, { identify, ...(opts.log ? { log: opts.log } : {}) });
       const tokens = await TokenStore.open(opts.stateDir);
       const pipeline = new RecordingPipeline(opts, inbox, tokens, lock);

@@ -8,7 +8,12 @@
  * one fsync in the next batch, so the cost of an fsync is shared by every webhook that arrived meanwhile.
  *
  * Dedupe: the key is sha256 of the normalised URL (scheme and host lowercased, default port dropped, query
- * parameters sorted but kept, since presigned S3 URLs differ only there; fragment dropped). A secondary index
+ * parameters sorted but kept, since presigned S3 URLs differ only there; fragment dropped). A URL is not a
+ * recording, though (issue 31): channel IDs are reused and a legacy URL names only the channel, so the same URL
+ * may carry a new recording every day. A webhook for a known URL is a duplicate while that job is unfinished, or
+ * once it is saved while the origin still serves the object version it saved (ETag, Last-Modified, size: one
+ * ranged request through `identify`, no body); otherwise it is a new job under `<key>.<n>` (see #sameObject),
+ * saved beside the first under a name of its own. A secondary index
  * (channel ID + host + file name) catches one more case: the older webhook shape announced URLs without the
  * random path segment, so the same recording may arrive as `/svc/<ch>.mp4` and `/svc/<rand>/<ch>.mp4`. Two URLs
  * are treated as one recording only when they differ by exactly that one segment and arrive within the
