@@ -17,6 +17,7 @@ import { Inbox } from '../recordings/inbox.js';
 import type { RecordingJob } from '../recordings/types.js';
 import { startSandbox, type Sandbox } from '../sandbox/index.js';
 import type { RecordingInfo, SandboxRequestEvent } from '../sandbox/types.js';
+import { announcementSchema, serverIdentity } from '../studio/announcement.js';
 import { WebhookReceiver } from '../webhook/receiver.js';
 import { TokenStore } from '../webhook/token.js';
 import { DownloadManager, type SavedEvent } from './download-manager.js';
@@ -112,7 +113,9 @@ describe('a channel ID reused every day (legacy GET webhooks)', () => {
     expect(day2.etag).not.toBe(day1.etag);
     const [, second] = await saved(r, 2);
     expect(second?.job.key).not.toBe(first?.job.key);
-    expect(second?.job).toMatchObject({ url: day1.legacyUrl, follows: first?.job.key });
+    expect(second?.job).toMatchObject({ url: day1.legacyUrl, follows: first?.job.key, key: `${first?.job.key}-2` });
+    // A key the studio can announce too (its identity allows letters, digits, `_` and `-` only).
+    expect(announcementSchema.shape.identity.safeParse(serverIdentity(second?.job.key as string)).success).toBe(true);
     expect(sha256(await readFile(second?.path as string))).toBe(await day2.sha256());
     expect(sha256(await readFile(first?.path as string))).toBe(await day1.sha256());
     expect((await readdir(r.folder)).sort()).toEqual(['morning-show (2).mp4', 'morning-show.mp4']);

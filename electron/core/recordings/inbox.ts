@@ -12,7 +12,7 @@
  * recording, though (issue 31): channel IDs are reused and a legacy URL names only the channel, so the same URL
  * may carry a new recording every day. A webhook for a known URL is a duplicate while that job is unfinished, or
  * once it is saved while the origin still serves the object version it saved (ETag, Last-Modified, size: one
- * ranged request through `identify`, no body); otherwise it is a new job under `<key>.<n>` (see #sameObject),
+ * ranged request through `identify`, no body); otherwise it is a new job under `<key>-<n>` (see #sameObject),
  * saved beside the first under a name of its own. A secondary index
  * (channel ID + host + file name) catches one more case: the older webhook shape announced URLs without the
  * random path segment, so the same recording may arrive as `/svc/<ch>.mp4` and `/svc/<rand>/<ch>.mp4`. Two URLs
@@ -230,7 +230,7 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
   /**
    * `add` once no other add of this URL or of its other form is in flight: a duplicate of the latest job under
    * this URL while it names the same object version (see #sameObject), else a new job (the first under the URL
-   * gets the URL's key, later ones `<key>.2`, `<key>.3`…, saved under names of their own). Nothing is awaited
+   * gets the URL's key, later ones `<key>-2`, `<key>-3`…, saved under names of their own). Nothing is awaited
    * unless the origin must be asked, so an add called before `close` is written before it.
    */
   #addOnce(

@@ -12,8 +12,8 @@ const STATE_CODE = new Map(STATES.map((s, i) => [s, i]));
 /** States from this code on are terminal (saved, failed, expired, gone). */
 const FIRST_TERMINAL = 2;
 const NO_ALIAS = -1;
-/** A later recording's key under a URL already known: `<url key>.<n>`. */
-const VERSIONED = /^([0-9a-f]{32})\.(\d+)$/;
+/** A later recording's key under a URL already known: `<url key>-<n>`. */
+const VERSIONED = /^([0-9a-f]{32})-(\d+)$/;
 
 /** A 30-bit FNV-1a hash of the alias (a small integer, so the alias map holds no strings); collisions are verified. */
 export function aliasHash(alias: string): number {
@@ -77,7 +77,7 @@ export class JobIndex {
    */
   readonly #twins = new Map<string, string>();
   /**
-   * URL key → the highest version number among its jobs (`<key>.<n>`, n ≥ 2: later recordings under a URL already
+   * URL key → the highest version number among its jobs (`<key>-<n>`, n ≥ 2: later recordings under a URL already
    * saved, issue 31). Only URLs with more than one recording are here.
    */
   readonly #versions = new Map<string, number>();
@@ -155,11 +155,11 @@ export class JobIndex {
 
   /**
    * The key of the latest job announced under the URL whose key is `base` (its latest recording), or undefined when
-   * none is known. The first is `base` itself; later ones `base.2`, `base.3`… (see Inbox.add).
+   * none is known. The first is `base` itself; later ones `base-2`, `base-3`… (see Inbox.add).
    */
   latestVersion(base: string): string | undefined {
     for (let n = this.#versions.get(base) ?? 0; n >= 2; n -= 1) {
-      if (this.#slots.has(`${base}.${n}`)) return `${base}.${n}`;
+      if (this.#slots.has(`${base}-${n}`)) return `${base}-${n}`;
     }
     return this.#slots.has(base) ? base : undefined;
   }
@@ -167,7 +167,7 @@ export class JobIndex {
   /** The key the next recording under the URL whose key is `base` gets. */
   nextVersion(base: string): string {
     const n = Math.max(this.#versions.get(base) ?? 1, this.#slots.has(base) ? 1 : 0) + 1;
-    return `${base}.${n}`;
+    return `${base}-${n}`;
   }
 
   /** The key of the job's twin while both jobs are in the index. */
