@@ -65,6 +65,18 @@ describe('listen printer (human output)', () => {
     expect(second).not.toHaveProperty('sameRecordingAs');
   });
 
+  it('says when a webhook is a new recording under the URL of one already saved (a reused channel ID)', () => {
+    const next = { ...job('morning-show'), follows: 'k-day1' } as RecordingJob;
+    const human = printer();
+    human.p.received(next, []);
+    expect(human.text()).toContain(
+      'received  morning-show (10 B announced) (a new recording under the URL of one already saved: saved beside it)',
+    );
+    const nd = printer(true);
+    nd.p.received(next, []);
+    expect(JSON.parse(nd.text())).toMatchObject({ type: 'received', newRecordingAfter: 'k-day1' });
+  });
+
   it('says a recording saved shorter than announced as such, never verified (human and NDJSON)', () => {
     const short = { ...job('morning-show'), announcedBytes: 3_145_728, checks: ['short'] } as RecordingJob;
     const human = printer();

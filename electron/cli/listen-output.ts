@@ -239,12 +239,19 @@ export function createListenPrinter(opts: {
           deadline: job.deadline,
           // The same recording came before in the other webhook form: both jobs are kept, one file is saved.
           ...(job.twin !== undefined ? { sameRecordingAs: job.twin } : {}),
+          // A new recording under a URL already saved (a reused channel ID, issue 31): saved beside that one.
+          ...(job.follows !== undefined ? { newRecordingAfter: job.follows } : {}),
           ...(warnings.length ? { warnings } : {}),
         });
         return;
       }
       const size = job.announcedBytes === null ? '' : ` (${formatBytes(job.announcedBytes)} announced)`;
-      const twin = job.twin !== undefined ? ' (also announced in the other webhook form: saved once)' : '';
+      const twin =
+        job.twin !== undefined
+          ? ' (also announced in the other webhook form: saved once)'
+          : job.follows !== undefined
+            ? ' (a new recording under the URL of one already saved: saved beside it)'
+            : '';
       line(`received  ${job.channelId}${size}${twin}${warnings.length ? ` (ignored: ${warnings.join('; ')})` : ''}`);
     },
     duplicate(job) {
