@@ -57,6 +57,8 @@ export const koNotes: typeof NOTE_TEXT = {
   recordingLate: '서비스가 녹화를 삭제하기 전({at})에 다운로드하지 못했습니다:',
   partialKept: '일부만 받은 사본({size})을 {path}에 남겨 두었습니다.',
   partialReleased: '디스크를 비우려고 일부만 받은 사본({size})을 삭제했습니다.',
+  downloadShort:
+    '서버가 알린 것보다 적게 보냅니다({expected}바이트 중 {actual}바이트). 다시 받으며, 서버가 계속 그만큼만 보내면 알린 것보다 짧다고 표시해 저장합니다.',
   diskWait:
     '{folder}의 디스크 공간을 기다리는 중입니다: {needed} 필요, 다른 다운로드와 저널용으로 남겨 둔 {floor}를 빼면 {free} 남았습니다.',
   diskBelowFloor:
@@ -336,6 +338,12 @@ export const koNotes: typeof NOTE_TEXT = {
   },
   healthDownloadsActionApp: '녹화의 문제 항목에서 지금 다시 시도하거나, 처리한 뒤 제거하세요.',
   healthDownloadsActionCli: '"tally retry <채널>"을 실행해 지금 다시 시도하세요.',
+  healthDownloadsShort: {
+    one: '녹화 {count}개가 서비스가 알린 것보다 짧게 저장되었습니다(최근 24시간): {channel}, {expected}바이트 중 {actual}바이트.',
+    other:
+      '녹화 {count}개가 서비스가 알린 것보다 짧게 저장되었습니다(최근 24시간). 첫 번째 {channel}: {expected}바이트 중 {actual}바이트.',
+  },
+  healthDownloadsShortAction: '파일을 방송과 비교해 보세요. 서버가 나머지를 보내지 않았습니다.',
   healthDownloadsStalled: {
     one: '다운로드 {count}개가 {minutes}분 동안 진행되지 않았습니다.',
     other: '다운로드 {count}개가 {minutes}분 동안 진행되지 않았습니다.',

@@ -87,6 +87,8 @@ export const NOTE_TEXT = {
   recordingLate: 'The recording could not be downloaded before the service deleted it (at {at}):',
   partialKept: 'A partial copy ({size}) is kept at {path}.',
   partialReleased: 'Its partial copy ({size}) was deleted to free the disk.',
+  downloadShort:
+    'The server sends less than announced ({actual} of {expected} bytes): it is downloaded again, and saved labelled shorter than announced if the server keeps sending that much.',
   diskWait:
     'Waiting for disk space in {folder}: {needed} needed, {free} free beside the other downloads and the {floor} kept free for the journal.',
   diskBelowFloor:
@@ -380,6 +382,12 @@ export const NOTE_TEXT = {
   },
   healthDownloadsActionApp: 'See Problems in Recordings: Retry now, or Remove once handled.',
   healthDownloadsActionCli: 'Run "tally retry <channel>" to try again now.',
+  healthDownloadsShort: {
+    one: '{count} recording was saved shorter than the service announced (last 24 h): {channel}, {actual} of {expected} bytes.',
+    other:
+      '{count} recordings were saved shorter than the service announced (last 24 h), the first {channel}: {actual} of {expected} bytes.',
+  },
+  healthDownloadsShortAction: 'Compare the file with the broadcast; the server never sent the rest.',
   healthDownloadsStalled: {
     one: '{count} download has made no progress for {minutes} min.',
     other: '{count} downloads have made no progress for {minutes} min.',

@@ -537,6 +537,30 @@ describe('AppCore credentials', () => {
     expect((await core.handlers['credentials:clearNgrokToken']()).ngrokTokenStored).toBeUndefined();
   });
 
+  it("without a keychain refuses to store team credentials with the service secret's words, and never says stored", async () => {
+    const home = await tempHome();
+    const core = await makeCore(home, { keychainUnavailable: new ConfigError(note('keychainNoService')) });
+    await core.start();
+    const serviceRefusal = await core.handlers['credentials:set']({ serviceId: 'svc', secret: 's' }).then(
+      () => null,
+      (error: unknown) => error as Error,
+    );
+    const teamRefusal = await core.handlers['studio:setCredentials']('nats://127.0.0.1:4222', {
+      user: 'edit-bay',
+      password: 'pw',
+    }).then(
+      () => null,
+      (error: unknown) => error as Error,
+    );
+    // One line, the same words for both secrets (Settings → Service account and Settings → Studio).
+    expect(serviceRefusal).toMatchObject({ code: 'config' });
+    expect(teamRefusal).toMatchObject({ code: 'config', message: serviceRefusal?.message });
+    expect(teamRefusal?.message).toMatch(/^The credentials cannot be stored: No Secret Service is running/);
+    expect(teamRefusal?.message).not.toMatch(/\n/);
+    // Nothing was kept in the stand-in either: the Studio view has no "Credentials stored" line to show.
+    expect((await core.handlers['studio:get']()).credentials).toBeNull();
+  });
+
   it('answers "no credentials" when demo mode is off and nothing is configured', async () => {
     const core = await makeCore(await tempHome({ demoMode: false }), { demo: undefined });
     await expect(core.handlers['channels:live']()).rejects.toMatchObject({ code: 'config', message: /starting/ });

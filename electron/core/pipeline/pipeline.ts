@@ -19,6 +19,7 @@ import { UploadLog, newUploadId, type RefusedUploadRecord } from '../uploads/upl
 import { mountUploads, type UploadRoute } from '../uploads/upload-route.js';
 import { findGaps, readHeartbeat, writeHeartbeat, type GapReportResult } from '../recordings/gap-report.js';
 import { Inbox } from '../recordings/inbox.js';
+import { originIdentifier } from '../download/origin-probe.js';
 import { keepNewestRecordings } from '../recordings/keep-newest.js';
 import { describeError, silentLogger } from '../logger.js';
 import { acquireStateLock, type StateLock } from '../recordings/state-lock.js';
@@ -192,7 +193,11 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     await ensureWritableFolder(opts.folder, { source: 'the recordings folder' });
     const lock = await acquireStateLock(opts.stateDir);
     try {
+      // A webhook for a URL already saved is a duplicate only while the origin serves the same object (issue 31).
+      // Within 5 s: the webhook waits for its answer meanwhile (and no answer means a new job, never a lost one).
+      const identify = originIdentifier(opts.policy, { timeoutMs: 5_000 });
       const inbox = await Inbox.open(opts.stateDir, {
+        identify,
         ...(opts.log ? { log: opts.log } : {}),
         ...(opts.retentionMs === undefined ? {} : { retentionMs: opts.retentionMs }),
       });

@@ -76,7 +76,8 @@ export interface HealthFacts {
   downloads: {
     paused: boolean;
     /** Jobs that are not saved: waiting, downloading, and those that ended badly within ATTENTION_MS. */
-    jobs: readonly Pick<RecordingJob, 'key' | 'state' | 'error' | 'deadline' | 'updatedAt' | 'channelId'>[];
+    jobs: readonly (Pick<RecordingJob, 'key' | 'state' | 'error' | 'deadline' | 'updatedAt' | 'channelId'> &
+      Partial<Pick<RecordingJob, 'checks' | 'bytes' | 'announcedBytes'>>)[];
     /** Last byte received per downloading key (ms). */
     lastProgressAt: ReadonlyMap<string, number>;
     /** Client recordings refused within ATTENTION_MS and not removed from the list. */
@@ -233,8 +234,16 @@ function downloadsHealth(f: HealthFacts): HealthComponentView {
   let urgent = 0;
   let stalled = 0;
   let firstReason: string | null = null;
+  // Saved shorter than the webhook announced (issue 31): the first one is named.
+  let short = 0;
+  let firstShort: (typeof d.jobs)[number] | null = null;
   for (const job of d.jobs) {
-    if (job.state === 'failed' || job.state === 'expired' || job.state === 'gone') {
+    if (job.state === 'saved') {
+      if (job.checks?.includes('short')) {
+        short++;
+        firstShort ??= job;
+      }
+    } else if (job.state === 'failed' || job.state === 'expired' || job.state === 'gone') {
       lost++;
     } else if (job.state === 'downloading' && job.error === null) {
       const since = Math.max(d.lastProgressAt.get(job.key) ?? 0, Date.parse(job.updatedAt));
@@ -253,6 +262,16 @@ function downloadsHealth(f: HealthFacts): HealthComponentView {
   if (failing > 0) {
     const reason = firstReason ?? '';
     return component('downloads', 'warning', [note('healthDownloadsFailing', { count: failing, reason })], action);
+  }
+  if (firstShort) {
+    const { channelId: channel, bytes, announcedBytes } = firstShort;
+    const said = note('healthDownloadsShort', {
+      count: short,
+      channel,
+      actual: bytes ?? 0,
+      expected: announcedBytes ?? 0,
+    });
+    return component('downloads', 'warning', [said], [note('healthDownloadsShortAction')]);
   }
   if (stalled > 0) {
     const minutes = Math.round(STALLED_MS / 60_000);

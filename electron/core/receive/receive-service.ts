@@ -105,7 +105,16 @@ const ATTENTION_STATES: ReadonlySet<JobState> = new Set(['failed', 'expired', 'g
 /** What the health judge reads of a recording. */
 type JudgedJob = Pick<
   RecordingJob,
-  'key' | 'state' | 'error' | 'deadline' | 'updatedAt' | 'channelId' | 'bytes' | 'totalBytes' | 'announcedBytes'
+  | 'key'
+  | 'state'
+  | 'error'
+  | 'deadline'
+  | 'updatedAt'
+  | 'channelId'
+  | 'bytes'
+  | 'totalBytes'
+  | 'announcedBytes'
+  | 'checks'
 >;
 
 const judged = (job: JudgedJob): JudgedJob => ({
@@ -118,11 +127,22 @@ const judged = (job: JudgedJob): JudgedJob => ({
   bytes: job.bytes,
   totalBytes: job.totalBytes,
   announcedBytes: job.announcedBytes,
+  ...(job.checks ? { checks: job.checks } : {}),
 });
 
 /** Whether a recording counts for the health now: unfinished, or needing attention within ATTENTION_MS. */
 const counts = (state: JobState, updatedAtMs: number, now: number): boolean =>
   state === 'pending' || state === 'downloading' || (ATTENTION_STATES.has(state) && now - updatedAtMs < ATTENTION_MS);
+
+/** The same for a job read: a recording saved shorter than announced counts too, as a warning (issue 31). */
+const jobCounts = (job: JudgedJob, now: number): boolean => {
+  const updatedAt = Date.parse(job.updatedAt);
+  if (counts(job.state, updatedAt, now)) return true;
+  return job.state === 'saved' && job.checks?.includes('short') === true && now - updatedAt < ATTENTION_MS;
+};
+/** Whether a job may count, from its state and last change alone (a saved one is then read for its checks). */
+const mayCount = (state: JobState, updatedAtMs: number, now: number): boolean =>
+  counts(state, updatedAtMs, now) || (state === 'saved' && now - updatedAtMs < ATTENTION_MS);
 
 export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   readonly #opts: ReceiveServiceOptions;
@@ -431,10 +451,10 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       }
       const stand = pair.job;
       // Its own key inside (its progress is known by it); the row's key outside (Remove hides the row's key).
-      if (counts(stand.state, Date.parse(stand.updatedAt), at)) this.#jobs.set(pair.key, judged(stand));
+      if (jobCounts(stand, at)) this.#jobs.set(pair.key, judged(stand));
       else this.#jobs.delete(pair.key);
     };
-    for (const job of pipeline.inbox.where((state, updatedAt) => counts(state, updatedAt, now))) track(job, now);
+    for (const job of pipeline.inbox.where((state, updatedAt) => mayCount(state, updatedAt, now))) track(job, now);
     on('changed', (job) => {
       track(job, this.#now());
       if (job.state !== 'downloading') this.#progressAt.delete(job.key);
@@ -595,7 +615,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const shown: JudgedJob[] = [];
     if (pipeline) {
       for (const [row, job] of this.#jobs) {
-        if (!counts(job.state, Date.parse(job.updatedAt), now)) this.#jobs.delete(row);
+        if (!jobCounts(job, now)) this.#jobs.delete(row);
         else if (!hidden(row)) shown.push(job);
       }
     }

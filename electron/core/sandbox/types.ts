@@ -147,6 +147,12 @@ export interface SandboxControl {
     recordingBytes?: number;
     watchers?: number;
     createdAt?: Date;
+    /**
+     * Reuse the ID of an ended channel, as a producer naming every morning show `morning-show` does: the new
+     * recording replaces the old one at the legacy URL (which names only the channel), and gets a random segment
+     * of its own. A live channel's ID is still refused.
+     */
+    reuse?: boolean;
   }): BroadcastInfo;
   /** Ends a live broadcast; if recorded, publishes the recording and sends the webhook; resolves with the recording (after the webhook attempt completed) or null. */
   endBroadcast(id: string, opts?: { sendWebhook?: boolean }): Promise<RecordingInfo | null>;
