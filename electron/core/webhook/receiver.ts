@@ -327,7 +327,8 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
           else res.destroy();
         })
         .finally(() => {
-          if (res.writableEnded || res.destroyed) return;
+          // An answer sent before the body was read ends itself once the rest is dropped (lingering close).
+          if (res.writableEnded || res.destroyed || (res.headersSent && this.#answered.has(req.socket))) return;
           // A handler that returned without answering would hang the client and stop().
           if (!res.headersSent) this.#json(req, res, 500, { error: 'internal error' });
           else res.end();
@@ -495,10 +496,13 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
     body: unknown,
     headers: Record<string, string> = {},
   ): void {
-    // An unread body (rejected early, too large) is not drained: closing is cheaper and bounds the work.
+    // An unread body (rejected early, too large) is not read for its content: the answer goes out at once and
+    // the rest is dropped as it arrives (bounded), so the connection is closed without a reset.
     const close = this.#stopping || !req.complete;
     if (close) this.#answered.add(req.socket);
-    sendJson(res, status, body, { headers, close, head: req.method === 'HEAD' });
+    // Lingering close: a sender still writing the body it was refused for reads the answer (http-answer.ts).
+    const linger = close && !this.#stopping ? { linger: req } : {};
+    sendJson(res, status, body, { headers, close, head: req.method === 'HEAD', ...linger });
   }
 
   #onClientError(error: Error & { code?: string }, socket: Duplex): void {
