@@ -11,7 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
  * the socket makes the kernel send a reset, and a sender still writing its body then sees EPIPE or ECONNRESET
  * and never reads the status (issue 32: a 1 MiB webhook got a reset instead of its 413 in 2 of 3 tries).
  */
-export const LINGER_MAX_BYTES = 8 * 1024 * 1024;
+export const LINGER_MAX_BYTES = 32 * 1024 * 1024;
 export const LINGER_MAX_MS = 2_000;
 
 export interface JsonAnswerOptions {
