@@ -85,6 +85,10 @@ export const koNotes: typeof NOTE_TEXT = {
   uploadDiskFull: '디스크가 가득 찼습니다. {folder}의 공간을 비우세요. 업로드를 저장하지 못했으니 다시 보내세요.',
   uploadDiskFullSizes:
     '디스크가 가득 찼습니다. {folder}의 공간을 비우세요({needed} 필요, {free} 남음). 업로드를 저장하지 못했으니 다시 보내세요.',
+  uploadNoRoom:
+    '{folder}에 이 업로드를 받을 디스크 공간이 부족합니다. {needed} 필요, 저널을 위해 남겨 두는 {floor}을(를) 빼면 {free} 남음. 저장하지 않았으니 공간을 확보한 뒤 다시 보내세요.',
+  uploadNoRoomStreaming:
+    '{folder}에 이 업로드의 나머지({received} 이후)를 받을 디스크 공간이 부족합니다. 저널을 위해 남겨 두는 {floor}을(를) 빼면 {free} 남음. 저장하지 않았으니 공간을 확보한 뒤 다시 보내세요.',
   uploadNameTaken: '이름이 "{name}"인 업로드가 이미 9999개를 넘습니다.',
   uploadClientGone: '업로드가 끝나기 전에 연결이 끊겼습니다',
   uploadIdle: '{seconds}초 동안 아무것도 받지 못했습니다',
@@ -345,6 +349,8 @@ export const koNotes: typeof NOTE_TEXT = {
     one: '녹화 {count}개가 {path}의 공간을 기다립니다. {needed}이(가) 필요하고 {free}이(가) 남아 있습니다.',
     other: '녹화 {count}개가 {path}의 공간을 기다립니다. 첫 번째에 {needed}이(가) 필요하고 {free}이(가) 남아 있습니다.',
   },
+  healthUploadsNoRoom:
+    '{path}의 공간이 부족해 웹 클라이언트 업로드를 거절하고 있습니다. 마지막 업로드에 {needed} 필요, 저널용 예비 공간을 빼면 {free} 남음.',
   healthDiskAction: '공간을 확보하거나 다른 디스크의 녹화 폴더를 고르세요.',
   healthKeychainOk: 'OS 키체인을 사용할 수 있습니다.',
   healthKeychainMissing: 'OS 키체인이 없습니다: {reason}',

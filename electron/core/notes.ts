@@ -117,6 +117,10 @@ export const NOTE_TEXT = {
   uploadDiskFull: 'The disk is full: free space in {folder}; the upload was not saved, send it again.',
   uploadDiskFullSizes:
     'The disk is full: free space in {folder} ({needed} needed, {free} free); the upload was not saved, send it again.',
+  uploadNoRoom:
+    'Not enough disk space in {folder} for this upload: {needed} needed, {free} free above the {floor} kept for the journal; it was not saved, send it again once there is room.',
+  uploadNoRoomStreaming:
+    'Not enough disk space in {folder} for the rest of this upload after {received}: {free} free above the {floor} kept for the journal; it was not saved, send it again once there is room.',
   uploadNameTaken: 'More than 9999 uploads named "{name}" already exist.',
   uploadClientGone: 'the connection closed before the upload ended',
   uploadIdle: 'nothing received for {seconds} s',
@@ -389,6 +393,8 @@ export const NOTE_TEXT = {
     one: '{count} recording waits for space in {path}: it needs {needed}, {free} is free.',
     other: '{count} recordings wait for space in {path}: the first needs {needed}, {free} is free.',
   },
+  healthUploadsNoRoom:
+    'Web client uploads are refused for space in {path}: the last one needed {needed}, {free} is free above the reserve kept for the journal.',
   healthDiskAction: 'Free some space, or choose a recordings folder on another disk.',
   healthKeychainOk: 'The OS keychain is available.',
   healthKeychainMissing: 'No OS keychain: {reason}',

@@ -634,6 +634,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
             waiting: pipeline.diskStatus.waiting,
             neededBytes: pipeline.diskStatus.neededBytes,
             freeBytes: pipeline.diskStatus.freeBytes,
+            uploadsRefused: pipeline.diskStatus.uploadsRefused,
           }
         : null,
       keychain: face.keychain ?? null,

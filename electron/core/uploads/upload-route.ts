@@ -31,10 +31,12 @@ import { refuseLinkedFolder } from '../folder-check.js';
 import { sendJson } from '../http-answer.js';
 import { note, noteText, type Note } from '../notes.js';
 import { BatchWriter, publish, type PartFile } from './part-file.js';
+import { UploadClaim, type SpaceRefused, type UploadSpace } from './upload-space.js';
 import { decodeHeaderFileName, defaultBaseName, parseSdkFileName, uploadBaseName } from './upload-names.js';
 
 export { decodeHeaderFileName, parseSdkFileName, uploadBaseName } from './upload-names.js';
 export type { PartFile } from './part-file.js';
+export type { SpaceRefused, UploadSpace } from './upload-space.js';
 
 export const UPLOADS_ROUTE = 'uploads';
 export const DEFAULT_UPLOAD_SUBFOLDER = 'client';
@@ -77,6 +79,12 @@ export interface UploadRouteOptions {
   /** See DEFAULT_MAX_CONCURRENT_UPLOADS. */
   maxConcurrent?: number;
   now?: () => Date;
+  /**
+   * The disk budget shared with the downloads (the pipeline passes it): declared sizes are claimed before the
+   * body is read, chunked bodies as they arrive, and nothing is written into the journal's reserve. Without it
+   * only a declared size is checked against the free space.
+   */
+  space?: UploadSpace;
   /** Test seam for free-space checks. */
   statfs?: StatfsFunction;
   /** Test seam: wraps the part file (e.g. to fail with ENOSPC after some bytes). */
@@ -253,7 +261,29 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
     await refuseLinkedFolder(this.dir, 'The client uploads folder').catch(() => {
       throw new Refusal(507, note('uploadFolderLinked', { folder: this.dir }));
     });
-    if (ctx.declared !== null) {
+    const uploadId = newUploadId();
+    const claim = this.#opts.space ? new UploadClaim(this.#opts.space, uploadId) : null;
+    try {
+      await this.#save(ctx, type, boundary, bodyLimit, uploadId, claim);
+    } finally {
+      claim?.release();
+    }
+  }
+
+  async #save(
+    ctx: RequestContext,
+    type: MediaType | null,
+    boundary: string | null,
+    bodyLimit: number,
+    uploadId: string,
+    claim: UploadClaim | null,
+  ): Promise<void> {
+    const { req } = ctx;
+    if (ctx.declared !== null && claim) {
+      // The whole declared size, before a byte of the body is read: a refusal costs the sender nothing.
+      const refused = await claim.cover(ctx.declared);
+      if (refused) throw noRoom(this.dir, refused, 0);
+    } else if (ctx.declared !== null) {
       try {
         await ensureFreeSpace(this.dir, ctx.declared, this.#opts.statfs);
       } catch (error) {
@@ -263,19 +293,22 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
     }
 
     const body = this.#body(req, bodyLimit);
-    const partPath = path.join(this.dir, `${PART_PREFIX}${newUploadId()}${PART_SUFFIX}`);
+    const partPath = path.join(this.dir, `${PART_PREFIX}${uploadId}${PART_SUFFIX}`);
     const raw = await open(partPath, 'wx');
     const file = this.#opts.wrapPart ? this.#opts.wrapPart(raw) : raw;
     let closed = false;
     let published = false;
     try {
-      const writer = new BatchWriter(file);
+      const writer = new BatchWriter(file, (written) => claim?.wrote(written));
       let clientName: string | null;
       let mediaType: MediaType;
       let bytes = 0;
       const onData = async (chunk: Buffer): Promise<void> => {
         bytes += chunk.length;
         if (bytes > this.maxBytes) throw this.#tooLarge();
+        // A body longer than declared, or of unknown size, claims the rest as it arrives.
+        const refused = claim ? await claim.cover(bytes) : null;
+        if (refused) throw noRoom(this.dir, refused, bytes - chunk.length);
         await writer.add(chunk);
       };
       if (boundary !== null) {
@@ -442,6 +475,17 @@ function diskFull(dir: string, needed: number | null, available: number | null):
     needed !== null && available !== null
       ? note('uploadDiskFullSizes', { folder: dir, needed: formatBytes(needed), free: formatBytes(available) })
       : note('uploadDiskFull', { folder: dir }),
+  );
+}
+
+/** 507 for an upload the disk budget has no room for, with the numbers (`received`: body bytes so far). */
+function noRoom(dir: string, refused: SpaceRefused, received: number): Refusal {
+  const numbers = { folder: dir, free: formatBytes(refused.free), floor: formatBytes(refused.floor) };
+  return new Refusal(
+    507,
+    received === 0
+      ? note('uploadNoRoom', { ...numbers, needed: formatBytes(refused.needed) })
+      : note('uploadNoRoomStreaming', { ...numbers, received: formatBytes(received) }),
   );
 }
 

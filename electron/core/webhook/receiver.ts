@@ -508,8 +508,13 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
   #onClientError(error: Error & { code?: string }, socket: Duplex): void {
     const remoteAddress = (socket as Socket).remoteAddress ?? '';
     // After an early answer the rest of the request may not parse; the client already has its answer.
-    if (error.code === 'ECONNRESET' || !socket.writable || this.#answered.has(socket)) {
+    if (error.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy();
+      return;
+    }
+    if (this.#answered.has(socket)) {
+      // Ended, not destroyed: the answer may still sit in the socket's buffer (a lingering close writes it first).
+      socket.end();
       return;
     }
     const status =
