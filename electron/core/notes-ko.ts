@@ -74,9 +74,17 @@ export const koNotes: typeof NOTE_TEXT = {
   uploadOriginRefused:
     '페이지 출처 {origin}은(는) 녹음을 올리도록 허용되어 있지 않습니다. 설정 → ‘웹 앱에서 올린 녹음’에서 추가하세요.',
   uploadBusy: {
-    one: '이미 업로드 {count}개를 받고 있어 한 번에 받을 수 있는 최대치입니다. 1분 뒤에 다시 보내세요.',
-    other: '이미 업로드 {count}개를 받고 있어 한 번에 받을 수 있는 최대치입니다. 1분 뒤에 다시 보내세요.',
+    one: '이미 업로드 {count}개를 받고 있어 한 번에 받을 수 있는 최대치이고, 자리를 내줄 만큼 느리지 않습니다. 1분 뒤에 다시 보내세요.',
+    other:
+      '이미 업로드 {count}개를 받고 있어 한 번에 받을 수 있는 최대치이고, 자리를 내줄 만큼 느린 업로드가 없습니다. 1분 뒤에 다시 보내세요.',
   },
+  uploadBusyAddress: {
+    one: '{address}에서 온 업로드 {count}개를 이미 받고 있어 한 주소에서 받을 수 있는 최대치이고, 자리를 내줄 만큼 느리지 않습니다. 1분 뒤에 다시 보내세요.',
+    other:
+      '{address}에서 온 업로드 {count}개를 이미 받고 있어 한 주소에서 받을 수 있는 최대치이고, 자리를 내줄 만큼 느린 업로드가 없습니다. 1분 뒤에 다시 보내세요.',
+  },
+  uploadEvicted:
+    '다른 업로드에 자리를 내주려고 닫았습니다: 최근 {seconds}초 동안 {rate}로, 업로드가 유지해야 하는 {min}보다 느렸습니다',
   uploadNoBoundary: '멀티파트 Content-Type에 올바른 경계 문자열이 없습니다.',
   uploadEmpty: '업로드가 비어 있습니다.',
   uploadTooLarge: '녹음이 업로드 한도 {limit}보다 큽니다.',

@@ -106,9 +106,17 @@ export const NOTE_TEXT = {
   uploadOriginRefused:
     'The page origin {origin} is not allowed to upload recordings; add it in Settings → Recordings from your web app.',
   uploadBusy: {
-    one: '{count} upload is already in progress, the most Tally takes at once; send it again in a minute.',
-    other: '{count} uploads are already in progress, the most Tally takes at once; send it again in a minute.',
+    one: '{count} upload is already in progress, the most Tally takes at once, and it is not too slow to give way; send it again in a minute.',
+    other:
+      '{count} uploads are already in progress, the most Tally takes at once, and none is too slow to give way; send it again in a minute.',
   },
+  uploadBusyAddress: {
+    one: '{count} upload from {address} is already in progress, the most Tally takes from one address, and it is not too slow to give way; send it again in a minute.',
+    other:
+      '{count} uploads from {address} are already in progress, the most Tally takes from one address, and none is too slow to give way; send it again in a minute.',
+  },
+  uploadEvicted:
+    'closed to make room for another upload: {rate} over the last {seconds} s, below the {min} an upload must keep',
   uploadNoBoundary: 'The multipart Content-Type has no valid boundary.',
   uploadEmpty: 'The upload is empty.',
   uploadTooLarge: 'The recording is larger than the {limit} upload limit.',

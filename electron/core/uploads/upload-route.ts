@@ -32,11 +32,13 @@ import { sendJson } from '../http-answer.js';
 import { note, noteText, type Note } from '../notes.js';
 import { BatchWriter, publish, type PartFile } from './part-file.js';
 import { UploadClaim, type SpaceRefused, type UploadSpace } from './upload-space.js';
+import { UploadSlot, UploadSlots, type UploadStallRule } from './upload-slots.js';
 import { decodeHeaderFileName, defaultBaseName, parseSdkFileName, uploadBaseName } from './upload-names.js';
 
 export { decodeHeaderFileName, parseSdkFileName, uploadBaseName } from './upload-names.js';
 export type { PartFile } from './part-file.js';
 export type { SpaceRefused, UploadSpace } from './upload-space.js';
+export type { UploadStallRule } from './upload-slots.js';
 
 export const UPLOADS_ROUTE = 'uploads';
 export const DEFAULT_UPLOAD_SUBFOLDER = 'client';
@@ -50,10 +52,10 @@ export const UNKNOWN_TYPE_EXTENSION = '.bin';
 /** Room for multipart headers and boundaries on top of the file size cap. */
 export const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
 /**
- * Uploads in progress at once beyond which a new one is refused (503). The web SDK never resends, so a refusal
- * loses a recording: this is sized far past any studio (two uploads per client stopping at the same moment) and
- * only keeps half of the receiver's 1,024 connections for webhooks. Below it, a slow-client flood is handled by
- * evicting the most stalled connection (webhook/connection-slots.ts), not by refusing uploads that move.
+ * Uploads in progress at once. The web SDK never resends, so a refusal loses a recording: this is sized far past
+ * any studio (two uploads per client stopping at the same moment) and only keeps half of the receiver's 1,024
+ * connections for webhooks. At the cap the slowest upload below the minimum rate gives way to a newcomer
+ * (upload-slots.ts); only when every upload moves is the newcomer refused (503).
  */
 export const DEFAULT_MAX_CONCURRENT_UPLOADS = 512;
 const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
@@ -78,6 +80,12 @@ export interface UploadRouteOptions {
   idleTimeoutMs?: number;
   /** See DEFAULT_MAX_CONCURRENT_UPLOADS. */
   maxConcurrent?: number;
+  /** Uploads from one address at once (see upload-slots.ts DEFAULT_MAX_UPLOADS_PER_ADDRESS). */
+  maxPerAddress?: number;
+  /** When an upload is too slow to keep its slot (upload-slots.ts DEFAULT_UPLOAD_STALL_RULE). */
+  stallRule?: Partial<UploadStallRule>;
+  /** Monotonic milliseconds for the stall rule (a test seam: the default is performance.now). */
+  clock?: () => number;
   now?: () => Date;
   /**
    * The disk budget shared with the downloads (the pipeline passes it): declared sizes are claimed before the
@@ -152,6 +160,8 @@ interface RequestContext {
   remoteAddress: string;
   /** Content-Length when sent and valid. */
   declared: number | null;
+  /** What closing this upload to make room must do beside closing the connection (release its disk claim). */
+  onEvict: (() => void)[];
 }
 
 /** Handles `/uploads/<token>`; see the file comment. Mount with `mountUploads`. */
@@ -162,8 +172,7 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
   readonly #opts: UploadRouteOptions;
   readonly #now: () => Date;
   readonly #idleMs: number;
-  readonly #maxConcurrent: number;
-  #active = 0;
+  readonly #slots: UploadSlots;
 
   constructor(opts: UploadRouteOptions) {
     super();
@@ -174,7 +183,12 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
     this.maxBytes = max;
     this.#now = opts.now ?? (() => new Date());
     this.#idleMs = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
-    this.#maxConcurrent = opts.maxConcurrent ?? DEFAULT_MAX_CONCURRENT_UPLOADS;
+    this.#slots = new UploadSlots({
+      max: opts.maxConcurrent ?? DEFAULT_MAX_CONCURRENT_UPLOADS,
+      ...(opts.maxPerAddress !== undefined ? { perAddress: opts.maxPerAddress } : {}),
+      ...(opts.stallRule ? { rule: opts.stallRule } : {}),
+      ...(opts.clock ? { clock: opts.clock } : {}),
+    });
   }
 
   /** The receiver route handler (bound). */
@@ -202,6 +216,7 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
       cors: verdict.kind === 'allowed' ? corsHeaders(verdict.origin) : {},
       remoteAddress: info.remoteAddress,
       declared: declaredLength(req),
+      onEvict: [],
     };
     // A stranger's body is never read; a listed client's is drained a little so it can read why.
     let drainBody = verdict.kind !== 'refused';
@@ -221,16 +236,19 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
         throw new Refusal(405, note('uploadMethod', { method: method.slice(0, 16) }), { Allow: 'POST, OPTIONS' });
       }
       if (verdict.kind === 'refused') throw new Refusal(403, verdict.note);
-      if (this.#active >= this.#maxConcurrent) {
+      const slot = this.#slots.admit(clientAddress(req, info.remoteAddress), () => {
+        for (const release of ctx.onEvict) release();
+        req.destroy();
+      });
+      if (!(slot instanceof UploadSlot)) {
         // Not drained: reading the body would hold the very connection this refusal is meant to free.
         drainBody = false;
-        throw new Refusal(503, note('uploadBusy', { count: this.#active }), { 'Retry-After': '60' });
+        throw new Refusal(503, slot, { 'Retry-After': '60' });
       }
-      this.#active += 1;
       try {
-        await this.#upload(ctx);
+        await this.#upload(ctx, slot);
       } finally {
-        this.#active -= 1;
+        this.#slots.leave(slot);
       }
     } catch (error) {
       if (error instanceof ClientGone) {
@@ -246,7 +264,7 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
     }
   }
 
-  async #upload(ctx: RequestContext): Promise<void> {
+  async #upload(ctx: RequestContext, slot: UploadSlot): Promise<void> {
     const { req } = ctx;
     const type = parseMediaType(req.headers['content-type']);
     const boundary = multipartBoundary(type);
@@ -263,8 +281,9 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
     });
     const uploadId = newUploadId();
     const claim = this.#opts.space ? new UploadClaim(this.#opts.space, uploadId) : null;
+    if (claim) ctx.onEvict.push(() => claim.release());
     try {
-      await this.#save(ctx, type, boundary, bodyLimit, uploadId, claim);
+      await this.#save(ctx, type, boundary, bodyLimit, uploadId, claim, slot);
     } finally {
       claim?.release();
     }
@@ -277,11 +296,12 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
     bodyLimit: number,
     uploadId: string,
     claim: UploadClaim | null,
+    slot: UploadSlot,
   ): Promise<void> {
     const { req } = ctx;
     if (ctx.declared !== null && claim) {
       // The whole declared size, before a byte of the body is read: a refusal costs the sender nothing.
-      const refused = await claim.cover(ctx.declared);
+      const refused = await this.#claim(claim, ctx.declared);
       if (refused) throw noRoom(this.dir, refused, 0);
     } else if (ctx.declared !== null) {
       try {
@@ -292,7 +312,7 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
       }
     }
 
-    const body = this.#body(req, bodyLimit);
+    const body = this.#body(req, bodyLimit, slot);
     const partPath = path.join(this.dir, `${PART_PREFIX}${uploadId}${PART_SUFFIX}`);
     const raw = await open(partPath, 'wx');
     const file = this.#opts.wrapPart ? this.#opts.wrapPart(raw) : raw;
@@ -307,7 +327,7 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
         bytes += chunk.length;
         if (bytes > this.maxBytes) throw this.#tooLarge();
         // A body longer than declared, or of unknown size, claims the rest as it arrives.
-        const refused = claim ? await claim.cover(bytes) : null;
+        const refused = claim ? await this.#claim(claim, bytes) : null;
         if (refused) throw noRoom(this.dir, refused, bytes - chunk.length);
         await writer.add(chunk);
       };
@@ -387,6 +407,17 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
     return error;
   }
 
+  /**
+   * Claims room for `total` bytes of the upload; when there is none, stalled uploads give way (their claims are
+   * released as they are closed) before the upload is refused: a trickle that announced gigabytes must not keep
+   * a genuine upload out.
+   */
+  async #claim(claim: UploadClaim, total: number): Promise<SpaceRefused | null> {
+    let refused = await claim.cover(total);
+    while (refused && this.#slots.evictStalled()) refused = await claim.cover(total);
+    return refused;
+  }
+
   #tooLarge(): Refusal {
     return new Refusal(413, note('uploadTooLarge', { limit: formatBytes(this.maxBytes) }));
   }
@@ -395,7 +426,7 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
    * The request body as chunks, with the body cap and the idle timeout enforced. Iterating it never destroys
    * the request, so an answer can still be sent after a refusal.
    */
-  async *#body(req: IncomingMessage, limit: number): AsyncGenerator<Buffer, void, undefined> {
+  async *#body(req: IncomingMessage, limit: number, slot: UploadSlot): AsyncGenerator<Buffer, void, undefined> {
     let seen = 0;
     let timer: NodeJS.Timeout | undefined;
     let idle = false;
@@ -410,12 +441,14 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
     try {
       for await (const chunk of req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
         arm();
+        this.#slots.received(slot, chunk.length);
         seen += chunk.length;
         if (seen > limit) throw this.#tooLarge();
         yield chunk;
       }
     } catch (error) {
       if (idle) throw new ClientGone(note('uploadIdle', { seconds: Math.round(this.#idleMs / 1000) }));
+      if (slot.evicted) throw new ClientGone(slot.evicted);
       throw error;
     } finally {
       clearTimeout(timer);
@@ -454,6 +487,21 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
       recording,
     });
   }
+}
+
+/**
+ * The address an upload counts against: the peer's, or behind a local tunnel client (a loopback peer) the last
+ * address its X-Forwarded-For names, the one the tunnel itself saw (anything before it the sender wrote).
+ */
+function clientAddress(req: IncomingMessage, remote: string): string {
+  if (!/^(127\.|::1$|::ffff:127\.)/.test(remote)) return remote;
+  const header = req.headers['x-forwarded-for'];
+  const list = (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',');
+  const last = list
+    .map((a) => a.trim())
+    .filter((a) => a !== '')
+    .at(-1);
+  return last === undefined ? remote : last.slice(0, 64);
 }
 
 /** Content-Length as a number, or null when absent or not a plain non-negative integer. */
