@@ -191,6 +191,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     await ensureWritableFolder(opts.stateDir, { source: 'the state folder (TALLY_HOME)' });
     await ensureWritableFolder(opts.folder, { source: 'the recordings folder' });
     const lock = await acquireStateLock(opts.stateDir);
+    if (lock.tookOver) (opts.log ?? silentLogger).warn(`state: ${lock.tookOver}`);
     try {
       const inbox = await Inbox.open(opts.stateDir, opts.log ? { log: opts.log } : {});
       const tokens = await TokenStore.open(opts.stateDir);
