@@ -238,6 +238,42 @@ it('a trickle that announced more than the disk holds gives way to a genuine upl
   expect(budget.reservedBy(folder)).toBe(30 * MiB);
 });
 
+it('behind a local tunnel client, an upload counts against the address the tunnel saw (the last X-Forwarded-For)', async () => {
+  const h = await harness({ maxPerAddress: 1 });
+  const held = await trickle(h, '127.6.0.1', 'O');
+  await h.partsOpened(1);
+  // The peer is loopback (the tunnel client); the sender wrote the first entry, the tunnel appended the last.
+  const behind = (forwarded: string) =>
+    new Promise<string>((resolve, reject) => {
+      const req = request(
+        { host: '127.0.0.1', port: h.port, method: 'POST', path: h.path, agent: false, localAddress: '127.6.0.2' },
+        (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve(`${res.statusCode} ${text}`));
+        },
+      );
+      req.on('error', reject);
+      req.setHeader('Content-Type', 'audio/ogg');
+      req.setHeader('X-Forwarded-For', forwarded);
+      req.end(randomBody(1000, 6));
+    });
+  expect(await behind('10.0.0.9, 203.0.113.7')).toMatch(/^201 /);
+  const second = new Promise<void>((resolve) => h.partsOpened(2).then(resolve));
+  const slowBehind = connect({ port: h.port, host: '127.0.0.1', localAddress: '127.6.0.3' });
+  slowBehind.on('error', () => undefined);
+  cleanups.push(async () => slowBehind.destroy());
+  await once(slowBehind, 'connect');
+  slowBehind.write(
+    `POST ${h.path} HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 203.0.113.7\r\nContent-Length: 100\r\n\r\nO`,
+  );
+  await second;
+  expect(await behind('198.51.100.1, 203.0.113.7')).toMatch(
+    /^503 .*1 upload from 203\.0\.113\.7 is already in progress, the most Tally takes from one address/,
+  );
+  expect(held.socket.destroyed).toBe(false);
+});
+
 function randomBody(size: number, seed: number): Buffer {
   const body = Buffer.alloc(size);
   for (let i = 0; i < size; i += 1) body[i] = (i * 31 + seed * 7) & 255;
