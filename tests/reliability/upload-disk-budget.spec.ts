@@ -13,6 +13,8 @@ import { TestServer } from '../support/download/file-server.js';
 import { DownloadOriginPolicy } from '../../electron/core/net/url-policy.js';
 import { floorFor, type DiskStatus } from '../../electron/core/pipeline/disk-budget.js';
 import { RecordingPipeline } from '../../electron/core/pipeline/pipeline.js';
+import { ReceiveService } from '../../electron/core/receive/receive-service.js';
+import { openPaused } from '../support/receive-pipeline.js';
 import { canMountSmallDisks, mountSmallDisk, type SmallDisk } from '../support/tmpfs.js';
 
 const MiB = 1024 * 1024;
@@ -149,6 +151,27 @@ describe.skipIf(!mountable)('one disk budget for uploads and downloads (48 MiB t
       expect(pipeline.inbox.keys().length).toBe(40);
     }, 60_000);
   }
+
+  it('the receive service health (tray, tally status) says uploads are refused for space, in one line', async () => {
+    const mounted = await mountSmallDisk(48 * MiB);
+    if (!mounted) throw new Error('could not mount a tmpfs');
+    disks.push(mounted);
+    const root = mounted.dir;
+    const service = new ReceiveService({ face: 'listen', home: join(root, 'state'), log: () => undefined });
+    stops.push(() => service.close());
+    const { pipeline } = await openPaused(service, root, { uploads: { allowedOrigins: () => [] } });
+    const url = `${pipeline.receiver.origin}${pipeline.receiver.routePath('uploads')}`;
+    const before = await free(root);
+    const answer = await upload(url, before.free, true, root);
+    expect(answer.status, answer.body).toBe(507);
+    const view = await service.refresh();
+    expect(view.state).toBe('error');
+    const disk = view.components.find((c) => c.id === 'disk');
+    expect(disk?.state).toBe('error');
+    expect(disk?.reason).toMatch(
+      /^Web client uploads are refused for space in .+: the last one needed [\d.]+ MiB, [\d.]+ MiB is free above the reserve kept for the journal\.$/,
+    );
+  }, 60_000);
 
   it('takes an upload that fits beside the reserve, chunked, and counts it against the same budget', async () => {
     const mounted = await mountSmallDisk(48 * MiB);
