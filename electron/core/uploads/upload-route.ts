@@ -220,6 +220,7 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
     };
     // A stranger's body is never read; a listed client's is drained a little so it can read why.
     let drainBody = verdict.kind !== 'refused';
+    let slot: UploadSlot | null = null;
     try {
       if (info.subpath !== '') throw new Refusal(404, note('uploadUnknownPath'));
       const method = req.method ?? '';
@@ -236,23 +237,25 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
         throw new Refusal(405, note('uploadMethod', { method: method.slice(0, 16) }), { Allow: 'POST, OPTIONS' });
       }
       if (verdict.kind === 'refused') throw new Refusal(403, verdict.note);
-      const slot = this.#slots.admit(clientAddress(req, info.remoteAddress), () => {
+      const admitted = this.#slots.admit(clientAddress(req, info.remoteAddress), () => {
         for (const release of ctx.onEvict) release();
         req.destroy();
       });
-      if (!(slot instanceof UploadSlot)) {
+      if (!(admitted instanceof UploadSlot)) {
         // Not drained: reading the body would hold the very connection this refusal is meant to free.
         drainBody = false;
-        throw new Refusal(503, slot, { 'Retry-After': '60' });
+        throw new Refusal(503, admitted, { 'Retry-After': '60' });
       }
+      slot = admitted;
       try {
-        await this.#upload(ctx, slot);
+        await this.#upload(ctx, admitted);
       } finally {
-        this.#slots.leave(slot);
+        this.#slots.leave(admitted);
       }
     } catch (error) {
       if (error instanceof ClientGone) {
-        this.#rejected(ctx, 499, error.note, true);
+        // Closed to make room, whatever the closing surfaced as: the eviction is the reason.
+        this.#rejected(ctx, 499, slot?.evicted ?? error.note, true);
         res.destroy();
         return;
       }
