@@ -43,8 +43,8 @@ export interface DiskStatus {
   /** 'ok', or 'low' while a recording waits for space (the numbers above say how much). */
   state: 'ok' | 'low';
   /**
-   * The last web client upload refused for space, until an upload is saved or one as large fits: what it
-   * needed and what was free above the floor.
+   * The last web client upload refused for space, until an upload is saved or the disk has room for one as large:
+   * what it needed and what was free above the floor.
    */
   uploadsRefused: { neededBytes: number; freeBytes: number } | null;
 }
@@ -201,6 +201,16 @@ export class DiskBudget {
     return null;
   }
 
+  /**
+   * Looks at the disk again while an upload refusal stands (the receive service does, with its disk checks):
+   * once the refused upload would fit, uploads are no longer said to be refused for space.
+   */
+  async recheckUploads(folder: string): Promise<void> {
+    if (this.#uploadsRefused === null) return;
+    const { free, floor } = await this.measure(folder);
+    this.#update(folder, free, floor);
+  }
+
   /** An upload was saved: uploads are taken again (the health no longer says they are refused for space). */
   uploadSaved(): void {
     if (this.#uploadsRefused === null) return;
@@ -296,6 +306,12 @@ export class DiskBudget {
   }
 
   #update(folder: string, free: number | null, floor: number): void {
+    // The refused upload would fit now (space was freed, reservations ended): uploads are no longer refused. Its
+    // need counts what it had claimed, so the space its own removed part gave back does not clear it.
+    const refused = this.#uploadsRefused;
+    if (refused && free !== null && free - floor - this.reservedBy(folder) >= refused.neededBytes) {
+      this.#uploadsRefused = null;
+    }
     const first = this.#waiting.values().next();
     this.#last = {
       folder,

@@ -556,6 +556,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       this.#disks = [];
       return;
     }
+    // An upload refused for space stays said until the disk has room for it: looked at with the disks.
+    if (pipeline) await pipeline.downloads.diskBudget.recheckUploads(pipeline.downloads.folder);
     const folders = [pipeline?.downloads.folder ?? spec.folder, spec.stateDir];
     const seen = new Set<number>();
     const disks: DiskFacts[] = [];
