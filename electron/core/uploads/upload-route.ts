@@ -62,6 +62,8 @@ const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
 /** After a refusal mid-body, this much of the rest is read and dropped so the client can read the answer. */
 const DRAIN_MAX_BYTES = 16 * 1024 * 1024;
 const DRAIN_MAX_MS = 5_000;
+/** An upload closed to make room is cut off this long after its answer was sent at the latest. */
+const EVICTED_ANSWER_MS = 1_000;
 const PART_PREFIX = '.upload-';
 const PART_SUFFIX = '.part';
 
@@ -239,7 +241,7 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
       if (verdict.kind === 'refused') throw new Refusal(403, verdict.note);
       const admitted = this.#slots.admit(clientAddress(req, info.remoteAddress), () => {
         for (const release of ctx.onEvict) release();
-        req.destroy();
+        this.#evicted(ctx, slot?.evicted ?? null);
       });
       if (!(admitted instanceof UploadSlot)) {
         // Not drained: reading the body would hold the very connection this refusal is meant to free.
@@ -254,8 +256,9 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
       }
     } catch (error) {
       if (error instanceof ClientGone) {
-        // Closed to make room, whatever the closing surfaced as: the eviction is the reason.
-        this.#rejected(ctx, 499, slot?.evicted ?? error.note, true);
+        // Closed to make room, whatever the closing surfaced as: the eviction is the reason (answered 503).
+        const evicted = slot?.evicted ?? null;
+        this.#rejected(ctx, evicted ? 503 : 499, evicted ?? error.note, true);
         res.destroy();
         return;
       }
@@ -475,6 +478,25 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
     if (res.destroyed) return;
     // An unread rest of the body is not worth reading: close the connection after the answer.
     sendJson(res, status, body, { headers: { ...headers, ...ctx.cors }, close: !complete });
+  }
+
+  /**
+   * Closes an upload that gave way to a newcomer. Its sender is told why first (503, the eviction's reason), and
+   * the connection is cut once the answer is out, or after EVICTED_ANSWER_MS at the latest.
+   */
+  #evicted(ctx: RequestContext, why: Note | null): void {
+    const { req, res } = ctx;
+    if (why === null || res.headersSent || res.destroyed) {
+      req.destroy();
+      return;
+    }
+    const cut = setTimeout(() => req.destroy(), EVICTED_ANSWER_MS);
+    cut.unref();
+    res.once('finish', () => {
+      clearTimeout(cut);
+      req.destroy();
+    });
+    sendJson(res, 503, { error: noteText(why) }, { headers: { ...ctx.cors, 'Retry-After': '60' }, close: true });
   }
 
   #rejected(ctx: RequestContext, status: number, reason: Note, recording: boolean): void {
