@@ -54,9 +54,18 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, opt
   // The whole answer goes out now (the client can read it while it still writes); `end`, which closes the
   // connection, waits until the body is read to its end or the bounds are reached.
   if (!options.head) res.write(text);
+  lingering.add(res);
   void discardRest(req).then(() => {
+    lingering.delete(res);
     if (!res.writableEnded && !res.destroyed) res.end();
   });
+}
+
+const lingering = new WeakSet<ServerResponse>();
+
+/** Whether `res` is a complete answer whose connection waits for the rest of the body (see `linger`). */
+export function isLingering(res: ServerResponse): boolean {
+  return lingering.has(res);
 }
 
 /** Reads and drops the rest of `req`, bounded by LINGER_MAX_BYTES and LINGER_MAX_MS; resolves when done either way. */

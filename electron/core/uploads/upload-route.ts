@@ -476,8 +476,10 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
       if (remaining === null || remaining <= DRAIN_MAX_BYTES) complete = await drain(req);
     }
     if (res.destroyed) return;
-    // An unread rest of the body is not worth reading: close the connection after the answer.
-    sendJson(res, status, body, { headers: { ...headers, ...ctx.cors }, close: !complete });
+    // An unread rest of the body is not worth reading: close the connection after the answer. A client it was
+    // worth answering gets a lingering close (a bounded rest is dropped first), so it reads the answer.
+    const linger = !complete && drainFirst && !req.destroyed ? { linger: req } : {};
+    sendJson(res, status, body, { headers: { ...headers, ...ctx.cors }, close: !complete, ...linger });
   }
 
   /**

@@ -21,7 +21,7 @@ import type { RecordingJob } from '../recordings/types.js';
 import { WebhookRejection, parseWebhook } from './parse.js';
 import { parseChannelHook, type ChannelHookCall } from './channel-hook.js';
 import type { TokenName, TokenStore } from './token.js';
-import { sendJson } from '../http-answer.js';
+import { isLingering, sendJson } from '../http-answer.js';
 import { ConnectionSlots } from './connection-slots.js';
 import { nodeHttp } from '../node-http.js';
 
@@ -328,7 +328,7 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
         })
         .finally(() => {
           // An answer sent before the body was read ends itself once the rest is dropped (lingering close).
-          if (res.writableEnded || res.destroyed || (res.headersSent && this.#answered.has(req.socket))) return;
+          if (res.writableEnded || res.destroyed || isLingering(res)) return;
           // A handler that returned without answering would hang the client and stop().
           if (!res.headersSent) this.#json(req, res, 500, { error: 'internal error' });
           else res.end();
