@@ -152,6 +152,8 @@ export interface SettingsView {
   receivingPaused: boolean;
   /** The first-run guide was finished or skipped. */
   firstRunDone: boolean;
+  /** The tray app's update feed (Settings → Advanced); null: the one the build was published with. */
+  updateFeedUrl: string | null;
 }
 
 export type StudioMode = 'off' | 'receiver' | 'follow';
@@ -289,6 +291,7 @@ export const SettingsPatchSchema = z
     demoMode: z.boolean(),
     receivingPaused: z.boolean(),
     firstRunDone: z.boolean(),
+    updateFeedUrl: httpUrl.nullable(),
   })
   .strict()
   .partial();

@@ -128,6 +128,8 @@ export const koNotes: typeof NOTE_TEXT = {
   folderNoPermission: 'Tally에 그곳에 쓸 권한이 없습니다.',
   folderReadOnly: '디스크가 읽기 전용입니다.',
   folderFileInWay: '그 자리에 폴더 대신 파일이 있습니다.',
+  demoFolderRefused:
+    '{folder}은(는) 데모 전용 폴더로, 데모를 실행할 때마다 오래된 녹화가 지워집니다. 실제 녹화에는 다른 폴더를 고르세요.',
   folderDiskFull: '디스크가 가득 찼습니다.',
   folderNotAllowed: '이 파일 시스템에서는 그곳에 폴더를 만들 수 없습니다.',
   folderTimeout: '폴더가 제때 응답하지 않았습니다.',
@@ -300,6 +302,8 @@ export const koNotes: typeof NOTE_TEXT = {
     '{host}:{port}에서 웹훅을 받고 있습니다({configured}번은 사용 중이며 {provider} 주소는 포트를 따라갑니다).',
   healthPortHeldBy: '{port}번 포트를 {program}(프로세스 {pid})이(가) 사용 중이라 웹훅이 Tally에 도착할 수 없습니다.',
   healthPortHeld: '{port}번 포트를 다른 프로그램이 사용 중이라 웹훅이 Tally에 도착할 수 없습니다.',
+  healthPortHeldByTally:
+    '{port}번 포트를 다른 Tally({face}, 프로세스 {pid})가 사용 중이라 웹훅은 이 Tally가 아니라 그쪽에 도착합니다.',
   healthPortActionApp:
     '그 프로그램을 종료하거나, 다른 포트를 고르고(설정 → 서비스가 Tally에 연결하는 방법 → 수신 포트) 공개 URL이 그 포트로 전달되게 하세요. Tally는 {port}번 포트를 계속 시도합니다.',
   healthPortActionCli:
@@ -359,6 +363,9 @@ export const koNotes: typeof NOTE_TEXT = {
   healthUploadsNoRoom:
     '{path}의 공간이 부족해 웹 클라이언트 업로드를 거절하고 있습니다. 마지막 업로드에 {needed} 필요, 저널용 예비 공간을 빼면 {free} 남음.',
   healthDiskAction: '공간을 확보하거나 다른 디스크의 녹화 폴더를 고르세요.',
+  healthDiskNotFolder: '{path}은(는) 폴더가 아니라 파일입니다. 녹화를 저장할 수 없습니다.',
+  healthDiskNotFolderActionApp: '파일을 옮기거나 설정 → 폴더 경로에서 다른 폴더를 고르세요.',
+  healthDiskNotFolderActionCli: '파일을 옮기거나 다른 --folder로 다시 시작하세요.',
   healthKeychainOk: 'OS 키체인을 사용할 수 있습니다.',
   healthKeychainMissing: 'OS 키체인이 없습니다: {reason}',
   healthStudioOk: '스튜디오 팀 서버에 연결되어 있습니다.',

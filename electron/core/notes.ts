@@ -159,6 +159,8 @@ export const NOTE_TEXT = {
   folderNoPermission: 'Tally is not allowed to write there.',
   folderReadOnly: 'The disk is read-only.',
   folderFileInWay: 'A file is in the way of that folder.',
+  demoFolderRefused:
+    '{folder} is the demo’s own folder, where each demo run deletes older recordings: choose another folder for real recordings.',
   folderDiskFull: 'The disk is full.',
   folderNotAllowed: 'This file system does not allow folders there.',
   folderTimeout: 'The folder did not answer in time.',
@@ -343,6 +345,8 @@ export const NOTE_TEXT = {
     'Receiving webhooks on {host}:{port} ({configured} is taken; the {provider} address follows the port).',
   healthPortHeldBy: 'Port {port} is in use by {program} (process {pid}): webhooks cannot reach Tally.',
   healthPortHeld: 'Port {port} is in use by another program: webhooks cannot reach Tally.',
+  healthPortHeldByTally:
+    'Port {port} is in use by another Tally ({face}, process {pid}): webhooks reach that one, not this one.',
   healthPortActionApp:
     'Stop that program, or choose another port (Settings → How the service reaches Tally → Receiver port) and forward your public URL to it. Tally keeps trying port {port}.',
   healthPortActionCli:
@@ -403,6 +407,9 @@ export const NOTE_TEXT = {
   healthUploadsNoRoom:
     'Web client uploads are refused for space in {path}: the last one needed {needed}, {free} is free above the reserve kept for the journal.',
   healthDiskAction: 'Free some space, or choose a recordings folder on another disk.',
+  healthDiskNotFolder: '{path} is a file, not a folder: no recording can be saved.',
+  healthDiskNotFolderActionApp: 'Move the file away, or choose another folder in Settings → Folder path.',
+  healthDiskNotFolderActionCli: 'Move the file away, or start again with another --folder.',
   healthKeychainOk: 'The OS keychain is available.',
   healthKeychainMissing: 'No OS keychain: {reason}',
   healthStudioOk: "Connected to the studio's team server.",

@@ -312,6 +312,21 @@ describe('AppCore in demo mode', () => {
     expect(await again.handlers['settings:get']()).toEqual({ ...view, receivingPaused: false });
   });
 
+  it('gives a demo recording the deadline the sandbox keeps it to: about 36 real minutes at 10x, not 6 hours', async () => {
+    const home = await tempHome();
+    const core = await makeCore(home, {
+      sandboxOptions: { timeFactor: 10, demo: false, searchIndexDelayMs: 0, seed: 3 },
+    });
+    await core.start();
+    const sandbox = sandboxOf(core);
+    const received = next(core, 'recordings:changed', (v) => v.channelId === 'soon-gone');
+    sandbox.control.startBroadcast({ id: 'soon-gone', record: true, recordingBytes: 4096 });
+    await sandbox.control.endBroadcast('soon-gone');
+    const view = await received;
+    const left = Date.parse(view.deadline ?? '') - Date.parse(view.receivedAt);
+    expect(left).toBe(36 * 60_000);
+  });
+
   it('sends demo recordings to <home>/demo-recordings unless a folder was chosen', async () => {
     const home = await mkdtemp(join(tmpdir(), 'tally-core-'));
     cleanups.push(() => rm(home, { recursive: true, force: true }));
@@ -320,8 +335,14 @@ describe('AppCore in demo mode', () => {
     expect((await core.handlers['settings:get']()).recordingsFolder).toBe(join(home, 'demo-recordings'));
     await core.start();
     expect(core.traySnapshot().recordingsFolder).toBe(join(home, 'demo-recordings'));
-    // Sending the demo folder back (a whole form saved) does not make it the real folder.
-    await core.handlers['settings:update']({ recordingsFolder: join(home, 'demo-recordings') });
+    // Typing the demo folder's full path (or a path that means it) is refused in one line, never silently dropped:
+    // the demo's own folder never becomes the real one.
+    for (const typed of [join(home, 'demo-recordings'), `${join(home, 'demo-recordings')}/`]) {
+      await expect(core.handlers['settings:update']({ recordingsFolder: typed })).rejects.toMatchObject({
+        code: 'invalid_input',
+        message: expect.stringContaining(`${join(home, 'demo-recordings')} is the demo’s own folder`),
+      });
+    }
     expect(openSettingsStore(home).get().recordingsFolder).not.toBe(join(home, 'demo-recordings'));
   });
 

@@ -126,7 +126,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
       expectedId: receiver.instanceId,
       signProbe: (nonce) => receiver.signProbe(nonce),
       checkIntervalMs: opts.tunnelCheckIntervalMs,
-      ...(opts.testOnlyConnectTo ? { testOnlyConnectTo: opts.testOnlyConnectTo } : {}),
+      ...(opts.connectTo ? { connectTo: opts.connectTo } : {}),
       // A failed check is repeated sooner, but never later than the regular period.
       ...(opts.tunnelCheckIntervalMs ? { retryCheckIntervalMs: Math.min(10_000, opts.tunnelCheckIntervalMs) } : {}),
       ...(opts.log ? { log: opts.log } : {}),
@@ -193,7 +193,10 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     const lock = await acquireStateLock(opts.stateDir);
     if (lock.tookOver) (opts.log ?? silentLogger).warn(`state: ${lock.tookOver}`);
     try {
-      const inbox = await Inbox.open(opts.stateDir, opts.log ? { log: opts.log } : {});
+      const inbox = await Inbox.open(opts.stateDir, {
+        ...(opts.log ? { log: opts.log } : {}),
+        ...(opts.retentionMs === undefined ? {} : { retentionMs: opts.retentionMs }),
+      });
       const tokens = await TokenStore.open(opts.stateDir);
       const pipeline = new RecordingPipeline(opts, inbox, tokens, lock);
       if (opts.uploads)

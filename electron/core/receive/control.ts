@@ -43,12 +43,26 @@ const HealthAnswerSchema = z
   })
   .passthrough();
 
-const RetryAnswerSchema = z.object({ keys: z.array(z.string().max(256)).max(10_000) }).strict();
+const RetryAnswerSchema = z
+  .object({
+    keys: z.array(z.string().max(256)).max(10_000),
+    /** The channel of each key, in the same order (absent from a Tally older than this field). */
+    channels: z.array(z.string().max(4096).nullable()).max(10_000).optional(),
+  })
+  .strict();
+
+/** A recording `tally retry` tried again: its key, and its channel ID (what a producer knows it by). */
+export interface RetriedRecording {
+  key: string;
+  channelId: string | null;
+}
 
 export interface ControlHandlers {
   health(): HealthView;
   /** Retries now the recordings of a channel ID or a recording key; answers the keys it retried. */
   retry(target: string): Promise<string[]>;
+  /** The channel ID of a recording key, for the answer `tally retry` prints. */
+  channelOf?(key: string): string | null;
 }
 
 const MAX_UNIX_SOCKET_PATH = 100;
@@ -119,7 +133,8 @@ async function answer(req: IncomingMessage, res: ServerResponse, handlers: Contr
     if (req.method === 'POST' && url.pathname === '/retry') {
       const target = url.searchParams.get('target') ?? '';
       if (target.length === 0 || target.length > 4096) return send(400, { error: 'target is required' });
-      return send(200, { keys: await handlers.retry(target) });
+      const keys = await handlers.retry(target);
+      return send(200, { keys, channels: keys.map((key) => handlers.channelOf?.(key) ?? null) });
     }
     send(404, { error: 'unknown request' });
   } catch (error) {
@@ -205,7 +220,8 @@ export async function listRunning(
 }
 
 /** Asks one running Tally to retry a channel's recordings (or one recording key) now. */
-export async function askRetry(info: RunInfo, target: string): Promise<string[]> {
+export async function askRetry(info: RunInfo, target: string): Promise<RetriedRecording[]> {
   const answer = await ask(info.socket, 'POST', `/retry?target=${encodeURIComponent(target)}`, 10_000);
-  return RetryAnswerSchema.parse(answer).keys;
+  const { keys, channels } = RetryAnswerSchema.parse(answer);
+  return keys.map((key, i) => ({ key, channelId: channels?.[i] ?? null }));
 }

@@ -41,6 +41,8 @@ export interface DiskFacts {
   freeBytes: number | null;
   /** Why the free space could not be read. */
   error: string | null;
+  /** Something other than a folder (a file) stands where the folder should be: nothing can be saved there. */
+  notFolder?: boolean;
 }
 
 export interface HealthFacts {
@@ -158,9 +160,11 @@ function receiverHealth(f: HealthFacts): HealthComponentView {
   const r = f.receiver;
   if (r.down) return component('receiver', 'error', [because('healthReceiverDown', r.down, 'not running')]);
   if (r.listening === false) {
-    const said = r.holder
-      ? note('healthPortHeldBy', { port: r.configuredPort, program: r.holder.program, pid: r.holder.pid })
-      : note('healthPortHeld', { port: r.configuredPort });
+    const said = r.holder?.tally
+      ? note('healthPortHeldByTally', { port: r.configuredPort, face: r.holder.tally, pid: r.holder.pid })
+      : r.holder
+        ? note('healthPortHeldBy', { port: r.configuredPort, program: r.holder.program, pid: r.holder.pid })
+        : note('healthPortHeld', { port: r.configuredPort });
     const action = note(f.face === 'app' ? 'healthPortActionApp' : 'healthPortActionCli', { port: r.configuredPort });
     return component('receiver', 'error', [said], [action]);
   }
@@ -291,7 +295,15 @@ function diskHealth(f: HealthFacts): HealthComponentView | null {
   let worst: HealthComponentView | null = null;
   for (const disk of f.disks) {
     let view: HealthComponentView;
-    if (disk.freeBytes === null) {
+    if (disk.notFolder) {
+      // Every recording would fail here, however much space the disk has: an error, never "… free".
+      view = component(
+        'disk',
+        'error',
+        [note('healthDiskNotFolder', { path: disk.path })],
+        [note(f.face === 'app' ? 'healthDiskNotFolderActionApp' : 'healthDiskNotFolderActionCli')],
+      );
+    } else if (disk.freeBytes === null) {
       view = component('disk', 'warning', [
         note('healthDiskUnknown', { path: disk.path, detail: disk.error ?? 'unknown' }),
       ]);

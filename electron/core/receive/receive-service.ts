@@ -199,6 +199,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       this.#control = await ControlServer.open(this.#opts.home, this.#opts.face, {
         health: () => this.health(),
         retry: (target) => this.retry(target),
+        channelOf: (key) => this.#pipeline?.inbox.get(key)?.channelId ?? null,
       });
     } catch (error) {
       // Everything else works without it; only `tally status` and `tally retry` cannot reach this process.
@@ -353,7 +354,11 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   }
 
   #holderText(): string {
-    return this.#holder ? ` by ${this.#holder.program} (process ${this.#holder.pid})` : '';
+    const holder = this.#holder;
+    if (!holder) return '';
+    return holder.tally
+      ? ` by another Tally (${holder.tally}, process ${holder.pid})`
+      : ` by ${holder.program} (process ${holder.pid})`;
   }
 
   async #findHolder(port: number): Promise<PortHolder | null> {
@@ -433,6 +438,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     on('changed', (job) => {
       track(job, this.#now());
       if (job.state !== 'downloading') this.#progressAt.delete(job.key);
+      // A failure may be the folder itself (a file put in its place): look at the disks again before judging.
+      if (job.state === 'failed' || job.error !== null) this.#diskCheckedAt = Number.NEGATIVE_INFINITY;
       if (this.#refusing?.full && !pipeline.receiver.full) this.#setRefusing(null);
       changed();
     });
@@ -563,7 +570,12 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const disks: DiskFacts[] = [];
     for (const path of folders) {
       try {
-        const dev = (await stat(path)).dev;
+        const found = await stat(path);
+        if (!found.isDirectory()) {
+          disks.push({ path, freeBytes: null, error: null, notFolder: true });
+          continue;
+        }
+        const dev = found.dev;
         if (seen.has(dev)) continue;
         seen.add(dev);
         const fs = await statfs(path);

@@ -211,7 +211,7 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
       channelId: rec.channelId,
       url: rec.url,
       receivedAt,
-      deadline: new Date(now.getTime() + RETENTION_MS).toISOString(),
+      deadline: new Date(now.getTime() + (this.#options.retentionMs ?? RETENTION_MS)).toISOString(),
       announcedBytes: rec.announcedBytes,
       duration: rec.duration,
       thumbnail: rec.thumbnail,

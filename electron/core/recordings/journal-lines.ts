@@ -72,6 +72,11 @@ export interface InboxOptions {
   keepFinishedMs?: number;
   /** Clock for pruning (tests). */
   now?: () => number;
+  /**
+   * How long the service keeps a recording after its webhook, for each job's deadline (default RETENTION_MS, the
+   * service's 6 hours; the demo sandbox's is shorter by its time factor).
+   */
+  retentionMs?: number;
   /** Where a failed background compaction is reported (the journal itself stays valid). */
   log?: Logger;
 }

@@ -190,6 +190,11 @@ export interface Sandbox {
   readonly endpoints: Endpoints;
   /** e.g. http://127.0.0.1:DPORT */
   readonly downloadOrigin: string;
+  /**
+   * How long, in real time, a recording stays after its webhook: the retention on the sandbox's clock divided by
+   * its time factor (6 h at 10x is 36 min).
+   */
+  readonly realRetentionMs: number;
   readonly credentials: Credentials;
   readonly control: SandboxControl;
   /** Closes both servers, all sockets and timers; idempotent. */

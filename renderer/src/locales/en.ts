@@ -112,6 +112,9 @@ export const en = {
     account: {
       title: 'Your service account',
       save: 'Test and save',
+      fromEnv:
+        'TALLY_SERVICE_ID and TALLY_SECRET are set in the environment Tally was started from (service ID {serviceId}): Tally uses them, nothing is stored.',
+      useEnv: 'Test and continue',
     },
     team: {
       title: 'Join your studio',
@@ -476,6 +479,10 @@ export const en = {
       diagnosticsHint:
         'Versions, health, recording counts, settings and the last log lines, with secrets replaced by [redacted]: paste it into a bug report.',
       diagnosticsCopied: 'Diagnostics copied',
+      updateFeedUrl: 'Update feed URL',
+      updateFeedHint:
+        'Where the tray app looks for updates (checked at start and daily, installed when Tally quits). Empty: the feed this build came with. Off in demo mode.',
+      about: 'About: Tally {version}',
     },
   },
   studio: {

@@ -506,10 +506,12 @@ describe('RecordingsView', () => {
       ]),
     );
     expect(retries.every((b) => b.textContent === 'Retry now')).toBe(true);
-    // The row in Problems and the one in progress: both retry the same recording.
-    expect(screen.getAllByRole('button', { name: /^Retry download of stuck/ })).toHaveLength(2);
+    // Each failing recording is listed once: the waiting one is under Problems, not in progress as well.
+    expect(screen.getAllByRole('button', { name: /^Retry download of stuck/ })).toHaveLength(1);
+    expect(screen.queryByRole('progressbar', { name: 'Download of stuck' })).not.toBeInTheDocument();
+    expect(screen.getByRole('progressbar', { name: 'Download of queued-show' })).toBeInTheDocument();
 
-    await user.click(within(progress).getByRole('button', { name: /^Retry download of stuck/ }));
+    await user.click(within(today).getByRole('button', { name: /^Retry download of stuck/ }));
     expect(bridge.callsOf('recordings:retry')).toEqual([['w']]);
     await waitFor(() => expect(screen.getByRole('radio', { name: 'Problems 4' })).toBeInTheDocument());
   });
