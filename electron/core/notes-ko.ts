@@ -76,9 +76,17 @@ export const koNotes: typeof NOTE_TEXT = {
   uploadOriginRefused:
     '페이지 출처 {origin}은(는) 녹음을 올리도록 허용되어 있지 않습니다. 설정 → ‘웹 앱에서 올린 녹음’에서 추가하세요.',
   uploadBusy: {
-    one: '이미 업로드 {count}개를 받고 있어 한 번에 받을 수 있는 최대치입니다. 1분 뒤에 다시 보내세요.',
-    other: '이미 업로드 {count}개를 받고 있어 한 번에 받을 수 있는 최대치입니다. 1분 뒤에 다시 보내세요.',
+    one: '이미 업로드 {count}개를 받고 있어 한 번에 받을 수 있는 최대치이고, 자리를 내줄 만큼 느리지 않습니다. 1분 뒤에 다시 보내세요.',
+    other:
+      '이미 업로드 {count}개를 받고 있어 한 번에 받을 수 있는 최대치이고, 자리를 내줄 만큼 느린 업로드가 없습니다. 1분 뒤에 다시 보내세요.',
   },
+  uploadBusyAddress: {
+    one: '{address}에서 온 업로드 {count}개를 이미 받고 있어 한 주소에서 받을 수 있는 최대치이고, 자리를 내줄 만큼 느리지 않습니다. 1분 뒤에 다시 보내세요.',
+    other:
+      '{address}에서 온 업로드 {count}개를 이미 받고 있어 한 주소에서 받을 수 있는 최대치이고, 자리를 내줄 만큼 느린 업로드가 없습니다. 1분 뒤에 다시 보내세요.',
+  },
+  uploadEvicted:
+    '다른 업로드에 자리를 내주려고 닫았습니다: 최근 {seconds}초 동안 {rate}로, 업로드가 유지해야 하는 {min}보다 느렸습니다',
   uploadNoBoundary: '멀티파트 Content-Type에 올바른 경계 문자열이 없습니다.',
   uploadEmpty: '업로드가 비어 있습니다.',
   uploadTooLarge: '녹음이 업로드 한도 {limit}보다 큽니다.',
@@ -87,6 +95,10 @@ export const koNotes: typeof NOTE_TEXT = {
   uploadDiskFull: '디스크가 가득 찼습니다. {folder}의 공간을 비우세요. 업로드를 저장하지 못했으니 다시 보내세요.',
   uploadDiskFullSizes:
     '디스크가 가득 찼습니다. {folder}의 공간을 비우세요({needed} 필요, {free} 남음). 업로드를 저장하지 못했으니 다시 보내세요.',
+  uploadNoRoom:
+    '{folder}에 이 업로드를 받을 디스크 공간이 부족합니다. {needed} 필요, 저널을 위해 남겨 두는 {floor}을(를) 빼면 {free} 남음. 저장하지 않았으니 공간을 확보한 뒤 다시 보내세요.',
+  uploadNoRoomStreaming:
+    '{folder}에 이 업로드의 나머지({received} 이후)를 받을 디스크 공간이 부족합니다. 저널을 위해 남겨 두는 {floor}을(를) 빼면 {free} 남음. 저장하지 않았으니 공간을 확보한 뒤 다시 보내세요.',
   uploadNameTaken: '이름이 "{name}"인 업로드가 이미 9999개를 넘습니다.',
   uploadClientGone: '업로드가 끝나기 전에 연결이 끊겼습니다',
   uploadIdle: '{seconds}초 동안 아무것도 받지 못했습니다',
@@ -356,6 +368,8 @@ export const koNotes: typeof NOTE_TEXT = {
     one: '녹화 {count}개가 {path}의 공간을 기다립니다. {needed}이(가) 필요하고 {free}이(가) 남아 있습니다.',
     other: '녹화 {count}개가 {path}의 공간을 기다립니다. 첫 번째에 {needed}이(가) 필요하고 {free}이(가) 남아 있습니다.',
   },
+  healthUploadsNoRoom:
+    '{path}의 공간이 부족해 웹 클라이언트 업로드를 거절하고 있습니다. 마지막 업로드에 {needed} 필요, 저널용 예비 공간을 빼면 {free} 남음.',
   healthDiskAction: '공간을 확보하거나 다른 디스크의 녹화 폴더를 고르세요.',
   healthDiskNotFolder: '{path}은(는) 폴더가 아니라 파일입니다. 녹화를 저장할 수 없습니다.',
   healthDiskNotFolderActionApp: '파일을 옮기거나 설정 → 폴더 경로에서 다른 폴더를 고르세요.',

@@ -108,9 +108,17 @@ export const NOTE_TEXT = {
   uploadOriginRefused:
     'The page origin {origin} is not allowed to upload recordings; add it in Settings → Recordings from your web app.',
   uploadBusy: {
-    one: '{count} upload is already in progress, the most Tally takes at once; send it again in a minute.',
-    other: '{count} uploads are already in progress, the most Tally takes at once; send it again in a minute.',
+    one: '{count} upload is already in progress, the most Tally takes at once, and it is not too slow to give way; send it again in a minute.',
+    other:
+      '{count} uploads are already in progress, the most Tally takes at once, and none is too slow to give way; send it again in a minute.',
   },
+  uploadBusyAddress: {
+    one: '{count} upload from {address} is already in progress, the most Tally takes from one address, and it is not too slow to give way; send it again in a minute.',
+    other:
+      '{count} uploads from {address} are already in progress, the most Tally takes from one address, and none is too slow to give way; send it again in a minute.',
+  },
+  uploadEvicted:
+    'closed to make room for another upload: {rate} over the last {seconds} s, below the {min} an upload must keep',
   uploadNoBoundary: 'The multipart Content-Type has no valid boundary.',
   uploadEmpty: 'The upload is empty.',
   uploadTooLarge: 'The recording is larger than the {limit} upload limit.',
@@ -119,6 +127,10 @@ export const NOTE_TEXT = {
   uploadDiskFull: 'The disk is full: free space in {folder}; the upload was not saved, send it again.',
   uploadDiskFullSizes:
     'The disk is full: free space in {folder} ({needed} needed, {free} free); the upload was not saved, send it again.',
+  uploadNoRoom:
+    'Not enough disk space in {folder} for this upload: {needed} needed, {free} free above the {floor} kept for the journal; it was not saved, send it again once there is room.',
+  uploadNoRoomStreaming:
+    'Not enough disk space in {folder} for the rest of this upload after {received}: {free} free above the {floor} kept for the journal; it was not saved, send it again once there is room.',
   uploadNameTaken: 'More than 9999 uploads named "{name}" already exist.',
   uploadClientGone: 'the connection closed before the upload ended',
   uploadIdle: 'nothing received for {seconds} s',
@@ -400,6 +412,8 @@ export const NOTE_TEXT = {
     one: '{count} recording waits for space in {path}: it needs {needed}, {free} is free.',
     other: '{count} recordings wait for space in {path}: the first needs {needed}, {free} is free.',
   },
+  healthUploadsNoRoom:
+    'Web client uploads are refused for space in {path}: the last one needed {needed}, {free} is free above the reserve kept for the journal.',
   healthDiskAction: 'Free some space, or choose a recordings folder on another disk.',
   healthDiskNotFolder: '{path} is a file, not a folder: no recording can be saved.',
   healthDiskNotFolderActionApp: 'Move the file away, or choose another folder in Settings → Folder path.',

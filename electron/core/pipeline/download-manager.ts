@@ -153,6 +153,11 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     return this.#disk.status;
   }
 
+  /** The disk budget of the recordings folder, shared with whatever else writes there (web client uploads). */
+  get diskBudget(): DiskBudget {
+    return this.#disk;
+  }
+
   /** Subscribes to new jobs and resumes every unfinished one (a job left `downloading` by a crash included). */
   start(): void {
     if (this.#started) return;

@@ -89,7 +89,14 @@ export interface HealthFacts {
   };
   disks: DiskFacts[];
   /** Recordings waiting for space in the recordings folder (the download queue's disk budget), when any. */
-  diskWait: { folder: string; waiting: number; neededBytes: number | null; freeBytes: number | null } | null;
+  diskWait: {
+    folder: string;
+    waiting: number;
+    neededBytes: number | null;
+    freeBytes: number | null;
+    /** The last web client upload refused for space, while there is still no room for it. */
+    uploadsRefused?: { neededBytes: number; freeBytes: number } | null;
+  } | null;
   /** Only where the keychain is used (the app): null leaves the component out. */
   keychain: { available: boolean; reason: Note[] } | null;
   /** Only in studio mode: null leaves the component out. */
@@ -291,6 +298,15 @@ function diskHealth(f: HealthFacts): HealthComponentView | null {
       path: wait.folder,
       needed: wait.neededBytes === null ? '?' : formatBytes(wait.neededBytes),
       free: wait.freeBytes === null ? '?' : formatBytes(wait.freeBytes),
+    });
+    return component('disk', 'error', [said], [note('healthDiskAction')]);
+  }
+  if (wait?.uploadsRefused) {
+    // The web SDK never resends: every upload refused now is a client recording lost.
+    const said = note('healthUploadsNoRoom', {
+      path: wait.folder,
+      needed: formatBytes(wait.uploadsRefused.neededBytes),
+      free: formatBytes(wait.uploadsRefused.freeBytes),
     });
     return component('disk', 'error', [said], [note('healthDiskAction')]);
   }

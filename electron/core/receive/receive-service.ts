@@ -583,6 +583,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       this.#disks = [];
       return;
     }
+    // An upload refused for space stays said until the disk has room for it: looked at with the disks.
+    if (pipeline) await pipeline.downloads.diskBudget.recheckUploads(pipeline.downloads.folder);
     const folders = [pipeline?.downloads.folder ?? spec.folder, spec.stateDir];
     const seen = new Set<number>();
     const disks: DiskFacts[] = [];
@@ -666,6 +668,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
             waiting: pipeline.diskStatus.waiting,
             neededBytes: pipeline.diskStatus.neededBytes,
             freeBytes: pipeline.diskStatus.freeBytes,
+            uploadsRefused: pipeline.diskStatus.uploadsRefused,
           }
         : null,
       keychain: face.keychain ?? null,
