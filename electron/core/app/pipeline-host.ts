@@ -13,10 +13,11 @@ import type { ChannelHookCall } from '../webhook/channel-hook.js';
 import type { MissingRecording } from '../pipeline/expected-recordings.js';
 import type { GapReport, GapView } from '../../contract.js';
 import type { Settings, SettingsStore } from '../settings.js';
-import { ATTENTION_WINDOW_MS } from './tray-snapshot.js';
-import { NO_PUBLIC_URL, clean, describe, errorView, gapView } from './core-messages.js';
+import { NO_PUBLIC_URL, clean, describe, errorView, gapView, withSettingsField } from './core-messages.js';
 import { PROGRESS_INTERVAL_MS, type Phase } from './app-options.js';
-import { ReopenBackoff, withSettingsField, type DemoWebhookTarget, type TrayCounts } from './pipeline-open.js';
+import { ReopenBackoff } from './reopen-backoff.js';
+import type { DemoWebhookTarget } from './demo.js';
+import { trayCountsOf, type TrayCounts } from './tray-counts.js';
 import { ReceiveService, type FaceFacts, type PublisherSetup, type StudioLink } from '../receive/receive-service.js';
 import type { StudioPublisher } from '../studio/publisher.js';
 import type { HealthView } from '../../contract.js';
@@ -407,39 +408,15 @@ export class PipelineHost {
   }
 
   trayCounts(now: number = Date.now()): TrayCounts {
-    let downloading = 0;
-    let done = 0;
-    let total = 0;
-    let failed = 0;
-    // Only the jobs that count are read (the index filters on state and time): the tray stays cheap with a big journal.
-    const counted = (state: string, updatedAt: number) =>
-      state === 'downloading' || ((state === 'failed' || state === 'expired') && now - updatedAt < ATTENTION_WINDOW_MS);
-    const inbox = this.#pipeline?.inbox;
-    for (const job of inbox?.where(counted) ?? []) {
-      // Twins count once, as the one further along (a forged form failing while the genuine one is fine is no failure).
-      if (inbox && inbox.standing(job).job.key !== job.key) continue;
-      if (job.state === 'downloading') {
-        downloading++;
-        const live = this.progress.get(job.key);
-        const size = live?.total ?? job.totalBytes ?? job.announcedBytes;
-        if (size) {
-          total += size;
-          done += Math.min(size, live?.bytes ?? job.bytes ?? 0);
-        }
-      } else if (
-        (job.state === 'failed' || job.state === 'expired') &&
-        now - Date.parse(job.updatedAt) < ATTENTION_WINDOW_MS
-      ) {
-        failed++;
-      }
-    }
-    for (const m of this.#liveMissing) if (now - Date.parse(m.endedAt) < ATTENTION_WINDOW_MS) failed++;
-    for (const record of this.#pipeline?.uploadLog?.listRefused() ?? []) {
-      if (now - Date.parse(record.at) < ATTENTION_WINDOW_MS && !this.#hiddenRecordings().has(`refused:${record.id}`)) {
-        failed++;
-      }
-    }
-    return { downloading, progress: downloading > 0 && total > 0 ? done / total : null, failed };
+    return trayCountsOf(
+      {
+        pipeline: this.#pipeline,
+        progress: this.progress,
+        liveMissing: this.#liveMissing,
+        hidden: (key) => this.#hiddenRecordings().has(key),
+      },
+      now,
+    );
   }
 
   async #open(spec: PipelineOptions, paused: boolean): Promise<void> {
