@@ -3,7 +3,6 @@
  * taken), keeps it in step with the settings, turns its events into view pushes and notifications, and
  * answers what the views ask about recordings, the tunnel and the tray's progress.
  */
-import { basename } from 'node:path';
 import { errorNote, note, notesText, type Note, type RecordingView, type TunnelStatus } from '../../contract.js';
 import { ConfigError, TallyError } from '../errors.js';
 import { ensureWritableFolder } from '../folder-check.js';
@@ -28,11 +27,21 @@ import {
   changeSignature,
   newestFirst,
   recordingView,
-  refusalNotes,
   refusedView,
   uploadView,
 } from './recording-views.js';
 import { HiddenRecordings } from './hidden-recordings.js';
+import {
+  expiredNotice,
+  failedNotice,
+  liveNotice,
+  missingNotice,
+  refusedNotice,
+  refusingNotice,
+  savedNotice,
+  unreachableNotice,
+  uploadedNotice,
+} from './pipeline-notices.js';
 import type { AppCoreEvents } from './types.js';
 
 const RECORDINGS_FOLDER = note('folderSourceSettings');
@@ -125,14 +134,7 @@ export class PipelineHost {
     this.#service.on('publisher', (publisher) => deps.onPublisher?.(publisher));
     this.#service.on('refusing', (reason, reasonNote) => {
       if (reason !== null) {
-        deps.emit('notify', {
-          kind: 'refusing',
-          title: 'New recordings are being refused',
-          body: clean(reason, 200),
-          // The receiver's reason as a note: the tray app says it in the producer's language.
-          ...(reasonNote ? { bodyNotes: [reasonNote] } : {}),
-          text: { title: { key: 'refusingTitle' } },
-        });
+        deps.emit('notify', refusingNotice(reason, reasonNote));
       }
       deps.updateTray();
     });
@@ -440,15 +442,7 @@ export class PipelineHost {
     on('progress', (e) =>
       this.progress.update(e.key, { bytes: e.bytes, total: e.total, rate: e.rate, etaSeconds: e.etaSeconds }),
     );
-    on('saved', (e) => {
-      emit('notify', {
-        kind: 'saved',
-        title: 'Recording saved',
-        body: clean(basename(e.path), 200),
-        text: { title: { key: 'savedTitle' } },
-        path: e.path,
-      });
-    });
+    on('saved', (e) => emit('notify', savedNotice(e)));
     on('failed', (e) => {
       // Now that the next attempt is scheduled, the views can say when (the change itself came before it).
       if (e.willRetry) {
@@ -456,52 +450,16 @@ export class PipelineHost {
         if (job && pipeline === this.#pipeline) emit('recordings:changed', this.viewOf(job));
         return;
       }
-      emit('notify', {
-        kind: 'failed',
-        title: 'Recording failed',
-        body: clean(`${e.job.channelId}: ${e.job.error ?? describe(e.error)}`, 200),
-        ...(e.job.errorNotes
-          ? { bodyNotes: [note('channelSays', { channel: clean(e.job.channelId, 120) }), ...e.job.errorNotes] }
-          : {}),
-        text: { title: { key: 'failedTitle' } },
-      });
+      emit('notify', failedNotice(e));
     });
-    on('expired', (e) => {
-      emit('notify', {
-        kind: 'expired',
-        title: 'Recording expired',
-        body: clean(`${e.job.channelId}: the service deleted it before it could be downloaded.`, 200),
-        text: {
-          title: { key: 'expiredTitle' },
-          body: { key: 'expiredBody', params: { channel: clean(e.job.channelId, 120) } },
-        },
-      });
-    });
+    on('expired', (e) => emit('notify', expiredNotice(e)));
     on('uploaded', (e) => {
       emit('recordings:changed', uploadView(e));
-      emit('notify', {
-        kind: 'saved',
-        title: 'Upload saved',
-        body: clean(e.fileName, 200),
-        text: { title: { key: 'uploadSavedTitle' } },
-        path: e.path,
-      });
+      emit('notify', uploadedNotice(e));
     });
     on('upload-refused', (record) => {
       emit('recordings:changed', refusedView(record));
-      const bodyNotes = refusalNotes({
-        ...record,
-        channelId: record.channelId === null ? null : clean(record.channelId, 120),
-        fileName: record.fileName === null ? null : clean(record.fileName, 120),
-      });
-      emit('notify', {
-        kind: 'refused',
-        title: 'Client recording refused',
-        body: clean(notesText(bodyNotes), 200),
-        // Which recording and why, as notes: the tray app says them in the producer's language.
-        bodyNotes,
-        text: { title: { key: 'uploadRefusedTitle' } },
-      });
+      emit('notify', refusedNotice(record));
       this.#deps.updateTray();
     });
     on('tunnel', (status) => this.#onTunnel(status));
@@ -512,17 +470,7 @@ export class PipelineHost {
     on('gaps', () => emit('recordings:gaps', this.gaps()));
     on('channel', (call) => {
       this.#deps.onChannel?.(call);
-      if (call.action === 'create') {
-        emit('notify', {
-          kind: 'live',
-          title: 'Channel live',
-          body: clean(`${call.channelId} is live.`, 200),
-          text: {
-            title: { key: 'liveTitle' },
-            body: { key: 'liveBody', params: { channel: clean(call.channelId, 120) } },
-          },
-        });
-      }
+      if (call.action === 'create') emit('notify', liveNotice(call.channelId));
     });
     on('recording-missing', (m) => this.#onMissing(m));
     on('registered', () => emit('tunnel:status', this.view()));
@@ -565,35 +513,14 @@ export class PipelineHost {
       200,
     );
     this.#deps.emit('recordings:gaps', this.gaps());
-    this.#deps.emit('notify', {
-      kind: 'missing',
-      title: 'Recording expected but not received',
-      body: clean(
-        `${m.channelId} closed ${Math.round(m.waitedMs / 60_000)} min ago and no recording arrived; look for it in the service console before it is deleted.`,
-        200,
-      ),
-      text: {
-        title: { key: 'missingTitle' },
-        body: {
-          key: 'missingBody',
-          params: { channel: clean(m.channelId, 120), minutes: Math.round(m.waitedMs / 60_000) },
-        },
-      },
-    });
+    this.#deps.emit('notify', missingNotice(m));
     this.#deps.updateTray();
   }
 
   #onTunnel(status: TunnelStatus): void {
     if (status.state === 'unreachable' && !this.#unreachableNotified) {
       this.#unreachableNotified = true;
-      this.#deps.emit('notify', {
-        kind: 'unreachable',
-        title: 'Webhook unreachable',
-        body: clean(status.message ?? 'The service cannot reach this computer: recordings will not arrive.', 200),
-        // The tunnel's reason as its notes (translated by the tray app); the fallback sentence from the catalogue.
-        ...(status.message && status.messageNotes?.length ? { bodyNotes: status.messageNotes } : {}),
-        text: { title: { key: 'unreachableTitle' }, ...(status.message ? {} : { body: { key: 'unreachableBody' } }) },
-      });
+      this.#deps.emit('notify', unreachableNotice(status));
     } else if (status.state === 'reachable') {
       this.#unreachableNotified = false;
     }
