@@ -21,10 +21,12 @@ import { errorNote, nested, note, type Note } from '../notes.js';
 import type { PublisherOptions, StudioPublisher } from '../studio/publisher.js';
 import { describeError } from '../logger.js';
 import { RecordingPipeline, type PipelineEvents, type PipelineOptions } from '../pipeline/pipeline.js';
-import type { JobState, RecordingJob } from '../recordings/types.js';
+import type { RecordingJob } from '../recordings/types.js';
 import { ControlServer, type Face } from './control.js';
+import { countedJob, jobCounts, mayCount, type CountedJob } from './counted-jobs.js';
 import { ATTENTION_MS, judgeHealth, type DiskFacts, type HealthFacts } from './health.js';
 import { findPortHolder, type PortHolder } from './port-holder.js';
+import { holderText, portFollowsAddress } from './port-policy.js';
 
 /** What only the face knows, asked for at every judgement. */
 export interface FaceFacts {
@@ -85,64 +87,11 @@ export interface OpenedPipeline {
   detach: () => void;
 }
 
-/**
- * The port policy's one rule: the public address follows the receiver's port with ngrok and localtunnel (they
- * forward to whatever port they are given) and with no tunnel in demo mode (the sandbox is pointed at the local
- * URL); an own URL (a reverse proxy forwards to a fixed port) or no tunnel with the real service never moves.
- */
-export function portFollowsAddress(provider: string, demo: boolean): boolean {
-  return provider === 'ngrok' || provider === 'localtunnel' || (provider === 'none' && demo);
-}
-
 /** A saved recording not shared with the team this long after its first failed attempt turns the studio amber. */
 export const SHARE_STUCK_MS = 20_000;
 
 /** How long job changes are gathered before the health is judged again. */
 const SOON_MS = 200;
-
-const ATTENTION_STATES: ReadonlySet<JobState> = new Set(['failed', 'expired', 'gone']);
-
-/** What the health judge reads of a recording. */
-type JudgedJob = Pick<
-  RecordingJob,
-  | 'key'
-  | 'state'
-  | 'error'
-  | 'deadline'
-  | 'updatedAt'
-  | 'channelId'
-  | 'bytes'
-  | 'totalBytes'
-  | 'announcedBytes'
-  | 'checks'
->;
-
-const judged = (job: JudgedJob): JudgedJob => ({
-  key: job.key,
-  state: job.state,
-  error: job.error,
-  deadline: job.deadline,
-  updatedAt: job.updatedAt,
-  channelId: job.channelId,
-  bytes: job.bytes,
-  totalBytes: job.totalBytes,
-  announcedBytes: job.announcedBytes,
-  ...(job.checks ? { checks: job.checks } : {}),
-});
-
-/** Whether a recording counts for the health now: unfinished, or needing attention within ATTENTION_MS. */
-const counts = (state: JobState, updatedAtMs: number, now: number): boolean =>
-  state === 'pending' || state === 'downloading' || (ATTENTION_STATES.has(state) && now - updatedAtMs < ATTENTION_MS);
-
-/** The same for a job read: a recording saved shorter than announced counts too, as a warning (issue 31). */
-const jobCounts = (job: JudgedJob, now: number): boolean => {
-  const updatedAt = Date.parse(job.updatedAt);
-  if (counts(job.state, updatedAt, now)) return true;
-  return job.state === 'saved' && job.checks?.includes('short') === true && now - updatedAt < ATTENTION_MS;
-};
-/** Whether a job may count, from its state and last change alone (a saved one is then read for its checks). */
-const mayCount = (state: JobState, updatedAtMs: number, now: number): boolean =>
-  counts(state, updatedAtMs, now) || (state === 'saved' && now - updatedAtMs < ATTENTION_MS);
 
 export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   readonly #opts: ReceiveServiceOptions;
@@ -175,7 +124,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
    * the event loop 85-200 ms per judgement, the acks' p99 with it (issue 22). Keyed by the recording's row key:
    * twins (one recording in both webhook forms) are one entry, the one further along.
    */
-  #jobs = new Map<string, JudgedJob>();
+  #jobs = new Map<string, CountedJob>();
   /** The publisher wanted beside every pipeline (a studio's receiver), and the one running now. */
   #publishSetup: PublisherSetup | null = null;
   #publisher: StudioPublisher | null = null;
@@ -280,7 +229,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       this.#fallbackPort = pipeline.receiver.port;
       this.#holder = await this.#findHolder(configured);
       this.#opts.log(
-        `port ${configured} is in use${this.#holderText()}: receiving on port ${this.#fallbackPort} instead (the public address follows it)`,
+        `port ${configured} is in use${holderText(this.#holder)}: receiving on port ${this.#fallbackPort} instead (the public address follows it)`,
       );
     }
     this.#spec = spec;
@@ -373,14 +322,6 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     this.emit('publisher', null);
   }
 
-  #holderText(): string {
-    const holder = this.#holder;
-    if (!holder) return '';
-    return holder.tally
-      ? ` by another Tally (${holder.tally}, process ${holder.pid})`
-      : ` by ${holder.program} (process ${holder.pid})`;
-  }
-
   async #findHolder(port: number): Promise<PortHolder | null> {
     try {
       return await (this.#opts.findHolder ?? findPortHolder)(port);
@@ -430,7 +371,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
         this.#holder = holder;
         if (first || this.#view?.receiver.port !== null) {
           this.#opts.log(
-            `port ${state.port} is in use${this.#holderText()}: webhooks cannot reach Tally until it is free (trying again)`,
+            `port ${state.port} is in use${holderText(this.#holder)}: webhooks cannot reach Tally until it is free (trying again)`,
           );
         }
         changed();
@@ -451,7 +392,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       }
       const stand = pair.job;
       // Its own key inside (its progress is known by it); the row's key outside (Remove hides the row's key).
-      if (jobCounts(stand, at)) this.#jobs.set(pair.key, judged(stand));
+      if (jobCounts(stand, at)) this.#jobs.set(pair.key, countedJob(stand));
       else this.#jobs.delete(pair.key);
     };
     for (const job of pipeline.inbox.where((state, updatedAt) => mayCount(state, updatedAt, now))) track(job, now);
@@ -614,7 +555,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const spec = this.#spec;
     const listen = pipeline?.listenState ?? null;
     const hidden = face.hidden ?? (() => false);
-    const shown: JudgedJob[] = [];
+    const shown: CountedJob[] = [];
     if (pipeline) {
       for (const [row, job] of this.#jobs) {
         if (!jobCounts(job, now)) this.#jobs.delete(row);
