@@ -237,7 +237,7 @@ const command: Command = {
       face: 'listen',
       home,
       log: (line) => io.stderr.write(`tally listen: ${line}\n`),
-      facts: () => ({ demo: sandbox !== null }),
+      facts: { demo: sandbox !== null },
     });
     service.on('health', (view, previous) => printer.health(view, previous));
     const attach = (pipeline: RecordingPipeline) => {

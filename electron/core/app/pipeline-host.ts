@@ -17,7 +17,8 @@ import { PROGRESS_INTERVAL_MS, type Phase } from './app-options.js';
 import { ReopenBackoff } from './reopen-backoff.js';
 import type { DemoWebhookTarget } from './demo.js';
 import { trayCountsOf, type TrayCounts } from './tray-counts.js';
-import { ReceiveService, type FaceFacts, type PublisherSetup, type StudioLink } from '../receive/receive-service.js';
+import { ReceiveService, type FaceFacts, type PublisherSetup } from '../receive/receive-service.js';
+import type { PublisherLink } from '../studio/publisher-link.js';
 import type { StudioPublisher } from '../studio/publisher.js';
 import type { HealthView } from '../../contract.js';
 import { tunnelView } from './tunnel-view.js';
@@ -59,13 +60,14 @@ export interface PipelineHostDeps {
   onChannel?(call: ChannelHookCall): void;
   /** Which face `tally status` names: the tray app, or `tally serve`. */
   face: 'app' | 'serve';
-  /** What only the app core knows about its health (demo mode, keychain, studio link, paused). */
-  facts(): Omit<FaceFacts, 'hidden' | 'down'>;
   /** The health changed. */
   onHealth(view: HealthView, previous: HealthView | null): void;
-  /** The receive service started a studio publisher beside the pipeline, or stopped it (null). */
-  onPublisher?(publisher: StudioPublisher | null): void;
+  /** The receive service started a studio publisher beside the pipeline, with its link, or stopped it (nulls). */
+  onPublisher?(publisher: StudioPublisher | null, link: PublisherLink | null): void;
 }
+
+/** What only the app core knows about the health, pushed down (PipelineHost.setFacts). */
+export type AppFacts = Partial<Omit<FaceFacts, 'hidden' | 'down'>>;
 
 export class PipelineHost {
   readonly #deps: PipelineHostDeps;
@@ -81,6 +83,8 @@ export class PipelineHost {
   /** The app core's phase and demo sandbox, pushed by the core (setPhase, setDemo), for the tunnel view. */
   #phase: Phase = 'new';
   #viewDemo: DemoWebhookTarget | null = null;
+  /** Demo mode as the core last pushed it (setFacts): the port policy moves the port for the demo sandbox. */
+  #factsDemo = false;
   /** The demo sandbox the pipeline receives from, pointed at the receiver whenever it (re)listens. */
   #demo: DemoWebhookTarget | null = null;
   /** The one receive service (port policy, health, `tally status`), as `tally listen` uses it too. */
@@ -105,6 +109,8 @@ export class PipelineHost {
     const again = waitMs === null ? [] : [note('retryingSeconds', { seconds: Math.ceil(waitMs / 1000) })];
     this.errorNotes = this.#pipeline ? [note('changeNotApplied'), cause] : [note('notReceiving'), cause, ...again];
     this.error = notesText(this.errorNotes);
+    // Why nothing receives, for the health (the service says it only while no pipeline runs).
+    this.#service.setFacts({ down: this.errorNotes });
     this.#deps.log(this.error);
     this.#deps.emit('app:error', { code: errorView(error).code, message: this.error });
   }
@@ -113,25 +119,24 @@ export class PipelineHost {
   clearError(): void {
     this.error = this.errorNotes = null;
     this.#reopen.reset();
+    this.#service.setFacts({ down: null });
   }
 
   constructor(deps: PipelineHostDeps) {
     this.#deps = deps;
+    // The removed-from-list rows of the state folder in use, handed down (and again whenever that folder changes).
+    this.#hidden = { dir: deps.home, keys: new HiddenRecordings(deps.home) };
     this.#service = new ReceiveService({
       face: deps.face,
       home: deps.home,
       log: deps.log,
-      facts: () => ({
-        ...deps.facts(),
-        down: this.#pipeline ? null : this.errorNotes,
-        hidden: (key) => this.#hiddenRecordings().has(key),
-      }),
+      facts: { hidden: this.#hidden.keys },
     });
     this.#service.on('health', (view, previous) => {
       deps.onHealth(view, previous);
       deps.updateTray();
     });
-    this.#service.on('publisher', (publisher) => deps.onPublisher?.(publisher));
+    this.#service.on('publisher', (publisher, link) => deps.onPublisher?.(publisher, link));
     this.#service.on('refusing', (reason, reasonNote) => {
       if (reason !== null) {
         deps.emit('notify', refusingNotice(reason, reasonNote));
@@ -166,19 +171,18 @@ export class PipelineHost {
     return this.#service.health();
   }
 
-  /** The app core's own facts changed (demo, keychain, studio, pause): judge the health again. */
-  healthChanged(): void {
-    this.#service.changed();
+  /**
+   * What only the app core knows about the health (demo mode, keychain, its studio link, paused), pushed by the
+   * core whenever it changes: the host and its service never ask the core back (issue 35).
+   */
+  setFacts(facts: AppFacts): void {
+    if (facts.demo !== undefined) this.#factsDemo = facts.demo;
+    this.#service.setFacts(facts);
   }
 
   /** Starts the health checks and `tally status`'s socket (before any pipeline: health exists without one). */
   start(): Promise<void> {
     return this.#service.start();
-  }
-
-  /** The studio publisher's link as the health judges it, or null when none runs. */
-  get studioLink(): StudioLink | null {
-    return this.#service.studioLink;
   }
 
   /** Which studio publisher runs beside every pipeline (a studio's receiver), or none. */
@@ -206,6 +210,7 @@ export class PipelineHost {
     demo: DemoWebhookTarget | null,
   ): Promise<void> {
     this.#stateDir = spec.stateDir;
+    this.#hiddenRecordings();
     if (key !== this.#key || !this.#pipeline) {
       const previous = this.#working;
       await this.stop();
@@ -243,6 +248,7 @@ export class PipelineHost {
   ) {
     try {
       this.#stateDir = previous.spec.stateDir;
+      this.#hiddenRecordings();
       await this.#open(previous.spec, paused);
       this.#key = previous.key;
       this.#pointDemo(this.#pipeline as RecordingPipeline, demo);
@@ -391,7 +397,10 @@ export class PipelineHost {
   /** The removed-from-list keys of the state folder in use (demo and real service keep separate lists). */
   #hiddenRecordings(): HiddenRecordings {
     const dir = this.#stateDir ?? this.#deps.home;
-    if (this.#hidden?.dir !== dir) this.#hidden = { dir, keys: new HiddenRecordings(dir) };
+    if (this.#hidden?.dir !== dir) {
+      this.#hidden = { dir, keys: new HiddenRecordings(dir) };
+      this.#service.setFacts({ hidden: this.#hidden.keys });
+    }
     return this.#hidden.keys;
   }
 
@@ -424,8 +433,7 @@ export class PipelineHost {
   async #open(spec: PipelineOptions, paused: boolean): Promise<void> {
     // Not a recursive mkdir: where a file system refuses folders it would spin (see folder-check.ts).
     await ensureWritableFolder(spec.folder, { source: RECORDINGS_FOLDER });
-    const demo = this.#deps.facts().demo;
-    const opened = await this.#service.open(spec, { paused, demo, attach: (p) => this.#attach(p) });
+    const opened = await this.#service.open(spec, { paused, demo: this.#factsDemo, attach: (p) => this.#attach(p) });
     this.#pipeline = opened.pipeline;
     this.#detach = opened.detach;
   }

@@ -21,7 +21,8 @@ import { ConfigError, TallyError } from '../errors.js';
 import { describeError, lineLogger } from '../logger.js';
 import type { PipelineStudio } from '../pipeline/options.js';
 import type { RecordingPipeline } from '../pipeline/pipeline.js';
-import type { PublisherSetup, StudioLink } from '../receive/receive-service.js';
+import type { PublisherSetup } from '../receive/receive-service.js';
+import type { PublisherLink, StudioLink } from '../studio/publisher-link.js';
 import {
   clearTeamCredentials,
   resolveTeamCredentials,
@@ -59,10 +60,9 @@ interface StudioHostOptions {
   save: (studio: Settings['studio']) => Promise<void>;
   error: (error: ErrorView) => void;
   publish: (setup: PublisherSetup | null) => Promise<void>;
-  publisherLink: () => StudioLink | null;
   recordingChanged?: (view: RecordingView) => void;
   assertStorable?: () => void;
-  statusChanged?: () => void;
+  linkChanged?: (link: StudioLink | null) => void;
 }
 
 /** What the app core hands over: its options, environment and settings, and its callbacks. */
@@ -73,12 +73,13 @@ export interface StudioCoreLinks {
   error: (error: ErrorView) => void;
   /** Which publisher the receive service runs beside its pipelines (null: none); see `watchPublisher`. */
   publish: (setup: PublisherSetup | null) => Promise<void>;
-  /** The running publisher's link as the receive service judges it (for the Studio view's status). */
-  publisherLink: () => StudioLink | null;
   /** A mirrored recording's row in Recordings changed (a member's list is one list with the webhook's). */
   recordingChanged?: (view: RecordingView) => void;
-  /** The studio link's state changed (the health shows it). */
-  statusChanged?: () => void;
+  /**
+   * The studio link for the health when no publisher runs (see `linkStatus`), pushed whenever it changes; null
+   * when studio mode is off. A running publisher's link the receive service judges itself (studio/publisher-link.ts).
+   */
+  linkChanged?: (link: StudioLink | null) => void;
   /**
    * Throws when nothing can be stored (no OS keychain: the secrets are an in-memory stand-in), with the words the
    * service secret is refused with; absent where the secrets are always storable.
@@ -98,7 +99,11 @@ export class StudioHost {
   #key: string | null = null;
   /** The publisher the receive service runs now (watched for the view), and whether this host asked for one. */
   #publisher: StudioPublisher | null = null;
+  /** The running publisher's link, judged in studio/publisher-link.ts and handed over with the publisher. */
+  #link: PublisherLink | null = null;
   #publishing = false;
+  /** The health's studio link as last pushed (linkChanged), so an unchanged one is not pushed again. */
+  #pushedLink: string | undefined;
   #follower: StudioFollower | null = null;
   #status: Status = { state: 'off', message: null, notes: null };
   readonly #progress = new Map<string, number>();
@@ -263,10 +268,11 @@ export class StudioHost {
    * The receive service started a publisher beside a (new) pipeline, or stopped it (null): its events keep the
    * studio view and its status current (the service judges the health's studio link from the same events).
    */
-  watchPublisher(publisher: StudioPublisher | null): void {
+  watchPublisher(publisher: StudioPublisher | null, link: PublisherLink | null = null): void {
     this.#publisher = publisher;
+    this.#link = link;
     if (publisher) {
-      // Its link is judged once, by the receive service (publisherLink); these only say the view changed.
+      // Its link is judged once (the PublisherLink handed over with it); these only say the view changed.
       const events = ['connected', 'connection', 'waiting', 'refused', 'warning', 'warningCleared'] as const;
       for (const event of [...events, 'published', 'alreadyShared', 'failed', 'catalogue', 'lag'] as const) {
         publisher.on(event, () => this.#changed());
@@ -280,7 +286,7 @@ export class StudioHost {
    * with standing warnings is still connected, its reason said); otherwise what reconcile last set.
    */
   #currentStatus(): Status {
-    const link = this.#publishing ? this.#opts.publisherLink() : null;
+    const link = this.#publishing ? (this.#link?.current() ?? null) : null;
     // None runs while the pipeline is rebuilt or down: not "connected" meanwhile.
     if (!link) return this.#publishing ? { state: 'connecting', message: null, notes: null } : this.#status;
     const state = link.state === 'warning' ? 'connected' : link.state;
@@ -407,7 +413,7 @@ export class StudioHost {
 
   #changed(): void {
     void this.view().then(this.#opts.emit, () => undefined);
-    this.#opts.statusChanged?.();
+    this.#pushLink();
     const push = this.#opts.recordingChanged;
     if (!push) return;
     for (const row of this.memberRecordings()) {
@@ -430,6 +436,16 @@ export class StudioHost {
     // real recordings), so a warning to read, not an error to act on.
     if (this.#key === 'held back') return { state: 'warning', notes: this.#status.notes ?? null };
     return { state: this.#status.state, notes: this.#status.notes ?? null };
+  }
+
+  /** Pushes the health's studio link when it changed (null while studio mode is off). */
+  #pushLink(): void {
+    const status = this.linkStatus;
+    const link = status.state === 'off' ? null : { state: status.state, reason: status.notes ?? [] };
+    const text = JSON.stringify(link);
+    if (text === this.#pushedLink) return;
+    this.#pushedLink = text;
+    this.#opts.linkChanged?.(link);
   }
 
   /** Standing warnings of the publisher or follower, kept until each is cleared (a new one replaces its kind). */

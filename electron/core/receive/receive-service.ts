@@ -5,8 +5,12 @@
  * (control.ts), and tells its face when the health changes. A face only prints or shows what it is told.
  *
  * A studio's receiver also shares what it saves: the face says which publisher it wants (`publish`), and the
- * service runs one beside every pipeline it opens, stops it before the pipeline, and judges the studio link
- * from its events. The faces only print or show the publisher's events (the `publisher` event hands it over).
+ * service runs one beside every pipeline it opens, stops it before the pipeline, with the studio link judged from
+ * its events (studio/publisher-link.ts). The faces only print or show the publisher's events and its link (the
+ * `publisher` event hands both over).
+ *
+ * What only the face knows (demo mode, keychain, its own studio link, paused, why nothing receives, the rows the
+ * producer removed) the face pushes with `setFacts` whenever it changes: the service never asks its face back.
  *
  * Port policy: the receiver takes its configured port. Where the public address follows the port (ngrok,
  * localtunnel, the demo sandbox) another free port is used when that one is taken (the same one as last time
@@ -17,9 +21,11 @@
 import { EventEmitter } from 'node:events';
 import { stat, statfs } from 'node:fs/promises';
 import type { HealthView } from '../health-view.js';
-import { errorNote, nested, note, type Note } from '../notes.js';
+import type { Note } from '../notes.js';
 import type { PublisherOptions, StudioPublisher } from '../studio/publisher.js';
+import { PublisherLink, type StudioLink } from '../studio/publisher-link.js';
 import { describeError } from '../logger.js';
+import { errorNote } from '../notes.js';
 import { RecordingPipeline, type PipelineEvents, type PipelineOptions } from '../pipeline/pipeline.js';
 import type { RecordingJob } from '../recordings/types.js';
 import { ControlServer, type Face } from './control.js';
@@ -28,7 +34,7 @@ import { ATTENTION_MS, judgeHealth, type DiskFacts, type HealthFacts } from './h
 import { findPortHolder, type PortHolder } from './port-holder.js';
 import { holderText, portFollowsAddress } from './port-policy.js';
 
-/** What only the face knows, asked for at every judgement. */
+/** What only the face knows, pushed by the face (`setFacts`) whenever it changes. */
 export interface FaceFacts {
   demo: boolean;
   member: boolean;
@@ -36,8 +42,8 @@ export interface FaceFacts {
   down: Note[] | null;
   keychain: HealthFacts['keychain'];
   studio: HealthFacts['studio'];
-  /** Recordings the producer removed from the list no longer count. */
-  hidden: (key: string) => boolean;
+  /** Recordings the producer removed from the list (by row key) no longer count. */
+  hidden: { has(key: string): boolean };
   downloadsPaused: boolean;
 }
 
@@ -46,7 +52,8 @@ export interface ReceiveServiceOptions {
   /** TALLY_HOME: where `tally status` finds this process. */
   home: string;
   log: (line: string) => void;
-  facts?: () => Partial<FaceFacts>;
+  /** The face's facts as they stand at the start (then pushed with `setFacts`). */
+  facts?: Partial<FaceFacts>;
   /** How often the health is judged again without an event (disk space, stalled downloads). Default 5 s. */
   recheckMs?: number;
   now?: () => number;
@@ -66,9 +73,9 @@ export interface ReceiveServiceEvents {
   refusing: [reason: string | null, reasonNote: Note | null];
   /**
    * A studio publisher was created for the running pipeline (before it starts, so its first events reach the
-   * face), or the running one stopped (null).
+   * face), with its link as the service judges it, or the running one stopped (nulls).
    */
-  publisher: [publisher: StudioPublisher | null];
+  publisher: [publisher: StudioPublisher | null, link: PublisherLink | null];
 }
 
 /** The studio publisher a studio's receiver runs beside its pipeline. */
@@ -78,17 +85,11 @@ export interface PublisherSetup {
   options: PublisherOptions;
 }
 
-/** The studio link as the health judges it (also what the app's Studio view says of a receiver). */
-export type StudioLink = NonNullable<HealthFacts['studio']>;
-
 /** A started pipeline and the function that detaches the face's listeners from it. */
 export interface OpenedPipeline {
   pipeline: RecordingPipeline;
   detach: () => void;
 }
-
-/** A saved recording not shared with the team this long after its first failed attempt turns the studio amber. */
-export const SHARE_STUCK_MS = 20_000;
 
 /** How long job changes are gathered before the health is judged again. */
 const SOON_MS = 200;
@@ -128,15 +129,15 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   /** The publisher wanted beside every pipeline (a studio's receiver), and the one running now. */
   #publishSetup: PublisherSetup | null = null;
   #publisher: StudioPublisher | null = null;
-  /** The running publisher's link and standing warnings (by kind), as the health shows them. */
-  #studioLink: StudioLink | null = null;
-  readonly #studioWarnings = new Map<string, Note>();
-  /** Recordings the publisher failed to share, since when and why (until shared): "connected" is not all. */
-  readonly #shareFailures = new Map<string, { since: number; message: string }>();
+  /** The running publisher's link, as the health shows it. */
+  #link: PublisherLink | null = null;
+  /** What only the face knows, as it last pushed it. */
+  #facts: Partial<FaceFacts>;
 
   constructor(opts: ReceiveServiceOptions) {
     super();
     this.#opts = opts;
+    this.#facts = { ...opts.facts };
     this.#now = opts.now ?? Date.now;
   }
 
@@ -146,7 +147,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
 
   /** The running publisher's link as the health judges it (stuck shares included), or null without one. */
   get studioLink(): StudioLink | null {
-    return this.#studioFacts(this.#now());
+    return this.#link?.current(this.#now()) ?? null;
   }
 
   /** The studio publisher running beside the pipeline, or null. */
@@ -261,51 +262,20 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const { StudioPublisher } = await import('../studio/publisher.js');
     const publisher = new StudioPublisher(pipeline, setup.options);
     this.#publisher = publisher;
-    this.#studioWarnings.clear();
-    this.#shareFailures.clear();
-    this.#studioLink = { state: 'connecting', reason: [] };
-    // The tray app says how to fix things in Settings, `tally listen` with flags and commands.
-    const app = this.#opts.face !== 'listen';
-    const said = (text: string): Note => errorNote({ message: text });
-    const link = (state: StudioLink['state'], reason: Note[]) => {
-      this.#studioLink = { state, reason };
-      this.changed();
-    };
-    const connectedOrWarned = () => {
-      const warned = [...this.#studioWarnings.values()];
-      link(warned.length > 0 ? 'warning' : 'connected', warned);
-    };
-    publisher.on('connected', connectedOrWarned);
-    publisher.on('connection', (state) =>
-      state === 'reconnected' ? connectedOrWarned() : link('unreachable', [note('teamConnectionLost')]),
-    );
-    publisher.on('waiting', (info) => link('unreachable', [app && info.note ? info.note : said(info.message)]));
-    publisher.on('refused', ({ error }) => link('error', [app ? error.appNote : said(error.message)]));
-    publisher.on('warning', (w) => {
-      this.#studioWarnings.set(w.kind, app && w.note ? w.note : said(w.message));
-      if (this.#studioLink?.state === 'connected' || this.#studioLink?.state === 'warning') connectedOrWarned();
+    const link = new PublisherLink(publisher, {
+      app: this.#opts.face !== 'listen',
+      now: this.#now,
+      ...(this.#opts.shareStuckMs !== undefined ? { shareStuckMs: this.#opts.shareStuckMs } : {}),
     });
-    publisher.on('warningCleared', (kind) => {
-      if (!this.#studioWarnings.delete(kind)) return;
-      if (this.#studioLink?.state === 'connected' || this.#studioLink?.state === 'warning') connectedOrWarned();
-    });
-    publisher.on('failed', (f) => {
-      const since = this.#shareFailures.get(f.identity)?.since ?? this.#now();
-      this.#shareFailures.set(f.identity, { since, message: f.message });
-      this.changed();
-    });
-    const shared = (e: { identity: string }) => {
-      if (this.#shareFailures.delete(e.identity)) this.changed();
-    };
-    publisher.on('published', shared);
-    publisher.on('alreadyShared', shared);
-    this.emit('publisher', publisher);
+    this.#link = link;
+    link.on('changed', () => this.changed());
+    this.emit('publisher', publisher, link);
     try {
       await publisher.start();
     } catch (error) {
       // Its state folder (ledger) could not be opened: the receiver goes on, the studio link says why.
       this.#opts.log(`studio: the publisher did not start: ${describeError(error)}`);
-      link('error', [said(describeError(error))]);
+      link.set('error', [errorNote({ message: describeError(error) })]);
     }
   }
 
@@ -313,13 +283,12 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const publisher = this.#publisher;
     if (!publisher) return;
     this.#publisher = null;
-    this.#studioLink = null;
-    this.#studioWarnings.clear();
-    this.#shareFailures.clear();
+    this.#link?.removeAllListeners();
+    this.#link = null;
     await publisher
       .stop()
       .catch((error: unknown) => this.#opts.log(`studio: the publisher did not stop cleanly: ${describeError(error)}`));
-    this.emit('publisher', null);
+    this.emit('publisher', null, null);
   }
 
   async #findHolder(port: number): Promise<PortHolder | null> {
@@ -511,7 +480,13 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     return view;
   }
 
-  /** The face's facts changed (settings, keychain, studio): judge again now. */
+  /** The face's facts changed (demo, keychain, studio, paused, down, removed rows): judged again shortly. */
+  setFacts(facts: Partial<FaceFacts>): void {
+    this.#facts = { ...this.#facts, ...facts };
+    this.changed();
+  }
+
+  /** Something the health is judged from changed: judge again shortly. */
   changed(): void {
     this.#soon();
   }
@@ -549,12 +524,12 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   }
 
   #judge(): HealthView {
-    const face = { ...this.#opts.facts?.() };
+    const face = this.#facts;
     const pipeline = this.#pipeline;
     const now = this.#now();
     const spec = this.#spec;
     const listen = pipeline?.listenState ?? null;
-    const hidden = face.hidden ?? (() => false);
+    const hidden = (key: string) => face.hidden?.has(key) ?? false;
     const shown: CountedJob[] = [];
     if (pipeline) {
       for (const [row, job] of this.#jobs) {
@@ -613,36 +588,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
           }
         : null,
       keychain: face.keychain ?? null,
-      studio: this.#studioFacts(now) ?? face.studio ?? null,
+      studio: this.#link?.current(now) ?? face.studio ?? null,
     };
     return judgeHealth(facts);
-  }
-
-  /**
-   * The publisher's link as the health shows it: connected is green only while no saved recording has been
-   * failing to reach the team store for SHARE_STUCK_MS (a cluster that lost its majority still accepts the
-   * connection, and refuses every recording).
-   */
-  #studioFacts(now: number): StudioLink | null {
-    const link = this.#studioLink;
-    if (!link || (link.state !== 'connected' && link.state !== 'warning')) return link;
-    const stuckMs = this.#opts.shareStuckMs ?? SHARE_STUCK_MS;
-    let stuck = [...this.#shareFailures.entries()].filter(([, f]) => now - f.since >= stuckMs);
-    if (stuck.length === 0) return link;
-    // Only those still queued (a recording whose file went away meanwhile is dropped, with a log line).
-    const queued = (identity: string) => this.#publisher?.isQueued(identity) ?? false;
-    for (const [identity] of stuck) if (!queued(identity)) this.#shareFailures.delete(identity);
-    stuck = stuck.filter(([identity]) => queued(identity));
-    if (stuck.length === 0) return link;
-    const latest = stuck.map(([, f]) => f).reduce((a, b) => (b.since > a.since ? b : a));
-    const reason = /jetstream (is )?not enabled|no responders/i.test(latest.message)
-      ? note('studioClusterCannotStore')
-      : errorNote({ message: latest.message });
-    const stuckNote = note('studioSharesStuck', {
-      count: stuck.length,
-      seconds: Math.round(stuckMs / 1000),
-      ...nested('reason', reason),
-    });
-    return { state: 'warning', reason: [...link.reason, stuckNote] };
   }
 }
