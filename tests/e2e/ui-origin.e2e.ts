@@ -29,7 +29,6 @@ interface PageStorage {
   localStorage: { length: number };
 }
 
-
 /** This process's network namespace (`net:[inode]`). */
 function networkNamespace(): string {
   return readlinkSync('/proc/self/ns/net');
@@ -75,7 +74,10 @@ describe.runIf(runHere)('the UI key stays with its origin', () => {
   const seen: { url: string; headers: IncomingHttpHeaders }[] = [];
 
   beforeAll(async () => {
-    if (inner) expect(networkNamespace(), 'the inner run is in a namespace of its own').not.toBe(process.env.TALLY_E2E_OUTER_NETNS);
+    if (inner)
+      expect(networkNamespace(), 'the inner run is in a namespace of its own').not.toBe(
+        process.env.TALLY_E2E_OUTER_NETNS,
+      );
     else console.log('ui-origin.e2e: no private network namespace here (needs root and unshare); runs as is.');
     h = await startPopoverHarness(ROOT);
     // Another program's server on another loopback port: what issue 32 found receiving the UI's cookie.
@@ -85,7 +87,9 @@ describe.runIf(runHere)('the UI key stays with its origin', () => {
         res.writeHead(200, { 'Content-Type': 'image/gif' }).end(Buffer.from('R0lGODlhAQABAAAAACw=', 'base64'));
         return;
       }
-      res.writeHead(200, { 'Content-Type': 'text/html' }).end('<!doctype html><title>other</title><img src="/pixel.gif">');
+      res
+        .writeHead(200, { 'Content-Type': 'text/html' })
+        .end('<!doctype html><title>other</title><img src="/pixel.gif">');
     });
     await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
     otherOrigin = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;

@@ -55,7 +55,11 @@ afterEach(async () => {
 });
 
 async function startServer() {
-  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, handleProtocols: (offered) => [...offered][0] ?? false });
+  const wss = new WebSocketServer({
+    host: '127.0.0.1',
+    port: 0,
+    handleProtocols: (offered) => [...offered][0] ?? false,
+  });
   await once(wss, 'listening');
   const peers: Peer[] = [];
   const waiting: ((p: Peer) => void)[] = [];
@@ -276,7 +280,10 @@ describe('page credential', () => {
     let credential: { code: string } | { key: string } = { code: 'c0de' };
     const sessions: string[] = [];
     const transport = connect(server.url, {
-      protocols: () => ['tally.v1', 'code' in credential ? `tally.code.${credential.code}` : `tally.key.${credential.key}`],
+      protocols: () => [
+        'tally.v1',
+        'code' in credential ? `tally.code.${credential.code}` : `tally.key.${credential.key}`,
+      ],
       onSession: (key) => {
         sessions.push(key);
         credential = { key };
