@@ -4,7 +4,7 @@
  * Tally running on it (asked over the control socket, as `tally status` does), the journal's counts, the
  * settings and the last lines of each log. Every secret in use (environment and keychain) is blanked out.
  */
-import { diagnosticsText, journalCounts, recentLogs, secretsInEnv } from '../core/app/diagnostics.js';
+import { diagnosticsText, journalCounts, keychainSecrets, recentLogs, secretsInEnv } from '../core/app/diagnostics.js';
 import { readPackageVersion } from '../core/app/app-options.js';
 import { appDataDir } from '../core/paths.js';
 import { listRunning } from '../core/receive/control.js';
@@ -27,15 +27,6 @@ Examples:
 
 const FACE = { app: 'the tray app', serve: 'tally serve', listen: 'tally listen', follow: 'tally follow' } as const;
 
-/** The secrets stored in the keychain, for redaction (none when it cannot be read). */
-async function keychainSecrets(): Promise<string[]> {
-  const store = openCredentialStore();
-  const found = await Promise.all(
-    [store.load({}).then((c) => c?.secret ?? null), store.getToken('ngrok')].map((p) => p.catch(() => null)),
-  );
-  return found.filter((s): s is string => typeof s === 'string' && s !== '');
-}
-
 const command: Command = {
   help,
   async run(argv: string[], io: CommandIo): Promise<number> {
@@ -56,7 +47,7 @@ const command: Command = {
       })),
       journal: await journalCounts(home),
       logs: await recentLogs(home, ['app', 'serve', 'listen', 'follow']),
-      secrets: [...secretsInEnv(io.env), ...(await keychainSecrets())],
+      secrets: [...secretsInEnv(io.env), ...(await keychainSecrets(openCredentialStore()))],
     });
     io.stdout.write(text);
     return 0;

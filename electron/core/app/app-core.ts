@@ -405,7 +405,11 @@ class ReconcilingAppCore implements TallyAppCore {
       health: [{ who: face === 'app' ? 'the tray app' : 'tally serve', health: await this.#host.health() }],
       journal: await journalCounts(this.#opts.home),
       logs: await recentLogs(this.#opts.home, [face]),
-      secrets: [...secretsInEnv(this.#env), ...(credentials ? [credentials.secret] : [])],
+      secrets: [
+        ...secretsInEnv(this.#env),
+        ...(credentials ? [credentials.secret] : []),
+        ...(await this.#creds.keychainSecrets()),
+      ],
     });
   }
 

@@ -27,6 +27,7 @@ import { EVENT_NAMES, UI_PROTOCOL, type EventName } from '../../contract.js';
 import { dispatchRequest } from './dispatch.js';
 import type { AppCore } from './types.js';
 import { nodeHttp } from '../node-http.js';
+import { registerSecret } from '../redact.js';
 
 /** The page's Content-Security-Policy (the meta tag in index.html says the same). */
 export const UI_CSP = [
@@ -108,6 +109,8 @@ function offeredProtocols(req: IncomingMessage): string[] {
 export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
   const host = opts.host ?? '127.0.0.1';
   const token = opts.token ?? randomBytes(16).toString('base64url');
+  // The session key never belongs in a log line (a request log, an error quoting a header).
+  registerSecret(token);
   const root = resolve(opts.staticDir);
   const sockets = new Set<Socket>();
   let port = 0;
