@@ -2,9 +2,17 @@
  * `tally doctor`: one redacted report a producer can paste into a bug report, the same text as Settings →
  * Advanced → Copy diagnostics (core/app/diagnostics.ts): versions, OS, the data folder, the health of every
  * Tally running on it (asked over the control socket, as `tally status` does), the journal's counts, the
- * settings and the last lines of each log. Every secret in use (environment and keychain) is blanked out.
+ * settings and the last lines of each log. Every secret in use (environment, keychain, state-folder files, and
+ * whatever this process registered: core/redact.ts) is blanked out.
  */
-import { diagnosticsText, journalCounts, keychainSecrets, recentLogs, secretsInEnv } from '../core/app/diagnostics.js';
+import {
+  diagnosticsText,
+  journalCounts,
+  keychainSecrets,
+  recentLogs,
+  secretsInEnv,
+  stateFolderSecrets,
+} from '../core/app/diagnostics.js';
 import { readPackageVersion } from '../core/app/app-options.js';
 import { appDataDir } from '../core/paths.js';
 import { listRunning } from '../core/receive/control.js';
@@ -47,7 +55,11 @@ const command: Command = {
       })),
       journal: await journalCounts(home),
       logs: await recentLogs(home, ['app', 'serve', 'listen', 'follow']),
-      secrets: [...secretsInEnv(io.env), ...(await keychainSecrets(openCredentialStore()))],
+      secrets: [
+        ...secretsInEnv(io.env),
+        ...(await keychainSecrets(openCredentialStore())),
+        ...(await stateFolderSecrets(home)),
+      ],
     });
     io.stdout.write(text);
     return 0;

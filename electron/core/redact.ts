@@ -107,3 +107,8 @@ export function secretsInEnv(env: NodeJS.ProcessEnv): string[] {
   registerSecret(...found);
   return found.map((v) => v.trim());
 }
+
+/** Tests: forgets every registered secret, so a check sees what one reading path registers by itself. */
+export function forgetSecretsForTesting(): void {
+  registered.clear();
+}

@@ -51,7 +51,7 @@ import { CoreEvents } from './core-events.js';
 import { DemoRunner, demoRecordingsDir, type DemoSandbox } from './demo.js';
 import { LivePoller } from './live-poller.js';
 import { AppCredentials } from './app-credentials.js';
-import { diagnosticsText, journalCounts, recentLogs, secretsInEnv } from './diagnostics.js';
+import { diagnosticsText, journalCounts, recentLogs, secretsInEnv, stateFolderSecrets } from './diagnostics.js';
 import { channelAndRecordingHandlers } from './handlers.js';
 import { PipelineHost } from './pipeline-host.js';
 import { StudioHost } from './studio-host.js';
@@ -409,6 +409,7 @@ class ReconcilingAppCore implements TallyAppCore {
         ...secretsInEnv(this.#env),
         ...(credentials ? [credentials.secret] : []),
         ...(await this.#creds.keychainSecrets()),
+        ...(await stateFolderSecrets(this.#opts.home)),
       ],
     });
   }

@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import type { HealthView } from '../health-view.js';
 import { lastLogLines, logFolder, type LogName } from '../log-file.js';
 import type { CredentialStore } from '../credentials.js';
+import { readNgrokTokenFile } from '../ngrok-token-file.js';
+import { tokenCopyName, tokenFileName } from '../webhook/token.js';
 import { redactSecrets } from '../redact.js';
 import { TEAM_TOKEN_NAME } from '../studio/team-credentials.js';
 export { secretsInEnv } from '../redact.js';
@@ -61,6 +63,19 @@ export async function keychainSecrets(store: CredentialStore): Promise<string[]>
     // Not JSON: the raw value above is what there is.
   }
   return found.filter((s): s is string => typeof s === 'string' && s.trim() !== '');
+}
+
+/**
+ * The secrets kept in files of the state folder `home`: the ngrok authtoken file (without a keychain) and the
+ * receiver's path tokens (`/hooks/…`, `/uploads/…`) and their copies. Read, never created.
+ */
+export async function stateFolderSecrets(home: string): Promise<string[]> {
+  const files = (['hooks', 'uploads'] as const).flatMap((name) => [tokenFileName(name), tokenCopyName(name)]);
+  const found = await Promise.all([
+    readNgrokTokenFile(home).catch(() => null),
+    ...files.map((file) => readFile(join(home, file), 'utf8').catch(() => null)),
+  ]);
+  return found.map((s) => s?.trim() ?? '').filter((s) => s !== '');
 }
 
 /** Jobs per state in the journal under `stateDir` (the last line of each recording counts), or null. */
