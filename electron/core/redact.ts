@@ -39,6 +39,8 @@ const PATTERNS: readonly [RegExp, string][] = [
   // Headers: Authorization: Basic dXNl…, Bearer …, AWS4-HMAC-SHA256 Credential=…, Signature=… (the whole value).
   [/\b((?:proxy-)?authorization)(\s*[:=]\s*)(?:"[^"]*"|'[^']*'|[^\r\n,;]*)/gi, '$1$2[redacted]'],
   [/\b(secret|x-amz-security-token|x-api-key)(\s*:\s*)[^\s,;"']+/gi, '$1$2[redacted]'],
+  // Digest credentials after a comma of the header: the response (a hash of the password) and the client nonce.
+  [/\b(response|cnonce)="[^"]*"/gi, '$1="[redacted]"'],
   // A scheme and its credentials on their own (a header quoted without its name); "Basic" only before base64.
   [/\bbearer\s+[A-Za-z0-9._~+/-]+=*/gi, 'Bearer [redacted]'],
   [/\bBasic\s+(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{6,}={0,2}/g, 'Basic [redacted]'],
