@@ -8,6 +8,7 @@
  * nothing (no "token=" around them) can only be caught because their reader registered them, so before each
  * channel the registry is emptied and only that channel's own reads may fill it again.
  */
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
@@ -28,7 +29,7 @@ import { resolveTeamCredentials, saveTeamCredentials } from '../../electron/core
 import { teamCredentialsFromEnv } from '../../electron/core/studio/team.js';
 import { TokenStore } from '../../electron/core/webhook/token.js';
 import { captureIo } from '../support/cli/io.js';
-import { ensureBuiltCli } from '../support/built-cli.js';
+import { ensureBuiltCli, ROOT, TALLY_BIN } from '../support/built-cli.js';
 import { startListen } from '../support/listen-process.js';
 
 const tag = randomBytes(4).toString('hex');
@@ -265,6 +266,47 @@ describe('every secret Tally holds', () => {
     for (const f of files) {
       expect(leaks(await readFile(join(folder, f), 'utf8'), 'process')).toEqual([]);
       expect((await stat(join(folder, f))).mode & 0o777, f).toBe(0o600);
+    }
+  }, 120_000);
+});
+
+describe('the serve key', () => {
+  it('is in none of the stdout, stderr and log of a real `tally serve` (its link is a one-time code)', async () => {
+    await ensureBuiltCli();
+    const serveHome = await mkdtemp(join(tmpdir(), 'tally-redaction-serve-'));
+    openSettingsStore(serveHome).update({ receiverPort: 0, recordingsFolder: join(serveHome, 'recordings') });
+    const child = spawn(process.execPath, [TALLY_BIN, 'serve', '--sandbox', '--json', '--no-open', '--port', '0'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, HOME: serveHome, TALLY_HOME: serveHome },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const exited = new Promise((resolve) => child.once('close', resolve));
+    try {
+      const ready = await new Promise<{ url: string }>((resolve, reject) => {
+        child.stdout.on('data', (c: Buffer) => {
+          stdout += c.toString();
+          const line = stdout.split('\n').find((l) => l.includes('"ready"'));
+          if (line) resolve(JSON.parse(line) as { url: string });
+        });
+        child.once('close', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
+      });
+      const link = new URL(ready.url);
+      const key = await serveKey(link.href, link.origin);
+      expect(key).toMatch(/^[\w-]{20,}$/);
+      // The link again: refused (spent), and whatever is said of it holds no key.
+      await serveKey(link.href, link.origin).catch(() => undefined);
+      child.kill('SIGINT');
+      await exited;
+      const logs = join(serveHome, 'logs');
+      const files = await readdir(logs);
+      const logText = (await Promise.all(files.map((f) => readFile(join(logs, f), 'utf8')))).join('');
+      for (const text of [stdout, stderr, logText]) for (const f of forms(key)) expect(text).not.toContain(f);
+    } finally {
+      child.kill('SIGKILL');
+      await rm(serveHome, { recursive: true, force: true });
     }
   }, 120_000);
 });
