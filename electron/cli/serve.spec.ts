@@ -50,7 +50,26 @@ function connect(url: string, origin: string, credential: Credential): Promise<W
     const ws = new WebSocket(url, uiProtocols(credential), { origin });
     ws.once('open', () => resolve(ws));
     ws.once('unexpected-response', (_req, res) => reject(new Error(`status ${res.statusCode}`)));
+    ws.once('close', (code) => reject(new Error(`close ${code}`)));
     ws.once('error', reject);
+  });
+}
+
+/**
+ * How a handshake ends: `status N` (refused at the handshake), `close N` (let in only to be told why), or
+ * `let in` (it answers a request).
+ */
+function refusal(url: string, origin: string, credential: Credential): Promise<string> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(url, uiProtocols(credential), { origin });
+    ws.once('unexpected-response', (_req, res) => resolve(`status ${res.statusCode}`));
+    ws.once('close', (code) => resolve(`close ${code}`));
+    ws.once('message', () => {
+      resolve('let in');
+      ws.close();
+    });
+    ws.once('open', () => ws.send(JSON.stringify({ id: 1, type: 'invoke', name: 'app:info', args: [] })));
+    ws.once('error', () => undefined);
   });
 }
 
@@ -66,6 +85,7 @@ function trade(link: URL): Promise<{ ws: WebSocket; key: string }> {
       else reject(new Error(`first message ${first.type}`));
     });
     ws.once('unexpected-response', (_req, res) => reject(new Error(`status ${res.statusCode}`)));
+    ws.once('close', (code) => reject(new Error(`close ${code}`)));
     ws.once('error', reject);
   });
 }
@@ -156,8 +176,8 @@ describe('tally serve', () => {
 
   it('lets the printed link in once: a second handshake with its code is refused, the page says why', async () => {
     const url = new URL(ready.url);
-    await expect(connect(`ws://${url.host}/ws`, origin, { code: url.searchParams.get('code') ?? '' })).rejects.toThrow(
-      'status 401',
+    expect(await refusal(`ws://${url.host}/ws`, origin, { code: url.searchParams.get('code') ?? '' })).toBe(
+      'close 4401',
     );
     const page = await rawGet(origin, `/?${url.searchParams}`, { host: url.host });
     expect(page.status).toBe(401);
@@ -187,15 +207,17 @@ describe('tally serve', () => {
     expect(res.body).not.toContain('"name"');
   });
 
-  it('refuses a WebSocket with a wrong key (401), a key in the URL (401) or from another origin (403)', async () => {
+  it('refuses a WebSocket with a wrong key (4401), a key in the URL (4401) or from another origin (403)', async () => {
     const wsBase = `ws://${new URL(origin).host}/ws`;
-    await expect(connect(wsBase, origin, { key: `wrong-${token}` })).rejects.toThrow('status 401');
-    await expect(connect(wsBase, origin, { key: '' })).rejects.toThrow('status 401');
-    await expect(connect(`${wsBase}?token=${token}`, origin, { code: 'none' })).rejects.toThrow('status 401');
+    // The page's own origin with a wrong credential is told so (4401, which the page shows), never served.
+    expect(await refusal(wsBase, origin, { key: `wrong-${token}` })).toBe('close 4401');
+    expect(await refusal(wsBase, origin, { key: '' })).toBe('close 4401');
+    expect(await refusal(`${wsBase}?token=${token}`, origin, { code: 'none' })).toBe('close 4401');
+    expect(await refusal(wsBase, origin, { key: token })).toBe('let in');
     // A stolen key is no use from a page of another origin, another loopback port included.
-    await expect(connect(wsBase, 'http://evil.example', { key: token })).rejects.toThrow('status 403');
+    expect(await refusal(wsBase, 'http://evil.example', { key: token })).toBe('status 403');
     const otherPort = `http://127.0.0.1:${Number(new URL(origin).port) === 1 ? 2 : Number(new URL(origin).port) - 1}`;
-    await expect(connect(wsBase, otherPort, { key: token })).rejects.toThrow('status 403');
+    expect(await refusal(wsBase, otherPort, { key: token })).toBe('status 403');
   });
 
   it('answers contract requests, validates them, and pushes live lists once visible', async () => {
@@ -285,7 +307,7 @@ describe('tally serve opening a browser', () => {
     ws.close();
 
     const wsUrl = `ws://${host}/ws`;
-    await expect(trade(opened)).rejects.toThrow('status 401');
+    await expect(trade(opened)).rejects.toThrow('close 4401');
     const again = await rawGet(opened.origin, `/?${opened.searchParams}`, { host });
     expect(again.status).toBe(401);
     expect(again.body).toContain('already used or has expired');
@@ -309,7 +331,7 @@ describe('one-time codes', () => {
       const first = await trade(inTime);
       first.ws.close();
       clock += 1;
-      await expect(trade(late)).rejects.toThrow('status 401');
+      await expect(trade(late)).rejects.toThrow('close 4401');
       const expired = await rawGet(ui.origin, `/?${late.searchParams}`, { host: late.host });
       expect(expired.status).toBe(401);
       expect(expired.body).toContain('already used or has expired');

@@ -122,6 +122,12 @@ describe.runIf(runHere)('the UI key stays with its origin', () => {
       expect(await again.content()).toContain('already used');
       await again.close();
 
+      // The UI's own address without the link (another tab: sessionStorage is per tab) is told to get a new link.
+      const bare = await context.newPage();
+      await bare.goto(`${uiOrigin}/#live`);
+      await bare.getByRole('alert').filter({ hasText: 'Each link opens Tally once' }).waitFor();
+      await bare.close();
+
       // A page of another loopback port in the same browser: no cookie on its requests, nothing in its storage.
       const foreign = await context.newPage();
       await foreign.goto(`${otherOrigin}/`);

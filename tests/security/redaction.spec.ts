@@ -331,6 +331,7 @@ async function serveKey(link: string, origin: string): Promise<string> {
       resolve((JSON.parse(String(data)) as { key: string }).key);
       ws.close();
     });
+    ws.once('close', (code) => reject(new Error(`close ${code}`)));
     ws.once('error', reject);
   });
 }

@@ -95,6 +95,9 @@ function sameToken(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+/** Close code of a handshake whose key or code is refused (renderer/src/lib/transport-ws.ts says the same). */
+export const CLOSE_UNAUTHORIZED = 4401;
+
 /** How long a one-time code stays valid: long enough for a browser to start. */
 export const ONE_TIME_CODE_TTL_MS = 60_000;
 
@@ -227,7 +230,13 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
       fresh = live(code);
       codes.delete(code);
     }
-    if (!fresh && !(key !== undefined && sameToken(key, token))) return refuse(401, 'Unauthorized');
+    if (!fresh && !(key !== undefined && sameToken(key, token))) {
+      // The page itself (its own Origin) with a spent code or an old key: a browser never shows an HTTP status
+      // of a handshake, so it is let in only to be told, by close code 4401, that it must be opened anew.
+      // Nothing it sends is read. Any other Origin was refused above.
+      wss.handleUpgrade(req, socket, head, (ws) => ws.close(CLOSE_UNAUTHORIZED, 'Unauthorized'));
+      return;
+    }
     wss.handleUpgrade(req, socket, head, (ws) => {
       // The page keeps the key for its reconnects and reloads (sessionStorage: this origin and this tab only).
       if (fresh) ws.send(JSON.stringify({ type: 'session', key: token }));

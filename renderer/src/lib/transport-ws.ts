@@ -7,8 +7,8 @@
  *
  * Endpoint: `ws(s)://<host of the page>/ws`, with the page's credential in `Sec-WebSocket-Protocol`
  * (contract.ts `uiProtocols`): the one-time code of the page link at first, the session key after. The server
- * rejects a missing or wrong credential (HTTP 401 at upgrade, or close code 4401 after it); the client then
- * stops reconnecting and asks the user to open the link again.
+ * answers a missing or wrong credential with close code 4401 just after the handshake (a page of another
+ * origin gets HTTP 403 at it); the client then stops reconnecting and asks the user for a new link.
  *
  * Client -> server
  *   {"id":n,"type":"invoke","name":"channels:live","args":[...]}   n: positive integer, unique per socket
@@ -54,9 +54,7 @@ export type ResultMessage =
   | { id: number; type: 'result'; ok: false; error: ErrorView };
 
 export type ServerMessage =
-  | ResultMessage
-  | { type: 'event'; event: EventName; payload: unknown }
-  | { type: 'session'; key: string };
+  ResultMessage | { type: 'event'; event: EventName; payload: unknown } | { type: 'session'; key: string };
 
 /** Close code the server uses when it refuses the token. */
 export const CLOSE_UNAUTHORIZED = 4401;
@@ -254,7 +252,11 @@ export class WsTransport implements Transport, ConnectionSource {
     if (this.#closed) return;
     if (code === CLOSE_UNAUTHORIZED || code === 1008) {
       this.#setState('unauthorized');
-      this.#rejectAll(() => true, 'unauthorized', 'Tally refused this page. Open the link printed by "tally serve".');
+      this.#rejectAll(
+        () => true,
+        'unauthorized',
+        'Tally refused this page. Each link opens Tally once: start "tally serve" again for a new link.',
+      );
       return;
     }
     this.#setState('reconnecting');
