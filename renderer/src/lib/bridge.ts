@@ -26,9 +26,7 @@ export type PageCredential = { code: string } | { key: string } | null;
  * Reads the one-time code from the page link (`?code=`) and removes it from the address bar (it is spent at
  * the first handshake anyway); without one, the session key this tab was sent before (a reload).
  */
-export function takeCredential(
-  win: Pick<Window, 'location' | 'history' | 'sessionStorage'> = window,
-): PageCredential {
+export function takeCredential(win: Pick<Window, 'location' | 'history' | 'sessionStorage'> = window): PageCredential {
   const url = new URL(win.location.href);
   const code = url.searchParams.get('code');
   if (code) {
