@@ -10,9 +10,10 @@ import type { RecordingPipeline, PipelineEvents, PipelineOptions } from '../pipe
 import type { RecordingJob } from '../recordings/types.js';
 import type { ChannelHookCall } from '../webhook/channel-hook.js';
 import type { MissingRecording } from '../pipeline/expected-recordings.js';
-import type { GapReport, GapView } from '../../contract.js';
+import type { GapReport } from '../../contract.js';
 import type { Settings, SettingsStore } from '../settings.js';
-import { NO_PUBLIC_URL, clean, describe, errorView, gapView, withSettingsField } from './core-messages.js';
+import { NO_PUBLIC_URL, clean, describe, errorView, withSettingsField } from './core-messages.js';
+import { LiveMissing } from './live-missing.js';
 import { PROGRESS_INTERVAL_MS, type Phase } from './app-options.js';
 import { ReopenBackoff } from './reopen-backoff.js';
 import type { DemoWebhookTarget } from './demo.js';
@@ -93,7 +94,7 @@ export class PipelineHost {
   #stateDir: string | null = null;
   #hidden: { dir: string; keys: HiddenRecordings } | null = null;
   /** Closed channels whose recording webhook never came (newest first), the live twin of the gap report. */
-  #liveMissing: GapView[] = [];
+  readonly #liveMissing = new LiveMissing();
   /** Why the last reconcile failed (nothing receives, or a change was not applied), until the next one succeeds. */
   error: string | null = null;
   /** `error` as notes for the popover (see core/notes.ts); set with it. */
@@ -423,7 +424,7 @@ export class PipelineHost {
       {
         pipeline: this.#pipeline,
         progress: this.progress,
-        liveMissing: this.#liveMissing,
+        liveMissing: this.#liveMissing.list,
         hidden: (key) => this.#hiddenRecordings().has(key),
       },
       now,
@@ -509,17 +510,11 @@ export class PipelineHost {
 
   /** The gap report with the live twin's findings (closed channels whose recording never came) added. */
   gaps(): GapReport {
-    const report = gapView(this.#pipeline?.lastGapReport ?? null);
-    const known = new Set(report.missing.map((m) => m.channelId));
-    const live = this.#liveMissing.filter((m) => !known.has(m.channelId));
-    return { ...report, missing: [...live, ...report.missing] };
+    return this.#liveMissing.report(this.#pipeline?.lastGapReport ?? null);
   }
 
   #onMissing(m: MissingRecording): void {
-    this.#liveMissing = [{ channelId: m.channelId, endedAt: m.closedAt, live: true }, ...this.#liveMissing].slice(
-      0,
-      200,
-    );
+    this.#liveMissing.add(m);
     this.#deps.emit('recordings:gaps', this.gaps());
     this.#deps.emit('notify', missingNotice(m));
     this.#deps.updateTray();

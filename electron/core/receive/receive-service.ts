@@ -19,7 +19,6 @@
  * it, and the port is tried again until it is free.
  */
 import { EventEmitter } from 'node:events';
-import { stat, statfs } from 'node:fs/promises';
 import type { HealthView } from '../health-view.js';
 import type { Note } from '../notes.js';
 import type { PublisherOptions, StudioPublisher } from '../studio/publisher.js';
@@ -29,6 +28,7 @@ import { errorNote } from '../notes.js';
 import { RecordingPipeline, type PipelineEvents, type PipelineOptions } from '../pipeline/pipeline.js';
 import type { RecordingJob } from '../recordings/types.js';
 import { ControlServer, type Face } from './control.js';
+import { diskFacts } from './disk-facts.js';
 import { countedJob, jobCounts, mayCount, type CountedJob } from './counted-jobs.js';
 import { ATTENTION_MS, judgeHealth, type DiskFacts, type HealthFacts } from './health.js';
 import { findPortHolder, type PortHolder } from './port-holder.js';
@@ -501,26 +501,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     }
     // An upload refused for space stays said until the disk has room for it: looked at with the disks.
     if (pipeline) await pipeline.downloads.diskBudget.recheckUploads(pipeline.downloads.folder);
-    const folders = [pipeline?.downloads.folder ?? spec.folder, spec.stateDir];
-    const seen = new Set<number>();
-    const disks: DiskFacts[] = [];
-    for (const path of folders) {
-      try {
-        const found = await stat(path);
-        if (!found.isDirectory()) {
-          disks.push({ path, freeBytes: null, error: null, notFolder: true });
-          continue;
-        }
-        const dev = found.dev;
-        if (seen.has(dev)) continue;
-        seen.add(dev);
-        const fs = await statfs(path);
-        disks.push({ path, freeBytes: Number(fs.bavail) * Number(fs.bsize), error: null });
-      } catch (error) {
-        disks.push({ path, freeBytes: null, error: describeError(error) });
-      }
-    }
-    this.#disks = disks;
+    this.#disks = await diskFacts([pipeline?.downloads.folder ?? spec.folder, spec.stateDir]);
   }
 
   #judge(): HealthView {
