@@ -7,8 +7,8 @@
  * Time (issue 30): the deadline is kept on the monotonic clock while Tally runs (core/time.ts), read once from
  * the journal's wall-clock deadline; a step of the wall clock moves the stored deadlines by the step, so a
  * restart still finds the right one. The origin decides expiry: a recording is `expired` only when the origin
- * answers that it is gone (403/404/410) after the deadline as the service's own clock (its `Date` header) tells
- * it. Past the deadline anything else is retried at the slowest pace of the backoff while the origin may still
+ * answers that it is gone (403/404/410) after the deadline; the time its reason names is read from the service's
+ * own clock (the `Date` header), never one the service has not reached. Past the deadline anything else is retried at the slowest pace of the backoff while the origin may still
  * serve the file, and its part is kept. An attempt that wrote bytes starts the backoff again from its first step,
  * and a retry is never put off past the last moment the rest could still be fetched at the rate seen.
  *
@@ -595,24 +595,27 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     }
 
     const gone = error instanceof HttpStatusError && error.gone;
-    // The service's clock: the deadline in the origin's own time, from its first dated answer (never judged
-    // against the local clock); without a Date header, the monotonic deadline.
+    // The service's clock (its `Date` header): the deadline in the origin's own time, from its first dated answer,
+    // so the time a reason names is one the service has reached, whatever the local wall clock says.
     const serviceDate = error instanceof HttpStatusError ? error.serviceDate : null;
     let serviceDeadline = this.#serviceDeadlines.get(key);
     if (serviceDate !== null && serviceDeadline === undefined) {
       serviceDeadline = serviceDate + (deadline - now);
       this.#serviceDeadlines.set(key, serviceDeadline);
     }
-    const pastDeadline =
-      serviceDate !== null && serviceDeadline !== undefined ? serviceDate >= serviceDeadline : now >= deadline;
 
-    if (gone && pastDeadline) {
-      // The origin says the file is gone, and the service's 6 hours are over: it is known gone.
+    if (gone && now >= deadline) {
+      // The origin says the file is gone, and its 6 hours are over on the monotonic clock: it is known gone.
       this.#forgetAttempts(key);
       this.#announceDisk();
       const partBytes = await sizeOf(downloadFs(this.#opts.fs), partPath).catch(() => null);
-      // A time the service has reached: its deadline on its own clock, or on ours when it gave no Date.
-      const at = formatTime(serviceDeadline ?? wallAt(deadline, this.#clock));
+      // A time the service has reached: its deadline on its own clock, or the moment it said so when that is earlier
+      // (a deadline read back after a step while Tally was stopped may lie ahead of it); ours without a Date.
+      const at = formatTime(
+        serviceDate !== null && serviceDeadline !== undefined
+          ? Math.min(serviceDate, serviceDeadline)
+          : wallAt(deadline, this.#clock),
+      );
       const why = [note('recordingGone', { at })];
       // The file is gone from the service: its part can never be finished, and it holds disk others need.
       if (partBytes !== null) {
