@@ -81,12 +81,21 @@ export function partPathFor(folder: string, job: Pick<RecordingJob, 'key' | 'cha
 
 /** What one attempt achieved, for the wait before the next (see #nextAttempt). */
 interface AttemptProgress {
-  /** It wrote at least one byte of the recording. */
-  wrote: boolean;
-  /** Its last progress: bytes present, total when known, rate in bytes per second. */
+  /** When it began (monotonic ms). */
+  startedAt: number;
+  /** Bytes of the recording it wrote. */
+  written: number;
+  /** Its last progress: bytes present and the total, when known. */
   bytes: number | null;
   total: number | null;
+}
+
+/** How fast a job's last attempt that wrote bytes went, and what was left: the pace its deadline is planned by. */
+interface Pace {
+  /** Bytes per second over that attempt, from its start (connection set-up included: on the slow side). */
   rate: number;
+  /** Bytes still to fetch after it. */
+  left: number;
 }
 
 interface Running {
@@ -108,6 +117,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   readonly #serviceDeadlines = new Map<string, number>();
   /** key → failures in a row without a byte written (the backoff step of the next wait). */
   readonly #failStreak = new Map<string, number>();
+  /** key → the pace of its last attempt that wrote bytes. */
+  readonly #pace = new Map<string, Pace>();
   #clockWatch: ReturnType<typeof watchWallClock> | null = null;
   readonly #random: () => number;
   /** Full jitter: many recordings failing together (the service down) spread their retries. */
@@ -484,7 +495,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     let lastCheckpoint = 0;
     let checkpoint: Promise<unknown> | null = null;
     /** What this attempt did: whether it wrote bytes (the backoff starts again), and its last progress. */
-    const done: AttemptProgress = { wrote: false, bytes: null, total: null, rate: 0 };
+    const done: AttemptProgress = { startedAt: this.#now(), written: 0, bytes: null, total: null };
     // Whatever the reservations say, another program may fill the disk: pause above the floor.
     const watch = this.#disk.watch(key, folder, (free) => {
       if (!signal.aborted) controller.abort(new DiskFullError(folder, null, free));
@@ -515,13 +526,12 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         ...(this.#opts.fs ? { fs: this.#opts.fs } : {}),
         ...(this.#opts.progressIntervalMs !== undefined ? { progressIntervalMs: this.#opts.progressIntervalMs } : {}),
         onBytesWritten: (bytes) => {
-          if (bytes > 0) done.wrote = true;
+          done.written += bytes;
           watch.wrote(bytes);
         },
         onProgress: (p) => {
           done.bytes = p.bytes;
           done.total = p.total;
-          done.rate = p.rate;
           this.emit('progress', { key, channelId: job.channelId, deadline: this.#isoAt(deadline), ...p });
           const now = this.#now();
           if (!checkpoint && now - lastCheckpoint >= (this.#opts.checkpointIntervalMs ?? 1000)) {
@@ -681,14 +691,20 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
    * the deadline itself; after it, the origin still decides, at the backoff's slowest pace.
    */
   #nextAttempt(key: string, now: number, deadline: number, done: AttemptProgress | null): number {
-    const streak = done?.wrote ? 1 : (this.#failStreak.get(key) ?? 0) + 1;
+    const wrote = done !== null && done.written > 0;
+    const streak = wrote ? 1 : (this.#failStreak.get(key) ?? 0) + 1;
     this.#failStreak.set(key, streak);
+    if (wrote && done.total !== null && done.bytes !== null && now > done.startedAt) {
+      this.#pace.set(key, {
+        rate: (done.written * 1000) / (now - done.startedAt),
+        left: Math.max(0, done.total - done.bytes),
+      });
+    }
     const wait = Math.max(1, backoffDelay(streak, this.#backoff, this.#random));
     if (now >= deadline) return now + Math.max(wait, this.#backoff.maxMs);
-    let latest = deadline;
-    if (done && done.total !== null && done.bytes !== null && done.rate > 0) {
-      latest = deadline - (Math.max(0, done.total - done.bytes) / done.rate) * 1000;
-    }
+    const pace = this.#pace.get(key);
+    // Half as long again as the rest took at that pace: a rate seen once is no promise.
+    const latest = pace && pace.rate > 0 ? deadline - 1.5 * (pace.left / pace.rate) * 1000 : deadline;
     return Math.max(now + 1, Math.min(now + wait, latest));
   }
 
@@ -735,6 +751,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     this.#md5Misses.delete(key);
     this.#goneCount.delete(key);
     this.#failStreak.delete(key);
+    this.#pace.delete(key);
     this.#serviceDeadlines.delete(key);
     this.#deadlines.delete(key);
     this.#disk.forget(key);
