@@ -223,6 +223,16 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     return at === undefined ? null : this.#isoAt(at);
   }
 
+  /**
+   * The deadline of `key` as the wall clock now names it (ISO), from the monotonic one this queue keeps; null when
+   * the job has not been looked at this run (its stored deadline is all there is). A wall-clock step moves it with
+   * the clock at once, before the stored deadline is rewritten.
+   */
+  deadlineAt(key: string): string | null {
+    const at = this.#deadlines.get(key);
+    return at === undefined ? null : this.#isoAt(at);
+  }
+
   #now(): number {
     return this.#clock.now();
   }

@@ -92,6 +92,8 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
       maxRecordingBytes: opts.maxRecordingBytes,
       segments: opts.segments,
       retryBaseMs: opts.retryBaseMs,
+      ...(opts.retryMaxMs !== undefined ? { retryMaxMs: opts.retryMaxMs } : {}),
+      ...(opts.stallRule !== undefined ? { stallRule: opts.stallRule } : {}),
       ...(opts.diskFloorBytes !== undefined ? { diskFloorBytes: opts.diskFloorBytes } : {}),
       ...(opts.diskRecheckMs !== undefined ? { diskRecheckMs: opts.diskRecheckMs } : {}),
       ...(opts.now ? { now: opts.now } : {}),
