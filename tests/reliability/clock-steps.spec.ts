@@ -141,7 +141,27 @@ function nothingCalledDeleted(events: Event[]): void {
   }
 }
 
-const saved = (r: Receiver, key: string) => r.waitFor((e) => e.type === 'saved' && e.key === key, `${key} saved`);
+/** The recording's end: saved, as it must be (an `expired` fails the test at once, with its reason). */
+async function saved(r: Receiver, key: string): Promise<Event> {
+  const end = await r.waitFor((e) => (e.type === 'saved' || e.type === 'expired') && e.key === key, `${key} saved`);
+  expect(end, String(end.error)).toMatchObject({ type: 'saved' });
+  return end;
+}
+
+/**
+ * The first `failed` event that `moved` accepts, within 20 retries (an `expired` one, or the 20th retry that
+ * `moved` refuses, ends the wait and fails the test).
+ */
+async function retried(r: Receiver, moved: (e: Event) => boolean, what: string): Promise<Event> {
+  let left = 20;
+  const event = await r.waitFor(
+    (e) => (e.type === 'failed' && (moved(e) || --left === 0)) || e.type === 'expired',
+    what,
+  );
+  expect(event, String(event.error)).toMatchObject({ type: 'failed' });
+  expect(moved(event), `${what}: 20 retries, and still ${String(event.deadline)}`).toBe(true);
+  return event;
+}
 
 describe.skipIf(!LIBFAKETIME)('clock steps under libfaketime (the origin keeps the real time)', () => {
   beforeAll(async () => {
@@ -170,8 +190,9 @@ describe.skipIf(!LIBFAKETIME)('clock steps under libfaketime (the origin keeps t
     const before = Date.parse(first.deadline ?? '');
     await stepTo('+7h');
     // Retried through the step: the deadline it is stored with names the same moment on the stepped clock.
-    const after = await r.waitFor(
-      (e) => e.type === 'failed' && Date.parse(e.deadline ?? '') - before > 6 * HOUR,
+    const after = await retried(
+      r,
+      (e) => Date.parse(e.deadline ?? '') - before > 6 * HOUR,
       'a retry with the deadline moved by the step',
     );
     expect(Math.abs(Date.parse(after.deadline ?? '') - before - 7 * HOUR)).toBeLessThan(5_000);
@@ -207,8 +228,8 @@ describe.skipIf(!LIBFAKETIME)('clock steps under libfaketime (the origin keeps t
     // The first attempt after the restart meets one more 503, past the deadline the journal holds.
     sb.control.setFaults('download', { status: 503, times: 1 });
     const again = await receiving();
-    const retried = await again.waitFor((e) => e.type === 'failed', 'the 503 after the restart');
-    expect(retried.state).toBe('pending');
+    const late = await retried(again, () => true, 'the 503 after the restart');
+    expect(late.state).toBe('pending');
     const done = await saved(again, failed.key!);
     expect(await sha256File(String(done.path))).toBe(await sb.control.getRecording('step-stopped')?.sha256());
     nothingCalledDeleted([...first.events, ...again.events]);
@@ -221,8 +242,9 @@ describe.skipIf(!LIBFAKETIME)('clock steps under libfaketime (the origin keeps t
     const first = await r.waitFor((e) => e.type === 'failed', 'a 503');
     const before = Date.parse(first.deadline ?? '');
     await stepTo('-1d');
-    const after = await r.waitFor(
-      (e) => e.type === 'failed' && before - Date.parse(e.deadline ?? '') > 12 * HOUR,
+    const after = await retried(
+      r,
+      (e) => before - Date.parse(e.deadline ?? '') > 12 * HOUR,
       'a retry with the deadline moved back by the step',
     );
     expect(Math.abs(before - Date.parse(after.deadline ?? '') - DAY)).toBeLessThan(5_000);

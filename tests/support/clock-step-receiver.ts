@@ -15,6 +15,8 @@
  * Run as `node tests/support/clock-step-receiver.ts '<json config>'` (Node strips the types); SIGTERM stops it.
  */
 import { createInterface } from 'node:readline';
+import type * as UrlPolicyModule from '../../electron/core/net/url-policy.js';
+import type * as ReceiveServiceModule from '../../electron/core/receive/receive-service.js';
 import type { RecordingJob } from '../../electron/core/recordings/types.js';
 
 interface Config {
@@ -27,12 +29,8 @@ interface Config {
 }
 
 const dist = (module: string) => new URL(`../../dist/electron/core/${module}`, import.meta.url).href;
-const { ReceiveService } = (await import(dist('receive/receive-service.js'))) as typeof import(
-  '../../electron/core/receive/receive-service.js'
-);
-const { DownloadOriginPolicy } = (await import(dist('net/url-policy.js'))) as typeof import(
-  '../../electron/core/net/url-policy.js'
-);
+const { ReceiveService } = (await import(dist('receive/receive-service.js'))) as typeof ReceiveServiceModule;
+const { DownloadOriginPolicy } = (await import(dist('net/url-policy.js'))) as typeof UrlPolicyModule;
 
 const config = JSON.parse(process.argv[2] ?? '{}') as Config;
 const say = (event: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(event)}\n`);
