@@ -84,14 +84,30 @@ class ReconcilingAppCore implements TallyAppCore {
   readonly #studio: StudioHost;
   #version = '0.0.0';
 
-  #phase: Phase = 'new';
+  #phaseNow: Phase = 'new';
+  /** The phase, pushed to the pipeline host whenever it changes (the host never asks for it). */
+  get #phase(): Phase {
+    return this.#phaseNow;
+  }
+  set #phase(phase: Phase) {
+    this.#phaseNow = phase;
+    this.#host.setPhase(phase);
+  }
   readonly #queue = new SerialQueue();
   #startPromise: Promise<void> | null = null;
   #stopPromise: Promise<void> | null = null;
 
   /** Demo mode was forced by the shell and not yet left by entering credentials. */
   #forceDemo: boolean;
-  #demo = false;
+  #demoOn = false;
+  /** Demo mode; the pipeline host is told which sandbox stands in for the service whenever it changes. */
+  get #demo(): boolean {
+    return this.#demoOn;
+  }
+  set #demo(on: boolean) {
+    this.#demoOn = on;
+    this.#pushDemo();
+  }
   readonly #demoRun: DemoRunner;
   #api: ChannelApi | null = null;
   #apiCredentials: Credentials | null = null;
@@ -118,7 +134,7 @@ class ReconcilingAppCore implements TallyAppCore {
       () => this.traySnapshot(),
       () => this.#poller.reschedule(),
     );
-    this.#settings = openSettingsStore(opts.home, opts.settingsBackend);
+    this.#settings = openSettingsStore(opts.home);
     // The warnings are those of the last read: read once, so what was reset or dropped at start-up is logged.
     this.#settings.get();
     for (const warning of this.#settings.warnings) this.#log(`settings: ${warning}`);
@@ -143,7 +159,7 @@ class ReconcilingAppCore implements TallyAppCore {
       emit: (event, payload) => this.#emit(event, payload),
       log: this.#log,
       updateTray: () => this.#events.updateTray(),
-      tunnelView: () => this.#tunnelView(),
+      settings: this.#settings,
       onChannel: (call) => this.#poller.hook(call),
       home: this.#opts.home,
       face: opts.transport === 'ipc' ? 'app' : 'serve',
@@ -232,6 +248,7 @@ class ReconcilingAppCore implements TallyAppCore {
       await this.#studio.stop();
       await this.#host.shutdown();
       await this.#demoRun.close();
+      this.#pushDemo();
       this.#phase = 'stopped';
     })();
     return this.#stopPromise;
@@ -484,7 +501,12 @@ class ReconcilingAppCore implements TallyAppCore {
   // ---- Tunnel and webhook registration ---------------------------------------------------------
 
   #tunnelView(): TunnelStatus {
-    return this.#host.view(this.#settings.get(), this.#phase, this.#demoTarget());
+    return this.#host.view();
+  }
+
+  /** Tells the pipeline host which demo sandbox stands in for the service now (after every mode change). */
+  #pushDemo(): void {
+    this.#host.setDemo(this.#demoTarget());
   }
 
   /** The demo sandbox while it stands in for the service, else null. */
@@ -522,6 +544,7 @@ class ReconcilingAppCore implements TallyAppCore {
         this.#log('demo mode: the embedded sandbox is running');
       }
     }
+    this.#pushDemo();
 
     const endpoints = this.#configuredEndpoints(settings);
     const sandbox = this.#demoTarget();

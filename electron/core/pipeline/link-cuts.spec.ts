@@ -15,7 +15,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { DownloadOriginPolicy } from '../net/url-policy.js';
 import type { FailedEvent, SavedEvent } from './download-manager.js';
 import { DownloadManager } from './download-manager.js';
-import { MemoryJobStore } from './memory-job-store.js';
+import { MemoryJobStore } from '../../../tests/support/pipeline/memory-job-store.js';
 import { TestServer } from '../../../tests/support/download/file-server.js';
 
 const KiB = 1024;

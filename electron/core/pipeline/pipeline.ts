@@ -129,7 +129,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
       expectedId: receiver.instanceId,
       signProbe: (nonce) => receiver.signProbe(nonce),
       checkIntervalMs: opts.tunnelCheckIntervalMs,
-      ...(opts.testOnlyConnectTo ? { testOnlyConnectTo: opts.testOnlyConnectTo } : {}),
+      ...(opts.connectTo ? { connectTo: opts.connectTo } : {}),
       // A failed check is repeated sooner, but never later than the regular period.
       ...(opts.tunnelCheckIntervalMs ? { retryCheckIntervalMs: Math.min(10_000, opts.tunnelCheckIntervalMs) } : {}),
       ...(opts.log ? { log: opts.log } : {}),

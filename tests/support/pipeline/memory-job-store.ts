@@ -1,12 +1,11 @@
 /**
- * TEST TWIN of the durable inbox: an in-memory JobStore with the same observable behaviour (dedupe by URL,
+ * TEST HELPER, the test twin of the durable inbox: an in-memory JobStore with the same observable behaviour (dedupe by URL,
  * 'added' after a new job, patches applied in call order) and a log of every update for assertions.
  * Not for production: nothing is written to disk.
  */
 import { EventEmitter } from 'node:events';
-import type { JobStore, NewRecording, RecordingJob } from '../recordings/types.js';
-import { RETENTION_MS } from '../recordings/types.js';
-import { systemClock } from '../time.js';
+import type { JobStore, NewRecording, RecordingJob } from '../../../electron/core/recordings/types.js';
+import { RETENTION_MS } from '../../../electron/core/recordings/types.js';
 
 type Patch = Parameters<JobStore['update']>[1];
 
@@ -17,7 +16,7 @@ export class MemoryJobStore extends EventEmitter implements JobStore {
   /** Updates matching this are rejected (like a journal on a full disk) until it is cleared. */
   failUpdates: ((patch: Patch) => boolean) | null = null;
 
-  constructor(private readonly now: () => number = systemClock.wall) {
+  constructor(private readonly now: () => number = Date.now) {
     super();
   }
 
