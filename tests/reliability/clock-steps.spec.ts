@@ -7,7 +7,8 @@
  *
  * - +7 h during a 503 retry (NTP correcting a dual-boot PC whose hardware clock kept local time);
  * - +7 h during a slow download (the stall rule called it "too late");
- * - +7 h while Tally was stopped (the stored deadline is all a restart has);
+ * - +7 h while Tally was stopped (the stored deadline is all a restart has: on the same boot the offset of the
+ *   wall clock from the boot clock, kept in the state folder, shows the step);
  * - -1 day during a retry (a user setting the date back).
  *
  * Every recording is saved; nothing is called expired while the origin serves it; no reason or health names a
@@ -218,7 +219,7 @@ describe.skipIf(!LIBFAKETIME)('clock steps under libfaketime (the origin keeps t
     nothingCalledDeleted(r.events);
   }, 60_000);
 
-  it('+7 h while stopped: the restart keeps trying past the stored deadline and saves it', async () => {
+  it('+7 h while stopped: the restart moves the stored deadline by the step, keeps trying and saves it', async () => {
     sb.control.setFaults('download', { status: 503 });
     const first = await receiving();
     await broadcast('step-stopped', 200 * KiB);
@@ -228,8 +229,13 @@ describe.skipIf(!LIBFAKETIME)('clock steps under libfaketime (the origin keeps t
     // The first attempt after the restart meets one more 503, past the deadline the journal holds.
     sb.control.setFaults('download', { status: 503, times: 1 });
     const again = await receiving();
+    // On the same boot the restart sees the step (the wall clock's offset from the boot clock, kept in the state
+    // folder) and moves the journal's deadline by it before reading it.
     const late = await retried(again, () => true, 'the 503 after the restart');
     expect(late.state).toBe('pending');
+    expect(Math.abs(Date.parse(late.deadline ?? '') - Date.parse(failed.deadline ?? '') - 7 * HOUR)).toBeLessThan(
+      5_000,
+    );
     const done = await saved(again, failed.key!);
     expect(await sha256File(String(done.path))).toBe(await sb.control.getRecording('step-stopped')?.sha256());
     nothingCalledDeleted([...first.events, ...again.events]);

@@ -127,6 +127,8 @@ export interface DownloadManagerEvents {
   saved: [SavedEvent];
   failed: [FailedEvent];
   expired: [ExpiredEvent];
+  /** The wall clock stepped by this many ms (stored deadlines are being moved by it; core/time.ts). */
+  'clock-step': [stepMs: number];
   /** The disk of the recordings folder changed health (a recording waits for space, or no longer does). */
   disk: [DiskStatus];
 }

@@ -41,7 +41,7 @@ import { DiskBudget, bytesToWrite, type DiskStats, type DiskStatus } from './dis
 import { refusePlantedLinks, releaseFinalName, reserveFinalName, sniffPart } from './final-names.js';
 import { describe, formatTime, stored } from './job-notes.js';
 import { RetrySchedule } from './retry-schedule.js';
-import { isoAt, manualClock, systemClock, wallAt, watchWallClock, type Clock } from '../time.js';
+import { isoAt, manualClock, shiftIso, systemClock, wallAt, watchWallClock, type Clock } from '../time.js';
 
 /** First wait before looking again at a recording the service says is gone, and the longest. */
 export const GONE_RECHECK_MS = 10 * 60 * 1000;
@@ -217,6 +217,18 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     }
   }
 
+  /**
+   * The wall clock stepped by `step` ms while this queue was not running (core/clock-anchor.ts): every unfinished
+   * job's stored deadline is moved by it before any is read. Call before `start()`.
+   */
+  async moveStoredDeadlines(step: number): Promise<void> {
+    for (const key of this.#store.keys(['pending', 'downloading', 'gone'])) {
+      const job = this.#store.get(key);
+      if (!job || this.#deadlines.has(key)) continue;
+      await this.#write(key, { deadline: shiftIso(job.deadline, step) }).catch(() => undefined);
+    }
+  }
+
   /** When the next automatic attempt of `key` is due (ISO), or null when none is scheduled. */
   nextAttemptAt(key: string): string | null {
     const at = this.#retries.dueAt(key);
@@ -257,6 +269,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
    * (health, the popover's countdown, a restart) names the same moment as before. In memory nothing moves.
    */
   async #wallClockStepped(step: number): Promise<void> {
+    this.emit('clock-step', step);
     for (const key of this.#store.keys(['pending', 'downloading', 'gone'])) {
       if (this.#stopped) return;
       const job = this.#store.get(key);
