@@ -20,7 +20,9 @@ import type {
 } from '../../contract.js';
 import type { ChannelApi } from '../api-client.js';
 import { resolveEndpoints, type Endpoints } from '../endpoints.js';
-import { BadCredentialsError, ConfigError, TallyError } from '../errors.js';
+import { BadCredentialsError, ConfigError, TallyError, ValidationError } from '../errors.js';
+import { expandFolder } from '../paths.js';
+import { note } from '../notes.js';
 import { channelToJson, type Channel, type Credentials } from '../model.js';
 import { recordingsFolderFor } from '../pipeline/options.js';
 import type { RecordingPipeline } from '../pipeline/pipeline.js';
@@ -48,7 +50,7 @@ import { checkFolderChange } from './folder-change.js';
 import { traySnapshotOf } from './tray-snapshot.js';
 import { appPipelineSpec, buildAppApi } from './app-pipeline.js';
 import { CoreEvents } from './core-events.js';
-import { DemoRunner, demoRecordingsDir, type DemoSandbox } from './demo.js';
+import { DemoRunner, demoRecordingsDir, demoStateDir, type DemoSandbox } from './demo.js';
 import { LivePoller } from './live-poller.js';
 import { AppCredentials } from './app-credentials.js';
 import { diagnosticsText, journalCounts, recentLogs, secretsInEnv } from './diagnostics.js';
@@ -191,6 +193,7 @@ class ReconcilingAppCore implements TallyAppCore {
       publish: (setup) => this.#host.publish(setup),
       publisherLink: () => this.#host.studioLink,
       statusChanged: () => this.#host.healthChanged(),
+      assertStorable: () => this.#creds.assertStorable(),
       // Following a studio or not may leave or enter demo mode (effectiveDemoMode): the views must say so.
       save: (studio) =>
         this.#queue.run(async () => {
@@ -379,9 +382,11 @@ class ReconcilingAppCore implements TallyAppCore {
 
   async #updateSettings(patch: SettingsPatch): Promise<SettingsView> {
     const storePatch = toStorePatch(patch);
-    // A form sent back while in demo mode carries the demo folder; it must not become the real folder.
-    if (this.#demo && storePatch.recordingsFolder === demoRecordingsDir(this.#opts.home)) {
-      delete storePatch.recordingsFolder;
+    // The demo's own folder never becomes the real one (a demo run deletes older recordings there): said, not
+    // silently dropped, however the path was typed.
+    const demoFolder = demoRecordingsDir(this.#opts.home);
+    if (storePatch.recordingsFolder !== undefined && expandFolder(storePatch.recordingsFolder) === demoFolder) {
+      throw new ValidationError(['recordingsFolder'], note('demoFolderRefused', { folder: demoFolder }));
     }
     const before = this.#settings.get();
     // Validate before any side effect, so a bad field changes nothing at all.
@@ -421,6 +426,7 @@ class ReconcilingAppCore implements TallyAppCore {
       settingsWarnings: this.#settings.warnings,
       health: [{ who: face === 'app' ? 'the tray app' : 'tally serve', health: await this.#host.health() }],
       journal: await journalCounts(this.#opts.home),
+      demoJournal: await journalCounts(demoStateDir(this.#opts.home)),
       logs: await recentLogs(this.#opts.home, [face]),
       secrets: [...secretsInEnv(this.#env), ...(credentials ? [credentials.secret] : [])],
     });

@@ -81,6 +81,8 @@ export interface PipelineOptions {
   diskRecheckMs?: number;
   /** Clock of the download deadlines and retries (tests: a recording's 6 hours pass without waiting). */
   now?: () => number;
+  /** How long the service keeps a recording after its webhook (default 6 h; the demo sandbox's is its sped-up time). */
+  retentionMs?: number;
   tunnelCheckIntervalMs?: number;
   heartbeatIntervalMs?: number;
   /** Web client uploads (`/uploads/<token>`, the SDK's recordUrl); off when absent. */
