@@ -255,8 +255,9 @@ async function receive(
   const spaced =
     opts.store.kind === 'nats' ? new SpacedReclaim(NATS_READ_SPAN.liveBytes, NATS_READ_SPAN.inFlightBytes) : null;
   let sinceCheckpoint = 0;
-  let lastCheckpoint = Date.now();
-  const began = Date.now();
+  // Durations on the monotonic clock: a wall clock stepped back a day froze a throttled mirror (issue 30).
+  let lastCheckpoint = performance.now();
+  const began = performance.now();
   // A checkpoint records the offset reached when it starts, once the bytes before it are on disk: the datasync
   // runs beside the next writes instead of stopping them, and one runs at a time.
   let syncing: Promise<void> | null = null;
@@ -264,7 +265,7 @@ async function receive(
     if (syncing) return syncing;
     const at: Sidecar = { identity: a.identity, offset, resume };
     sinceCheckpoint = 0;
-    lastCheckpoint = Date.now();
+    lastCheckpoint = performance.now();
     syncing = handle
       .datasync()
       .then(() => writeSidecar(sidecar, at))
@@ -290,7 +291,7 @@ async function receive(
       offset += written;
       resume = piece.resume;
       sinceCheckpoint += written;
-      if (!syncing && (sinceCheckpoint >= every || Date.now() - lastCheckpoint >= CHECKPOINT_EVERY_MS)) {
+      if (!syncing && (sinceCheckpoint >= every || performance.now() - lastCheckpoint >= CHECKPOINT_EVERY_MS)) {
         const saving = checkpoint().catch(() => undefined); // a failed checkpoint only costs a longer resume
         // A throttled transfer waits anyway: its checkpoint is on disk before the progress that follows is said.
         if (opts.rateBytesPerSec) await saving;
@@ -298,7 +299,7 @@ async function receive(
       opts.onProgress?.({ identity: a.identity, channelId: a.channelId, bytes: offset, totalBytes: a.bytes });
       if (offset >= a.bytes) break;
       if (opts.rateBytesPerSec) {
-        const ahead = ((offset - start) / opts.rateBytesPerSec) * 1000 - (Date.now() - began);
+        const ahead = ((offset - start) / opts.rateBytesPerSec) * 1000 - (performance.now() - began);
         if (ahead > 0) {
           clearTimeout(idle);
           await abortableDelay(ahead, local.signal);
