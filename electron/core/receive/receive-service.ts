@@ -20,6 +20,7 @@ import type { HealthView } from '../health-view.js';
 import { errorNote, nested, note, type Note } from '../notes.js';
 import type { PublisherOptions, StudioPublisher } from '../studio/publisher.js';
 import { describeError } from '../logger.js';
+import { wallNow } from '../time.js';
 import { RecordingPipeline, type PipelineEvents, type PipelineOptions } from '../pipeline/pipeline.js';
 import type { JobState, RecordingJob } from '../recordings/types.js';
 import { ControlServer, type Face } from './control.js';
@@ -168,7 +169,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   constructor(opts: ReceiveServiceOptions) {
     super();
     this.#opts = opts;
-    this.#now = opts.now ?? Date.now;
+    // Wall time: health judges stored times (deadlines, updates) that a wall-clock step moves with it.
+    this.#now = opts.now ?? wallNow;
   }
 
   get pipeline(): RecordingPipeline | null {
