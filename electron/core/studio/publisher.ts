@@ -29,9 +29,10 @@ import { defaultLagWarnMs, lagging, membersLag, shortDuration, type MemberLag } 
 import { NatsTeamStore, S3SetupError, type S3StoreOptions, type TeamStore } from './store.js';
 import { StudioWarnings, studioWarning, type StudioWarning } from './warnings.js';
 import { TeamLink, type TeamAnswer } from './team-link.js';
+import { systemClock, wallNow } from '../time.js';
 
 /** Durations and retry times on the monotonic clock: a step of the wall clock neither freezes nor rushes them. */
-const monotonic = (): number => performance.now();
+const monotonic = (): number => systemClock.now();
 import {
   CLAIMS_BUCKET,
   DEFAULT_RETENTION_MS,
@@ -249,7 +250,8 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
   /** Opens the ledger, queues what was saved but never published, and connects in the background. */
   async start(): Promise<void> {
     this.#ledger = await Ledger.open(`${this.#opts.stateDir}/studio`, 'published.jsonl', isPublished);
-    const since = Date.now() - this.#retentionMs;
+    // Stored times (journal, upload log) against the wall clock: what outlives the process is kept in it.
+    const since = wallNow() - this.#retentionMs;
     // Only saved jobs of the retention period are read back from the journal.
     for (const job of this.#pipeline.inbox.where((state, updatedAtMs) => state === 'saved' && updatedAtMs >= since)) {
       // Saved by its twin's file (one recording in both webhook forms): the twin's save is what is published.
