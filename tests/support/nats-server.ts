@@ -16,6 +16,12 @@ export interface NatsServer {
   stop(crash?: boolean): Promise<void>;
   /** Starts it again on the same port with the same storage. */
   start(): Promise<void>;
+  /**
+   * Hangs it (SIGSTOP): its sockets stay open and accept connections, and nothing is answered, as a hung server
+   * does; `resume()` (SIGCONT) lets it go on. `close()` resumes it first.
+   */
+  pause(): void;
+  resume(): void;
   /** What the server has logged since it was last started (it logs every refused login as an error). */
   log(): string;
   /** Resolves once the log (since the last start) matches: the server may log after the client saw the answer. */
@@ -102,7 +108,12 @@ export async function startNatsServer(
       proc.once('error', reject);
     });
 
+  const signal = (sig: NodeJS.Signals) => {
+    const proc = child as ChildProcess | null;
+    if (proc && proc.exitCode === null && proc.signalCode === null) proc.kill(sig);
+  };
   const stop = async (crash = false) => {
+    signal('SIGCONT'); // a hung server ends only once it runs again
     const proc = child;
     child = null;
     if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
@@ -120,6 +131,8 @@ export async function startNatsServer(
     port,
     url: `nats://127.0.0.1:${port}`,
     stop,
+    pause: () => signal('SIGSTOP'),
+    resume: () => signal('SIGCONT'),
     log: () => log,
     logged: (pattern) =>
       new Promise<void>((resolve) => {
