@@ -13,7 +13,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { startSandbox, type Sandbox } from '../electron/core/sandbox/index.js';
 import { ensureBuiltCli } from './support/built-cli.js';
 import { startTally, type ListenProcess } from './support/listen-process.js';
-import { startNatsServer, type NatsServer } from './support/nats-server.js';
+import { startNatsServer } from './support/nats-server.js';
 import { listenEnv } from './support/sandbox-files.js';
 
 /** A server that accepts every connection and never writes a byte: what a hung team server looks like. */
