@@ -89,6 +89,18 @@ async function studio(cluster: NatsCluster, root: string) {
   await member.start();
   const memberUrl = (await ready).url;
 
+  // What each side said when (ms on the monotonic clock), printed should a case fail.
+  const began = performance.now();
+  const trail: string[] = [];
+  const at = (what: string) => trail.push(`${Math.round(performance.now() - began)} ms ${what}`);
+  for (const e of ['connection', 'answering', 'failed', 'published'] as const) {
+    publisher.on(e, (x: unknown) => at(`receiver ${e} ${JSON.stringify(x)}`));
+  }
+  for (const e of ['connection', 'answering', 'saved', 'failed'] as const) {
+    member.on(e, (x: unknown) => at(`member ${e} ${JSON.stringify(x)}`));
+  }
+  onTestFailed(() => console.error(trail.join('\n')));
+
   const expected = new Map<string, string>();
   await mkdir(join(root, 'saved'));
   let n = 0;
@@ -100,6 +112,7 @@ async function studio(cluster: NatsCluster, root: string) {
     await writeFile(file, data);
     expected.set(`cam-${n}.mp4`, sha256(data));
     const identity = serverIdentity(`day-${n}`);
+    at(`shared ${identity}`);
     emitSaved(pipeline, file, { key: `day-${n}`, channelId: `cam-${n}`, bytes: data.length });
     return identity;
   };
@@ -116,6 +129,7 @@ async function studio(cluster: NatsCluster, root: string) {
     urls: { receiver: receiverUrl, member: memberUrl },
     share,
     checkFiles,
+    at,
   };
 }
 
@@ -125,9 +139,17 @@ describe('a studio whose team servers hang (real three-node nats-server cluster)
     onTestFailed(() => console.error(`studio-hung-server stopped at "${step}"`));
     const root = await mkdtemp(join(tmpdir(), 'tally-hung-'));
     cleanups.push(() => rm(root, { recursive: true, force: true }));
-    const cluster = await startNatsCluster(3);
+    // The servers leave a hung peer as the clients do (pings every 2 s, two unanswered): with nats-server's
+    // default of 2 minutes, the other two kept routing requests to the hung node for minutes (docs/studio.md).
+    const cluster = await startNatsCluster(3, { config: 'ping_interval: "2s"\nping_max: 2\n' });
     cleanups.push(() => cluster.close());
     const hung = cluster.nodes[0]!;
+    onTestFailed(() => {
+      for (const i of [1, 2]) {
+        const said = cluster.nodes[i]!.log().split('\n').filter((l) => /leader|Route|Stale|stale|Slow/.test(l));
+        console.error(`node ${i + 1}:\n${said.slice(-25).join('\n')}`);
+      }
+    });
     const s = await studio(cluster, root);
     // Every client is on node 1.
     expect(s.urls.receiver).toBe(hung.url);
@@ -138,6 +160,7 @@ describe('a studio whose team servers hang (real three-node nats-server cluster)
 
     step = 'hang';
     hung.pause();
+    s.at('node 1 hung');
     cleanups.push(async () => hung.resume());
     const hangAt = performance.now();
     const during = await s.share();
@@ -196,7 +219,7 @@ describe('a studio whose team servers hang (real three-node nats-server cluster)
     // Writable again: the studio stream answers (what the faces ask, too).
     const nc = await connect({ servers: cluster.urls.map((u) => u.replace('nats://', '')) });
     cleanups.push(() => nc.close());
-    const jsm = await jetstreamManager(nc, { timeout: 2_000 });
+    const jsm = await jetstreamManager(nc, { timeout: 2_000, checkAPI: false });
     for (;;) {
       const answered = await jsm.streams.info(STUDIO_STREAM).then(
         () => true,
