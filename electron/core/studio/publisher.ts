@@ -26,7 +26,8 @@ import { TeamCatalogue } from './catalogue.js';
 import { Ledger, type LedgerRecord } from './ledger.js';
 import { MEMBERS_BUCKET, PRESENCE_TTL_MS } from './member-identity.js';
 import { defaultLagWarnMs, lagging, membersLag, shortDuration, type MemberLag } from './lag.js';
-import { NatsTeamStore, S3SetupError, type S3StoreOptions, type TeamStore } from './store.js';
+import { NatsTeamStore, S3SetupError, StoreVerifyError, type S3StoreOptions, type TeamStore } from './store.js';
+import { ConfigError } from '../errors.js';
 import { StudioWarnings, studioWarning, type StudioWarning } from './warnings.js';
 import { TeamLink, type TeamAnswer } from './team-link.js';
 import { systemClock, wallNow } from '../time.js';
@@ -580,7 +581,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
         // Not the connection's pauses: two receivers racing for one recording settle it by these growing apart.
         const delay = backoffDelay(item.failures, { baseMs: 500, maxMs: 30_000, jitter: 0.5 });
         item.retryAt = monotonic() + delay;
-        item.busy = jetStreamBusy(error);
+        item.busy = clusterFailure(error);
         const message = describeError(error);
         this.emit('failed', { identity: item.identity, channelId: item.channelId, message });
         if (error instanceof S3SetupError && error.note) this.#warn(studioWarning('s3Setup', error.note));
@@ -749,6 +750,19 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     if (!m || m.data.length === 0) return null;
     return { revision: m.seq, created: m.time, json: <T>() => m.json<T>() };
   }
+}
+
+/**
+ * A failure that was the team server's, not the recording's: no answer, no leader, a server that lost its
+ * cluster's majority ("JetStream not enabled" / "temporarily unavailable" from the one left), a lost link. Not:
+ * a claim another receiver holds, a store that refuses the keys or holds other bytes (those keep their pauses).
+ */
+function clusterFailure(error: unknown): boolean {
+  if (jetStreamBusy(error)) return true;
+  if (error instanceof ConfigError || error instanceof StoreVerifyError) return false;
+  return /jetstream (is )?not enabled|temporarily unavailable|connection (closed|disconnected)|disconnect/i.test(
+    describeError(error),
+  );
 }
 
 /** JetStream's answer to a compare-and-set over a revision that is no longer the last. */
