@@ -146,7 +146,9 @@ describe('a studio whose team servers hang (real three-node nats-server cluster)
     const hung = cluster.nodes[0]!;
     onTestFailed(() => {
       for (const i of [1, 2]) {
-        const said = cluster.nodes[i]!.log().split('\n').filter((l) => /leader|Route|Stale|stale|Slow/.test(l));
+        const said = cluster.nodes[i]!.log()
+          .split('\n')
+          .filter((l) => /leader|Route|Stale|stale|Slow/.test(l));
         console.error(`node ${i + 1}:\n${said.slice(-25).join('\n')}`);
       }
     });
