@@ -197,6 +197,8 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
   #lag: MemberLag[] = [];
   #lagTimer: NodeJS.Timeout | null = null;
   #link: TeamLink | null = null;
+  /** When the cluster last answered again after failing (monotonic; -Infinity before). */
+  #answeredAt = -Infinity;
   #selfWake: NodeJS.Timeout | null = null;
   readonly #detach: () => void;
 
@@ -481,6 +483,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
 
   /** Every recording that failed for want of the cluster is tried at once (no pause carried over from the outage). */
   #outageOver(): void {
+    this.#answeredAt = monotonic();
     let any = false;
     for (const item of this.#queue.values()) {
       if (!item.busy) continue;
@@ -569,6 +572,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
         continue;
       }
       this.#inFlight.set(item.identity, item);
+      const startedAt = monotonic();
       try {
         await this.#publish(item);
         this.#queue.delete(item.identity);
@@ -577,11 +581,13 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
         if (item.busy || item.failures) this.#outageOver();
       } catch (error) {
         if (signal.aborted) return;
-        item.failures = (item.failures ?? 0) + 1;
-        // Not the connection's pauses: two receivers racing for one recording settle it by these growing apart.
-        const delay = backoffDelay(item.failures, { baseMs: 500, maxMs: 30_000, jitter: 0.5 });
-        item.retryAt = monotonic() + delay;
         item.busy = clusterFailure(error);
+        // An attempt begun before the cluster answered again failed for the outage: it goes again at once.
+        const straddled = item.busy && startedAt <= this.#answeredAt;
+        item.failures = straddled ? 0 : (item.failures ?? 0) + 1;
+        // Not the connection's pauses: two receivers racing for one recording settle it by these growing apart.
+        const delay = straddled ? 0 : backoffDelay(item.failures, { baseMs: 500, maxMs: 30_000, jitter: 0.5 });
+        item.retryAt = monotonic() + delay;
         const message = describeError(error);
         this.emit('failed', { identity: item.identity, channelId: item.channelId, message });
         if (error instanceof S3SetupError && error.note) this.#warn(studioWarning('s3Setup', error.note));
