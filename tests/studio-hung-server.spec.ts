@@ -96,7 +96,7 @@ async function studio(cluster: NatsCluster, root: string) {
   for (const e of ['connection', 'answering', 'failed', 'published'] as const) {
     publisher.on(e, (x: unknown) => at(`receiver ${e} ${JSON.stringify(x)}`));
   }
-  for (const e of ['connection', 'answering', 'saved', 'failed'] as const) {
+  for (const e of ['connection', 'answering', 'started', 'saved', 'failed'] as const) {
     member.on(e, (x: unknown) => at(`member ${e} ${JSON.stringify(x)}`));
   }
   onTestFailed(() => console.error(trail.join('\n')));
