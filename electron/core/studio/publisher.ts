@@ -31,9 +31,6 @@ import { ConfigError } from '../errors.js';
 import { StudioWarnings, studioWarning, type StudioWarning } from './warnings.js';
 import { TeamLink, type TeamAnswer } from './team-link.js';
 import { systemClock, wallNow } from '../time.js';
-
-/** Durations and retry times on the monotonic clock: a step of the wall clock neither freezes nor rushes them. */
-const monotonic = (): number => systemClock.now();
 import {
   CLAIMS_BUCKET,
   DEFAULT_RETENTION_MS,
@@ -49,6 +46,9 @@ import {
   type TeamCredentials,
   type TeamRetry,
 } from './team.js';
+
+/** Durations and retry times on the monotonic clock: a step of the wall clock neither freezes nor rushes them. */
+const monotonic = (): number => systemClock.now();
 
 export type StoreSpec = { kind: 'nats' } | ({ kind: 's3' } & S3StoreOptions);
 
