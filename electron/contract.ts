@@ -13,20 +13,13 @@
 import { z } from 'zod';
 import type { Note } from './core/notes.js';
 import type { HealthView } from './core/health-view.js';
+import type { ChannelJson, TunnelKind, TunnelStatus as CoreTunnelStatus } from './core/view-shapes.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Data shapes (JSON: dates are ISO strings)
 
-export interface ChannelView {
-  id: string;
-  serviceId: string | null;
-  state: 'live' | 'ended';
-  createdAt: string;
-  endedAt: string | null;
-  durationSeconds: number | null;
-  watchers: number | null;
-  cumulativeSessions: number | null;
-}
+/** A channel as the core hands it over (core/view-shapes.ts: the same object `tally live --json` prints). */
+export type ChannelView = ChannelJson;
 
 export interface SearchQuery {
   /** ISO 8601 start of the period. */
@@ -76,9 +69,10 @@ export interface RecordingView {
    * A saved recording: what its download was checked against before it was named (size from the server or the
    * webhook, MD5 from the S3 ETag, or `repeat`: two downloads gave the same bytes while the ETag was not their
    * MD5, as S3 does for encrypted objects; `sha256`: a studio member's copy matched the team's SHA-256). Empty or
-   * absent: nothing could be checked, so it is saved but not verified.
+   * absent: nothing could be checked, so it is saved but not verified. `short`: shorter than the webhook announced,
+   * saved because the server kept sending that much: never shown as verified.
    */
-  checks?: ('size' | 'md5' | 'repeat' | 'sha256')[];
+  checks?: ('size' | 'md5' | 'repeat' | 'sha256' | 'short')[];
   /** Client uploads: which of the web SDK's two recordings (its own stream `LL`, the remote one `RR`). */
   track?: 'local' | 'remote' | null;
   /** The webhook named a thumbnail image (fetched through `recordings:thumbnail`). */
@@ -105,34 +99,12 @@ export interface GapReport {
   errorNotes?: Note[] | null;
 }
 
-export type TunnelProvider = 'none' | 'url' | 'ngrok' | 'localtunnel';
+export type TunnelProvider = TunnelKind;
 
-export interface TunnelStatus {
-  provider: TunnelProvider;
-  state: 'off' | 'connecting' | 'reachable' | 'unreachable' | 'error';
-  /** Public webhook URL to paste into the console (with its token), when known. */
-  publicUrl: string | null;
-  /** Local webhook URL (loopback). */
-  localUrl: string | null;
-  /** Web SDK `recordUrl` for client audio uploads, when known. */
-  uploadUrl: string | null;
-  lastCheckedAt: string | null;
-  message: string | null;
-  /** `message` as notes the popover translates (see core/notes.ts). */
-  messageNotes?: Note[] | null;
-  /** Whether the current public URL is the one registered with the service. */
-  registered: boolean;
+/** The supervisor's status (core/view-shapes.ts), with what only the app knows. */
+export interface TunnelStatus extends CoreTunnelStatus {
   /** Why the last restart failed, until one succeeds (the previous setup still receives, or nothing does). */
   restartProblem?: { message: string; notes: Note[] } | null;
-  /**
-   * Whether a web page can upload client recordings through the public URL, checked as a browser would (CORS
-   * preflight, browser User-Agent, no tunnel bypass header): `off` when there is nothing to check (uploads off,
-   * no public URL, no allowed page origin), `blocked` when the tunnel shows browsers a page of its own.
-   */
-  uploads: 'ok' | 'blocked' | 'off';
-  /** Why, and what to do (null before the first check). */
-  uploadsMessage: string | null;
-  uploadsNotes?: Note[] | null;
 }
 
 export interface CredentialsStatus {
@@ -181,6 +153,8 @@ export interface SettingsView {
   receivingPaused: boolean;
   /** The first-run guide was finished or skipped. */
   firstRunDone: boolean;
+  /** The tray app's update feed (Settings → Advanced); null: the one the build was published with. */
+  updateFeedUrl: string | null;
 }
 
 export type StudioMode = 'off' | 'receiver' | 'follow';
@@ -318,6 +292,7 @@ export const SettingsPatchSchema = z
     demoMode: z.boolean(),
     receivingPaused: z.boolean(),
     firstRunDone: z.boolean(),
+    updateFeedUrl: httpUrl.nullable(),
   })
   .strict()
   .partial();

@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = realpathSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..'));
 const NODE_BUILTINS = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]));
-const ELECTRON_PACKAGES = ['electron', 'electron-store'];
+const ELECTRON_PACKAGES = ['electron', 'electron-store', 'electron-updater'];
 
 /** The real path of `file` when it (or its `.ts` source, for a `.js` specifier) exists; else `file` itself. */
 function realPath(file) {
@@ -98,7 +98,14 @@ export function zoneOf(relative) {
     return { zone: 'contract' };
   }
   // The core's vocabulary that the contract re-exports to the renderer: browser-safe like the contract.
-  if (['electron/core/notes.ts', 'electron/core/notes-ko.ts', 'electron/core/health-view.ts'].includes(relative)) {
+  if (
+    [
+      'electron/core/notes.ts',
+      'electron/core/notes-ko.ts',
+      'electron/core/health-view.ts',
+      'electron/core/view-shapes.ts',
+    ].includes(relative)
+  ) {
     return { zone: 'notes' };
   }
   const core = /^electron\/core\/(?:([^/]+)\/)?[^/]+$/.exec(relative) ?? /^electron\/core\/([^/]+)\//.exec(relative);
@@ -158,7 +165,9 @@ function fileRule(from, to, toRelative, layers, domain = []) {
   }
   switch (from.zone) {
     case 'contract':
-      return isContract ? null : 'The contract imports only the contract files, core/notes.ts and core/health-view.ts.';
+      return isContract
+        ? null
+        : 'The contract imports only the contract files, core/notes.ts, core/health-view.ts and core/view-shapes.ts.';
     case 'notes':
       return to.zone === 'notes'
         ? null

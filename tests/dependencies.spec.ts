@@ -60,9 +60,8 @@ describe('dependencies', () => {
         '@nats-io/transport-node',
         '@ngrok/ngrok', // the ngrok tunnel, ngrok's own SDK
         'busboy', // multipart uploads from the web SDK
-        'conf', // the settings file
         'content-type', // strict Content-Type parsing at the receiver
-        'electron-store', // the shell's settings, on conf
+        'electron-updater', // the tray app's updates: electron-builder's own updater (feed, SHA-512, install on quit)
         'got', // the service's API
         'pino', // the log files
         'ws', // the popover's WebSocket transport in a browser

@@ -16,7 +16,7 @@ import type { Credentials } from '../core/model.js';
 import { appDataDir } from '../core/paths.js';
 import { openSettingsStore } from '../core/settings.js';
 import type { Settings, SettingsStore } from '../core/settings.js';
-import type { CommandIo } from './command.js';
+import type { Command, CommandIo } from './command.js';
 import { UsageError } from './command.js';
 
 /** Options every command that talks to the service accepts. Spread into a command's parseArgs options. */
@@ -89,11 +89,41 @@ export function parseCommandArgs<T extends NonNullable<ParseArgsConfig['options'
   allowPositionals = false,
 ): ReturnType<typeof parseArgs<{ args: string[]; options: T; allowPositionals: boolean; strict: true }>> {
   try {
-    return parseArgs({ args: argv, options, allowPositionals, strict: true });
+    return parseArgs({ args: negativeValuesJoined(argv, options), options, allowPositionals, strict: true });
   } catch (error) {
-    const message = error instanceof Error ? error.message.split('. To specify')[0] : 'invalid arguments';
-    throw new UsageError(message ?? 'invalid arguments');
+    const message = error instanceof Error ? error.message : 'invalid arguments';
+    // Node's "argument is ambiguous … use '--limit=-XYZ'" for an option followed by another option.
+    const ambiguous = /^Option '(--[\w-]+)' argument is ambiguous/.exec(message);
+    if (ambiguous)
+      throw new UsageError(
+        `${ambiguous[1]} needs a value (one that starts with "-" is written ${ambiguous[1]}=VALUE).`,
+      );
+    throw new UsageError(message.split(/\.\s+To specify|\n/)[0] ?? 'invalid arguments');
   }
+}
+
+/**
+ * `--limit -5` as `--limit=-5`: a number after an option that takes a value is that value (no option of tally's is
+ * a digit), so the command's own check says what is wrong with it instead of Node's "argument is ambiguous".
+ */
+function negativeValuesJoined(argv: string[], options: NonNullable<ParseArgsConfig['options']>): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const next = argv[i + 1];
+    if (arg === '--') {
+      out.push(...argv.slice(i));
+      break;
+    }
+    const name = arg.startsWith('--') ? arg.slice(2) : null;
+    if (name !== null && options[name]?.type === 'string' && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
 }
 
 let secretStoreOverride: SecretStore | null = null;
@@ -175,6 +205,32 @@ export async function loadContext(io: CommandIo, flags: ConnectionFlags): Promis
   const endpoints = endpointsFor(io, flags, settings);
   const credentials = await resolveCredentials(io, flags, endpoints);
   return { settings, settingsStore: store, endpoints, credentials, api: createApi(io, endpoints, credentials) };
+}
+
+type OptionsConfig = NonNullable<ParseArgsConfig['options']>;
+/** The parsed values of a service command: its own options and the connection options. */
+export type ServiceValues<T extends OptionsConfig> = ReturnType<
+  typeof parseCommandArgs<typeof CONNECTION_OPTIONS & T>
+>['values'];
+
+/**
+ * A command that talks to the service (`live`, `search`, `end`): its own options beside the connection
+ * options, the connection flags read out, and the context loaded only when `run` asks for it, so that its own
+ * usage errors come before any credential error.
+ */
+export function serviceCommand<T extends OptionsConfig>(
+  help: string,
+  options: T,
+  run: (values: ServiceValues<T>, io: CommandIo, context: () => Promise<CliContext>) => Promise<number>,
+): Command {
+  return {
+    help,
+    run(argv, io) {
+      const { values } = parseCommandArgs(argv, { ...CONNECTION_OPTIONS, ...options });
+      const flags = connectionFlags(values);
+      return run(values, io, () => loadContext(io, flags));
+    },
+  };
 }
 
 /**

@@ -6,7 +6,8 @@
  *   before ready: log file, crash handlers, single-instance lock, app id, sandbox for every renderer,
  *                 web-contents defaults
  *   on ready:     hide the dock, harden the session, app menu, create the core, register ALL IPC
- *                 handlers (before any window exists), tray, notifications, progress, start the core.
+ *                 handlers (before any window exists), tray, notifications, progress, start the core,
+ *                 updates (packaged and not in demo mode).
  *   quitting:     the core is stopped (awaited, with a timeout) before the process exits.
  */
 import { homedir } from 'node:os';
@@ -26,14 +27,14 @@ import {
   shell,
   Tray,
 } from 'electron';
-import ElectronStore from 'electron-store';
+// CommonJS: its `autoUpdater` is a getter that builds the platform's updater (and needs Electron's app) on first use.
+import electronUpdater from 'electron-updater';
 import { EVENT_NAMES, shellLanguage, type Language } from '../contract.js';
 import type { AppCore } from '../core/app/types.js';
 import { createAppCore } from '../core/app/app-core.js';
 import { KeyringSecretStore } from '../core/credentials.js';
 import { logFolder, openLogFile, type FileLog } from '../core/log-file.js';
 import { secretsInEnv } from '../core/redact.js';
-import type { SettingsBackendFactory } from '../core/settings.js';
 import { installCrashHandlers } from './crash.js';
 import { installGracefulQuit } from './graceful-quit.js';
 import { createSenderCheck, EventPusher, registerIpc } from './ipc.js';
@@ -47,20 +48,9 @@ import { ProgressService } from './progress.js';
 import { hardenSession, openExternalSafe } from './security.js';
 import { SystemTrayService } from './tray.js';
 import type { TrayIconState } from './tray.js';
+import { UpdateService } from './updates.js';
 
 const APP_ID = 'com.tally.app';
-
-/**
- * Settings through electron-store, over the same `settings.json` the CLI uses (electron-store is `conf`
- * with Electron's paths): the core's schema, migrations and repair logic apply to both.
- */
-const electronStoreBackend: SettingsBackendFactory = (options) =>
-  new ElectronStore<Record<string, unknown>>({
-    cwd: options.cwd,
-    name: options.configName,
-    accessPropertiesByDotNotation: options.accessPropertiesByDotNotation,
-    clearInvalidConfig: options.clearInvalidConfig,
-  });
 
 /**
  * The app's log file (<userData>/logs/app.N.log), opened in main() as soon as the data folder is known.
@@ -188,7 +178,6 @@ async function onReady(): Promise<void> {
     hooks,
     transport: 'ipc',
     demo: process.env.TALLY_DEMO === '1' || undefined,
-    settingsBackend: electronStoreBackend,
     // Every warning the core handles (settings reset, a poll that failed, a tunnel that broke) lands in the log.
     log: logger('core'),
   });
@@ -222,8 +211,27 @@ async function onReady(): Promise<void> {
     openFolder: (folder) =>
       void shell.openPath(folder).then((problem) => problem && log(`could not open the recordings folder: ${problem}`)),
     quit: () => app.quit(),
+    restartToUpdate: () => updates.restartToUpdate(),
     log: logger('tray'),
     language,
+  });
+
+  // Updates (updates.ts): only a packaged app has something to replace; the Update feed URL setting and demo
+  // mode are read from the settings as they change.
+  let updateFeed: string | null = null;
+  let demoMode = true;
+  const updates = new UpdateService({
+    updater: app.isPackaged ? electronUpdater.autoUpdater : null,
+    currentVersion: app.getVersion(),
+    feedUrl: () => updateFeed,
+    demo: () => demoMode,
+    onReadyChange: (version) => tray.setUpdateReady(version),
+    // The install runs as the app quits; an AppImage is started again from its (now replaced) file.
+    restart: () => {
+      app.relaunch(process.env.APPIMAGE ? { execPath: process.env.APPIMAGE } : undefined);
+      app.quit();
+    },
+    log: logger('updates'),
   });
 
   const notifications = new NotificationService({
@@ -243,6 +251,9 @@ async function onReady(): Promise<void> {
   appCore.on('notify', (payload) => notifications.notify(payload));
   appCore.on('settings:changed', (settings) => {
     notifications.setSettings(settings.notifications);
+    updateFeed = settings.updateFeedUrl;
+    demoMode = settings.demoMode;
+    updates.settingsChanged();
     if (settings.language === languageSetting) return;
     languageSetting = settings.language;
     tray.languageChanged();
@@ -254,7 +265,10 @@ async function onReady(): Promise<void> {
     notifications.setSettings(settings.notifications);
     languageSetting = settings.language;
     tray.languageChanged();
+    updateFeed = settings.updateFeedUrl;
+    demoMode = settings.demoMode;
     await appCore.start();
+    updates.start();
   } catch (error) {
     // The tray stays up (to show the problem and to quit); the popover explains through app:error.
     log(`the core did not start: ${describeError(error)}`);
