@@ -2,8 +2,9 @@
  * Whether the team server answers, as a receiver or a member should show it: a connection can be open while
  * nothing answers on it (a hung server that still accepts, a cluster that lost its majority and can neither
  * store nor announce). Two signs, both measured rather than assumed: the client's own pings (a server that
- * stopped answering them is left for another of the list, and named here), and a JetStream request every few
- * seconds for the studio stream's info, which only a cluster that can store and announce answers. Issue 30.
+ * stopped answering them is left for another of the list, and named here), and every few seconds two JetStream
+ * requests (the account's JetStream info, then the studio stream's) that only a cluster that can store and
+ * announce answers. Issue 30.
  */
 import { EventEmitter } from 'node:events';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -93,6 +94,8 @@ export class TeamLink extends EventEmitter<{ change: [answer: TeamAnswer] }> {
     this.#asking = true;
     const where = this.#where();
     try {
+      // The account check first (`checkAPI`, the default): a lone server of a cluster that lost its majority
+      // still answers the stream's info from what it last knew, and refuses this one.
       const jsm = await jetstreamManager(this.#nc, { timeout: PROBE_TIMEOUT_MS });
       await jsm.streams.info(STUDIO_STREAM);
       this.#say(true, where, null);
