@@ -12,6 +12,7 @@ import type { ChannelHookCall } from '../webhook/channel-hook.js';
 import type { MissingRecording } from '../pipeline/expected-recordings.js';
 import type { GapReport } from '../../contract.js';
 import type { Settings, SettingsStore } from '../settings.js';
+import { wallNow } from '../time.js';
 import { NO_PUBLIC_URL, clean, describe, errorView, withSettingsField } from './core-messages.js';
 import { LiveMissing } from './live-missing.js';
 import { PROGRESS_INTERVAL_MS, type Phase } from './app-options.js';
@@ -419,7 +420,7 @@ export class PipelineHost {
     return stand?.state === 'saved' ? stand.path : null;
   }
 
-  trayCounts(now: number = Date.now()): TrayCounts {
+  trayCounts(now: number = wallNow()): TrayCounts {
     return trayCountsOf(
       {
         pipeline: this.#pipeline,

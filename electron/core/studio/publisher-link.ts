@@ -52,8 +52,15 @@ export class PublisherLink extends EventEmitter<PublisherLinkEvents> {
       this.set(warned.length > 0 ? 'warning' : 'connected', warned);
     };
     publisher.on('connected', connectedOrWarned);
-    publisher.on('connection', (state) =>
-      state === 'reconnected' ? connectedOrWarned() : this.set('unreachable', [note('teamConnectionLost')]),
+    publisher.on('connection', (state) => {
+      if (state === 'reconnected') return connectedOrWarned();
+      // A server that stopped answering stays named while the client moves to another one.
+      const unanswered = publisher.answer?.answering === false ? publisher.answer.note : null;
+      this.set('unreachable', [unanswered ?? note('teamConnectionLost')]);
+    });
+    // A connection open while nothing answers on it (a hung server, a cluster that cannot store) is not green.
+    publisher.on('answering', (a) =>
+      a.answering ? connectedOrWarned() : this.set('unreachable', a.note ? [a.note] : []),
     );
     publisher.on('waiting', (info) => this.set('unreachable', [app && info.note ? info.note : said(info.message)]));
     publisher.on('refused', ({ error }) => this.set('error', [app ? error.appNote : said(error.message)]));
@@ -89,7 +96,8 @@ export class PublisherLink extends EventEmitter<PublisherLinkEvents> {
    */
   current(now: number = this.#opts.now()): StudioLink {
     const link = this.#link;
-    if (link.state !== 'connected' && link.state !== 'warning') return link;
+    // Unreachable too: a cluster that does not answer is said, and so are the recordings waiting on it.
+    if (link.state !== 'connected' && link.state !== 'warning' && link.state !== 'unreachable') return link;
     const stuckMs = this.#opts.shareStuckMs ?? SHARE_STUCK_MS;
     let stuck = [...this.#shareFailures.entries()].filter(([, f]) => now - f.since >= stuckMs);
     if (stuck.length === 0) return link;
@@ -107,6 +115,6 @@ export class PublisherLink extends EventEmitter<PublisherLinkEvents> {
       seconds: Math.round(stuckMs / 1000),
       ...nested('reason', reason),
     });
-    return { state: 'warning', reason: [...link.reason, stuckNote] };
+    return { state: link.state === 'unreachable' ? 'unreachable' : 'warning', reason: [...link.reason, stuckNote] };
   }
 }
