@@ -14,7 +14,8 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
     const now = Date.now();
     if (firstSignalAt === 0) {
       firstSignalAt = now;
-      controller.abort();
+      // The reason is what the command's log says it stopped for: "tally listen stopped (SIGINT)".
+      controller.abort(sig);
     } else if (now - firstSignalAt > 1000) {
       process.exit(130);
     }
@@ -24,12 +25,12 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
 // command is asked to stop the graceful way, as on Ctrl+C.
 process.stdout.on('error', (error) => {
   if (error.code !== 'EPIPE') throw error;
-  controller.abort();
+  controller.abort('stdout closed: the reader went away');
   process.exitCode ??= 0;
 });
 // An error nobody caught is logged and said once; `listen` carries on after a lost promise and stops the
 // graceful way (exit 70) after an uncaught exception (electron/cli/crash.ts).
-installCliCrashHandlers({ process, stderr: process.stderr, stop: () => controller.abort() });
+installCliCrashHandlers({ process, stderr: process.stderr, stop: () => controller.abort('uncaught exception') });
 const code = await main(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,

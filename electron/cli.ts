@@ -75,15 +75,22 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
     return 0;
   }
   const { UsageError } = await import('./cli/command.js');
-  const { closeCommandLog, currentCommandLog } = await import('./cli/command-log.js');
+  const { closeCommandLog, currentCommandLog, LOGGED_COMMANDS, takeLogFlags } = await import('./cli/command-log.js');
+  let why = 'finished';
   try {
-    return await command.run(rest, io);
+    // The log level flags belong to the log file (cli/command-log.ts), not to the command's own options.
+    const args = LOGGED_COMMANDS.has(name) ? takeLogFlags(rest) : rest;
+    const code = await command.run(args, io);
+    if (io.signal.aborted) why = stopReason(io.signal.reason);
+    return code;
   } catch (error) {
     if (error instanceof UsageError) {
+      why = 'usage error';
       io.stderr.write(`tally ${name}: ${error.message}\nRun "tally ${name} --help" for usage.\n`);
       return 2;
     }
     const { formatError } = await import('./cli/output.js');
+    why = `error: ${formatError(error)}`;
     io.stderr.write(`tally ${name}: ${formatError(error)}\n`);
     // The log of a long-running command keeps why it stopped, with the stack.
     currentCommandLog()?.fileOnly.error(
@@ -91,6 +98,11 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
     );
     return 1;
   } finally {
-    await closeCommandLog();
+    await closeCommandLog(why);
   }
+}
+
+/** Why the process was asked to stop, as bin/tally.js says it (`SIGINT`, `SIGTERM`, the reader went away…). */
+function stopReason(reason: unknown): string {
+  return typeof reason === 'string' ? reason : 'asked to stop';
 }

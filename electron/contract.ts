@@ -181,6 +181,8 @@ export interface SettingsView {
   receivingPaused: boolean;
   /** The first-run guide was finished or skipped. */
   firstRunDone: boolean;
+  /** How much the log file holds: `debug` adds detail for chasing a bug to the event trail (info). */
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
 export type StudioMode = 'off' | 'receiver' | 'follow';
@@ -318,6 +320,7 @@ export const SettingsPatchSchema = z
     demoMode: z.boolean(),
     receivingPaused: z.boolean(),
     firstRunDone: z.boolean(),
+    logLevel: z.enum(['debug', 'info', 'warn', 'error']),
   })
   .strict()
   .partial();

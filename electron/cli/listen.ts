@@ -176,8 +176,10 @@ const command: Command = {
       );
     }
 
+    const log = await openCommandLog(io, 'listen', settings.logLevel);
     // Started before the pipeline so its download host can be allowed; stopped after it (see finally).
     const sandbox = sandboxMode ? await startDemoSandbox(home, { timeFactor }) : null;
+    if (sandbox) log.trail.info(`sandbox service at ${sandbox.apiUrl} (time ${timeFactor}x faster)`);
     const folderFlag = values.folder ?? (sandbox ? demoRecordingsDir(home) : undefined);
     const uploadOrigins = values['upload-origin'] ?? [];
     const { options, studio: studioSpec } = pipelineOptions({
@@ -210,7 +212,7 @@ const command: Command = {
       endpoints,
       api,
       ngrokAuthtoken,
-      log: await openCommandLog(io, 'listen'),
+      log,
     });
     let folder: string;
     try {
@@ -235,6 +237,7 @@ const command: Command = {
       face: 'listen',
       home,
       log: (line) => io.stderr.write(`tally listen: ${line}\n`),
+      trail: log.trail.child('receive'),
       facts: () => ({ demo: sandbox !== null }),
     });
     service.on('health', (view, previous) => printer.health(view, previous));
@@ -291,6 +294,7 @@ const command: Command = {
         uploadOrigins: [...(options.uploads?.allowedOrigins() ?? [])],
         note: notes.length > 0 ? notes.join(' ') : null,
         localOnly: sandbox !== null,
+        ...(sandbox ? { sandboxUrl: sandbox.apiUrl } : {}),
       });
       if (!io.signal.aborted)
         await new Promise<void>((done) => io.signal.addEventListener('abort', () => done(), { once: true }));

@@ -180,7 +180,11 @@ const command: Command = {
       hooks: desktopFileHooks({ env: io.env, loopbackOnly: isLoopbackHost(args.host) }),
       ...(args.sandbox ? { demo: true } : {}),
       log,
+      trail: log.trail,
     });
+    // The logLevel setting, now and whenever it changes (the page's Settings → Advanced).
+    log.followSetting((await core.handlers['settings:get']()).logLevel);
+    core.on('settings:changed', (settings) => log.followSetting(settings.logLevel));
     let ui: Awaited<ReturnType<typeof startUiServer>> | null = null;
     try {
       try {

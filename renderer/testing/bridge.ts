@@ -101,6 +101,7 @@ export function appInfo(partial: Partial<AppInfo> = {}): AppInfo {
 export function settingsView(partial: Partial<SettingsView> = {}): SettingsView {
   return {
     firstRunDone: true,
+    logLevel: 'info',
     recordingsFolder: '/home/me/Tally Recordings',
     ownRecordingsFolder: '/home/me/Tally Recordings',
     pollIntervalSec: 5,

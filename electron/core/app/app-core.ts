@@ -142,6 +142,7 @@ class ReconcilingAppCore implements TallyAppCore {
     this.#host = new PipelineHost({
       emit: (event, payload) => this.#emit(event, payload),
       log: this.#log,
+      ...(opts.trail ? { trail: opts.trail.child('receive') } : {}),
       updateTray: () => this.#events.updateTray(),
       tunnelView: () => this.#tunnelView(),
       onChannel: (call) => this.#poller.hook(call),
@@ -518,8 +519,9 @@ class ReconcilingAppCore implements TallyAppCore {
       this.#live.channels = [];
       this.#emit('channels:live', []);
       if (demo) {
-        await this.#demoRun.start();
+        const started = await this.#demoRun.start();
         this.#log('demo mode: the embedded sandbox is running');
+        this.#opts.trail?.child('demo').info(`demo mode: sandbox service at ${started.apiUrl}`);
       }
     }
 

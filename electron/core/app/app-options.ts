@@ -2,6 +2,7 @@
  * How the app core is made: its options (the faces and the tests pass them to `createAppCore`), the test-only
  * accessors, the version it reports, and the pacing constants it starts its poller and pipeline with.
  */
+import type { Logger } from '../logger.js';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +29,11 @@ export interface AppCoreOptions {
    */
   keychainUnavailable?: ConfigError | string | null;
   log?: (line: string) => void;
+  /**
+   * The event trail for the face's log file (receive/event-trail.ts: webhooks, download attempts, saves, health,
+   * tunnel, studio, demo and renderer errors), levelled and scoped. Silent when not given.
+   */
+  trail?: Logger;
   /** How the settings file is opened: `conf` by default, `electron-store` in the Electron shell. */
   settingsBackend?: SettingsBackendFactory;
   /** Tests: options of the demo sandbox (timeFactor, seed, searchIndexDelayMs...). */
