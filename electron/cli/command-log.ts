@@ -29,12 +29,6 @@ export interface CommandLog extends Logger {
 /** The commands that keep a log file, and so take `--debug` / `--log-level`. */
 export const LOGGED_COMMANDS: ReadonlySet<string> = new Set<LogName>(['serve', 'listen', 'follow', 'sandbox']);
 
-/** What `--help` of a logged command says about the log. */
-export const LOG_OPTIONS_HELP = `  --log-level <level>      How much <data>/logs/<command>.N.log holds: debug, info (default: the
-                           logLevel setting, else info), warn or error
-  --debug                  The same as --log-level debug
-`;
-
 let current: FileLog | null = null;
 let requestedLevel: LogLevel | null = null;
 

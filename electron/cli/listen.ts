@@ -62,6 +62,9 @@ Options:
                            also team, connection, published. Past 20 a kind in 10 s, repeated rejected, duplicate
                            and failed lines are counted in one rejected-summary, duplicate-summary or
                            failed-summary line
+  --log-level <level>      How much <data>/logs/listen.N.log holds: debug, info, warn or error (default:
+                           the logLevel setting, info: every webhook, download attempt, save, health change)
+  --debug                  The same as --log-level debug
   -h, --help               Show this help
 
 ${CONNECTION_HELP}
@@ -179,7 +182,11 @@ const command: Command = {
     const log = await openCommandLog(io, 'listen', settings.logLevel);
     // Started before the pipeline so its download host can be allowed; stopped after it (see finally).
     const sandbox = sandboxMode ? await startDemoSandbox(home, { timeFactor }) : null;
-    if (sandbox) log.trail.info(`sandbox service at ${sandbox.apiUrl} (time ${timeFactor}x faster)`);
+    if (sandbox) {
+      log.trail.info(`sandbox service at ${sandbox.apiUrl} (time ${timeFactor}x faster)`);
+      const { traceSandbox } = await import('../core/sandbox/sandbox-trail.js');
+      traceSandbox(sandbox, log.trail.child('sandbox'));
+    }
     const folderFlag = values.folder ?? (sandbox ? demoRecordingsDir(home) : undefined);
     const uploadOrigins = values['upload-origin'] ?? [];
     const { options, studio: studioSpec } = pipelineOptions({

@@ -31,6 +31,9 @@ Options:
   --sandbox        Demo mode: run against the embedded sandbox (no account needed)
   --no-open        Do not open a browser
   --json           Print one JSON line {"type":"ready","url":...,"demo":...} once ready
+  --log-level <l>  How much <data>/logs/serve.N.log holds: debug, info, warn or error (default: the
+                   logLevel setting, info)
+  --debug          The same as --log-level debug
 
 State and settings are shared with the tray app (TALLY_HOME overrides the folder). Credentials come from
 the OS keychain or TALLY_SERVICE_ID / TALLY_SECRET.

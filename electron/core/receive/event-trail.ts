@@ -76,7 +76,9 @@ export function tracePipeline(pipeline: RecordingPipeline, log: Logger): () => v
     if (job.state === 'downloading' && (before?.state !== 'downloading' || before.attempts !== job.attempts)) {
       downloads.info(`attempt ${job.attempts} for channel ${quoted(job.channelId)} (recording ${job.key}) started`);
     } else if (before && before.state !== job.state && job.state === 'pending' && before.state !== 'downloading') {
-      downloads.info(`recording ${job.key} of channel ${quoted(job.channelId)} is waiting again (${before.state} → pending)`);
+      downloads.info(
+        `recording ${job.key} of channel ${quoted(job.channelId)} is waiting again (${before.state} → pending)`,
+      );
     }
     if (job.state !== 'downloading') progressAt.delete(job.key);
   });
@@ -150,7 +152,9 @@ export function tracePublisher(publisher: StudioPublisher, log: Logger): () => v
     [
       'waiting',
       (info: { message: string; attempt: number; delayMs: number }) =>
-        log.warn(`team server unreachable (attempt ${info.attempt}): ${info.message}; trying again in ${info.delayMs} ms`),
+        log.warn(
+          `team server unreachable (attempt ${info.attempt}): ${info.message}; trying again in ${info.delayMs} ms`,
+        ),
     ],
     ['connection', (state: string) => (state === 'reconnected' ? log.info : log.warn)(`team server link ${state}`)],
     [
@@ -179,5 +183,70 @@ export function tracePublisher(publisher: StudioPublisher, log: Logger): () => v
   for (const [event, listener] of listeners) publisher.on(event as never, listener as never);
   return () => {
     for (const [event, listener] of listeners) publisher.off(event as never, listener as never);
+  };
+}
+
+/** What traceFollower reads of a studio member's follower (its events, as StudioFollower emits them). */
+interface FollowerLike {
+  on(event: string, listener: (...args: never[]) => void): unknown;
+  off(event: string, listener: (...args: never[]) => void): unknown;
+}
+
+/**
+ * Writes a studio member's mirror events to `log` (`tally follow`, the app following a studio): connection,
+ * each recording started, saved or failed, warnings. Returns the stop.
+ */
+export function traceFollower(follower: FollowerLike, log: Logger): () => void {
+  const progressAt = new Map<string, number>();
+  const listeners: [string, (...args: never[]) => void][] = [
+    [
+      'ready',
+      (info: { name: string; url: string; folder: string }) =>
+        log.info(`following the team server ${info.url} as ${quoted(info.name)} into ${info.folder}`),
+    ],
+    [
+      'waiting',
+      (info: { message: string; attempt: number; delayMs: number }) =>
+        log.warn(
+          `team server unreachable (attempt ${info.attempt}): ${info.message}; trying again in ${info.delayMs} ms`,
+        ),
+    ],
+    ['connection', (state: string) => (state === 'reconnected' ? log.info : log.warn)(`team server link ${state}`)],
+    [
+      'started',
+      (a: { channelId: string; identity: string; bytes: number }) =>
+        log.info(`mirroring channel ${quoted(a.channelId)} (${a.identity}, ${size(a.bytes)})`),
+    ],
+    [
+      'progress',
+      (p: { identity: string; bytes: number; totalBytes: number }) => {
+        const at = performance.now();
+        if (at - (progressAt.get(p.identity) ?? -Infinity) < PROGRESS_EVERY_MS) return;
+        progressAt.set(p.identity, at);
+        log.debug(`${p.identity}: ${size(p.bytes)} of ${size(p.totalBytes)}`);
+      },
+    ],
+    [
+      'saved',
+      (e: { channelId: string; identity: string; bytes: number; path: string }) => {
+        progressAt.delete(e.identity);
+        log.info(
+          `saved channel ${quoted(e.channelId)} (${e.identity}, ${size(e.bytes)} verified): ${quoted(e.path, 300)}`,
+        );
+      },
+    ],
+    [
+      'failed',
+      (e: { channelId: string; identity: string; message: string; willRetry: boolean }) =>
+        (e.willRetry ? log.warn : log.error)(
+          `mirroring channel ${quoted(e.channelId)} (${e.identity}) failed: ${quoted(e.message, 300)}${e.willRetry ? '; trying again' : '; gone from the team store'}`,
+        ),
+    ],
+    ['warning', (w: { kind: string; message: string }) => log.warn(`${w.kind}: ${w.message}`)],
+    ['warningCleared', (kind: string) => log.info(`${kind}: cleared`)],
+  ];
+  for (const [event, listener] of listeners) follower.on(event, listener);
+  return () => {
+    for (const [event, listener] of listeners) follower.off(event, listener);
   };
 }
