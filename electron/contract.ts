@@ -376,6 +376,18 @@ export type TeamCredentialsInput = z.infer<typeof TeamCredentialsInputSchema>;
 const none = z.tuple([]);
 const key = z.string().min(1).max(256);
 
+/** An error the page did not catch (window 'error' or 'unhandledrejection'), bounded: the page is not trusted. */
+export const RendererErrorSchema = z
+  .object({
+    kind: z.enum(['error', 'unhandledrejection']),
+    message: z.string().max(2000),
+    stack: z.string().max(8000).nullable(),
+    /** Where it was thrown (`file:line:column`), when the browser says. */
+    source: z.string().max(500).nullable(),
+  })
+  .strict();
+export type RendererErrorReport = z.infer<typeof RendererErrorSchema>;
+
 /**
  * zod's `object` accepts any non-array object (a Date, a Map, a class instance over IPC's structured clone)
  * as an empty record; an argument object must be a plain record.
@@ -394,6 +406,7 @@ function plainRecord<S extends z.ZodType>(schema: S) {
 export const requestSchemas = {
   'app:info': none,
   'app:diagnostics': none,
+  'app:rendererError': z.tuple([plainRecord(RendererErrorSchema)]),
   'channels:live': none,
   'channels:search': z.tuple([plainRecord(SearchQuerySchema)]),
   'channels:end': z.tuple([channelId]),
@@ -432,6 +445,8 @@ export interface RequestMap {
   'app:info': { args: []; result: AppInfo };
   /** One redacted text for a bug report (Settings → Advanced → Copy diagnostics; `tally doctor` prints the same). */
   'app:diagnostics': { args: []; result: { text: string } };
+  /** An error the popover's page did not catch, for the log's event trail (the page itself carries on). */
+  'app:rendererError': { args: [report: RendererErrorReport]; result: { logged: boolean } };
   'channels:live': { args: []; result: ChannelView[] };
   'channels:search': { args: [query: SearchQuery]; result: SearchResultView };
   'channels:end': { args: [channelId: string]; result: { ended: true } };

@@ -4,7 +4,7 @@
  * Tally running on it (asked over the control socket, as `tally status` does), the journal's counts, the
  * settings and the last lines of each log. Every secret in use (environment and keychain) is blanked out.
  */
-import { diagnosticsText, journalCounts, recentLogs, secretsInEnv } from '../core/app/diagnostics.js';
+import { crashFacts, diagnosticsText, journalCounts, recentLogs, secretsInEnv } from '../core/app/diagnostics.js';
 import { readPackageVersion } from '../core/app/app-options.js';
 import { LOG_NAMES } from '../core/log-file.js';
 import { appDataDir } from '../core/paths.js';
@@ -16,8 +16,9 @@ const help = `Usage: tally doctor
 
 Print a report for a bug report: the versions of Tally, Node and the OS, the data folder (TALLY_HOME), the
 health of the Tally running on it (the tray app, "tally serve" or "tally listen"), how many recordings the
-journal holds in each state, the settings, and the last lines of each log. Secrets (the project secret, team
-and ngrok tokens, passwords in URLs) are replaced by [redacted]; read it before you send it.
+journal holds in each state, the tray app's crashes and the crash dumps kept on this computer, the settings,
+and the last lines of each log. Secrets (the project secret, team and ngrok tokens, passwords in URLs) are
+replaced by [redacted]; read it before you send it.
 
 Options:
   -h, --help   Show this help
@@ -57,6 +58,7 @@ const command: Command = {
       })),
       journal: await journalCounts(home),
       logs: await recentLogs(home, LOG_NAMES),
+      crashes: crashFacts(home),
       secrets: [...secretsInEnv(io.env), ...(await keychainSecrets())],
     });
     io.stdout.write(text);

@@ -270,6 +270,7 @@ export class TestBridge implements Transport {
     return {
       'app:info': () => appInfo(),
       'app:diagnostics': () => ({ text: 'Tally diagnostics (test bridge)' }),
+      'app:rendererError': () => ({ logged: true }),
       'channels:live': () => [],
       'channels:search': () => ({ totalCount: 0, channels: [], truncated: false }),
       'channels:end': () => ({ ended: true }),

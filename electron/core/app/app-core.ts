@@ -43,6 +43,8 @@ import {
 } from './app-options.js';
 import { NOT_STARTED, NO_CREDENTIALS, STOPPED, requirePipeline, clean, describe, errorView } from './core-messages.js';
 import { LiveState } from './live-state.js';
+import { RendererErrors } from './renderer-errors.js';
+import { lineLogger } from '../logger.js';
 import { SerialQueue } from './serial-queue.js';
 import { checkFolderChange } from './folder-change.js';
 import { traySnapshotOf } from './tray-snapshot.js';
@@ -51,7 +53,7 @@ import { CoreEvents } from './core-events.js';
 import { DemoRunner, demoRecordingsDir, type DemoSandbox } from './demo.js';
 import { LivePoller } from './live-poller.js';
 import { AppCredentials } from './app-credentials.js';
-import { diagnosticsText, journalCounts, recentLogs, secretsInEnv } from './diagnostics.js';
+import { diagnosticsText, crashFacts, journalCounts, recentLogs, secretsInEnv } from './diagnostics.js';
 import { channelAndRecordingHandlers } from './handlers.js';
 import { PipelineHost } from './pipeline-host.js';
 import { StudioHost } from './studio-host.js';
@@ -100,12 +102,15 @@ class ReconcilingAppCore implements TallyAppCore {
   #folder = '';
 
   readonly #live = new LiveState();
+  /** Errors the page did not catch, into the trail (or the warnings' log without one). */
+  readonly #rendererErrors: RendererErrors;
 
   constructor(opts: AppCoreOptions) {
     this.#opts = opts;
     this.#env = opts.env ?? process.env;
     this.#hooks = opts.hooks ?? {};
     this.#log = opts.log ?? (() => {});
+    this.#rendererErrors = new RendererErrors(opts.trail?.child('renderer') ?? lineLogger(this.#log));
     this.#forceDemo = opts.demo === true;
     this.#demoRun = new DemoRunner({
       home: opts.home,
@@ -288,6 +293,7 @@ class ReconcilingAppCore implements TallyAppCore {
         fileActions: Boolean(this.#hooks.openFile && this.#hooks.revealFile),
       }),
       'app:diagnostics': async () => ({ text: await this.#diagnostics() }),
+      'app:rendererError': async (report) => ({ logged: this.#rendererErrors.report(report) }),
 
       ...channelAndRecordingHandlers({
         api: () => this.#requireApi(),
@@ -406,6 +412,7 @@ class ReconcilingAppCore implements TallyAppCore {
       health: [{ who: face === 'app' ? 'the tray app' : 'tally serve', health: await this.#host.health() }],
       journal: await journalCounts(this.#opts.home),
       logs: await recentLogs(this.#opts.home, [face]),
+      crashes: crashFacts(this.#opts.home),
       secrets: [...secretsInEnv(this.#env), ...(credentials ? [credentials.secret] : [])],
     });
   }
