@@ -238,7 +238,9 @@ export class PopoverWindow {
     contents.on('render-process-gone', (_event, details) => this.#rendererGone(win, details.reason, hash));
     contents.on('preload-error', (_event, path, error) => {
       // The page has no bridge without its preload: said in the log, where a bug report finds it.
-      this.#log(`the preload ${path} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      this.#log(
+        `the preload ${path} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      );
     });
     let hung: ReturnType<typeof setTimeout> | null = null;
     win.on('unresponsive', () => {

@@ -43,10 +43,13 @@ async function lifeEndingInACrash(n: number) {
   const standin = await import('./support/electron-standin.js');
   // No window is opened: the browser is never asked for.
   standin.configureStandin({ browser: undefined as never, appPath: ROOT });
-  const before = new Map(EVENTS.map((e) => [e, new Set(process.listeners(e))]));
+  /** The process's listeners of `event` (one signature for all four: they are only compared and removed). */
+  const listeners = (event: (typeof EVENTS)[number]) =>
+    (process.listeners as (e: string) => ((...args: never[]) => void)[])(event);
+  const before = new Map(EVENTS.map((e) => [e, new Set(listeners(e))]));
   const trayCreated = once(standin.standinEvents, 'tray');
   await import('../../electron/main/index.js');
-  const crash = process.listeners('uncaughtException').find((l) => !before.get('uncaughtException')?.has(l));
+  const crash = process.listeners('uncaughtException').find((l) => !before.get('uncaughtException')?.has(l as never));
   expect(crash, 'main installs its crash handler').toBeTypeOf('function');
   standin.app.emitReady();
   await trayCreated;
@@ -55,7 +58,7 @@ async function lifeEndingInACrash(n: number) {
   await quit;
   // This "process" is over: its handlers go with it (the next life installs its own).
   for (const event of EVENTS) {
-    for (const listener of process.listeners(event)) {
+    for (const listener of listeners(event)) {
       if (!before.get(event)?.has(listener)) process.off(event, listener as never);
     }
   }
