@@ -27,7 +27,6 @@ import {
   shell,
   Tray,
 } from 'electron';
-import ElectronStore from 'electron-store';
 import { EVENT_NAMES, shellLanguage, shellText, type Language } from '../contract.js';
 import type { AppCore } from '../core/app/types.js';
 import { createAppCore } from '../core/app/app-core.js';
@@ -36,7 +35,6 @@ import { crashDumpFolder, recordCrash } from '../core/crash-history.js';
 import { logFolder, openLogFile, type FileLog } from '../core/log-file.js';
 import { isLogLevel, sinkLogger, type Logger, type LogLevel } from '../core/logger.js';
 import { secretsInEnv } from '../core/redact.js';
-import type { SettingsBackendFactory } from '../core/settings.js';
 import { installCrashHandlers } from './crash.js';
 import { installGracefulQuit } from './graceful-quit.js';
 import { createSenderCheck, EventPusher, registerIpc } from './ipc.js';
@@ -52,18 +50,6 @@ import { SystemTrayService } from './tray.js';
 import type { TrayIconState } from './tray.js';
 
 const APP_ID = 'com.tally.app';
-
-/**
- * Settings through electron-store, over the same `settings.json` the CLI uses (electron-store is `conf`
- * with Electron's paths): the core's schema, migrations and repair logic apply to both.
- */
-const electronStoreBackend: SettingsBackendFactory = (options) =>
-  new ElectronStore<Record<string, unknown>>({
-    cwd: options.cwd,
-    name: options.configName,
-    accessPropertiesByDotNotation: options.accessPropertiesByDotNotation,
-    clearInvalidConfig: options.clearInvalidConfig,
-  });
 
 /**
  * The app's log file (<userData>/logs/app.N.log), opened in main() as soon as the data folder is known.
@@ -230,7 +216,6 @@ async function onReady(): Promise<void> {
     hooks,
     transport: 'ipc',
     demo: process.env.TALLY_DEMO === '1' || undefined,
-    settingsBackend: electronStoreBackend,
     // Every warning the core handles (settings reset, a poll that failed, a tunnel that broke) lands in the log.
     log: logger('core'),
     trail,
