@@ -193,4 +193,25 @@ describe('the event trail in the log file', () => {
     expect(followed.some((m) => /^follow\/health starting → /.test(m))).toBe(true);
     expect(followed.at(-1)).toBe(' tally follow stopped (SIGTERM)');
   }, 90_000);
+
+  it('tally sandbox logs its own events: start, broadcasts, recordings, and why it stopped', async () => {
+    const home = await tempHome();
+    const run = tally(['sandbox', '--json', '--quiet', '--port', '0', '--download-port', '0'], home);
+    const ready = await ndjson(run.child)((l) => typeof l.apiUrl === 'string');
+    await control(String(ready.apiUrl), '/broadcasts', { id: 'trail-sandbox', record: true, recordingBytes: 10_000 });
+    await control(String(ready.apiUrl), '/broadcasts/trail-sandbox/end', { sendWebhook: false });
+    run.child.kill('SIGINT');
+    expect(await run.exited).toBe(0);
+    const msgs = (await logLines(home, 'sandbox')).map((l) => l.msg);
+    expect(msgs[0]).toMatch(/^tally sandbox started \(pid \d+/);
+    expect(msgs).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^sandbox service at http:\/\/127\.0\.0\.1:\d+ \(time 1x faster\)$/),
+        'broadcast "trail-sandbox" live (recorded)',
+        'broadcast "trail-sandbox" ended',
+        expect.stringMatching(/^recording of "trail-sandbox" published \(\d+ bytes\)$/),
+      ]),
+    );
+    expect(msgs.at(-1)).toBe('tally sandbox stopped (SIGINT)');
+  }, 60_000);
 });

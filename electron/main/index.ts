@@ -248,7 +248,10 @@ async function onReady(): Promise<void> {
     },
     openFolder: (folder) =>
       void shell.openPath(folder).then((problem) => problem && log(`could not open the recordings folder: ${problem}`)),
-    quit: () => app.quit(),
+    quit: () => {
+      trail.info('quitting (the tray menu’s Quit)');
+      app.quit();
+    },
     log: logger('tray'),
     language,
   });
@@ -327,6 +330,7 @@ function main(): void {
     show: (title, message) => dialog.showErrorBox(title, message),
     // Electron starts the new instance once this one has quit (the core stopped the graceful way).
     restart: () => {
+      trail.info('quitting to start again (uncaught exception)');
       app.relaunch();
       app.quit();
     },
@@ -359,7 +363,10 @@ function main(): void {
         : `Tally ${app.getVersion()} stopped before its core started. The log is in ${logFolder(home)}.`;
       clipboard.writeText(report);
     },
-    quit: () => app.quit(),
+    quit: () => {
+      trail.info('quitting (crash loop: not starting again)');
+      app.quit();
+    },
   });
   // Electron's other processes: a GPU or utility process that dies is restarted by Electron; it is logged so a
   // bug report shows it. (The popover's own renderer is reloaded by popover.ts.)
@@ -380,7 +387,14 @@ function main(): void {
   });
   // A tray app keeps running with no window open.
   app.on('window-all-closed', () => {});
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => app.quit());
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      trail.info(`quitting (${signal})`);
+      app.quit();
+    });
+  }
+  // The last line of every run says it ended, after the core stopped (graceful-quit.ts holds the quit till then).
+  app.on('will-quit', () => trail.info('Tally stopped'));
 
   app
     .whenReady()

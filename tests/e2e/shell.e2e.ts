@@ -365,5 +365,12 @@ describe('the tray app over the Electron stand-in', () => {
     expect(app.quitting).toBe(true);
     await expect(fetch(hookUrl, { method: 'POST', body: '{}' })).rejects.toThrow();
     expect(recorded.pageErrors).toEqual([]);
+    // The event trail ends with the stop, after the receiver closed.
+    const msgs = (await appLog())
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { msg: string }).msg);
+    expect(msgs.indexOf('receiver stopped (journal flushed, part files kept)')).toBeGreaterThan(-1);
+    expect(msgs.at(-1)).toBe('Tally stopped');
   });
 });
