@@ -7,6 +7,7 @@
 import { crashFacts, diagnosticsText, journalCounts, recentLogs, secretsInEnv } from '../core/app/diagnostics.js';
 import { readPackageVersion } from '../core/app/app-options.js';
 import { LOG_NAMES } from '../core/log-file.js';
+import { demoStateDir } from '../core/app/demo.js';
 import { appDataDir } from '../core/paths.js';
 import { listRunning } from '../core/receive/control.js';
 import type { Command, CommandIo } from './command.js';
@@ -57,6 +58,7 @@ const command: Command = {
         ...('error' in r ? { error: r.error } : {}),
       })),
       journal: await journalCounts(home),
+      demoJournal: await journalCounts(demoStateDir(home)),
       logs: await recentLogs(home, LOG_NAMES),
       crashes: crashFacts(home),
       secrets: [...secretsInEnv(io.env), ...(await keychainSecrets())],

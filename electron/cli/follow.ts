@@ -4,7 +4,7 @@
  */
 import { hostname } from 'node:os';
 import { ConfigError } from '../core/errors.js';
-import { appDataDir } from '../core/paths.js';
+import { appDataDir, expandFolderFlag } from '../core/paths.js';
 import { resolveTeamCredentials } from '../core/studio/team-credentials.js';
 import { StudioFollower } from '../core/studio/follower.js';
 import { s3FromEnv } from '../core/studio/store.js';
@@ -29,7 +29,7 @@ makes a second copy of a recording it already has. No service credentials are ne
 Options:
   --team <url>       The team's NATS server: nats://HOST:PORT, or tls://HOST:PORT for TLS (required);
                      a cluster's servers separated by commas
-  --folder <dir>     Where recordings go (default: the recordingsFolder setting)
+  --folder <dir>     Where recordings go (default: the recordingsFolder setting); ~ is your home folder
   --name <name>      This member's name on the team server (default: this computer's name), shown in the
                      receiver's view. The server remembers your place by an ID kept in TALLY_HOME for this
                      name and folder: two members of the same name each get every recording.
@@ -78,7 +78,7 @@ const command: Command = {
       throw new UsageError('--name must be 1 to 64 letters, digits, dots, dashes or underscores.');
     }
     const { settings } = loadSettings(io);
-    const folder = values.folder ?? settings.recordingsFolder;
+    const folder = values.folder === undefined ? settings.recordingsFolder : expandFolderFlag(values.folder);
     const log = await openCommandLog(io, 'follow', settings.logLevel);
     const credentials = await resolveTeamCredentials(url, io.env, keychainOrNull()).catch((error: unknown) => {
       // No keychain on this computer is fine for an open team server; a damaged entry or bad environment is not.

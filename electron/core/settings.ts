@@ -164,6 +164,11 @@ export const SettingsSchema = z.object({
    * `--debug` / `--log-level` override it for one command.
    */
   logLevel: z.enum(LOG_LEVELS).default('info'),
+  /**
+   * The generic update feed the tray app checks (a folder holding electron-builder's `latest*.yml` and the files
+   * it names); null: the feed the build was published with (its app-update.yml).
+   */
+  updateFeedUrl: httpUrl.nullable().default(null),
 });
 
 export type Settings = z.output<typeof SettingsSchema>;

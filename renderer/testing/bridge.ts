@@ -117,6 +117,7 @@ export function settingsView(partial: Partial<SettingsView> = {}): SettingsView 
     uploadOrigins: [],
     demoMode: false,
     receivingPaused: false,
+    updateFeedUrl: null,
     ...partial,
   };
 }

@@ -47,6 +47,7 @@ export function toSettingsView(s: Settings, effective: EffectiveValues): Setting
     receivingPaused: effective.receivingPaused,
     firstRunDone: s.firstRunDone,
     logLevel: s.logLevel,
+    updateFeedUrl: s.updateFeedUrl,
   };
 }
 

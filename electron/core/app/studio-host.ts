@@ -64,6 +64,7 @@ interface StudioHostOptions {
   publish: (setup: PublisherSetup | null) => Promise<void>;
   publisherLink: () => StudioLink | null;
   recordingChanged?: (view: RecordingView) => void;
+  assertStorable?: () => void;
   statusChanged?: () => void;
 }
 
@@ -81,6 +82,11 @@ export interface StudioCoreLinks {
   recordingChanged?: (view: RecordingView) => void;
   /** The studio link's state changed (the health shows it). */
   statusChanged?: () => void;
+  /**
+   * Throws when nothing can be stored (no OS keychain: the secrets are an in-memory stand-in), with the words the
+   * service secret is refused with; absent where the secrets are always storable.
+   */
+  assertStorable?: () => void;
 }
 
 type Status = StudioView['status'];
@@ -137,6 +143,8 @@ export class StudioHost {
       'studio:get': async () => this.view(),
       'studio:set': async (input) => this.#set(input),
       'studio:setCredentials': async (url, creds) => {
+        // Without a keychain the stand-in would keep them in memory only: refused, never said to be stored.
+        this.#opts.assertStorable?.();
         // Bound to the first server of a cluster, as `tally login --team a,b,c` does.
         await saveTeamCredentials(this.#store, parseTeamUrls(url, STUDIO_URL).url, toTeam(creds));
         this.#key = null; // new credentials: connect again
