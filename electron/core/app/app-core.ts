@@ -55,7 +55,14 @@ import { CoreEvents } from './core-events.js';
 import { DemoRunner, demoRecordingsDir, demoStateDir, type DemoSandbox } from './demo.js';
 import { LivePoller } from './live-poller.js';
 import { AppCredentials } from './app-credentials.js';
-import { diagnosticsText, crashFacts, journalCounts, recentLogs, secretsInEnv } from './diagnostics.js';
+import {
+  crashFacts,
+  diagnosticsText,
+  journalCounts,
+  recentLogs,
+  secretsInEnv,
+  stateFolderSecrets,
+} from './diagnostics.js';
 import { channelAndRecordingHandlers } from './handlers.js';
 import { PipelineHost } from './pipeline-host.js';
 import { StudioHost } from './studio-host.js';
@@ -436,7 +443,12 @@ class ReconcilingAppCore implements TallyAppCore {
       demoJournal: await journalCounts(demoStateDir(this.#opts.home)),
       logs: await recentLogs(this.#opts.home, [face]),
       crashes: crashFacts(this.#opts.home),
-      secrets: [...secretsInEnv(this.#env), ...(credentials ? [credentials.secret] : [])],
+      secrets: [
+        ...secretsInEnv(this.#env),
+        ...(credentials ? [credentials.secret] : []),
+        ...(await this.#creds.keychainSecrets()),
+        ...(await stateFolderSecrets(this.#opts.home)),
+      ],
     });
   }
 
