@@ -251,7 +251,7 @@ describe('tally serve', () => {
   });
 
   it('writes an error the page did not catch, sent over the WebSocket, to the serve log (a bounded report only)', async () => {
-    const ws = await connect(`ws://${new URL(origin).host}/ws?token=${token}`, origin);
+    const ws = await connect(`ws://${new URL(origin).host}/ws`, origin, { key: token });
     const c = client(ws);
     try {
       const report = { kind: 'error', message: 'TypeError: x is undefined', stack: null, source: 'index.js:3:9' };
