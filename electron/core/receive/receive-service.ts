@@ -19,13 +19,14 @@ import { stat, statfs } from 'node:fs/promises';
 import type { HealthView } from '../health-view.js';
 import { errorNote, nested, note, type Note } from '../notes.js';
 import type { PublisherOptions, StudioPublisher } from '../studio/publisher.js';
-import { describeError } from '../logger.js';
+import { describeError, silentLogger, type Logger } from '../logger.js';
 import { wallNow } from '../time.js';
 import { RecordingPipeline, type PipelineEvents, type PipelineOptions } from '../pipeline/pipeline.js';
 import type { JobState, RecordingJob } from '../recordings/types.js';
 import { ControlServer, type Face } from './control.js';
 import { ATTENTION_MS, judgeHealth, type DiskFacts, type HealthFacts } from './health.js';
 import { findPortHolder, type PortHolder } from './port-holder.js';
+import { healthLines, tracePipeline, tracePublisher } from './event-trail.js';
 
 /** What only the face knows, asked for at every judgement. */
 export interface FaceFacts {
@@ -45,6 +46,11 @@ export interface ReceiveServiceOptions {
   /** TALLY_HOME: where `tally status` finds this process. */
   home: string;
   log: (line: string) => void;
+  /**
+   * The event trail (event-trail.ts): webhooks, download attempts, saves, health changes, tunnel and studio
+   * events, for the face's log file. Silent when not given.
+   */
+  trail?: Logger;
   facts?: () => Partial<FaceFacts>;
   /** How often the health is judged again without an event (disk space, stalled downloads). Default 5 s. */
   recheckMs?: number;
@@ -185,12 +191,15 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   readonly #studioWarnings = new Map<string, Note>();
   /** Recordings the publisher failed to share, since when and why (until shared): "connected" is not all. */
   readonly #shareFailures = new Map<string, { since: number; message: string }>();
+  readonly #trail: Logger;
+  #untracePublisher: (() => void) | null = null;
 
   constructor(opts: ReceiveServiceOptions) {
     super();
     this.#opts = opts;
     // Wall time: health judges stored times (deadlines, updates) that a wall-clock step moves with it.
     this.#now = opts.now ?? wallNow;
+    this.#trail = opts.trail ?? silentLogger;
   }
 
   get pipeline(): RecordingPipeline | null {
@@ -288,6 +297,9 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     this.#spec = spec;
     this.#pipeline = opened.pipeline;
     this.#detachOwn = opened.detach;
+    this.#trail.info(
+      `receiving into ${spec.folder} (state ${spec.stateDir}, tunnel ${spec.tunnel?.provider ?? 'none'}${options.demo ? ', demo' : ''}${options.paused ? ', downloads paused' : ''})`,
+    );
     // The first judgement already names what holds a taken port (when the OS says).
     const listen = opened.pipeline.listenState;
     if (listen && !listen.listening) this.#holder = await this.#findHolder(listen.port);
@@ -314,6 +326,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const { StudioPublisher } = await import('../studio/publisher.js');
     const publisher = new StudioPublisher(pipeline, setup.options);
     this.#publisher = publisher;
+    this.#untracePublisher = tracePublisher(publisher, this.#trail.child('studio'));
     this.#studioWarnings.clear();
     this.#shareFailures.clear();
     this.#studioLink = { state: 'connecting', reason: [] };
@@ -371,6 +384,9 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const publisher = this.#publisher;
     if (!publisher) return;
     this.#publisher = null;
+    this.#untracePublisher?.();
+    this.#untracePublisher = null;
+    this.#trail.child('studio').info('publisher stopped');
     this.#studioLink = null;
     this.#studioWarnings.clear();
     this.#shareFailures.clear();
@@ -410,6 +426,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       await pipeline
         .stop()
         .catch((error: unknown) => this.#opts.log(`the pipeline did not stop cleanly: ${describeError(error)}`));
+      this.#trail.info('receiver stopped (journal flushed, part files kept)');
     }
     this.#detachOwn?.();
     this.#detachOwn = null;
@@ -423,6 +440,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       offs.push(() => pipeline.off(event, listener as never));
     };
     const changed = () => this.#soon();
+    offs.push(tracePipeline(pipeline, this.#trail));
     on('listen', (state) => {
       if (state.listening) {
         this.#holder = null;
@@ -572,6 +590,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     this.#view = view;
     if (signature !== this.#signature) {
       this.#signature = signature;
+      const trail = this.#trail.child('health');
+      for (const line of healthLines(view, previous)) (view.state === 'ok' ? trail.info : trail.warn)(line);
       if (announce) this.emit('health', view, previous);
     }
     return view;
