@@ -16,6 +16,7 @@ import { loadSettings, openCredentialStore, parseCommandArgs } from './context.j
 import { createStudioPrinter } from './studio-output.js';
 import { coalescingWriter, createListenPrinter } from './listen-output.js';
 import { MemberHealth } from '../core/receive/member-health.js';
+import { traceFollower } from '../core/receive/event-trail.js';
 
 const help = `Usage: tally follow --team nats://HOST:PORT [--folder DIR] [options]
 
@@ -37,6 +38,9 @@ Options:
                      recordings three at a time)
   --ndjson           One JSON object per line: ready, health, waiting, progress, saved, failed, connection,
                      warning, stopping, stopped
+  --log-level <l>    How much <data>/logs/follow.N.log holds: debug, info, warn or error (default: the
+                     logLevel setting, info)
+  --debug            The same as --log-level debug
   -h, --help         Show this help
 
 Team credentials (when the server asks for them): TALLY_TEAM_USER + TALLY_TEAM_PASSWORD, or
@@ -75,6 +79,7 @@ const command: Command = {
     }
     const { settings } = loadSettings(io);
     const folder = values.folder === undefined ? settings.recordingsFolder : expandFolderFlag(values.folder);
+    const log = await openCommandLog(io, 'follow', settings.logLevel);
     const credentials = await resolveTeamCredentials(url, io.env, keychainOrNull()).catch((error: unknown) => {
       // No keychain on this computer is fine for an open team server; a damaged entry or bad environment is not.
       if (
@@ -105,9 +110,11 @@ const command: Command = {
       s3: s3FromEnv(io.env),
       clientSubfolder: settings.clientUploadsSubfolder,
       ...(rate ? { rateBytesPerSec: rate } : {}),
-      log: await openCommandLog(io, 'follow'),
+      log,
       ...(io.env.TALLY_TEAM_RETRY_MS ? { retry: { baseDelayMs: Number(io.env.TALLY_TEAM_RETRY_MS) } } : {}),
     });
+    // The core's event trail (mirror events, health changes) goes to the log file; the printer only prints.
+    traceFollower(follower, log.trail.child('follow'));
     follower.on('ready', (info) => printer.ready(info));
     follower.on('waiting', (info) => printer.waiting(info));
     follower.on('connection', (state) => printer.connection(state));
@@ -116,7 +123,7 @@ const command: Command = {
     follower.on('failed', (info) => printer.failed(info));
     follower.on('warning', (w) => printer.warning(w));
     // The member's health (team link, mirror, disk): `health` lines, and `tally status` from another terminal.
-    const health = new MemberHealth(appDataDir(io.env), folder);
+    const health = new MemberHealth(appDataDir(io.env), folder, log.trail.child('follow'));
     const healthPrinter = createListenPrinter({ out, ndjson: values.ndjson === true, tty: false, folder });
     health.on('health', (view, previous) => healthPrinter.health(view, previous));
     follower.on('ready', () => health.link('connected', null));

@@ -46,6 +46,8 @@ export interface ReadyInfo {
   note: string | null;
   /** The built-in sandbox sends here over loopback: no tunnel needed, so no advice about one. */
   localOnly?: boolean;
+  /** With --sandbox: the sandbox service's address (its control API, docs/sandbox.md, is under /_sandbox/). */
+  sandboxUrl?: string;
 }
 
 export interface ListenPrinter {
@@ -209,6 +211,7 @@ export function createListenPrinter(opts: {
           uploadUrl: info.uploadUrl ?? null,
           folder: opts.folder,
           ...(info.note ? { note: info.note } : {}),
+          ...(info.sandboxUrl ? { sandboxUrl: info.sandboxUrl } : {}),
         });
         return;
       }

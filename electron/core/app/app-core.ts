@@ -45,6 +45,8 @@ import {
 } from './app-options.js';
 import { NOT_STARTED, NO_CREDENTIALS, STOPPED, requirePipeline, clean, describe, errorView } from './core-messages.js';
 import { LiveState } from './live-state.js';
+import { RendererErrors } from './renderer-errors.js';
+import { lineLogger } from '../logger.js';
 import { SerialQueue } from './serial-queue.js';
 import { checkFolderChange } from './folder-change.js';
 import { traySnapshotOf } from './tray-snapshot.js';
@@ -53,7 +55,14 @@ import { CoreEvents } from './core-events.js';
 import { DemoRunner, demoRecordingsDir, demoStateDir, type DemoSandbox } from './demo.js';
 import { LivePoller } from './live-poller.js';
 import { AppCredentials } from './app-credentials.js';
-import { diagnosticsText, journalCounts, recentLogs, secretsInEnv, stateFolderSecrets } from './diagnostics.js';
+import {
+  crashFacts,
+  diagnosticsText,
+  journalCounts,
+  recentLogs,
+  secretsInEnv,
+  stateFolderSecrets,
+} from './diagnostics.js';
 import { channelAndRecordingHandlers } from './handlers.js';
 import { PipelineHost } from './pipeline-host.js';
 import { StudioHost } from './studio-host.js';
@@ -119,12 +128,15 @@ class ReconcilingAppCore implements TallyAppCore {
   #folder = '';
 
   readonly #live = new LiveState();
+  /** Errors the page did not catch, into the trail (or the warnings' log without one). */
+  readonly #rendererErrors: RendererErrors;
 
   constructor(opts: AppCoreOptions) {
     this.#opts = opts;
     this.#env = opts.env ?? process.env;
     this.#hooks = opts.hooks ?? {};
     this.#log = opts.log ?? (() => {});
+    this.#rendererErrors = new RendererErrors(opts.trail?.child('renderer') ?? lineLogger(this.#log));
     this.#forceDemo = opts.demo === true;
     this.#demoRun = new DemoRunner({
       home: opts.home,
@@ -161,6 +173,7 @@ class ReconcilingAppCore implements TallyAppCore {
     this.#host = new PipelineHost({
       emit: (event, payload) => this.#emit(event, payload),
       log: this.#log,
+      ...(opts.trail ? { trail: opts.trail.child('receive') } : {}),
       updateTray: () => this.#events.updateTray(),
       settings: this.#settings,
       onChannel: (call) => this.#poller.hook(call),
@@ -313,6 +326,7 @@ class ReconcilingAppCore implements TallyAppCore {
         fileActions: Boolean(this.#hooks.openFile && this.#hooks.revealFile),
       }),
       'app:diagnostics': async () => ({ text: await this.#diagnostics() }),
+      'app:rendererError': async (report) => ({ logged: this.#rendererErrors.report(report) }),
 
       ...channelAndRecordingHandlers({
         api: () => this.#requireApi(),
@@ -435,6 +449,7 @@ class ReconcilingAppCore implements TallyAppCore {
       journal: await journalCounts(this.#opts.home),
       demoJournal: await journalCounts(demoStateDir(this.#opts.home)),
       logs: await recentLogs(this.#opts.home, [face]),
+      crashes: crashFacts(this.#opts.home),
       secrets: [
         ...secretsInEnv(this.#env),
         ...(credentials ? [credentials.secret] : []),
@@ -558,8 +573,9 @@ class ReconcilingAppCore implements TallyAppCore {
       this.#live.channels = [];
       this.#emit('channels:live', []);
       if (demo) {
-        await this.#demoRun.start();
+        const started = await this.#demoRun.start();
         this.#log('demo mode: the embedded sandbox is running');
+        this.#opts.trail?.child('demo').info(`demo mode: sandbox service at ${started.apiUrl}`);
       }
     }
     this.#pushDemo();

@@ -20,6 +20,7 @@ import { ReopenBackoff } from './reopen-backoff.js';
 import type { DemoWebhookTarget } from './demo.js';
 import { trayCountsOf, type TrayCounts } from './tray-counts.js';
 import { ReceiveService, type FaceFacts, type PublisherSetup } from '../receive/receive-service.js';
+import type { Logger } from '../logger.js';
 import type { PublisherLink } from '../studio/publisher-link.js';
 import type { StudioPublisher } from '../studio/publisher.js';
 import type { HealthView } from '../../contract.js';
@@ -53,6 +54,8 @@ const RECORDINGS_FOLDER = note('folderSourceSettings');
 export interface PipelineHostDeps {
   emit<E extends keyof AppCoreEvents>(event: E, payload: AppCoreEvents[E]): void;
   log(line: string): void;
+  /** The event trail (see ReceiveServiceOptions.trail). */
+  trail?: Logger;
   updateTray(): void;
   /** The settings, read by the host itself for its tunnel view (the store re-reads the file). */
   settings: Pick<SettingsStore, 'get'>;
@@ -132,6 +135,7 @@ export class PipelineHost {
       face: deps.face,
       home: deps.home,
       log: deps.log,
+      ...(deps.trail ? { trail: deps.trail } : {}),
       facts: { hidden: this.#hidden.keys },
     });
     this.#service.on('health', (view, previous) => {

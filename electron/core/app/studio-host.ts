@@ -18,7 +18,8 @@ import type {
 } from '../../contract.js';
 import { CredentialStore, type SecretStore } from '../credentials.js';
 import { ConfigError, TallyError } from '../errors.js';
-import { describeError, lineLogger } from '../logger.js';
+import { describeError, lineLogger, type Logger } from '../logger.js';
+import { traceFollower } from '../receive/event-trail.js';
 import type { PipelineStudio } from '../pipeline/options.js';
 import type { RecordingPipeline } from '../pipeline/pipeline.js';
 import type { PublisherSetup } from '../receive/receive-service.js';
@@ -54,6 +55,8 @@ interface StudioHostOptions {
   env: NodeJS.ProcessEnv;
   home: string;
   log: (line: string) => void;
+  /** The event trail (the mirror's events when this computer follows a studio). */
+  trail?: Logger;
   emit: (view: StudioView) => void;
   settings: () => Settings;
   /** Writes the studio setting and reconciles (serialised by the app core). */
@@ -112,13 +115,21 @@ export class StudioHost {
   readonly #warnings = new Map<string, Note>();
 
   constructor(
-    core: { secrets: SecretStore; home: string; log?: (line: string) => void },
+    core: { secrets: SecretStore; home: string; log?: (line: string) => void; trail?: Logger },
     env: NodeJS.ProcessEnv,
     settings: SettingsStore,
     links: StudioCoreLinks,
   ) {
     const log = core.log ?? (() => {});
-    this.#opts = { secrets: core.secrets, env, home: core.home, log, settings: () => settings.get(), ...links };
+    this.#opts = {
+      secrets: core.secrets,
+      env,
+      home: core.home,
+      log,
+      ...(core.trail ? { trail: core.trail } : {}),
+      settings: () => settings.get(),
+      ...links,
+    };
     this.#store = new CredentialStore(core.secrets);
   }
 
@@ -223,6 +234,8 @@ export class StudioHost {
         catalogue: true,
       });
       this.#watchWarnings(follower);
+      // The mirror's events (connection, each recording started, saved or failed) in the app's event trail.
+      if (this.#opts.trail) traceFollower(follower, this.#opts.trail.child('follow'));
       follower.on('catalogue', () => this.#changed());
       follower.on('ready', () => this.#setStatus('connected'));
       follower.on('waiting', (w) => this.#setStatus('unreachable', w.note ?? errorNote(w)));

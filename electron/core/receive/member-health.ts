@@ -7,8 +7,9 @@ import { EventEmitter } from 'node:events';
 import { statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { HealthView } from '../health-view.js';
-import { describeError } from '../logger.js';
+import { describeError, silentLogger, type Logger } from '../logger.js';
 import { systemClock, wallNow } from '../time.js';
+import { healthLines } from './event-trail.js';
 import { ControlServer } from './control.js';
 import { ATTENTION_MS, judgeMemberHealth, type MemberFacts } from './health.js';
 
@@ -25,10 +26,14 @@ export class MemberHealth extends EventEmitter<{ health: [view: HealthView, prev
   #timer: NodeJS.Timeout | null = null;
   #control: ControlServer | null = null;
 
-  constructor(home: string, folder: string) {
+  readonly #trail: Logger;
+
+  /** `trail`: where each change of health is written (the member's log file; see event-trail.ts). */
+  constructor(home: string, folder: string, trail: Logger = silentLogger) {
     super();
     this.#home = home;
     this.#folder = folder;
+    this.#trail = trail.child('health');
   }
 
   async start(log: (line: string) => void): Promise<void> {
@@ -118,6 +123,7 @@ export class MemberHealth extends EventEmitter<{ health: [view: HealthView, prev
     this.#signature = signature;
     const previous = this.#view;
     this.#view = view;
+    for (const line of healthLines(view, previous)) (view.state === 'ok' ? this.#trail.info : this.#trail.warn)(line);
     this.emit('health', view, previous);
   }
 }

@@ -23,7 +23,7 @@ import type { HealthView } from '../health-view.js';
 import type { Note } from '../notes.js';
 import type { PublisherOptions, StudioPublisher } from '../studio/publisher.js';
 import { PublisherLink, type StudioLink } from '../studio/publisher-link.js';
-import { describeError } from '../logger.js';
+import { describeError, silentLogger, type Logger } from '../logger.js';
 import { errorNote } from '../notes.js';
 import { wallNow } from '../time.js';
 import { RecordingPipeline, type PipelineEvents, type PipelineOptions } from '../pipeline/pipeline.js';
@@ -34,6 +34,7 @@ import { countedJob, jobCounts, mayCount, type CountedJob } from './counted-jobs
 import { ATTENTION_MS, judgeHealth, type DiskFacts, type HealthFacts } from './health.js';
 import { findPortHolder, type PortHolder } from './port-holder.js';
 import { holderText, portFollowsAddress } from './port-policy.js';
+import { healthLines, tracePipeline, tracePublisher } from './event-trail.js';
 
 /** What only the face knows, pushed by the face (`setFacts`) whenever it changes. */
 export interface FaceFacts {
@@ -53,6 +54,11 @@ export interface ReceiveServiceOptions {
   /** TALLY_HOME: where `tally status` finds this process. */
   home: string;
   log: (line: string) => void;
+  /**
+   * The event trail (event-trail.ts): webhooks, download attempts, saves, health changes, tunnel and studio
+   * events, for the face's log file. Silent when not given.
+   */
+  trail?: Logger;
   /** The face's facts as they stand at the start (then pushed with `setFacts`). */
   facts?: Partial<FaceFacts>;
   /** How often the health is judged again without an event (disk space, stalled downloads). Default 5 s. */
@@ -134,6 +140,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   #link: PublisherLink | null = null;
   /** What only the face knows, as it last pushed it. */
   #facts: Partial<FaceFacts>;
+  readonly #trail: Logger;
+  #untracePublisher: (() => void) | null = null;
 
   constructor(opts: ReceiveServiceOptions) {
     super();
@@ -141,6 +149,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     this.#facts = { ...opts.facts };
     // Wall time: health judges stored times (deadlines, updates) that a wall-clock step moves with it.
     this.#now = opts.now ?? wallNow;
+    this.#trail = opts.trail ?? silentLogger;
   }
 
   get pipeline(): RecordingPipeline | null {
@@ -238,6 +247,9 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     this.#spec = spec;
     this.#pipeline = opened.pipeline;
     this.#detachOwn = opened.detach;
+    this.#trail.info(
+      `receiving into ${spec.folder} (state ${spec.stateDir}, tunnel ${spec.tunnel?.provider ?? 'none'}${options.demo ? ', demo' : ''}${options.paused ? ', downloads paused' : ''})`,
+    );
     // The first judgement already names what holds a taken port (when the OS says).
     const listen = opened.pipeline.listenState;
     if (listen && !listen.listening) this.#holder = await this.#findHolder(listen.port);
@@ -264,6 +276,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const { StudioPublisher } = await import('../studio/publisher.js');
     const publisher = new StudioPublisher(pipeline, setup.options);
     this.#publisher = publisher;
+    this.#untracePublisher = tracePublisher(publisher, this.#trail.child('studio'));
     const link = new PublisherLink(publisher, {
       app: this.#opts.face !== 'listen',
       now: this.#now,
@@ -285,6 +298,9 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const publisher = this.#publisher;
     if (!publisher) return;
     this.#publisher = null;
+    this.#untracePublisher?.();
+    this.#untracePublisher = null;
+    this.#trail.child('studio').info('publisher stopped');
     this.#link?.removeAllListeners();
     this.#link = null;
     await publisher
@@ -315,6 +331,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       await pipeline
         .stop()
         .catch((error: unknown) => this.#opts.log(`the pipeline did not stop cleanly: ${describeError(error)}`));
+      this.#trail.info('receiver stopped (journal flushed, part files kept)');
     }
     this.#detachOwn?.();
     this.#detachOwn = null;
@@ -328,6 +345,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       offs.push(() => pipeline.off(event, listener as never));
     };
     const changed = () => this.#soon();
+    offs.push(tracePipeline(pipeline, this.#trail));
     on('listen', (state) => {
       if (state.listening) {
         this.#holder = null;
@@ -477,6 +495,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     this.#view = view;
     if (signature !== this.#signature) {
       this.#signature = signature;
+      const trail = this.#trail.child('health');
+      for (const line of healthLines(view, previous)) (view.state === 'ok' ? trail.info : trail.warn)(line);
       if (announce) this.emit('health', view, previous);
     }
     return view;
