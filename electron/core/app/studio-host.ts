@@ -23,7 +23,8 @@ import { traceFollower } from '../receive/event-trail.js';
 import type { PipelineStudio } from '../pipeline/options.js';
 import type { RecordingPipeline } from '../pipeline/pipeline.js';
 import type { PublisherSetup } from '../receive/receive-service.js';
-import type { PublisherLink, StudioLink } from '../studio/publisher-link.js';
+import type { PublisherLink } from '../studio/publisher-link.js';
+import { studioLinkOf, type StudioLink } from '../studio/studio-link.js';
 import {
   clearTeamCredentials,
   resolveTeamCredentials,
@@ -79,7 +80,7 @@ export interface StudioCoreLinks {
   /** A mirrored recording's row in Recordings changed (a member's list is one list with the webhook's). */
   recordingChanged?: (view: RecordingView) => void;
   /**
-   * The studio link for the health when no publisher runs (see `linkStatus`), pushed whenever it changes; null
+   * The studio link for the health when no publisher runs (judged by studio/studio-link.ts), pushed whenever it changes; null
    * when studio mode is off. A running publisher's link the receive service judges itself (studio/publisher-link.ts).
    */
   linkChanged?: (link: StudioLink | null) => void;
@@ -440,24 +441,15 @@ export class StudioHost {
     }
   }
 
-  /**
-   * The studio link for the health when no publisher runs (a member's follower, a receiver held back or without
-   * a pipeline; a running publisher's link the receive service judges itself): the connection's state, or
-   * `warning` while connected with standing warnings (a member lagging toward retention, a namesake, a full folder).
-   */
-  get linkStatus(): { state: Status['state'] | 'warning'; notes: Note[] | null } {
-    const warned = [...this.#warnings.values()];
-    if (this.#status.state === 'connected' && warned.length > 0) return { state: 'warning', notes: warned };
-    // Chosen as the receiver in demo mode: the sandbox's recordings are not shared. Nothing is lost (they are not
-    // real recordings), so a warning to read, not an error to act on.
-    if (this.#key === 'held back') return { state: 'warning', notes: this.#status.notes ?? null };
-    return { state: this.#status.state, notes: this.#status.notes ?? null };
-  }
-
   /** Pushes the health's studio link when it changed (null while studio mode is off). */
   #pushLink(): void {
-    const status = this.linkStatus;
-    const link = status.state === 'off' ? null : { state: status.state, reason: status.notes ?? [] };
+    // Judged in studio/ (studio-link.ts); a running publisher's link the receive service judges itself.
+    const link = studioLinkOf({
+      state: this.#status.state,
+      notes: this.#status.notes ?? null,
+      warnings: [...this.#warnings.values()],
+      heldBack: this.#key === 'held back',
+    });
     const text = JSON.stringify(link);
     if (text === this.#pushedLink) return;
     this.#pushedLink = text;

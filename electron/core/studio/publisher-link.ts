@@ -8,13 +8,7 @@
 import { EventEmitter } from 'node:events';
 import { errorNote, nested, note, type Note } from '../notes.js';
 import type { StudioPublisher } from './publisher.js';
-
-/** The studio link as the health judges it (also what the app's Studio view says of a receiver). */
-export interface StudioLink {
-  /** `warning`: connected, with a standing warning (a namesake, a full folder, a member lagging toward retention). */
-  state: 'connecting' | 'connected' | 'warning' | 'unreachable' | 'error' | 'off';
-  reason: Note[];
-}
+import type { StudioLink } from './studio-link.js';
 
 /** A saved recording not shared with the team this long after its first failed attempt turns the studio amber. */
 export const SHARE_STUCK_MS = 20_000;
