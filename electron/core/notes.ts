@@ -396,6 +396,8 @@ export const NOTE_TEXT = {
   healthStudioConnecting: "Connecting to the studio's team server...",
   healthStudioDown: 'Studio: {reason}',
   healthStudioAction: 'Recordings are still saved here and shared once the team server answers.',
+  healthMemberStudioAction:
+    'Recordings already mirrored stay here; new ones are mirrored once the team server answers.',
   recordingGoneNow:
     'The service does not have this recording ({status} {detail}): it was deleted or never stored. Tally looks again now and then until its deadline.',
 } satisfies Record<string, string | PluralText>;

@@ -161,6 +161,7 @@ class ReconcilingAppCore implements TallyAppCore {
               : { available: false, reason: this.#creds.keychain.notes },
           studio: studio.state === 'off' ? null : { state: studio.state, reason: studio.notes ?? [] },
           downloadsPaused: this.#receivingPaused,
+          memberHealth: this.#studio.memberHealth,
         };
       },
       onHealth: (view, previous) => this.#onHealth(view, previous),

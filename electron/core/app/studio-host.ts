@@ -8,6 +8,7 @@
 import { hostname } from 'node:os';
 import { errorNote, note, said, type ErrorView, type Note } from '../../contract.js';
 import type {
+  HealthView,
   RecordingView,
   RequestHandlers,
   StudioInput,
@@ -22,13 +23,13 @@ import { describeError, lineLogger } from '../logger.js';
 import type { PipelineStudio } from '../pipeline/options.js';
 import type { RecordingPipeline } from '../pipeline/pipeline.js';
 import type { PublisherSetup, StudioLink } from '../receive/receive-service.js';
+import { MemberService } from '../receive/member-service.js';
 import {
   clearTeamCredentials,
   resolveTeamCredentials,
   saveTeamCredentials,
   storedTeamSummary,
 } from '../studio/team-credentials.js';
-import { StudioFollower } from '../studio/follower.js';
 import type { StudioPublisher } from '../studio/publisher.js';
 import { parseS3Url, s3FromEnv } from '../studio/store.js';
 import {
@@ -93,7 +94,8 @@ export class StudioHost {
   /** The publisher the receive service runs now (watched for the view), and whether this host asked for one. */
   #publisher: StudioPublisher | null = null;
   #publishing = false;
-  #follower: StudioFollower | null = null;
+  /** The member service while this computer follows a studio (the one `tally follow` runs too). */
+  #follower: MemberService | null = null;
   #status: Status = { state: 'off', message: null, notes: null };
   readonly #progress = new Map<string, number>();
   /** The member rows last pushed, by key, so only changed ones are pushed again. */
@@ -193,22 +195,25 @@ export class StudioHost {
         });
         return;
       }
-      const follower = new StudioFollower({
-        url,
-        servers,
-        credentials,
+      const follower = new MemberService({
+        face: 'app',
+        home: this.#opts.home,
+        team: spec.servers.join(','),
+        teamField: STUDIO_URL,
         folder,
         name:
           spec.name ??
           hostname()
             .replace(/[^A-Za-z0-9_.-]/g, '_')
             .slice(0, 64),
-        stateDir: this.#opts.home,
-        s3: s3FromEnv(this.#opts.env),
+        env: this.#opts.env,
+        keychain: this.#store,
         clientSubfolder: this.#opts.settings().clientUploadsSubfolder,
         log,
         catalogue: true,
       });
+      // The member's health is the one the app shows (its team link, mirror and disk; no receiver port).
+      follower.on('health', () => this.#opts.statusChanged?.());
       this.#watchWarnings(follower);
       follower.on('catalogue', () => this.#changed());
       follower.on('ready', () => this.#setStatus('connected'));
@@ -408,6 +413,14 @@ export class StudioHost {
       this.#pushed.set(row.key, text);
       push(row);
     }
+  }
+
+  /**
+   * A member's health, judged by the member service (the team link, the mirror, the folder's disk), or null when
+   * this computer does not follow a studio: the app shows it instead of a receiver's (issue 31).
+   */
+  get memberHealth(): HealthView | null {
+    return this.#follower?.health() ?? null;
   }
 
   /**

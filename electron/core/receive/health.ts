@@ -119,6 +119,7 @@ function healthOf(
     summaryNotes,
     components: parts,
     receiver: rest.receiver,
+    ...(rest.member ? { member: true as const } : {}),
     problems: rest.problems,
     checkedAt: new Date(rest.now).toISOString(),
   };
@@ -316,7 +317,8 @@ function studioHealth(f: HealthFacts): HealthComponentView | null {
   if (s.state === 'connected') return component('studio', 'ok', [note('healthStudioOk')]);
   if (s.state === 'connecting') return component('studio', 'warning', [note('healthStudioConnecting')]);
   const state = s.state === 'error' ? 'error' : 'warning';
-  const action = s.state === 'warning' ? null : [note('healthStudioAction')];
+  // A member shares nothing: what it says is about its mirror, not the receiver's "saved here and shared".
+  const action = s.state === 'warning' ? null : [note(f.member ? 'healthMemberStudioAction' : 'healthStudioAction')];
   return component('studio', state, [because('healthStudioDown', s.reason, s.state)], action);
 }
 
@@ -326,8 +328,9 @@ export function judgeHealth(f: HealthFacts): HealthView {
   const publicPath = publicPathHealth(f);
   const member = f.member;
   const parts = [
-    receiver,
-    // A studio member receives nothing from the service: its public path does not matter.
+    // A studio member receives nothing from the service: no port of its own and no public path is judged (a port
+    // another program holds costs a member nothing; issue 31).
+    member ? null : receiver,
     member ? null : publicPath,
     registrationHealth(f, publicPath.state === 'ok'),
     downloadsHealth(f),

@@ -1,14 +1,16 @@
 /**
- * The health of a studio member (`tally follow`), kept as the follower's events come: the team server link, the
+ * The health of a studio member, kept as the member service's follower events come: the team server link, the
  * mirrors that fail (and those lost for good), the folder's disk. Judged by `judgeMemberHealth`, announced on
- * change, and answered to `tally status` over the same control socket as a receiver's (control.ts).
+ * change, and (for `tally follow`) answered to `tally status` over the same control socket as a receiver's
+ * (control.ts); in the app the receive service answers with this view.
  */
 import { EventEmitter } from 'node:events';
 import { statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { HealthView } from '../health-view.js';
 import { describeError } from '../logger.js';
-import { ControlServer } from './control.js';
+import type { Note } from '../notes.js';
+import { ControlServer, type Face } from './control.js';
 import { ATTENTION_MS, judgeMemberHealth, type MemberFacts } from './health.js';
 
 export class MemberHealth extends EventEmitter<{ health: [view: HealthView, previous: HealthView | null] }> {
@@ -16,7 +18,7 @@ export class MemberHealth extends EventEmitter<{ health: [view: HealthView, prev
   readonly #folder: string;
   #studio: MemberFacts['studio'] = { state: 'connecting', reason: [] };
   readonly #failing = new Map<string, string>();
-  readonly #warnings = new Map<string, string>();
+  readonly #warnings = new Map<string, Note>();
   #lost: number[] = [];
   #disks: MemberFacts['disks'] = [];
   #view: HealthView | null = null;
@@ -30,12 +32,15 @@ export class MemberHealth extends EventEmitter<{ health: [view: HealthView, prev
     this.#folder = folder;
   }
 
-  async start(log: (line: string) => void): Promise<void> {
+  /** Starts the disk checks; with `control`, answers `tally status` as that face (the app's receive service does). */
+  async start(log: (line: string) => void, control: Face | null = 'follow'): Promise<void> {
     try {
-      this.#control = await ControlServer.open(this.#home, 'follow', {
-        health: () => this.#judge(),
-        retry: async () => [],
-      });
+      if (control) {
+        this.#control = await ControlServer.open(this.#home, control, {
+          health: () => this.#judge(),
+          retry: async () => [],
+        });
+      }
     } catch (error) {
       log(`tally status cannot reach this process: ${describeError(error)}`);
     }
@@ -52,8 +57,14 @@ export class MemberHealth extends EventEmitter<{ health: [view: HealthView, prev
     this.#control = null;
   }
 
-  link(state: MemberFacts['studio']['state'], reason: string | null): void {
-    this.#studio = { state, reason: reason ? [{ code: 'error', params: { message: reason } }] : [] };
+  /** The health judged now. */
+  view(): HealthView {
+    return this.#judge();
+  }
+
+  /** The team server link, and why it is not connected (notes, so the popover says them in its language). */
+  link(state: MemberFacts['studio']['state'], reason: Note[]): void {
+    this.#studio = { state, reason };
     // Once connected the folder exists (the follower made it): its disk is worth a fresh look.
     if (state === 'connected') void this.#checkDisk().then(() => this.#changed());
     else this.#changed();
@@ -69,8 +80,8 @@ export class MemberHealth extends EventEmitter<{ health: [view: HealthView, prev
   }
 
   /** A standing warning of the follower (namesake, twin, folder full, S3 setup, lag), until it is cleared. */
-  warning(kind: string, message: string): void {
-    this.#warnings.set(kind, message);
+  warning(kind: string, why: Note): void {
+    this.#warnings.set(kind, why);
     this.#changed();
   }
 
@@ -97,9 +108,7 @@ export class MemberHealth extends EventEmitter<{ health: [view: HealthView, prev
     const warned = [...this.#warnings.values()];
     // A connected link with a standing warning (a namesake, a full folder, lagging toward retention) is not ok.
     const studio: MemberFacts['studio'] =
-      this.#studio.state === 'connected' && warned.length > 0
-        ? { state: 'warning', reason: [{ code: 'error', params: { message: warned.join(' ') } }] }
-        : this.#studio;
+      this.#studio.state === 'connected' && warned.length > 0 ? { state: 'warning', reason: warned } : this.#studio;
     return judgeMemberHealth({
       now,
       studio,

@@ -37,6 +37,11 @@ export interface FaceFacts {
   /** Recordings the producer removed from the list no longer count. */
   hidden: (key: string) => boolean;
   downloadsPaused: boolean;
+  /**
+   * A studio member's health as its member service judges it: while there is one, it is this face's health (a
+   * member runs no receiver of its own, so no receiver port is judged; issue 31).
+   */
+  memberHealth: HealthView | null;
 }
 
 export interface ReceiveServiceOptions {
@@ -575,6 +580,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
 
   #judge(): HealthView {
     const face = { ...this.#opts.facts?.() };
+    if (face.memberHealth) return face.memberHealth;
     const pipeline = this.#pipeline;
     const now = this.#now();
     const spec = this.#spec;
