@@ -23,6 +23,7 @@ import { EVENT_NAMES, type EventName } from '../../contract.js';
 import { dispatchRequest } from './dispatch.js';
 import type { AppCore } from './types.js';
 import { nodeHttp } from '../node-http.js';
+import { systemClock } from '../time.js';
 
 /** The page's Content-Security-Policy (the meta tag in index.html says the same). */
 export const UI_CSP = [
@@ -109,7 +110,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
   let port = 0;
   /** Unspent one-time codes and when they expire. */
   const codes = new Map<string, number>();
-  const now = opts.now ?? Date.now;
+  const now = opts.now ?? systemClock.now;
   // Cookies are not isolated by port: the name carries it, so two `tally serve` on one host keep their own.
   const cookieName = () => `tally_ui_${port}`;
 

@@ -6,6 +6,7 @@
 import { EventEmitter } from 'node:events';
 import type { JobStore, NewRecording, RecordingJob } from '../recordings/types.js';
 import { RETENTION_MS } from '../recordings/types.js';
+import { systemClock } from '../time.js';
 
 type Patch = Parameters<JobStore['update']>[1];
 
@@ -16,7 +17,7 @@ export class MemoryJobStore extends EventEmitter implements JobStore {
   /** Updates matching this are rejected (like a journal on a full disk) until it is cleared. */
   failUpdates: ((patch: Patch) => boolean) | null = null;
 
-  constructor(private readonly now: () => number = Date.now) {
+  constructor(private readonly now: () => number = systemClock.wall) {
     super();
   }
 

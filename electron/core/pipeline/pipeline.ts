@@ -23,6 +23,7 @@ import { keepNewestRecordings } from '../recordings/keep-newest.js';
 import { describeError, silentLogger } from '../logger.js';
 import { acquireStateLock, type StateLock } from '../recordings/state-lock.js';
 import type { DownloadOriginPolicy } from '../net/url-policy.js';
+import { isoAt, systemClock } from '../time.js';
 import type {
   ListenState,
   PipelineEvents,
@@ -396,7 +397,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
   #cannotListen(error: Error): void {
     const wait = this.#listenDelayMs;
     this.#listenDelayMs = Math.min(wait * 2, LISTEN_RETRY_MAX_MS);
-    const retryAt = new Date(Date.now() + wait).toISOString();
+    const retryAt = isoAt(systemClock.now() + wait);
     this.#listen = { listening: false, port: this.receiver.configured.port, error, retryAt };
     this.emit('listen', this.#listen);
     this.#listenTimer = setTimeout(() => {

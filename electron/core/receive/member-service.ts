@@ -193,6 +193,7 @@ export class MemberService extends EventEmitter<MemberEvents> {
       'saved',
       'failed',
       'connection',
+      'answering',
       'catalogue',
       'warning',
       'warningCleared',
@@ -201,10 +202,22 @@ export class MemberService extends EventEmitter<MemberEvents> {
     }
     follower.on('ready', () => this.#setLink('connected', []));
     follower.on('waiting', (info) => this.#setLink('unreachable', [info.note ?? errorNote({ message: info.message })]));
+    // A server that stopped answering is named until the client is on another one (not only "connection lost").
+    const unanswered = (): Note | null => {
+      const answer = follower.answer;
+      if (answer?.answering !== false) return null;
+      return answer.note ?? (answer.message ? errorNote({ message: answer.message }) : null);
+    };
     follower.on('connection', (state) =>
       state === 'disconnected'
-        ? this.#setLink('unreachable', [note('teamConnectionLost')])
+        ? this.#setLink('unreachable', [unanswered() ?? note('teamConnectionLost')])
         : this.#setLink('connected', []),
+    );
+    // A connection open while nothing answers on it (a hung server, a cluster that cannot store) is not green.
+    follower.on('answering', (a) =>
+      a.answering
+        ? this.#setLink('connected', [])
+        : this.#setLink('unreachable', [a.note ?? errorNote({ message: a.message ?? 'not answering' })]),
     );
     follower.on('saved', (e) => health.saved(e.identity));
     follower.on('failed', (info) => health.failed(info.identity, info.message, info.willRetry));

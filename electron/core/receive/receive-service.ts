@@ -20,6 +20,7 @@ import type { HealthView } from '../health-view.js';
 import { errorNote, nested, note, type Note } from '../notes.js';
 import type { PublisherOptions, StudioPublisher } from '../studio/publisher.js';
 import { describeError } from '../logger.js';
+import { wallNow } from '../time.js';
 import { RecordingPipeline, type PipelineEvents, type PipelineOptions } from '../pipeline/pipeline.js';
 import type { JobState, RecordingJob } from '../recordings/types.js';
 import { ControlServer, type Face } from './control.js';
@@ -173,7 +174,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   constructor(opts: ReceiveServiceOptions) {
     super();
     this.#opts = opts;
-    this.#now = opts.now ?? Date.now;
+    // Wall time: health judges stored times (deadlines, updates) that a wall-clock step moves with it.
+    this.#now = opts.now ?? wallNow;
   }
 
   get pipeline(): RecordingPipeline | null {
@@ -311,9 +313,14 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       link(warned.length > 0 ? 'warning' : 'connected', warned);
     };
     publisher.on('connected', connectedOrWarned);
-    publisher.on('connection', (state) =>
-      state === 'reconnected' ? connectedOrWarned() : link('unreachable', [note('teamConnectionLost')]),
-    );
+    publisher.on('connection', (state) => {
+      if (state === 'reconnected') return connectedOrWarned();
+      // A server that stopped answering stays named while the client moves to another one.
+      const unanswered = publisher.answer?.answering === false ? publisher.answer.note : null;
+      link('unreachable', [unanswered ?? note('teamConnectionLost')]);
+    });
+    // A connection open while nothing answers on it (a hung server, a cluster that cannot store) is not green.
+    publisher.on('answering', (a) => (a.answering ? connectedOrWarned() : link('unreachable', a.note ? [a.note] : [])));
     publisher.on('waiting', (info) => link('unreachable', [app && info.note ? info.note : said(info.message)]));
     publisher.on('refused', ({ error }) => link('error', [app ? error.appNote : said(error.message)]));
     publisher.on('warning', (w) => {

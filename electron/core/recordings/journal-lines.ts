@@ -69,7 +69,7 @@ export interface InboxOptions {
    * service's 6-hour retention, so no duplicate webhook can still need them.
    */
   keepFinishedMs?: number;
-  /** Clock for pruning (tests). */
+  /** Wall clock for pruning (tests): finished jobs are judged by their stored `updatedAt`. */
   now?: () => number;
   /** Where a failed background compaction is reported (the journal itself stays valid). */
   log?: Logger;
