@@ -27,6 +27,7 @@ import { Ledger, type LedgerRecord } from './ledger.js';
 import { MEMBERS_BUCKET, PRESENCE_TTL_MS } from './member-identity.js';
 import { defaultLagWarnMs, lagging, membersLag, shortDuration, type MemberLag } from './lag.js';
 import { NatsTeamStore, S3SetupError, type S3StoreOptions, type TeamStore } from './store.js';
+import type { S3TeamStore } from './s3-store.js';
 import { StudioWarnings, studioWarning, type StudioWarning } from './warnings.js';
 import { TeamLink, type TeamAnswer } from './team-link.js';
 import { systemClock, wallNow } from '../time.js';
@@ -444,6 +445,8 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       const store = this.#store;
       this.#sweeper = setInterval(() => void this.#sweep(store), SWEEP_EVERY_MS);
       this.#sweeper.unref();
+    } else {
+      await this.#sweepUploads(this.#store as S3TeamStore);
     }
     if (this.#opts.catalogue) {
       const catalogue = new TeamCatalogue();
@@ -688,6 +691,26 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       return 0;
     });
     if (removed > 0) this.#log.warn(`studio: removed ${removed} chunks of uploads cut short from the team store.`);
+  }
+
+  /**
+   * The bucket's unfinished multipart uploads of recordings this receiver puts (its claims, or nobody's: a claim
+   * published or gone), aborted at start: a gateway or this computer killed mid-upload leaves them billed and
+   * invisible. Those of a claim another receiver holds are its to finish.
+   */
+  async #sweepUploads(store: S3TeamStore): Promise<void> {
+    const kv = this.#kv;
+    const mine = async (identity: string): Promise<boolean> => {
+      const entry = await kv?.get(identity);
+      if (!entry || entry.operation !== 'PUT') return true;
+      const claim = entry.json<Claim>();
+      return claim.state === 'published' || claim.by === this.#by;
+    };
+    const aborted = await store.abortUnfinished(mine).catch((error: unknown) => {
+      this.#log.warn(`studio: could not look for unfinished uploads in the bucket (${describeError(error)}).`);
+      return 0;
+    });
+    if (aborted > 0) this.#log.warn(`studio: aborted ${aborted} unfinished upload(s) left in the bucket.`);
   }
 
   get #staleClaimMs(): number {
