@@ -156,6 +156,10 @@ export const koNotes: typeof NOTE_TEXT = {
     '팀 서버 {where}가 JetStream 없이 실행 중입니다: nats-server를 -js로 시작하세요(녹화가 재시작 후에도 디스크에 남도록 -sd DIR도 함께).',
   s3KeysRefused:
     'S3 버킷 {bucket}이 키를 거부했습니다({reason}): 이 컴퓨터의 AWS_ACCESS_KEY_ID와 AWS_SECRET_ACCESS_KEY를 확인하세요.',
+  s3NoKeys:
+    '이 컴퓨터에 S3 버킷 {bucket}의 키가 없습니다: AWS_ACCESS_KEY_ID와 AWS_SECRET_ACCESS_KEY를 설정하세요(또는 키가 있는 프로필을 AWS_PROFILE로 지정하세요).',
+  s3NoKeysProfile:
+    'AWS 프로필 {profile}에 S3 버킷 {bucket}의 키가 없습니다: 그 프로필에 키를 추가하거나 AWS_ACCESS_KEY_ID와 AWS_SECRET_ACCESS_KEY를 설정하세요.',
   s3NoEndpoint:
     '녹화는 S3 버킷 {bucket}에 있는데 {host}에 연결할 수 없습니다: S3 호환 서버(Ceph, MinIO 등)라면 TALLY_S3_ENDPOINT에 그 URL을 설정하세요.',
   studioFolderFull:

@@ -58,7 +58,7 @@ export class S3TeamStore implements TeamStore {
   }
 
   #problem(error: unknown, bucket: string): unknown {
-    return s3Problem(error, bucket, this.#opts.endpoint, this.#opts.region ?? 'us-east-1');
+    return s3Problem(error, bucket, this.#opts.endpoint, this.#opts.region ?? 'us-east-1', this.#opts.profile ?? null);
   }
 
   /**
@@ -67,6 +67,14 @@ export class S3TeamStore implements TeamStore {
    * invisible, until someone aborts them (docs/studio.md also suggests a lifecycle rule). Answers how many went.
    */
   async abortUnfinished(mine: (identity: string) => boolean | Promise<boolean>): Promise<number> {
+    try {
+      return await this.#abortUnfinished(mine);
+    } catch (error) {
+      throw this.#problem(error, this.#opts.bucket);
+    }
+  }
+
+  async #abortUnfinished(mine: (identity: string) => boolean | Promise<boolean>): Promise<number> {
     const prefix = this.#opts.prefix ? `${this.#opts.prefix}/` : '';
     let aborted = 0;
     for (const upload of await this.#unfinished(prefix)) {

@@ -449,6 +449,8 @@ export interface S3StoreOptions {
   region?: string | null;
   /** Explicit keys; otherwise the SDK's own chain (AWS_ACCESS_KEY_ID, profiles...). */
   credentials?: { accessKeyId: string; secretAccessKey: string } | null;
+  /** AWS_PROFILE, when set: named when the SDK's chain finds no keys. */
+  profile?: string | null;
 }
 
 /** S3 settings from the environment (the bucket comes from --store on the receiver, from announcements on followers). */
@@ -460,6 +462,7 @@ export function s3FromEnv(env: NodeJS.ProcessEnv): Omit<S3StoreOptions, 'bucket'
     endpoint,
     region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? null,
     credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : null,
+    profile: env.AWS_PROFILE?.trim() || null,
   };
 }
 
@@ -476,9 +479,14 @@ export function s3Problem(
   bucket: string,
   endpoint: string | null | undefined,
   region: string,
+  profile: string | null = null,
 ): unknown {
-  if (error instanceof StaleResumeError) return error;
+  if (error instanceof StaleResumeError || error instanceof S3SetupError) return error;
   const e = error as { name?: string; code?: string; message?: string; $metadata?: { httpStatusCode?: number } };
+  // No keys anywhere the SDK looks ("Could not load credentials from any providers"): name what to set, once.
+  if (e.name === 'CredentialsProviderError' || /could not load credentials/i.test(e.message ?? '')) {
+    return new S3SetupError(profile ? note('s3NoKeysProfile', { bucket, profile }) : note('s3NoKeys', { bucket }));
+  }
   const status = e.$metadata?.httpStatusCode;
   const refused = ['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied', 'Forbidden', 'InvalidToken'];
   if (status === 403 || refused.includes(e.name ?? '')) {
