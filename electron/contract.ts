@@ -13,20 +13,13 @@
 import { z } from 'zod';
 import type { Note } from './core/notes.js';
 import type { HealthView } from './core/health-view.js';
+import type { ChannelJson, TunnelKind, TunnelStatus as CoreTunnelStatus } from './core/view-shapes.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Data shapes (JSON: dates are ISO strings)
 
-export interface ChannelView {
-  id: string;
-  serviceId: string | null;
-  state: 'live' | 'ended';
-  createdAt: string;
-  endedAt: string | null;
-  durationSeconds: number | null;
-  watchers: number | null;
-  cumulativeSessions: number | null;
-}
+/** A channel as the core hands it over (core/view-shapes.ts: the same object `tally live --json` prints). */
+export type ChannelView = ChannelJson;
 
 export interface SearchQuery {
   /** ISO 8601 start of the period. */
@@ -105,34 +98,12 @@ export interface GapReport {
   errorNotes?: Note[] | null;
 }
 
-export type TunnelProvider = 'none' | 'url' | 'ngrok' | 'localtunnel';
+export type TunnelProvider = TunnelKind;
 
-export interface TunnelStatus {
-  provider: TunnelProvider;
-  state: 'off' | 'connecting' | 'reachable' | 'unreachable' | 'error';
-  /** Public webhook URL to paste into the console (with its token), when known. */
-  publicUrl: string | null;
-  /** Local webhook URL (loopback). */
-  localUrl: string | null;
-  /** Web SDK `recordUrl` for client audio uploads, when known. */
-  uploadUrl: string | null;
-  lastCheckedAt: string | null;
-  message: string | null;
-  /** `message` as notes the popover translates (see core/notes.ts). */
-  messageNotes?: Note[] | null;
-  /** Whether the current public URL is the one registered with the service. */
-  registered: boolean;
+/** The supervisor's status (core/view-shapes.ts), with what only the app knows. */
+export interface TunnelStatus extends CoreTunnelStatus {
   /** Why the last restart failed, until one succeeds (the previous setup still receives, or nothing does). */
   restartProblem?: { message: string; notes: Note[] } | null;
-  /**
-   * Whether a web page can upload client recordings through the public URL, checked as a browser would (CORS
-   * preflight, browser User-Agent, no tunnel bypass header): `off` when there is nothing to check (uploads off,
-   * no public URL, no allowed page origin), `blocked` when the tunnel shows browsers a page of its own.
-   */
-  uploads: 'ok' | 'blocked' | 'off';
-  /** Why, and what to do (null before the first check). */
-  uploadsMessage: string | null;
-  uploadsNotes?: Note[] | null;
 }
 
 export interface CredentialsStatus {

@@ -17,7 +17,7 @@
  * Specs are exempt from the file rules (an integration spec may reach across) and may use Node, never Electron
  * outside main/ and the preload.
  */
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,6 +41,53 @@ function packageOf(spec) {
   return spec.startsWith('@') ? parts.slice(0, 2).join('/') : (parts[0] ?? spec);
 }
 
+/** `export … from '…'` and `export * from '…'` specifiers of a file, by its real path (cached per lint run). */
+const reexportCache = new Map();
+function reexportsOf(file) {
+  let stamp = -1;
+  try {
+    stamp = statSync(file).mtimeMs;
+  } catch {
+    // A package or a missing file: nothing to follow.
+  }
+  const cached = reexportCache.get(file);
+  let specs = cached?.stamp === stamp ? cached.specs : undefined;
+  if (specs === undefined) {
+    let text = '';
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      // Not a readable source file (a package, a missing file): it re-exports nothing we can judge.
+    }
+    specs = [...text.matchAll(/^\s*export\s+(?:type\s+)?(?:\*(?:\s+as\s+\w+)?|\{[^}]*\})\s*from\s*['"]([^'"]+)['"]/gm)]
+      .map((m) => m[1] ?? '')
+      .filter((spec) => spec.startsWith('.'));
+    reexportCache.set(file, { stamp, specs });
+  }
+  return specs;
+}
+
+/**
+ * Follows the re-export chains that start at `file` and returns the first file the importer may not reach,
+ * with the file that relayed it. The contract's re-exports are exempt: they are the vocabulary it publishes
+ * to the renderer and the shells on purpose.
+ */
+function throughReexports(file, judgeFile, seen = new Set()) {
+  if (seen.has(file)) return null;
+  seen.add(file);
+  const relative = path.relative(ROOT, file).split(path.sep).join('/');
+  if (zoneOf(relative).zone === 'contract') return null;
+  for (const spec of reexportsOf(file)) {
+    const next = realPath(path.resolve(path.dirname(file), spec));
+    const nextRelative = path.relative(ROOT, next).split(path.sep).join('/');
+    const problem = judgeFile(nextRelative);
+    if (problem) return { problem, via: relative };
+    const deeper = throughReexports(next, judgeFile, seen);
+    if (deeper) return deeper;
+  }
+  return null;
+}
+
 /**
  * Where a project file sits: its runtime zone, and for electron/core its folder ('' for the root files).
  * Paths are relative to the project root, with forward slashes.
@@ -51,7 +98,14 @@ export function zoneOf(relative) {
     return { zone: 'contract' };
   }
   // The core's vocabulary that the contract re-exports to the renderer: browser-safe like the contract.
-  if (['electron/core/notes.ts', 'electron/core/notes-ko.ts', 'electron/core/health-view.ts'].includes(relative)) {
+  if (
+    [
+      'electron/core/notes.ts',
+      'electron/core/notes-ko.ts',
+      'electron/core/health-view.ts',
+      'electron/core/view-shapes.ts',
+    ].includes(relative)
+  ) {
     return { zone: 'notes' };
   }
   const core = /^electron\/core\/(?:([^/]+)\/)?[^/]+$/.exec(relative) ?? /^electron\/core\/([^/]+)\//.exec(relative);
@@ -94,8 +148,12 @@ function packageRule(zone, pkg) {
   }
 }
 
+/** Why a face (cli/, main/) may not reach into a domain folder of the core. */
+const faceRule = (folder) =>
+  `Faces talk to services only: electron/cli and electron/main never import electron/core/${folder} (use the app core, the receive service or the member service; docs/architecture.md).`;
+
 /** Why a file of `from` may not import the project file `to` (null when it may). */
-function fileRule(from, to, toRelative, layers) {
+function fileRule(from, to, toRelative, layers, domain = []) {
   const isContract = to.zone === 'contract' || to.zone === 'notes';
   const layerOf = (folder) => layers.findIndex((layer) => layer.includes(folder));
   if (to.zone === 'unplaced') {
@@ -107,7 +165,9 @@ function fileRule(from, to, toRelative, layers) {
   }
   switch (from.zone) {
     case 'contract':
-      return isContract ? null : 'The contract imports only the contract files, core/notes.ts and core/health-view.ts.';
+      return isContract
+        ? null
+        : 'The contract imports only the contract files, core/notes.ts, core/health-view.ts and core/view-shapes.ts.';
     case 'notes':
       return to.zone === 'notes'
         ? null
@@ -121,10 +181,12 @@ function fileRule(from, to, toRelative, layers) {
         ? null
         : 'The preload knows only the contract and its own files: never the core, main/ or cli/.';
     case 'main':
+      if (to.zone === 'core' && domain.includes(to.folder ?? '')) return faceRule(to.folder ?? '');
       if (to.zone === 'main' || to.zone === 'core' || isContract) return null;
       if (toRelative === 'electron/preload/ipc-protocol.ts') return null;
       return 'main/ uses the core and the contract; never cli/, renderer/ or the preload (beyond its IPC protocol).';
     case 'cli':
+      if (to.zone === 'core' && domain.includes(to.folder ?? '')) return faceRule(to.folder ?? '');
       if (to.zone === 'cli' || to.zone === 'core' || isContract) return null;
       return 'cli/ is headless: it uses the core and the contract, never main/, preload/ or renderer/.';
     case 'core': {
@@ -157,13 +219,18 @@ export const boundaries = {
     schema: [
       {
         type: 'object',
-        properties: { layers: { type: 'array', items: { type: 'array', items: { type: 'string' } } } },
+        properties: {
+          layers: { type: 'array', items: { type: 'array', items: { type: 'string' } } },
+          // Folders of electron/core that the faces (cli/, main/) may not import: they go through the services.
+          domain: { type: 'array', items: { type: 'string' } },
+        },
         additionalProperties: false,
       },
     ],
   },
   create(context) {
     const layers = /** @type {string[][]} */ (context.options[0]?.layers ?? []);
+    const domain = /** @type {string[]} */ (context.options[0]?.domain ?? []);
     const filename = realPath(context.filename);
     const relativeFile = path.relative(ROOT, filename).split(path.sep).join('/');
     const from = zoneOf(relativeFile);
@@ -178,6 +245,16 @@ export const boundaries = {
       };
     }
     const isSpec = /\.(spec|e2e)\.ts$/.test(filename);
+    // End-to-end tests drive the built app from outside: in a production folder they would be built with it.
+    if (/\.e2e\.ts$/.test(filename)) {
+      return {
+        Program: (node) =>
+          context.report({
+            node,
+            message: `${relativeFile}: end-to-end tests live in tests/e2e, not beside production code.`,
+          }),
+      };
+    }
 
     /** @param {import('estree').Node} node @param {unknown} source */
     const judge = (node, source) => {
@@ -204,8 +281,18 @@ export const boundaries = {
         const resolved = realPath(target);
         const toRelative = path.relative(ROOT, resolved).split(path.sep).join('/');
         if (isSpec) return;
-        const problem = fileRule(from, zoneOf(toRelative), toRelative, layers);
-        if (problem) context.report({ node, message: problem });
+        if (/\.(spec|e2e)\.ts$/.test(resolved)) {
+          context.report({ node, message: `${toRelative} is a test: production code never imports one.` });
+          return;
+        }
+        const problem = fileRule(from, zoneOf(toRelative), toRelative, layers, domain);
+        if (problem) {
+          context.report({ node, message: problem });
+          return;
+        }
+        // A re-export passes on what its file imports: follow the chain and judge every file it reaches.
+        const relayed = throughReexports(resolved, (next) => fileRule(from, zoneOf(next), next, layers, domain));
+        if (relayed) context.report({ node, message: `${relayed.problem} (re-exported by ${relayed.via})` });
         return;
       }
       const pkg = packageOf(spec);
@@ -215,15 +302,57 @@ export const boundaries = {
       if (problem) context.report({ node, message: problem });
     };
 
+    /** Names bound to a `require` made by `createRequire(…)` (or to `require` itself): each call is an import. */
+    const requires = new Set(['require']);
+    /** @param {any} node a callee: `createRequire(…)` or `module.createRequire(…)` */
+    const isCreateRequire = (node) =>
+      node?.type === 'CallExpression' &&
+      ((node.callee.type === 'Identifier' && node.callee.name === 'createRequire') ||
+        (node.callee.type === 'MemberExpression' &&
+          node.callee.property.type === 'Identifier' &&
+          node.callee.property.name === 'createRequire'));
+    /** @param {any} node `import.meta` */
+    const isImportMeta = (node) =>
+      node?.type === 'MetaProperty' && node.meta.name === 'import' && node.property.name === 'meta';
+
     return {
       ImportDeclaration: (node) => judge(node, node.source),
       ExportNamedDeclaration: (node) => node.source && judge(node, node.source),
       ExportAllDeclaration: (node) => judge(node, node.source),
       ImportExpression: (node) => judge(node, node.source),
+      VariableDeclarator: (node) => {
+        const init = /** @type {any} */ (node.init);
+        const aliasOfRequire = isCreateRequire(init) || (init?.type === 'Identifier' && requires.has(init.name));
+        if (aliasOfRequire && node.id.type === 'Identifier') requires.add(node.id.name);
+      },
       CallExpression: (node) => {
-        if (node.callee.type === 'Identifier' && node.callee.name === 'require' && node.arguments.length === 1) {
-          judge(node, node.arguments[0]);
-        }
+        const callee = /** @type {any} */ (node.callee);
+        const first = node.arguments[0];
+        // require('…'), an alias of it, createRequire(url)('…'), and req.resolve('…') name a file to load.
+        const isRequire =
+          (callee.type === 'Identifier' && requires.has(callee.name)) ||
+          isCreateRequire(callee) ||
+          (callee.type === 'MemberExpression' &&
+            callee.property.type === 'Identifier' &&
+            callee.property.name === 'resolve' &&
+            ((callee.object.type === 'Identifier' && requires.has(callee.object.name)) || isImportMeta(callee.object)));
+        // process.getBuiltinModule('…') loads a Node module like an import does.
+        const isBuiltinLoad =
+          callee.type === 'MemberExpression' &&
+          callee.property.type === 'Identifier' &&
+          callee.property.name === 'getBuiltinModule';
+        if ((isRequire || isBuiltinLoad) && node.arguments.length >= 1) judge(node, first);
+      },
+      // new Worker(new URL('./worker.js', import.meta.url)): a module named by a URL relative to this one.
+      NewExpression: (node) => {
+        const callee = /** @type {any} */ (node.callee);
+        const base = /** @type {any} */ (node.arguments[1]);
+        if (callee.type !== 'Identifier' || callee.name !== 'URL' || !isImportMeta(base?.object)) return;
+        const source = /** @type {any} */ (node.arguments[0]);
+        // Data files (package.json, icons) are not modules; a module's URL names a script.
+        const names = source?.type === 'Literal' && typeof source.value === 'string' ? source.value : null;
+        if (names !== null && !/\.(?:[cm]?js|ts)$/.test(names)) return;
+        judge(node, source);
       },
       // `typeof import('…')` in a type position.
       TSImportType: (node) => {

@@ -16,7 +16,7 @@ import type { Credentials } from '../core/model.js';
 import { appDataDir } from '../core/paths.js';
 import { openSettingsStore } from '../core/settings.js';
 import type { Settings, SettingsStore } from '../core/settings.js';
-import type { CommandIo } from './command.js';
+import type { Command, CommandIo } from './command.js';
 import { UsageError } from './command.js';
 
 /** Options every command that talks to the service accepts. Spread into a command's parseArgs options. */
@@ -175,6 +175,32 @@ export async function loadContext(io: CommandIo, flags: ConnectionFlags): Promis
   const endpoints = endpointsFor(io, flags, settings);
   const credentials = await resolveCredentials(io, flags, endpoints);
   return { settings, settingsStore: store, endpoints, credentials, api: createApi(io, endpoints, credentials) };
+}
+
+type OptionsConfig = NonNullable<ParseArgsConfig['options']>;
+/** The parsed values of a service command: its own options and the connection options. */
+export type ServiceValues<T extends OptionsConfig> = ReturnType<
+  typeof parseCommandArgs<typeof CONNECTION_OPTIONS & T>
+>['values'];
+
+/**
+ * A command that talks to the service (`live`, `search`, `end`): its own options beside the connection
+ * options, the connection flags read out, and the context loaded only when `run` asks for it, so that its own
+ * usage errors come before any credential error.
+ */
+export function serviceCommand<T extends OptionsConfig>(
+  help: string,
+  options: T,
+  run: (values: ServiceValues<T>, io: CommandIo, context: () => Promise<CliContext>) => Promise<number>,
+): Command {
+  return {
+    help,
+    run(argv, io) {
+      const { values } = parseCommandArgs(argv, { ...CONNECTION_OPTIONS, ...options });
+      const flags = connectionFlags(values);
+      return run(values, io, () => loadContext(io, flags));
+    },
+  };
 }
 
 /**

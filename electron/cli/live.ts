@@ -3,16 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { BadCredentialsError, ConfigError } from '../core/errors.js';
 import { channelToJson } from '../core/model.js';
 import type { Channel } from '../core/model.js';
-import type { Command, CommandIo } from './command.js';
 import { UsageError } from './command.js';
-import {
-  CONNECTION_HELP,
-  CONNECTION_OPTIONS,
-  connectionFlags,
-  isTty,
-  loadContext,
-  parseCommandArgs,
-} from './context.js';
+import { CONNECTION_HELP, isTty, serviceCommand } from './context.js';
 import { clockTime, formatError, relativeTime, table } from './output.js';
 
 const help = `Usage: tally live [options]
@@ -48,56 +40,46 @@ export function renderLive(channels: readonly Channel[], now: Date): string {
   return `${body}${count}\n`;
 }
 
-const command: Command = {
-  help,
-  async run(argv: string[], io: CommandIo): Promise<number> {
-    const { values } = parseCommandArgs(argv, {
-      ...CONNECTION_OPTIONS,
-      json: { type: 'boolean' },
-      watch: { type: 'boolean' },
-      interval: { type: 'string' },
-    });
-    if (values.interval !== undefined && !values.watch) throw new UsageError('--interval only applies with --watch.');
-    const flags = connectionFlags(values);
-    const ctx = await loadContext(io, flags);
-    const json = values.json === true;
+const options = { json: { type: 'boolean' }, watch: { type: 'boolean' }, interval: { type: 'string' } } as const;
 
-    const print = (channels: Channel[]) => {
-      if (json) io.stdout.write(`${JSON.stringify(channels.map(channelToJson))}\n`);
-      else io.stdout.write(renderLive(channels, new Date()));
-    };
+export default serviceCommand(help, options, async (values, io, context) => {
+  if (values.interval !== undefined && !values.watch) throw new UsageError('--interval only applies with --watch.');
+  const ctx = await context();
+  const json = values.json === true;
 
-    if (!values.watch) {
-      print(await ctx.api.listLive());
-      return 0;
-    }
+  const print = (channels: Channel[]) => {
+    if (json) io.stdout.write(`${JSON.stringify(channels.map(channelToJson))}\n`);
+    else io.stdout.write(renderLive(channels, new Date()));
+  };
 
-    const intervalSec = values.interval === undefined ? ctx.settings.pollIntervalSec : Number(values.interval);
-    if (!Number.isFinite(intervalSec) || intervalSec < 0.1 || intervalSec > 3600) {
-      throw new UsageError('--interval must be a number of seconds between 0.1 and 3600.');
-    }
-    const redraw = !json && isTty(io.stdout);
-    while (!io.signal.aborted) {
-      try {
-        const channels = await ctx.api.listLive();
-        if (redraw) io.stdout.write('\u001b[2J\u001b[H');
-        if (!json) io.stdout.write(`Live channels at ${clockTime()} (Ctrl+C to stop)\n`);
-        print(channels);
-        if (!json && !redraw) io.stdout.write('\n');
-      } catch (error) {
-        if (io.signal.aborted) break;
-        // Wrong credentials or missing setup will not fix themselves; anything else may be a blip.
-        if (error instanceof BadCredentialsError || error instanceof ConfigError) throw error;
-        io.stderr.write(`tally live: ${formatError(error)} Retrying in ${intervalSec} s.\n`);
-      }
-      try {
-        await sleep(intervalSec * 1000, undefined, { signal: io.signal });
-      } catch {
-        break;
-      }
-    }
+  if (!values.watch) {
+    print(await ctx.api.listLive());
     return 0;
-  },
-};
+  }
 
-export default command;
+  const intervalSec = values.interval === undefined ? ctx.settings.pollIntervalSec : Number(values.interval);
+  if (!Number.isFinite(intervalSec) || intervalSec < 0.1 || intervalSec > 3600) {
+    throw new UsageError('--interval must be a number of seconds between 0.1 and 3600.');
+  }
+  const redraw = !json && isTty(io.stdout);
+  while (!io.signal.aborted) {
+    try {
+      const channels = await ctx.api.listLive();
+      if (redraw) io.stdout.write('\u001b[2J\u001b[H');
+      if (!json) io.stdout.write(`Live channels at ${clockTime()} (Ctrl+C to stop)\n`);
+      print(channels);
+      if (!json && !redraw) io.stdout.write('\n');
+    } catch (error) {
+      if (io.signal.aborted) break;
+      // Wrong credentials or missing setup will not fix themselves; anything else may be a blip.
+      if (error instanceof BadCredentialsError || error instanceof ConfigError) throw error;
+      io.stderr.write(`tally live: ${formatError(error)} Retrying in ${intervalSec} s.\n`);
+    }
+    try {
+      await sleep(intervalSec * 1000, undefined, { signal: io.signal });
+    } catch {
+      break;
+    }
+  }
+  return 0;
+});

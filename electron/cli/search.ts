@@ -4,9 +4,8 @@ import { ValidationError } from '../core/errors.js';
 import { channelToJson } from '../core/model.js';
 import type { Channel } from '../core/model.js';
 import { parseTimeInput } from '../core/time-input.js';
-import type { Command, CommandIo } from './command.js';
 import { UsageError } from './command.js';
-import { CONNECTION_HELP, CONNECTION_OPTIONS, connectionFlags, loadContext, parseCommandArgs } from './context.js';
+import { CONNECTION_HELP, serviceCommand } from './context.js';
 import { formatDateTime, formatDuration, table } from './output.js';
 
 const help = `Usage: tally search [options]
@@ -57,47 +56,44 @@ export function renderSearch(result: ApiSearchResult, shown: readonly Channel[],
   return `${body}${count}\n`;
 }
 
-const command: Command = {
-  help,
-  async run(argv: string[], io: CommandIo): Promise<number> {
-    const { values } = parseCommandArgs(argv, {
-      ...CONNECTION_OPTIONS,
-      since: { type: 'string' },
-      until: { type: 'string' },
-      keyword: { type: 'string' },
-      limit: { type: 'string' },
-      json: { type: 'boolean' },
-    });
-    const now = new Date();
-    const since = readTime(values.since ?? '24h', now, '--since');
-    const until = readTime(values.until ?? 'now', now, '--until');
-    if (since.getTime() > until.getTime()) throw new UsageError('--since is after --until.');
-    let limit: number | undefined;
-    if (values.limit !== undefined) {
-      limit = Number(values.limit);
-      if (!/^\d+$/.test(values.limit) || !Number.isSafeInteger(limit) || limit < 1) {
-        throw new UsageError('--limit must be a whole number of 1 or more.');
-      }
-    }
+const options = {
+  since: { type: 'string' },
+  until: { type: 'string' },
+  keyword: { type: 'string' },
+  limit: { type: 'string' },
+  json: { type: 'boolean' },
+} as const;
 
-    const ctx = await loadContext(io, connectionFlags(values));
-    const result = await ctx.api.search({ since, until, keyword: values.keyword ?? '' });
-    const shown = limit === undefined ? result.channels : result.channels.slice(0, limit);
+export default serviceCommand(help, options, async (values, io, context) => {
+  const now = new Date();
+  const since = readTime(values.since ?? '24h', now, '--since');
+  const until = readTime(values.until ?? 'now', now, '--until');
+  if (since.getTime() > until.getTime()) throw new UsageError('--since is after --until.');
+  let limit: number | undefined;
+  if (values.limit !== undefined) {
+    limit = Number(values.limit);
+    if (!/^\d+$/.test(values.limit) || !Number.isSafeInteger(limit) || limit < 1) {
+      throw new UsageError('--limit must be a whole number of 1 or more.');
+    }
+  }
 
-    if (values.json) {
-      const out = { totalCount: result.totalCount, truncated: result.truncated, channels: shown.map(channelToJson) };
-      io.stdout.write(`${JSON.stringify(out)}\n`);
-    } else {
-      io.stdout.write(renderSearch(result, shown, { since, until }));
-    }
-    if (result.truncated) {
-      io.stderr.write(
-        `tally search: the service holds ${result.totalCount} matching channels but only ${result.channels.length} could be listed; narrow the period.\n`,
-      );
-    }
-    return 0;
-  },
-};
+  const ctx = await context();
+  const result = await ctx.api.search({ since, until, keyword: values.keyword ?? '' });
+  const shown = limit === undefined ? result.channels : result.channels.slice(0, limit);
+
+  if (values.json) {
+    const out = { totalCount: result.totalCount, truncated: result.truncated, channels: shown.map(channelToJson) };
+    io.stdout.write(`${JSON.stringify(out)}\n`);
+  } else {
+    io.stdout.write(renderSearch(result, shown, { since, until }));
+  }
+  if (result.truncated) {
+    io.stderr.write(
+      `tally search: the service holds ${result.totalCount} matching channels but only ${result.channels.length} could be listed; narrow the period.\n`,
+    );
+  }
+  return 0;
+});
 
 function readTime(text: string, now: Date, flag: string): Date {
   try {
@@ -107,5 +103,3 @@ function readTime(text: string, now: Date, flag: string): Date {
     throw error;
   }
 }
-
-export default command;

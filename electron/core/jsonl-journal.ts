@@ -242,3 +242,15 @@ export class JsonLinesAppender {
     await this.#file.close();
   }
 }
+
+/**
+ * A journal line as a JSON value, or undefined when it is not JSON (a torn or damaged line, skipped by every
+ * reader): each journal checks the value against its own schema.
+ */
+export function jsonOfLine(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}

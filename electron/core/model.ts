@@ -3,6 +3,9 @@
  * ISO strings and a current watcher count; search says `chid`, epoch seconds and a cumulative session
  * count. Both become a `Channel`; the two counts stay distinct because they mean different things.
  */
+import type { ChannelJson } from './view-shapes.js';
+
+/** A channel, from either endpoint. */
 export interface Channel {
   /** Channel ID exactly as the service gave it (hostile text: never assume a format). */
   id: string;
@@ -18,20 +21,8 @@ export interface Channel {
   cumulativeSessions: number | null;
 }
 
-/**
- * JSON form used by `--json`, IPC and WebSocket: dates as ISO strings, the channel ID as `id`. The contract's
- * `ChannelView` has the same shape (app/ hands it over as it is), so the CLI and the popover print the same object.
- */
-export interface ChannelJson {
-  id: string;
-  serviceId: string | null;
-  state: 'live' | 'ended';
-  createdAt: string;
-  endedAt: string | null;
-  durationSeconds: number | null;
-  watchers: number | null;
-  cumulativeSessions: number | null;
-}
+/** JSON form used by `--json`, IPC and WebSocket (declared in view-shapes.ts, the contract's `ChannelView`). */
+export type { ChannelJson } from './view-shapes.js';
 
 export function channelToJson(c: Channel): ChannelJson {
   return {

@@ -225,7 +225,6 @@ export const koNotes: typeof NOTE_TEXT = {
   ngrokSdkMissing: '이 시스템에서 ngrok 모듈을 불러올 수 없습니다: {detail}',
   ngrokFailed: 'ngrok이 터널을 열지 못했습니다: {detail}',
   ngrokFailedCode: 'ngrok이 터널을 열지 못했습니다({providerCode}): {detail}',
-  localtunnelClientClosed: 'localtunnel 클라이언트가 닫혔습니다.',
   localtunnelClosedOpening: 'localtunnel 터널을 여는 도중에 터널이 닫혔습니다.',
   localtunnelRedirects: '{host}의 localtunnel 서버가 {origin}(으)로 넘겨줍니다. 그 주소를 서버로 입력하세요.',
   localtunnelAnswered: '{host}의 localtunnel 서버가 {status}(으)로 응답했습니다.',

@@ -261,7 +261,6 @@ export const NOTE_TEXT = {
   ngrokSdkMissing: 'The ngrok SDK could not be loaded on this system: {detail}',
   ngrokFailed: 'ngrok could not open the tunnel: {detail}',
   ngrokFailedCode: 'ngrok could not open the tunnel ({providerCode}): {detail}',
-  localtunnelClientClosed: 'The localtunnel client closed.',
   localtunnelClosedOpening: 'The localtunnel tunnel was closed while it was opening.',
   localtunnelRedirects:
     'The localtunnel server at {host} redirects to {origin}. Set that address as the server instead.',

@@ -1,16 +1,16 @@
 /**
- * The settings file as the CLI and `tally serve` open it: `settings.json`, read whole and written whole, a
- * write atomic (a temporary file beside it, fsync, rename), tab-indented as `conf` / electron-store write it,
- * so the tray app (which opens the same file through electron-store) and the CLI keep sharing one file.
+ * The one writer of `settings.json`, for every face (the tray app, `tally serve`, the CLI): read whole and
+ * written whole, a write atomic (a temporary file beside it, fsync, rename), tab-indented as `conf` /
+ * electron-store wrote it, so files written by earlier versions of the app read as they are.
  *
- * `conf` itself stays the app's: its schema validator (ajv), migrations (semver) and file watching were about
- * 7 MB of every `tally listen`'s memory (issue 22: under 80 MB), for features the CLI does not use. The
- * schema, migrations and repair of the settings are ours (settings.ts), whichever backend reads the file.
+ * Not `conf` / electron-store (issue 35: two writers of one file, free to drift): conf's schema validator (ajv),
+ * migrations (semver) and file watching were about 7 MB of every `tally listen`'s memory (issue 22: under
+ * 80 MB), for features Tally does not use. The schema, migrations and repair of the settings are settings.ts's.
  */
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** What settings.ts needs of a backend: the whole store, read and written, and where it lives. */
+/** The settings file: the whole store, read and written, and where it lives. */
 export interface SettingsFileBackend {
   /** The parsed file; `{}` when there is none. Throws a SyntaxError when the file is not JSON. */
   store: Record<string, unknown>;

@@ -1,7 +1,6 @@
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Conf from 'conf';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ValidationError } from './errors.js';
 import { defaultRecordingsDir } from './paths.js';
@@ -14,8 +13,6 @@ import {
   migrateSettings,
   migrateSettingsWithWarnings,
   openSettingsStore,
-  type SettingsBackendFactory,
-  type SettingsFileOptions,
 } from './settings.js';
 
 describe('defaults', () => {
@@ -249,31 +246,6 @@ describe('openSettingsStore', () => {
   });
   afterEach(async () => {
     await rm(dir, { recursive: true, force: true });
-  });
-
-  it('opens the file through a supplied backend (the Electron shell passes electron-store) and shares it', async () => {
-    const seen: SettingsFileOptions[] = [];
-    // electron-store is conf with Electron's paths; a second conf instance stands in for it here.
-    const backend: SettingsBackendFactory = (options) => {
-      seen.push(options);
-      return new Conf<Record<string, unknown>>({ ...options, projectName: 'tally-shell' });
-    };
-    const shell = openSettingsStore(dir, backend);
-    shell.update({ concurrency: 7 });
-    expect(seen).toEqual([
-      { cwd: dir, configName: 'settings', accessPropertiesByDotNotation: false, clearInvalidConfig: false },
-    ]);
-    // The CLI's default backend reads what the shell wrote, through the same schema.
-    expect(openSettingsStore(dir).get().concurrency).toBe(7);
-    expect(shell.path).toBe(join(dir, 'settings.json'));
-    // And the shell reads what the CLI writes (the CLI writes the JSON itself, without conf: settings-file.ts),
-    // byte for byte in conf's own format.
-    const shellWrote = await readFile(shell.path, 'utf8');
-    openSettingsStore(dir).update({ concurrency: 7 });
-    expect(await readFile(shell.path, 'utf8')).toBe(shellWrote);
-    openSettingsStore(dir).update({ concurrency: 4 });
-    expect(shell.get().concurrency).toBe(4);
-    expect(await readdir(dir)).toEqual(['settings.json']);
   });
 
   it('starts from defaults without writing, and persists updates', async () => {

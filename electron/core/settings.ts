@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { note } from './notes.js';
 import { ValidationError } from './errors.js';
 import { appDataDir, defaultRecordingsDir, expandFolder } from './paths.js';
-import { openJsonSettingsFile, type SettingsFileBackend } from './settings-file.js';
+import { openJsonSettingsFile } from './settings-file.js';
 import { describeIssues } from './validate.js';
 
 /** Version written by this build. Bump it and add a migration whenever a field changes meaning. */
@@ -353,31 +353,15 @@ export interface SettingsStore {
   readonly warnings: readonly string[];
 }
 
-/** The options the settings file is opened with, whichever backend opens it. */
-export interface SettingsFileOptions {
-  cwd: string;
-  configName: 'settings';
-  accessPropertiesByDotNotation: false;
-  clearInvalidConfig: false;
-}
-
 /**
- * Opens the settings file. The CLI and `tally serve` read and write the JSON file themselves
- * (settings-file.ts); the Electron shell passes a factory that builds an `electron-store` (a `conf`
- * subclass) over the same file, so both share this schema, these migrations and this repair logic.
+ * Opens `settings.json` in `dir` (the app data folder by default): the one way the tray app, `tally serve` and
+ * every CLI command read and write settings (one schema, one migration path, one writer: settings-file.ts). A
+ * file that is not JSON at all is moved aside to `settings.json.corrupt-<time>` (kept for the user) and defaults
+ * are used.
  */
-export type SettingsBackendFactory = (options: SettingsFileOptions) => SettingsFileBackend;
-
-/**
- * Opens `settings.json` in `dir` (the app data folder by default). A file that is not JSON at all is
- * moved aside to `settings.json.corrupt-<time>` (kept for the user) and defaults are used.
- */
-export function openSettingsStore(
-  dir: string = appDataDir(),
-  backend: SettingsBackendFactory = openJsonSettingsFile,
-): SettingsStore {
+export function openSettingsStore(dir: string = appDataDir()): SettingsStore {
   const corruptNotes: string[] = [];
-  const file = openBackend(dir, corruptNotes, backend);
+  const file = openJsonSettingsFile({ cwd: dir, configName: 'settings' });
   let warnings: string[] = [];
 
   const readRaw = (): unknown => {
@@ -418,18 +402,6 @@ export function openSettingsStore(
       return warnings;
     },
   };
-}
-
-function openBackend(dir: string, notes: string[], backend: SettingsBackendFactory): SettingsFileBackend {
-  const make = () =>
-    backend({ cwd: dir, configName: 'settings', accessPropertiesByDotNotation: false, clearInvalidConfig: false });
-  try {
-    return make();
-  } catch (error) {
-    if (!(error instanceof SyntaxError)) throw error;
-    moveAside(`${dir}/settings.json`, notes);
-    return make();
-  }
 }
 
 function moveAside(file: string, notes: string[]): void {

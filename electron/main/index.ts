@@ -26,14 +26,12 @@ import {
   shell,
   Tray,
 } from 'electron';
-import ElectronStore from 'electron-store';
 import { EVENT_NAMES, shellLanguage, type Language } from '../contract.js';
 import type { AppCore } from '../core/app/types.js';
 import { createAppCore } from '../core/app/app-core.js';
 import { KeyringSecretStore } from '../core/credentials.js';
 import { logFolder, openLogFile, type FileLog } from '../core/log-file.js';
 import { secretsInEnv } from '../core/redact.js';
-import type { SettingsBackendFactory } from '../core/settings.js';
 import { installCrashHandlers } from './crash.js';
 import { installGracefulQuit } from './graceful-quit.js';
 import { createSenderCheck, EventPusher, registerIpc } from './ipc.js';
@@ -49,18 +47,6 @@ import { SystemTrayService } from './tray.js';
 import type { TrayIconState } from './tray.js';
 
 const APP_ID = 'com.tally.app';
-
-/**
- * Settings through electron-store, over the same `settings.json` the CLI uses (electron-store is `conf`
- * with Electron's paths): the core's schema, migrations and repair logic apply to both.
- */
-const electronStoreBackend: SettingsBackendFactory = (options) =>
-  new ElectronStore<Record<string, unknown>>({
-    cwd: options.cwd,
-    name: options.configName,
-    accessPropertiesByDotNotation: options.accessPropertiesByDotNotation,
-    clearInvalidConfig: options.clearInvalidConfig,
-  });
 
 /**
  * The app's log file (<userData>/logs/app.N.log), opened in main() as soon as the data folder is known.
@@ -188,7 +174,6 @@ async function onReady(): Promise<void> {
     hooks,
     transport: 'ipc',
     demo: process.env.TALLY_DEMO === '1' || undefined,
-    settingsBackend: electronStoreBackend,
     // Every warning the core handles (settings reset, a poll that failed, a tunnel that broke) lands in the log.
     log: logger('core'),
   });

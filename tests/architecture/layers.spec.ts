@@ -3,7 +3,7 @@
  * upward import (through ESLint itself, with the project's own config), and that no import cycle exists.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { rm, symlink } from 'node:fs/promises';
+import { rm, symlink, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ESLint } from 'eslint';
@@ -82,6 +82,33 @@ describe('boundaries at every entry point (npm run lint)', () => {
     ['electron/core/download/fixture.ts', "export type P = typeof import('../pipeline/pipeline.js');"],
     ['electron/core/download/fixture.ts', 'export const load = (name: string) => import(name);'],
     ['electron/core/download/fixture.ts', "import { makeCore } from '../../../tests/support/app/core-helpers.js';"],
+    // Walk-arounds (issue 35): every way of naming a module is judged like an import.
+    [
+      'electron/core/download/fixture.ts',
+      "import { createRequire } from 'node:module';\nconst req = createRequire(import.meta.url);\nexport const p = req('../pipeline/pipeline.js');",
+    ],
+    [
+      'electron/core/download/fixture.ts',
+      "import { createRequire } from 'node:module';\nconst req = createRequire(import.meta.url);\nconst again = req;\nexport const p = again('../pipeline/pipeline.js');",
+    ],
+    [
+      'electron/core/fixture.ts',
+      "import module from 'node:module';\nexport const p = module.createRequire(import.meta.url)('electron');",
+    ],
+    [
+      'electron/core/download/fixture.ts',
+      "import { createRequire } from 'node:module';\nconst req = createRequire(import.meta.url);\nexport const p = req.resolve('../pipeline/pipeline.js');",
+    ],
+    ['renderer/src/fixture.ts', "export const fs = process.getBuiltinModule('node:fs');"],
+    ['electron/preload/fixture.ts', "export const fs = process.getBuiltinModule('fs');"],
+    [
+      'electron/core/download/fixture.ts',
+      "import { Worker } from 'node:worker_threads';\nexport const w = new Worker(new URL('../pipeline/pipeline.js', import.meta.url));",
+    ],
+    ['electron/core/download/fixture.ts', "export const where = import.meta.resolve('../app/app-core.js');"],
+    // Tests stay out of production folders and out of production imports.
+    ['electron/core/download/fixture.e2e.ts', "import { z } from 'zod';"],
+    ['electron/core/download/fixture.ts', "import { x } from './fetch-file.spec.js';"],
     // The CLI is headless: no Electron, no main process.
     ['electron/cli/fixture.ts', "import { app } from 'electron';"],
     ['electron/cli/fixture.ts', "import { registerIpc } from '../main/ipc.js';"],
@@ -110,6 +137,40 @@ describe('boundaries at every entry point (npm run lint)', () => {
     ['electron/new-face.ts', "import { z } from 'zod';"],
   ])('rejects %s: %s', async (path, code) => {
     expect(await layerErrors(path, `${code}\nexport {};\n`)).toHaveLength(1);
+  });
+
+  it('follows a re-export chain to the file it ends at (each link allowed, the whole not)', async () => {
+    // A face may use the receive service, and the receive service may use the pipeline; a face that imports
+    // the pipeline through a relay in receive/ is still a face importing the pipeline.
+    const faces = new ESLint({
+      cwd: ROOT,
+      overrideConfig: {
+        files: ['electron/**/*.ts'],
+        rules: { 'tally/boundaries': ['error', { layers: CORE_LAYERS, domain: ['pipeline'] }] },
+      },
+    });
+    const relay = `${ROOT}/electron/core/receive/relay-fixture.ts`;
+    const hop = `${ROOT}/electron/core/receive/hop-fixture.ts`;
+    await writeFile(hop, "export * from '../pipeline/pipeline.js';\n");
+    await writeFile(relay, "export type { Nothing } from './nothing.js';\nexport * from './hop-fixture.js';\n");
+    try {
+      const lint = async (code: string) => {
+        const [result] = await faces.lintText(`${code}\nexport {};\n`, { filePath: `${ROOT}/electron/cli/fixture.ts` });
+        return (result?.messages ?? []).filter((m) => m.ruleId === 'tally/boundaries').map((m) => m.message);
+      };
+      expect(await lint("import { RecordingPipeline } from '../core/receive/relay-fixture.js';")).toEqual([
+        expect.stringMatching(
+          /never import electron\/core\/pipeline .*re-exported by electron\/core\/receive\/hop-fixture\.ts/,
+        ),
+      ]);
+      expect(await lint("import { RecordingPipeline } from '../core/pipeline/pipeline.js';")).toEqual([
+        expect.stringContaining('never import electron/core/pipeline'),
+      ]);
+      expect(await lint("import { ReceiveService } from '../core/receive/receive-service.js';")).toEqual([]);
+    } finally {
+      await rm(relay, { force: true });
+      await rm(hop, { force: true });
+    }
   });
 
   it('follows a symlink to the file it names before judging', async () => {
@@ -191,6 +252,13 @@ describe('test code', () => {
     const helpers = files.filter((f) => /(^|\/)test-/.test(relative(ROOT, f)));
     const usingVitest = files.filter((f) => /from ['"]vitest['"]/.test(readFileSync(f, 'utf8')));
     expect([...helpers, ...usingVitest].map((f) => relative(ROOT, f))).toEqual([]);
+  });
+
+  it('ships no test twin: an in-memory stand-in for tests lives in tests/support (issue 35)', () => {
+    const twins = productionFiles(`${ROOT}/electron`).filter((f) =>
+      /TEST (TWIN|HELPER)|not for production/i.test(readFileSync(f, 'utf8').slice(0, 2_000)),
+    );
+    expect(twins.map((f) => relative(ROOT, f))).toEqual([]);
   });
 });
 

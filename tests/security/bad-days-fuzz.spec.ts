@@ -23,7 +23,7 @@ import { TestServer } from '../support/download/file-server.js';
 import { DownloadOriginPolicy } from '../../electron/core/net/url-policy.js';
 import type { FailedEvent, SavedEvent } from '../../electron/core/pipeline/download-manager.js';
 import { DownloadManager } from '../../electron/core/pipeline/download-manager.js';
-import { MemoryJobStore } from '../../electron/core/pipeline/memory-job-store.js';
+import { MemoryJobStore } from '../support/pipeline/memory-job-store.js';
 import { RecordingPipeline } from '../../electron/core/pipeline/pipeline.js';
 import { Inbox, JOURNAL_FILE } from '../../electron/core/recordings/inbox.js';
 import { canMountSmallDisks, mountSmallDisk } from '../support/tmpfs.js';

@@ -118,7 +118,7 @@ class ReconcilingAppCore implements TallyAppCore {
       () => this.traySnapshot(),
       () => this.#poller.reschedule(),
     );
-    this.#settings = openSettingsStore(opts.home, opts.settingsBackend);
+    this.#settings = openSettingsStore(opts.home);
     // The warnings are those of the last read: read once, so what was reset or dropped at start-up is logged.
     this.#settings.get();
     for (const warning of this.#settings.warnings) this.#log(`settings: ${warning}`);

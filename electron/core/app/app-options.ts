@@ -9,7 +9,6 @@ import type { SecretStore } from '../credentials.js';
 import type { ConfigError } from '../errors.js';
 import type { PipelineOptions, RecordingPipeline } from '../pipeline/pipeline.js';
 import type { Sandbox, SandboxOptions } from '../sandbox/index.js';
-import type { SettingsBackendFactory } from '../settings.js';
 import type { AppCore, PlatformHooks } from './types.js';
 
 export interface AppCoreOptions {
@@ -28,8 +27,6 @@ export interface AppCoreOptions {
    */
   keychainUnavailable?: ConfigError | string | null;
   log?: (line: string) => void;
-  /** How the settings file is opened: `conf` by default, `electron-store` in the Electron shell. */
-  settingsBackend?: SettingsBackendFactory;
   /** Tests: options of the demo sandbox (timeFactor, seed, searchIndexDelayMs...). */
   sandboxOptions?: SandboxOptions;
   /** Demo mode: let the sandbox's web client upload a client recording whenever a broadcast ends (default on). */

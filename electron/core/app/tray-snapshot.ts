@@ -30,12 +30,6 @@ export function attentionNote(state: {
   return null;
 }
 
-/** The same reason in English (the log, and a tray that has no notes to translate). */
-export function attentionText(state: Parameters<typeof attentionNote>[0]): string | null {
-  const said = attentionNote(state);
-  return said ? noteText(said) : null;
-}
-
 /** The tray's view: the live count from the last poll, the pipeline's progress, and one reason to look. */
 export function traySnapshotOf(
   live: readonly Channel[],

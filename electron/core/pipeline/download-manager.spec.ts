@@ -10,7 +10,7 @@ import { RETENTION_MS } from '../recordings/types.js';
 import type { ExpiredEvent, FailedEvent, SavedEvent } from './download-manager.js';
 import { DownloadManager, partPathFor } from './download-manager.js';
 import { downloadFile } from '../download/fetch-file.js';
-import { MemoryJobStore } from './memory-job-store.js';
+import { MemoryJobStore } from '../../../tests/support/pipeline/memory-job-store.js';
 import { TestServer } from '../../../tests/support/download/file-server.js';
 
 const KiB = 1024;

@@ -12,7 +12,7 @@ import { DownloadOriginPolicy } from '../net/url-policy.js';
 import { downloadFile } from '../download/fetch-file.js';
 import type { FailedEvent, SavedEvent } from './download-manager.js';
 import { DownloadManager, partPathFor, RESERVATION_SUFFIX } from './download-manager.js';
-import { MemoryJobStore } from './memory-job-store.js';
+import { MemoryJobStore } from '../../../tests/support/pipeline/memory-job-store.js';
 import { statePathFor } from '../download/part-state.js';
 import { TestServer } from '../../../tests/support/download/file-server.js';
 import { mountUploads, type UploadRejection } from '../uploads/upload-route.js';

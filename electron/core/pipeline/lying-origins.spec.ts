@@ -14,7 +14,7 @@ import { TestServer } from '../../../tests/support/download/file-server.js';
 import { DownloadOriginPolicy } from '../net/url-policy.js';
 import type { FailedEvent, SavedEvent } from './download-manager.js';
 import { DownloadManager } from './download-manager.js';
-import { MemoryJobStore } from './memory-job-store.js';
+import { MemoryJobStore } from '../../../tests/support/pipeline/memory-job-store.js';
 
 let raw: RawOrigin;
 let policy: DownloadOriginPolicy;

@@ -116,8 +116,6 @@ export interface RenderOptions {
   maxBytes?: number;
 }
 
-/** Placeholders understood in templates. */
-export const FILE_NAME_PLACEHOLDERS = ['{channelId}', '{date}', '{time}', '{datetime}'] as const;
 export const DEFAULT_FILE_NAME_TEMPLATE = '{channelId}';
 
 /** A safe `.ext` (lower-cased) or '' when the text is not a plausible extension. */

@@ -84,11 +84,6 @@ const PRUNE_AT_OPEN = 1_000;
 /** Jobs kept parsed in memory (most recently used); the rest are read back from the journal when asked for. */
 const CACHED_JOBS = 1_000;
 
-/** Whether the download manager is done with a job. */
-export function isTerminal(job: RecordingJob): boolean {
-  return job.state === 'saved' || job.state === 'expired' || job.state === 'failed';
-}
-
 export { recordingKey } from './recording-key.js';
 
 /** The durable job journal; see the file comment for the format and dedupe rules. */

@@ -7,6 +7,7 @@ import { constants, readSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
 import { TallyError } from '../errors.js';
+import { jsonOfLine } from '../jsonl-journal.js';
 import { aliasHash, type JobAliases } from './job-index.js';
 import { aliasKeys } from './recording-key.js';
 import type { RecordingJob } from './types.js';
@@ -127,13 +128,7 @@ const lineSchema = z.object({ v: z.literal(1), job: jobSchema });
 
 /** A journal line as a job, or null when it is not one (damage is skipped, never fatal). */
 export function parseLine(text: string): RecordingJob | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return null;
-  }
-  const result = lineSchema.safeParse(value);
+  const result = lineSchema.safeParse(jsonOfLine(text));
   return result.success ? (result.data.job as RecordingJob) : null;
 }
 

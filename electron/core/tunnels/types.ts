@@ -7,34 +7,14 @@ import { EventEmitter } from 'node:events';
 import type { Note } from '../notes.js';
 import { TallyError } from '../errors.js';
 
-/** How the receiver is reached from the internet (the `provider` setting). */
-export type TunnelKind = 'none' | 'url' | 'ngrok' | 'localtunnel';
+import type { TunnelKind, TunnelStatus } from '../view-shapes.js';
 
 /**
- * What the tunnel supervisor knows about the public URL, the core's own shape. The app maps it to the
- * contract's `TunnelStatus` view (app/tunnel-view.ts), adding what only the app knows (a refused restart).
+ * `TunnelKind` is how the receiver is reached (the `provider` setting); `TunnelStatus` what the supervisor knows
+ * about the public URL. Both are declared once in core/view-shapes.ts: the app hands the status to the contract
+ * (app/tunnel-view.ts), adding what only the app knows (a refused restart).
  */
-export interface TunnelStatus {
-  provider: TunnelKind;
-  state: 'off' | 'connecting' | 'reachable' | 'unreachable' | 'error';
-  /** Public webhook URL to paste into the console (with its token), when known. */
-  publicUrl: string | null;
-  /** Local webhook URL (loopback). */
-  localUrl: string | null;
-  /** Web SDK `recordUrl` for client audio uploads, when known. */
-  uploadUrl: string | null;
-  lastCheckedAt: string | null;
-  message: string | null;
-  /** `message` as notes (see notes.ts). */
-  messageNotes?: Note[] | null;
-  /** Whether the current public URL is the one registered with the service. */
-  registered: boolean;
-  /** Whether a web page can upload client recordings through the public URL, checked as a browser would. */
-  uploads: 'ok' | 'blocked' | 'off';
-  /** Why, and what to do (null before the first check). */
-  uploadsMessage: string | null;
-  uploadsNotes?: Note[] | null;
-}
+export type { TunnelKind, TunnelStatus };
 
 /** One of `TunnelStatus['state']`: off | connecting | reachable | unreachable | error. */
 export type TunnelState = TunnelStatus['state'];

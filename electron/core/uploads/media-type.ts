@@ -43,8 +43,3 @@ export function extensionFor(type: MediaType | null): string | null {
   if (!type) return null;
   return Object.hasOwn(UPLOAD_TYPES, type.essence) ? (UPLOAD_TYPES[type.essence] ?? null) : null;
 }
-
-/** The list for error messages: `audio/webm, video/webm, ...`. */
-export function acceptedTypesText(): string {
-  return Object.keys(UPLOAD_TYPES).join(', ');
-}

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
-import { JsonLinesAppender, openJsonLines } from '../jsonl-journal.js';
+import { JsonLinesAppender, jsonOfLine, openJsonLines } from '../jsonl-journal.js';
 import { NoteSchema, type Note } from '../notes.js';
 
 export const UPLOAD_LOG_FILE = 'uploads.jsonl';
@@ -187,12 +187,7 @@ export class UploadLog {
 }
 
 function parseLine(text: string): UploadRecord | RefusedUploadRecord | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return null;
-  }
+  const value = jsonOfLine(text);
   const result = lineSchema.safeParse(value);
   if (result.success) return result.data.upload as UploadRecord;
   const refused = refusedLineSchema.safeParse(value);

@@ -469,7 +469,7 @@ export const clipboard = {
   readText: async () => recorded.clipboard.at(-1) ?? '',
 };
 
-/** electron-store reads `app`, `ipcMain` and `shell` from the default export. */
+/** The default export, for code that reads `app`, `ipcMain` or `shell` from `import electron from 'electron'`. */
 export default { app, ipcMain, shell, session, screen, dialog, clipboard, nativeImage };
 
 /** Where the main process finds the preload and the page (for the test's own checks). */

@@ -1,12 +1,12 @@
 /**
- * TEST TWIN of the durable inbox: an in-memory JobStore with the same observable behaviour (dedupe by URL,
+ * TEST HELPER, the test twin of the durable inbox: an in-memory JobStore with the same observable behaviour (dedupe by URL,
  * 'added' after a new job, patches applied in call order) and a log of every update for assertions.
  * Not for production: nothing is written to disk.
  */
 import { EventEmitter } from 'node:events';
-import type { JobStore, NewRecording, RecordingJob } from '../recordings/types.js';
-import { RETENTION_MS } from '../recordings/types.js';
-import { systemClock } from '../time.js';
+import type { JobStore, NewRecording, RecordingJob } from '../../../electron/core/recordings/types.js';
+import { RETENTION_MS } from '../../../electron/core/recordings/types.js';
+import { systemClock } from '../../../electron/core/time.js';
 
 type Patch = Parameters<JobStore['update']>[1];
 
