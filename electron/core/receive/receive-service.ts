@@ -662,7 +662,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
    */
   #studioFacts(now: number): StudioLink | null {
     const link = this.#studioLink;
-    if (!link || (link.state !== 'connected' && link.state !== 'warning')) return link;
+    // Unreachable too: a cluster that does not answer is said, and so are the recordings waiting on it.
+    if (!link || (link.state !== 'connected' && link.state !== 'warning' && link.state !== 'unreachable')) return link;
     const stuckMs = this.#opts.shareStuckMs ?? SHARE_STUCK_MS;
     let stuck = [...this.#shareFailures.entries()].filter(([, f]) => now - f.since >= stuckMs);
     if (stuck.length === 0) return link;
@@ -680,6 +681,6 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       seconds: Math.round(stuckMs / 1000),
       ...nested('reason', reason),
     });
-    return { state: 'warning', reason: [...link.reason, stuckNote] };
+    return { state: link.state === 'unreachable' ? 'unreachable' : 'warning', reason: [...link.reason, stuckNote] };
   }
 }

@@ -243,7 +243,9 @@ export async function connectTeam(opts: TeamConnectOptions): Promise<NatsConnect
             reconnect: true,
             maxReconnectAttempts: -1,
             reconnectTimeWait: 500,
-            timeout: 5_000,
+            // Also each reconnection's: the client's first move after a server stops answering dials that
+            // same server once more (nats.js re-selects the server it started on), and waits this long on it.
+            timeout: 3_000,
             // A server that accepts and never answers (hung, SIGSTOPped, a half-dead link) is left after
             // PING_INTERVAL_MS * (MAX_PINGS_OUT + 1) without a pong, for another server of the list; without them
             // the client kept a hung server for good (the default is a ping every 2 minutes). Issue 30.
