@@ -31,7 +31,7 @@ Options:
                      for a live broadcast; recordings then come one at a time (default: no limit, small
                      recordings three at a time)
   --ndjson           One JSON object per line: ready, health, waiting, progress, saved, failed, connection,
-                     warning, stopping, stopped
+                     warning, missed, stopping, stopped
   -h, --help         Show this help
 
 Team credentials (when the server asks for them): TALLY_TEAM_USER + TALLY_TEAM_PASSWORD, or
@@ -103,6 +103,7 @@ const command: Command = {
     member.on('saved', (e) => printer.saved(e));
     member.on('failed', (info) => printer.failed(info));
     member.on('warning', (w) => printer.warning(w));
+    member.on('missed', (recordings) => printer.missed(recordings));
     member.on('health', (view, previous) => healthPrinter.health(view, previous));
 
     const stopOnSignal = () => void member.stop();

@@ -357,6 +357,11 @@ export const koNotes: typeof NOTE_TEXT = {
   healthStudioConnecting: '스튜디오 팀 서버에 연결하는 중…',
   healthStudioDown: '스튜디오: {reason}',
   healthStudioAction: '녹화는 이 컴퓨터에 계속 저장되고 팀 서버가 응답하면 공유됩니다.',
+  healthMemberMissed: {
+    one: '녹화 {count}개가 이 멤버가 복사하기 전에 팀 서버에서 만료되었습니다.',
+    other: '녹화 {count}개가 이 멤버가 복사하기 전에 팀 서버에서 만료되었습니다.',
+  },
+  healthMemberMissedAction: '문제 항목에 표시됩니다. 필요하면 수신 컴퓨터에 요청한 뒤 목록에서 제거하세요.',
   healthMemberStudioAction: '이미 복사된 녹화는 그대로 있고, 새 녹화는 팀 서버가 응답하면 복사됩니다.',
   recordingGoneNow:
     '서비스에 이 녹화가 없습니다({status} {detail}). 삭제되었거나 저장된 적이 없습니다. Tally는 마감 시각까지 가끔 다시 확인합니다.',

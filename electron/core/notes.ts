@@ -402,6 +402,12 @@ export const NOTE_TEXT = {
   healthStudioConnecting: "Connecting to the studio's team server...",
   healthStudioDown: 'Studio: {reason}',
   healthStudioAction: 'Recordings are still saved here and shared once the team server answers.',
+  healthMemberMissed: {
+    one: '{count} recording expired from the team server before this member could mirror it.',
+    other: '{count} recordings expired from the team server before this member could mirror them.',
+  },
+  healthMemberMissedAction:
+    'They are listed under Problems; ask the receiver for them if they matter, then Remove them from the list.',
   healthMemberStudioAction:
     'Recordings already mirrored stay here; new ones are mirrored once the team server answers.',
   recordingGoneNow:

@@ -176,6 +176,7 @@ class ReconcilingAppCore implements TallyAppCore {
       publish: (setup) => this.#host.publish(setup),
       publisherLink: () => this.#host.studioLink,
       statusChanged: () => this.#host.healthChanged(),
+      isHidden: (key) => this.#host.isHidden(key),
       // Following a studio or not may leave or enter demo mode (effectiveDemoMode): the views must say so.
       save: (studio) =>
         this.#queue.run(async () => {

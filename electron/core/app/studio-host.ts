@@ -63,6 +63,7 @@ interface StudioHostOptions {
   publisherLink: () => StudioLink | null;
   recordingChanged?: (view: RecordingView) => void;
   statusChanged?: () => void;
+  isHidden?: (key: string) => boolean;
 }
 
 /** What the app core hands over: its options, environment and settings, and its callbacks. */
@@ -79,6 +80,8 @@ export interface StudioCoreLinks {
   recordingChanged?: (view: RecordingView) => void;
   /** The studio link's state changed (the health shows it). */
   statusChanged?: () => void;
+  /** Whether the producer removed a row from the Recordings list (a missed recording acknowledged). */
+  isHidden?: (key: string) => boolean;
 }
 
 type Status = StudioView['status'];
@@ -211,7 +214,10 @@ export class StudioHost {
         clientSubfolder: this.#opts.settings().clientUploadsSubfolder,
         log,
         catalogue: true,
+        // A missed recording stays a warning until its row is removed from the list.
+        acknowledged: (identity) => this.#opts.isHidden?.(`${STUDIO_KEY_PREFIX}${identity}`) ?? false,
       });
+      follower.on('missed', () => this.#changed());
       // The member's health is the one the app shows (its team link, mirror and disk; no receiver port).
       follower.on('health', () => this.#opts.statusChanged?.());
       this.#watchWarnings(follower);
@@ -397,7 +403,8 @@ export class StudioHost {
       rate: null,
       etaSeconds: null,
       fileName: r.fileName,
-      error: null,
+      // Gone before this computer could mirror it (expired while away, or from the store mid-transfer): said why.
+      error: r.state === 'gone' ? 'It expired from the team server before this computer could mirror it.' : null,
       attempts: 1,
       // A mirrored copy is checked against the team's SHA-256 and size before it is named.
       ...(r.state === 'saved' ? { checks: ['size', 'sha256'] as RecordingView['checks'] } : {}),

@@ -359,23 +359,36 @@ export interface MemberFacts {
   failing: readonly string[];
   /** Mirrors that failed for good (the recording left the team store first) within ATTENTION_MS. */
   lost: number;
+  /**
+   * Recordings shared while this member was away that expired before it could mirror them, learned within
+   * ATTENTION_MS and not yet acknowledged (removed from the list).
+   */
+  missed?: number;
   disks: DiskFacts[];
 }
 
 /** The health of a studio member: no receiver of its own, so the studio link, the mirror and the disk. */
 export function judgeMemberHealth(m: MemberFacts): HealthView {
   const action = [note('healthDownloadsActionApp')];
+  const missed = m.missed ?? 0;
   const downloads =
     m.lost > 0
       ? component('downloads', 'error', [note('healthDownloadsLost', { count: m.lost })], action)
-      : m.failing.length > 0
+      : missed > 0
         ? component(
             'downloads',
             'warning',
-            [note('healthDownloadsFailing', { count: m.failing.length, reason: m.failing[0] ?? '' })],
-            null,
+            [note('healthMemberMissed', { count: missed })],
+            [note('healthMemberMissedAction')],
           )
-        : component('downloads', 'ok', [note('healthDownloadsOk')]);
+        : m.failing.length > 0
+          ? component(
+              'downloads',
+              'warning',
+              [note('healthDownloadsFailing', { count: m.failing.length, reason: m.failing[0] ?? '' })],
+              null,
+            )
+          : component('downloads', 'ok', [note('healthDownloadsOk')]);
   const facts: HealthFacts = {
     face: 'cli',
     now: m.now,
@@ -403,6 +416,6 @@ export function judgeMemberHealth(m: MemberFacts): HealthView {
     now: m.now,
     member: true,
     receiver: { host: '', port: null, configuredPort: 0, portFollows: false },
-    problems: m.lost + m.failing.length,
+    problems: m.lost + missed + m.failing.length,
   });
 }

@@ -21,6 +21,10 @@ export class MemberHealth extends EventEmitter<{ health: [view: HealthView, prev
   readonly #failing = new Map<string, string>();
   readonly #warnings = new Map<string, Note>();
   #lost: number[] = [];
+  /** Recordings that expired before this member could mirror them, by identity, with when it learned of them. */
+  readonly #missed = new Map<string, number>();
+  /** Whether the producer acknowledged a missed recording (removed it from the list): the app says. */
+  acknowledged: (identity: string) => boolean = () => false;
   #disks: MemberFacts['disks'] = [];
   #view: HealthView | null = null;
   #signature = '';
@@ -90,6 +94,12 @@ export class MemberHealth extends EventEmitter<{ health: [view: HealthView, prev
     if (this.#warnings.delete(kind)) this.#changed();
   }
 
+  /** Recordings that expired from the team server before this member could mirror them: a warning until acknowledged. */
+  missed(identities: readonly string[]): void {
+    for (const identity of identities) this.#missed.set(identity, systemClock.now());
+    this.#changed();
+  }
+
   saved(identity: string): void {
     if (this.#failing.delete(identity)) this.#changed();
   }
@@ -116,8 +126,19 @@ export class MemberHealth extends EventEmitter<{ health: [view: HealthView, prev
       studio,
       failing: [...this.#failing.values()],
       lost: this.#lost.length,
+      missed: this.#missedNow(),
       disks: this.#disks,
     });
+  }
+
+  #missedNow(): number {
+    const now = systemClock.now();
+    let count = 0;
+    for (const [identity, at] of this.#missed) {
+      if (now - at >= ATTENTION_MS) this.#missed.delete(identity);
+      else if (!this.acknowledged(identity)) count++;
+    }
+    return count;
   }
 
   #changed(): void {

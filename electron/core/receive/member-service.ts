@@ -41,6 +41,11 @@ export interface MemberServiceOptions {
   keychain: CredentialStore | null;
   clientSubfolder?: string;
   rateBytesPerSec?: number;
+  /**
+   * Whether the producer acknowledged a recording the member missed (the app: removed its row from the list); until
+   * then the health warns. Without it the warning stands for a day.
+   */
+  acknowledged?: (identity: string) => boolean;
   /** Keep the team's list of recordings for a view (the tray app). */
   catalogue?: boolean;
   log?: Logger | ((line: string) => void);
@@ -83,6 +88,7 @@ export class MemberService extends EventEmitter<MemberEvents> {
     ({ url: this.#url, servers: this.#servers } = memberTeamUrls(opts.team, opts.teamField));
     this.#log = typeof opts.log === 'function' ? lineLogger(opts.log) : (opts.log ?? silentLogger);
     this.#health = new MemberHealth(opts.home, opts.folder);
+    if (opts.acknowledged) this.#health.acknowledged = opts.acknowledged;
     this.#health.on('health', (view, previous) => this.emit('health', view, previous));
   }
 
@@ -197,6 +203,7 @@ export class MemberService extends EventEmitter<MemberEvents> {
       'catalogue',
       'warning',
       'warningCleared',
+      'missed',
     ] as const) {
       forward(event);
     }
@@ -220,6 +227,7 @@ export class MemberService extends EventEmitter<MemberEvents> {
         : this.#setLink('unreachable', [a.note ?? errorNote({ message: a.message ?? 'not answering' })]),
     );
     follower.on('saved', (e) => health.saved(e.identity));
+    follower.on('missed', (recordings) => health.missed(recordings.map((a) => a.identity)));
     follower.on('failed', (info) => health.failed(info.identity, info.message, info.willRetry));
     follower.on('warning', (w) => {
       this.#warnings.set(w.kind, w.note);

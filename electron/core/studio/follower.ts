@@ -19,6 +19,7 @@ import { describeError, silentLogger, type Logger } from '../logger.js';
 import { acquireStateLock, type StateLock } from '../recordings/state-lock.js';
 import { parseAnnouncement, type Announcement } from './announcement.js';
 import { TeamCatalogue } from './catalogue.js';
+import { HandledSequence, announcementsBetween } from './shared-index.js';
 import { Ledger, type LedgerRecord } from './ledger.js';
 import { NewestReading, consumerLag, defaultLagWarnMs, lagging, shortDuration, type MemberLag } from './lag.js';
 import { TeamLink, type TeamAnswer } from './team-link.js';
@@ -118,6 +119,11 @@ export interface FollowerEvents {
   warning: [w: StudioWarning];
   /** A warning's cause went away (its kind). */
   warningCleared: [kind: string];
+  /**
+   * Recordings shared while this member was away that expired from the team server before it could mirror them
+   * (learned once, when it is back: shared-index.ts); each is in the ledger as gone.
+   */
+  missed: [recordings: Announcement[]];
 }
 
 interface MemberRecord extends LedgerRecord {
@@ -197,6 +203,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
     this.#statePath = dir;
     try {
       this.#ledger = await Ledger.open(dir, 'mirrored.jsonl', isMemberRecord);
+      this.#handled = await HandledSequence.open(dir);
       await this.#sweepLeftovers(folder);
       const id = await memberId(dir);
       // A JetStream request left unanswered (a cluster electing a new leader after a node went down, or too
@@ -275,7 +282,9 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
         await catalogue.start(nc, this.#log);
         this.#catalogue = catalogue;
       }
-      // What this member missed while it was away, said before it starts catching up.
+      // What this member missed while it was away, said before it starts catching up: what expired unseen...
+      await this.#learnMissed(nc);
+      // ...and how far behind it is on what is still there.
       await this.#checkLag(durable);
       this.#lagTimer = setInterval(() => void this.#checkLag(durable), opts.lagCheckMs ?? 5 * 60_000);
       this.#lagTimer.unref();
@@ -379,6 +388,41 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
   }
 
   #statePath: string | null = null;
+  /** The highest stream sequence this member handled (shared-index.ts), kept across restarts. */
+  #handled: HandledSequence | null = null;
+
+  /**
+   * The announcements made while this member was away and gone from the stream before it read them: recorded as
+   * gone (with `missed`), said once (a log line and the `missed` event), never tried.
+   */
+  async #learnMissed(nc: NatsConnection): Promise<void> {
+    const handled = this.#handled;
+    const ledger = this.#ledger;
+    if (!handled || handled.value === null || !ledger) return;
+    try {
+      const first = (await (await jsmOf(nc)).streams.info(STUDIO_STREAM)).state.first_seq;
+      if (first - 1 <= handled.value) return;
+      const missed = (await announcementsBetween(nc, handled.value, first)).filter((a) => !ledger.get(a.identity));
+      for (const a of missed) {
+        await ledger.put({
+          identity: a.identity,
+          state: 'gone',
+          at: new Date().toISOString(),
+          announcement: a,
+          missed: true,
+        });
+      }
+      await handled.handled(first - 1);
+      if (missed.length === 0) return;
+      const channels = missed.map((a) => a.channelId).join(', ');
+      this.#log.warn(
+        `studio: ${missed.length} recording(s) expired from the team server before this member could mirror them: ${channels}.`,
+      );
+      this.emit('missed', missed);
+    } catch (error) {
+      this.#log.warn(`studio: could not learn which recordings expired while away (${describeError(error)}).`);
+    }
+  }
 
   /** Whether the team server answered when last asked (null before the first answer). */
   get answer(): TeamAnswer | null {
@@ -490,6 +534,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
     const known = this.#ledger!.get(a.identity);
     if (known && known.state !== 'started') {
       m.ack();
+      await this.#handled?.handled(m.seq);
       this.#catchingUp();
       return;
     }
@@ -499,6 +544,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       const done = await this.#mirror(a, folder);
       if (done) {
         await m.ackAck().catch(() => undefined);
+        await this.#handled?.handled(m.seq);
         this.#catchingUp();
       }
     } finally {

@@ -28,6 +28,7 @@ import { MEMBERS_BUCKET, PRESENCE_TTL_MS } from './member-identity.js';
 import { defaultLagWarnMs, lagging, membersLag, shortDuration, type MemberLag } from './lag.js';
 import { NatsTeamStore, S3SetupError, type S3StoreOptions, type TeamStore } from './store.js';
 import type { S3TeamStore } from './s3-store.js';
+import { indexAnnouncement } from './shared-index.js';
 import { StudioWarnings, studioWarning, type StudioWarning } from './warnings.js';
 import { TeamLink, type TeamAnswer } from './team-link.js';
 import { systemClock, wallNow } from '../time.js';
@@ -667,10 +668,15 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       savedAt: item.savedAt,
       store: put.ref,
     };
-    await jetstream(this.#nc!).publish(STUDIO_SUBJECT, JSON.stringify(announcement), {
+    const ack = await jetstream(this.#nc!).publish(STUDIO_SUBJECT, JSON.stringify(announcement), {
       msgID: item.identity,
       timeout: 10_000,
     });
+    // Kept by its stream sequence beyond the retention, so a member back too late learns what it missed.
+    await indexAnnouncement(this.#nc!, ack.seq, announcement, this.#retentionMs, this.#opts.replicas).catch(
+      (error: unknown) =>
+        this.#log.warn(`studio: ${item.channelId} is shared, but not in the team's index (${describeError(error)}).`),
+    );
     await kv.update(item.identity, JSON.stringify(this.#claimValue('published')), revision);
     await ledger.put({ ...record, at: new Date().toISOString() });
     this.emit('published', {
