@@ -18,7 +18,9 @@ Mirror every recording of a studio into DIR, verified and byte-identical. The st
 ("tally listen --team ...") puts each saved recording in the team store and announces it; this computer
 picks it up, now or later: a member that was stopped, asleep or killed resumes unfinished transfers and
 catches up on what was shared meanwhile (the team server keeps recordings 7 days by default), and never
-makes a second copy of a recording it already has. No service credentials are needed here.
+makes a second copy of a recording it already has. Recordings that expired from the team server while
+this member was away are named once ("missed") and keep the health at a warning for a day. No service
+credentials are needed here.
 
 Options:
   --team <url>       The team's NATS server: nats://HOST:PORT, or tls://HOST:PORT for TLS (required);
