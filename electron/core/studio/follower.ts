@@ -34,8 +34,11 @@ import {
   targetFolder,
   type MirrorProgress,
 } from './mirror-file.js';
+import { Kvm } from '@nats-io/kv';
 import {
   GoneError,
+  UNREADABLE_SUBJECT,
+  UnreadableError,
   NatsTeamStore,
   S3SetupError,
   StaleResumeError,
@@ -43,6 +46,7 @@ import {
   type TeamStore,
 } from './store.js';
 import {
+  CLAIMS_BUCKET,
   DEFAULT_RETENTION_MS,
   STUDIO_STREAM,
   STUDIO_SUBJECT,
@@ -388,6 +392,28 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
   }
 
   #statePath: string | null = null;
+  /** Unreadable recordings this run already asked the receivers about (one request each). */
+  readonly #asked = new Set<string>();
+
+  /**
+   * Whether a receiver said an unreadable recording is gone (its claim, once); otherwise asks the receivers, once per
+   * run, to put it again, and the transfer is retried as usual.
+   */
+  async #unreadable(a: Announcement): Promise<boolean> {
+    const nc = this.#nc;
+    if (!nc) return false;
+    const claims = await new Kvm(nc).open(CLAIMS_BUCKET).catch(() => null);
+    const entry = await claims?.get(a.identity).catch(() => null);
+    if (entry?.operation === 'PUT' && entry.json<{ state?: string }>().state === 'gone') return true;
+    if (!this.#asked.has(a.identity)) {
+      this.#asked.add(a.identity);
+      nc.publish(UNREADABLE_SUBJECT, JSON.stringify({ identity: a.identity }));
+      this.#log.warn(
+        `studio: ${a.channelId} cannot be read from the team store; the receivers are asked to put it again.`,
+      );
+    }
+    return false;
+  }
   /** The highest stream sequence this member handled (shared-index.ts), kept across restarts. */
   #handled: HandledSequence | null = null;
 
@@ -608,7 +634,8 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
         return true;
       } catch (error) {
         if (this.#stop.signal.aborted) return false;
-        const gone = error instanceof GoneError;
+        // Bytes the store no longer has: the receivers are asked to put them again, or have said they are gone.
+        const gone = error instanceof GoneError || (error instanceof UnreadableError && (await this.#unreadable(a)));
         const message = describeError(error);
         this.emit('failed', { identity: a.identity, channelId: a.channelId, message, willRetry: !gone });
         if (gone) {

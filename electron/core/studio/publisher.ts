@@ -26,7 +26,7 @@ import { TeamCatalogue } from './catalogue.js';
 import { Ledger, type LedgerRecord } from './ledger.js';
 import { MEMBERS_BUCKET, PRESENCE_TTL_MS } from './member-identity.js';
 import { defaultLagWarnMs, lagging, membersLag, shortDuration, type MemberLag } from './lag.js';
-import { NatsTeamStore, S3SetupError, type S3StoreOptions, type TeamStore } from './store.js';
+import { NatsTeamStore, S3SetupError, UNREADABLE_SUBJECT, type S3StoreOptions, type TeamStore } from './store.js';
 import type { S3TeamStore } from './s3-store.js';
 import { indexAnnouncement } from './shared-index.js';
 import { StudioWarnings, studioWarning, type StudioWarning } from './warnings.js';
@@ -170,7 +170,8 @@ interface PublishedRecord extends LedgerRecord {
 }
 
 interface Claim {
-  state: 'claimed' | 'published';
+  /** `gone`: the team store lost its bytes and no receiver has the file any more (members stop asking). */
+  state: 'claimed' | 'published' | 'gone';
   by: string;
   at: string;
 }
@@ -455,6 +456,8 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       await catalogue.start(nc, this.#log);
       this.#catalogue = catalogue;
     }
+    // A member that cannot read a recording's bytes asks: put it again from the file here, or say it is gone.
+    nc.subscribe(UNREADABLE_SUBJECT, { callback: (error, m) => void (error ? null : this.#restore(m.data)) });
     this.#clear('jetstream');
     this.#clear('refused');
     void this.#checkLag();
@@ -686,6 +689,67 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       bytes: put.bytes,
       sha256: put.sha256,
     });
+  }
+
+  readonly #restoring = new Set<string>();
+
+  /**
+   * A member found a recording's name in the team store without its bytes (chunks purged or lost): this receiver
+   * puts it again when it still has the saved file; when it published it and has no file any more, it marks the
+   * claim gone, once, so every member stops asking and lists it as gone.
+   */
+  async #restore(data: Uint8Array): Promise<void> {
+    let identity: string | null = null;
+    try {
+      const asked = JSON.parse(new TextDecoder().decode(data)) as { identity?: unknown };
+      identity = typeof asked.identity === 'string' && asked.identity.length <= 512 ? asked.identity : null;
+    } catch {
+      identity = null;
+    }
+    const kv = this.#kv;
+    const store = this.#store;
+    if (!identity || !kv || !store || this.#restoring.has(identity)) return;
+    this.#restoring.add(identity);
+    try {
+      const entry = await kv.get(identity);
+      if (!entry || entry.operation !== 'PUT') return;
+      const claim = entry.json<Claim>();
+      if (claim.state === 'gone') return;
+      const file = await this.#savedFile(identity);
+      if (file) {
+        await store.put({ identity, path: file.path, bytes: file.bytes });
+        this.#log.warn(`studio: ${file.channelId} was unreadable in the team store; it was put there again.`);
+        return;
+      }
+      // Another receiver's recording is its to answer for.
+      if (claim.by !== this.#by) return;
+      await kv.update(identity, JSON.stringify({ ...this.#claimValue('gone') }), entry.revision);
+      this.#log.warn(
+        `studio: ${identity} is unreadable in the team store and its file is no longer here: members are told it is gone.`,
+      );
+    } catch (error) {
+      this.#log.warn(`studio: could not answer for an unreadable recording (${describeError(error)}).`);
+    } finally {
+      this.#restoring.delete(identity);
+    }
+  }
+
+  /** The saved file of a recording this receiver shares, when it is still there whole. */
+  async #savedFile(identity: string): Promise<{ path: string; bytes: number; channelId: string } | null> {
+    const candidates: { path: string; bytes: number; channelId: string }[] = [];
+    for (const job of this.#pipeline.inbox.where((state) => state === 'saved')) {
+      if (job.path && job.bytes !== null && serverIdentity(job.key) === identity) {
+        candidates.push({ path: job.path, bytes: job.bytes, channelId: job.channelId });
+      }
+    }
+    for (const u of this.#pipeline.uploadLog?.list() ?? []) {
+      if (uploadIdentity(u.id) === identity) candidates.push({ path: u.path, bytes: u.bytes, channelId: u.fileName });
+    }
+    for (const c of candidates) {
+      const info = await stat(c.path).catch(() => null);
+      if (info?.isFile() && info.size === c.bytes) return c;
+    }
+    return null;
   }
 
   /** What a receiver killed mid-upload left behind (this one before a restart, or another): not worth failing for. */

@@ -87,6 +87,17 @@ export class GoneError extends StaleResumeError {
   override name = 'GoneError';
 }
 
+/**
+ * The team store has the recording's name but not all of its bytes (its chunks were purged or lost): waiting does not
+ * bring them back. The member asks the receivers to put it again (or to say it is gone), instead of retrying for ever.
+ */
+export class UnreadableError extends Error {
+  override name = 'UnreadableError';
+}
+
+/** Where a member asks the studio's receivers to put an unreadable recording again: `{ "identity": "…" }`. */
+export const UNREADABLE_SUBJECT = 'tally.studio.unreadable';
+
 /** A verification failure on the receiver's side: the store does not hold what was sent. */
 export class StoreVerifyError extends Error {
   override name = 'StoreVerifyError';
@@ -374,6 +385,9 @@ export class NatsTeamStore implements TeamStore {
     const os = await this.#opened(ref.bucket);
     const info = await os.info(ref.name);
     if (!info || info.deleted) throw new GoneError(`${ref.name} is no longer in the team store.`);
+    if (info.size > 0 && !(await this.#whole(info))) {
+      throw new UnreadableError(`The team store has ${ref.name} by name, but not all of its bytes.`);
+    }
     let startSeq = 0;
     if (offset > 0) {
       const [nuid, seq] = (resume ?? '').split(':');
