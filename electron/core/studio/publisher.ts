@@ -699,13 +699,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
    * claim gone, once, so every member stops asking and lists it as gone.
    */
   async #restore(data: Uint8Array): Promise<void> {
-    let identity: string | null = null;
-    try {
-      const asked = JSON.parse(new TextDecoder().decode(data)) as { identity?: unknown };
-      identity = typeof asked.identity === 'string' && asked.identity.length <= 512 ? asked.identity : null;
-    } catch {
-      identity = null;
-    }
+    const identity = askedIdentity(data);
     const kv = this.#kv;
     const store = this.#store;
     if (!identity || !kv || !store || this.#restoring.has(identity)) return;
@@ -843,6 +837,16 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       .catch(() => null);
     if (!m || m.data.length === 0) return null;
     return { revision: m.seq, created: m.time, json: <T>() => m.json<T>() };
+  }
+}
+
+/** The identity a member's unreadable-recording request names, or null when it is not one. */
+function askedIdentity(data: Uint8Array): string | null {
+  try {
+    const asked = JSON.parse(new TextDecoder().decode(data)) as { identity?: unknown };
+    return typeof asked.identity === 'string' && asked.identity.length <= 512 ? asked.identity : null;
+  } catch {
+    return null;
   }
 }
 
