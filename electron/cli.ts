@@ -59,9 +59,9 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
     return 0;
   }
   if (name === '-v' || name === '--version') {
-    const { readFileSync } = await import('node:fs');
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-    io.stdout.write(`${pkg.version}\n`);
+    // The nearest package.json named tally, from the sources or the build alike: the version the app reports.
+    const { readPackageVersion } = await import('./core/app/app-options.js');
+    io.stdout.write(`${readPackageVersion()}\n`);
     return 0;
   }
   const entry = COMMANDS[name];

@@ -69,9 +69,10 @@ export interface RecordingView {
    * A saved recording: what its download was checked against before it was named (size from the server or the
    * webhook, MD5 from the S3 ETag, or `repeat`: two downloads gave the same bytes while the ETag was not their
    * MD5, as S3 does for encrypted objects; `sha256`: a studio member's copy matched the team's SHA-256). Empty or
-   * absent: nothing could be checked, so it is saved but not verified.
+   * absent: nothing could be checked, so it is saved but not verified. `short`: shorter than the webhook announced,
+   * saved because the server kept sending that much: never shown as verified.
    */
-  checks?: ('size' | 'md5' | 'repeat' | 'sha256')[];
+  checks?: ('size' | 'md5' | 'repeat' | 'sha256' | 'short')[];
   /** Client uploads: which of the web SDK's two recordings (its own stream `LL`, the remote one `RR`). */
   track?: 'local' | 'remote' | null;
   /** The webhook named a thumbnail image (fetched through `recordings:thumbnail`). */
@@ -152,6 +153,8 @@ export interface SettingsView {
   receivingPaused: boolean;
   /** The first-run guide was finished or skipped. */
   firstRunDone: boolean;
+  /** The tray app's update feed (Settings → Advanced); null: the one the build was published with. */
+  updateFeedUrl: string | null;
 }
 
 export type StudioMode = 'off' | 'receiver' | 'follow';
@@ -289,6 +292,7 @@ export const SettingsPatchSchema = z
     demoMode: z.boolean(),
     receivingPaused: z.boolean(),
     firstRunDone: z.boolean(),
+    updateFeedUrl: httpUrl.nullable(),
   })
   .strict()
   .partial();

@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = realpathSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..'));
 const NODE_BUILTINS = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]));
-const ELECTRON_PACKAGES = ['electron', 'electron-store'];
+const ELECTRON_PACKAGES = ['electron', 'electron-store', 'electron-updater'];
 
 /** The real path of `file` when it (or its `.ts` source, for a `.js` specifier) exists; else `file` itself. */
 function realPath(file) {

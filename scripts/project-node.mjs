@@ -26,18 +26,50 @@ export function projectNodeBinDir() {
     mkdirSync(prefix, { recursive: true });
     const r = spawnSync(
       'npm',
-      ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--no-save', `node@${wantedMajor}`],
+      [
+        'install',
+        '--prefix',
+        prefix,
+        '--no-audit',
+        '--no-fund',
+        '--no-save',
+        // One quick retry, not npm's default of two with up to a minute between: offline, say so in seconds.
+        '--fetch-retries=1',
+        '--fetch-retry-mintimeout=1000',
+        '--fetch-retry-maxtimeout=3000',
+        `node@${wantedMajor}`,
+      ],
       {
         stdio: ['ignore', 'ignore', 'pipe'],
         encoding: 'utf8',
       },
     );
     if (r.status !== 0 || !works()) {
-      process.stderr.write(`Could not install node@${wantedMajor}: ${(r.stderr || '').trim().split('\n').pop()}\n`);
+      process.stderr.write(`Could not install node@${wantedMajor}: ${npmReason(r.stderr || '', r.error)}\n`);
       process.exit(1);
     }
   }
   return binDir;
+}
+
+/**
+ * Why npm failed, in one line: its network or error line (npm's last line only says where its log is), with
+ * what an offline machine needs to hear.
+ */
+export function npmReason(stderr, spawnError) {
+  if (spawnError) return `npm could not be run (${spawnError.message})`;
+  const lines = stderr
+    .split('\n')
+    .map((line) => line.replace(/^npm (error|ERR!)\s*/, '').trim())
+    .filter((line) => line !== '' && !/complete log of this run|^A complete log/i.test(line));
+  const network = lines.find((line) =>
+    /\b(ENOTFOUND|EAI_AGAIN|ENETUNREACH|ECONNREFUSED|ETIMEDOUT|ECONNRESET)\b/.test(line),
+  );
+  if (network) {
+    return `the package registry cannot be reached (${network.replace(/^(code|errno)\s+/, '')}): connect to the network, or install Node ${wantedMajor} yourself (nvm, fnm and Volta read .nvmrc)`;
+  }
+  const message = lines.find((line) => !/^(code|errno|syscall)\b/.test(line)) ?? lines[0];
+  return message ?? 'npm failed without saying why';
 }
 
 /**

@@ -61,6 +61,7 @@ describe('dependencies', () => {
         '@ngrok/ngrok', // the ngrok tunnel, ngrok's own SDK
         'busboy', // multipart uploads from the web SDK
         'content-type', // strict Content-Type parsing at the receiver
+        'electron-updater', // the tray app's updates: electron-builder's own updater (feed, SHA-512, install on quit)
         'got', // the service's API
         'pino', // the log files
         'ws', // the popover's WebSocket transport in a browser

@@ -53,6 +53,8 @@ describe('electron-builder.yml', () => {
       mac: { category: 'public.app-category.video', extendInfo: { LSUIElement: true } },
       linux: { category: 'AudioVideo', target: ['AppImage', 'deb'] },
       win: { target: ['nsis'] },
+      // electron-updater's feed: generic (a folder of latest*.yml and installers), on https.
+      publish: { provider: 'generic', url: expect.stringMatching(/^https:\/\//) },
     });
   });
 });
@@ -186,6 +188,13 @@ describe('packaged app (electron-builder --dir --linux)', () => {
       size: expect.any(Number),
     });
     expect(asar.statFile(archive, addon!)).toMatchObject({ unpacked: true });
+  });
+
+  it('ships electron-updater and the feed it reads (resources/app-update.yml)', async () => {
+    expect(files).toContain('node_modules/electron-updater/out/main.js');
+    const feed = yaml.load(await readFile(join(unpacked, 'resources', 'app-update.yml'), 'utf8'));
+    expect(feed).toMatchObject({ provider: 'generic', url: expect.stringMatching(/^https:\/\//) });
+    expect(feed).toHaveProperty('updaterCacheDirName');
   });
 
   it('ships the tray icons as plain files beside the archive', async () => {

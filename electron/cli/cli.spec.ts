@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../cli.js';
+import { readPackageVersion } from '../core/app/app-options.js';
 import { MemorySecretStore, PROJECT_ACCOUNT } from '../core/credentials.js';
 import type { ChannelJson } from '../core/model.js';
 import { startSandbox } from '../core/sandbox/index.js';
@@ -127,6 +128,14 @@ describe('tally with no command', () => {
     expect(bare.stderr).toMatch(/^tally: live channels[\s\S]*Usage: tally <command> \[options\]/);
     const help = await run(['--help']);
     expect(help).toMatchObject({ code: 0, stdout: bare.stderr, stderr: '' });
+  });
+
+  it('--version and -v print the version the app reports too (About, app:info)', async () => {
+    const version = readPackageVersion();
+    expect(version).toMatch(/^\d+\.\d+\.\d+/);
+    for (const flag of ['--version', '-v']) {
+      expect(await run([flag])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+    }
   });
 });
 
@@ -301,6 +310,15 @@ describe('tally search', () => {
     for (const limit of ['0', '-1', '2.5', 'ten']) {
       expect((await run(['search', '--limit', limit])).code, limit).toBe(2);
     }
+    // A negative number is the value it follows, judged by the command (not Node's "argument is ambiguous").
+    const negative = await run(['search', '--limit', '-5']);
+    expect(negative.code).toBe(2);
+    expect(negative.stderr.split('\n')[0]).toBe('tally search: --limit must be a whole number of 1 or more.');
+    const missing = await run(['search', '--limit', '--json']);
+    expect(missing.stderr.split('\n')[0]).toBe(
+      'tally search: --limit needs a value (one that starts with "-" is written --limit=VALUE).',
+    );
+    expect(`${negative.stderr}${missing.stderr}`).not.toMatch(/ambiguous|XYZ/);
   });
 });
 

@@ -89,11 +89,41 @@ export function parseCommandArgs<T extends NonNullable<ParseArgsConfig['options'
   allowPositionals = false,
 ): ReturnType<typeof parseArgs<{ args: string[]; options: T; allowPositionals: boolean; strict: true }>> {
   try {
-    return parseArgs({ args: argv, options, allowPositionals, strict: true });
+    return parseArgs({ args: negativeValuesJoined(argv, options), options, allowPositionals, strict: true });
   } catch (error) {
-    const message = error instanceof Error ? error.message.split('. To specify')[0] : 'invalid arguments';
-    throw new UsageError(message ?? 'invalid arguments');
+    const message = error instanceof Error ? error.message : 'invalid arguments';
+    // Node's "argument is ambiguous … use '--limit=-XYZ'" for an option followed by another option.
+    const ambiguous = /^Option '(--[\w-]+)' argument is ambiguous/.exec(message);
+    if (ambiguous)
+      throw new UsageError(
+        `${ambiguous[1]} needs a value (one that starts with "-" is written ${ambiguous[1]}=VALUE).`,
+      );
+    throw new UsageError(message.split(/\.\s+To specify|\n/)[0] ?? 'invalid arguments');
   }
+}
+
+/**
+ * `--limit -5` as `--limit=-5`: a number after an option that takes a value is that value (no option of tally's is
+ * a digit), so the command's own check says what is wrong with it instead of Node's "argument is ambiguous".
+ */
+function negativeValuesJoined(argv: string[], options: NonNullable<ParseArgsConfig['options']>): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const next = argv[i + 1];
+    if (arg === '--') {
+      out.push(...argv.slice(i));
+      break;
+    }
+    const name = arg.startsWith('--') ? arg.slice(2) : null;
+    if (name !== null && options[name]?.type === 'string' && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
 }
 
 let secretStoreOverride: SecretStore | null = null;

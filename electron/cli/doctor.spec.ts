@@ -88,6 +88,41 @@ describe('tally doctor', () => {
     }
   });
 
+  it('in demo mode, says what the demo’s own journal holds instead of "no journal yet"', async () => {
+    const home = await plantedHome();
+    const demoJob = (key: string, state: string) =>
+      JSON.stringify({
+        v: 1,
+        job: {
+          key,
+          channelId: key,
+          url: `http://127.0.0.1:9/sandbox-service/${key}.mp4`,
+          receivedAt: '2026-11-26T00:00:00.000Z',
+          deadline: '2026-11-26T00:36:00.000Z',
+          announcedBytes: null,
+          duration: null,
+          thumbnail: null,
+          shape: 'json',
+          state,
+          attempts: 1,
+          path: null,
+          bytes: null,
+          totalBytes: null,
+          error: null,
+          updatedAt: '2026-11-26T00:00:00.000Z',
+        },
+      });
+    await mkdir(join(home, 'demo'));
+    await writeFile(join(home, 'demo', 'inbox.jsonl'), `${demoJob('d1', 'saved')}\n${demoJob('d2', 'saved')}\n`);
+
+    const run = captureIo(new AbortController().signal, { TALLY_HOME: home });
+    expect(await main(['doctor'], run.io)).toBe(0);
+    const text = run.out();
+    expect(text).not.toContain('no journal yet');
+    expect(text).toContain('Recordings in the journal: none yet for real recordings (only the demo’s, below)');
+    expect(text).toContain('Recordings in the demo’s journal: 2 saved');
+  });
+
   it('includes the health of a tally listen running on the same data folder', async () => {
     const home = await plantedHome();
     const controller = new AbortController();

@@ -6,6 +6,7 @@
  */
 import { diagnosticsText, journalCounts, recentLogs, secretsInEnv } from '../core/app/diagnostics.js';
 import { readPackageVersion } from '../core/app/app-options.js';
+import { demoStateDir } from '../core/app/demo.js';
 import { appDataDir } from '../core/paths.js';
 import { listRunning } from '../core/receive/control.js';
 import type { Command, CommandIo } from './command.js';
@@ -55,6 +56,7 @@ const command: Command = {
         ...('error' in r ? { error: r.error } : {}),
       })),
       journal: await journalCounts(home),
+      demoJournal: await journalCounts(demoStateDir(home)),
       logs: await recentLogs(home, ['app', 'serve', 'listen', 'follow']),
       secrets: [...secretsInEnv(io.env), ...(await keychainSecrets())],
     });

@@ -3,7 +3,7 @@
  * and byte-identical, until Ctrl+C / SIGTERM. Needs no service credentials, only the team server's.
  */
 import { hostname } from 'node:os';
-import { appDataDir } from '../core/paths.js';
+import { appDataDir, expandFolderFlag } from '../core/paths.js';
 import { MemberService } from '../core/receive/member-service.js';
 import type { Command, CommandIo } from './command.js';
 import { openCommandLog } from './command-log.js';
@@ -25,7 +25,7 @@ credentials are needed here.
 Options:
   --team <url>       The team's NATS server: nats://HOST:PORT, or tls://HOST:PORT for TLS (required);
                      a cluster's servers separated by commas
-  --folder <dir>     Where recordings go (default: the recordingsFolder setting)
+  --folder <dir>     Where recordings go (default: the recordingsFolder setting); ~ is your home folder
   --name <name>      This member's name on the team server (default: this computer's name), shown in the
                      receiver's view. The server remembers your place by an ID kept in TALLY_HOME for this
                      name and folder: two members of the same name each get every recording.
@@ -64,7 +64,7 @@ const command: Command = {
       throw new UsageError('--name must be 1 to 64 letters, digits, dots, dashes or underscores.');
     }
     const { settings } = loadSettings(io);
-    const folder = values.folder ?? settings.recordingsFolder;
+    const folder = values.folder === undefined ? settings.recordingsFolder : expandFolderFlag(values.folder);
     let member: MemberService;
     try {
       // The one member service (as the app's): team URLs, credentials, S3, the follower, the health, tally status.

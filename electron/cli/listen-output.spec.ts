@@ -65,6 +65,37 @@ describe('listen printer (human output)', () => {
     expect(second).not.toHaveProperty('sameRecordingAs');
   });
 
+  it('says when a webhook is a new recording under the URL of one already saved (a reused channel ID)', () => {
+    const next = { ...job('morning-show'), follows: 'k-day1' } as RecordingJob;
+    const human = printer();
+    human.p.received(next, []);
+    expect(human.text()).toContain(
+      'received  morning-show (10 B announced) (a new recording under the URL of one already saved: saved beside it)',
+    );
+    const nd = printer(true);
+    nd.p.received(next, []);
+    expect(JSON.parse(nd.text())).toMatchObject({ type: 'received', newRecordingAfter: 'k-day1' });
+  });
+
+  it('says a recording saved shorter than announced as such, never verified (human and NDJSON)', () => {
+    const short = { ...job('morning-show'), announcedBytes: 3_145_728, checks: ['short'] } as RecordingJob;
+    const human = printer();
+    human.p.saved({ job: short, path: '/rec/morning-show.mp4', bytes: 1_572_864 });
+    expect(human.text()).toContain(
+      'saved     morning-show → /rec/morning-show.mp4 (1.6 MB, shorter than announced (3.1 MB announced), not verified)',
+    );
+    expect(human.text()).not.toMatch(/verified:|repeat-consistent/);
+    const nd = printer(true);
+    nd.p.saved({ job: short, path: '/rec/morning-show.mp4', bytes: 1_572_864 });
+    expect(JSON.parse(nd.text())).toMatchObject({
+      type: 'saved',
+      checks: ['short'],
+      shorterThanAnnounced: true,
+      announcedBytes: 3_145_728,
+      verification: expect.stringMatching(/^shorter than announced \(3\.1 MB announced\), not verified$/),
+    });
+  });
+
   it('leaves NDJSON to JSON escaping, which already keeps each event on one line', () => {
     const { p, text } = printer(true);
     p.received(job(HOSTILE), []);

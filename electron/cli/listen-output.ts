@@ -15,7 +15,12 @@ import { clockTime, formatBytes, formatDuration, terminalSafe } from './output.j
  * What a saved recording was checked against, said plainly: "verified" only with a checksum or two identical
  * downloads; a size alone says "size only" (issue 20: a size match is not proof of the bytes).
  */
-export function verification(checks: readonly string[]): string {
+export function verification(checks: readonly string[], job?: Pick<RecordingJob, 'announcedBytes'>): string {
+  // Saved only because the server kept sending less than announced (issue 31): never "verified".
+  if (checks.includes('short')) {
+    const of = job?.announcedBytes != null ? ` (${formatBytes(job.announcedBytes)} announced)` : '';
+    return `shorter than announced${of}, not verified`;
+  }
   if (checks.includes('md5')) return checks.includes('size') ? 'verified: size and MD5' : 'verified: MD5';
   if (checks.includes('repeat')) return 'size + repeat-consistent (the ETag is not an MD5)';
   if (checks.includes('size')) return 'size only (no checksum from the server)';
@@ -234,12 +239,19 @@ export function createListenPrinter(opts: {
           deadline: job.deadline,
           // The same recording came before in the other webhook form: both jobs are kept, one file is saved.
           ...(job.twin !== undefined ? { sameRecordingAs: job.twin } : {}),
+          // A new recording under a URL already saved (a reused channel ID, issue 31): saved beside that one.
+          ...(job.follows !== undefined ? { newRecordingAfter: job.follows } : {}),
           ...(warnings.length ? { warnings } : {}),
         });
         return;
       }
       const size = job.announcedBytes === null ? '' : ` (${formatBytes(job.announcedBytes)} announced)`;
-      const twin = job.twin !== undefined ? ' (also announced in the other webhook form: saved once)' : '';
+      const twin =
+        job.twin !== undefined
+          ? ' (also announced in the other webhook form: saved once)'
+          : job.follows !== undefined
+            ? ' (a new recording under the URL of one already saved: saved beside it)'
+            : '';
       line(`received  ${job.channelId}${size}${twin}${warnings.length ? ` (ignored: ${warnings.join('; ')})` : ''}`);
     },
     duplicate(job) {
@@ -318,9 +330,10 @@ export function createListenPrinter(opts: {
           path: e.path,
           bytes: e.bytes,
           checks,
-          verification: verification(checks),
+          verification: verification(checks, e.job),
+          ...(checks.includes('short') ? { shorterThanAnnounced: true, announcedBytes: e.job.announcedBytes } : {}),
         });
-      } else line(`saved     ${e.job.channelId} → ${e.path} (${formatBytes(e.bytes)}, ${verification(checks)})`);
+      } else line(`saved     ${e.job.channelId} → ${e.path} (${formatBytes(e.bytes)}, ${verification(checks, e.job)})`);
     },
     failed(e) {
       // A final failure is always printed, and so is the first word that a recording is gone from the service (it is

@@ -5,7 +5,7 @@
  */
 import { ConfigError } from '../core/errors.js';
 import { DEMO_TIME_FACTOR, demoPipeline, demoRecordingsDir, startDemoSandbox } from '../core/app/demo.js';
-import { appDataDir } from '../core/paths.js';
+import { appDataDir, expandFolderFlag } from '../core/paths.js';
 import { pipelineOptions } from '../core/pipeline/options.js';
 import type { RecordingPipeline } from '../core/pipeline/pipeline.js';
 import { ReceiveService } from '../core/receive/receive-service.js';
@@ -34,7 +34,7 @@ service deletes it (6 hours after the broadcast ends). Runs until Ctrl+C; pendin
 next start.
 
 Options:
-  --folder <dir>           Recordings folder (default: the recordingsFolder setting)
+  --folder <dir>           Recordings folder (default: the recordingsFolder setting); ~ is your home folder
   --port <n>               Local receiver port (default: the receiverPort setting, 8787; 0 picks a free one)
   --host <addr>            Local receiver address (default 127.0.0.1)
   --tunnel <t>             none | ngrok | localtunnel | <your public https URL> (default: the tunnel setting)
@@ -153,10 +153,18 @@ const command: Command = {
     if (sandboxMode && values.tunnel === undefined) tunnel = { ...tunnel, provider: 'none' };
     const provider = tunnel.provider ?? settings.tunnel.provider;
 
+    // The ngrok authtoken first: without it nothing starts, whatever the service's credentials say.
+    const resolver = openCredentialResolver(io);
+    const ngrokAuthtoken = provider === 'ngrok' ? await resolver.ngrokAuthtoken() : null;
+    if (provider === 'ngrok' && !ngrokAuthtoken) {
+      throw new ConfigError(
+        'ngrok needs an authtoken: run "tally login --ngrok" (the OS keychain, or without one a file only you can read), or set TALLY_NGROK_AUTHTOKEN.',
+      );
+    }
+
     // Credentials are needed only for registration and the gap report, and only for the hosts they were
     // entered for: when they are withheld, recordings are still received and the reason is printed.
     // The sandbox run uses neither, so it never reads the keychain.
-    const resolver = openCredentialResolver(io);
     const endpoints = endpointsFor(io, flags, settings);
     const found = sandboxMode ? null : await resolver.lookup(endpoints, flags.serviceId);
     if (found && found.kind !== 'ready' && values.register) throw new ConfigError(found.message);
@@ -169,16 +177,10 @@ const command: Command = {
           : `${found.message} Until then, registration and the missed-recordings report are off.`;
     const api = credentials ? createApi(io, endpoints, credentials) : null;
 
-    const ngrokAuthtoken = provider === 'ngrok' ? await resolver.ngrokAuthtoken() : null;
-    if (provider === 'ngrok' && !ngrokAuthtoken) {
-      throw new ConfigError(
-        'ngrok needs an authtoken: run "tally login --ngrok" (the OS keychain, or without one a file only you can read), or set TALLY_NGROK_AUTHTOKEN.',
-      );
-    }
-
     // Started before the pipeline so its download host can be allowed; stopped after it (see finally).
     const sandbox = sandboxMode ? await startDemoSandbox(home, { timeFactor }) : null;
-    const folderFlag = values.folder ?? (sandbox ? demoRecordingsDir(home) : undefined);
+    const folderFlag =
+      values.folder === undefined ? (sandbox ? demoRecordingsDir(home) : undefined) : expandFolderFlag(values.folder);
     const uploadOrigins = values['upload-origin'] ?? [];
     const { options, studio: studioSpec } = pipelineOptions({
       settings,

@@ -8,7 +8,9 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../cli.js';
-import { CredentialStore, MemorySecretStore } from '../core/credentials.js';
+import { CredentialStore, MemorySecretStore, type SecretStore } from '../core/credentials.js';
+import { ConfigError } from '../core/errors.js';
+import { note } from '../core/notes.js';
 import { resolveTeamCredentials } from '../core/studio/team-credentials.js';
 import { setSecretStoreForTesting } from './context.js';
 
@@ -82,5 +84,34 @@ describe('tally login --team', () => {
     });
     expect(half.code).toBe(1);
     expect(half.err).toMatch(/TALLY_TEAM_PASSWORD is not set/);
+  });
+});
+
+/**
+ * A stand-in for the OS keychain on a machine without a Secret Service: every call is refused with the error the
+ * real KeyringSecretStore throws there (tests/keychain.spec.ts proves that one against a missing bus).
+ */
+class NoSecretService implements SecretStore {
+  get(): Promise<string | null> {
+    return Promise.reject(new ConfigError(note('keychainNoService')));
+  }
+  set(): Promise<void> {
+    return Promise.reject(new ConfigError(note('keychainNoService')));
+  }
+  delete(): Promise<boolean> {
+    return Promise.reject(new ConfigError(note('keychainNoService')));
+  }
+}
+
+describe('tally login --team without a Secret Service', () => {
+  it('is refused with one line, the same words as the service secret, and says nothing is stored', async () => {
+    setSecretStoreForTesting(new NoSecretService());
+    const team = await run(['login', '--team', 'nats://127.0.0.1:4222', '--user', 'edit-bay'], 'pw\n');
+    const service = await run(['login', '--service-id', 'svc', '--no-verify'], 'secret\n');
+    expect(team.code).toBe(1);
+    expect(team.out).toBe('');
+    expect(team.err).toBe(service.err);
+    expect(team.err).toMatch(/^tally login: No Secret Service is running: [^\n]*\n$/);
+    expect(team.err + service.out).not.toMatch(/stored/i);
   });
 });

@@ -20,7 +20,7 @@ Options:
 
 Examples:
   tally retry 1581324488053_Dc5aQ
-  tally status && tally retry night-owl
+  tally status || tally retry night-owl   # retry when something needs attention
 `;
 
 const command: Command = {
@@ -38,9 +38,15 @@ const command: Command = {
     }
     let retried = 0;
     for (const r of running) {
-      const keys = await askRetry(r.info, target);
-      retried += keys.length;
-      for (const key of keys) io.stdout.write(`retrying ${terminalSafe(key)} now\n`);
+      const recordings = await askRetry(r.info, target);
+      retried += recordings.length;
+      // Said by channel (what the producer typed and knows), once per channel: twins are one recording.
+      const channels = new Map<string, number>();
+      for (const { key, channelId } of recordings)
+        channels.set(channelId ?? key, (channels.get(channelId ?? key) ?? 0) + 1);
+      for (const [channel, count] of channels) {
+        io.stdout.write(`retrying ${terminalSafe(channel)} now${count > 1 ? ` (${count} recordings)` : ''}\n`);
+      }
     }
     if (retried === 0) {
       io.stderr.write(

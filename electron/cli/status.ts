@@ -19,6 +19,8 @@ studio from the app, "tally serve" or "tally follow") runs no receiver: it is sh
 team server link, its mirror and its disk. Each part says what to do.
 
 Exit code: 0 all is well, 1 a warning, 2 an error (recordings may be lost now), 3 no Tally is running.
+A Tally counts as running only while it answers on its control socket: a run file whose process is gone (or
+whose PID now belongs to another program) is removed, with a line on stderr.
 
 Options:
   --json       One JSON object: { "running": [ { "face", "pid", "health" } ], "state" }
@@ -68,7 +70,13 @@ const command: Command = {
   help,
   async run(argv: string[], io: CommandIo): Promise<number> {
     const { values } = parseCommandArgs(argv, { json: { type: 'boolean' } });
-    const running = await listRunning(appDataDir(io.env));
+    // A run file left by a Tally that is gone is removed, with a line on stderr (its PID may be another
+    // program's now: it is not blamed for not answering).
+    const running = await listRunning(appDataDir(io.env), ({ info, why }) => {
+      io.stderr.write(
+        `Removed the stale run file of ${FACE[info.face]} (process ${info.pid}): ${terminalSafe(why)}.\n`,
+      );
+    });
     if (running.length === 0) {
       if (values.json) io.stdout.write(`${JSON.stringify({ running: [], state: null })}\n`);
       else io.stdout.write('No Tally is running on this computer (TALLY_HOME). Start the app or "tally listen".\n');

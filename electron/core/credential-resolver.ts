@@ -149,17 +149,24 @@ export class CredentialResolver {
    * file is readable by others.
    */
   async ngrokAuthtoken(): Promise<string | null> {
+    let unreadable = false;
     if (this.#store) {
       try {
         const stored = await this.#store.getToken('ngrok');
         if (stored) return stored;
-      } catch (error) {
-        this.#log.warn(`credentials: the ngrok authtoken could not be read from the keychain: ${describeError(error)}`);
+      } catch {
+        unreadable = true;
       }
     }
     const fromEnv = ngrokTokenFromEnv(this.#opts.env);
     if (fromEnv) return fromEnv;
-    return this.#opts.home ? readNgrokTokenFile(this.#opts.home) : null;
+    const fromFile = this.#opts.home ? await readNgrokTokenFile(this.#opts.home) : null;
+    // Said only when no token came from elsewhere, and about the ngrok authtoken alone: the keychain's own
+    // message suggests the service's variables, which have nothing to do with ngrok.
+    if (!fromFile && unreadable) {
+      this.#log.warn('credentials: the OS keychain cannot be read here, so no stored ngrok authtoken is used.');
+    }
+    return fromFile;
   }
 
   #bound(credentials: Credentials, source: CredentialSource, sameHosts: boolean): CredentialLookup {

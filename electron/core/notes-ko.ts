@@ -57,6 +57,8 @@ export const koNotes: typeof NOTE_TEXT = {
   recordingLate: '서비스가 녹화를 삭제하기 전({at})에 다운로드하지 못했습니다:',
   partialKept: '일부만 받은 사본({size})을 {path}에 남겨 두었습니다.',
   partialReleased: '디스크를 비우려고 일부만 받은 사본({size})을 삭제했습니다.',
+  downloadShort:
+    '서버가 알린 것보다 적게 보냅니다({expected}바이트 중 {actual}바이트). 다시 받으며, 서버가 계속 그만큼만 보내면 알린 것보다 짧다고 표시해 저장합니다.',
   diskWait:
     '{folder}의 디스크 공간을 기다리는 중입니다: {needed} 필요, 다른 다운로드와 저널용으로 남겨 둔 {floor}를 빼면 {free} 남았습니다.',
   diskBelowFloor:
@@ -74,9 +76,17 @@ export const koNotes: typeof NOTE_TEXT = {
   uploadOriginRefused:
     '페이지 출처 {origin}은(는) 녹음을 올리도록 허용되어 있지 않습니다. 설정 → ‘웹 앱에서 올린 녹음’에서 추가하세요.',
   uploadBusy: {
-    one: '이미 업로드 {count}개를 받고 있어 한 번에 받을 수 있는 최대치입니다. 1분 뒤에 다시 보내세요.',
-    other: '이미 업로드 {count}개를 받고 있어 한 번에 받을 수 있는 최대치입니다. 1분 뒤에 다시 보내세요.',
+    one: '이미 업로드 {count}개를 받고 있어 한 번에 받을 수 있는 최대치이고, 자리를 내줄 만큼 느리지 않습니다. 1분 뒤에 다시 보내세요.',
+    other:
+      '이미 업로드 {count}개를 받고 있어 한 번에 받을 수 있는 최대치이고, 자리를 내줄 만큼 느린 업로드가 없습니다. 1분 뒤에 다시 보내세요.',
   },
+  uploadBusyAddress: {
+    one: '{address}에서 온 업로드 {count}개를 이미 받고 있어 한 주소에서 받을 수 있는 최대치이고, 자리를 내줄 만큼 느리지 않습니다. 1분 뒤에 다시 보내세요.',
+    other:
+      '{address}에서 온 업로드 {count}개를 이미 받고 있어 한 주소에서 받을 수 있는 최대치이고, 자리를 내줄 만큼 느린 업로드가 없습니다. 1분 뒤에 다시 보내세요.',
+  },
+  uploadEvicted:
+    '다른 업로드에 자리를 내주려고 닫았습니다: 최근 {seconds}초 동안 {rate}로, 업로드가 유지해야 하는 {min}보다 느렸습니다',
   uploadNoBoundary: '멀티파트 Content-Type에 올바른 경계 문자열이 없습니다.',
   uploadEmpty: '업로드가 비어 있습니다.',
   uploadTooLarge: '녹음이 업로드 한도 {limit}보다 큽니다.',
@@ -85,6 +95,10 @@ export const koNotes: typeof NOTE_TEXT = {
   uploadDiskFull: '디스크가 가득 찼습니다. {folder}의 공간을 비우세요. 업로드를 저장하지 못했으니 다시 보내세요.',
   uploadDiskFullSizes:
     '디스크가 가득 찼습니다. {folder}의 공간을 비우세요({needed} 필요, {free} 남음). 업로드를 저장하지 못했으니 다시 보내세요.',
+  uploadNoRoom:
+    '{folder}에 이 업로드를 받을 디스크 공간이 부족합니다. {needed} 필요, 저널을 위해 남겨 두는 {floor}을(를) 빼면 {free} 남음. 저장하지 않았으니 공간을 확보한 뒤 다시 보내세요.',
+  uploadNoRoomStreaming:
+    '{folder}에 이 업로드의 나머지({received} 이후)를 받을 디스크 공간이 부족합니다. 저널을 위해 남겨 두는 {floor}을(를) 빼면 {free} 남음. 저장하지 않았으니 공간을 확보한 뒤 다시 보내세요.',
   uploadNameTaken: '이름이 "{name}"인 업로드가 이미 9999개를 넘습니다.',
   uploadClientGone: '업로드가 끝나기 전에 연결이 끊겼습니다',
   uploadIdle: '{seconds}초 동안 아무것도 받지 못했습니다',
@@ -116,6 +130,8 @@ export const koNotes: typeof NOTE_TEXT = {
   folderNoPermission: 'Tally에 그곳에 쓸 권한이 없습니다.',
   folderReadOnly: '디스크가 읽기 전용입니다.',
   folderFileInWay: '그 자리에 폴더 대신 파일이 있습니다.',
+  demoFolderRefused:
+    '{folder}은(는) 데모 전용 폴더로, 데모를 실행할 때마다 오래된 녹화가 지워집니다. 실제 녹화에는 다른 폴더를 고르세요.',
   folderDiskFull: '디스크가 가득 찼습니다.',
   folderNotAllowed: '이 파일 시스템에서는 그곳에 폴더를 만들 수 없습니다.',
   folderTimeout: '폴더가 제때 응답하지 않았습니다.',
@@ -294,6 +310,8 @@ export const koNotes: typeof NOTE_TEXT = {
     '{host}:{port}에서 웹훅을 받고 있습니다({configured}번은 사용 중이며 {provider} 주소는 포트를 따라갑니다).',
   healthPortHeldBy: '{port}번 포트를 {program}(프로세스 {pid})이(가) 사용 중이라 웹훅이 Tally에 도착할 수 없습니다.',
   healthPortHeld: '{port}번 포트를 다른 프로그램이 사용 중이라 웹훅이 Tally에 도착할 수 없습니다.',
+  healthPortHeldByTally:
+    '{port}번 포트를 다른 Tally({face}, 프로세스 {pid})가 사용 중이라 웹훅은 이 Tally가 아니라 그쪽에 도착합니다.',
   healthPortActionApp:
     '그 프로그램을 종료하거나, 다른 포트를 고르고(설정 → 서비스가 Tally에 연결하는 방법 → 수신 포트) 공개 URL이 그 포트로 전달되게 하세요. Tally는 {port}번 포트를 계속 시도합니다.',
   healthPortActionCli:
@@ -338,6 +356,12 @@ export const koNotes: typeof NOTE_TEXT = {
   },
   healthDownloadsActionApp: '녹화의 문제 항목에서 지금 다시 시도하거나, 처리한 뒤 제거하세요.',
   healthDownloadsActionCli: '"tally retry <채널>"을 실행해 지금 다시 시도하세요.',
+  healthDownloadsShort: {
+    one: '녹화 {count}개가 서비스가 알린 것보다 짧게 저장되었습니다(최근 24시간): {channel}, {expected}바이트 중 {actual}바이트.',
+    other:
+      '녹화 {count}개가 서비스가 알린 것보다 짧게 저장되었습니다(최근 24시간). 첫 번째 {channel}: {expected}바이트 중 {actual}바이트.',
+  },
+  healthDownloadsShortAction: '파일을 방송과 비교해 보세요. 서버가 나머지를 보내지 않았습니다.',
   healthDownloadsStalled: {
     one: '다운로드 {count}개가 {minutes}분 동안 진행되지 않았습니다.',
     other: '다운로드 {count}개가 {minutes}분 동안 진행되지 않았습니다.',
@@ -350,7 +374,12 @@ export const koNotes: typeof NOTE_TEXT = {
     one: '녹화 {count}개가 {path}의 공간을 기다립니다. {needed}이(가) 필요하고 {free}이(가) 남아 있습니다.',
     other: '녹화 {count}개가 {path}의 공간을 기다립니다. 첫 번째에 {needed}이(가) 필요하고 {free}이(가) 남아 있습니다.',
   },
+  healthUploadsNoRoom:
+    '{path}의 공간이 부족해 웹 클라이언트 업로드를 거절하고 있습니다. 마지막 업로드에 {needed} 필요, 저널용 예비 공간을 빼면 {free} 남음.',
   healthDiskAction: '공간을 확보하거나 다른 디스크의 녹화 폴더를 고르세요.',
+  healthDiskNotFolder: '{path}은(는) 폴더가 아니라 파일입니다. 녹화를 저장할 수 없습니다.',
+  healthDiskNotFolderActionApp: '파일을 옮기거나 설정 → 폴더 경로에서 다른 폴더를 고르세요.',
+  healthDiskNotFolderActionCli: '파일을 옮기거나 다른 --folder로 다시 시작하세요.',
   healthKeychainOk: 'OS 키체인을 사용할 수 있습니다.',
   healthKeychainMissing: 'OS 키체인이 없습니다: {reason}',
   healthStudioOk: '스튜디오 팀 서버에 연결되어 있습니다.',

@@ -87,6 +87,8 @@ export const NOTE_TEXT = {
   recordingLate: 'The recording could not be downloaded before the service deleted it (at {at}):',
   partialKept: 'A partial copy ({size}) is kept at {path}.',
   partialReleased: 'Its partial copy ({size}) was deleted to free the disk.',
+  downloadShort:
+    'The server sends less than announced ({actual} of {expected} bytes): it is downloaded again, and saved labelled shorter than announced if the server keeps sending that much.',
   diskWait:
     'Waiting for disk space in {folder}: {needed} needed, {free} free beside the other downloads and the {floor} kept free for the journal.',
   diskBelowFloor:
@@ -106,9 +108,17 @@ export const NOTE_TEXT = {
   uploadOriginRefused:
     'The page origin {origin} is not allowed to upload recordings; add it in Settings → Recordings from your web app.',
   uploadBusy: {
-    one: '{count} upload is already in progress, the most Tally takes at once; send it again in a minute.',
-    other: '{count} uploads are already in progress, the most Tally takes at once; send it again in a minute.',
+    one: '{count} upload is already in progress, the most Tally takes at once, and it is not too slow to give way; send it again in a minute.',
+    other:
+      '{count} uploads are already in progress, the most Tally takes at once, and none is too slow to give way; send it again in a minute.',
   },
+  uploadBusyAddress: {
+    one: '{count} upload from {address} is already in progress, the most Tally takes from one address, and it is not too slow to give way; send it again in a minute.',
+    other:
+      '{count} uploads from {address} are already in progress, the most Tally takes from one address, and none is too slow to give way; send it again in a minute.',
+  },
+  uploadEvicted:
+    'closed to make room for another upload: {rate} over the last {seconds} s, below the {min} an upload must keep',
   uploadNoBoundary: 'The multipart Content-Type has no valid boundary.',
   uploadEmpty: 'The upload is empty.',
   uploadTooLarge: 'The recording is larger than the {limit} upload limit.',
@@ -117,6 +127,10 @@ export const NOTE_TEXT = {
   uploadDiskFull: 'The disk is full: free space in {folder}; the upload was not saved, send it again.',
   uploadDiskFullSizes:
     'The disk is full: free space in {folder} ({needed} needed, {free} free); the upload was not saved, send it again.',
+  uploadNoRoom:
+    'Not enough disk space in {folder} for this upload: {needed} needed, {free} free above the {floor} kept for the journal; it was not saved, send it again once there is room.',
+  uploadNoRoomStreaming:
+    'Not enough disk space in {folder} for the rest of this upload after {received}: {free} free above the {floor} kept for the journal; it was not saved, send it again once there is room.',
   uploadNameTaken: 'More than 9999 uploads named "{name}" already exist.',
   uploadClientGone: 'the connection closed before the upload ended',
   uploadIdle: 'nothing received for {seconds} s',
@@ -147,6 +161,8 @@ export const NOTE_TEXT = {
   folderNoPermission: 'Tally is not allowed to write there.',
   folderReadOnly: 'The disk is read-only.',
   folderFileInWay: 'A file is in the way of that folder.',
+  demoFolderRefused:
+    '{folder} is the demo’s own folder, where each demo run deletes older recordings: choose another folder for real recordings.',
   folderDiskFull: 'The disk is full.',
   folderNotAllowed: 'This file system does not allow folders there.',
   folderTimeout: 'The folder did not answer in time.',
@@ -338,6 +354,8 @@ export const NOTE_TEXT = {
     'Receiving webhooks on {host}:{port} ({configured} is taken; the {provider} address follows the port).',
   healthPortHeldBy: 'Port {port} is in use by {program} (process {pid}): webhooks cannot reach Tally.',
   healthPortHeld: 'Port {port} is in use by another program: webhooks cannot reach Tally.',
+  healthPortHeldByTally:
+    'Port {port} is in use by another Tally ({face}, process {pid}): webhooks reach that one, not this one.',
   healthPortActionApp:
     'Stop that program, or choose another port (Settings → How the service reaches Tally → Receiver port) and forward your public URL to it. Tally keeps trying port {port}.',
   healthPortActionCli:
@@ -383,6 +401,12 @@ export const NOTE_TEXT = {
   },
   healthDownloadsActionApp: 'See Problems in Recordings: Retry now, or Remove once handled.',
   healthDownloadsActionCli: 'Run "tally retry <channel>" to try again now.',
+  healthDownloadsShort: {
+    one: '{count} recording was saved shorter than the service announced (last 24 h): {channel}, {actual} of {expected} bytes.',
+    other:
+      '{count} recordings were saved shorter than the service announced (last 24 h), the first {channel}: {actual} of {expected} bytes.',
+  },
+  healthDownloadsShortAction: 'Compare the file with the broadcast; the server never sent the rest.',
   healthDownloadsStalled: {
     one: '{count} download has made no progress for {minutes} min.',
     other: '{count} downloads have made no progress for {minutes} min.',
@@ -395,7 +419,12 @@ export const NOTE_TEXT = {
     one: '{count} recording waits for space in {path}: it needs {needed}, {free} is free.',
     other: '{count} recordings wait for space in {path}: the first needs {needed}, {free} is free.',
   },
+  healthUploadsNoRoom:
+    'Web client uploads are refused for space in {path}: the last one needed {needed}, {free} is free above the reserve kept for the journal.',
   healthDiskAction: 'Free some space, or choose a recordings folder on another disk.',
+  healthDiskNotFolder: '{path} is a file, not a folder: no recording can be saved.',
+  healthDiskNotFolderActionApp: 'Move the file away, or choose another folder in Settings → Folder path.',
+  healthDiskNotFolderActionCli: 'Move the file away, or start again with another --folder.',
   healthKeychainOk: 'The OS keychain is available.',
   healthKeychainMissing: 'No OS keychain: {reason}',
   healthStudioOk: "Connected to the studio's team server.",

@@ -36,3 +36,14 @@ export function expandFolder(input: string, home: string = homedir()): string {
   if (path.startsWith('~/') || path.startsWith('~\\')) return join(home, path.slice(2));
   return isAbsolute(path) ? resolve(path) : resolve(home, path);
 }
+
+/**
+ * A folder given on the command line (`--folder`): `~` and `~/…` are the home folder as Settings takes them, for
+ * when no shell expanded them (quoted, or from a script), so no folder named `~` is ever made; any other relative
+ * path is the shell's, taken from the working directory.
+ */
+export function expandFolderFlag(input: string, home: string = homedir(), cwd: string = process.cwd()): string {
+  const path = input.trim();
+  if (path === '~' || path.startsWith('~/') || path.startsWith('~\\')) return expandFolder(path, home);
+  return resolve(cwd, path);
+}

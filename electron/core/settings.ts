@@ -158,6 +158,11 @@ export const SettingsSchema = z.object({
   /** Whether the popover's first-run guide was finished or skipped (it shows until then). */
   firstRunDone: z.boolean().default(false),
   studio: StudioSchema.prefault({}),
+  /**
+   * The generic update feed the tray app checks (a folder holding electron-builder's `latest*.yml` and the files
+   * it names); null: the feed the build was published with (its app-update.yml).
+   */
+  updateFeedUrl: httpUrl.nullable().default(null),
 });
 
 export type Settings = z.output<typeof SettingsSchema>;

@@ -6,7 +6,8 @@
  *   before ready: log file, crash handlers, single-instance lock, app id, sandbox for every renderer,
  *                 web-contents defaults
  *   on ready:     hide the dock, harden the session, app menu, create the core, register ALL IPC
- *                 handlers (before any window exists), tray, notifications, progress, start the core.
+ *                 handlers (before any window exists), tray, notifications, progress, start the core,
+ *                 updates (packaged and not in demo mode).
  *   quitting:     the core is stopped (awaited, with a timeout) before the process exits.
  */
 import { homedir } from 'node:os';
@@ -26,6 +27,8 @@ import {
   shell,
   Tray,
 } from 'electron';
+// CommonJS: its `autoUpdater` is a getter that builds the platform's updater (and needs Electron's app) on first use.
+import electronUpdater from 'electron-updater';
 import { EVENT_NAMES, shellLanguage, type Language } from '../contract.js';
 import type { AppCore } from '../core/app/types.js';
 import { createAppCore } from '../core/app/app-core.js';
@@ -45,6 +48,7 @@ import { ProgressService } from './progress.js';
 import { hardenSession, openExternalSafe } from './security.js';
 import { SystemTrayService } from './tray.js';
 import type { TrayIconState } from './tray.js';
+import { UpdateService } from './updates.js';
 
 const APP_ID = 'com.tally.app';
 
@@ -207,8 +211,27 @@ async function onReady(): Promise<void> {
     openFolder: (folder) =>
       void shell.openPath(folder).then((problem) => problem && log(`could not open the recordings folder: ${problem}`)),
     quit: () => app.quit(),
+    restartToUpdate: () => updates.restartToUpdate(),
     log: logger('tray'),
     language,
+  });
+
+  // Updates (updates.ts): only a packaged app has something to replace; the Update feed URL setting and demo
+  // mode are read from the settings as they change.
+  let updateFeed: string | null = null;
+  let demoMode = true;
+  const updates = new UpdateService({
+    updater: app.isPackaged ? electronUpdater.autoUpdater : null,
+    currentVersion: app.getVersion(),
+    feedUrl: () => updateFeed,
+    demo: () => demoMode,
+    onReadyChange: (version) => tray.setUpdateReady(version),
+    // The install runs as the app quits; an AppImage is started again from its (now replaced) file.
+    restart: () => {
+      app.relaunch(process.env.APPIMAGE ? { execPath: process.env.APPIMAGE } : undefined);
+      app.quit();
+    },
+    log: logger('updates'),
   });
 
   const notifications = new NotificationService({
@@ -228,6 +251,9 @@ async function onReady(): Promise<void> {
   appCore.on('notify', (payload) => notifications.notify(payload));
   appCore.on('settings:changed', (settings) => {
     notifications.setSettings(settings.notifications);
+    updateFeed = settings.updateFeedUrl;
+    demoMode = settings.demoMode;
+    updates.settingsChanged();
     if (settings.language === languageSetting) return;
     languageSetting = settings.language;
     tray.languageChanged();
@@ -239,7 +265,10 @@ async function onReady(): Promise<void> {
     notifications.setSettings(settings.notifications);
     languageSetting = settings.language;
     tray.languageChanged();
+    updateFeed = settings.updateFeedUrl;
+    demoMode = settings.demoMode;
     await appCore.start();
+    updates.start();
   } catch (error) {
     // The tray stays up (to show the problem and to quit); the popover explains through app:error.
     log(`the core did not start: ${describeError(error)}`);

@@ -45,6 +45,8 @@ export interface SystemTrayOptions {
   popover: { toggle(trayBounds?: Rectangle | null): void; show(): void; showSection(section: string): void };
   openFolder: (path: string) => void;
   quit: () => void;
+  /** Quits and installs the staged update (the "Update ready: restart" line; updates.ts). */
+  restartToUpdate?: () => void;
   log?: Log;
   /** The tray app's language (the Language setting): the menu, tooltip and dialogs come from the shell catalogue. */
   language?: () => ShellLanguage;
@@ -142,6 +144,7 @@ export class SystemTrayService {
   #title: string | null = null;
   #menu: Menu | null = null;
   #menuKey: string | null = null;
+  #updateReady: string | null = null;
 
   constructor(options: SystemTrayOptions) {
     this.#options = options;
@@ -151,6 +154,12 @@ export class SystemTrayService {
   /** The snapshot the tray shows; renders what changed. */
   setSnapshot(snapshot: TraySnapshot): void {
     this.#snapshot = snapshot;
+    this.render();
+  }
+
+  /** A verified update is staged (its version) or none is (null): the menu offers the restart that installs it. */
+  setUpdateReady(version: string | null): void {
+    this.#updateReady = version;
     this.render();
   }
 
@@ -275,6 +284,10 @@ export class SystemTrayService {
     // What is wrong, where the menu is the only way in (Linux AppIndicator shows no tooltip); opens the popover.
     if (snapshot.health.state !== 'ok') {
       entries.push({ label: cleanText(healthLine(snapshot, this.#language()), 80), action: () => popover.show() });
+    }
+    const restart = this.#options.restartToUpdate;
+    if (this.#updateReady !== null && restart) {
+      entries.push({ label: say('trayUpdateReady'), action: restart });
     }
     entries.push({ type: 'separator' });
     if (snapshot.liveChannels.length > 0) {

@@ -116,6 +116,7 @@ export function settingsView(partial: Partial<SettingsView> = {}): SettingsView 
     uploadOrigins: [],
     demoMode: false,
     receivingPaused: false,
+    updateFeedUrl: null,
     ...partial,
   };
 }

@@ -138,7 +138,7 @@ describe('the receiver port held by another program', () => {
           TALLY_ADMIN_URL: service.endpoints.adminUrl,
         },
         // The tunnel's public host (http://<id>.lt.test) is reached through the in-process server.
-        pipelineOverrides: { testOnlyConnectTo: lt.connectTo },
+        pipelineOverrides: { connectTo: lt.connectTo },
       },
     );
     const { page } = popover;

@@ -27,9 +27,14 @@ export function startListen(args: string[], env: NodeJS.ProcessEnv): ListenProce
 }
 
 /** Any long-running `tally <command> --ndjson` (listen, follow) as a child process. */
-export function startTally(command: string, args: string[], env: NodeJS.ProcessEnv): ListenProcess {
+export function startTally(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  options: { cwd?: string } = {},
+): ListenProcess {
   const child = spawn(process.execPath, [TALLY_BIN, command, '--ndjson', ...args], {
-    cwd: ROOT,
+    cwd: options.cwd ?? ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

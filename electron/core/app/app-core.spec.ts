@@ -312,6 +312,21 @@ describe('AppCore in demo mode', () => {
     expect(await again.handlers['settings:get']()).toEqual({ ...view, receivingPaused: false });
   });
 
+  it('gives a demo recording the deadline the sandbox keeps it to: about 36 real minutes at 10x, not 6 hours', async () => {
+    const home = await tempHome();
+    const core = await makeCore(home, {
+      sandboxOptions: { timeFactor: 10, demo: false, searchIndexDelayMs: 0, seed: 3 },
+    });
+    await core.start();
+    const sandbox = sandboxOf(core);
+    const received = next(core, 'recordings:changed', (v) => v.channelId === 'soon-gone');
+    sandbox.control.startBroadcast({ id: 'soon-gone', record: true, recordingBytes: 4096 });
+    await sandbox.control.endBroadcast('soon-gone');
+    const view = await received;
+    const left = Date.parse(view.deadline ?? '') - Date.parse(view.receivedAt);
+    expect(left).toBe(36 * 60_000);
+  });
+
   it('sends demo recordings to <home>/demo-recordings unless a folder was chosen', async () => {
     const home = await mkdtemp(join(tmpdir(), 'tally-core-'));
     cleanups.push(() => rm(home, { recursive: true, force: true }));
@@ -320,8 +335,14 @@ describe('AppCore in demo mode', () => {
     expect((await core.handlers['settings:get']()).recordingsFolder).toBe(join(home, 'demo-recordings'));
     await core.start();
     expect(core.traySnapshot().recordingsFolder).toBe(join(home, 'demo-recordings'));
-    // Sending the demo folder back (a whole form saved) does not make it the real folder.
-    await core.handlers['settings:update']({ recordingsFolder: join(home, 'demo-recordings') });
+    // Typing the demo folder's full path (or a path that means it) is refused in one line, never silently dropped:
+    // the demo's own folder never becomes the real one.
+    for (const typed of [join(home, 'demo-recordings'), `${join(home, 'demo-recordings')}/`]) {
+      await expect(core.handlers['settings:update']({ recordingsFolder: typed })).rejects.toMatchObject({
+        code: 'invalid_input',
+        message: expect.stringContaining(`${join(home, 'demo-recordings')} is the demo’s own folder`),
+      });
+    }
     expect(openSettingsStore(home).get().recordingsFolder).not.toBe(join(home, 'demo-recordings'));
   });
 
@@ -514,6 +535,30 @@ describe('AppCore credentials', () => {
     expect(await readFile(join(home, 'ngrok-authtoken'), 'utf8')).toBe('ngrok-file-token\n');
     expect((await stat(join(home, 'ngrok-authtoken'))).mode & 0o777).toBe(0o600);
     expect((await core.handlers['credentials:clearNgrokToken']()).ngrokTokenStored).toBeUndefined();
+  });
+
+  it("without a keychain refuses to store team credentials with the service secret's words, and never says stored", async () => {
+    const home = await tempHome();
+    const core = await makeCore(home, { keychainUnavailable: new ConfigError(note('keychainNoService')) });
+    await core.start();
+    const serviceRefusal = await core.handlers['credentials:set']({ serviceId: 'svc', secret: 's' }).then(
+      () => null,
+      (error: unknown) => error as Error,
+    );
+    const teamRefusal = await core.handlers['studio:setCredentials']('nats://127.0.0.1:4222', {
+      user: 'edit-bay',
+      password: 'pw',
+    }).then(
+      () => null,
+      (error: unknown) => error as Error,
+    );
+    // One line, the same words for both secrets (Settings → Service account and Settings → Studio).
+    expect(serviceRefusal).toMatchObject({ code: 'config' });
+    expect(teamRefusal).toMatchObject({ code: 'config', message: serviceRefusal?.message });
+    expect(teamRefusal?.message).toMatch(/^The credentials cannot be stored: No Secret Service is running/);
+    expect(teamRefusal?.message).not.toMatch(/\n/);
+    // Nothing was kept in the stand-in either: the Studio view has no "Credentials stored" line to show.
+    expect((await core.handlers['studio:get']()).credentials).toBeNull();
   });
 
   it('answers "no credentials" when demo mode is off and nothing is configured', async () => {

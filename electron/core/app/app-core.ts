@@ -20,7 +20,9 @@ import type {
 } from '../../contract.js';
 import type { ChannelApi } from '../api-client.js';
 import { resolveEndpoints, type Endpoints } from '../endpoints.js';
-import { BadCredentialsError, ConfigError, TallyError } from '../errors.js';
+import { BadCredentialsError, ConfigError, TallyError, ValidationError } from '../errors.js';
+import { expandFolder } from '../paths.js';
+import { note } from '../notes.js';
 import { channelToJson, type Channel, type Credentials } from '../model.js';
 import { recordingsFolderFor } from '../pipeline/options.js';
 import type { RecordingPipeline } from '../pipeline/pipeline.js';
@@ -48,7 +50,7 @@ import { checkFolderChange } from './folder-change.js';
 import { traySnapshotOf } from './tray-snapshot.js';
 import { appPipelineSpec, buildAppApi } from './app-pipeline.js';
 import { CoreEvents } from './core-events.js';
-import { DemoRunner, demoRecordingsDir, type DemoSandbox } from './demo.js';
+import { DemoRunner, demoRecordingsDir, demoStateDir, type DemoSandbox } from './demo.js';
 import { LivePoller } from './live-poller.js';
 import { AppCredentials } from './app-credentials.js';
 import { diagnosticsText, journalCounts, recentLogs, secretsInEnv } from './diagnostics.js';
@@ -84,14 +86,30 @@ class ReconcilingAppCore implements TallyAppCore {
   readonly #studio: StudioHost;
   #version = '0.0.0';
 
-  #phase: Phase = 'new';
+  #phaseNow: Phase = 'new';
+  /** The phase, pushed to the pipeline host whenever it changes (the host never asks for it). */
+  get #phase(): Phase {
+    return this.#phaseNow;
+  }
+  set #phase(phase: Phase) {
+    this.#phaseNow = phase;
+    this.#host.setPhase(phase);
+  }
   readonly #queue = new SerialQueue();
   #startPromise: Promise<void> | null = null;
   #stopPromise: Promise<void> | null = null;
 
   /** Demo mode was forced by the shell and not yet left by entering credentials. */
   #forceDemo: boolean;
-  #demo = false;
+  #demoOn = false;
+  /** Demo mode; the pipeline host is told which sandbox stands in for the service whenever it changes. */
+  get #demo(): boolean {
+    return this.#demoOn;
+  }
+  set #demo(on: boolean) {
+    this.#demoOn = on;
+    this.#pushDemo();
+  }
   readonly #demoRun: DemoRunner;
   #api: ChannelApi | null = null;
   #apiCredentials: Credentials | null = null;
@@ -143,7 +161,7 @@ class ReconcilingAppCore implements TallyAppCore {
       emit: (event, payload) => this.#emit(event, payload),
       log: this.#log,
       updateTray: () => this.#events.updateTray(),
-      tunnelView: () => this.#tunnelView(),
+      settings: this.#settings,
       onChannel: (call) => this.#poller.hook(call),
       home: this.#opts.home,
       face: opts.transport === 'ipc' ? 'app' : 'serve',
@@ -177,6 +195,7 @@ class ReconcilingAppCore implements TallyAppCore {
       publisherLink: () => this.#host.studioLink,
       statusChanged: () => this.#host.healthChanged(),
       isHidden: (key) => this.#host.isHidden(key),
+      assertStorable: () => this.#creds.assertStorable(),
       // Following a studio or not may leave or enter demo mode (effectiveDemoMode): the views must say so.
       save: (studio) =>
         this.#queue.run(async () => {
@@ -234,6 +253,7 @@ class ReconcilingAppCore implements TallyAppCore {
       await this.#studio.stop();
       await this.#host.shutdown();
       await this.#demoRun.close();
+      this.#pushDemo();
       this.#phase = 'stopped';
     })();
     return this.#stopPromise;
@@ -364,9 +384,11 @@ class ReconcilingAppCore implements TallyAppCore {
 
   async #updateSettings(patch: SettingsPatch): Promise<SettingsView> {
     const storePatch = toStorePatch(patch);
-    // A form sent back while in demo mode carries the demo folder; it must not become the real folder.
-    if (this.#demo && storePatch.recordingsFolder === demoRecordingsDir(this.#opts.home)) {
-      delete storePatch.recordingsFolder;
+    // The demo's own folder never becomes the real one (a demo run deletes older recordings there): said, not
+    // silently dropped, however the path was typed.
+    const demoFolder = demoRecordingsDir(this.#opts.home);
+    if (storePatch.recordingsFolder !== undefined && expandFolder(storePatch.recordingsFolder) === demoFolder) {
+      throw new ValidationError(['recordingsFolder'], note('demoFolderRefused', { folder: demoFolder }));
     }
     const before = this.#settings.get();
     // Validate before any side effect, so a bad field changes nothing at all.
@@ -406,6 +428,7 @@ class ReconcilingAppCore implements TallyAppCore {
       settingsWarnings: this.#settings.warnings,
       health: [{ who: face === 'app' ? 'the tray app' : 'tally serve', health: await this.#host.health() }],
       journal: await journalCounts(this.#opts.home),
+      demoJournal: await journalCounts(demoStateDir(this.#opts.home)),
       logs: await recentLogs(this.#opts.home, [face]),
       secrets: [...secretsInEnv(this.#env), ...(credentials ? [credentials.secret] : [])],
     });
@@ -486,7 +509,12 @@ class ReconcilingAppCore implements TallyAppCore {
   // ---- Tunnel and webhook registration ---------------------------------------------------------
 
   #tunnelView(): TunnelStatus {
-    return this.#host.view(this.#settings.get(), this.#phase, this.#demoTarget());
+    return this.#host.view();
+  }
+
+  /** Tells the pipeline host which demo sandbox stands in for the service now (after every mode change). */
+  #pushDemo(): void {
+    this.#host.setDemo(this.#demoTarget());
   }
 
   /** The demo sandbox while it stands in for the service, else null. */
@@ -524,6 +552,7 @@ class ReconcilingAppCore implements TallyAppCore {
         this.#log('demo mode: the embedded sandbox is running');
       }
     }
+    this.#pushDemo();
 
     const endpoints = this.#configuredEndpoints(settings);
     const sandbox = this.#demoTarget();

@@ -117,8 +117,12 @@ export class DemoRunner {
  * What the pipeline needs to receive from a demo sandbox: its own state and recordings folders (its jobs point
  * at a server that is gone after the run, so they never enter the real inbox) and its origins.
  */
-export function demoPipeline(home: string, sandbox: Pick<Sandbox, 'downloadOrigin' | 'apiUrl'>): PipelineDemo {
+export function demoPipeline(
+  home: string,
+  sandbox: Pick<Sandbox, 'downloadOrigin' | 'apiUrl' | 'realRetentionMs'>,
+): PipelineDemo {
   return {
+    retentionMs: sandbox.realRetentionMs,
     stateDir: demoStateDir(home),
     folder: demoRecordingsDir(home),
     downloadOrigin: sandbox.downloadOrigin,

@@ -33,6 +33,8 @@ export interface DiagnosticsInput {
   health: DiagnosticsHealth;
   /** Jobs per state in the journal, or null when there is none. */
   journal: Record<string, number> | null;
+  /** Jobs per state in the demo's own journal (demo mode keeps its recordings apart), or null when there is none. */
+  demoJournal?: Record<string, number> | null;
   logs: { name: LogName; lines: string[] }[];
   /** Secret values in use: each is replaced wherever it appears. */
   secrets: readonly string[];
@@ -82,12 +84,18 @@ function healthLines(health: DiagnosticsHealth): string[] {
 /** The report as one redacted text. */
 export function diagnosticsText(input: DiagnosticsInput): string {
   const now = input.now ?? new Date();
+  const counted = (counts: Record<string, number>) =>
+    Object.entries(counts)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([state, n]) => `${n} ${state}`)
+      .join(', ') || 'empty';
+  const demo = input.demoJournal ? counted(input.demoJournal) : null;
+  // The demo keeps its own journal: "no journal yet" alone would hide the recordings a demo run holds.
   const journal = input.journal
-    ? Object.entries(input.journal)
-        .sort(([a], [b]) => a.localeCompare(b))
-        .map(([state, n]) => `${n} ${state}`)
-        .join(', ') || 'empty'
-    : 'no journal yet';
+    ? counted(input.journal)
+    : demo === null
+      ? 'no journal yet'
+      : 'none yet for real recordings (only the demo’s, below)';
   const lines = [
     `Tally diagnostics, ${now.toISOString()} (${input.madeBy})`,
     '',
@@ -99,6 +107,7 @@ export function diagnosticsText(input: DiagnosticsInput): string {
     ...healthLines(input.health),
     '',
     `Recordings in the journal: ${journal}`,
+    ...(demo === null ? [] : [`Recordings in the demo’s journal: ${demo}`]),
     '',
     'Settings (secrets are kept in the OS keychain, never here):',
     ...JSON.stringify(input.settings, null, 2)

@@ -12,7 +12,7 @@ import type { RecordingJob } from '../recordings/types.js';
 import type { ChannelHookCall } from '../webhook/channel-hook.js';
 import type { MissingRecording } from '../pipeline/expected-recordings.js';
 import type { GapReport, GapView } from '../../contract.js';
-import type { Settings } from '../settings.js';
+import type { Settings, SettingsStore } from '../settings.js';
 import { wallNow } from '../time.js';
 import { ATTENTION_WINDOW_MS } from './tray-snapshot.js';
 import { NO_PUBLIC_URL, clean, describe, errorView, gapView } from './core-messages.js';
@@ -42,8 +42,8 @@ export interface PipelineHostDeps {
   emit<E extends keyof AppCoreEvents>(event: E, payload: AppCoreEvents[E]): void;
   log(line: string): void;
   updateTray(): void;
-  /** The tunnel view as the core shows it (it adds the demo's note and registration). */
-  tunnelView(): TunnelStatus;
+  /** The settings, read by the host itself for its tunnel view (the store re-reads the file). */
+  settings: Pick<SettingsStore, 'get'>;
   /** The app's state folder: removed-from-list keys live there until a pipeline says otherwise. */
   home: string;
   /** The channel lifecycle hook said a channel opened or closed (the live list updates at once). */
@@ -69,6 +69,9 @@ export class PipelineHost {
   #working: { spec: PipelineOptions; key: string } | null = null;
   #detach: (() => void) | null = null;
   #unreachableNotified = false;
+  /** The app core's phase and demo sandbox, pushed by the core (setPhase, setDemo), for the tunnel view. */
+  #phase: Phase = 'new';
+  #viewDemo: DemoWebhookTarget | null = null;
   /** The demo sandbox the pipeline receives from, pointed at the receiver whenever it (re)listens. */
   #demo: DemoWebhookTarget | null = null;
   /** The one receive service (port policy, health, `tally status`), as `tally listen` uses it too. */
@@ -272,10 +275,30 @@ export class PipelineHost {
     this.progress.clearAll();
   }
 
+  /**
+   * What the app core tells the host about itself: its phase, and the demo sandbox while it stands in for the
+   * service. The core pushes them when they change; the host never asks the core back (issue 35).
+   */
+  setPhase(phase: Phase): void {
+    this.#phase = phase;
+  }
+
+  setDemo(demo: DemoWebhookTarget | null): void {
+    this.#viewDemo = demo;
+  }
+
   /** The tunnel status with the receiver's URLs, the port note, the demo's registration and any restart problem. */
-  view(settings: Settings, phase: Phase, demo: DemoWebhookTarget | null): TunnelStatus {
+  view(): TunnelStatus {
     const { error, errorNotes } = this;
-    return tunnelView({ pipeline: this.#pipeline, settings, phase, demo, error, errorNotes });
+    const settings = this.#deps.settings.get();
+    return tunnelView({
+      pipeline: this.#pipeline,
+      settings,
+      phase: this.#phase,
+      demo: this.#viewDemo,
+      error,
+      errorNotes,
+    });
   }
 
   /**
@@ -300,7 +323,7 @@ export class PipelineHost {
         pipeline.supervisor.setRegisteredUrl(url);
       }
     }
-    const view = this.#deps.tunnelView();
+    const view = this.view();
     this.#deps.emit('tunnel:status', view);
     return view;
   }
@@ -508,7 +531,7 @@ export class PipelineHost {
     on('tunnel', (status) => this.#onTunnel(status));
     on('listen', (state) => {
       if (state.listening && pipeline === this.#pipeline) this.#pointDemo(pipeline, this.#demo);
-      emit('tunnel:status', this.#deps.tunnelView());
+      emit('tunnel:status', this.view());
     });
     on('gaps', () => emit('recordings:gaps', this.gaps()));
     on('channel', (call) => {
@@ -526,7 +549,7 @@ export class PipelineHost {
       }
     });
     on('recording-missing', (m) => this.#onMissing(m));
-    on('registered', () => emit('tunnel:status', this.#deps.tunnelView()));
+    on('registered', () => emit('tunnel:status', this.view()));
     on('registration-failed', (info) =>
       emit('app:error', { code: 'registration', message: `The webhook URL could not be registered: ${info.message}` }),
     );
@@ -598,7 +621,7 @@ export class PipelineHost {
     } else if (status.state === 'reachable') {
       this.#unreachableNotified = false;
     }
-    this.#deps.emit('tunnel:status', this.#deps.tunnelView());
+    this.#deps.emit('tunnel:status', this.view());
     this.#deps.updateTray();
   }
 }

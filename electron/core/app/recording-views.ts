@@ -52,7 +52,10 @@ export function recordingView(
     receivedAt: job.receivedAt,
     deadline: source === 'server' ? job.deadline : null,
     bytes: live ? live.bytes : job.bytes,
-    totalBytes: live?.total ?? job.totalBytes ?? job.announcedBytes,
+    // Saved shorter than announced: the row says how much was announced (issue 31).
+    totalBytes: job.checks?.includes('short')
+      ? job.announcedBytes
+      : (live?.total ?? job.totalBytes ?? job.announcedBytes),
     rate: live ? live.rate : null,
     etaSeconds: live ? live.etaSeconds : null,
     fileName: job.path ? basename(job.path) : null,

@@ -62,6 +62,7 @@ interface StudioHostOptions {
   publish: (setup: PublisherSetup | null) => Promise<void>;
   publisherLink: () => StudioLink | null;
   recordingChanged?: (view: RecordingView) => void;
+  assertStorable?: () => void;
   statusChanged?: () => void;
   isHidden?: (key: string) => boolean;
 }
@@ -82,6 +83,11 @@ export interface StudioCoreLinks {
   statusChanged?: () => void;
   /** Whether the producer removed a row from the Recordings list (a missed recording acknowledged). */
   isHidden?: (key: string) => boolean;
+  /**
+   * Throws when nothing can be stored (no OS keychain: the secrets are an in-memory stand-in), with the words the
+   * service secret is refused with; absent where the secrets are always storable.
+   */
+  assertStorable?: () => void;
 }
 
 type Status = StudioView['status'];
@@ -131,6 +137,8 @@ export class StudioHost {
       'studio:get': async () => this.view(),
       'studio:set': async (input) => this.#set(input),
       'studio:setCredentials': async (url, creds) => {
+        // Without a keychain the stand-in would keep them in memory only: refused, never said to be stored.
+        this.#opts.assertStorable?.();
         // Bound to the first server of a cluster, as `tally login --team a,b,c` does.
         await saveTeamCredentials(this.#store, parseTeamUrls(url, STUDIO_URL).url, toTeam(creds));
         this.#key = null; // new credentials: connect again

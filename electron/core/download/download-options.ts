@@ -91,8 +91,10 @@ export interface DownloadResult {
   /** MD5 of the file when it was computed (the ETag carried one), else null. */
   md5: string | null;
   /** What the file was checked against before it was named: size, MD5, both, or nothing (nothing was known). */
-  checks: ('size' | 'md5' | 'repeat')[];
+  checks: ('size' | 'md5' | 'repeat' | 'short')[];
   etag: string | null;
+  /** The server's Last-Modified for the object (with `etag` and the size, which object version this was). */
+  lastModified: string | null;
   /** Bytes that were already in the part when this call started (0 for a fresh download). */
   resumedFrom: number;
   /** The part had to be discarded because the server ignored the range or its copy changed. */

@@ -4,6 +4,7 @@
  * signatures, so messages name the host only.
  */
 import { TallyError } from '../errors.js';
+import { note } from '../notes.js';
 
 export { NetworkError, TimeoutError } from '../errors.js';
 
@@ -72,15 +73,18 @@ export class VerificationError extends TallyError {
     readonly sha256: string | null = null,
   ) {
     super(
-      cut
-        ? Number(actual) > Number(expected)
-          ? `The server sent more than the ${expected} bytes the service announced without saying how many; Tally stops reading there and tries again.`
-          : `The server ended the recording after ${actual} of the ${expected} bytes the service announced, without saying how many it has; it is downloaded again.`
-        : kind === 'md5'
-          ? `The downloaded recording is corrupt: its MD5 is ${actual} but the server announced ${expected}. It is downloaded again.`
-          : kind === 'announced-size'
-            ? `The downloaded recording has ${actual} bytes but the service announced ${expected}. It is downloaded again.`
-            : `The downloaded recording has ${actual} bytes but the server announced ${expected}. It is downloaded again.`,
+      // Fewer bytes than announced, by the server's own length: said as such (issue 31), and retried.
+      !cut && kind === 'announced-size' && Number(actual) < Number(expected)
+        ? note('downloadShort', { actual: Number(actual), expected: Number(expected) })
+        : cut
+          ? Number(actual) > Number(expected)
+            ? `The server sent more than the ${expected} bytes the service announced without saying how many; Tally stops reading there and tries again.`
+            : `The server ended the recording after ${actual} of the ${expected} bytes the service announced, without saying how many it has; it is downloaded again.`
+          : kind === 'md5'
+            ? `The downloaded recording is corrupt: its MD5 is ${actual} but the server announced ${expected}. It is downloaded again.`
+            : kind === 'announced-size'
+              ? `The downloaded recording has ${actual} bytes but the service announced ${expected}. It is downloaded again.`
+              : `The downloaded recording has ${actual} bytes but the server announced ${expected}. It is downloaded again.`,
     );
   }
 }

@@ -23,7 +23,7 @@ export interface PartState {
   total: number | null;
   segments?: Segment[];
   /** Written just before the part is renamed: lets a restart recognise a recording that was already saved. */
-  committed?: { path: string; bytes: number; checks?: ('size' | 'md5' | 'repeat')[] } | null;
+  committed?: { path: string; bytes: number; checks?: ('size' | 'md5' | 'repeat' | 'short')[] } | null;
 }
 
 // Hand-written checks rather than a schema library: the engine runs in a crash-test child and a memory
@@ -52,7 +52,7 @@ function parsePartState(data: unknown): PartState | null {
     if (typeof c.path !== 'string' || !isCount(c.bytes)) return null;
     state.committed = { path: c.path, bytes: c.bytes };
     if (Array.isArray(c.checks))
-      state.committed.checks = c.checks.filter((k) => k === 'size' || k === 'md5' || k === 'repeat');
+      state.committed.checks = c.checks.filter((k) => k === 'size' || k === 'md5' || k === 'repeat' || k === 'short');
   }
   return state;
 }

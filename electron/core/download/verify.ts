@@ -57,8 +57,12 @@ export function hashOfFile(
   return md5OfFile(fsx, file, signal, { hash: createHash(algorithm), bytes: 0 });
 }
 
-/** What a finished download was checked against: its size (server or webhook), its MD5 (S3 ETag). */
-export type VerifyCheck = 'size' | 'md5' | 'repeat';
+/**
+ * What a finished download was checked against: its size (server or webhook), its MD5 (S3 ETag). `short`: the
+ * file is shorter than the webhook announced and was saved only because the server kept sending that much
+ * (issue 31): it is never "verified", whatever else matched.
+ */
+export type VerifyCheck = 'size' | 'md5' | 'repeat' | 'short';
 
 /** What a finished part must match; null fields are not checked. */
 export interface Expectations {

@@ -6,6 +6,10 @@
  *
  * A floor of free space is never given to downloads: the journal that acknowledges webhooks usually lives on the
  * same disk (a laptop's default), and a webhook it cannot write is lost for good, a download only delayed.
+ *
+ * Web client uploads draw from the same budget (issue 32: one upload sized to the free space took the journal's
+ * reserve, and 30 of the next 40 webhooks were refused). An upload cannot wait (its sender never resends), so
+ * one that does not fit is refused at once (`claim`), and the budget remembers it for the health.
  */
 import { stat, statfs } from 'node:fs/promises';
 import { note, type Note } from '../notes.js';
@@ -38,6 +42,18 @@ export interface DiskStatus {
   neededBytes: number | null;
   /** 'ok', or 'low' while a recording waits for space (the numbers above say how much). */
   state: 'ok' | 'low';
+  /**
+   * The last web client upload refused for space, until an upload is saved or the disk has room for one as large:
+   * what it needed and what was free above the floor.
+   */
+  uploadsRefused: { neededBytes: number; freeBytes: number } | null;
+}
+
+/** Why a claim was refused: bytes asked, bytes free above the floor and beside the reservations, and the floor. */
+export interface ClaimRefused {
+  needed: number;
+  free: number;
+  floor: number;
 }
 
 /**
@@ -76,6 +92,7 @@ export class DiskBudget {
   /** key → its part file, for the recordings that asked for space (see #reclaimFor). */
   readonly #parts = new Map<string, string>();
   #last: DiskStatus | null = null;
+  #uploadsRefused: DiskStatus['uploadsRefused'] = null;
 
   constructor(opts: { stats?: DiskStats; floorBytes?: number } = {}) {
     this.#stats = opts.stats ?? ((folder) => statfs(folder));
@@ -156,6 +173,49 @@ export class DiskBudget {
     if (freed < short) return false;
     for (const { part } of chosen) await discardPart(part).catch(() => undefined);
     return true;
+  }
+
+  /**
+   * Adds `bytes` to the reservation of `key` (made if needed) when they fit beside every other reservation of the
+   * disk and above the floor; never waits and never reclaims another's part. For what cannot wait: a web client
+   * upload claims its declared size before its body is read, or its body step by step as it arrives. Resolves
+   * null when granted (or when the free space is unknown), else why not; a refusal shows in `status`.
+   */
+  async claim(key: string, folder: string, bytes: number): Promise<ClaimRefused | null> {
+    const { free, floor } = await this.measure(folder);
+    const own = this.#reservations.get(key);
+    const outstanding = own ? Math.max(0, own.bytes - own.written) : 0;
+    const usable = free === null ? null : free - floor - this.reservedBy(folder, key) - outstanding;
+    if (usable !== null && bytes > usable) {
+      // What the upload needed in all (a chunked body claims step by step): the health shows it until one fits.
+      this.#uploadsRefused = { neededBytes: (own?.bytes ?? 0) + bytes, freeBytes: Math.max(0, usable) };
+      this.#update(folder, free, floor);
+      return { needed: bytes, free: Math.max(0, usable), floor };
+    }
+    if (own) own.bytes += bytes;
+    else this.#reservations.set(key, { folder, bytes, written: 0 });
+    // An upload as large as the refused one fits now: uploads are no longer refused for space.
+    const total = own?.bytes ?? bytes;
+    if (this.#uploadsRefused && total >= this.#uploadsRefused.neededBytes) this.#uploadsRefused = null;
+    this.#update(folder, free, floor);
+    return null;
+  }
+
+  /**
+   * Looks at the disk again while an upload refusal stands (the receive service does, with its disk checks):
+   * once the refused upload would fit, uploads are no longer said to be refused for space.
+   */
+  async recheckUploads(folder: string): Promise<void> {
+    if (this.#uploadsRefused === null) return;
+    const { free, floor } = await this.measure(folder);
+    this.#update(folder, free, floor);
+  }
+
+  /** An upload was saved: uploads are taken again (the health no longer says they are refused for space). */
+  uploadSaved(): void {
+    if (this.#uploadsRefused === null) return;
+    this.#uploadsRefused = null;
+    this.#refresh();
   }
 
   /** Counts bytes `key` wrote against its reservation. */
@@ -246,6 +306,12 @@ export class DiskBudget {
   }
 
   #update(folder: string, free: number | null, floor: number): void {
+    // The refused upload would fit now (space was freed, reservations ended): uploads are no longer refused. Its
+    // need counts what it had claimed, so the space its own removed part gave back does not clear it.
+    const refused = this.#uploadsRefused;
+    if (refused && free !== null && free - floor - this.reservedBy(folder) >= refused.neededBytes) {
+      this.#uploadsRefused = null;
+    }
     const first = this.#waiting.values().next();
     this.#last = {
       folder,
@@ -255,6 +321,7 @@ export class DiskBudget {
       waiting: this.#waiting.size,
       neededBytes: first.done ? null : first.value,
       state: this.#waiting.size > 0 ? 'low' : 'ok',
+      uploadsRefused: this.#uploadsRefused,
     };
   }
 }

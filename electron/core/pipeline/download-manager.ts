@@ -29,6 +29,7 @@ import {
 import type { DownloadPolicy } from '../download/fetch-file.js';
 import { DEFAULT_MAX_RECORDING_BYTES, discardPart, downloadFile, forgetCommit } from '../download/fetch-file.js';
 import { isAbortError } from '../download/http-request.js';
+import { probeOrigin, sameVersion } from '../download/origin-probe.js';
 import { DiskBudget, bytesToWrite, type DiskStats, type DiskStatus } from './disk-budget.js';
 import { refusePlantedLinks, releaseFinalName, reserveFinalName, sniffPart } from './final-names.js';
 import { describe, formatTime, stored } from './job-notes.js';
@@ -110,6 +111,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   readonly #sizeStrikes = new Map<string, [number, number]>();
   /** key → SHA-256 of its last download whose MD5 did not match the ETag (see DownloadOptions.repeatOf). */
   readonly #md5Misses = new Map<string, string>();
+  /** Jobs whose twin saved another object than theirs (see #sameObjectAs): each downloads on its own. */
+  readonly #twinVerdicts = new Map<string, boolean>();
   /** key → folder of the part, for jobs started in this session and not finished. */
   readonly #jobFolders = new Map<string, string>();
   readonly #disk: DiskBudget;
@@ -148,6 +151,11 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
    */
   get diskStatus(): DiskStatus | null {
     return this.#disk.status;
+  }
+
+  /** The disk budget of the recordings folder, shared with whatever else writes there (web client uploads). */
+  get diskBudget(): DiskBudget {
+    return this.#disk;
   }
 
   /** Subscribes to new jobs and resumes every unfinished one (a job left `downloading` by a crash included). */
@@ -389,7 +397,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     // Its twin saved the recording already (while this one waited, or before a restart came between the two).
     const twinKey = this.#store.twinOf?.(key);
     const twin = twinKey === undefined ? undefined : this.#store.get(twinKey);
-    if (twin?.state === 'saved' && twin.path !== null) {
+    if (twin?.state === 'saved' && twin.path !== null && (await this.#sameObjectAs(initial, twin))) {
       await this.#savedByTwin(initial, twin);
       return;
     }
@@ -462,6 +470,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         bytes: result.bytes,
         totalBytes: result.bytes,
         checks: result.checks,
+        // Which object version this is: a later webhook for the same URL is a duplicate only while it names it.
+        origin: { etag: result.etag, lastModified: result.lastModified, bytes: result.bytes },
         error: null,
         errorNotes: null,
         updatedAt: this.#iso(),
@@ -474,7 +484,16 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
       this.emit('saved', { job, path: result.path, bytes: result.bytes });
       const waiting = this.#store.twinOf?.(key);
       const twin = waiting === undefined || this.#running.has(waiting) ? undefined : this.#store.get(waiting);
-      if (twin && twin.state !== 'saved') await this.#savedByTwin(twin, job).catch(() => undefined);
+      if (twin && twin.state !== 'saved') {
+        if (await this.#sameObjectAs(twin, job)) await this.#savedByTwin(twin, job).catch(() => undefined);
+        else {
+          // Another recording after all: it tries on its own now (rather than at its next retry, or never: the link
+          // it waited on is gone).
+          this.#retries.cancel(twin.key);
+          this.#twinWaiting.delete(twin.key);
+          this.#enqueue(twin.key);
+        }
+      }
     } catch (error) {
       await checkpoint;
       await watch.settled();
@@ -589,6 +608,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         bytes: saver.bytes,
         totalBytes: saver.bytes,
         ...(saver.checks ? { checks: saver.checks } : {}),
+        ...(saver.origin ? { origin: saver.origin } : {}),
         error: null,
         errorNotes: null,
         savedBy: saver.key,
@@ -603,6 +623,28 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     const partPath = partPathFor(this.#jobFolders.get(key) ?? this.#folder, job);
     this.#jobFolders.delete(key);
     await discardPart(partPath, this.#opts.fs).catch(() => undefined);
+  }
+
+  /**
+   * Whether `job`'s URL names the object its twin `saver` saved (issue 31): twins are one recording in both webhook
+   * forms only while both name the same object version, never a new broadcast of a reused channel ID. One ranged
+   * request to `job`'s URL, no body; asked once per job. A URL that is gone (a forged or withdrawn form) or a save
+   * with no version kept is taken as the same, as before; a different version, or no answer, is not.
+   */
+  async #sameObjectAs(job: RecordingJob, saver: RecordingJob): Promise<boolean> {
+    const known = this.#twinVerdicts.get(job.key);
+    if (known !== undefined) return known;
+    let same = true;
+    if (saver.origin) {
+      const seen = await probeOrigin(job.url, this.#policy, { timeoutMs: this.#opts.timeoutMs ?? 10_000 });
+      same = seen.kind === 'gone' || (seen.kind === 'found' && sameVersion(saver.origin, seen) === true);
+    }
+    if (!same) {
+      this.#twinVerdicts.set(job.key, false);
+      // Written, so the pair is two rows and two counts from now on, and a restart does not ask again.
+      await this.#write(job.key, { twinDiffers: true }).catch(() => undefined);
+    }
+    return same;
   }
 
   /**

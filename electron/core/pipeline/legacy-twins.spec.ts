@@ -21,15 +21,20 @@ import { DownloadManager, type SavedEvent } from './download-manager.js';
 
 const BODY = createHash('sha256').update('twin').digest().toString('hex').repeat(2_000); // 128,000 bytes
 const MD5 = createHash('md5').update(BODY).digest('hex');
+/** Another broadcast of the same channel (its ID reused), the same size: only its ETag tells it apart. */
+const NEXT = createHash('sha256').update('next').digest().toString('hex').repeat(2_000);
+const NEXT_MD5 = createHash('md5').update(NEXT).digest('hex');
 
 /** How the origin answers the legacy path: served like the current one, refused, refused once, or held. */
-type LegacyMode = 'serve' | 'forbidden' | 'unavailable-once' | 'held-then-forbidden';
+type LegacyMode = 'serve' | 'forbidden' | 'unavailable-once' | 'held-then-forbidden' | 'held-then-serve';
 
 let server: Server;
 let origin: string;
 let legacyMode: LegacyMode;
 let releaseHeld: (() => void) | null;
 let requests: string[];
+/** The Range header of each request, in the same order (`bytes=0-0`: a look at which object a URL names). */
+let ranges: (string | undefined)[];
 let root: string;
 let folder: string;
 let stateDir: string;
@@ -40,12 +45,18 @@ const arrived = new EventTarget();
 function answer(req: IncomingMessage, res: ServerResponse): void {
   const url = req.url ?? '';
   requests.push(url);
+  ranges.push(req.headers.range);
   arrived.dispatchEvent(new Event(url));
   const serve = (): void => {
     res.writeHead(200, { 'content-length': String(BODY.length), etag: `"${MD5}"`, 'content-type': 'video/mp4' });
     res.end(BODY);
   };
   if (url === '/svc/Xy12z/ch-9.mp4' || url === '/svc/Ab34c/other.mp4') return serve();
+  if (url === '/svc/Nw56x/ch-9.mp4') {
+    res.writeHead(200, { 'content-length': String(NEXT.length), etag: `"${NEXT_MD5}"`, 'content-type': 'video/mp4' });
+    res.end(NEXT);
+    return;
+  }
   if (url !== '/svc/ch-9.mp4') {
     res.writeHead(404).end();
     return;
@@ -60,7 +71,16 @@ function answer(req: IncomingMessage, res: ServerResponse): void {
     res.writeHead(503).end();
     return;
   }
+  if (legacyMode === 'held-then-serve') {
+    releaseHeld = () => {
+      legacyMode = 'serve';
+      if (!res.headersSent) serve();
+    };
+    return;
+  }
   releaseHeld = () => {
+    // The forged URL answers 403 from now on, at once.
+    legacyMode = 'forbidden';
     if (!res.headersSent) forbid();
   };
 }
@@ -69,6 +89,7 @@ beforeEach(async () => {
   legacyMode = 'serve';
   releaseHeld = null;
   requests = [];
+  ranges = [];
   server = createServer(answer);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -206,7 +227,9 @@ describe('one recording in both webhook forms (twin jobs)', () => {
     expect(m.nextAttemptAt(first.job.key)).toBeNull();
     expect(saves).toHaveLength(1);
     expect(await filesIn(folder)).toEqual(['ch-9.mp4']);
-    expect(requests).toEqual(['/svc/ch-9.mp4', '/svc/Xy12z/ch-9.mp4']);
+    // The legacy URL was looked at once more (one byte asked for) to see that it names the object saved.
+    expect(requests).toEqual(['/svc/ch-9.mp4', '/svc/Xy12z/ch-9.mp4', '/svc/ch-9.mp4']);
+    expect(ranges.at(-1)).toBe('bytes=0-0');
     expect(inbox.standing(inbox.get(second.job.key) as RecordingJob).key).toBe(first.job.key);
     expect(inbox.standing(inbox.get(first.job.key) as RecordingJob).key).toBe(first.job.key);
   });
@@ -243,7 +266,7 @@ describe('one recording in both webhook forms (twin jobs)', () => {
     expect(again.saves).toEqual([]);
   });
 
-  it('a restart between one twin saved and the other marked: the other is saved by that file, with no request', async () => {
+  it('a restart between one twin saved and the other marked: the other is saved by that file, with no download', async () => {
     legacyMode = 'serve';
     const first = await inbox.add(legacy());
     const second = await inbox.add(genuine());
@@ -262,8 +285,42 @@ describe('one recording in both webhook forms (twin jobs)', () => {
     again.m.start();
     const marked = await reaches(second.job.key, (j) => j.state === 'saved');
     expect(marked).toMatchObject({ path: saved.path, savedBy: first.job.key });
-    expect(requests).toHaveLength(before);
+    // Only a one-byte look at which object its URL names (issue 31), no download.
+    expect(requests).toHaveLength(before + 1);
+    expect(ranges.at(-1)).toBe('bytes=0-0');
     expect(again.saves).toEqual([]);
     expect(await filesIn(folder)).toEqual(['ch-9.mp4']);
+  });
+
+  it('a new broadcast of the same channel while the legacy job downloads is paired, but saved as its own file', async () => {
+    // Issue 31: the twin rule pairs the two forms only while both name the same object version.
+    legacyMode = 'held-then-serve';
+    const { m, saves } = manager();
+    m.start();
+    const held = requestFor('/svc/ch-9.mp4');
+    const first = await inbox.add(legacy());
+    await held;
+    const next = await inbox.add({ ...genuine(), url: `${origin}/svc/Nw56x/ch-9.mp4`, announcedBytes: NEXT.length });
+    expect(next.duplicate).toBe(false);
+    releaseHeld?.();
+
+    const one = await reaches(first.job.key, (j) => j.state === 'saved');
+    const two = await reaches(next.job.key, (j) => j.state === 'saved');
+    expect(two.savedBy).toBeUndefined();
+    expect(two.path).not.toBe(one.path);
+    expect(await fsp.readFile(one.path as string, 'utf8')).toBe(BODY);
+    expect(await fsp.readFile(two.path as string, 'utf8')).toBe(NEXT);
+    // Each announced as saved on its own (the event follows the journal's update).
+    if (saves.length < 2) await new Promise((resolve) => m.on('saved', () => saves.length === 2 && resolve(null)));
+    expect(saves.map((s) => s.job.key)).toEqual([first.job.key, next.job.key]);
+    expect(await filesIn(folder)).toEqual(['ch-9 (2).mp4', 'ch-9.mp4']);
+    // Two recordings after all: two rows and two counts, also after a restart.
+    expect(inbox.twinOf(next.job.key)).toBeUndefined();
+    expect(inbox.standing(inbox.get(next.job.key) as RecordingJob).key).toBe(next.job.key);
+    await m.stop();
+    await inbox.close();
+    inbox = await Inbox.open(stateDir);
+    expect(inbox.twinOf(first.job.key)).toBeUndefined();
+    expect(inbox.twinOf(next.job.key)).toBeUndefined();
   });
 });

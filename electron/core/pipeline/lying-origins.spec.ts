@@ -157,12 +157,102 @@ describe('a server that consistently serves another size than announced', () => 
         thumbnail: null,
         shape: 'json',
       });
+      const failures: FailedEvent[] = [];
+      m.on('failed', (e) => failures.push(e));
       m.start();
       const event = await saved;
       expect(event.bytes).toBe(50_000);
-      expect(event.job.checks).toEqual([]);
+      // Never "verified" or "size": labelled shorter than announced (issue 31).
+      expect(event.job.checks).toEqual(['short']);
+      // Before the strikes rule believed it, each attempt said what was wrong, and was retried.
+      expect(failures.length).toBe(2);
+      for (const f of failures) {
+        expect(f.willRetry).toBe(true);
+        expect(f.job.error).toMatch(/^The server sends less than announced \(50000 of 100000 bytes\)/);
+        expect(f.job.errorNotes).toMatchObject([{ code: 'error', params: { note: 'downloadShort' } }]);
+      }
     } finally {
       await half.close();
     }
+  });
+});
+
+/**
+ * Issue 31: the two short-file origins. Each announces (by the webhook) the whole 3 MiB file; neither is ever
+ * saved as complete or "verified", and neither is said to have an ETag that is "not an MD5".
+ */
+describe('origins that serve less than the webhook announced', () => {
+  const WHOLE = 3_145_728;
+  const HALF = WHOLE / 2;
+  const body = Buffer.alloc(WHOLE);
+  for (let i = 0; i < WHOLE; i += 1) body[i] = (i * 131 + (i >> 9)) & 0xff;
+  const md5 = (b: Buffer): string => createHash('md5').update(b).digest('hex');
+
+  async function saveFrom(respond: (socket: Socket) => void): Promise<{ saved: SavedEvent; failures: FailedEvent[] }> {
+    dir = await mkdtemp(join(tmpdir(), 'tally-short-'));
+    const origin = await RawOrigin.start((_head, socket) => respond(socket));
+    try {
+      const store = new MemoryJobStore();
+      const m = new DownloadManager({
+        store,
+        folder: dir,
+        policy: new DownloadOriginPolicy([origin.origin]),
+        retryBaseMs: 5,
+        retryMaxMs: 10,
+        random: () => 0.5,
+      });
+      managers.push(m);
+      const failures: FailedEvent[] = [];
+      const saved = new Promise<SavedEvent>((resolve, reject) => {
+        m.once('saved', resolve);
+        m.on('failed', (e) => {
+          failures.push(e);
+          if (failures.length > 4) reject(new Error(`still failing: ${e.job.error ?? ''}`));
+        });
+      });
+      await store.add({
+        channelId: 'morning-show',
+        url: origin.url('/svc/morning-show.mp4'),
+        announcedBytes: WHOLE,
+        duration: null,
+        thumbnail: null,
+        shape: 'get',
+      });
+      m.start();
+      return { saved: await saved, failures };
+    } finally {
+      await origin.close();
+    }
+  }
+
+  const head = (length: number, etag: string): string =>
+    `HTTP/1.1 200 OK\r\nContent-Type: video/mp4\r\nContent-Length: ${length}\r\nETag: "${etag}"\r\nConnection: close\r\n\r\n`;
+
+  it('half the length with the whole body and the whole file\'s MD5: shorter than announced, never "not an MD5"', async () => {
+    const { saved, failures } = await saveFrom((socket) => {
+      socket.write(head(HALF, md5(body)));
+      socket.end(body);
+    });
+    expect(saved.bytes).toBe(HALF);
+    expect(saved.job.checks).toEqual(['short']);
+    expect(saved.job.checks).not.toContain('repeat');
+    expect(saved.job.checks).not.toContain('md5');
+    expect(failures.map((f) => f.job.error ?? '')).toEqual([
+      expect.stringMatching(/^The server sends less than announced \(1572864 of 3145728 bytes\)/),
+      expect.stringMatching(/^The server sends less than announced \(1572864 of 3145728 bytes\)/),
+    ]);
+    for (const f of failures) expect(f.job.error).not.toMatch(/corrupt|MD5/);
+    expect(await readFile(saved.path)).toEqual(body.subarray(0, HALF));
+  });
+
+  it('consistently half, with the half\'s own MD5: shorter than announced, never "verified: MD5"', async () => {
+    const half = body.subarray(0, HALF);
+    const { saved, failures } = await saveFrom((socket) => {
+      socket.write(head(HALF, md5(half)));
+      socket.end(half);
+    });
+    expect(saved.bytes).toBe(HALF);
+    expect(saved.job.checks).toEqual(['short']);
+    expect(failures).toHaveLength(2);
   });
 });

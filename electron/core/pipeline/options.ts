@@ -57,6 +57,8 @@ export interface PipelineDemo {
   apiUrl: string;
   /** Recordings the demo's own folder keeps, newest first (never applied to a folder the producer chose). */
   keepRecordings?: number;
+  /** How long the sandbox keeps a recording, in real time (its 6 hours sped up by its time factor). */
+  retentionMs?: number;
 }
 
 export interface PipelineInputs {
@@ -187,6 +189,8 @@ export function pipelineOptions(inputs: PipelineInputs): {
     ...checkInterval(inputs.env),
     // The demo's broadcasts record only now and then: a closed channel without a recording is normal there.
     ...(demo ? { expectRecordings: false } : {}),
+    // A demo recording's deadline is when the sandbox really deletes it ("Expires in" says so).
+    ...(demo?.retentionMs === undefined ? {} : { retentionMs: demo.retentionMs }),
     uploads: {
       subfolder: settings.clientUploadsSubfolder,
       maxBytes: settings.uploadMaxBytes,

@@ -48,10 +48,10 @@ export interface PipelineOptions {
   /** Replaces the ngrok SDK's cloud boundary (tests only). */
   ngrokSdk?: NgrokSdk;
   /**
-   * Tests only: where a public-looking host (a tunnel fake's `http://<id>.lt.test`) is really reached, for the
-   * public-path check through the tunnel (TunnelSupervisor's `testOnlyConnectTo`).
+   * Where a public host is really reached for the public-path check through the tunnel (a tunnel server on this
+   * machine whose names, such as `http://<id>.lt.test`, DNS does not know); default: DNS.
    */
-  testOnlyConnectTo?: ConnectToOverride;
+  connectTo?: ConnectToOverride;
   /** Register the public webhook URL through the admin API whenever it changes. */
   register?: boolean;
   /** Needed for registration and the gap report; without it both are skipped with a clear message. */
@@ -77,6 +77,8 @@ export interface PipelineOptions {
   diskRecheckMs?: number;
   /** Clock of the download deadlines and retries (tests: a recording's 6 hours pass without waiting). */
   now?: () => number;
+  /** How long the service keeps a recording after its webhook (default 6 h; the demo sandbox's is its sped-up time). */
+  retentionMs?: number;
   tunnelCheckIntervalMs?: number;
   heartbeatIntervalMs?: number;
   /** Web client uploads (`/uploads/<token>`, the SDK's recordUrl); off when absent. */

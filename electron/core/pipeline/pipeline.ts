@@ -16,9 +16,10 @@ import { WebhookReceiver, isAddressInUse } from '../webhook/receiver.js';
 import { TokenStore } from '../webhook/token.js';
 import { DEFAULT_RECORDING_GRACE_MS, ExpectedRecordings } from './expected-recordings.js';
 import { UploadLog, newUploadId, type RefusedUploadRecord } from '../uploads/upload-log.js';
-import { mountUploads, type UploadRoute } from '../uploads/upload-route.js';
+import { mountUploads, type UploadRoute, type UploadSpace } from '../uploads/upload-route.js';
 import { findGaps, readHeartbeat, writeHeartbeat, type GapReportResult } from '../recordings/gap-report.js';
 import { Inbox } from '../recordings/inbox.js';
+import { originIdentifier } from '../download/origin-probe.js';
 import { keepNewestRecordings } from '../recordings/keep-newest.js';
 import { describeError, silentLogger } from '../logger.js';
 import { acquireStateLock, type StateLock } from '../recordings/state-lock.js';
@@ -127,7 +128,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
       expectedId: receiver.instanceId,
       signProbe: (nonce) => receiver.signProbe(nonce),
       checkIntervalMs: opts.tunnelCheckIntervalMs,
-      ...(opts.testOnlyConnectTo ? { testOnlyConnectTo: opts.testOnlyConnectTo } : {}),
+      ...(opts.connectTo ? { connectTo: opts.connectTo } : {}),
       // A failed check is repeated sooner, but never later than the regular period.
       ...(opts.tunnelCheckIntervalMs ? { retryCheckIntervalMs: Math.min(10_000, opts.tunnelCheckIntervalMs) } : {}),
       ...(opts.log ? { log: opts.log } : {}),
@@ -192,8 +193,16 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     await ensureWritableFolder(opts.stateDir, { source: 'the state folder (TALLY_HOME)' });
     await ensureWritableFolder(opts.folder, { source: 'the recordings folder' });
     const lock = await acquireStateLock(opts.stateDir);
+    if (lock.tookOver) (opts.log ?? silentLogger).warn(`state: ${lock.tookOver}`);
     try {
-      const inbox = await Inbox.open(opts.stateDir, opts.log ? { log: opts.log } : {});
+      // A webhook for a URL already saved is a duplicate only while the origin serves the same object (issue 31).
+      // Within 5 s: the webhook waits for its answer meanwhile (and no answer means a new job, never a lost one).
+      const identify = originIdentifier(opts.policy, { timeoutMs: 5_000 });
+      const inbox = await Inbox.open(opts.stateDir, {
+        identify,
+        ...(opts.log ? { log: opts.log } : {}),
+        ...(opts.retentionMs === undefined ? {} : { retentionMs: opts.retentionMs }),
+      });
       const tokens = await TokenStore.open(opts.stateDir);
       const pipeline = new RecordingPipeline(opts, inbox, tokens, lock);
       if (opts.uploads)
@@ -231,6 +240,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
         maxConcurrent: uploads.maxConcurrent,
         allowedOrigins: uploads.allowedOrigins,
         log,
+        space: this.#uploadSpace(),
       });
     } catch (error) {
       await log.close();
@@ -239,6 +249,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     this.#uploadLog = log;
     const uploadsDir = this.#uploads.dir;
     this.#uploads.on('uploaded', (e) => {
+      this.downloads.diskBudget.uploadSaved();
       this.emit('uploaded', {
         id: e.id,
         path: e.path,
@@ -255,6 +266,9 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
       this.#keepNewest(uploadsDir);
     });
     this.#uploads.on('rejected', (r) => {
+      // Refused for space: the health says uploads are refused until there is room.
+      const disk = this.diskStatus;
+      if (r.status === 507 && disk?.uploadsRefused) this.emit('disk', { ...disk });
       this.emit('rejected', {
         status: r.status,
         reason: `upload: ${r.reason}`,
@@ -279,6 +293,20 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
       });
       this.emit('upload-refused', record);
     });
+  }
+
+  /**
+   * Uploads draw from the downloads' disk budget (one budget for everything written to the recordings folder),
+   * so neither can take the free space the journal keeps for webhooks.
+   */
+  #uploadSpace(): UploadSpace {
+    const budget = this.downloads.diskBudget;
+    const key = (id: string): string => `upload:${id}`;
+    return {
+      claim: (id, bytes) => budget.claim(key(id), this.downloads.folder, bytes),
+      wrote: (id, bytes) => budget.wrote(key(id), bytes),
+      release: (id) => budget.release(key(id)),
+    };
   }
 
   /** The upload route when uploads are on (its folder, cap and events). */

@@ -2,10 +2,11 @@
  * How `tally status` and `tally retry` reach the Tally that runs on this TALLY_HOME (the tray app, `tally serve`
  * or `tally listen`): each running receive service answers on a local socket that only this user can open
  * (a Unix socket in `<home>/run/`, mode 0600 in a 0700 folder; a named pipe on Windows), and leaves a small
- * JSON file beside it saying which face it is. A file whose process is gone is stale and is removed.
+ * JSON file beside it saying which face it is. A file whose holder does not take a connection on its socket is
+ * stale and is removed, with a note: its PID may belong to another program by now (run-files.ts).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { chmod, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,18 +15,9 @@ import type { HealthView } from '../health-view.js';
 import { describeError } from '../logger.js';
 import { nodeHttp } from '../node-http.js';
 
-export type Face = 'app' | 'serve' | 'listen' | 'follow';
+import { knock, readRunFiles, removeRunFile, runDir, type Face, type RunInfo } from '../run-files.js';
 
-/** What a running Tally says about itself in `<home>/run/<id>.json`. */
-const RunInfoSchema = z
-  .object({
-    pid: z.number().int().positive(),
-    face: z.enum(['app', 'serve', 'listen', 'follow']),
-    startedAt: z.string().max(64),
-    socket: z.string().min(1).max(1024),
-  })
-  .strict();
-export type RunInfo = z.infer<typeof RunInfoSchema>;
+export type { Face, RunInfo } from '../run-files.js';
 
 /** The health a running Tally answers with: checked for its shape before anything reads it. */
 const HealthAnswerSchema = z
@@ -51,19 +43,29 @@ const HealthAnswerSchema = z
   })
   .passthrough();
 
-const RetryAnswerSchema = z.object({ keys: z.array(z.string().max(256)).max(10_000) }).strict();
+const RetryAnswerSchema = z
+  .object({
+    keys: z.array(z.string().max(256)).max(10_000),
+    /** The channel of each key, in the same order (absent from a Tally older than this field). */
+    channels: z.array(z.string().max(4096).nullable()).max(10_000).optional(),
+  })
+  .strict();
+
+/** A recording `tally retry` tried again: its key, and its channel ID (what a producer knows it by). */
+export interface RetriedRecording {
+  key: string;
+  channelId: string | null;
+}
 
 export interface ControlHandlers {
   health(): HealthView;
   /** Retries now the recordings of a channel ID or a recording key; answers the keys it retried. */
   retry(target: string): Promise<string[]>;
+  /** The channel ID of a recording key, for the answer `tally retry` prints. */
+  channelOf?(key: string): string | null;
 }
 
 const MAX_UNIX_SOCKET_PATH = 100;
-
-function runDir(home: string): string {
-  return join(home, 'run');
-}
 
 function socketPathFor(home: string, id: string): string {
   if (process.platform === 'win32') {
@@ -131,7 +133,8 @@ async function answer(req: IncomingMessage, res: ServerResponse, handlers: Contr
     if (req.method === 'POST' && url.pathname === '/retry') {
       const target = url.searchParams.get('target') ?? '';
       if (target.length === 0 || target.length > 4096) return send(400, { error: 'target is required' });
-      return send(200, { keys: await handlers.retry(target) });
+      const keys = await handlers.retry(target);
+      return send(200, { keys, channels: keys.map((key) => handlers.channelOf?.(key) ?? null) });
     }
     send(404, { error: 'unknown request' });
   } catch (error) {
@@ -178,23 +181,32 @@ function alive(pid: number): boolean {
 /** A running Tally and its health, or why it did not answer. */
 export type Running = { info: RunInfo; health: HealthView } | { info: RunInfo; error: string };
 
-/** Every Tally running on this home, asked for its health. Files left by processes that are gone are removed. */
-export async function listRunning(home: string): Promise<Running[]> {
-  const dir = runDir(home);
-  const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith('.json')).sort();
+/** A run file found stale and removed: whose it was and why (one line, for the note the face prints). */
+export interface StaleRun {
+  info: RunInfo;
+  why: string;
+}
+
+/**
+ * Every Tally running on this home, asked for its health. A run file whose holder does not take a connection
+ * on its control socket is stale: it is removed and handed to `onStale` (the PID may now be another program's,
+ * which is never named as a Tally that does not answer). A holder that takes the connection and then does not
+ * answer is listed with the error: it runs, hung.
+ */
+export async function listRunning(
+  home: string,
+  onStale: (stale: StaleRun) => void = () => undefined,
+): Promise<Running[]> {
   const found: Running[] = [];
-  for (const name of names) {
-    const path = join(dir, name);
-    const parsed = RunInfoSchema.safeParse(
-      await readFile(path, 'utf8')
-        .then((t) => JSON.parse(t) as unknown)
-        .catch(() => null),
-    );
-    if (!parsed.success) continue;
-    const info = parsed.data;
-    if (!alive(info.pid)) {
-      await rm(path, { force: true }).catch(() => undefined);
-      if (process.platform !== 'win32' && info.socket.endsWith('.sock')) await rm(info.socket, { force: true });
+  for (const { path, info } of await readRunFiles(home)) {
+    const verdict = alive(info.pid) ? await knock(info.socket) : 'dead';
+    if (verdict === 'dead' || verdict === 'gone') {
+      await removeRunFile(path, info);
+      const why =
+        verdict === 'dead'
+          ? `process ${info.pid} has ended`
+          : `nothing answers on its control socket, so process ${info.pid} is another program now`;
+      onStale({ info, why });
       continue;
     }
     try {
@@ -208,7 +220,8 @@ export async function listRunning(home: string): Promise<Running[]> {
 }
 
 /** Asks one running Tally to retry a channel's recordings (or one recording key) now. */
-export async function askRetry(info: RunInfo, target: string): Promise<string[]> {
+export async function askRetry(info: RunInfo, target: string): Promise<RetriedRecording[]> {
   const answer = await ask(info.socket, 'POST', `/retry?target=${encodeURIComponent(target)}`, 10_000);
-  return RetryAnswerSchema.parse(answer).keys;
+  const { keys, channels } = RetryAnswerSchema.parse(answer);
+  return keys.map((key, i) => ({ key, channelId: channels?.[i] ?? null }));
 }

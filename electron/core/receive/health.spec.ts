@@ -65,6 +65,31 @@ function facts(patch: Partial<HealthFacts> = {}): HealthFacts {
 const part = (f: HealthFacts, id: string) => judgeHealth(f).components.find((c) => c.id === id);
 
 describe('judgeHealth', () => {
+  it('warns of a recording saved shorter than announced, naming it (issue 31)', () => {
+    const saved = {
+      key: 'k1',
+      state: 'saved' as const,
+      error: null,
+      deadline: new Date(NOW + 3_600_000).toISOString(),
+      updatedAt: new Date(NOW - 60_000).toISOString(),
+      channelId: 'morning-show',
+      checks: ['short' as const],
+      bytes: 1_572_864,
+      announcedBytes: 3_145_728,
+    };
+    const base = facts();
+    const f = facts({ downloads: { ...base.downloads, jobs: [saved, { ...saved, key: 'k2', checks: ['md5'] }] } });
+    const health = judgeHealth(f);
+    expect(health.state).toBe('warning');
+    expect(part(f, 'downloads')).toMatchObject({
+      state: 'warning',
+      reason:
+        '1 recording was saved shorter than the service announced (last 24 h): morning-show, 1572864 of 3145728 bytes.',
+    });
+    // Not a problem to retry: the server never sent more.
+    expect(health.problems).toBe(0);
+  });
+
   it("says a studio member's all-is-well about its mirror, not about webhooks it never receives", () => {
     const disks = [{ path: '/m', freeBytes: 50 * 2 ** 30, error: null }];
     const ok = "All is well: the studio's recordings are mirrored here.";

@@ -41,6 +41,8 @@ export interface DiskFacts {
   freeBytes: number | null;
   /** Why the free space could not be read. */
   error: string | null;
+  /** Something other than a folder (a file) stands where the folder should be: nothing can be saved there. */
+  notFolder?: boolean;
 }
 
 export interface HealthFacts {
@@ -74,7 +76,8 @@ export interface HealthFacts {
   downloads: {
     paused: boolean;
     /** Jobs that are not saved: waiting, downloading, and those that ended badly within ATTENTION_MS. */
-    jobs: readonly Pick<RecordingJob, 'key' | 'state' | 'error' | 'deadline' | 'updatedAt' | 'channelId'>[];
+    jobs: readonly (Pick<RecordingJob, 'key' | 'state' | 'error' | 'deadline' | 'updatedAt' | 'channelId'> &
+      Partial<Pick<RecordingJob, 'checks' | 'bytes' | 'announcedBytes'>>)[];
     /** Last byte received per downloading key (ms). */
     lastProgressAt: ReadonlyMap<string, number>;
     /** Client recordings refused within ATTENTION_MS and not removed from the list. */
@@ -86,7 +89,14 @@ export interface HealthFacts {
   };
   disks: DiskFacts[];
   /** Recordings waiting for space in the recordings folder (the download queue's disk budget), when any. */
-  diskWait: { folder: string; waiting: number; neededBytes: number | null; freeBytes: number | null } | null;
+  diskWait: {
+    folder: string;
+    waiting: number;
+    neededBytes: number | null;
+    freeBytes: number | null;
+    /** The last web client upload refused for space, while there is still no room for it. */
+    uploadsRefused?: { neededBytes: number; freeBytes: number } | null;
+  } | null;
   /** Only where the keychain is used (the app): null leaves the component out. */
   keychain: { available: boolean; reason: Note[] } | null;
   /** Only in studio mode: null leaves the component out. */
@@ -152,9 +162,11 @@ function receiverHealth(f: HealthFacts): HealthComponentView {
   const r = f.receiver;
   if (r.down) return component('receiver', 'error', [because('healthReceiverDown', r.down, 'not running')]);
   if (r.listening === false) {
-    const said = r.holder
-      ? note('healthPortHeldBy', { port: r.configuredPort, program: r.holder.program, pid: r.holder.pid })
-      : note('healthPortHeld', { port: r.configuredPort });
+    const said = r.holder?.tally
+      ? note('healthPortHeldByTally', { port: r.configuredPort, face: r.holder.tally, pid: r.holder.pid })
+      : r.holder
+        ? note('healthPortHeldBy', { port: r.configuredPort, program: r.holder.program, pid: r.holder.pid })
+        : note('healthPortHeld', { port: r.configuredPort });
     const action = note(f.face === 'app' ? 'healthPortActionApp' : 'healthPortActionCli', { port: r.configuredPort });
     return component('receiver', 'error', [said], [action]);
   }
@@ -230,8 +242,16 @@ function downloadsHealth(f: HealthFacts): HealthComponentView {
   let urgent = 0;
   let stalled = 0;
   let firstReason: string | null = null;
+  // Saved shorter than the webhook announced (issue 31): the first one is named.
+  let short = 0;
+  let firstShort: (typeof d.jobs)[number] | null = null;
   for (const job of d.jobs) {
-    if (job.state === 'failed' || job.state === 'expired' || job.state === 'gone') {
+    if (job.state === 'saved') {
+      if (job.checks?.includes('short')) {
+        short++;
+        firstShort ??= job;
+      }
+    } else if (job.state === 'failed' || job.state === 'expired' || job.state === 'gone') {
       lost++;
     } else if (job.state === 'downloading' && job.error === null) {
       const since = Math.max(d.lastProgressAt.get(job.key) ?? 0, Date.parse(job.updatedAt));
@@ -250,6 +270,16 @@ function downloadsHealth(f: HealthFacts): HealthComponentView {
   if (failing > 0) {
     const reason = firstReason ?? '';
     return component('downloads', 'warning', [note('healthDownloadsFailing', { count: failing, reason })], action);
+  }
+  if (firstShort) {
+    const { channelId: channel, bytes, announcedBytes } = firstShort;
+    const said = note('healthDownloadsShort', {
+      count: short,
+      channel,
+      actual: bytes ?? 0,
+      expected: announcedBytes ?? 0,
+    });
+    return component('downloads', 'warning', [said], [note('healthDownloadsShortAction')]);
   }
   if (stalled > 0) {
     const minutes = Math.round(STALLED_MS / 60_000);
@@ -272,11 +302,28 @@ function diskHealth(f: HealthFacts): HealthComponentView | null {
     });
     return component('disk', 'error', [said], [note('healthDiskAction')]);
   }
+  if (wait?.uploadsRefused) {
+    // The web SDK never resends: every upload refused now is a client recording lost.
+    const said = note('healthUploadsNoRoom', {
+      path: wait.folder,
+      needed: formatBytes(wait.uploadsRefused.neededBytes),
+      free: formatBytes(wait.uploadsRefused.freeBytes),
+    });
+    return component('disk', 'error', [said], [note('healthDiskAction')]);
+  }
   if (f.disks.length === 0) return null;
   let worst: HealthComponentView | null = null;
   for (const disk of f.disks) {
     let view: HealthComponentView;
-    if (disk.freeBytes === null) {
+    if (disk.notFolder) {
+      // Every recording would fail here, however much space the disk has: an error, never "… free".
+      view = component(
+        'disk',
+        'error',
+        [note('healthDiskNotFolder', { path: disk.path })],
+        [note(f.face === 'app' ? 'healthDiskNotFolderActionApp' : 'healthDiskNotFolderActionCli')],
+      );
+    } else if (disk.freeBytes === null) {
       view = component('disk', 'warning', [
         note('healthDiskUnknown', { path: disk.path, detail: disk.error ?? 'unknown' }),
       ]);

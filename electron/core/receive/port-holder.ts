@@ -9,6 +9,21 @@ export interface PortHolder {
   pid: number;
   /** The program's name as the OS gives it (`comm`), e.g. `nginx`. */
   program: string;
+  /**
+   * When the holder is another Tally: which face (`tally listen`, `tally serve`, `the tray app`). Its program is
+   * the runtime (`node`), which would tell a producer nothing.
+   */
+  tally?: string;
+}
+
+/** Which Tally a process is, from its command line (argv as /proc gives it), or undefined when it is none. */
+export function tallyFace(program: string, argv: readonly string[]): string | undefined {
+  // The packaged tray app's executable is named tally (electron-builder.yml executableName).
+  if (program === 'tally') return 'the tray app';
+  const script = argv[1]?.split('/').pop();
+  if (script !== 'tally' && script !== 'tally.js') return undefined;
+  const command = argv[2];
+  return command && /^[a-z]+$/.test(command) ? `tally ${command}` : 'tally';
 }
 
 /** /proc/net/tcp's state column for a listening socket. */
@@ -60,7 +75,10 @@ export async function findPortHolder(port: number, procRoot = '/proc'): Promise<
     for (const fd of fds) {
       const target = await readlink(`${procRoot}/${pid}/fd/${fd}`).catch(() => '');
       if (!wanted.has(target)) continue;
-      return { pid: Number(pid), program: await programName(procRoot, pid) };
+      const program = await programName(procRoot, pid);
+      const argv = (await readFile(`${procRoot}/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
+      const tally = tallyFace(program, argv);
+      return tally ? { pid: Number(pid), program, tally } : { pid: Number(pid), program };
     }
   }
   return null;

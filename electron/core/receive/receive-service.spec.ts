@@ -68,6 +68,24 @@ describe('ReceiveService health', () => {
   });
 });
 
+describe('a recording saved shorter than announced (issue 31)', () => {
+  it('turns the downloads amber, naming it, from the save itself', async () => {
+    const { service, url } = await openService();
+    await webhooks(url, 1);
+    const pipeline = service.pipeline;
+    const key = pipeline?.inbox.keys(['pending'])[0] as string;
+    // Paused (the helper opens it so): that warning, until the short save says more.
+    const before = await service.refresh();
+    expect(before.components.find((c) => c.id === 'downloads')?.reason).not.toMatch(/shorter/);
+    await pipeline?.inbox.update(key, { state: 'saved', checks: ['short'], bytes: 500, path: '/rec/ch-0.mp4' });
+    const view = await service.refresh();
+    expect(view.components.find((c) => c.id === 'downloads')).toMatchObject({
+      state: 'warning',
+      reason: '1 recording was saved shorter than the service announced (last 24 h): ch-0, 500 of 1000 bytes.',
+    });
+  });
+});
+
 describe('a damaged token file and its copy (issue 20, case 7)', () => {
   it('holds the registration at error until the new URL is registered with the service, then turns ok', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tally-token-'));

@@ -111,7 +111,16 @@ const ATTENTION_STATES: ReadonlySet<JobState> = new Set(['failed', 'expired', 'g
 /** What the health judge reads of a recording. */
 type JudgedJob = Pick<
   RecordingJob,
-  'key' | 'state' | 'error' | 'deadline' | 'updatedAt' | 'channelId' | 'bytes' | 'totalBytes' | 'announcedBytes'
+  | 'key'
+  | 'state'
+  | 'error'
+  | 'deadline'
+  | 'updatedAt'
+  | 'channelId'
+  | 'bytes'
+  | 'totalBytes'
+  | 'announcedBytes'
+  | 'checks'
 >;
 
 const judged = (job: JudgedJob): JudgedJob => ({
@@ -124,11 +133,22 @@ const judged = (job: JudgedJob): JudgedJob => ({
   bytes: job.bytes,
   totalBytes: job.totalBytes,
   announcedBytes: job.announcedBytes,
+  ...(job.checks ? { checks: job.checks } : {}),
 });
 
 /** Whether a recording counts for the health now: unfinished, or needing attention within ATTENTION_MS. */
 const counts = (state: JobState, updatedAtMs: number, now: number): boolean =>
   state === 'pending' || state === 'downloading' || (ATTENTION_STATES.has(state) && now - updatedAtMs < ATTENTION_MS);
+
+/** The same for a job read: a recording saved shorter than announced counts too, as a warning (issue 31). */
+const jobCounts = (job: JudgedJob, now: number): boolean => {
+  const updatedAt = Date.parse(job.updatedAt);
+  if (counts(job.state, updatedAt, now)) return true;
+  return job.state === 'saved' && job.checks?.includes('short') === true && now - updatedAt < ATTENTION_MS;
+};
+/** Whether a job may count, from its state and last change alone (a saved one is then read for its checks). */
+const mayCount = (state: JobState, updatedAtMs: number, now: number): boolean =>
+  counts(state, updatedAtMs, now) || (state === 'saved' && now - updatedAtMs < ATTENTION_MS);
 
 export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   readonly #opts: ReceiveServiceOptions;
@@ -206,6 +226,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       this.#control = await ControlServer.open(this.#opts.home, this.#opts.face, {
         health: () => this.health(),
         retry: (target) => this.retry(target),
+        channelOf: (key) => this.#pipeline?.inbox.get(key)?.channelId ?? null,
       });
     } catch (error) {
       // Everything else works without it; only `tally status` and `tally retry` cannot reach this process.
@@ -365,7 +386,11 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   }
 
   #holderText(): string {
-    return this.#holder ? ` by ${this.#holder.program} (process ${this.#holder.pid})` : '';
+    const holder = this.#holder;
+    if (!holder) return '';
+    return holder.tally
+      ? ` by another Tally (${holder.tally}, process ${holder.pid})`
+      : ` by ${holder.program} (process ${holder.pid})`;
   }
 
   async #findHolder(port: number): Promise<PortHolder | null> {
@@ -438,13 +463,15 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       }
       const stand = pair.job;
       // Its own key inside (its progress is known by it); the row's key outside (Remove hides the row's key).
-      if (counts(stand.state, Date.parse(stand.updatedAt), at)) this.#jobs.set(pair.key, judged(stand));
+      if (jobCounts(stand, at)) this.#jobs.set(pair.key, judged(stand));
       else this.#jobs.delete(pair.key);
     };
-    for (const job of pipeline.inbox.where((state, updatedAt) => counts(state, updatedAt, now))) track(job, now);
+    for (const job of pipeline.inbox.where((state, updatedAt) => mayCount(state, updatedAt, now))) track(job, now);
     on('changed', (job) => {
       track(job, this.#now());
       if (job.state !== 'downloading') this.#progressAt.delete(job.key);
+      // A failure may be the folder itself (a file put in its place): look at the disks again before judging.
+      if (job.state === 'failed' || job.error !== null) this.#diskCheckedAt = Number.NEGATIVE_INFINITY;
       if (this.#refusing?.full && !pipeline.receiver.full) this.#setRefusing(null);
       changed();
     });
@@ -568,12 +595,19 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       this.#disks = [];
       return;
     }
+    // An upload refused for space stays said until the disk has room for it: looked at with the disks.
+    if (pipeline) await pipeline.downloads.diskBudget.recheckUploads(pipeline.downloads.folder);
     const folders = [pipeline?.downloads.folder ?? spec.folder, spec.stateDir];
     const seen = new Set<number>();
     const disks: DiskFacts[] = [];
     for (const path of folders) {
       try {
-        const dev = (await stat(path)).dev;
+        const found = await stat(path);
+        if (!found.isDirectory()) {
+          disks.push({ path, freeBytes: null, error: null, notFolder: true });
+          continue;
+        }
+        const dev = found.dev;
         if (seen.has(dev)) continue;
         seen.add(dev);
         const fs = await statfs(path);
@@ -596,7 +630,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const shown: JudgedJob[] = [];
     if (pipeline) {
       for (const [row, job] of this.#jobs) {
-        if (!counts(job.state, Date.parse(job.updatedAt), now)) this.#jobs.delete(row);
+        if (!jobCounts(job, now)) this.#jobs.delete(row);
         else if (!hidden(row)) shown.push(job);
       }
     }
@@ -647,6 +681,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
             waiting: pipeline.diskStatus.waiting,
             neededBytes: pipeline.diskStatus.neededBytes,
             freeBytes: pipeline.diskStatus.freeBytes,
+            uploadsRefused: pipeline.diskStatus.uploadsRefused,
           }
         : null,
       keychain: face.keychain ?? null,

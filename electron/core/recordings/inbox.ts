@@ -8,7 +8,12 @@
  * one fsync in the next batch, so the cost of an fsync is shared by every webhook that arrived meanwhile.
  *
  * Dedupe: the key is sha256 of the normalised URL (scheme and host lowercased, default port dropped, query
- * parameters sorted but kept, since presigned S3 URLs differ only there; fragment dropped). A secondary index
+ * parameters sorted but kept, since presigned S3 URLs differ only there; fragment dropped). A URL is not a
+ * recording, though (issue 31): channel IDs are reused and a legacy URL names only the channel, so the same URL
+ * may carry a new recording every day. A webhook for a known URL is a duplicate while that job is unfinished, or
+ * once it is saved while the origin still serves the object version it saved (ETag, Last-Modified, size: one
+ * ranged request through `identify`, no body); otherwise it is a new job under `<key>-<n>` (see #sameObject),
+ * saved beside the first under a name of its own. A secondary index
  * (channel ID + host + file name) catches one more case: the older webhook shape announced URLs without the
  * random path segment, so the same recording may arrive as `/svc/<ch>.mp4` and `/svc/<rand>/<ch>.mp4`. Two URLs
  * are treated as one recording only when they differ by exactly that one segment and arrive within the
@@ -46,6 +51,7 @@ import {
 import { RETENTION_MS } from './types.js';
 import type { JobState, JobStore, NewRecording, RecordingJob } from './types.js';
 import { syncDir } from '../durable-fs.js';
+import { sameVersion, type ObjectVersion } from '../download/origin-probe.js';
 import { appendFully, openJsonLines } from '../jsonl-journal.js';
 import { describeError, silentLogger } from '../logger.js';
 import { flushes } from '../flush-priority.js';
@@ -184,10 +190,9 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
   async add(rec: NewRecording, now: Date = new Date()): Promise<{ job: RecordingJob; duplicate: boolean }> {
     this.#assertOpen();
     const url = rec.parsedUrl ?? new URL(rec.url);
-    const key = recordingKey(url);
-    const exact = this.#read(key);
-    if (exact) return { job: { ...exact }, duplicate: true };
-    const inFlight = this.#adding.get(key);
+    const base = recordingKey(url);
+    // The same URL being added (or looked at) right now: the one it becomes stands for both, unfinished.
+    const inFlight = this.#adding.get(base);
     if (inFlight) return { job: { ...(await inFlight) }, duplicate: true };
     const keys = aliasKeys(rec.channelId, url);
     const hashes = keys && {
@@ -203,16 +208,69 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
       await partner.catch(() => undefined);
       return this.add(rec, now);
     }
-    const alias = hashes ? this.#aliasOf(rec, url, now, hashes) : undefined;
-    if (alias?.duplicate) return { job: { ...alias.job }, duplicate: true };
+    // Registered before anything is awaited: the same URL, or its other form, arriving meanwhile waits for this one.
+    const outcome = this.#addOnce(rec, url, base, hashes, now);
+    const standing = outcome.then((o) => o.job);
+    standing.catch(() => undefined);
+    this.#adding.set(base, standing);
+    if (hashes) {
+      this.#addingOwn.set(hashes.own, standing);
+      if (hashes.trimmed !== null) this.#addingTrimmed.set(hashes.trimmed, standing);
+    }
+    try {
+      return await outcome;
+    } finally {
+      if (this.#adding.get(base) === standing) this.#adding.delete(base);
+      if (hashes && this.#addingOwn.get(hashes.own) === standing) this.#addingOwn.delete(hashes.own);
+      if (hashes?.trimmed != null && this.#addingTrimmed.get(hashes.trimmed) === standing) {
+        this.#addingTrimmed.delete(hashes.trimmed);
+      }
+    }
+  }
 
+  /**
+   * `add` once no other add of this URL or of its other form is in flight: a duplicate of the latest job under
+   * this URL while it names the same object version (see #sameObject), else a new job (the first under the URL
+   * gets the URL's key, later ones `<key>-2`, `<key>-3`…, saved under names of their own). Nothing is awaited
+   * unless the origin must be asked, so an add called before `close` is written before it.
+   */
+  #addOnce(
+    rec: NewRecording,
+    url: URL,
+    base: string,
+    hashes: JobAliases | null,
+    now: Date,
+  ): Promise<{ job: RecordingJob; duplicate: boolean }> {
+    const latest = this.#index.latestVersion(base);
+    const exact = latest === undefined ? undefined : this.#read(latest);
+    const after = (same: boolean): Promise<{ job: RecordingJob; duplicate: boolean }> => {
+      if (exact && same) return Promise.resolve({ job: { ...(this.#read(exact.key) ?? exact) }, duplicate: true });
+      const version = exact ? { key: this.#index.nextVersion(base), follows: exact.key } : { key: base };
+      const alias = hashes ? this.#aliasOf(rec, url, now, hashes) : undefined;
+      if (alias instanceof Promise) return alias.then((found) => this.#write(rec, now, version, hashes, found));
+      return this.#write(rec, now, version, hashes, alias);
+    };
+    if (!exact) return after(false);
+    const same = this.#sameObjectAt(exact, rec);
+    return typeof same === 'boolean' ? after(same) : this.#sameObject(exact, rec).then(after);
+  }
+
+  /** Writes a new job (see add); its `#append` runs before anything is awaited. */
+  async #write(
+    rec: NewRecording,
+    now: Date,
+    version: { key: string; follows?: string },
+    hashes: JobAliases | null,
+    alias: { job: RecordingJob; duplicate: boolean } | undefined,
+  ): Promise<{ job: RecordingJob; duplicate: boolean }> {
+    if (alias?.duplicate) return { job: { ...alias.job }, duplicate: true };
     const receivedAt = now.toISOString();
     const job: RecordingJob = {
-      key,
+      key: version.key,
       channelId: rec.channelId,
       url: rec.url,
       receivedAt,
-      deadline: new Date(now.getTime() + RETENTION_MS).toISOString(),
+      deadline: new Date(now.getTime() + (this.#options.retentionMs ?? RETENTION_MS)).toISOString(),
       announcedBytes: rec.announcedBytes,
       duration: rec.duration,
       thumbnail: rec.thumbnail,
@@ -225,22 +283,9 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
       error: null,
       updatedAt: receivedAt,
       ...(alias ? { twin: alias.job.key } : {}),
+      ...(version.follows ? { follows: version.follows } : {}),
     };
-    const written = this.#append(job, (at) => this.#remember(job, at, hashes)).then(() => job);
-    this.#adding.set(key, written);
-    if (hashes) {
-      this.#addingOwn.set(hashes.own, written);
-      if (hashes.trimmed !== null) this.#addingTrimmed.set(hashes.trimmed, written);
-    }
-    try {
-      await written;
-    } finally {
-      this.#adding.delete(key);
-      if (hashes && this.#addingOwn.get(hashes.own) === written) this.#addingOwn.delete(hashes.own);
-      if (hashes?.trimmed != null && this.#addingTrimmed.get(hashes.trimmed) === written) {
-        this.#addingTrimmed.delete(hashes.trimmed);
-      }
-    }
+    await this.#append(job, (at) => this.#remember(job, at, hashes));
     this.emit('added', { ...job });
     return { job: { ...job }, duplicate: false };
   }
@@ -558,7 +603,8 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
     url: URL,
     now: Date,
     hashes: JobAliases,
-  ): { job: RecordingJob; duplicate: boolean } | undefined {
+    verdicts = new Map<string, boolean>(),
+  ): AliasFound | undefined | Promise<AliasFound | undefined> {
     const alias = aliasKey(rec.channelId, url);
     if (!alias) return undefined;
     // A legacy-form job has this URL's trimmed path as its own; a current-form job, this path as its trimmed one.
@@ -571,7 +617,20 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
       if (!job || aliasKey(job.channelId, job.url) !== alias) continue;
       const age = Math.abs(now.getTime() - Date.parse(job.receivedAt));
       if (age > RETENTION_MS || !differByRandomSegment(job.url, rec.url)) continue;
-      if (job.state === 'saved') return { job, duplicate: true };
+      // Saved: a duplicate only while this URL names the object that job saved; else a new broadcast of the same
+      // channel (its ID reused within hours), neither a duplicate nor a twin (issue 31). The scan is synchronous
+      // until the origin must be asked; then it runs again with the answer.
+      if (job.state === 'saved') {
+        const same = verdicts.get(key) ?? this.#sameObjectAt(job, rec);
+        if (same === undefined) {
+          return this.#sameObject(job, rec).then((answer) => {
+            verdicts.set(key, answer);
+            return this.#aliasOf(rec, url, now, hashes, verdicts);
+          });
+        }
+        if (same) return { job, duplicate: true };
+        continue;
+      }
       const current = longerPath(rec.url, job.url);
       if (!current && !isFailing(job)) return { job, duplicate: true };
       if (!this.#index.hasTwin(key)) return { job, duplicate: false };
@@ -579,10 +638,48 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
     return undefined;
   }
 
+  /**
+   * Whether a webhook for `rec` names the object version `job` stands for (issue 31: channel IDs are reused, and a
+   * legacy URL names only the channel, so one URL may carry a new recording every day):
+   * - while `job` is unfinished (or refused for good) it stands for whatever the URL names: a duplicate;
+   * - a different announced size is a different object, with no question asked;
+   * - otherwise the origin is asked (`identify`: one ranged request, no body) and its validators compared with the
+   *   version `job` saved (ETag, Last-Modified, size; only the size for jobs saved before versions were kept). An
+   *   object gone from the origin is the saved one repeated; an expired job's URL serving an object again is new;
+   *   an origin that cannot be asked is taken as new: a second download costs less than a lost recording.
+   */
+  async #sameObject(job: RecordingJob, rec: NewRecording): Promise<boolean> {
+    const known = this.#sameObjectAt(job, rec);
+    if (known !== undefined) return known;
+    const seen = await (this.#options.identify as NonNullable<InboxOptions['identify']>)(rec.url);
+    if (seen.kind === 'gone') return true;
+    if (job.state === 'expired') return false;
+    if (seen.kind === 'unknown') {
+      (this.#options.log ?? silentLogger).warn(
+        `journal: could not ask the origin whether ${rec.channelId} is the recording already saved (${seen.reason}): it is downloaded again`,
+      );
+      return false;
+    }
+    const saved: ObjectVersion = job.origin ?? { etag: null, lastModified: null, bytes: job.bytes };
+    return sameVersion(saved, seen) ?? false;
+  }
+
+  /** What #sameObject can say without asking the origin, or undefined when the origin must be asked. */
+  #sameObjectAt(job: RecordingJob, rec: NewRecording): boolean | undefined {
+    if (job.state !== 'saved' && job.state !== 'expired') return true;
+    if (rec.announcedBytes !== null && job.announcedBytes !== null && rec.announcedBytes !== job.announcedBytes) {
+      return false;
+    }
+    return this.#options.identify ? undefined : true;
+  }
+
   #assertOpen(): void {
     if (this.#closed) throw new JournalWriteError('The recordings inbox is closed.');
   }
 }
+
+/** A job of the other webhook form found for a new one: a duplicate of it, or its twin. */
+type AliasFound = { job: RecordingJob; duplicate: boolean };
 
 /** A job whose download went wrong so far: it waits on an error, or ended failed, expired or gone. */
 function isFailing(job: RecordingJob): boolean {

@@ -12,6 +12,8 @@ const STATE_CODE = new Map(STATES.map((s, i) => [s, i]));
 /** States from this code on are terminal (saved, failed, expired, gone). */
 const FIRST_TERMINAL = 2;
 const NO_ALIAS = -1;
+/** A later recording's key under a URL already known: `<url key>-<n>`. */
+const VERSIONED = /^([0-9a-f]{32})-(\d+)$/;
 
 /** A 30-bit FNV-1a hash of the alias (a small integer, so the alias map holds no strings); collisions are verified. */
 export function aliasHash(alias: string): number {
@@ -74,6 +76,11 @@ export class JobIndex {
    * order the lines come in (a rewrite may put the later job first); `twinOf` answers only while both are known.
    */
   readonly #twins = new Map<string, string>();
+  /**
+   * URL key → the highest version number among its jobs (`<key>-<n>`, n ≥ 2: later recordings under a URL already
+   * saved, issue 31). Only URLs with more than one recording are here.
+   */
+  readonly #versions = new Map<string, number>();
   #unfinished = 0;
 
   get size(): number {
@@ -106,11 +113,22 @@ export class JobIndex {
       if (alias) addTo(this.#aliases, alias.own, slot);
       if (alias?.trimmed != null) addTo(this.#trimmedAliases, alias.trimmed, slot);
       this.#received[slot] = Date.parse(job.receivedAt);
+      const version = VERSIONED.exec(job.key);
+      if (version) {
+        const [, base, n] = version as unknown as [string, string, string];
+        this.#versions.set(base, Math.max(this.#versions.get(base) ?? 0, Number(n)));
+      }
       if (job.twin !== undefined && job.twin !== job.key) {
         this.#twins.set(job.key, job.twin);
         this.#twins.set(job.twin, job.key);
       }
     } else if (this.#state[slot]! < FIRST_TERMINAL) this.#unfinished -= 1;
+    // Found to be another recording than its twin (RecordingJob.twinDiffers): the link goes, both ways.
+    if (job.twinDiffers) {
+      const twin = this.#twins.get(job.key);
+      this.#twins.delete(job.key);
+      if (twin !== undefined && this.#twins.get(twin) === job.key) this.#twins.delete(twin);
+    }
     const state = STATE_CODE.get(job.state) ?? 0;
     if (state < FIRST_TERMINAL) this.#unfinished += 1;
     this.#state[slot] = state;
@@ -133,6 +151,23 @@ export class JobIndex {
     this.#slots.delete(key);
     this.#keys[slot] = undefined;
     this.#free.push(slot);
+  }
+
+  /**
+   * The key of the latest job announced under the URL whose key is `base` (its latest recording), or undefined when
+   * none is known. The first is `base` itself; later ones `base-2`, `base-3`… (see Inbox.add).
+   */
+  latestVersion(base: string): string | undefined {
+    for (let n = this.#versions.get(base) ?? 0; n >= 2; n -= 1) {
+      if (this.#slots.has(`${base}-${n}`)) return `${base}-${n}`;
+    }
+    return this.#slots.has(base) ? base : undefined;
+  }
+
+  /** The key the next recording under the URL whose key is `base` gets. */
+  nextVersion(base: string): string {
+    const n = Math.max(this.#versions.get(base) ?? 1, this.#slots.has(base) ? 1 : 0) + 1;
+    return `${base}-${n}`;
   }
 
   /** The key of the job's twin while both jobs are in the index. */

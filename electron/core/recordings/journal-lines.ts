@@ -16,6 +16,7 @@ import type { RecordingJob } from './types.js';
 export const JOURNAL_FILE = 'inbox.jsonl';
 /** Bounds the latency of one batch under a flood: a batch (appended or rewritten) is at most this many bytes. */
 export const MAX_BATCH_BYTES = 1 << 20;
+import type { OriginProbe } from '../download/origin-probe.js';
 import type { Logger } from '../logger.js';
 
 /** The part of a FileHandle the journal uses; `wrapJournal` may replace it (test seam for failing disks). */
@@ -72,8 +73,19 @@ export interface InboxOptions {
   keepFinishedMs?: number;
   /** Wall clock for pruning (tests): finished jobs are judged by their stored `updatedAt`. */
   now?: () => number;
+  /**
+   * How long the service keeps a recording after its webhook, for each job's deadline (default RETENTION_MS, the
+   * service's 6 hours; the demo sandbox's is shorter by its time factor).
+   */
+  retentionMs?: number;
   /** Where a failed background compaction is reported (the journal itself stays valid). */
   log?: Logger;
+  /**
+   * Asks the origin which object a URL names now (download/origin-probe.ts). With it, a webhook for a URL whose job
+   * is finished is a duplicate only while the origin still serves the object that job saved; a different one is a
+   * new recording (issue 31). Without it, the URL alone decides (tests of the journal itself).
+   */
+  identify?: (url: string) => Promise<OriginProbe>;
 }
 
 /** What `open` found while replaying the journal. */
@@ -123,6 +135,13 @@ const jobSchema = z.looseObject({
   // A damaged link only costs the pairing (the two jobs download on their own), never the job.
   twin: z.string().min(1).optional().catch(undefined),
   savedBy: z.string().min(1).optional().catch(undefined),
+  // A damaged object version only costs a look at the origin when the same URL comes again (issue 31).
+  origin: z
+    .object({ etag: z.string().nullable(), lastModified: z.string().nullable(), bytes: z.number().nullable() })
+    .optional()
+    .catch(undefined),
+  follows: z.string().min(1).optional().catch(undefined),
+  twinDiffers: z.literal(true).optional().catch(undefined),
 });
 const lineSchema = z.object({ v: z.literal(1), job: jobSchema });
 

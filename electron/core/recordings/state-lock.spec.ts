@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../errors.js';
-import { LOCK_FILE, acquireStateLock } from './state-lock.js';
+import { LOCK_FILE, acquireStateLock, processStart } from './state-lock.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -34,8 +34,10 @@ describe('acquireStateLock', () => {
   });
 
   it('refuses while another live process holds the folder, naming it and what to do', async () => {
-    // The parent of this test process is alive for as long as the test runs.
-    await writeFile(join(dir, LOCK_FILE), JSON.stringify({ pid: process.ppid, label: 'Tally (tray)' }));
+    // The parent of this test process is alive for as long as the test runs; the lock names its start time, as
+    // a lock of this Tally does (one without it is asked over a control socket: state-lock-liveness.spec.ts).
+    const start = processStart(process.ppid);
+    await writeFile(join(dir, LOCK_FILE), JSON.stringify({ pid: process.ppid, start, label: 'Tally (tray)' }));
     const refused = acquireStateLock(dir);
     await expect(refused).rejects.toBeInstanceOf(ConfigError);
     await expect(refused).rejects.toThrow(

@@ -3,6 +3,7 @@
  * the download manager moves them through their states. Both sides code against these types only.
  */
 import type { Note } from '../notes.js';
+import type { ObjectVersion } from '../download/origin-probe.js';
 
 /** Where a job stands. `saved`, `expired` and `failed` with `final: true` are terminal. */
 export type JobState = 'pending' | 'downloading' | 'saved' | 'failed' | 'expired' | 'gone';
@@ -38,7 +39,7 @@ export interface RecordingJob {
    * Once saved: what the download was checked against (its size from the server or the webhook, its MD5 from
    * the S3 ETag). Empty when nothing could be checked; absent in jobs saved before Tally recorded it.
    */
-  checks?: ('size' | 'md5' | 'repeat')[];
+  checks?: ('size' | 'md5' | 'repeat' | 'short')[];
   /** Human-readable reason for failed/expired, or the last transient error while retrying. */
   error: string | null;
   /** `error` as notes the popover translates; absent in jobs written before Tally recorded them. */
@@ -53,6 +54,19 @@ export interface RecordingJob {
   twin?: string;
   /** Saved without a download of its own: the file is the one its twin (this key) downloaded and verified. */
   savedBy?: string;
+  /**
+   * Once saved: which object version the origin served (its ETag, Last-Modified and size). A later webhook for the
+   * same URL is a duplicate only when the origin still serves this version (issue 31: channel IDs are reused, and
+   * legacy URLs name only the channel); absent in jobs saved before Tally recorded it (then the size decides).
+   */
+  origin?: ObjectVersion;
+  /**
+   * Its twin saved another object version than this job's URL names: not one recording after all (a new broadcast
+   * of a reused channel ID, issue 31). The link is dropped (each downloads, is listed and counted on its own).
+   */
+  twinDiffers?: true;
+  /** A later recording under a URL already saved: the key of the job it follows (informational). */
+  follows?: string;
 }
 
 /** The fields a new job starts from; the inbox fills in key, state, attempts and times. */

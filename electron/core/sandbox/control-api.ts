@@ -33,6 +33,7 @@ const startSchema = z
     recordingBytes: z.number().int().nonnegative().optional(),
     watchers: z.number().int().nonnegative().optional(),
     createdAt: isoDate.optional(),
+    reuse: z.boolean().optional(),
   })
   .strict();
 const endSchema = z.object({ sendWebhook: z.boolean().optional() }).strict();

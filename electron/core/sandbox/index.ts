@@ -168,6 +168,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     apiUrl,
     endpoints,
     downloadOrigin,
+    get realRetentionMs() {
+      return config.retentionMs / clock.factor;
+    },
     credentials: Object.freeze({ serviceId: config.serviceId, secret: config.secret }),
     // The web client (web-client.ts) rides along on the control object: one place for everything a demo drives.
     control: Object.assign(service, {

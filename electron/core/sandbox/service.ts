@@ -120,7 +120,14 @@ export class SandboxService implements SandboxControl {
   // ---- broadcasts -------------------------------------------------------------------------------------
 
   startBroadcast(
-    opts: { id?: string; record?: boolean; recordingBytes?: number; watchers?: number; createdAt?: Date } = {},
+    opts: {
+      id?: string;
+      record?: boolean;
+      recordingBytes?: number;
+      watchers?: number;
+      createdAt?: Date;
+      reuse?: boolean;
+    } = {},
   ): BroadcastInfo {
     let id = opts.id;
     if (id === undefined) {
@@ -128,7 +135,9 @@ export class SandboxService implements SandboxControl {
       while (this.isKnown(id));
     }
     assertChannelId(id);
-    if (this.isKnown(id)) throw new SandboxConflictError(`channel "${id}" already exists in the sandbox`);
+    // A reused ID (an ended channel's) is allowed when asked for; a live one never (the service has one per ID).
+    const taken = opts.reuse === true ? this.live.has(id) : this.isKnown(id);
+    if (taken) throw new SandboxConflictError(`channel "${id}" already exists in the sandbox`);
     if (opts.createdAt !== undefined) assertDate(opts.createdAt, 'createdAt');
     if (opts.watchers !== undefined) assertCount(opts.watchers, 'watchers');
     const recordingBytes = opts.recordingBytes ?? this.config.defaultRecordingBytes;

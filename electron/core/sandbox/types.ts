@@ -147,6 +147,12 @@ export interface SandboxControl {
     recordingBytes?: number;
     watchers?: number;
     createdAt?: Date;
+    /**
+     * Reuse the ID of an ended channel, as a producer naming every morning show `morning-show` does: the new
+     * recording replaces the old one at the legacy URL (which names only the channel), and gets a random segment
+     * of its own. A live channel's ID is still refused.
+     */
+    reuse?: boolean;
   }): BroadcastInfo;
   /** Ends a live broadcast; if recorded, publishes the recording and sends the webhook; resolves with the recording (after the webhook attempt completed) or null. */
   endBroadcast(id: string, opts?: { sendWebhook?: boolean }): Promise<RecordingInfo | null>;
@@ -190,6 +196,11 @@ export interface Sandbox {
   readonly endpoints: Endpoints;
   /** e.g. http://127.0.0.1:DPORT */
   readonly downloadOrigin: string;
+  /**
+   * How long, in real time, a recording stays after its webhook: the retention on the sandbox's clock divided by
+   * its time factor (6 h at 10x is 36 min).
+   */
+  readonly realRetentionMs: number;
   readonly credentials: Credentials;
   readonly control: SandboxControl;
   /** Closes both servers, all sockets and timers; idempotent. */

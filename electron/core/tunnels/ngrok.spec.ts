@@ -51,7 +51,7 @@ function supervise(provider: NgrokTunnel): TunnelSupervisor {
     retryCheckIntervalMs: 20,
     backoff: { baseMs: 5, maxMs: 40 },
     random: () => 1,
-    testOnlyConnectTo: sdk.connectTo,
+    connectTo: sdk.connectTo,
   });
   cleanups.push(() => supervisor.stop());
   return supervisor;

@@ -36,7 +36,7 @@ export interface SelfCheckOptions {
   signProbe?: (nonce: string) => string;
   timeoutMs?: number;
   signal?: AbortSignal;
-  testOnlyConnectTo?: ConnectToOverride;
+  connectTo?: ConnectToOverride;
 }
 
 /**
@@ -59,7 +59,7 @@ export async function checkSelf(options: SelfCheckOptions): Promise<SelfCheckRes
       timeoutMs: options.timeoutMs ?? 10_000,
       signal: options.signal,
       maxBodyBytes: 4096,
-      testOnlyConnectTo: options.testOnlyConnectTo,
+      connectTo: options.connectTo,
     });
   } catch (error) {
     const reason = (error as { reason?: string }).reason === 'timeout' ? 'timeout' : 'network';
@@ -153,7 +153,7 @@ export interface TunnelSupervisorOptions {
   backoff?: Partial<BackoffPolicy>;
   now?: () => Date;
   random?: () => number;
-  testOnlyConnectTo?: ConnectToOverride;
+  connectTo?: ConnectToOverride;
   /** Where failures that change nothing for the user still get written (closing a dead tunnel). */
   log?: Logger;
 }
@@ -319,7 +319,7 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
         ...(this.#options.signProbe ? { signProbe: this.#options.signProbe } : {}),
         timeoutMs: this.#options.checkTimeoutMs ?? 10_000,
         signal: this.#abort?.signal,
-        testOnlyConnectTo: this.#options.testOnlyConnectTo,
+        connectTo: this.#options.connectTo,
       });
     } finally {
       this.#checking = false;
@@ -379,7 +379,7 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
         origin,
         timeoutMs: this.#options.checkTimeoutMs ?? 10_000,
         signal: this.#abort?.signal,
-        testOnlyConnectTo: this.#options.testOnlyConnectTo,
+        connectTo: this.#options.connectTo,
       });
       return { uploads: result.uploads, ...uploadsSaid(result.notes) };
     } finally {

@@ -24,12 +24,15 @@ export interface PartFile {
 export class BatchWriter {
   readonly #file: PartFile;
   readonly #hash = createHash('sha256');
+  readonly #onWritten: (bytes: number) => void;
   #batch: Buffer[] = [];
   #batchBytes = 0;
   #inFlight: Promise<void> | null = null;
 
-  constructor(file: PartFile) {
+  /** `onWritten` hears of each batch once it is on disk (the disk budget counts it). */
+  constructor(file: PartFile, onWritten: (bytes: number) => void = () => undefined) {
     this.#file = file;
+    this.#onWritten = onWritten;
   }
 
   async add(chunk: Buffer): Promise<void> {
@@ -55,7 +58,8 @@ export class BatchWriter {
     const buffers = this.#batch;
     this.#batch = [];
     this.#batchBytes = 0;
-    const pending = writeAll(this.#file, buffers);
+    const bytes = buffers.reduce((sum, b) => sum + b.length, 0);
+    const pending = writeAll(this.#file, buffers).then(() => this.#onWritten(bytes));
     // Observed on the next add/flush; this keeps a failure from being an unhandled rejection meanwhile.
     pending.catch(() => undefined);
     this.#inFlight = pending;

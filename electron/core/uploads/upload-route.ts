@@ -31,10 +31,14 @@ import { refuseLinkedFolder } from '../folder-check.js';
 import { sendJson } from '../http-answer.js';
 import { note, noteText, type Note } from '../notes.js';
 import { BatchWriter, publish, type PartFile } from './part-file.js';
+import { UploadClaim, type SpaceRefused, type UploadSpace } from './upload-space.js';
+import { UploadSlot, UploadSlots, type UploadStallRule } from './upload-slots.js';
 import { decodeHeaderFileName, defaultBaseName, parseSdkFileName, uploadBaseName } from './upload-names.js';
 
 export { decodeHeaderFileName, parseSdkFileName, uploadBaseName } from './upload-names.js';
 export type { PartFile } from './part-file.js';
+export type { SpaceRefused, UploadSpace } from './upload-space.js';
+export type { UploadStallRule } from './upload-slots.js';
 
 export const UPLOADS_ROUTE = 'uploads';
 export const DEFAULT_UPLOAD_SUBFOLDER = 'client';
@@ -48,16 +52,18 @@ export const UNKNOWN_TYPE_EXTENSION = '.bin';
 /** Room for multipart headers and boundaries on top of the file size cap. */
 export const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
 /**
- * Uploads in progress at once beyond which a new one is refused (503). The web SDK never resends, so a refusal
- * loses a recording: this is sized far past any studio (two uploads per client stopping at the same moment) and
- * only keeps half of the receiver's 1,024 connections for webhooks. Below it, a slow-client flood is handled by
- * evicting the most stalled connection (webhook/connection-slots.ts), not by refusing uploads that move.
+ * Uploads in progress at once. The web SDK never resends, so a refusal loses a recording: this is sized far past
+ * any studio (two uploads per client stopping at the same moment) and only keeps half of the receiver's 1,024
+ * connections for webhooks. At the cap the slowest upload below the minimum rate gives way to a newcomer
+ * (upload-slots.ts); only when every upload moves is the newcomer refused (503).
  */
 export const DEFAULT_MAX_CONCURRENT_UPLOADS = 512;
 const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
 /** After a refusal mid-body, this much of the rest is read and dropped so the client can read the answer. */
 const DRAIN_MAX_BYTES = 16 * 1024 * 1024;
 const DRAIN_MAX_MS = 5_000;
+/** An upload closed to make room is cut off this long after its answer was sent at the latest. */
+const EVICTED_ANSWER_MS = 1_000;
 const PART_PREFIX = '.upload-';
 const PART_SUFFIX = '.part';
 
@@ -76,7 +82,19 @@ export interface UploadRouteOptions {
   idleTimeoutMs?: number;
   /** See DEFAULT_MAX_CONCURRENT_UPLOADS. */
   maxConcurrent?: number;
+  /** Uploads from one address at once (see upload-slots.ts DEFAULT_MAX_UPLOADS_PER_ADDRESS). */
+  maxPerAddress?: number;
+  /** When an upload is too slow to keep its slot (upload-slots.ts DEFAULT_UPLOAD_STALL_RULE). */
+  stallRule?: Partial<UploadStallRule>;
+  /** Monotonic milliseconds for the stall rule (a test seam: the default is performance.now). */
+  clock?: () => number;
   now?: () => Date;
+  /**
+   * The disk budget shared with the downloads (the pipeline passes it): declared sizes are claimed before the
+   * body is read, chunked bodies as they arrive, and nothing is written into the journal's reserve. Without it
+   * only a declared size is checked against the free space.
+   */
+  space?: UploadSpace;
   /** Test seam for free-space checks. */
   statfs?: StatfsFunction;
   /** Test seam: wraps the part file (e.g. to fail with ENOSPC after some bytes). */
@@ -144,6 +162,8 @@ interface RequestContext {
   remoteAddress: string;
   /** Content-Length when sent and valid. */
   declared: number | null;
+  /** What closing this upload to make room must do beside closing the connection (release its disk claim). */
+  onEvict: (() => void)[];
 }
 
 /** Handles `/uploads/<token>`; see the file comment. Mount with `mountUploads`. */
@@ -154,8 +174,7 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
   readonly #opts: UploadRouteOptions;
   readonly #now: () => Date;
   readonly #idleMs: number;
-  readonly #maxConcurrent: number;
-  #active = 0;
+  readonly #slots: UploadSlots;
 
   constructor(opts: UploadRouteOptions) {
     super();
@@ -166,7 +185,12 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
     this.maxBytes = max;
     this.#now = opts.now ?? (() => new Date());
     this.#idleMs = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
-    this.#maxConcurrent = opts.maxConcurrent ?? DEFAULT_MAX_CONCURRENT_UPLOADS;
+    this.#slots = new UploadSlots({
+      max: opts.maxConcurrent ?? DEFAULT_MAX_CONCURRENT_UPLOADS,
+      ...(opts.maxPerAddress !== undefined ? { perAddress: opts.maxPerAddress } : {}),
+      ...(opts.stallRule ? { rule: opts.stallRule } : {}),
+      ...(opts.clock ? { clock: opts.clock } : {}),
+    });
   }
 
   /** The receiver route handler (bound). */
@@ -194,9 +218,11 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
       cors: verdict.kind === 'allowed' ? corsHeaders(verdict.origin) : {},
       remoteAddress: info.remoteAddress,
       declared: declaredLength(req),
+      onEvict: [],
     };
     // A stranger's body is never read; a listed client's is drained a little so it can read why.
     let drainBody = verdict.kind !== 'refused';
+    let slot: UploadSlot | null = null;
     try {
       if (info.subpath !== '') throw new Refusal(404, note('uploadUnknownPath'));
       const method = req.method ?? '';
@@ -213,20 +239,26 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
         throw new Refusal(405, note('uploadMethod', { method: method.slice(0, 16) }), { Allow: 'POST, OPTIONS' });
       }
       if (verdict.kind === 'refused') throw new Refusal(403, verdict.note);
-      if (this.#active >= this.#maxConcurrent) {
+      const admitted = this.#slots.admit(clientAddress(req, info.remoteAddress), () => {
+        for (const release of ctx.onEvict) release();
+        this.#evicted(ctx, slot?.evicted ?? null);
+      });
+      if (!(admitted instanceof UploadSlot)) {
         // Not drained: reading the body would hold the very connection this refusal is meant to free.
         drainBody = false;
-        throw new Refusal(503, note('uploadBusy', { count: this.#active }), { 'Retry-After': '60' });
+        throw new Refusal(503, admitted, { 'Retry-After': '60' });
       }
-      this.#active += 1;
+      slot = admitted;
       try {
-        await this.#upload(ctx);
+        await this.#upload(ctx, admitted);
       } finally {
-        this.#active -= 1;
+        this.#slots.leave(admitted);
       }
     } catch (error) {
       if (error instanceof ClientGone) {
-        this.#rejected(ctx, 499, error.note, true);
+        // Closed to make room, whatever the closing surfaced as: the eviction is the reason (answered 503).
+        const evicted = slot?.evicted ?? null;
+        this.#rejected(ctx, evicted ? 503 : 499, evicted ?? error.note, true);
         res.destroy();
         return;
       }
@@ -238,7 +270,7 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
     }
   }
 
-  async #upload(ctx: RequestContext): Promise<void> {
+  async #upload(ctx: RequestContext, slot: UploadSlot): Promise<void> {
     const { req } = ctx;
     const type = parseMediaType(req.headers['content-type']);
     const boundary = multipartBoundary(type);
@@ -253,7 +285,31 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
     await refuseLinkedFolder(this.dir, 'The client uploads folder').catch(() => {
       throw new Refusal(507, note('uploadFolderLinked', { folder: this.dir }));
     });
-    if (ctx.declared !== null) {
+    const uploadId = newUploadId();
+    const claim = this.#opts.space ? new UploadClaim(this.#opts.space, uploadId) : null;
+    if (claim) ctx.onEvict.push(() => claim.release());
+    try {
+      await this.#save(ctx, type, boundary, bodyLimit, uploadId, claim, slot);
+    } finally {
+      claim?.release();
+    }
+  }
+
+  async #save(
+    ctx: RequestContext,
+    type: MediaType | null,
+    boundary: string | null,
+    bodyLimit: number,
+    uploadId: string,
+    claim: UploadClaim | null,
+    slot: UploadSlot,
+  ): Promise<void> {
+    const { req } = ctx;
+    if (ctx.declared !== null && claim) {
+      // The whole declared size, before a byte of the body is read: a refusal costs the sender nothing.
+      const refused = await this.#claim(claim, ctx.declared);
+      if (refused) throw noRoom(this.dir, refused, 0);
+    } else if (ctx.declared !== null) {
       try {
         await ensureFreeSpace(this.dir, ctx.declared, this.#opts.statfs);
       } catch (error) {
@@ -262,20 +318,23 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
       }
     }
 
-    const body = this.#body(req, bodyLimit);
-    const partPath = path.join(this.dir, `${PART_PREFIX}${newUploadId()}${PART_SUFFIX}`);
+    const body = this.#body(req, bodyLimit, slot);
+    const partPath = path.join(this.dir, `${PART_PREFIX}${uploadId}${PART_SUFFIX}`);
     const raw = await open(partPath, 'wx');
     const file = this.#opts.wrapPart ? this.#opts.wrapPart(raw) : raw;
     let closed = false;
     let published = false;
     try {
-      const writer = new BatchWriter(file);
+      const writer = new BatchWriter(file, (written) => claim?.wrote(written));
       let clientName: string | null;
       let mediaType: MediaType;
       let bytes = 0;
       const onData = async (chunk: Buffer): Promise<void> => {
         bytes += chunk.length;
         if (bytes > this.maxBytes) throw this.#tooLarge();
+        // A body longer than declared, or of unknown size, claims the rest as it arrives.
+        const refused = claim ? await this.#claim(claim, bytes) : null;
+        if (refused) throw noRoom(this.dir, refused, bytes - chunk.length);
         await writer.add(chunk);
       };
       if (boundary !== null) {
@@ -354,6 +413,17 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
     return error;
   }
 
+  /**
+   * Claims room for `total` bytes of the upload; when there is none, stalled uploads give way (their claims are
+   * released as they are closed) before the upload is refused: a trickle that announced gigabytes must not keep
+   * a genuine upload out.
+   */
+  async #claim(claim: UploadClaim, total: number): Promise<SpaceRefused | null> {
+    let refused = await claim.cover(total);
+    while (refused && this.#slots.evictStalled()) refused = await claim.cover(total);
+    return refused;
+  }
+
   #tooLarge(): Refusal {
     return new Refusal(413, note('uploadTooLarge', { limit: formatBytes(this.maxBytes) }));
   }
@@ -362,7 +432,7 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
    * The request body as chunks, with the body cap and the idle timeout enforced. Iterating it never destroys
    * the request, so an answer can still be sent after a refusal.
    */
-  async *#body(req: IncomingMessage, limit: number): AsyncGenerator<Buffer, void, undefined> {
+  async *#body(req: IncomingMessage, limit: number, slot: UploadSlot): AsyncGenerator<Buffer, void, undefined> {
     let seen = 0;
     let timer: NodeJS.Timeout | undefined;
     let idle = false;
@@ -377,12 +447,14 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
     try {
       for await (const chunk of req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
         arm();
+        this.#slots.received(slot, chunk.length);
         seen += chunk.length;
         if (seen > limit) throw this.#tooLarge();
         yield chunk;
       }
     } catch (error) {
       if (idle) throw new ClientGone(note('uploadIdle', { seconds: Math.round(this.#idleMs / 1000) }));
+      if (slot.evicted) throw new ClientGone(slot.evicted);
       throw error;
     } finally {
       clearTimeout(timer);
@@ -404,8 +476,29 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
       if (remaining === null || remaining <= DRAIN_MAX_BYTES) complete = await drain(req);
     }
     if (res.destroyed) return;
-    // An unread rest of the body is not worth reading: close the connection after the answer.
-    sendJson(res, status, body, { headers: { ...headers, ...ctx.cors }, close: !complete });
+    // An unread rest of the body is not worth reading: close the connection after the answer. A client it was
+    // worth answering gets a lingering close (a bounded rest is dropped first), so it reads the answer.
+    const linger = !complete && drainFirst && !req.destroyed ? { linger: req } : {};
+    sendJson(res, status, body, { headers: { ...headers, ...ctx.cors }, close: !complete, ...linger });
+  }
+
+  /**
+   * Closes an upload that gave way to a newcomer. Its sender is told why first (503, the eviction's reason), and
+   * the connection is cut once the answer is out, or after EVICTED_ANSWER_MS at the latest.
+   */
+  #evicted(ctx: RequestContext, why: Note | null): void {
+    const { req, res } = ctx;
+    if (why === null || res.headersSent || res.destroyed) {
+      req.destroy();
+      return;
+    }
+    const cut = setTimeout(() => req.destroy(), EVICTED_ANSWER_MS);
+    cut.unref();
+    res.once('finish', () => {
+      clearTimeout(cut);
+      req.destroy();
+    });
+    sendJson(res, 503, { error: noteText(why) }, { headers: { ...ctx.cors, 'Retry-After': '60' }, close: true });
   }
 
   #rejected(ctx: RequestContext, status: number, reason: Note, recording: boolean): void {
@@ -421,6 +514,21 @@ export class UploadRoute extends EventEmitter<UploadRouteEvents> {
       recording,
     });
   }
+}
+
+/**
+ * The address an upload counts against: the peer's, or behind a local tunnel client (a loopback peer) the last
+ * address its X-Forwarded-For names, the one the tunnel itself saw (anything before it the sender wrote).
+ */
+function clientAddress(req: IncomingMessage, remote: string): string {
+  if (!/^(127\.|::1$|::ffff:127\.)/.test(remote)) return remote;
+  const header = req.headers['x-forwarded-for'];
+  const list = (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',');
+  const last = list
+    .map((a) => a.trim())
+    .filter((a) => a !== '')
+    .at(-1);
+  return last === undefined ? remote : last.slice(0, 64);
 }
 
 /** Content-Length as a number, or null when absent or not a plain non-negative integer. */
@@ -442,6 +550,17 @@ function diskFull(dir: string, needed: number | null, available: number | null):
     needed !== null && available !== null
       ? note('uploadDiskFullSizes', { folder: dir, needed: formatBytes(needed), free: formatBytes(available) })
       : note('uploadDiskFull', { folder: dir }),
+  );
+}
+
+/** 507 for an upload the disk budget has no room for, with the numbers (`received`: body bytes so far). */
+function noRoom(dir: string, refused: SpaceRefused, received: number): Refusal {
+  const numbers = { folder: dir, free: formatBytes(refused.free), floor: formatBytes(refused.floor) };
+  return new Refusal(
+    507,
+    received === 0
+      ? note('uploadNoRoom', { ...numbers, needed: formatBytes(refused.needed) })
+      : note('uploadNoRoomStreaming', { ...numbers, received: formatBytes(received) }),
   );
 }
 

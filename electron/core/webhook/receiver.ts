@@ -21,7 +21,7 @@ import type { RecordingJob } from '../recordings/types.js';
 import { WebhookRejection, parseWebhook } from './parse.js';
 import { parseChannelHook, type ChannelHookCall } from './channel-hook.js';
 import type { TokenName, TokenStore } from './token.js';
-import { sendJson } from '../http-answer.js';
+import { isLingering, sendJson } from '../http-answer.js';
 import { ConnectionSlots } from './connection-slots.js';
 import { nodeHttp } from '../node-http.js';
 
@@ -327,7 +327,8 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
           else res.destroy();
         })
         .finally(() => {
-          if (res.writableEnded || res.destroyed) return;
+          // An answer sent before the body was read ends itself once the rest is dropped (lingering close).
+          if (res.writableEnded || res.destroyed || isLingering(res)) return;
           // A handler that returned without answering would hang the client and stop().
           if (!res.headersSent) this.#json(req, res, 500, { error: 'internal error' });
           else res.end();
@@ -495,17 +496,25 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
     body: unknown,
     headers: Record<string, string> = {},
   ): void {
-    // An unread body (rejected early, too large) is not drained: closing is cheaper and bounds the work.
+    // An unread body (rejected early, too large) is not read for its content: the answer goes out at once and
+    // the rest is dropped as it arrives (bounded), so the connection is closed without a reset.
     const close = this.#stopping || !req.complete;
     if (close) this.#answered.add(req.socket);
-    sendJson(res, status, body, { headers, close, head: req.method === 'HEAD' });
+    // Lingering close: a sender still writing the body it was refused for reads the answer (http-answer.ts).
+    const linger = close && !this.#stopping ? { linger: req } : {};
+    sendJson(res, status, body, { headers, close, head: req.method === 'HEAD', ...linger });
   }
 
   #onClientError(error: Error & { code?: string }, socket: Duplex): void {
     const remoteAddress = (socket as Socket).remoteAddress ?? '';
     // After an early answer the rest of the request may not parse; the client already has its answer.
-    if (error.code === 'ECONNRESET' || !socket.writable || this.#answered.has(socket)) {
+    if (error.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy();
+      return;
+    }
+    if (this.#answered.has(socket)) {
+      // Ended, not destroyed: the answer may still sit in the socket's buffer (a lingering close writes it first).
+      socket.end();
       return;
     }
     const status =

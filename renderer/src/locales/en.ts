@@ -112,6 +112,9 @@ export const en = {
     account: {
       title: 'Your service account',
       save: 'Test and save',
+      fromEnv:
+        'TALLY_SERVICE_ID and TALLY_SECRET are set in the environment Tally was started from (service ID {serviceId}): Tally uses them, nothing is stored.',
+      useEnv: 'Test and continue',
     },
     team: {
       title: 'Join your studio',
@@ -303,6 +306,7 @@ export const en = {
       downloading: 'Downloading',
       saved: 'Saved',
       verified: 'Verified',
+      short: 'Shorter than announced',
       failed: 'Failed',
       expired: 'Expired',
       refused: 'Refused',
@@ -311,10 +315,12 @@ export const en = {
     savedVerified: 'Saved and verified ({checks})',
     savedUnchecked: 'Saved; the service gave no size or checksum to verify it against',
     savedSizeOnly: 'Saved; only its size could be checked (the server gave no checksum)',
+    savedShort: 'Saved shorter than announced ({size} of {announced}): the server never sent the rest. Not verified.',
     checks: {
       size: 'size',
       md5: 'MD5',
       repeat: 'repeat-consistent (the ETag is not an MD5)',
+      short: 'shorter than announced',
       sha256: "SHA-256 of the studio's copy",
     },
     savedUpload: 'Uploaded whole',
@@ -476,6 +482,10 @@ export const en = {
       diagnosticsHint:
         'Versions, health, recording counts, settings and the last log lines, with secrets replaced by [redacted]: paste it into a bug report.',
       diagnosticsCopied: 'Diagnostics copied',
+      updateFeedUrl: 'Update feed URL',
+      updateFeedHint:
+        'Where the tray app looks for updates (checked at start and daily, installed when Tally quits). Empty: the feed this build came with. Off in demo mode.',
+      about: 'About: Tally {version}',
     },
   },
   studio: {

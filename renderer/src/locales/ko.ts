@@ -100,6 +100,9 @@ export const ko: Messages = {
     account: {
       title: '서비스 계정',
       save: '테스트 후 저장',
+      fromEnv:
+        'Tally를 시작한 환경에 TALLY_SERVICE_ID와 TALLY_SECRET이 설정되어 있습니다(서비스 ID {serviceId}). Tally는 이 값을 쓰고 아무것도 저장하지 않습니다.',
+      useEnv: '테스트 후 계속',
     },
     team: {
       title: '스튜디오에 합류',
@@ -290,6 +293,7 @@ export const ko: Messages = {
       downloading: '다운로드 중',
       saved: '저장됨',
       verified: '검증됨',
+      short: '알린 것보다 짧음',
       failed: '실패',
       expired: '만료됨',
       refused: '거부됨',
@@ -298,10 +302,12 @@ export const ko: Messages = {
     savedVerified: '저장 및 검증 완료({checks})',
     savedUnchecked: '저장됨. 서비스가 크기나 체크섬을 알려 주지 않아 검증하지 못했습니다',
     savedSizeOnly: '저장됨. 서버가 체크섬을 주지 않아 크기만 확인했습니다',
+    savedShort: '알린 것보다 짧게 저장됨({announced} 중 {size}): 서버가 나머지를 보내지 않았습니다. 검증되지 않음.',
     checks: {
       size: '크기',
       md5: 'MD5',
       repeat: '두 번 받은 내용 일치(서버의 태그가 MD5가 아님)',
+      short: '알린 것보다 짧음',
       sha256: '스튜디오 사본의 SHA-256',
     },
     savedUpload: '업로드 완료',
@@ -462,6 +468,10 @@ export const ko: Messages = {
       diagnosticsHint:
         '버전, 상태, 녹화 개수, 설정, 최근 로그를 비밀 값은 가린 채로 복사합니다. 버그 신고에 붙여 넣으세요.',
       diagnosticsCopied: '진단 정보를 복사했습니다',
+      updateFeedUrl: '업데이트 피드 URL',
+      updateFeedHint:
+        '트레이 앱이 업데이트를 찾는 곳입니다(시작할 때와 매일 확인하고, Tally를 종료할 때 설치). 비워 두면 이 빌드의 기본 피드를 씁니다. 데모 모드에서는 꺼집니다.',
+      about: '정보: Tally {version}',
     },
   },
   studio: {

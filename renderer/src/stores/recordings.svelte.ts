@@ -81,10 +81,15 @@ export class RecordingsStore {
   error = $state<string | null>(null);
   now = $state(0);
 
-  inProgress = $derived([...this.items.values()].filter((r) => !TERMINAL.has(r.state)).sort(newestFirst));
+  filter = $state<RecordingFilter>('all');
+  /** Recordings still on their way; under Problems, not the ones that wait on an error (listed there, once). */
+  inProgress = $derived(
+    [...this.items.values()]
+      .filter((r) => !TERMINAL.has(r.state) && !(this.filter === 'problems' && recordingNeedsAttention(r)))
+      .sort(newestFirst),
+  );
   saved = $derived([...this.items.values()].filter((r) => r.state === 'saved').sort(newestFirst));
 
-  filter = $state<RecordingFilter>('all');
   /** Entries just removed, hidden while the producer may still undo it; the core hears of it afterwards. */
   held = new SvelteSet<string>();
   /** How many finished recordings are shown; grows a page at a time. */

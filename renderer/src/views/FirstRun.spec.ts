@@ -136,6 +136,19 @@ describe('first run: joining a studio', () => {
     expect(bridge.callsOf('studio:setCredentials')).toEqual([]);
     expect(bridge.callsOf('studio:set')).toEqual([]);
   });
+
+  it('"Finish later" after a successful test keeps the tested servers (not followed until a folder is checked)', async () => {
+    const { bridge, user } = setup('en');
+    await user.click(await screen.findByRole('button', { name: 'I’m joining a studio' }));
+    await user.type(await screen.findByRole('textbox', { name: 'Team servers' }), URL);
+    await user.click(screen.getByRole('button', { name: 'Test and continue' }));
+    await screen.findByRole('heading', { name: 'Where recordings are saved' });
+    await user.click(screen.getByRole('button', { name: 'Finish later in Settings' }));
+    await screen.findByRole('tab', { name: 'Live' });
+    expect(bridge.callsOf('studio:set')).toEqual([[{ mode: 'off', url: URL, name: null }]]);
+    expect(bridge.studio).toMatchObject({ mode: 'off', url: URL });
+    expect(bridge.callsOf('settings:update')).toEqual([[{ firstRunDone: true }]]);
+  });
 });
 
 describe('first run: the producer’s own service', () => {
@@ -175,6 +188,32 @@ describe('first run: the producer’s own service', () => {
     expect(check).toBeEnabled();
     await user.click(screen.getByRole('radio', { name: 'My own public URL' }));
     expect(check).toBeDisabled();
+  });
+});
+
+describe('first run: credentials already in the environment', () => {
+  it('uses TALLY_SERVICE_ID / TALLY_SECRET as they are: tested, never asked for, nothing stored', async () => {
+    const bridge = new TestBridge();
+    bridge.settings = settingsView({ firstRunDone: false });
+    bridge.credentials = { ...bridge.credentials, configured: true, serviceId: 'env-service', source: 'env' };
+    render(App, { bridge: bridge.bridge, connection: open, clock: new ManualClock(), systemLanguage: 'en-US' });
+    const user = userEvent.setup({ delay: null });
+    await user.click(await screen.findByRole('button', { name: 'Set up with my service' }));
+    expect(
+      await screen.findByText(/TALLY_SERVICE_ID and TALLY_SECRET are set .*\(service ID env-service\)/),
+    ).toBeVisible();
+    expect(screen.queryByLabelText('Secret')).toBeNull();
+
+    // A refused pair says why and stays on the step.
+    bridge.handle('credentials:test', () => ({ ok: false, message: 'The service refused the secret.' }));
+    await user.click(screen.getByRole('button', { name: 'Test and continue' }));
+    expect(await screen.findByRole('alert')).toHaveTextContent('The service refused the secret.');
+
+    bridge.handle('credentials:test', () => ({ ok: true, message: 'Connected to the service.' }));
+    await user.click(screen.getByRole('button', { name: 'Test and continue' }));
+    await screen.findByRole('heading', { name: 'Where recordings are saved' });
+    expect(bridge.callsOf('credentials:test')).toEqual([[], []]);
+    expect(bridge.callsOf('credentials:set')).toEqual([]);
   });
 });
 

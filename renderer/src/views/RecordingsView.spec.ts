@@ -154,6 +154,15 @@ describe('RecordingsView', () => {
       recording({ key: 'v2', channelId: 'unchecked', state: 'saved', fileName: 'b.mp4', checks: [] }),
       recording({ key: 'v3', channelId: 'older', state: 'saved', fileName: 'c.mp4' }),
       recording({ key: 'v4', channelId: 'panel', source: 'client', state: 'saved', fileName: 'd.webm' }),
+      recording({
+        key: 'v5',
+        channelId: 'morning-show',
+        state: 'saved',
+        fileName: 'e.mp4',
+        checks: ['short'],
+        bytes: 1_572_864,
+        totalBytes: 3_145_728,
+      }),
     ]);
     const tag = (id: string) => {
       const item = screen.getAllByRole('listitem').find((li) => li.textContent?.startsWith(id))!;
@@ -172,6 +181,11 @@ describe('RecordingsView', () => {
     // Saved before the core kept its checks: plain "Saved", no claim either way.
     expect(tag('older')).toEqual(['Saved', expect.stringMatching(/^Saved · /)]);
     expect(tag('panel · Web client upload')).toEqual(['Saved', expect.stringMatching(/^Uploaded whole/)]);
+    // Shorter than the webhook announced (issue 31): never Verified, and says how much of what.
+    expect(tag('morning-show')).toEqual([
+      'Shorter than announced',
+      expect.stringMatching(/^Saved shorter than announced \(1\.6 MB of 3\.1 MB\): the server never sent the rest\./),
+    ]);
   });
 
   it('reads like a studio day: each broadcast, then the web client’s recordings made in it, by stream', async () => {
@@ -506,10 +520,12 @@ describe('RecordingsView', () => {
       ]),
     );
     expect(retries.every((b) => b.textContent === 'Retry now')).toBe(true);
-    // The row in Problems and the one in progress: both retry the same recording.
-    expect(screen.getAllByRole('button', { name: /^Retry download of stuck/ })).toHaveLength(2);
+    // Each failing recording is listed once: the waiting one is under Problems, not in progress as well.
+    expect(screen.getAllByRole('button', { name: /^Retry download of stuck/ })).toHaveLength(1);
+    expect(screen.queryByRole('progressbar', { name: 'Download of stuck' })).not.toBeInTheDocument();
+    expect(screen.getByRole('progressbar', { name: 'Download of queued-show' })).toBeInTheDocument();
 
-    await user.click(within(progress).getByRole('button', { name: /^Retry download of stuck/ }));
+    await user.click(within(today).getByRole('button', { name: /^Retry download of stuck/ }));
     expect(bridge.callsOf('recordings:retry')).toEqual([['w']]);
     await waitFor(() => expect(screen.getByRole('radio', { name: 'Problems 4' })).toBeInTheDocument());
   });

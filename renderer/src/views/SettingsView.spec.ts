@@ -148,6 +148,28 @@ describe('SettingsView', () => {
     expect(field).toHaveAttribute('aria-invalid', 'false');
   });
 
+  it('Advanced → Update feed URL saves the feed (blank: the build’s own) and About names the running version', async () => {
+    const bridge = new TestBridge();
+    const store = new SettingsStore(bridge.bridge);
+    onTestFinished(store.start());
+    render(SettingsView, { store, native: true, version: '1.2.3' });
+    const user = userEvent.setup({ delay: null });
+    await user.click(await screen.findByText('Advanced'));
+    expect(screen.getByText('About: Tally 1.2.3')).toBeInTheDocument();
+    const feed = screen.getByRole('textbox', { name: 'Update feed URL' });
+    expect(feed).toHaveAttribute('placeholder', 'Default');
+    await replace(user, feed, 'ftp://updates.example.com');
+    expect(feed).toHaveAttribute('aria-invalid', 'true');
+    await replace(user, feed, 'https://updates.example.com/tally');
+    await replace(user, feed, '');
+    await waitFor(() =>
+      expect(bridge.callsOf('settings:update')).toEqual([
+        [{ updateFeedUrl: 'https://updates.example.com/tally' }],
+        [{ updateFeedUrl: null }],
+      ]),
+    );
+  });
+
   it('checks number ranges on the client', async () => {
     const { bridge, user } = setup();
     await user.click(await screen.findByText('Advanced'));

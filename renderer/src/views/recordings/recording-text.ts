@@ -28,11 +28,12 @@ export function titleOf(r: RecordingView, nested = false): string {
  * against the S3 ETag). One saved with nothing to check against is only "Saved".
  */
 export function isVerified(r: RecordingView): boolean {
-  return r.state === 'saved' && (r.checks?.length ?? 0) > 0;
+  return r.state === 'saved' && (r.checks?.length ?? 0) > 0 && !r.checks?.includes('short');
 }
 
 /** The short state tag: "Verified" where the checks passed, else the state's own name. */
 export function stateLabel(r: RecordingView): string {
+  if (r.state === 'saved' && r.checks?.includes('short')) return t('recordings.states.short');
   return isVerified(r) ? t('recordings.states.verified') : t(`recordings.states.${r.state}`);
 }
 
@@ -40,6 +41,10 @@ function savedText(r: RecordingView): string {
   if (r.source === 'client') return t('recordings.savedUpload');
   // Saved before Tally kept what it checked: nothing to say either way.
   if (r.checks === undefined) return t('recordings.states.saved');
+  // Shorter than the webhook announced, saved because the server kept sending that much (issue 31).
+  if (r.checks.includes('short')) {
+    return t('recordings.savedShort', { size: formatBytes(r.bytes ?? 0), announced: formatBytes(r.totalBytes ?? 0) });
+  }
   if (!isVerified(r)) return t('recordings.savedUnchecked');
   // A size alone is no proof of the bytes (a server can send the right length of the wrong data): said as such.
   if (r.checks?.length === 1 && r.checks[0] === 'size') return t('recordings.savedSizeOnly');
