@@ -96,7 +96,7 @@ async function studio(cluster: NatsCluster, root: string) {
   for (const e of ['connection', 'answering', 'failed', 'published'] as const) {
     publisher.on(e, (x: unknown) => at(`receiver ${e} ${JSON.stringify(x)}`));
   }
-  for (const e of ['connection', 'answering', 'saved', 'failed'] as const) {
+  for (const e of ['connection', 'answering', 'started', 'saved', 'failed'] as const) {
     member.on(e, (x: unknown) => at(`member ${e} ${JSON.stringify(x)}`));
   }
   onTestFailed(() => console.error(trail.join('\n')));
@@ -146,7 +146,9 @@ describe('a studio whose team servers hang (real three-node nats-server cluster)
     const hung = cluster.nodes[0]!;
     onTestFailed(() => {
       for (const i of [1, 2]) {
-        const said = cluster.nodes[i]!.log().split('\n').filter((l) => /leader|Route|Stale|stale|Slow/.test(l));
+        const said = cluster.nodes[i]!.log()
+          .split('\n')
+          .filter((l) => /leader|Route|Stale|stale|Slow/.test(l));
         console.error(`node ${i + 1}:\n${said.slice(-25).join('\n')}`);
       }
     });

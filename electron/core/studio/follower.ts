@@ -176,6 +176,8 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
   #durable: string | null = null;
   #lagTimer: NodeJS.Timeout | null = null;
   #link: TeamLink | null = null;
+  /** The announcement feed being read (closed on a reconnect, so it is read again through the new server). */
+  #feed: { close(): Promise<void | Error> } | null = null;
 
   constructor(opts: FollowerOptions) {
     super();
@@ -499,6 +501,9 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
         this.emit('connection', 'reconnected');
         // A transfer through the old connection may wait forever on a consumer the restarted server forgot.
         for (const attempt of this.#attempts) attempt.abort(new Error('reconnected'));
+        // The feed's pulls went to the server left behind (a hung one never answers them): read it afresh now
+        // rather than when they expire.
+        void this.#feed?.close();
       }
     }
   }
@@ -533,6 +538,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
     );
     while (!this.#stop.signal.aborted) {
       const messages = await consumer.consume({ max_messages: 4, expires: 5_000 });
+      this.#feed = messages;
       const close = () => void messages.close();
       this.#stop.signal.addEventListener('abort', close, { once: true });
       try {

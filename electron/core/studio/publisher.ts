@@ -26,15 +26,20 @@ import { TeamCatalogue } from './catalogue.js';
 import { Ledger, type LedgerRecord } from './ledger.js';
 import { MEMBERS_BUCKET, PRESENCE_TTL_MS } from './member-identity.js';
 import { defaultLagWarnMs, lagging, membersLag, shortDuration, type MemberLag } from './lag.js';
-import { NatsTeamStore, S3SetupError, UNREADABLE_SUBJECT, type S3StoreOptions, type TeamStore } from './store.js';
+import {
+  NatsTeamStore,
+  S3SetupError,
+  StoreVerifyError,
+  UNREADABLE_SUBJECT,
+  type S3StoreOptions,
+  type TeamStore,
+} from './store.js';
+import { ConfigError } from '../errors.js';
 import type { S3TeamStore } from './s3-store.js';
 import { indexAnnouncement } from './shared-index.js';
 import { StudioWarnings, studioWarning, type StudioWarning } from './warnings.js';
 import { TeamLink, type TeamAnswer } from './team-link.js';
 import { systemClock, wallNow } from '../time.js';
-
-/** Durations and retry times on the monotonic clock: a step of the wall clock neither freezes nor rushes them. */
-const monotonic = (): number => systemClock.now();
 import {
   CLAIMS_BUCKET,
   DEFAULT_RETENTION_MS,
@@ -50,6 +55,9 @@ import {
   type TeamCredentials,
   type TeamRetry,
 } from './team.js';
+
+/** Durations and retry times on the monotonic clock: a step of the wall clock neither freezes nor rushes them. */
+const monotonic = (): number => systemClock.now();
 
 export type StoreSpec = { kind: 'nats' } | ({ kind: 's3' } & S3StoreOptions);
 
@@ -199,6 +207,8 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
   #lag: MemberLag[] = [];
   #lagTimer: NodeJS.Timeout | null = null;
   #link: TeamLink | null = null;
+  /** When the cluster last answered again after failing (monotonic; -Infinity before). */
+  #answeredAt = -Infinity;
   #selfWake: NodeJS.Timeout | null = null;
   readonly #detach: () => void;
 
@@ -487,6 +497,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
 
   /** Every recording that failed for want of the cluster is tried at once (no pause carried over from the outage). */
   #outageOver(): void {
+    this.#answeredAt = monotonic();
     let any = false;
     for (const item of this.#queue.values()) {
       if (!item.busy) continue;
@@ -575,6 +586,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
         continue;
       }
       this.#inFlight.set(item.identity, item);
+      const startedAt = monotonic();
       try {
         await this.#publish(item);
         this.#queue.delete(item.identity);
@@ -583,11 +595,13 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
         if (item.busy || item.failures) this.#outageOver();
       } catch (error) {
         if (signal.aborted) return;
-        item.failures = (item.failures ?? 0) + 1;
+        item.busy = clusterFailure(error);
+        // An attempt begun before the cluster answered again failed for the outage: it goes again at once.
+        const straddled = item.busy && startedAt <= this.#answeredAt;
+        item.failures = straddled ? 0 : (item.failures ?? 0) + 1;
         // Not the connection's pauses: two receivers racing for one recording settle it by these growing apart.
-        const delay = backoffDelay(item.failures, { baseMs: 500, maxMs: 30_000, jitter: 0.5 });
+        const delay = straddled ? 0 : backoffDelay(item.failures, { baseMs: 500, maxMs: 30_000, jitter: 0.5 });
         item.retryAt = monotonic() + delay;
-        item.busy = jetStreamBusy(error);
         const message = describeError(error);
         this.emit('failed', { identity: item.identity, channelId: item.channelId, message });
         if (error instanceof S3SetupError && error.note) this.#warn(studioWarning('s3Setup', error.note));
@@ -848,6 +862,19 @@ function askedIdentity(data: Uint8Array): string | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * A failure that was the team server's, not the recording's: no answer, no leader, a server that lost its
+ * cluster's majority ("JetStream not enabled" / "temporarily unavailable" from the one left), a lost link. Not:
+ * a claim another receiver holds, a store that refuses the keys or holds other bytes (those keep their pauses).
+ */
+function clusterFailure(error: unknown): boolean {
+  if (jetStreamBusy(error)) return true;
+  if (error instanceof ConfigError || error instanceof StoreVerifyError) return false;
+  return /jetstream (is )?not enabled|temporarily unavailable|connection (closed|disconnected)|disconnect/i.test(
+    describeError(error),
+  );
 }
 
 /** JetStream's answer to a compare-and-set over a revision that is no longer the last. */
