@@ -98,6 +98,8 @@ describe('a studio member, through the one member service', () => {
       child.kill('SIGTERM');
       if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve));
     });
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     const lines = createInterface({ input: child.stdout });
     await new Promise<void>((resolve) => lines.on('line', (l) => l.includes('"ready"') && resolve()));
 
@@ -108,6 +110,8 @@ describe('a studio member, through the one member service', () => {
     expect(seen.health).toMatchObject({ state: 'ok', member: true, summary: MEMBER_OK });
     expect(seen.health?.components.map((c) => c.id)).not.toContain('receiver');
     expectMemberStatus((await status(home, false)).out, 'tally serve');
+    // Nor does its output speak of the port as a receiver's would.
+    expect(stderr).not.toMatch(/in use|webhooks cannot reach/i);
 
     // The team server goes away: a warning in the member's own words, never the receiver's.
     await nats.stop(true);

@@ -440,7 +440,9 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       void this.#findHolder(state.port).then((holder) => {
         const first = this.#holder === null && holder !== null;
         this.#holder = holder;
-        if (first || this.#view?.receiver.port !== null) {
+        // A studio member receives no webhooks: its port is nobody's concern, so nothing is said (issue 31).
+        const member = this.#opts.facts?.().member === true;
+        if (!member && (first || this.#view?.receiver.port !== null)) {
           this.#opts.log(
             `port ${state.port} is in use${this.#holderText()}: webhooks cannot reach Tally until it is free (trying again)`,
           );
