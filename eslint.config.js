@@ -34,6 +34,13 @@ export const WALL_CLOCK_ALLOWED = [
   'electron/core/time.ts',
   // The emulator plays the service, whose clock is the wall clock it reports; its durations run on its VirtualClock.
   'electron/core/sandbox/**',
+  // Not yet moved: the studio side of issue 30 (claims, sweeps, lag, throttles, member health; branch t30-studio)
+  // takes each of these to core/time.ts and removes its line here.
+  'electron/core/studio/lag.ts',
+  'electron/core/studio/mirror-file.ts',
+  'electron/core/studio/publisher.ts',
+  'electron/core/studio/store.ts',
+  'electron/core/receive/member-health.ts',
 ];
 
 const IPC_ONLY_IN_TRANSPORT = {

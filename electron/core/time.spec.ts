@@ -3,7 +3,17 @@
  * between the two keep naming the same moment.
  */
 import { describe, expect, it } from 'vitest';
-import { WallClockSteps, httpDate, isoAt, manualClock, monotonicAt, shiftIso, wallAt, type Clock } from './time.js';
+import {
+  WallClockSteps,
+  httpDate,
+  isoAt,
+  manualClock,
+  monotonicAt,
+  shiftIso,
+  sleepCountingClock,
+  wallAt,
+  type Clock,
+} from './time.js';
 
 /** Two hand-moved clocks: `run` advances both, `step` only the wall clock. */
 function twoClocks(): Clock & { run: (ms: number) => void; step: (ms: number) => void } {
@@ -72,5 +82,35 @@ describe('time', () => {
     expect(httpDate('Sat, 28 Nov 2026 03:03:00 GMT')).toBe(Date.UTC(2026, 10, 28, 3, 3, 0));
     expect(httpDate(undefined)).toBeNull();
     expect(httpDate('soon')).toBeNull();
+  });
+});
+
+describe('sleepCountingClock', () => {
+  it('adds the time the machine slept (the boot clock ran on, the fine clock stood still), and never runs back', () => {
+    let fine = 0;
+    let boot = 50_000;
+    const now = sleepCountingClock(
+      () => fine,
+      () => boot,
+    );
+    fine += 1_000;
+    boot += 1_000;
+    expect(now()).toBe(1_000);
+    // Eight hours asleep: the fine clock did not move.
+    boot += 8 * 3600_000;
+    fine += 1_000;
+    boot += 1_000;
+    expect(now()).toBe(2_000 + 8 * 3600_000);
+    // The boot clock's 10 ms steps are noise, not sleep; and nothing makes it run back.
+    fine += 1_000;
+    boot += 990;
+    expect(now()).toBe(3_000 + 8 * 3600_000);
+  });
+
+  it('is the fine clock alone where the boot clock is not known to count sleep', () => {
+    let fine = 5;
+    const now = sleepCountingClock(() => fine, null);
+    fine = 7;
+    expect(now()).toBe(7);
   });
 });

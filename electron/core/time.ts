@@ -15,6 +15,7 @@
  * Lint (`tally/wall-clock`, eslint/wall-clock.js) keeps `Date.now()` arithmetic and `Date.now` as a clock out of
  * the rest of electron/core: timing code takes a `Clock` (default `systemClock`), which tests may replace.
  */
+import { uptime } from 'node:os';
 import { performance } from 'node:perf_hooks';
 
 /** The two clocks a part of the core reads. */
@@ -25,9 +26,40 @@ export interface Clock {
   wall(): number;
 }
 
-/** The machine's clocks: `performance.now()` and `Date.now()`. */
+/** A suspend shorter than this is read noise of the boot clock (10 ms steps), not a suspend. */
+const SUSPEND_MIN_MS = 500;
+
+/**
+ * A monotonic clock that also counts the time the machine slept. `performance.now()` (CLOCK_MONOTONIC on Linux)
+ * stands still while a laptop is suspended, so a recording's deadline would seem hours away after a night's
+ * sleep and the sleep would look like a wall-clock step. The boot clock (`os.uptime()`, CLOCK_BOOTTIME: it
+ * counts the sleep, never steps, 10 ms resolution) is read at most once per `refreshMs` and the sleep it shows
+ * beyond the fine clock is added. Only where the boot clock is known to count the sleep (Linux); elsewhere the
+ * fine clock alone. Exported for its spec (a suspend cannot be run in a test).
+ */
+export function sleepCountingClock(fine: () => number, bootMs: (() => number) | null, refreshMs = 1_000): () => number {
+  if (!bootMs) return fine;
+  const fine0 = fine();
+  const boot0 = bootMs();
+  let slept = 0;
+  let readAt = fine0;
+  return () => {
+    const now = fine();
+    if (now - readAt >= refreshMs) {
+      readAt = now;
+      const behind = bootMs() - boot0 - (now - fine0);
+      // Only ever grows: the clock never runs back.
+      if (behind - slept >= SUSPEND_MIN_MS) slept = behind;
+    }
+    return now + slept;
+  };
+}
+
+/**
+ * The machine's clocks: `performance.now()` (plus the time slept, on Linux) and `Date.now()`.
+ */
 export const systemClock: Clock = {
-  now: () => performance.now(),
+  now: sleepCountingClock(() => performance.now(), process.platform === 'linux' ? () => uptime() * 1000 : null),
   wall: () => Date.now(),
 };
 
@@ -68,7 +100,10 @@ export function shiftIso(iso: string, stepMs: number): string {
   return Number.isFinite(ms) ? new Date(ms + stepMs).toISOString() : iso;
 }
 
-/** A wall-clock step smaller than this is drift or scheduling noise, not a step. */
+/**
+ * A wall-clock step smaller than this is drift or scheduling noise, not a step. A suspend is not a step: the
+ * monotonic clock of `systemClock` counts the sleep (on Linux), so both clocks move by it.
+ */
 export const STEP_TOLERANCE_MS = 2_000;
 
 /**

@@ -633,7 +633,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     if (pipeline) {
       for (const [row, job] of this.#jobs) {
         if (!jobCounts(job, now)) this.#jobs.delete(row);
-        else if (!hidden(row)) shown.push(job);
+        // The deadline as the download queue keeps it (monotonic), so a wall-clock step changes no urgency.
+        else if (!hidden(row)) shown.push({ ...job, deadline: pipeline.downloads.deadlineAt(job.key) ?? job.deadline });
       }
     }
     let neededBytes = 0;

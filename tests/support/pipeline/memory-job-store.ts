@@ -6,7 +6,6 @@
 import { EventEmitter } from 'node:events';
 import type { JobStore, NewRecording, RecordingJob } from '../../../electron/core/recordings/types.js';
 import { RETENTION_MS } from '../../../electron/core/recordings/types.js';
-import { systemClock } from '../../../electron/core/time.js';
 
 type Patch = Parameters<JobStore['update']>[1];
 
@@ -17,7 +16,7 @@ export class MemoryJobStore extends EventEmitter implements JobStore {
   /** Updates matching this are rejected (like a journal on a full disk) until it is cleared. */
   failUpdates: ((patch: Patch) => boolean) | null = null;
 
-  constructor(private readonly now: () => number = systemClock.wall) {
+  constructor(private readonly now: () => number = Date.now) {
     super();
   }
 
