@@ -192,6 +192,7 @@ class ReconcilingAppCore implements TallyAppCore {
               : { available: false, reason: this.#creds.keychain.notes },
           studio: studio.state === 'off' ? null : { state: studio.state, reason: studio.notes ?? [] },
           downloadsPaused: this.#receivingPaused,
+          memberHealth: this.#studio.memberHealth,
         };
       },
       onHealth: (view, previous) => this.#onHealth(view, previous),
@@ -206,6 +207,7 @@ class ReconcilingAppCore implements TallyAppCore {
       publish: (setup) => this.#host.publish(setup),
       publisherLink: () => this.#host.studioLink,
       statusChanged: () => this.#host.healthChanged(),
+      isHidden: (key) => this.#host.isHidden(key),
       assertStorable: () => this.#creds.assertStorable(),
       // Following a studio or not may leave or enter demo mode (effectiveDemoMode): the views must say so.
       save: (studio) =>

@@ -39,6 +39,11 @@ export interface FaceFacts {
   /** Recordings the producer removed from the list no longer count. */
   hidden: (key: string) => boolean;
   downloadsPaused: boolean;
+  /**
+   * A studio member's health as its member service judges it: while there is one, it is this face's health (a
+   * member runs no receiver of its own, so no receiver port is judged; issue 31).
+   */
+  memberHealth: HealthView | null;
 }
 
 export interface ReceiveServiceOptions {
@@ -453,7 +458,9 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       void this.#findHolder(state.port).then((holder) => {
         const first = this.#holder === null && holder !== null;
         this.#holder = holder;
-        if (first || this.#view?.receiver.port !== null) {
+        // A studio member receives no webhooks: its port is nobody's concern, so nothing is said (issue 31).
+        const member = this.#opts.facts?.().member === true;
+        if (!member && (first || this.#view?.receiver.port !== null)) {
           this.#opts.log(
             `port ${state.port} is in use${this.#holderText()}: webhooks cannot reach Tally until it is free (trying again)`,
           );
@@ -636,6 +643,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
 
   #judge(): HealthView {
     const face = { ...this.#opts.facts?.() };
+    if (face.memberHealth) return face.memberHealth;
     const pipeline = this.#pipeline;
     const now = this.#now();
     const spec = this.#spec;
