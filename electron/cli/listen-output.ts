@@ -458,7 +458,8 @@ export function createListenPrinter(opts: {
           state: view.state,
           summary: view.summary,
           problems: view.problems,
-          receiver: view.receiver,
+          // A studio member runs no receiver: it says so instead of an address it does not have.
+          ...(view.member ? { member: true } : { receiver: view.receiver }),
           components: view.components.map((c) => ({ id: c.id, state: c.state, reason: c.reason, action: c.action })),
         });
         return;

@@ -191,6 +191,9 @@ class ReconcilingAppCore implements TallyAppCore {
       publish: (setup) => this.#host.publish(setup),
       // The studio's own link (a member's follower, a receiver held back), pushed down for the health.
       linkChanged: (link) => this.#host.setFacts({ studio: link }),
+      // The member service while this computer follows a studio: its health is this face's (issue 31).
+      memberChanged: (member) => this.#host.setFacts({ memberHealth: member }),
+      isHidden: (key) => this.#host.isHidden(key),
       assertStorable: () => this.#creds.assertStorable(),
       // Following a studio or not may leave or enter demo mode (effectiveDemoMode): the views must say so.
       save: (studio) =>

@@ -115,8 +115,11 @@ describe('PipelineHost', () => {
 
 describe('StudioHost', () => {
   it('pushes its studio link down and is handed the publisher link: none of its links reads the receiver back', () => {
+    // isHidden asks about the Recordings list's removed rows (owned by the pipeline host), not about anything the
+    // studio host said: the one question left (a member's acknowledged missed recordings).
+    type Pushes = Omit<StudioCoreLinks, 'isHidden'>;
     type Answers = {
-      [K in keyof StudioCoreLinks]-?: NonNullable<StudioCoreLinks[K]> extends (...a: never[]) => infer R ? R : void;
+      [K in keyof Pushes]-?: NonNullable<Pushes[K]> extends (...a: never[]) => infer R ? R : void;
     };
     expectTypeOf<Answers[keyof Answers]>().toEqualTypeOf<void | Promise<void>>();
     expectTypeOf<StudioCoreLinks>().not.toHaveProperty('publisherLink');

@@ -19,19 +19,18 @@ import type {
 import { CredentialStore, type SecretStore } from '../credentials.js';
 import { ConfigError, TallyError } from '../errors.js';
 import { describeError, lineLogger, type Logger } from '../logger.js';
-import { traceFollower } from '../receive/event-trail.js';
 import type { PipelineStudio } from '../pipeline/options.js';
 import type { RecordingPipeline } from '../pipeline/pipeline.js';
-import type { PublisherSetup } from '../receive/receive-service.js';
+import type { MemberHealthSource, PublisherSetup } from '../receive/receive-service.js';
 import type { PublisherLink } from '../studio/publisher-link.js';
 import { studioLinkOf, type StudioLink } from '../studio/studio-link.js';
+import { MemberService } from '../receive/member-service.js';
 import {
   clearTeamCredentials,
   resolveTeamCredentials,
   saveTeamCredentials,
   storedTeamSummary,
 } from '../studio/team-credentials.js';
-import { StudioFollower } from '../studio/follower.js';
 import type { StudioPublisher } from '../studio/publisher.js';
 import { parseS3Url, s3FromEnv } from '../studio/store.js';
 import {
@@ -67,6 +66,8 @@ interface StudioHostOptions {
   recordingChanged?: (view: RecordingView) => void;
   assertStorable?: () => void;
   linkChanged?: (link: StudioLink | null) => void;
+  memberChanged?: (member: MemberHealthSource | null) => void;
+  isHidden?: (key: string) => boolean;
 }
 
 /** What the app core hands over: its options, environment and settings, and its callbacks. */
@@ -84,6 +85,13 @@ export interface StudioCoreLinks {
    * when studio mode is off. A running publisher's link the receive service judges itself (studio/publisher-link.ts).
    */
   linkChanged?: (link: StudioLink | null) => void;
+  /**
+   * The member service started (or its health changed) or stopped (null) while this computer follows a studio: its
+   * health is the one the app shows (a member runs no receiver of its own).
+   */
+  memberChanged?: (member: MemberHealthSource | null) => void;
+  /** Whether the producer removed a row from the Recordings list (a missed recording acknowledged). */
+  isHidden?: (key: string) => boolean;
   /**
    * Throws when nothing can be stored (no OS keychain: the secrets are an in-memory stand-in), with the words the
    * service secret is refused with; absent where the secrets are always storable.
@@ -108,7 +116,8 @@ export class StudioHost {
   #publishing = false;
   /** The health's studio link as last pushed (linkChanged), so an unchanged one is not pushed again. */
   #pushedLink: string | undefined;
-  #follower: StudioFollower | null = null;
+  /** The member service while this computer follows a studio (the one `tally follow` runs too). */
+  #follower: MemberService | null = null;
   #status: Status = { state: 'off', message: null, notes: null };
   readonly #progress = new Map<string, number>();
   /** The member rows last pushed, by key, so only changed ones are pushed again. */
@@ -218,25 +227,31 @@ export class StudioHost {
         });
         return;
       }
-      const follower = new StudioFollower({
-        url,
-        servers,
-        credentials,
+      const follower = new MemberService({
+        face: 'app',
+        home: this.#opts.home,
+        team: spec.servers.join(','),
+        teamField: STUDIO_URL,
         folder,
         name:
           spec.name ??
           hostname()
             .replace(/[^A-Za-z0-9_.-]/g, '_')
             .slice(0, 64),
-        stateDir: this.#opts.home,
-        s3: s3FromEnv(this.#opts.env),
+        env: this.#opts.env,
+        keychain: this.#store,
         clientSubfolder: this.#opts.settings().clientUploadsSubfolder,
         log,
+        // The mirror's events and the member's health changes in the app's event trail.
+        ...(this.#opts.trail ? { trail: this.#opts.trail.child('follow') } : {}),
         catalogue: true,
+        // A missed recording stays a warning until its row is removed from the list.
+        acknowledged: (identity) => this.#opts.isHidden?.(`${STUDIO_KEY_PREFIX}${identity}`) ?? false,
       });
+      follower.on('missed', () => this.#changed());
+      // The member's health is the one the app shows (its team link, mirror and disk; no receiver port).
+      follower.on('health', () => this.#opts.memberChanged?.(follower));
       this.#watchWarnings(follower);
-      // The mirror's events (connection, each recording started, saved or failed) in the app's event trail.
-      if (this.#opts.trail) traceFollower(follower, this.#opts.trail.child('follow'));
       follower.on('catalogue', () => this.#changed());
       follower.on('ready', () => this.#setStatus('connected'));
       follower.on('waiting', (w) => this.#setStatus('unreachable', w.note ?? errorNote(w)));
@@ -254,6 +269,8 @@ export class StudioHost {
         this.#changed();
       });
       this.#follower = follower;
+      // Its health is the one the app shows from now on (handed down; the receive service reads it).
+      this.#opts.memberChanged?.(follower);
       // Connecting may wait a long time for an unreachable server: it runs on, reconcile does not wait.
       void follower.start().catch((error: unknown) => {
         if (this.#follower !== follower) return;
@@ -277,6 +294,7 @@ export class StudioHost {
     this.#publishing = false;
     this.#follower = null;
     this.#key = null;
+    if (follower) this.#opts.memberChanged?.(null);
     if (publishing) await this.#opts.publish(null);
     await follower?.stop();
   }
@@ -420,7 +438,8 @@ export class StudioHost {
       rate: null,
       etaSeconds: null,
       fileName: r.fileName,
-      error: null,
+      // Gone before this computer could mirror it (expired while away, or from the store mid-transfer): said why.
+      error: r.state === 'gone' ? 'It expired from the team server before this computer could mirror it.' : null,
       attempts: 1,
       // A mirrored copy is checked against the team's SHA-256 and size before it is named.
       ...(r.state === 'saved' ? { checks: ['size', 'sha256'] as RecordingView['checks'] } : {}),

@@ -48,6 +48,16 @@ export interface FaceFacts {
   /** Recordings the producer removed from the list (by row key) no longer count. */
   hidden: { has(key: string): boolean };
   downloadsPaused: boolean;
+  /**
+   * A studio member's member service, handed down while this face follows a studio: its health (judged by it) is
+   * this face's health (a member runs no receiver of its own, so no receiver port is judged; issue 31).
+   */
+  memberHealth: MemberHealthSource | null;
+}
+
+/** What the receive service reads of a member service: its health, judged by it. */
+export interface MemberHealthSource {
+  health(): HealthView;
 }
 
 export interface ReceiveServiceOptions {
@@ -359,7 +369,9 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       void this.#findHolder(state.port).then((holder) => {
         const first = this.#holder === null && holder !== null;
         this.#holder = holder;
-        if (first || this.#view?.receiver.port !== null) {
+        // A studio member receives no webhooks: its port is nobody's concern, so nothing is said (issue 31).
+        const member = this.#facts.member === true;
+        if (!member && (first || this.#view?.receiver.port !== null)) {
           this.#opts.log(
             `port ${state.port} is in use${holderText(this.#holder)}: webhooks cannot reach Tally until it is free (trying again)`,
           );
@@ -529,6 +541,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
 
   #judge(): HealthView {
     const face = this.#facts;
+    if (face.memberHealth) return face.memberHealth.health();
     const pipeline = this.#pipeline;
     const now = this.#now();
     const spec = this.#spec;
