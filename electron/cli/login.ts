@@ -19,8 +19,7 @@ import {
   readLine,
 } from './context.js';
 import { formatError } from './output.js';
-import { saveTeamCredentials, serverKey } from '../core/studio/team-credentials.js';
-import { parseTeamUrl } from '../core/studio/team.js';
+import { saveTeamLogin, teamLoginUrl } from '../core/receive/team-login.js';
 
 const help = `Usage: tally login [options]
 
@@ -158,7 +157,7 @@ const command: Command = {
 async function loginTeam(team: string, user: string | undefined, fromStdin: boolean, io: CommandIo): Promise<number> {
   let url: URL;
   try {
-    url = parseTeamUrl(team);
+    url = teamLoginUrl(team);
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
@@ -170,8 +169,8 @@ async function loginTeam(team: string, user: string | undefined, fromStdin: bool
   if (/[\r\n]/.test(secret)) throw new UsageError(`The team ${what} must be a single line.`);
   const creds = user === undefined ? { token: secret } : { user: user.trim(), password: secret };
   if (user !== undefined && !user.trim()) throw new UsageError('--user needs a name.');
-  await saveTeamCredentials(openCredentialStore(), url, creds);
-  io.stdout.write(`The team credentials for ${serverKey(url)} are stored in the OS keychain.\n`);
+  const server = await saveTeamLogin(openCredentialStore(), url, creds);
+  io.stdout.write(`The team credentials for ${server} are stored in the OS keychain.\n`);
   return 0;
 }
 

@@ -1,5 +1,5 @@
 /** `tally logout`: removes the stored credentials (and, with --all, the other tokens) from the OS keychain. */
-import { clearTeamCredentials, TEAM_TOKEN_NAME } from '../core/studio/team-credentials.js';
+import { forgetTeamLogin, TEAM_LOGIN_TOKEN } from '../core/receive/team-login.js';
 import type { Command, CommandIo } from './command.js';
 import { openCredentialResolver, openCredentialStore, parseCommandArgs } from './context.js';
 
@@ -19,7 +19,7 @@ Examples:
 `;
 
 /** Tokens removed by `--all`. */
-const TOKENS = ['ngrok', TEAM_TOKEN_NAME] as const;
+const TOKENS = ['ngrok', TEAM_LOGIN_TOKEN] as const;
 
 const command: Command = {
   help,
@@ -27,7 +27,7 @@ const command: Command = {
     const { values } = parseCommandArgs(argv, { all: { type: 'boolean' }, team: { type: 'boolean' } });
     const store = openCredentialStore();
     if (values.team) {
-      const gone = await clearTeamCredentials(store);
+      const gone = await forgetTeamLogin(store);
       io.stdout.write(
         gone ? 'Removed the team credentials from the OS keychain.\n' : 'No team credentials were stored.\n',
       );

@@ -3,7 +3,7 @@
  * scripts, short lines for people, in the same style as `tally listen`.
  */
 import type { FollowerEvents, FollowerSaved } from '../core/studio/follower.js';
-import type { PublishedEvent } from '../core/studio/publisher.js';
+import type { RecordingShared } from '../core/receive/receive-events.js';
 import { clockTime, formatBytes, terminalSafe } from './output.js';
 
 const clock = clockTime;
@@ -18,7 +18,7 @@ export interface StudioPrinter {
   connected(url: string): void;
   /** The receiver's team server refused the credentials or the TLS: one line, once per reason. */
   refused(info: { message: string; retryInMs: number }): void;
-  published(e: PublishedEvent): void;
+  published(e: RecordingShared): void;
   /** A studio warning (its line already went to stderr through the log): an NDJSON event for scripts. */
   warning(w: { kind: string; message: string }): void;
   stopping(): void;
