@@ -10,7 +10,9 @@ import { demoStateDir } from '../core/app/demo.js';
 import { appDataDir } from '../core/paths.js';
 import { listRunning } from '../core/receive/control.js';
 import type { Command, CommandIo } from './command.js';
-import { loadSettings, openCredentialStore, parseCommandArgs } from './context.js';
+import { loadSettings } from './settings.js';
+import { openCredentialStore } from './keychain.js';
+import { parseCommandArgs } from './arguments.js';
 
 const help = `Usage: tally doctor
 
@@ -29,8 +31,8 @@ Examples:
 const FACE = { app: 'the tray app', serve: 'tally serve', listen: 'tally listen', follow: 'tally follow' } as const;
 
 /** The secrets stored in the keychain, for redaction (none when it cannot be read). */
-async function keychainSecrets(): Promise<string[]> {
-  const store = openCredentialStore();
+async function keychainSecrets(io: Pick<CommandIo, 'secrets'>): Promise<string[]> {
+  const store = openCredentialStore(io);
   const found = await Promise.all(
     [store.load({}).then((c) => c?.secret ?? null), store.getToken('ngrok')].map((p) => p.catch(() => null)),
   );
@@ -58,7 +60,7 @@ const command: Command = {
       journal: await journalCounts(home),
       demoJournal: await journalCounts(demoStateDir(home)),
       logs: await recentLogs(home, ['app', 'serve', 'listen', 'follow']),
-      secrets: [...secretsInEnv(io.env), ...(await keychainSecrets())],
+      secrets: [...secretsInEnv(io.env), ...(await keychainSecrets(io))],
     });
     io.stdout.write(text);
     return 0;

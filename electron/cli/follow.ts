@@ -12,7 +12,9 @@ import { parseTeamUrls } from '../core/studio/team.js';
 import type { Command, CommandIo } from './command.js';
 import { openCommandLog } from './command-log.js';
 import { UsageError } from './command.js';
-import { loadSettings, openCredentialStore, parseCommandArgs } from './context.js';
+import { loadSettings } from './settings.js';
+import { openCredentialStore } from './keychain.js';
+import { parseCommandArgs } from './arguments.js';
 import { createStudioPrinter } from './studio-output.js';
 import { coalescingWriter, createListenPrinter } from './listen-output.js';
 import { MemberHealth } from '../core/receive/member-health.js';
@@ -75,7 +77,7 @@ const command: Command = {
     }
     const { settings } = loadSettings(io);
     const folder = values.folder === undefined ? settings.recordingsFolder : expandFolderFlag(values.folder);
-    const credentials = await resolveTeamCredentials(url, io.env, keychainOrNull()).catch((error: unknown) => {
+    const credentials = await resolveTeamCredentials(url, io.env, keychainOrNull(io)).catch((error: unknown) => {
       // No keychain on this computer is fine for an open team server; a damaged entry or bad environment is not.
       if (
         error instanceof ConfigError &&
@@ -167,9 +169,9 @@ function parseRate(input: string): number {
   return rate;
 }
 
-function keychainOrNull() {
+function keychainOrNull(io: Pick<CommandIo, 'secrets'>) {
   try {
-    return openCredentialStore();
+    return openCredentialStore(io);
   } catch {
     return null;
   }

@@ -12,7 +12,7 @@ import {
 } from '../core/receive/publisher-setup.js';
 import type { CommandIo } from './command.js';
 import { UsageError } from './command.js';
-import { openCredentialStore } from './context.js';
+import { openCredentialStore } from './keychain.js';
 import { createStudioPrinter } from './studio-output.js';
 
 export interface StudioSetup extends StudioReceiver {
@@ -22,7 +22,7 @@ export interface StudioSetup extends StudioReceiver {
 /** null without --team; a UsageError for --store / --retention without it or with a bad value. */
 export async function studioSetup(
   values: { team?: string; store?: string; retention?: string; replicas?: string },
-  io: Pick<CommandIo, 'env'>,
+  io: Pick<CommandIo, 'env' | 'secrets'>,
 ): Promise<StudioSetup | null> {
   if (values.team === undefined) {
     if (values.store !== undefined) throw new UsageError('--store needs --team.');
@@ -44,7 +44,7 @@ export async function studioSetup(
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  const credentials = await studioReceiverCredentials(studio, io.env, openCredentialStore());
+  const credentials = await studioReceiverCredentials(studio, io.env, openCredentialStore(io));
   return { ...studio, credentials };
 }
 
@@ -55,7 +55,7 @@ export function publisherSetup(setup: StudioSetup, stateDir: string, io: Command
     stateDir,
     env: io.env,
     log: lineLogger((line) => io.stderr.write(`tally listen: ${line}\n`)),
-    keychain: keychainOrNull,
+    keychain: () => keychainOrNull(io),
   });
 }
 
@@ -79,9 +79,9 @@ export function printPublisher(
   service.on('studio-warning', (w) => printer.warning(w));
 }
 
-function keychainOrNull() {
+function keychainOrNull(io: Pick<CommandIo, 'secrets'>) {
   try {
-    return openCredentialStore();
+    return openCredentialStore(io);
   } catch {
     return null;
   }

@@ -12,17 +12,11 @@ import type { ReceiveReady } from '../core/receive/receive-events.js';
 import type { Command, CommandIo } from './command.js';
 import { openCommandLog } from './command-log.js';
 import { UsageError } from './command.js';
-import {
-  CONNECTION_HELP,
-  CONNECTION_OPTIONS,
-  connectionFlags,
-  createApi,
-  endpointsFor,
-  isTty,
-  loadSettings,
-  openCredentialResolver,
-  parseCommandArgs,
-} from './context.js';
+import { CONNECTION_HELP, CONNECTION_OPTIONS, connectionFlags, parseCommandArgs } from './arguments.js';
+import { createApi } from './service-client.js';
+import { endpointsFor, loadSettings } from './settings.js';
+import { isTty } from './prompts.js';
+import { openCredentialResolver } from './keychain.js';
 import { coalescingWriter, createListenPrinter, printReceiveEvents } from './listen-output.js';
 import { ensureWritableFolder } from '../core/folder-check.js';
 

@@ -1,7 +1,8 @@
 /** `tally logout`: removes the stored credentials (and, with --all, the other tokens) from the OS keychain. */
 import { forgetTeamLogin, TEAM_LOGIN_TOKEN } from '../core/receive/team-login.js';
 import type { Command, CommandIo } from './command.js';
-import { openCredentialResolver, openCredentialStore, parseCommandArgs } from './context.js';
+import { openCredentialResolver, openCredentialStore } from './keychain.js';
+import { parseCommandArgs } from './arguments.js';
 
 const help = `Usage: tally logout [options]
 
@@ -25,7 +26,7 @@ const command: Command = {
   help,
   async run(argv: string[], io: CommandIo): Promise<number> {
     const { values } = parseCommandArgs(argv, { all: { type: 'boolean' }, team: { type: 'boolean' } });
-    const store = openCredentialStore();
+    const store = openCredentialStore(io);
     if (values.team) {
       const gone = await forgetTeamLogin(store);
       io.stdout.write(

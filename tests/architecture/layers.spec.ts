@@ -327,6 +327,38 @@ describe('test code', () => {
     expect([...helpers, ...usingVitest].map((f) => relative(ROOT, f))).toEqual([]);
   });
 
+  it('exports no test hook from production code: tests inject what they replace (issue 35)', () => {
+    // A `setXForTesting` / `testOnlyX` export is a door into production state that only discipline keeps shut;
+    // a dependency handed in (CommandIo.secrets for the keychain) needs none.
+    const hook = /\b\w*ForTesting\b|\btestOnly\w*\b/;
+    const exported = (text: string): string[] => [
+      ...[
+        ...text.matchAll(
+          /^export\s+(?:declare\s+)?(?:async\s+)?(?:function\*?|const|let|var|class|interface|type|enum)\s+(\w+)/gm,
+        ),
+      ].map((m) => m[1] ?? ''),
+      ...[...text.matchAll(/^export\s+(?:type\s+)?\{([^}]*)\}/gm)].flatMap((m) =>
+        (m[1] ?? '').split(',').map(
+          (name) =>
+            name
+              .trim()
+              .split(/\s+as\s+/)
+              .pop() ?? '',
+        ),
+      ),
+    ];
+    const hooks = productionFiles(`${ROOT}/electron`)
+      .filter((f) => f.endsWith('.ts'))
+      .flatMap((f) =>
+        exported(readFileSync(f, 'utf8'))
+          .filter((name) => hook.test(name))
+          .map((name) => `${relative(ROOT, f)}: ${name}`),
+      );
+    expect(hooks).toEqual([]);
+    // The check finds one when there is one.
+    expect(exported('export function setSecretStoreForTesting(): void {}').filter((n) => hook.test(n))).toHaveLength(1);
+  });
+
   it('ships no test twin: an in-memory stand-in for tests lives in tests/support (issue 35)', () => {
     const twins = productionFiles(`${ROOT}/electron`).filter((f) =>
       /TEST (TWIN|HELPER)|not for production/i.test(readFileSync(f, 'utf8').slice(0, 2_000)),
