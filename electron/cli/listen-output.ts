@@ -46,6 +46,8 @@ export interface ReadyInfo extends Omit<ReceiveReady, 'uploadUrl'> {
   note: string | null;
   /** The built-in sandbox sends here over loopback: no tunnel needed, so no advice about one. */
   localOnly?: boolean;
+  /** With --sandbox: the sandbox service's address (its control API, docs/sandbox.md, is under /_sandbox/). */
+  sandboxUrl?: string;
 }
 
 export interface ListenPrinter {
@@ -209,6 +211,7 @@ export function createListenPrinter(opts: {
           uploadUrl: info.uploadUrl ?? null,
           folder: opts.folder,
           ...(info.note ? { note: info.note } : {}),
+          ...(info.sandboxUrl ? { sandboxUrl: info.sandboxUrl } : {}),
         });
         return;
       }
@@ -455,7 +458,8 @@ export function createListenPrinter(opts: {
           state: view.state,
           summary: view.summary,
           problems: view.problems,
-          receiver: view.receiver,
+          // A studio member runs no receiver: it says so instead of an address it does not have.
+          ...(view.member ? { member: true } : { receiver: view.receiver }),
           components: view.components.map((c) => ({ id: c.id, state: c.state, reason: c.reason, action: c.action })),
         });
         return;

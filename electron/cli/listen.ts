@@ -55,6 +55,9 @@ Options:
                            also team, connection, published. Past 20 a kind in 10 s, repeated rejected, duplicate
                            and failed lines are counted in one rejected-summary, duplicate-summary or
                            failed-summary line
+  --log-level <level>      How much <data>/logs/listen.N.log holds: debug, info, warn or error (default:
+                           the logLevel setting, info: every webhook, download attempt, save, health change)
+  --debug                  The same as --log-level debug
   -h, --help               Show this help
 
 ${CONNECTION_HELP}
@@ -169,8 +172,14 @@ const command: Command = {
           : `${found.message} Until then, registration and the missed-recordings report are off.`;
     const api = credentials ? createApi(io, endpoints, credentials) : null;
 
+    const log = await openCommandLog(io, 'listen', settings.logLevel);
     // Started before the pipeline so its download host can be allowed; stopped after it (see finally).
     const sandbox = sandboxMode ? await startDemoSandbox(home, { timeFactor }) : null;
+    if (sandbox) {
+      log.trail.info(`sandbox service at ${sandbox.apiUrl} (time ${timeFactor}x faster)`);
+      const { traceSandbox } = await import('../core/sandbox/sandbox-trail.js');
+      traceSandbox(sandbox, log.trail.child('sandbox'));
+    }
     const folderFlag =
       values.folder === undefined ? (sandbox ? demoRecordingsDir(home) : undefined) : expandFolderFlag(values.folder);
     const uploadOrigins = values['upload-origin'] ?? [];
@@ -204,7 +213,7 @@ const command: Command = {
       endpoints,
       api,
       ngrokAuthtoken,
-      log: await openCommandLog(io, 'listen'),
+      log,
     });
     let folder: string;
     try {
@@ -229,6 +238,7 @@ const command: Command = {
       face: 'listen',
       home,
       log: (line) => io.stderr.write(`tally listen: ${line}\n`),
+      trail: log.trail.child('receive'),
       facts: () => ({ demo: sandbox !== null }),
     });
     printReceiveEvents(service, printer);
@@ -268,6 +278,7 @@ const command: Command = {
         ...ready,
         note: notes.length > 0 ? notes.join(' ') : null,
         localOnly: sandbox !== null,
+        ...(sandbox ? { sandboxUrl: sandbox.apiUrl } : {}),
       });
       if (!io.signal.aborted)
         await new Promise<void>((done) => io.signal.addEventListener('abort', () => done(), { once: true }));

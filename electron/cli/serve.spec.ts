@@ -254,6 +254,32 @@ describe('tally serve', () => {
       ws.close();
     }
   });
+
+  it('writes an error the page did not catch, sent over the WebSocket, to the serve log (a bounded report only)', async () => {
+    const ws = await connect(`ws://${new URL(origin).host}/ws`, origin, { key: token });
+    const c = client(ws);
+    try {
+      const report = { kind: 'error', message: 'TypeError: x is undefined', stack: null, source: 'index.js:3:9' };
+      expect(await c.invoke('app:rendererError', [report])).toEqual(
+        expect.objectContaining({ ok: true, result: { logged: true } }),
+      );
+      expect(await c.invoke('app:rendererError', [{ ...report, message: 'x'.repeat(2001) }])).toMatchObject({
+        ok: false,
+        error: { code: 'invalid_input' },
+      });
+      const log = await readFile(join(home, 'logs', 'serve.1.log'), 'utf8');
+      const line = log.split('\n').find((l) => l.includes('x is undefined')) ?? '';
+      expect(JSON.parse(line)).toMatchObject({
+        level: 50,
+        scope: 'renderer',
+        msg: 'uncaught error in the page at index.js:3:9: TypeError: x is undefined',
+      });
+      // The terminal is not where the page's errors go.
+      expect(stderr()).not.toContain('x is undefined');
+    } finally {
+      ws.close();
+    }
+  });
 });
 
 describe('tally serve opening a browser', () => {

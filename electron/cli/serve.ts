@@ -33,6 +33,9 @@ Options:
   --sandbox        Demo mode: run against the embedded sandbox (no account needed)
   --no-open        Do not open a browser
   --json           Print one JSON line {"type":"ready","url":...,"demo":...} once ready
+  --log-level <l>  How much <data>/logs/serve.N.log holds: debug, info, warn or error (default: the
+                   logLevel setting, info)
+  --debug          The same as --log-level debug
 
 The link opens Tally in one browser tab, once (a reload or a duplicated tab keeps working); for another
 link, start "tally serve" again.
@@ -185,7 +188,11 @@ const command: Command = {
       hooks: desktopFileHooks({ env: io.env, loopbackOnly: isLoopbackHost(args.host) }),
       ...(args.sandbox ? { demo: true } : {}),
       log,
+      trail: log.trail,
     });
+    // The logLevel setting, now and whenever it changes (the page's Settings → Advanced).
+    log.followSetting((await core.handlers['settings:get']()).logLevel);
+    core.on('settings:changed', (settings) => log.followSetting(settings.logLevel));
     let ui: Awaited<ReturnType<typeof startUiServer>> | null = null;
     try {
       try {

@@ -19,6 +19,8 @@ export interface StudioPrinter {
   /** The receiver's team server refused the credentials or the TLS: one line, once per reason. */
   refused(info: { message: string; retryInMs: number }): void;
   published(e: RecordingShared): void;
+  /** Recordings that expired from the team server before this member could mirror them (learned once, back). */
+  missed(recordings: readonly { identity: string; channelId: string }[]): void;
   /** A studio warning (its line already went to stderr through the log): an NDJSON event for scripts. */
   warning(w: { kind: string; message: string }): void;
   stopping(): void;
@@ -97,6 +99,15 @@ export function createStudioPrinter(opts: {
       if (opts.ndjson)
         json({ type: 'published', channelId: e.channelId, identity: e.identity, kind: e.kind, bytes: e.bytes });
       else line(`shared    ${e.channelId} with the team (${formatBytes(e.bytes)}, verified)`);
+    },
+    missed(recordings) {
+      if (opts.ndjson) {
+        const list = recordings.map((r) => ({ identity: r.identity, channelId: r.channelId }));
+        json({ type: 'missed', recordings: list });
+      } else {
+        const channels = recordings.map((r) => r.channelId).join(', ');
+        line(`missed    ${recordings.length} expired from the team server before they could be mirrored: ${channels}`);
+      }
     },
     warning(w) {
       if (opts.ndjson) json({ type: 'warning', kind: w.kind, message: w.message });

@@ -375,3 +375,14 @@ describe('one receive service (issue 19)', () => {
     expect(makers).toEqual(['electron/core/receive/receive-service.ts']);
   });
 });
+
+describe('one member service (issue 31)', () => {
+  it('is the only place a studio follower is made: the app and tally follow both go through it', () => {
+    const makers = sourceFiles(`${ROOT}/electron`)
+      .filter((f) => /new StudioFollower\(/.test(readFileSync(f, 'utf8')))
+      .map((f) => relative(ROOT, f));
+    expect(makers).toEqual(['electron/core/receive/member-service.ts']);
+    const faces = ['electron/cli/follow.ts', 'electron/core/app/studio-host.ts'];
+    for (const face of faces) expect(readFileSync(`${ROOT}/${face}`, 'utf8')).toContain('new MemberService(');
+  });
+});
