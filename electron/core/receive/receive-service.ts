@@ -42,7 +42,7 @@ import {
   type ReceiveEvents,
   type ReceiveReady,
 } from './receive-events.js';
-import { healthLines, tracePipeline, tracePublisher } from './event-trail.js';
+import { logHealth, tracePipeline, tracePublisher } from './event-trail.js';
 
 /** What only the face knows, pushed by the face (`setFacts`) whenever it changes. */
 export interface FaceFacts {
@@ -536,7 +536,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     if (signature !== this.#signature) {
       this.#signature = signature;
       const trail = this.#trail.child('health');
-      for (const line of healthLines(view, previous)) (view.state === 'ok' ? trail.info : trail.warn)(line);
+      logHealth(trail, view, previous);
       if (announce) this.emit('health', view, previous);
     }
     return view;
