@@ -26,7 +26,9 @@
  * by both sides. Close code 4401 (or 1008) means the token was refused.
  */
 import {
+  backoffDelay,
   RemoteError,
+  type BackoffPolicy,
   type ErrorView,
   type EventName,
   type RequestName,
@@ -94,10 +96,12 @@ export interface WsTransportOptions {
   visibility?: VisibilitySource | null;
 }
 
-/** Exponential backoff from 0.5 s to 10 s with jitter, so many tabs do not reconnect in lockstep. */
+/** From 0.5 s to 10 s, a quarter of each wait random so that many tabs do not reconnect in lockstep. */
+export const RECONNECT_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 10_000, jitter: 0.25 };
+
+/** The core's one backoff formula (electron/core/backoff.ts, through the contract) for reconnect `attempt` (0-based). */
 export function defaultBackoff(attempt: number): number {
-  const base = Math.min(10_000, 500 * 2 ** attempt);
-  return Math.round(base * (0.75 + Math.random() * 0.5));
+  return backoffDelay(attempt + 1, RECONNECT_BACKOFF);
 }
 
 function isServerMessage(value: unknown): value is ServerMessage {
