@@ -80,7 +80,6 @@ export class RetryLoop {
     this.#random = options.random;
     this.#clock = options.clock ?? monotonicClock;
     this.#signal = options.signal;
-    this.#signal?.addEventListener('abort', () => this.cancel(), { once: true });
   }
 
   /** Failures since the last reset. */
@@ -106,21 +105,40 @@ export class RetryLoop {
     const delayMs = retryDelay(attempt, this.#policy, { now, deadline: options.deadline, random: this.#random });
     if (delayMs === null) return null;
     this.#attempt = attempt;
+    this.#arm(run, delayMs);
+    return { attempt, delayMs, at: now + delayMs };
+  }
+
+  /**
+   * Runs `run` again on the next turn, with no wait and no failure counted: the work made progress (a relay
+   * that carried a request is replaced at once) or someone asked for it now (a page came back into view).
+   */
+  again(run: () => void): void {
+    if (this.#signal?.aborted) return;
+    this.cancel();
+    this.#arm(run, 0);
+  }
+
+  #arm(run: () => void, delayMs: number): void {
     const timer = setTimeout(() => {
       if (this.#timer !== timer) return;
-      this.#timer = null;
+      this.cancel();
       run();
     }, delayMs);
     // A retry alone must not keep a headless process (or a test run) alive.
     if (typeof timer === 'object' && 'unref' in timer) timer.unref();
     this.#timer = timer;
-    return { attempt, delayMs, at: now + delayMs };
+    // Listened to only while an attempt is pending: one signal may stop many loops over a long life.
+    this.#signal?.addEventListener('abort', this.#onAbort, { once: true });
   }
+
+  readonly #onAbort = (): void => this.cancel();
 
   /** Drops the pending attempt; the failures counted so far stay. */
   cancel(): void {
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
+    this.#signal?.removeEventListener('abort', this.#onAbort);
   }
 
   /** The work succeeded (or starts afresh): the next failure waits the first wait again. */
