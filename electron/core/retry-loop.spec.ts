@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { nextAttemptAt, retryDelay, RetryLoop } from './retry-loop.js';
+import { retrying, retryDelay } from './backoff.js';
+import { nextAttemptAt, RetryLoop } from './retry-loop.js';
 
 const POLICY = { baseMs: 1_000, maxMs: 8_000 };
 
@@ -20,6 +21,38 @@ describe('retryDelay / nextAttemptAt', () => {
     expect(nextAttemptAt(1, POLICY, { now: 10_000, deadline: 20_000 })).toBe(11_000);
     expect(retryDelay(1, POLICY, { now: 5_000, deadline: 5_000 })).toBeNull();
     expect(retryDelay(1, { baseMs: 0, maxMs: 0 }, { now: 0, minMs: 1 })).toBe(1);
+  });
+});
+
+describe('retrying with a deadline', () => {
+  it('waits no longer than the deadline allows, and throws the last failure once it has passed', async () => {
+    const clock = handClock(0);
+    const waits: number[] = [];
+    let attempts = 0;
+    const outcome = retrying(
+      async () => {
+        attempts++;
+        // Each attempt takes 300 ms of the hand clock.
+        clock.move(300);
+        throw new Error(`attempt ${attempts} failed`);
+      },
+      {
+        policy: { baseMs: 200, maxMs: 10_000 },
+        retries: Infinity,
+        shouldRetry: () => true,
+        onRetry: (_error, _n, delayMs) => {
+          waits.push(delayMs);
+          clock.move(delayMs);
+        },
+        deadline: 1_000,
+        now: clock.now,
+      },
+    );
+    await expect(outcome).rejects.toThrow('attempt 3 failed');
+    // Fails at 300, waits 200; fails at 800, and the 400 ms wait is cut to the 200 left: the third attempt is
+    // made at the deadline itself; it fails past it, and no wait follows.
+    expect(waits).toEqual([200, 200]);
+    expect(attempts).toBe(3);
   });
 });
 

@@ -7,10 +7,10 @@
  * happens at the deadline itself, the last moment the work could still succeed.
  *
  * Async loops that await each attempt use `retrying` (backoff.ts); the download manager's 5,000 jobs share one
- * timer (pipeline/retry-schedule.ts) and take their due times from `nextAttemptAt` here. A test in
- * tests/architecture/layers.spec.ts counts the timers armed in a retry's catch or failure path elsewhere.
+ * timer (pipeline/retry-schedule.ts) and take their due times from `nextAttemptAt` here. A spec
+ * (tests/architecture/retry-loops.spec.ts) counts the timers armed in a retry's catch or failure path elsewhere.
  */
-import { backoffDelay, type BackoffPolicy } from './backoff.js';
+import { retryDelay, type BackoffPolicy, type NextAttemptOptions } from './backoff.js';
 
 /** A monotonic clock (`Clock` of the core's time module fits): only differences of `now()` mean something. */
 export interface MonotonicClock {
@@ -19,27 +19,6 @@ export interface MonotonicClock {
 
 /** `performance.now()`: never steps with the wall clock. */
 export const monotonicClock: MonotonicClock = { now: () => performance.now() };
-
-export interface NextAttemptOptions {
-  /** The monotonic moment of the failure. */
-  now: number;
-  /** The monotonic moment after which no attempt can succeed (undefined: none). */
-  deadline?: number;
-  random?: () => number;
-  /** The shortest wait (e.g. 1 ms so that a retry never runs in the same turn). Default 0. */
-  minMs?: number;
-}
-
-/**
- * The wait before retry `attempt` (1-based) of work that failed at `now`: the policy's wait, but never past
- * `deadline` (the final attempt is made at the deadline itself). Null once the deadline has passed.
- */
-export function retryDelay(attempt: number, policy: BackoffPolicy, options: NextAttemptOptions): number | null {
-  const { now, deadline } = options;
-  if (deadline !== undefined && now >= deadline) return null;
-  const wait = Math.max(options.minMs ?? 0, backoffDelay(attempt, policy, options.random));
-  return deadline === undefined ? wait : Math.min(deadline - now, wait);
-}
 
 /** When retry `attempt` of work that failed at `now` is due (see `retryDelay`), or null past the deadline. */
 export function nextAttemptAt(attempt: number, policy: BackoffPolicy, options: NextAttemptOptions): number | null {
