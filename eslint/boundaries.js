@@ -7,7 +7,7 @@
  * by the runtime of both files (docs/architecture.md):
  *
  * - contract (electron/contract.ts, contract-errors.ts, shell-text.ts), core/notes.ts, core/health-view.ts and
- *   core/backoff.ts (the one retry policy, which the browser's reconnect uses too): browser-safe, zod only;
+ *   core/backoff.ts + core/retry-loop.ts (the one retry policy and loop, the browser's reconnect too): browser-safe, zod only;
  * - renderer/: the browser and the contract, never Node, Electron or the core;
  * - preload/: Electron's sandboxed preload and the contract, never Node or the core;
  * - main/: Electron and Node, the core, the contract and the preload's IPC protocol, never the CLI or renderer;
@@ -106,6 +106,7 @@ export function zoneOf(relative) {
       'electron/core/health-view.ts',
       'electron/core/view-shapes.ts',
       'electron/core/backoff.ts',
+      'electron/core/retry-loop.ts',
     ].includes(relative)
   ) {
     return { zone: 'notes' };
@@ -169,7 +170,7 @@ function fileRule(from, to, toRelative, layers, domain = []) {
     case 'contract':
       return isContract
         ? null
-        : 'The contract imports only the contract files, core/notes.ts, core/health-view.ts, core/view-shapes.ts and core/backoff.ts.';
+        : 'The contract imports only the contract files, core/notes.ts, core/health-view.ts, core/view-shapes.ts, core/backoff.ts and core/retry-loop.ts.';
     case 'notes':
       return to.zone === 'notes'
         ? null

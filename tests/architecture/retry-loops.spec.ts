@@ -23,9 +23,6 @@ const PRIMITIVE = new Set(['electron/core/backoff.ts', 'electron/core/retry-loop
 const ALLOWED: Record<string, string> = {
   // 5,000 jobs share one timer (pipeline/retry-schedule.ts); their due times come from `backoffDelay`.
   'electron/core/pipeline/download-manager.ts': 'one heap-ordered timer for every waiting job',
-  // The browser cannot load the core's timers through the contract's types alone; it waits the core's formula
-  // (backoffDelay, re-exported by the contract), retries at once when the tab comes back, and its tests inject the wait.
-  'renderer/src/lib/transport-ws.ts': "the browser's WebSocket reconnect",
   // Studio loops: moved once the studio branches in flight land (issue 35, item 5).
   'electron/core/studio/publisher.ts': 'studio: pending',
   'electron/core/studio/follower.ts': 'studio: pending',
