@@ -26,6 +26,9 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default:
   serve: { summary: 'Serve the popover UI in a browser over the headless core', load: () => import('./cli/serve.js') },
 };
 
+/** Every command's name (tests hold a table over all of them). */
+export const COMMAND_NAMES = Object.keys(COMMANDS);
+
 export const MAIN_HELP = `tally: live channels, search, force-end and never-lost recordings, from the terminal.
 
 Usage: tally <command> [options]
@@ -76,9 +79,14 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
   }
   const { UsageError } = await import('./cli/command.js');
   const { closeCommandLog, currentCommandLog } = await import('./cli/command-log.js');
+  const { checkDataFolder, dataFolderError } = await import('./cli/home-check.js');
   try {
+    // Every command keeps or reads state there: a folder it cannot use is said first, in one line.
+    await checkDataFolder(io.env);
     return await command.run(rest, io);
-  } catch (error) {
+  } catch (thrown) {
+    // A folder that became unusable later (a disk remounted read-only) is said the same way.
+    const error = dataFolderError(thrown, io.env) ?? thrown;
     if (error instanceof UsageError) {
       io.stderr.write(`tally ${name}: ${error.message}\nRun "tally ${name} --help" for usage.\n`);
       return 2;

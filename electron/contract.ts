@@ -548,3 +548,14 @@ export { codedMessage, errorCodeOf, errorMessageOf, errorParamsOf, RemoteError }
 export type RequestHandlers = {
   [K in RequestName]: (...args: RequestMap[K]['args']) => Promise<RequestMap[K]['result']>;
 };
+
+/**
+ * How the `tally serve` page proves itself at the WebSocket handshake (core/app/ui-server.ts): in
+ * `Sec-WebSocket-Protocol`, never in a URL (URLs end up in logs and history) nor in a cookie (cookies ignore
+ * ports, so another server on loopback would get it). The page offers `tally.v1` (what the server selects)
+ * and either `tally.code.<one-time code>` from its link or `tally.key.<session key>` from sessionStorage.
+ */
+export const UI_PROTOCOL = 'tally.v1';
+export function uiProtocols(credential: { code: string } | { key: string }): string[] {
+  return [UI_PROTOCOL, 'code' in credential ? `tally.code.${credential.code}` : `tally.key.${credential.key}`];
+}

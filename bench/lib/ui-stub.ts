@@ -126,7 +126,7 @@ function answers(sizes: { live: number; search: number }, epoch: number): Map<st
 }
 
 export interface UiStub {
-  /** Page URL with the token; append `#live` or `#search`. */
+  /** Page URL with a one-time code (the stub lets any page in); append `#live` or `#search`. */
   pageUrl: string;
   /** Changes the list sizes for the next page load. */
   setSizes(sizes: { live: number; search: number }): void;
@@ -182,7 +182,7 @@ export async function startUiStub(root: string): Promise<UiStub> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    pageUrl: `http://127.0.0.1:${port}/?token=bench`,
+    pageUrl: `http://127.0.0.1:${port}/?code=bench`,
     setSizes: (sizes) => (handlers = answers(sizes, epoch)),
     pushLiveUpdate: (count) => {
       const event = 'channels:live';

@@ -2,9 +2,17 @@
  * `tally doctor`: one redacted report a producer can paste into a bug report, the same text as Settings →
  * Advanced → Copy diagnostics (core/app/diagnostics.ts): versions, OS, the data folder, the health of every
  * Tally running on it (asked over the control socket, as `tally status` does), the journal's counts, the
- * settings and the last lines of each log. Every secret in use (environment and keychain) is blanked out.
+ * settings and the last lines of each log. Every secret in use (environment, keychain, state-folder files, and
+ * whatever this process registered: core/redact.ts) is blanked out.
  */
-import { diagnosticsText, journalCounts, recentLogs, secretsInEnv } from '../core/app/diagnostics.js';
+import {
+  diagnosticsText,
+  journalCounts,
+  keychainSecrets,
+  recentLogs,
+  secretsInEnv,
+  stateFolderSecrets,
+} from '../core/app/diagnostics.js';
 import { readPackageVersion } from '../core/app/app-options.js';
 import { demoStateDir } from '../core/app/demo.js';
 import { appDataDir } from '../core/paths.js';
@@ -28,15 +36,6 @@ Examples:
 
 const FACE = { app: 'the tray app', serve: 'tally serve', listen: 'tally listen', follow: 'tally follow' } as const;
 
-/** The secrets stored in the keychain, for redaction (none when it cannot be read). */
-async function keychainSecrets(): Promise<string[]> {
-  const store = openCredentialStore();
-  const found = await Promise.all(
-    [store.load({}).then((c) => c?.secret ?? null), store.getToken('ngrok')].map((p) => p.catch(() => null)),
-  );
-  return found.filter((s): s is string => typeof s === 'string' && s !== '');
-}
-
 const command: Command = {
   help,
   async run(argv: string[], io: CommandIo): Promise<number> {
@@ -58,7 +57,11 @@ const command: Command = {
       journal: await journalCounts(home),
       demoJournal: await journalCounts(demoStateDir(home)),
       logs: await recentLogs(home, ['app', 'serve', 'listen', 'follow']),
-      secrets: [...secretsInEnv(io.env), ...(await keychainSecrets())],
+      secrets: [
+        ...secretsInEnv(io.env),
+        ...(await keychainSecrets(openCredentialStore())),
+        ...(await stateFolderSecrets(home)),
+      ],
     });
     io.stdout.write(text);
     return 0;

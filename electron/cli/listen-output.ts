@@ -9,6 +9,7 @@ import type { RecordingJob } from '../core/recordings/types.js';
 import type { PipelineRejection } from '../core/pipeline/pipeline.js';
 import type { MissingRecording } from '../core/pipeline/expected-recordings.js';
 import type { ChannelHookCall } from '../core/webhook/channel-hook.js';
+import { redactSecrets } from '../core/redact.js';
 import { clockTime, formatBytes, formatDuration, terminalSafe } from './output.js';
 
 /**
@@ -158,8 +159,12 @@ export function createListenPrinter(opts: {
   const goneSaid = new Set<string>();
   let statusLineOpen = false;
 
-  const json = (obj: Record<string, unknown>) => out.write(`${JSON.stringify(obj)}\n`);
-  const line = (text: string) => {
+  // Every line but the receiver's own URLs (ready, registered: the producer needs them whole) is redacted: a
+  // webhook's URL or an error can carry a signature, a password or a token (issue 32).
+  const raw = (obj: Record<string, unknown>) => out.write(`${JSON.stringify(obj)}\n`);
+  const json = (obj: Record<string, unknown>) => out.write(`${redactSecrets(JSON.stringify(obj))}\n`);
+  const line = (plain: string, redact = true) => {
+    const text = redact ? redactSecrets(plain) : plain;
     if (statusLineOpen) {
       out.write('\r\x1b[2K');
       statusLineOpen = false;
@@ -197,7 +202,7 @@ export function createListenPrinter(opts: {
   return {
     ready(info) {
       if (opts.ndjson) {
-        json({
+        raw({
           type: 'ready',
           localUrl: info.localUrl,
           publicUrl: info.publicUrl,
@@ -393,10 +398,10 @@ export function createListenPrinter(opts: {
     },
     registered(url, channelHookError = null) {
       if (opts.ndjson) {
-        json({ type: 'registered', url, channelHook: channelHookError === null ? 'set' : channelHookError });
+        raw({ type: 'registered', url, channelHook: channelHookError === null ? 'set' : channelHookError });
         return;
       }
-      line(`registered the webhook URL with the service: ${url}`);
+      line(`registered the webhook URL with the service: ${url}`, false);
       if (channelHookError !== null) {
         line(`the channel lifecycle hook could not be set (${channelHookError}); live channels are polled instead`);
       }

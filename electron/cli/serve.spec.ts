@@ -1,7 +1,7 @@
 /**
  * `tally serve --sandbox` in-process through the real CLI entry: the built page over HTTP with its guards
- * (Host, path traversal), and the contract over a real WebSocket with its guards (token, Origin) and its
- * validation, against the embedded demo sandbox.
+ * (Host, path traversal), and the contract over a real WebSocket with its guards (one-time code and session key
+ * in the handshake's subprotocols, Origin) and its validation, against the embedded demo sandbox.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { main } from '../cli.js';
 import { ONE_TIME_CODE_TTL_MS, UI_CSP } from '../core/app/ui-server.js';
+import { uiProtocols } from '../contract.js';
 import { MemorySecretStore } from '../core/credentials.js';
 import { openSettingsStore } from '../core/settings.js';
 import { captureIo, firstLine } from '../../tests/support/cli/io.js';
@@ -41,12 +42,50 @@ function rawGet(
   });
 }
 
+type Credential = { code: string } | { key: string };
+
 /** Opens a WebSocket; resolves with it once open, or rejects with the HTTP status of a refusal. */
-function connect(url: string, origin: string): Promise<WebSocket> {
+function connect(url: string, origin: string, credential: Credential): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { origin });
+    const ws = new WebSocket(url, uiProtocols(credential), { origin });
     ws.once('open', () => resolve(ws));
     ws.once('unexpected-response', (_req, res) => reject(new Error(`status ${res.statusCode}`)));
+    ws.once('close', (code) => reject(new Error(`close ${code}`)));
+    ws.once('error', reject);
+  });
+}
+
+/**
+ * How a handshake ends: `status N` (refused at the handshake), `close N` (let in only to be told why), or
+ * `let in` (it answers a request).
+ */
+function refusal(url: string, origin: string, credential: Credential): Promise<string> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(url, uiProtocols(credential), { origin });
+    ws.once('unexpected-response', (_req, res) => resolve(`status ${res.statusCode}`));
+    ws.once('close', (code) => resolve(`close ${code}`));
+    ws.once('message', () => {
+      resolve('let in');
+      ws.close();
+    });
+    ws.once('open', () => ws.send(JSON.stringify({ id: 1, type: 'invoke', name: 'app:info', args: [] })));
+    ws.once('error', () => undefined);
+  });
+}
+
+/** Presents a link's one-time code at a handshake, as the page does; resolves with the session key sent back. */
+function trade(link: URL): Promise<{ ws: WebSocket; key: string }> {
+  return new Promise((resolve, reject) => {
+    const code = link.searchParams.get('code') ?? '';
+    const ws = new WebSocket(`ws://${link.host}/ws`, uiProtocols({ code }), { origin: link.origin });
+    // The key is the first frame, which can arrive with the handshake's answer: listen before 'open'.
+    ws.once('message', (data) => {
+      const first = JSON.parse(String(data)) as { type: string; key: string };
+      if (first.type === 'session') resolve({ ws, key: first.key });
+      else reject(new Error(`first message ${first.type}`));
+    });
+    ws.once('unexpected-response', (_req, res) => reject(new Error(`status ${res.statusCode}`)));
+    ws.once('close', (code) => reject(new Error(`close ${code}`)));
     ws.once('error', reject);
   });
 }
@@ -112,7 +151,9 @@ describe('tally serve', () => {
     ready = JSON.parse(await Promise.race([line, exit.then((code) => `exit ${code}: ${made.err()}`)])) as typeof ready;
     const url = new URL(ready.url);
     origin = url.origin;
-    token = url.searchParams.get('token') ?? '';
+    const traded = await trade(url);
+    traded.ws.close();
+    token = traded.key;
   }, 120_000);
 
   afterAll(async () => {
@@ -122,14 +163,26 @@ describe('tally serve', () => {
     if (home) await rm(home, { recursive: true, force: true });
   });
 
-  it('prints one ready line with a loopback URL carrying a token, in demo mode', () => {
+  it('prints one ready line with a loopback one-time link, never the key, in demo mode', () => {
     expect(ready).toEqual({
       type: 'ready',
-      url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/\?token=/),
+      url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/\?code=[\w-]{20,}$/),
       demo: true,
     });
     expect(token.length).toBeGreaterThanOrEqual(20);
+    expect(ready.url).not.toContain(token);
     expect(stderr()).not.toContain(token);
+  });
+
+  it('lets the printed link in once: a second handshake with its code is refused, the page says why', async () => {
+    const url = new URL(ready.url);
+    expect(await refusal(`ws://${url.host}/ws`, origin, { code: url.searchParams.get('code') ?? '' })).toBe(
+      'close 4401',
+    );
+    const page = await rawGet(origin, `/?${url.searchParams}`, { host: url.host });
+    expect(page.status).toBe(401);
+    expect(page.body).toContain('already used');
+    expect(page.headers['set-cookie']).toBeUndefined();
   });
 
   it('serves the page with its security headers and refuses other Host names', async () => {
@@ -154,14 +207,21 @@ describe('tally serve', () => {
     expect(res.body).not.toContain('"name"');
   });
 
-  it('refuses a WebSocket with a wrong token (401) or from another origin (403)', async () => {
+  it('refuses a WebSocket with a wrong key (4401), a key in the URL (4401) or from another origin (403)', async () => {
     const wsBase = `ws://${new URL(origin).host}/ws`;
-    await expect(connect(`${wsBase}?token=wrong-${token}`, origin)).rejects.toThrow('status 401');
-    await expect(connect(`${wsBase}?token=${token}`, 'http://evil.example')).rejects.toThrow('status 403');
+    // The page's own origin with a wrong credential is told so (4401, which the page shows), never served.
+    expect(await refusal(wsBase, origin, { key: `wrong-${token}` })).toBe('close 4401');
+    expect(await refusal(wsBase, origin, { key: '' })).toBe('close 4401');
+    expect(await refusal(`${wsBase}?token=${token}`, origin, { code: 'none' })).toBe('close 4401');
+    expect(await refusal(wsBase, origin, { key: token })).toBe('let in');
+    // A stolen key is no use from a page of another origin, another loopback port included.
+    expect(await refusal(wsBase, 'http://evil.example', { key: token })).toBe('status 403');
+    const otherPort = `http://127.0.0.1:${Number(new URL(origin).port) === 1 ? 2 : Number(new URL(origin).port) - 1}`;
+    expect(await refusal(wsBase, otherPort, { key: token })).toBe('status 403');
   });
 
   it('answers contract requests, validates them, and pushes live lists once visible', async () => {
-    const ws = await connect(`ws://${new URL(origin).host}/ws?token=${token}`, origin);
+    const ws = await connect(`ws://${new URL(origin).host}/ws`, origin, { key: token });
     const c = client(ws);
     try {
       const live = await c.invoke('channels:live', []);
@@ -226,36 +286,35 @@ describe('tally serve opening a browser', () => {
     if (home) await rm(home, { recursive: true, force: true });
   });
 
-  it('hands the opener a one-time code, never the token', () => {
-    const token = printed.searchParams.get('token') ?? '';
-    expect(token.length).toBeGreaterThanOrEqual(20);
+  it('hands the opener its own one-time code, never the key', () => {
     expect(opened.origin).toBe(printed.origin);
-    expect(opened.href).not.toContain(token);
     expect(opened.searchParams.get('code')).toMatch(/^[\w-]{20,}$/);
+    expect(opened.searchParams.get('code')).not.toBe(printed.searchParams.get('code'));
+    expect([...opened.searchParams.keys()]).toEqual(['code']);
   });
 
-  it('trades the code once for an HttpOnly cookie that opens the WebSocket; a second use is refused', async () => {
+  it('trades the code once, at the handshake, for the key the page keeps; a second use is refused', async () => {
     const host = opened.host;
-    const first = await rawGet(opened.origin, `/?${opened.searchParams}`, { host });
-    expect(first.status).toBe(303);
-    expect(first.headers.location).toBe('/');
-    const cookie = String((first.headers['set-cookie'] as string[] | undefined)?.[0] ?? '');
-    expect(cookie).toMatch(/HttpOnly/);
-    expect(cookie).toMatch(/SameSite=Strict/);
-    const again = await rawGet(opened.origin, `/?${opened.searchParams}`, { host });
-    expect(again.status).toBe(401);
-    expect(again.body).toContain('already used or has expired');
-
-    const wsUrl = `ws://${host}/ws`;
-    await expect(connect(wsUrl, opened.origin)).rejects.toThrow('status 401');
-    const ws = await new Promise<WebSocket>((resolve, reject) => {
-      const socket = new WebSocket(wsUrl, { origin: opened.origin, headers: { cookie: cookie.split(';')[0] ?? '' } });
-      socket.once('open', () => resolve(socket));
-      socket.once('unexpected-response', (_req, res) => reject(new Error(`status ${res.statusCode}`)));
-    });
+    // Loading the page does not spend the code (the page presents it) and sets no cookie.
+    const page = await rawGet(opened.origin, `/?${opened.searchParams}`, { host });
+    expect(page.status).toBe(200);
+    expect(page.headers['set-cookie']).toBeUndefined();
+    const { ws, key } = await trade(opened);
+    expect(opened.href).not.toContain(key);
+    expect(printed.href).not.toContain(key);
     const answer = await client(ws).invoke('app:info', []);
     expect(answer).toMatchObject({ ok: true, result: { demo: true } });
     ws.close();
+
+    const wsUrl = `ws://${host}/ws`;
+    await expect(trade(opened)).rejects.toThrow('close 4401');
+    const again = await rawGet(opened.origin, `/?${opened.searchParams}`, { host });
+    expect(again.status).toBe(401);
+    expect(again.body).toContain('already used or has expired');
+    // The key it was sent opens later handshakes (a reload, a reconnect).
+    const reload = await connect(wsUrl, opened.origin, { key });
+    expect(await client(reload).invoke('app:info', [])).toMatchObject({ ok: true });
+    reload.close();
   });
 });
 
@@ -265,19 +324,23 @@ describe('one-time codes', () => {
     let clock = 1_000_000;
     const { ui, close } = await startQuietUiServer(home, () => clock);
     try {
-      const open = async (url: string) => {
-        const { pathname, search, host } = new URL(url);
-        return rawGet(ui.origin, `${pathname}${search}`, { host });
-      };
-      const late = ui.oneTimeUrl();
-      const inTime = ui.oneTimeUrl();
+      const late = new URL(ui.oneTimeUrl());
+      const inTime = new URL(ui.oneTimeUrl());
+      const forever = new URL(ui.oneTimeUrl(Number.POSITIVE_INFINITY));
       clock += ONE_TIME_CODE_TTL_MS;
-      expect((await open(inTime)).status).toBe(303);
+      const first = await trade(inTime);
+      first.ws.close();
       clock += 1;
-      const expired = await open(late);
+      await expect(trade(late)).rejects.toThrow('close 4401');
+      const expired = await rawGet(ui.origin, `/?${late.searchParams}`, { host: late.host });
       expect(expired.status).toBe(401);
       expect(expired.body).toContain('already used or has expired');
       expect(expired.headers['set-cookie']).toBeUndefined();
+      // The printed link waits for its producer, however long.
+      clock += 365 * 24 * 3600_000;
+      const printed = await trade(forever);
+      expect(printed.key).toBe(first.key);
+      printed.ws.close();
     } finally {
       await close();
       await rm(home, { recursive: true, force: true });
@@ -287,7 +350,7 @@ describe('one-time codes', () => {
 
 describe('tally serve arguments', () => {
   it('refuses a non-loopback host unless --allow-remote, and explains why', async () => {
-    expect(() => parseServeArgs(['--host', '0.0.0.0'])).toThrow(/token travels in the link/);
+    expect(() => parseServeArgs(['--host', '0.0.0.0'])).toThrow(/key travels in clear/);
     expect(parseServeArgs(['--host', '0.0.0.0', '--allow-remote']).host).toBe('0.0.0.0');
     expect(parseServeArgs([])).toEqual({ port: 0, host: '127.0.0.1', sandbox: false, open: true, json: false });
     expect(() => parseServeArgs(['--port', '70000'])).toThrow(/--port/);

@@ -1,6 +1,7 @@
 /**
  * `tally serve`: the popover UI in a browser, over the same headless core the tray app runs. The page and
- * a WebSocket share one loopback origin; the WebSocket needs the random token printed in the link.
+ * a WebSocket share one loopback origin; the WebSocket needs a session key the page gets for the one-time
+ * code in its link (core/app/ui-server.ts).
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -25,12 +26,15 @@ core the tray app runs, including the webhook receiver and downloads. Runs until
 Options:
   --port N         Port of the UI. Default: any free port
   --host H         Address to listen on. Default: 127.0.0.1
-  --allow-remote   Allow a --host that is not loopback. The access token travels in the link, in clear
-                   over plain HTTP: anyone who can see the traffic can then use Tally as you. Only on a
+  --allow-remote   Allow a --host that is not loopback. The link and the access key travel in clear over
+                   plain HTTP: anyone who can see the traffic can then use Tally as you. Only on a
                    network you trust.
   --sandbox        Demo mode: run against the embedded sandbox (no account needed)
   --no-open        Do not open a browser
   --json           Print one JSON line {"type":"ready","url":...,"demo":...} once ready
+
+The link opens Tally in one browser tab, once (a reload or a duplicated tab keeps working); for another
+link, start "tally serve" again.
 
 State and settings are shared with the tray app (TALLY_HOME overrides the folder). Credentials come from
 the OS keychain or TALLY_SERVICE_ID / TALLY_SECRET.
@@ -77,7 +81,7 @@ export function parseServeArgs(argv: string[]): ServeArgs {
   const host = values.host?.trim() || '127.0.0.1';
   if (!isLoopbackHost(host) && !values['allow-remote']) {
     throw new UsageError(
-      `--host ${host} would let other computers reach Tally, and the access token travels in the link in clear. ` +
+      `--host ${host} would let other computers reach Tally, and the access key travels in clear over HTTP. ` +
         'Add --allow-remote if that is really wanted (trusted network only).',
     );
   }
@@ -196,7 +200,8 @@ const command: Command = {
           throw explainListenError(error, () => '--port');
         },
       );
-      const link = new URL(ui.url);
+      // Valid until used: the producer may open it minutes later. It is not the key (see ui-server.ts).
+      const link = new URL(ui.oneTimeUrl(Number.POSITIVE_INFINITY));
       // A wildcard address is not something to browse to; loopback always reaches it.
       if (wildcard) link.hostname = '127.0.0.1';
       const url = link.href;

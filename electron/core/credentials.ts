@@ -9,6 +9,7 @@ import type * as Keyring from '@napi-rs/keyring';
 import type { AsyncEntry as AsyncEntryType } from '@napi-rs/keyring';
 import { note, noteText } from './notes.js';
 import { ConfigError } from './errors.js';
+import { registerSecret } from './redact.js';
 import type { Credentials } from './model.js';
 
 /** A tiny async key-value store for secrets, keyed by account name. */
@@ -163,6 +164,7 @@ export class CredentialStore {
     const serviceId = credentials.serviceId.trim();
     const secret = credentials.secret.trim();
     if (!serviceId || !secret) throw new ConfigError(note('credentialsBoth'));
+    registerSecret(secret);
     await this.#secrets.set(PROJECT_ACCOUNT, JSON.stringify({ serviceId, secret }));
   }
 
@@ -187,12 +189,15 @@ export class CredentialStore {
   }
 
   async getToken(name: TokenName): Promise<string | null> {
-    return this.#secrets.get(TOKEN_PREFIX + name);
+    const value = await this.#secrets.get(TOKEN_PREFIX + name);
+    registerStoredToken(value);
+    return value;
   }
 
   async setToken(name: TokenName, value: string): Promise<void> {
     const trimmed = value.trim();
     if (!trimmed) throw new ConfigError(`The ${name} token is empty.`);
+    registerStoredToken(trimmed);
     await this.#secrets.set(TOKEN_PREFIX + name, trimmed);
   }
 
@@ -213,6 +218,7 @@ export class CredentialStore {
         (parsed as Credentials).serviceId &&
         (parsed as Credentials).secret
       ) {
+        registerSecret((parsed as Credentials).secret);
         return { serviceId: (parsed as Credentials).serviceId, secret: (parsed as Credentials).secret };
       }
     } catch {
@@ -222,10 +228,27 @@ export class CredentialStore {
   }
 }
 
+/**
+ * Registers a keychain token with the redactor: the value itself, and, for an entry that is a JSON object (the
+ * team's `{server, user, password, token}`), each of its fields but the server it is bound to.
+ */
+function registerStoredToken(value: string | null): void {
+  if (value === null) return;
+  registerSecret(value);
+  try {
+    const parsed = JSON.parse(value) as unknown;
+    if (typeof parsed !== 'object' || parsed === null) return;
+    for (const [field, v] of Object.entries(parsed)) if (field !== 'server' && typeof v === 'string') registerSecret(v);
+  } catch {
+    // A plain token: registered as it is.
+  }
+}
+
 /** Credentials from TALLY_SERVICE_ID and TALLY_SECRET, null when neither is set. */
 export function credentialsFromEnv(env: NodeJS.ProcessEnv): Credentials | null {
   const serviceId = env.TALLY_SERVICE_ID?.trim() ?? '';
   const secret = env.TALLY_SECRET?.trim() ?? '';
+  registerSecret(secret);
   if (serviceId && secret) return { serviceId, secret };
   if (serviceId || secret) {
     const missing = serviceId ? 'TALLY_SECRET' : 'TALLY_SERVICE_ID';

@@ -5,6 +5,7 @@
  * keychain cannot be used, and a copy others can read is refused rather than used.
  * `TALLY_NGROK_AUTHTOKEN` is the other, explicit way in (a stray `NGROK_AUTHTOKEN` never picks the account).
  */
+import { registerSecret } from './redact.js';
 import { chmod, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { note } from './notes.js';
@@ -29,6 +30,7 @@ export async function readNgrokTokenFile(home: string): Promise<string | null> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw error;
   }
+  registerSecret(text);
   // POSIX permissions only: Windows has a keychain (Credential Manager) and no such mode bits.
   if (process.platform !== 'win32' && ((await stat(path)).mode & 0o077) !== 0) {
     throw new ConfigError(note('ngrokTokenFileOpen', { path }));
@@ -52,5 +54,7 @@ export async function writeNgrokTokenFile(home: string, token: string | null): P
 
 /** The explicit environment token, or null. */
 export function ngrokTokenFromEnv(env: NodeJS.ProcessEnv): string | null {
-  return env[NGROK_TOKEN_ENV]?.trim() || null;
+  const token = env[NGROK_TOKEN_ENV]?.trim() || null;
+  registerSecret(token);
+  return token;
 }

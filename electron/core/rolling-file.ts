@@ -9,7 +9,17 @@
  * A line that cannot be written (a full disk, a removed folder) is dropped, never thrown at the command
  * that logged it; the next line tries the file again.
  */
-import { closeSync, mkdirSync, openSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  fchmodSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 
 export interface RollingFileOptions {
@@ -38,7 +48,9 @@ export class RollingFile {
   /** Opens (creating the folder) the highest-numbered file of `name`, or the next one when it is full. */
   constructor(options: RollingFileOptions) {
     this.#options = options;
-    mkdirSync(options.folder, { recursive: true });
+    // Owner only (issue 32): a log can quote what a redaction pattern does not know, and it is nobody else's.
+    mkdirSync(options.folder, { recursive: true, mode: 0o700 });
+    chmodSync(options.folder, 0o700);
     const numbers = readdirSync(options.folder)
       .map((file) => logFileNumber(file, options.name))
       .filter((n) => n !== null);
@@ -72,7 +84,9 @@ export class RollingFile {
   }
 
   #open(): void {
-    this.#fd = openSync(this.path, 'a');
+    this.#fd = openSync(this.path, 'a', 0o600);
+    // A file made by an older version (0644) is narrowed too.
+    fchmodSync(this.#fd, 0o600);
     this.#size = statSync(this.path).size;
   }
 

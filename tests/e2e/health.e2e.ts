@@ -89,7 +89,7 @@ describe('the receiver port held by another program', () => {
     const startedAt = Date.now();
     await core.start();
     ui = await startUiServer({ core, staticDir: ensureRendererBuilt(ROOT), host: '127.0.0.1', port: 0 });
-    const popover = await openPopover({ browser, url: ui.url });
+    const popover = await openPopover({ browser, url: ui.oneTimeUrl() });
     pages.push(popover);
     return { core, popover, startedAt };
   }

@@ -271,7 +271,7 @@ describe('the real web SDK against the app core, as the producer sees it', () =>
       await core.start();
       ui = await startUiServer({ core, staticDir: ensureRendererBuilt(ROOT), host: '127.0.0.1', port: 0 });
       // Open before the uploads: the rows must arrive by the core's push, as in the tray app.
-      popover = await openPopover({ browser, url: ui.url }, { tab: 'recordings' });
+      popover = await openPopover({ browser, url: ui.oneTimeUrl() }, { tab: 'recordings' });
       const { page } = popover;
       const recordUrl = (await core.handlers['tunnel:status']()).uploadUrl;
       await runSdk(String(recordUrl), 'app-show');

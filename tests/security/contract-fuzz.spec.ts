@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { REQUEST_NAMES, type RequestHandlers, type RequestName } from '../../electron/contract.js';
+import { REQUEST_NAMES, uiProtocols, type RequestHandlers, type RequestName } from '../../electron/contract.js';
 import { createAppCore } from '../../electron/core/app/app-core.js';
 import { dispatchRequest } from '../../electron/core/app/dispatch.js';
 import type { AppCore } from '../../electron/core/app/types.js';
@@ -217,7 +217,9 @@ describe(`contract fuzz (seed ${SEED}, ${cases.length} cases)`, () => {
 
     function connect(): Promise<WebSocket> {
       return new Promise((resolve, reject) => {
-        const ws = new WebSocket(`ws://127.0.0.1:${server.port}/ws?token=fuzz-token`, { origin: server.origin });
+        const ws = new WebSocket(`ws://127.0.0.1:${server.port}/ws`, uiProtocols({ key: 'fuzz-token' }), {
+          origin: server.origin,
+        });
         ws.once('open', () => resolve(ws));
         ws.once('error', reject);
       });

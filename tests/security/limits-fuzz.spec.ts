@@ -10,9 +10,9 @@
  *    followed, the outside files untouched, every recording saved as a plain file;
  * 5. bodies longer than announced or than maxRecordingBytes, with and without a length: nothing on disk past
  *    the ceiling, a clear reason, the honest ones saved;
- * 7. `tally serve`'s link for the browser opener: never the token; random sequences of issuing, clock jumps
- *    and presenting codes (issued, reused, expired, forged, the token itself) open the page exactly when the
- *    code is fresh (electron/cli/serve.spec.ts runs the real opener and reads its command line);
+ * 7. `tally serve`'s links: never the session key; random sequences of issuing, clock jumps and presenting
+ *    codes at the WebSocket handshake (issued, reused, expired, forged, the key itself) let the page in, and
+ *    send it the key, exactly when the code is fresh; no answer sets a cookie (electron/cli/serve.spec.ts runs the real opener and reads its command line);
  * 8. hostile text in every line `tally listen` prints for people: one line per event, no control characters.
  */
 import { createHash } from 'node:crypto';
@@ -24,7 +24,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { createListenPrinter } from '../../electron/cli/listen-output.js';
+import { uiProtocols } from '../../electron/contract.js';
 import { ONE_TIME_CODE_TTL_MS } from '../../electron/core/app/ui-server.js';
 import { statePathFor } from '../../electron/core/download/part-state.js';
 import { DownloadOriginPolicy } from '../../electron/core/net/url-policy.js';
@@ -332,28 +334,33 @@ describe(`limits fuzzer (seed ${SEED}, scale ${SCALE})`, () => {
     console.log(`limits fuzzer, files: ${cases.length} recordings, ${planted.length} planted links`);
   }, 120_000);
 
-  it("finding 7: the opener's link never carries the serve token; each code opens once, within its minute", async () => {
+  it('finding 7: no link carries the serve key; each code lets one handshake in, within its minute', async () => {
     const r = rng(SEED ^ 0x7007);
     const home = await temp('serve');
     let clock = r.int(0, 2 ** 40);
     const { ui, close } = await startQuietUiServer(home, () => clock);
-    const token = new URL(ui.url).searchParams.get('token') ?? '';
     const issued: { code: string; at: number; spent: boolean }[] = [];
     const counts = { issued: 0, opened: 0, spent: 0, expired: 0, forged: 0 };
+    /** The page's handshake with a code: 101 and the session key as the first frame, or the refusal's status. */
     const exchange = (code: string) =>
-      new Promise<{ status: number; cookie: string }>((resolve, reject) => {
-        const req = http.request(
-          { host: '127.0.0.1', port: ui.port, path: `/?code=${encodeURIComponent(code)}` },
-          (res) => {
-            res.resume();
-            res.on('end', () =>
-              resolve({ status: res.statusCode ?? 0, cookie: String(res.headers['set-cookie'] ?? '') }),
-            );
-          },
-        );
-        req.on('error', reject);
-        req.end();
+      new Promise<{ status: number; key: string }>((resolve, reject) => {
+        const ws = new WebSocket(`ws://127.0.0.1:${ui.port}/ws`, uiProtocols({ code }), { origin: ui.origin });
+        ws.once('message', (data) => {
+          resolve({ status: 101, key: (JSON.parse(String(data)) as { key: string }).key });
+          ws.close();
+        });
+        // Refused: let in only to be closed with 4401 (the page's own origin), no key sent.
+        ws.once('close', (code) => resolve({ status: code, key: '' }));
+        ws.once('unexpected-response', (_req, res) => {
+          expect(res.headers['set-cookie']).toBeUndefined();
+          resolve({ status: res.statusCode ?? 0, key: '' });
+          res.resume();
+        });
+        ws.once('error', reject);
       });
+    // The key, learnt as a page learns it; no link ever carries it.
+    const token = (await exchange(new URL(ui.oneTimeUrl()).searchParams.get('code') ?? '')).key;
+    expect(token.length).toBeGreaterThanOrEqual(20);
     try {
       for (let i = 0; i < 300 * SCALE; i += 1) {
         const action = r.int(0, 3);
@@ -382,10 +389,10 @@ describe(`limits fuzzer (seed ${SEED}, scale ${SCALE})`, () => {
           const answer = await exchange(forged ?? known.code);
           const fresh = forged === null && !known.spent && clock - known.at <= ONE_TIME_CODE_TTL_MS;
           expect(answer.status, `code #${issued.indexOf(known)} ${forged === null ? 'as issued' : 'forged'}`).toBe(
-            fresh ? 303 : 401,
+            fresh ? 101 : 4401,
           );
-          // Only a fresh code sets the session cookie; any presentation spends it, in time or not.
-          expect(answer.cookie.includes(token)).toBe(fresh);
+          // Only a fresh code is sent the key; any presentation spends it, in time or not.
+          expect(answer.key === token).toBe(fresh);
           if (forged !== null) counts.forged += 1;
           else if (fresh) counts.opened += 1;
           else if (known.spent) counts.spent += 1;

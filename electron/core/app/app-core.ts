@@ -53,7 +53,7 @@ import { CoreEvents } from './core-events.js';
 import { DemoRunner, demoRecordingsDir, demoStateDir, type DemoSandbox } from './demo.js';
 import { LivePoller } from './live-poller.js';
 import { AppCredentials } from './app-credentials.js';
-import { diagnosticsText, journalCounts, recentLogs, secretsInEnv } from './diagnostics.js';
+import { diagnosticsText, journalCounts, recentLogs, secretsInEnv, stateFolderSecrets } from './diagnostics.js';
 import { channelAndRecordingHandlers } from './handlers.js';
 import { PipelineHost } from './pipeline-host.js';
 import { StudioHost } from './studio-host.js';
@@ -428,7 +428,12 @@ class ReconcilingAppCore implements TallyAppCore {
       journal: await journalCounts(this.#opts.home),
       demoJournal: await journalCounts(demoStateDir(this.#opts.home)),
       logs: await recentLogs(this.#opts.home, [face]),
-      secrets: [...secretsInEnv(this.#env), ...(credentials ? [credentials.secret] : [])],
+      secrets: [
+        ...secretsInEnv(this.#env),
+        ...(credentials ? [credentials.secret] : []),
+        ...(await this.#creds.keychainSecrets()),
+        ...(await stateFolderSecrets(this.#opts.home)),
+      ],
     });
   }
 

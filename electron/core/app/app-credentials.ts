@@ -23,6 +23,7 @@ import { describeError, lineLogger } from '../logger.js';
 import { ngrokTokenPath, readNgrokTokenFile, writeNgrokTokenFile } from '../ngrok-token-file.js';
 import type { Credentials } from '../model.js';
 import { NO_CREDENTIALS, errorView } from './core-messages.js';
+import { keychainSecrets } from './diagnostics.js';
 
 export interface AppCredentialsOptions {
   secrets: SecretStore;
@@ -51,6 +52,11 @@ export class AppCredentials {
     this.#opts = opts;
     this.#store = new CredentialStore(opts.secrets);
     this.#resolver = this.#makeResolver(opts.secrets);
+  }
+
+  /** Every secret the keychain holds for Tally, for the diagnostics report's redaction. */
+  keychainSecrets(): Promise<string[]> {
+    return keychainSecrets(this.#store);
   }
 
   /** Probes the keychain once; without one, credentials come from the environment only. */

@@ -10,7 +10,11 @@ import { arch, release } from 'node:os';
 import { join } from 'node:path';
 import type { HealthView } from '../health-view.js';
 import { lastLogLines, logFolder, type LogName } from '../log-file.js';
+import type { CredentialStore } from '../credentials.js';
+import { readNgrokTokenFile } from '../ngrok-token-file.js';
+import { tokenCopyName, tokenFileName } from '../webhook/token.js';
 import { redactSecrets } from '../redact.js';
+import { TEAM_TOKEN_NAME } from '../studio/team-credentials.js';
 export { secretsInEnv } from '../redact.js';
 import { JOURNAL_FILE } from '../recordings/inbox.js';
 import { parseLine } from '../recordings/journal-lines.js';
@@ -39,6 +43,41 @@ export interface DiagnosticsInput {
   /** Secret values in use: each is replaced wherever it appears. */
   secrets: readonly string[];
   now?: Date;
+}
+
+/**
+ * Every secret the keychain holds for Tally: the project secret, the ngrok authtoken and the team's user,
+ * password or token (each field of its entry). What cannot be read is left out: the report still redacts by
+ * pattern and by every secret this process registered (core/redact.ts).
+ */
+export async function keychainSecrets(store: CredentialStore): Promise<string[]> {
+  const read = <T>(p: Promise<T>) => p.catch(() => null);
+  const [project, ngrok, team] = await Promise.all([
+    read(store.stored()),
+    read(store.getToken('ngrok')),
+    read(store.getToken(TEAM_TOKEN_NAME)),
+  ]);
+  const found = [project?.secret, ngrok, team];
+  try {
+    const entry = JSON.parse(team ?? 'null') as Record<string, unknown> | null;
+    for (const [field, value] of Object.entries(entry ?? {})) if (field !== 'server') found.push(value as string);
+  } catch {
+    // Not JSON: the raw value above is what there is.
+  }
+  return found.filter((s): s is string => typeof s === 'string' && s.trim() !== '');
+}
+
+/**
+ * The secrets kept in files of the state folder `home`: the ngrok authtoken file (without a keychain) and the
+ * receiver's path tokens (`/hooks/…`, `/uploads/…`) and their copies. Read, never created.
+ */
+export async function stateFolderSecrets(home: string): Promise<string[]> {
+  const files = (['hooks', 'uploads'] as const).flatMap((name) => [tokenFileName(name), tokenCopyName(name)]);
+  const found = await Promise.all([
+    readNgrokTokenFile(home).catch(() => null),
+    ...files.map((file) => readFile(join(home, file), 'utf8').catch(() => null)),
+  ]);
+  return found.map((s) => s?.trim() ?? '').filter((s) => s !== '');
 }
 
 /** Jobs per state in the journal under `stateDir` (the last line of each recording counts), or null. */

@@ -1,15 +1,19 @@
 /**
  * The browser face of the headless core (`tally serve`): the built renderer over HTTP on loopback and the
  * contract over a WebSocket. The page itself holds no data and is served to anyone on loopback; every
- * request and event travels over the WebSocket, which needs the random token printed by `tally serve`.
+ * request and event travels over the WebSocket, which needs the session key only this server and the pages
+ * it let in know.
  *
- * Guards, because a page on any website can try to talk to loopback:
+ * Guards, because a page on any website, or any other server on loopback, can try to talk to it:
  * - Host must be this server's own loopback name (DNS rebinding gives another Host);
- * - the WebSocket Origin must be this server's own origin (cross-site pages send theirs);
- * - the token is compared in constant time;
- * - the link handed to a browser opener carries a one-time code, not the token: an opener's command line is
- *   visible to every local user (`ps`), so the code is spent on first use (and expires within a minute) and
- *   traded for an HttpOnly, SameSite=Strict cookie that carries the token from then on.
+ * - the WebSocket Origin must be this server's own origin (cross-site pages send theirs), AND the handshake
+ *   must carry the key, compared in constant time: a stolen key from another origin is refused;
+ * - no link carries the key: every link (printed, or handed to a browser opener whose command line every
+ *   local user can read with `ps`) carries a one-time code. The page presents it at its first handshake, where
+ *   it is spent, and is sent the key, which it keeps in sessionStorage (per scheme, host AND port);
+ * - nothing travels in a cookie: browsers send cookies to every port of a host, so a page served by another
+ *   program on another loopback port would receive it (issue 32). Code and key travel in
+ *   `Sec-WebSocket-Protocol` (contract.ts `uiProtocols`), never in a URL that a log or history keeps.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -19,10 +23,11 @@ import type { AddressInfo, Socket } from 'node:net';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { z } from 'zod';
-import { EVENT_NAMES, type EventName } from '../../contract.js';
+import { EVENT_NAMES, UI_PROTOCOL, type EventName } from '../../contract.js';
 import { dispatchRequest } from './dispatch.js';
 import type { AppCore } from './types.js';
 import { nodeHttp } from '../node-http.js';
+import { registerSecret } from '../redact.js';
 
 /** The page's Content-Security-Policy (the meta tag in index.html says the same). */
 export const UI_CSP = [
@@ -56,10 +61,11 @@ const ClientMessage = z.discriminatedUnion('type', [
 ]);
 
 export interface UiServer {
-  /** Ready-to-open URL including the token (to print: stdout is not visible to other users). */
-  readonly url: string;
-  /** A link for a browser opener: a one-time code instead of the token (see the header). */
-  oneTimeUrl(): string;
+  /**
+   * A link that opens the page once: a one-time code (see the header), valid for `ttlMs` (a minute by
+   * default: what a browser opener needs; `tally serve` prints one valid until used).
+   */
+  oneTimeUrl(ttlMs?: number): string;
   readonly origin: string;
   readonly port: number;
   close(): Promise<void>;
@@ -71,7 +77,7 @@ export interface UiServerOptions {
   staticDir: string;
   host?: string;
   port?: number;
-  /** Fixed token (tests); random 128-bit otherwise. */
+  /** Fixed session key (tests); random 128-bit otherwise. */
   token?: string;
   /**
    * Further host names (no port) the page may be reached by, for a deliberate non-loopback bind
@@ -89,29 +95,33 @@ function sameToken(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+/** Close code of a handshake whose key or code is refused (renderer/src/lib/transport-ws.ts says the same). */
+export const CLOSE_UNAUTHORIZED = 4401;
+
 /** How long a one-time code stays valid: long enough for a browser to start. */
 export const ONE_TIME_CODE_TTL_MS = 60_000;
 
-/** The token from the session cookie, if the request carries one for this server's port. */
-function cookieToken(req: IncomingMessage, name: string): string {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return '';
+/** The subprotocols a handshake offers (`Sec-WebSocket-Protocol`, comma-separated). */
+function offeredProtocols(req: IncomingMessage): string[] {
+  return (req.headers['sec-websocket-protocol'] ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
 }
 
 export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
   const host = opts.host ?? '127.0.0.1';
   const token = opts.token ?? randomBytes(16).toString('base64url');
+  // The session key never belongs in a log line (a request log, an error quoting a header).
+  registerSecret(token);
   const root = resolve(opts.staticDir);
   const sockets = new Set<Socket>();
   let port = 0;
   /** Unspent one-time codes and when they expire. */
   const codes = new Map<string, number>();
   const now = opts.now ?? Date.now;
-  // Cookies are not isolated by port: the name carries it, so two `tally serve` on one host keep their own.
-  const cookieName = () => `tally_ui_${port}`;
+  /** Whether `code` was issued and has not expired (it is not spent here: the handshake spends it). */
+  const live = (code: string) => (codes.get(code) ?? -Infinity) >= now();
 
   /** Host header values that name this server; anything else is DNS rebinding or a proxy. */
   const extra = (opts.extraHosts ?? []).map((h) =>
@@ -151,24 +161,15 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     }
     const { pathname, searchParams } = new URL(req.url ?? '/', 'http://x');
     const code = searchParams.get('code');
-    if (code !== null && (pathname === '/' || pathname === '/index.html')) {
-      const expires = codes.get(code);
-      codes.delete(code);
-      if (expires === undefined || expires < now()) {
-        res
-          .writeHead(401, { ...baseHeaders, 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' })
-          .end('This link was already used or has expired. Use the link `tally serve` printed, or start it again.\n');
-        return;
-      }
-      // The fragment (#settings) survives a redirect without one, so the page opens where it was asked to.
+    // The page takes the code from its own address and spends it at its first WebSocket handshake; this only
+    // says early, in words, that a link is no good.
+    if (code !== null && (pathname === '/' || pathname === '/index.html') && !live(code)) {
       res
-        .writeHead(303, {
-          ...baseHeaders,
-          Location: '/',
-          'Cache-Control': 'no-store',
-          'Set-Cookie': `${cookieName()}=${token}; HttpOnly; SameSite=Strict; Path=/`,
-        })
-        .end();
+        .writeHead(401, { ...baseHeaders, 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' })
+        .end(
+          'This link was already used or has expired: each link opens Tally once. ' +
+            'Duplicate the tab that is open, or start `tally serve` again for a new link.\n',
+        );
       return;
     }
     let rel: string;
@@ -202,7 +203,12 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     createReadStream(file).pipe(res);
   }
 
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
+  // The page offers UI_PROTOCOL beside its credential; the credential is never echoed back.
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: 1024 * 1024,
+    handleProtocols: (offered) => (offered.has(UI_PROTOCOL) ? UI_PROTOCOL : false),
+  });
   const visibility = new Map<WebSocket, boolean>();
   const updateVisibility = () => opts.core.setVisible([...visibility.values()].some(Boolean));
 
@@ -214,9 +220,28 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     if (url.pathname !== '/ws') return refuse(404, 'Not Found');
     if (!allowedHosts().has(req.headers.host ?? '')) return refuse(421, 'Misdirected Request');
     if (!allowedOrigins().has(req.headers.origin ?? '')) return refuse(403, 'Forbidden');
-    const offered = url.searchParams.get('token') ?? cookieToken(req, cookieName());
-    if (!sameToken(offered, token)) return refuse(401, 'Unauthorized');
-    wss.handleUpgrade(req, socket, head, (ws) => onClient(ws));
+    const offered = offeredProtocols(req);
+    if (!offered.includes(UI_PROTOCOL)) return refuse(400, 'Bad Request');
+    const key = offered.find((p) => p.startsWith('tally.key.'))?.slice('tally.key.'.length);
+    const code = offered.find((p) => p.startsWith('tally.code.'))?.slice('tally.code.'.length);
+    let fresh = false;
+    if (key === undefined && code !== undefined) {
+      // Any presentation spends the code, in time or not: a code is tried once.
+      fresh = live(code);
+      codes.delete(code);
+    }
+    if (!fresh && !(key !== undefined && sameToken(key, token))) {
+      // The page itself (its own Origin) with a spent code or an old key: a browser never shows an HTTP status
+      // of a handshake, so it is let in only to be told, by close code 4401, that it must be opened anew.
+      // Nothing it sends is read. Any other Origin was refused above.
+      wss.handleUpgrade(req, socket, head, (ws) => ws.close(CLOSE_UNAUTHORIZED, 'Unauthorized'));
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      // The page keeps the key for its reconnects and reloads (sessionStorage: this origin and this tab only).
+      if (fresh) ws.send(JSON.stringify({ type: 'session', key: token }));
+      onClient(ws);
+    });
   });
 
   function onClient(ws: WebSocket): void {
@@ -285,12 +310,11 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
   const origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   let closed: Promise<void> | null = null;
   return {
-    url: `${origin}/?token=${token}`,
-    oneTimeUrl() {
+    oneTimeUrl(ttlMs = ONE_TIME_CODE_TTL_MS) {
       const at = now();
       for (const [c, expires] of codes) if (expires < at) codes.delete(c);
       const fresh = randomBytes(16).toString('base64url');
-      codes.set(fresh, at + ONE_TIME_CODE_TTL_MS);
+      codes.set(fresh, at + ttlMs);
       return `${origin}/?code=${fresh}`;
     },
     origin,

@@ -20,6 +20,7 @@ import {
 import { Objm, StorageType, setSha256Backend, type ObjectStore } from '@nats-io/obj';
 import { note } from '../notes.js';
 import { ConfigError } from '../errors.js';
+import { registerSecret } from '../redact.js';
 import { holdBuffers } from '../download/reclaim.js';
 import type { StoredRef } from './announcement.js';
 import { OBJECT_BUCKET } from './team.js';
@@ -451,6 +452,8 @@ export function s3FromEnv(env: NodeJS.ProcessEnv): Omit<S3StoreOptions, 'bucket'
   const endpoint = env.TALLY_S3_ENDPOINT ?? env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL ?? null;
   const accessKeyId = env.AWS_ACCESS_KEY_ID;
   const secretAccessKey = env.AWS_SECRET_ACCESS_KEY;
+  // The SDK reads AWS_SESSION_TOKEN itself: registered here all the same, as this is where S3 is set up.
+  registerSecret(accessKeyId, secretAccessKey, env.AWS_SESSION_TOKEN);
   return {
     endpoint,
     region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? null,

@@ -13,6 +13,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { ConfigError, TallyError } from '../errors.js';
 import { describeError } from '../logger.js';
+import { registerSecret } from '../redact.js';
 
 export const STUDIO_STREAM = 'TALLY_STUDIO';
 export const STUDIO_SUBJECT = 'tally.studio.saved';
@@ -148,6 +149,7 @@ export function teamCredentialsFromEnv(env: NodeJS.ProcessEnv): TeamCredentials 
   const user = env.TALLY_TEAM_USER?.trim() ?? '';
   const password = env.TALLY_TEAM_PASSWORD ?? '';
   const token = env.TALLY_TEAM_TOKEN?.trim() ?? '';
+  registerSecret(user, password, token);
   if (token && (user || password)) {
     throw new ConfigError('Set either TALLY_TEAM_TOKEN or TALLY_TEAM_USER + TALLY_TEAM_PASSWORD, not both.');
   }

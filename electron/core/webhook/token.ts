@@ -13,6 +13,7 @@ import { chmod, mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises
 import { join } from 'node:path';
 import { ValidationError } from '../errors.js';
 import { syncDir } from '../durable-fs.js';
+import { registerSecret } from '../redact.js';
 
 /** Known token names; others matching `[a-z][a-z0-9-]*` are allowed for future routes. */
 export type TokenName = 'hooks' | 'uploads' | (string & {});
@@ -122,6 +123,8 @@ export class TokenStore extends EventEmitter<TokenEvents> {
   }
 
   #remember(name: string, token: string): void {
+    // Held from now on: no log line or report may show it (issue 32).
+    registerSecret(token);
     this.#cache.set(name, token);
     this.#digests.set(name, digest(token));
   }

@@ -1,7 +1,7 @@
 /**
  * Picks the transport: the Electron preload's `window.tally`, or a WebSocket to `tally serve`.
  */
-import { createBridge, type TallyBridge } from '../../../electron/contract.js';
+import { createBridge, UI_PROTOCOL, uiProtocols, type TallyBridge } from '../../../electron/contract.js';
 import { WsTransport, staticConnection, type ConnectionSource } from './transport-ws.js';
 
 declare global {
@@ -16,42 +16,53 @@ export interface BridgeHandle {
   connection: ConnectionSource;
 }
 
-const TOKEN_KEY = 'tally.token';
+/** Where this tab keeps the session key: sessionStorage is per scheme, host and port, and per tab. */
+const KEY_ITEM = 'tally.token';
+
+/** What the page proves itself with: its link's one-time code, or the session key it was sent. */
+export type PageCredential = { code: string } | { key: string } | null;
 
 /**
- * Reads the access token from the page link (`?token=`), removes it from the address bar so it is not
- * left visible or in history, and keeps it in sessionStorage so a reload of this tab still works.
+ * Reads the one-time code from the page link (`?code=`) and removes it from the address bar (it is spent at
+ * the first handshake anyway); without one, the session key this tab was sent before (a reload).
  */
-export function takeToken(win: Pick<Window, 'location' | 'history' | 'sessionStorage'> = window): string | null {
+export function takeCredential(win: Pick<Window, 'location' | 'history' | 'sessionStorage'> = window): PageCredential {
   const url = new URL(win.location.href);
-  const fromUrl = url.searchParams.get('token');
-  if (fromUrl) {
-    try {
-      win.sessionStorage.setItem(TOKEN_KEY, fromUrl);
-    } catch {
-      // Storage can be disabled; the token still works for this page load.
-    }
-    url.searchParams.delete('token');
+  const code = url.searchParams.get('code');
+  if (code) {
+    url.searchParams.delete('code');
     win.history.replaceState(win.history.state, '', url.pathname + url.search + url.hash);
-    return fromUrl;
+    return { code };
   }
   try {
-    return win.sessionStorage.getItem(TOKEN_KEY);
+    const key = win.sessionStorage.getItem(KEY_ITEM);
+    return key ? { key } : null;
   } catch {
     return null;
   }
 }
 
-/** The WebSocket endpoint on the page's own origin. */
-export function webSocketUrl(location: Pick<Location, 'protocol' | 'host'>, token: string | null): string {
+/** The WebSocket endpoint on the page's own origin (the credential travels in the handshake, not here). */
+export function webSocketUrl(location: Pick<Location, 'protocol' | 'host'>): string {
   const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
-  const query = token ? `?token=${encodeURIComponent(token)}` : '';
-  return `${scheme}://${location.host}/ws${query}`;
+  return `${scheme}://${location.host}/ws`;
 }
 
 /** The bridge for this page: Electron IPC when the preload is present, otherwise the WebSocket. */
 export function getBridge(win: Window = window): BridgeHandle {
   if (win.tally) return { bridge: win.tally, connection: staticConnection('open') };
-  const transport = new WsTransport({ url: webSocketUrl(win.location, takeToken(win)) });
+  let credential = takeCredential(win);
+  const transport = new WsTransport({
+    url: webSocketUrl(win.location),
+    protocols: () => (credential ? uiProtocols(credential) : [UI_PROTOCOL]),
+    onSession: (key) => {
+      credential = { key };
+      try {
+        win.sessionStorage.setItem(KEY_ITEM, key);
+      } catch {
+        // Storage can be disabled; the key still serves this page load's reconnects.
+      }
+    },
+  });
   return { bridge: createBridge(transport), connection: transport };
 }

@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import type * as WsModule from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RemoteError, createBridge, type ChannelView } from '../../../electron/contract.js';
-import { takeToken, webSocketUrl } from './bridge.js';
+import { takeCredential, webSocketUrl } from './bridge.js';
 import {
   CLOSE_UNAUTHORIZED,
   WsTransport,
@@ -30,6 +30,8 @@ class Peer {
   constructor(
     readonly socket: WsModule.WebSocket,
     readonly url: string,
+    /** The subprotocols the handshake offered (where the page's credential travels). */
+    readonly protocols: string,
   ) {
     socket.on('message', (data) => {
       const message = JSON.parse(String(data)) as ClientMessage;
@@ -53,12 +55,16 @@ afterEach(async () => {
 });
 
 async function startServer() {
-  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  const wss = new WebSocketServer({
+    host: '127.0.0.1',
+    port: 0,
+    handleProtocols: (offered) => [...offered][0] ?? false,
+  });
   await once(wss, 'listening');
   const peers: Peer[] = [];
   const waiting: ((p: Peer) => void)[] = [];
   wss.on('connection', (socket, req) => {
-    const peer = new Peer(socket, req.url ?? '');
+    const peer = new Peer(socket, req.url ?? '', String(req.headers['sec-websocket-protocol'] ?? ''));
     const waiter = waiting.shift();
     if (waiter) waiter(peer);
     else peers.push(peer);
@@ -72,7 +78,7 @@ async function startServer() {
   );
   const { port } = wss.address() as AddressInfo;
   return {
-    url: `ws://127.0.0.1:${port}/ws?token=t0k`,
+    url: `ws://127.0.0.1:${port}/ws`,
     /** The next client connection (each reconnect is a new one). */
     connection(): Promise<Peer> {
       const ready = peers.shift();
@@ -115,7 +121,7 @@ describe('WsTransport', () => {
     const result = bridge.channels.live();
 
     const peer = await server.connection();
-    expect(peer.url).toBe('/ws?token=t0k');
+    expect(peer.url).toBe('/ws');
     expect(await peer.next()).toEqual({ type: 'visibility', visible: true });
     const invoke = await peer.next();
     expect(invoke).toEqual({ id: 1, type: 'invoke', name: 'channels:live', args: [] });
@@ -289,19 +295,46 @@ describe('WsTransport', () => {
   });
 });
 
-describe('page token', () => {
-  it('takes the token from the link, hides it, and keeps it for reloads', () => {
-    history.replaceState(null, '', '/?token=s3cret&x=1#search');
+describe('page credential', () => {
+  it('offers its credential in the handshake, and the session key it is sent on every reconnect', async () => {
+    const server = await startServer();
+    let credential: { code: string } | { key: string } = { code: 'c0de' };
+    const sessions: string[] = [];
+    const transport = connect(server.url, {
+      protocols: () => [
+        'tally.v1',
+        'code' in credential ? `tally.code.${credential.code}` : `tally.key.${credential.key}`,
+      ],
+      onSession: (key) => {
+        sessions.push(key);
+        credential = { key };
+      },
+    });
+    const first = await server.connection();
+    expect(first.url).toBe('/ws');
+    expect(first.protocols).toBe('tally.v1,tally.code.c0de');
+    first.send({ type: 'session', key: 'k3y' });
+    await reach(transport, 'open');
+    expect(await first.next()).toEqual({ type: 'visibility', visible: true });
+    first.socket.close(1011);
+    const second = await server.connection();
+    expect(sessions).toEqual(['k3y']);
+    expect(second.protocols).toBe('tally.v1,tally.key.k3y');
+  });
+
+  it('takes the one-time code from the link and hides it; a reload uses the key kept in sessionStorage', () => {
+    history.replaceState(null, '', '/?code=c0de&x=1#search');
     sessionStorage.clear();
-    expect(takeToken()).toBe('s3cret');
-    expect(location.href).not.toContain('s3cret');
+    expect(takeCredential()).toEqual({ code: 'c0de' });
+    expect(location.href).not.toContain('c0de');
     expect(location.search).toBe('?x=1');
     expect(location.hash).toBe('#search');
-    // After a reload the link no longer has it.
-    expect(takeToken()).toBe('s3cret');
-    expect(webSocketUrl({ protocol: 'http:', host: '127.0.0.1:4000' }, 'a b')).toBe(
-      'ws://127.0.0.1:4000/ws?token=a%20b',
-    );
-    expect(webSocketUrl({ protocol: 'https:', host: 'x.test' }, null)).toBe('wss://x.test/ws');
+    // After a reload the link no longer has it, and no key was sent yet.
+    expect(takeCredential()).toBeNull();
+    sessionStorage.setItem('tally.token', 'k3y');
+    expect(takeCredential()).toEqual({ key: 'k3y' });
+    // The key never goes into the address: it travels in the handshake.
+    expect(webSocketUrl({ protocol: 'http:', host: '127.0.0.1:4000' })).toBe('ws://127.0.0.1:4000/ws');
+    expect(webSocketUrl({ protocol: 'https:', host: 'x.test' })).toBe('wss://x.test/ws');
   });
 });

@@ -5,9 +5,10 @@
  *
  * Protocol (JSON text frames, one message per frame). The server implements exactly this.
  *
- * Endpoint: `ws(s)://<host of the page>/ws?token=<t>`; `<t>` is the token from the page link. The server
- * rejects a missing or wrong token (HTTP 401 at upgrade, or close code 4401 after it); the client then
- * stops reconnecting and asks the user to open the link again.
+ * Endpoint: `ws(s)://<host of the page>/ws`, with the page's credential in `Sec-WebSocket-Protocol`
+ * (contract.ts `uiProtocols`): the one-time code of the page link at first, the session key after. The server
+ * answers a missing or wrong credential with close code 4401 just after the handshake (a page of another
+ * origin gets HTTP 403 at it); the client then stops reconnecting and asks the user for a new link.
  *
  * Client -> server
  *   {"id":n,"type":"invoke","name":"channels:live","args":[...]}   n: positive integer, unique per socket
@@ -16,6 +17,7 @@
  *   {"type":"visibility","visible":true}                            page shown/hidden (live polling pauses)
  *
  * Server -> client
+ *   {"type":"session","key":"..."}                                  first, after a one-time code was spent
  *   {"id":n,"type":"result","ok":true,"result":<RequestMap[name]["result"]>}
  *   {"id":n,"type":"result","ok":false,"error":{"code":"validation","message":"..."}}
  *   {"type":"event","event":"channels:live","payload":<EventMap[event]>}
@@ -53,7 +55,8 @@ export type ResultMessage =
   | { id: number; type: 'result'; ok: true; result: unknown }
   | { id: number; type: 'result'; ok: false; error: ErrorView };
 
-export type ServerMessage = ResultMessage | { type: 'event'; event: EventName; payload: unknown };
+export type ServerMessage =
+  ResultMessage | { type: 'event'; event: EventName; payload: unknown } | { type: 'session'; key: string };
 
 /** Close code the server uses when it refuses the token. */
 export const CLOSE_UNAUTHORIZED = 4401;
@@ -94,6 +97,10 @@ export interface WsTransportOptions {
   backoff?: BackoffPolicy;
   /** Visibility to report; null disables reporting (always visible). */
   visibility?: VisibilitySource | null;
+  /** The subprotocols of each handshake: they carry the page's credential (asked again at each reconnect). */
+  protocols?: () => string[];
+  /** The server's session key, sent once after a one-time code was spent: what later handshakes carry. */
+  onSession?: (key: string) => void;
 }
 
 /**
@@ -106,6 +113,7 @@ function isServerMessage(value: unknown): value is ServerMessage {
   if (typeof value !== 'object' || value === null) return false;
   const m = value as Record<string, unknown>;
   if (m.type === 'event') return typeof m.event === 'string';
+  if (m.type === 'session') return typeof m.key === 'string';
   if (m.type !== 'result' || typeof m.id !== 'number') return false;
   if (m.ok === true) return true;
   const e = m.error as Record<string, unknown> | undefined;
@@ -119,6 +127,8 @@ export class WsTransport implements Transport, ConnectionSource {
   readonly #timeoutMs: number;
   readonly #reconnect: RetryLoop;
   readonly #visibility: VisibilitySource | null;
+  readonly #protocols: () => string[];
+  readonly #onSession: (key: string) => void;
   #socket: WebSocket | null = null;
   #state: ConnectionState = 'connecting';
   #nextId = 1;
@@ -135,6 +145,8 @@ export class WsTransport implements Transport, ConnectionSource {
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#reconnect = new RetryLoop({ policy: options.backoff ?? RECONNECT_BACKOFF });
     this.#visibility = options.visibility === undefined ? globalThis.document : options.visibility;
+    this.#protocols = options.protocols ?? (() => []);
+    this.#onSession = options.onSession ?? (() => {});
     this.#visibility?.addEventListener('visibilitychange', this.#onVisibility);
     this.#connect();
   }
@@ -210,7 +222,8 @@ export class WsTransport implements Transport, ConnectionSource {
   }
 
   #connect(): void {
-    const socket = new this.#WebSocket(this.#url);
+    const protocols = this.#protocols();
+    const socket = protocols.length > 0 ? new this.#WebSocket(this.#url, protocols) : new this.#WebSocket(this.#url);
     this.#socket = socket;
     socket.addEventListener('open', () => {
       if (socket !== this.#socket) return;
@@ -238,7 +251,11 @@ export class WsTransport implements Transport, ConnectionSource {
     if (this.#closed) return;
     if (code === CLOSE_UNAUTHORIZED || code === 1008) {
       this.#setState('unauthorized');
-      this.#rejectAll(() => true, 'unauthorized', 'Tally refused this page. Open the link printed by "tally serve".');
+      this.#rejectAll(
+        () => true,
+        'unauthorized',
+        'Tally refused this page. Each link opens Tally once: start "tally serve" again for a new link.',
+      );
       return;
     }
     this.#setState('reconnecting');
@@ -253,6 +270,10 @@ export class WsTransport implements Transport, ConnectionSource {
       return;
     }
     if (!isServerMessage(message)) return;
+    if (message.type === 'session') {
+      this.#onSession(message.key);
+      return;
+    }
     if (message.type === 'event') {
       for (const listener of [...(this.#listeners.get(message.event) ?? [])]) {
         try {

@@ -24,7 +24,7 @@ export const en = {
       unauthorized: 'Not authorised',
     },
     reconnecting: 'Reconnecting… The connection to Tally was lost; this page will catch up when it is back.',
-    unauthorized: 'Tally refused this page. Open the link printed by “tally serve” again.',
+    unauthorized: 'Tally refused this page. Each link opens Tally once: start “tally serve” again for a new link.',
     dismiss: 'Dismiss',
     moreErrors: { one: '(and {count} more)', other: '(and {count} more)' } as Plural,
   },

@@ -15,7 +15,8 @@ export const ko: Messages = {
       unauthorized: '권한 없음',
     },
     reconnecting: '다시 연결하는 중… Tally와의 연결이 끊겼습니다. 연결되면 화면이 자동으로 갱신됩니다.',
-    unauthorized: 'Tally가 이 페이지의 접속을 거부했습니다. “tally serve”가 출력한 링크를 다시 열어 주세요.',
+    unauthorized:
+      'Tally가 이 페이지의 접속을 거부했습니다. 링크는 한 번만 열 수 있습니다. “tally serve”를 다시 시작해 새 링크를 받으세요.',
     dismiss: '닫기',
     moreErrors: { one: '(외 {count}건)', other: '(외 {count}건)' },
   },

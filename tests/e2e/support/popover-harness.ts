@@ -49,8 +49,8 @@ export interface PopoverHarness {
    * let a recording's 6 hours pass at once, and puts it back to 0.
    */
   clock: { offsetMs: number };
-  /** Page link with the access token, as `tally serve` prints it. */
-  url: string;
+  /** A fresh one-time page link at each read, as `tally serve` prints one (each opens one page once). */
+  readonly url: string;
   browser: Browser;
   close(): Promise<void>;
 }
@@ -207,7 +207,8 @@ export async function startPopoverHarness(
     await core.start();
     const sandbox = core.testOnly.sandbox();
     if (!sandbox) throw new Error('demo mode did not start the embedded sandbox');
-    ui = await startUiServer({ core, staticDir, host: '127.0.0.1', port: 0 });
+    const server = await startUiServer({ core, staticDir, host: '127.0.0.1', port: 0 });
+    ui = server;
     browser = await launchChromium();
     return {
       core,
@@ -219,7 +220,9 @@ export async function startPopoverHarness(
       recordingsDir,
       openedLog,
       clock,
-      url: ui.url,
+      get url() {
+        return server.oneTimeUrl();
+      },
       browser,
       close,
     };
