@@ -40,10 +40,24 @@ function calleeName(node: ts.CallExpression | ts.NewExpression): string | null {
   return null;
 }
 
-/** Whether `node` sits in a failure path: a `catch` block or a function given to `.catch(...)`. */
+/** A function or method named for a failure or a retry (`#cannotListen`, `scheduleReconnect`, `onFailure`). */
+const FAILURE_NAME = /retry|reconnect|backoff|fail|cannot|again/i;
+
+/**
+ * Whether `node` sits in a failure path: a `catch` block, a function given to `.catch(...)`, or a function named
+ * for a failure or a retry.
+ */
 function inFailurePath(node: ts.Node): boolean {
   for (let at: ts.Node | undefined = node.parent; at; at = at.parent) {
     if (ts.isCatchClause(at)) return true;
+    if (
+      (ts.isMethodDeclaration(at) || ts.isFunctionDeclaration(at)) &&
+      at.name &&
+      (ts.isIdentifier(at.name) || ts.isPrivateIdentifier(at.name)) &&
+      FAILURE_NAME.test(at.name.text)
+    ) {
+      return true;
+    }
     if (
       (ts.isArrowFunction(at) || ts.isFunctionExpression(at)) &&
       ts.isCallExpression(at.parent) &&
@@ -119,6 +133,16 @@ describe('one retry primitive', () => {
        export function failed(retry: () => void): void {
          failures += 1;
          setTimeout(retry, backoffDelay(failures, { baseMs: 1, maxMs: 9 }));
+       }`,
+    ],
+    [
+      'a timer armed in a method named for the failure (the port retry pipeline.ts once had)',
+      `export class Receiver {
+         #waitMs = 2_000;
+         #cannotListen(): void {
+           setTimeout(() => this.listen(), this.#waitMs).unref();
+         }
+         listen(): void { this.#cannotListen(); }
        }`,
     ],
   ])('catches %s', (_what, code) => {
