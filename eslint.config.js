@@ -3,7 +3,11 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import svelte from 'eslint-plugin-svelte';
 import globals from 'globals';
-import tally from './eslint/boundaries.js';
+import boundaries from './eslint/boundaries.js';
+import wallClock from './eslint/wall-clock.js';
+
+/** The project's own rules: layer and process boundaries, and no wall clock in timing code. */
+const tally = { rules: { ...boundaries.rules, 'wall-clock': wallClock } };
 
 /**
  * The layers of electron/core, lowest first (docs/architecture.md draws them). A folder imports only from
@@ -19,6 +23,24 @@ export const CORE_LAYERS = [
   ['studio'], // studio mode: shares the pipeline's saved recordings over NATS JetStream, mirrors them on members
   ['receive'], // the one receive service of every face: port policy, health, `tally status`
   ['app'], // the headless core behind the tray app and `tally serve`
+];
+
+/**
+ * Files of electron/core that may read the wall clock as a number (tally/wall-clock), each for a reason:
+ * exported for the spec that proves the rule bites (tests/architecture/wall-clock.spec.ts).
+ */
+export const WALL_CLOCK_ALLOWED = [
+  // The time module itself: the one place that reads both clocks.
+  'electron/core/time.ts',
+  // The emulator plays the service, whose clock is the wall clock it reports; its durations run on its VirtualClock.
+  'electron/core/sandbox/**',
+  // Not yet moved: the studio side of issue 30 (claims, sweeps, lag, throttles, member health; branch t30-studio)
+  // takes each of these to core/time.ts and removes its line here.
+  'electron/core/studio/lag.ts',
+  'electron/core/studio/mirror-file.ts',
+  'electron/core/studio/publisher.ts',
+  'electron/core/studio/store.ts',
+  'electron/core/receive/member-health.ts',
 ];
 
 const IPC_ONLY_IN_TRANSPORT = {
@@ -101,6 +123,13 @@ export default tseslint.config(
   // The browser retries its WebSocket with the same policy (backoff.ts is browser-safe: the 'notes' zone).
   { files: ['renderer/**/*.ts', 'renderer/**/*.svelte'], rules: { 'no-restricted-syntax': ['error', ...ONE_BACKOFF] } },
   { files: ['electron/core/backoff.ts'], rules: { 'no-restricted-syntax': 'off' } },
+  // Timing code measures on the monotonic clock of electron/core/time.ts (eslint/wall-clock.js, issue 30).
+  {
+    files: ['electron/core/**/*.ts'],
+    ignores: ['**/*.spec.ts', ...WALL_CLOCK_ALLOWED],
+    plugins: { tally },
+    rules: { 'tally/wall-clock': 'error' },
+  },
   {
     files: ['electron/**/*.ts'],
     ignores: ['**/*.spec.ts'],

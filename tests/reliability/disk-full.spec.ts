@@ -16,7 +16,6 @@ import { DownloadManager, partPathFor } from '../../electron/core/pipeline/downl
 import { MemoryJobStore } from '../support/pipeline/memory-job-store.js';
 import { RecordingPipeline } from '../../electron/core/pipeline/pipeline.js';
 import type { PipelineRejection } from '../../electron/core/pipeline/pipeline.js';
-import { RETENTION_MS } from '../../electron/core/recordings/types.js';
 import { canMountSmallDisks, mountSmallDisk, type SmallDisk } from '../support/tmpfs.js';
 
 const MiB = 1024 * 1024;
@@ -174,24 +173,13 @@ describe.skipIf(!mountable)('a nearly full disk (tmpfs)', () => {
   it('releases the part of a recording the service deleted before it could be finished', async () => {
     const folder = await disk(8 * MiB);
     const store = new MemoryJobStore();
-    // The clock is past the deadline once the first attempt has failed.
-    let late = false;
-    const manager = new DownloadManager({
-      store,
-      folder,
-      policy,
-      retryBaseMs: 5,
-      now: () => (late ? Date.now() + RETENTION_MS + 60_000 : Date.now()),
-    });
+    const manager = new DownloadManager({ store, folder, policy, retryBaseMs: 5, goneRecheckMs: 5 });
     stops.push(() => manager.stop());
     server.setFaults({ resetAfterBytes: 2 * MiB });
     const rec = publish(4 * MiB, 'late');
-    const { job } = await store.add(rec.rec);
-    // The first attempt leaves a part; the clock is then past the deadline.
-    manager.once('failed', () => {
-      late = true;
-      server.setFaults({ status: 503 });
-    });
+    // The service deletes it a second from now; the first attempt leaves a part, then the origin says it is gone.
+    const { job } = await store.add(rec.rec, { deadline: new Date(Date.now() + 1_000).toISOString() });
+    manager.once('failed', () => server.setFaults({ status: 404 }));
     const expired = once(manager, 'expired');
     manager.start();
     const [event] = (await expired) as [{ reason: string }];

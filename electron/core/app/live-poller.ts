@@ -9,6 +9,7 @@
  * only the fallback and runs `hookedFactor` times slower.
  */
 import type { Channel } from '../model.js';
+import { systemClock } from '../time.js';
 
 export interface LivePollerOptions {
   /** One poll; rejects on failure (the poller keeps going). */
@@ -84,7 +85,7 @@ export class LivePoller {
   }
 
   #now(): number {
-    return (this.#opts.now ?? Date.now)();
+    return (this.#opts.now ?? systemClock.now)();
   }
 
   /** The polled list corrected by recent hook calls. */

@@ -14,6 +14,7 @@ import type { ChannelHookCall } from '../webhook/channel-hook.js';
 import type { MissingRecording } from '../pipeline/expected-recordings.js';
 import type { GapReport, GapView } from '../../contract.js';
 import type { Settings, SettingsStore } from '../settings.js';
+import { wallNow } from '../time.js';
 import { ATTENTION_WINDOW_MS } from './tray-snapshot.js';
 import { NO_PUBLIC_URL, clean, describe, errorView, gapView } from './core-messages.js';
 import { PROGRESS_INTERVAL_MS, type Phase } from './app-options.js';
@@ -408,7 +409,7 @@ export class PipelineHost {
     return stand?.state === 'saved' ? stand.path : null;
   }
 
-  trayCounts(now: number = Date.now()): TrayCounts {
+  trayCounts(now: number = wallNow()): TrayCounts {
     let downloading = 0;
     let done = 0;
     let total = 0;

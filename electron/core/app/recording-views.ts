@@ -7,6 +7,7 @@
 import { basename } from 'node:path';
 import { nested, said, note, type Note, type RecordingView } from '../../contract.js';
 import type { RecordingJob } from '../recordings/types.js';
+import { systemClock } from '../time.js';
 import type { RefusedUploadRecord } from '../uploads/upload-log.js';
 
 export type RecordingSourceKind = RecordingView['source'];
@@ -177,7 +178,7 @@ export class ProgressThrottle {
   update(key: string, progress: LiveProgress): void {
     this.#latest.set(key, progress);
     if (this.#trailing.has(key)) return;
-    const now = (this.#opts.now ?? Date.now)();
+    const now = (this.#opts.now ?? systemClock.now)();
     const wait = (this.#lastPush.get(key) ?? -Infinity) + this.#opts.minIntervalMs - now;
     if (wait <= 0) {
       this.#pushNow(key);
@@ -207,7 +208,7 @@ export class ProgressThrottle {
   #pushNow(key: string): void {
     const progress = this.#latest.get(key);
     if (!progress) return;
-    this.#lastPush.set(key, (this.#opts.now ?? Date.now)());
+    this.#lastPush.set(key, (this.#opts.now ?? systemClock.now)());
     this.#opts.push(key, progress);
   }
 }

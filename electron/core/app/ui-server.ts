@@ -27,6 +27,7 @@ import { EVENT_NAMES, UI_PROTOCOL, type EventName } from '../../contract.js';
 import { dispatchRequest } from './dispatch.js';
 import type { AppCore } from './types.js';
 import { nodeHttp } from '../node-http.js';
+import { systemClock } from '../time.js';
 import { registerSecret } from '../redact.js';
 
 /** The page's Content-Security-Policy (the meta tag in index.html says the same). */
@@ -119,7 +120,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
   let port = 0;
   /** Unspent one-time codes and when they expire. */
   const codes = new Map<string, number>();
-  const now = opts.now ?? Date.now;
+  const now = opts.now ?? systemClock.now;
   /** Whether `code` was issued and has not expired (it is not spent here: the handshake spends it). */
   const live = (code: string) => (codes.get(code) ?? -Infinity) >= now();
 

@@ -78,9 +78,9 @@ export interface DownloadOptions {
 export interface StallRule {
   bytesPerSec: number;
   windowMs: number;
-  /** When the file disappears (ms since epoch on `now`), or null. */
+  /** When the file disappears, on the clock `now` (monotonic by default), or null. */
   deadlineAt?: number | null;
-  /** Clock of `deadlineAt` (default Date.now). */
+  /** Clock of `deadlineAt` (default: the monotonic clock of core/time.ts). */
   now?: () => number;
 }
 

@@ -17,6 +17,11 @@ export class HttpStatusError extends TallyError {
     readonly host: string,
     /** Short, sanitised hint from the body (an S3 error code such as `NoSuchKey`, or an HTML title). */
     readonly detail: string = '',
+    /**
+     * The answer's `Date` header (ms since the epoch on the origin's clock), or null: the service's own time of
+     * the answer, which the manager judges the service's deadline by (never against the local clock).
+     */
+    readonly serviceDate: number | null = null,
   ) {
     super(`The download server ${host} answered ${status}${detail ? ` (${detail})` : ''}.`);
   }

@@ -38,6 +38,7 @@ import { watchStall } from './stall-rule.js';
 import { planSegments, runSegmented, segmentBytes } from './segmented.js';
 import { DEFAULT_MAX_RECORDING_BYTES, overflowError, refuseServerLength, sizeCeiling } from './size-limits.js';
 import { hashOfFile, md5FromEtag, md5OfFile, verifyPart, type VerifyCheck } from './verify.js';
+import { httpDate } from '../time.js';
 
 export type { DownloadPolicy } from './http-request.js';
 export type { DownloadProgress } from './progress.js';
@@ -322,7 +323,7 @@ async function transferSequential(
       }
     }
   } else {
-    throw new HttpStatusError(status, opened.url.host, await errorHint(res));
+    throw new HttpStatusError(status, opened.url.host, await errorHint(res), httpDate(res.headers.date));
   }
 
   const limits = {

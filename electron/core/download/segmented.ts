@@ -15,6 +15,7 @@ import type { IncomingMessage } from 'node:http';
 import type { EngineContext } from './engine-context.js';
 import { ifRangeValidator, RestartFromZero, transferError } from './engine-context.js';
 import { HttpStatusError, NetworkError, TimeoutError } from './errors.js';
+import { httpDate } from '../time.js';
 import { pumpToFile } from './file-sink.js';
 import { WriteBehind } from './write-behind.js';
 import { abortError, describeEndpoint, errorHint, openResponse, parseContentRange } from './http-request.js';
@@ -167,7 +168,7 @@ export async function runSegmented(
         res.destroy();
         throw new RestartFromZero('the server stopped honouring byte ranges');
       } else {
-        throw new HttpStatusError(status, opened.url.host, await errorHint(res));
+        throw new HttpStatusError(status, opened.url.host, await errorHint(res), httpDate(res.headers.date));
       }
     }
     receiving += 1;

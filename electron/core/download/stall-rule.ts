@@ -2,11 +2,14 @@
  * The stall rule (issue 20): the idle timeout counts only silence, so a body trickled at a byte a second never
  * tripped it, and three such downloads held every slot while a normal recording waited behind them until the
  * service deleted it. Each window, a download that received less than the minimum rate, or that at its rate
- * cannot finish before the deadline, is stopped with StallError: its part is kept and it is retried later.
+ * cannot finish before the deadline, is stopped with StallError: its part is kept and it is retried later. The
+ * deadline and the windows are on the monotonic clock (core/time.ts): a wall-clock step never makes a healthy
+ * download "too late" (issue 30).
  */
 import type { StallRule } from './download-options.js';
 import { StallError } from './errors.js';
 import type { ProgressMeter } from './progress.js';
+import { systemClock } from '../time.js';
 
 /**
  * Starts watching `meter` under `rule`; `stop` is called with the StallError when the rule trips. Returns the
@@ -18,7 +21,7 @@ export function watchStall(
   host: () => string,
   stop: (error: StallError) => void,
 ): () => void {
-  const now = rule.now ?? Date.now;
+  const now = rule.now ?? systemClock.now;
   let before = meter.bytes;
   const timer = setInterval(() => {
     // Verifying a big file reads it for a while and receives nothing: not a stall.
@@ -31,7 +34,8 @@ export function watchStall(
       return;
     }
     const left = meter.total !== null ? meter.total - meter.bytes : null;
-    if (left !== null && left > 0 && rule.deadlineAt != null) {
+    // Past the deadline nothing is too late: the origin decides whether the file is still there (issue 30).
+    if (left !== null && left > 0 && rule.deadlineAt != null && now() < rule.deadlineAt) {
       const needMs = (left * 1000) / rate;
       if (now() + needMs > rule.deadlineAt) stop(new StallError(host(), rate, 'late'));
     }

@@ -5,6 +5,7 @@ import type { DownloadOptions, DownloadPolicy, DownloadProgress } from '../downl
 import type { DownloadFs } from '../download/download-fs.js';
 import type { RecordingJob, JobStore } from '../recordings/types.js';
 import type { DiskStats, DiskStatus } from './disk-budget.js';
+import type { Clock } from '../time.js';
 
 export interface DownloadManagerOptions {
   store: JobStore;
@@ -15,7 +16,12 @@ export interface DownloadManagerOptions {
   concurrency?: number;
   /** File-name template (`{channelId}`, `{date}`, `{time}`, `{datetime}`); default `{channelId}`. */
   fileNameTemplate?: string;
-  /** Clock (ms since epoch) for deadlines and retry times. */
+  /**
+   * The clocks (core/time.ts): monotonic for deadlines and retry times, wall for the times written and shown
+   * (default systemClock).
+   */
+  clock?: Clock;
+  /** A hand-moved clock (ms since epoch) for both, in tests; `clock` wins when both are given. */
   now?: () => number;
   /** Jitter source in [0, 1). */
   random?: () => number;
@@ -121,6 +127,8 @@ export interface DownloadManagerEvents {
   saved: [SavedEvent];
   failed: [FailedEvent];
   expired: [ExpiredEvent];
+  /** The wall clock stepped by this many ms (stored deadlines are being moved by it; core/time.ts). */
+  'clock-step': [stepMs: number];
   /** The disk of the recordings folder changed health (a recording waits for space, or no longer does). */
   disk: [DiskStatus];
 }

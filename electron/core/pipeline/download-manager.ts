@@ -1,8 +1,16 @@
 /**
  * The download queue: takes jobs from the durable inbox and keeps at them until each recording is saved or the
  * service has deleted it (6 hours after the webhook). Transient failures are retried with exponential backoff
- * and full jitter, the last attempt is timed for the deadline itself, and every state change goes through the
- * store before it is announced, so a crash at any point resumes where it was and never saves a file twice.
+ * and full jitter, and every state change goes through the store before it is announced, so a crash at any point
+ * resumes where it was and never saves a file twice.
+ *
+ * Time (issue 30): the deadline is kept on the monotonic clock while Tally runs (core/time.ts), read once from
+ * the journal's wall-clock deadline; a step of the wall clock moves the stored deadlines by the step, so a
+ * restart still finds the right one. The origin decides expiry: a recording is `expired` only when the origin
+ * answers that it is gone (403/404/410) after the deadline; the time its reason names is read from the service's
+ * own clock (the `Date` header), never one the service has not reached. Past the deadline anything else is retried at the slowest pace of the backoff while the origin may still
+ * serve the file, and its part is kept. An attempt that wrote bytes starts the backoff again from its first step,
+ * and a retry is never put off past the last moment the rest could still be fetched at the rate seen.
  *
  * States: `pending` (queued, or waiting for a retry: `error` holds the last transient error), `downloading`,
  * then one of the terminal `saved`, `expired` (the service deleted the file first) or `failed` (refused by
@@ -34,6 +42,7 @@ import { DiskBudget, bytesToWrite, type DiskStats, type DiskStatus } from './dis
 import { refusePlantedLinks, releaseFinalName, reserveFinalName, sniffPart } from './final-names.js';
 import { describe, formatTime, stored } from './job-notes.js';
 import { RetrySchedule } from './retry-schedule.js';
+import { isoAt, manualClock, shiftIso, systemClock, wallAt, watchWallClock, type Clock } from '../time.js';
 
 /** First wait before looking again at a recording the service says is gone, and the longest. */
 export const GONE_RECHECK_MS = 10 * 60 * 1000;
@@ -71,6 +80,25 @@ export function partPathFor(folder: string, job: Pick<RecordingJob, 'key' | 'cha
   return path.join(folder, `${safeFileName(job.channelId, { maxBytes: 80 })}.${tag}${ext}.part`);
 }
 
+/** What one attempt achieved, for the wait before the next (see #nextAttempt). */
+interface AttemptProgress {
+  /** When it began (monotonic ms). */
+  startedAt: number;
+  /** Bytes of the recording it wrote. */
+  written: number;
+  /** Its last progress: bytes present and the total, when known. */
+  bytes: number | null;
+  total: number | null;
+}
+
+/** How fast a job's last attempt that wrote bytes went, and what was left: the pace its deadline is planned by. */
+interface Pace {
+  /** Bytes per second over that attempt, from its start (connection set-up included: on the slow side). */
+  rate: number;
+  /** Bytes still to fetch after it. */
+  left: number;
+}
+
 interface Running {
   controller: AbortController;
   task: Promise<void>;
@@ -82,7 +110,17 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   #folder: string;
   #concurrency: number;
   readonly #template: string | undefined;
-  readonly #now: () => number;
+  /** Monotonic for durations and deadlines, wall only for the times written and shown (core/time.ts). */
+  readonly #clock: Clock;
+  /** key → its deadline on the monotonic clock, read once from the stored wall-clock deadline. */
+  readonly #deadlines = new Map<string, number>();
+  /** key → the deadline on the origin's own clock (its `Date` header), learned from its first dated answer. */
+  readonly #serviceDeadlines = new Map<string, number>();
+  /** key → failures in a row without a byte written (the backoff step of the next wait). */
+  readonly #failStreak = new Map<string, number>();
+  /** key → the pace of its last attempt that wrote bytes. */
+  readonly #pace = new Map<string, Pace>();
+  #clockWatch: ReturnType<typeof watchWallClock> | null = null;
   readonly #random: () => number;
   /** Full jitter: many recordings failing together (the service down) spread their retries. */
   readonly #backoff: BackoffPolicy;
@@ -133,7 +171,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     this.#folder = opts.folder;
     this.#concurrency = Math.max(1, Math.floor(opts.concurrency ?? 3));
     this.#template = opts.fileNameTemplate;
-    this.#now = opts.now ?? Date.now;
+    this.#clock = opts.clock ?? (opts.now ? manualClock(opts.now) : systemClock);
     this.#random = opts.random ?? Math.random;
     this.#backoff = { baseMs: opts.retryBaseMs ?? 2000, maxMs: opts.retryMaxMs ?? 5 * 60 * 1000, jitter: 1 };
     const statfs = opts.fs?.statfs;
@@ -164,6 +202,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     this.#started = true;
     this.#stopped = false;
     this.#store.on('added', this.#onAdded);
+    this.#clockWatch = watchWallClock((step) => void this.#wallClockStepped(step), { clock: this.#clock });
     this.#offQuiet = this.#opts.acksFirst?.onQuiet(() => this.#pump()) ?? null;
     // Keys only: a journal of 100,000 jobs is not read into memory to start.
     // A gone recording is looked at once more: the answer may have been a passing one.
@@ -186,10 +225,68 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     }
   }
 
+  /**
+   * The wall clock stepped by `step` ms while this queue was not running (core/clock-anchor.ts): every unfinished
+   * job's stored deadline is moved by it before any is read. Call before `start()`.
+   */
+  async moveStoredDeadlines(step: number): Promise<void> {
+    for (const key of this.#store.keys(['pending', 'downloading', 'gone'])) {
+      const job = this.#store.get(key);
+      if (!job || this.#deadlines.has(key)) continue;
+      await this.#write(key, { deadline: shiftIso(job.deadline, step) }).catch(() => undefined);
+    }
+  }
+
   /** When the next automatic attempt of `key` is due (ISO), or null when none is scheduled. */
   nextAttemptAt(key: string): string | null {
     const at = this.#retries.dueAt(key);
-    return at === undefined ? null : this.#iso(at);
+    return at === undefined ? null : this.#isoAt(at);
+  }
+
+  /**
+   * The deadline of `key` as the wall clock now names it (ISO), from the monotonic one this queue keeps; null when
+   * the job has not been looked at this run (its stored deadline is all there is). A wall-clock step moves it with
+   * the clock at once, before the stored deadline is rewritten.
+   */
+  deadlineAt(key: string): string | null {
+    const at = this.#deadlines.get(key);
+    return at === undefined ? null : this.#isoAt(at);
+  }
+
+  #now(): number {
+    return this.#clock.now();
+  }
+
+  /**
+   * The job's deadline on the monotonic clock. Read from the stored wall time once (with the wall clock as it
+   * stood at the last step check, so a step not yet seen changes nothing), then kept: a later step cannot move it.
+   */
+  #deadlineOf(job: Pick<RecordingJob, 'key' | 'deadline'>): number {
+    let at = this.#deadlines.get(job.key);
+    if (at === undefined) {
+      this.#clockWatch?.check();
+      const wall = Date.parse(job.deadline);
+      at = this.#clockWatch ? this.#clockWatch.steps.monotonicAt(wall) : wall - this.#clock.wall() + this.#now();
+      this.#deadlines.set(job.key, at);
+    }
+    return at;
+  }
+
+  /**
+   * The wall clock stepped by `step` ms: every unfinished job's stored deadline is moved by it, so the journal
+   * (health, the popover's countdown, a restart) names the same moment as before. In memory nothing moves.
+   */
+  async #wallClockStepped(step: number): Promise<void> {
+    this.emit('clock-step', step);
+    for (const key of this.#store.keys(['pending', 'downloading', 'gone'])) {
+      if (this.#stopped) return;
+      const job = this.#store.get(key);
+      if (!job) continue;
+      // One not read yet is read in the frame before the step (which is what it was written in).
+      const at = this.#deadlines.get(key) ?? this.#deadlineOf(job) + step;
+      this.#deadlines.set(key, at);
+      await this.#write(key, { deadline: this.#isoAt(at) }).catch(() => undefined);
+    }
   }
 
   /** Starts a `failed`, `expired` or `gone` job again now, or skips the wait of a job waiting for its next retry. */
@@ -230,6 +327,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#started = false;
+    this.#clockWatch?.stop();
+    this.#clockWatch = null;
     this.#store.off('added', this.#onAdded);
     this.#offQuiet?.();
     this.#offQuiet = null;
@@ -267,8 +366,14 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     if (job.state === 'pending' || job.state === 'downloading') this.#enqueue(job.key);
   };
 
-  #iso(ms = this.#now()): string {
-    return new Date(ms).toISOString();
+  /** The wall time now, as stored and shown. */
+  #iso(): string {
+    return new Date(this.#clock.wall()).toISOString();
+  }
+
+  /** A monotonic moment as the wall time to store or show. */
+  #isoAt(t: number): string {
+    return isoAt(t, this.#clock);
   }
 
   #enqueue(key: string): void {
@@ -300,7 +405,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
             job,
             error: error as Error,
             willRetry: !this.#stopped,
-            nextAttemptAt: this.#stopped ? null : this.#iso(this.#now() + delay),
+            nextAttemptAt: this.#stopped ? null : this.#isoAt(this.#now() + delay),
           });
           this.#schedule(key, delay);
         })
@@ -384,7 +489,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     // A retry continues in the folder its part is in, even if the folder setting changed meanwhile.
     const folder = this.#jobFolders.get(key) ?? this.#folder;
     this.#jobFolders.set(key, folder);
-    const deadline = Date.parse(initial.deadline);
+    const deadline = this.#deadlineOf(initial);
     const partPath = partPathFor(folder, initial);
     const ext = extFromUrl(initial.url);
     const name = renderFileName(this.#template, { channelId: initial.channelId, receivedAt: initial.receivedAt, ext });
@@ -408,7 +513,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     const short = await this.#disk.reserve(key, folder, need, partPath);
     this.#announceDisk();
     if (short) {
-      await this.#handleFailure(initial, new DiskFullError(folder, short.needed, short.free), deadline, partPath);
+      await this.#handleFailure(initial, new DiskFullError(folder, short.needed, short.free), deadline, partPath, null);
       return;
     }
 
@@ -420,6 +525,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     });
     let lastCheckpoint = 0;
     let checkpoint: Promise<unknown> | null = null;
+    /** What this attempt did: whether it wrote bytes (the backoff starts again), and its last progress. */
+    const done: AttemptProgress = { startedAt: this.#now(), written: 0, bytes: null, total: null };
     // Whatever the reservations say, another program may fill the disk: pause above the floor.
     const watch = this.#disk.watch(key, folder, (free) => {
       if (!signal.aborted) controller.abort(new DiskFullError(folder, null, free));
@@ -446,12 +553,17 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
           : {}),
         ...this.#opts.ramp,
         ...(this.#opts.timeoutMs !== undefined ? { timeoutMs: this.#opts.timeoutMs } : {}),
-        ...(stallRule ? { stallRule: { ...stallRule, deadlineAt: deadline, now: this.#now } } : {}),
+        ...(stallRule ? { stallRule: { ...stallRule, deadlineAt: deadline, now: () => this.#now() } } : {}),
         ...(this.#opts.fs ? { fs: this.#opts.fs } : {}),
         ...(this.#opts.progressIntervalMs !== undefined ? { progressIntervalMs: this.#opts.progressIntervalMs } : {}),
-        onBytesWritten: watch.wrote,
+        onBytesWritten: (bytes) => {
+          done.written += bytes;
+          watch.wrote(bytes);
+        },
         onProgress: (p) => {
-          this.emit('progress', { key, channelId: job.channelId, deadline: job.deadline, ...p });
+          done.bytes = p.bytes;
+          done.total = p.total;
+          this.emit('progress', { key, channelId: job.channelId, deadline: this.#isoAt(deadline), ...p });
           const now = this.#now();
           if (!checkpoint && now - lastCheckpoint >= (this.#opts.checkpointIntervalMs ?? 1000)) {
             lastCheckpoint = now;
@@ -499,18 +611,29 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
       await watch.settled();
       const reason: unknown = signal.reason;
       if (signal.aborted && reason instanceof DiskFullError && !this.#stopped) {
-        await this.#handleFailure(job, reason, deadline, partPath);
+        await this.#handleFailure(job, reason, deadline, partPath, done);
         return;
       }
       if (signal.aborted || isAbortError(error)) {
         await this.#write(key, { state: 'pending', updatedAt: this.#iso() });
         return;
       }
-      await this.#handleFailure(job, error instanceof Error ? error : new Error(String(error)), deadline, partPath);
+      const failure = error instanceof Error ? error : new Error(String(error));
+      await this.#handleFailure(job, failure, deadline, partPath, done);
     }
   }
 
-  async #handleFailure(job: RecordingJob, error: Error, deadline: number, partPath: string): Promise<void> {
+  /**
+   * After a failed attempt: final (refused, or known gone), or the next attempt scheduled. `deadline` is on the
+   * monotonic clock; `done` is what the attempt achieved (null when it never started).
+   */
+  async #handleFailure(
+    job: RecordingJob,
+    error: Error,
+    deadline: number,
+    partPath: string,
+    done: AttemptProgress | null,
+  ): Promise<void> {
     const key = job.key;
     const now = this.#now();
     const cause = describe(error);
@@ -518,20 +641,34 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     if (error instanceof DownloadRefusedError) {
       // Its part stays where it is (its folder too) until Remove releases it.
       this.#forgetAttempts(key);
-      const failed = await this.#write(key, { state: 'failed', ...stored(cause), updatedAt: this.#iso(now) });
+      const failed = await this.#write(key, { state: 'failed', ...stored(cause), updatedAt: this.#iso() });
       this.emit('failed', { job: failed, error, willRetry: false, nextAttemptAt: null });
       return;
     }
 
-    if (now >= deadline) {
+    const gone = error instanceof HttpStatusError && error.gone;
+    // The service's clock (its `Date` header): the deadline in the origin's own time, from its first dated answer,
+    // so the time a reason names is one the service has reached, whatever the local wall clock says.
+    const serviceDate = error instanceof HttpStatusError ? error.serviceDate : null;
+    let serviceDeadline = this.#serviceDeadlines.get(key);
+    if (serviceDate !== null && serviceDeadline === undefined) {
+      serviceDeadline = serviceDate + (deadline - now);
+      this.#serviceDeadlines.set(key, serviceDeadline);
+    }
+
+    if (gone && now >= deadline) {
+      // The origin says the file is gone, and its 6 hours are over on the monotonic clock: it is known gone.
       this.#forgetAttempts(key);
       this.#announceDisk();
       const partBytes = await sizeOf(downloadFs(this.#opts.fs), partPath).catch(() => null);
-      const at = formatTime(deadline);
-      const why =
-        error instanceof HttpStatusError && error.gone
-          ? [note('recordingGone', { at })]
-          : [note('recordingLate', { at }), cause];
+      // A time the service has reached: its deadline on its own clock, or the moment it said so when that is earlier
+      // (a deadline read back after a step while Tally was stopped may lie ahead of it); ours without a Date.
+      const at = formatTime(
+        serviceDate !== null && serviceDeadline !== undefined
+          ? Math.min(serviceDate, serviceDeadline)
+          : wallAt(deadline, this.#clock),
+      );
+      const why = [note('recordingGone', { at })];
       // The file is gone from the service: its part can never be finished, and it holds disk others need.
       if (partBytes !== null) {
         await discardPart(partPath, this.#opts.fs).catch(() => undefined);
@@ -539,12 +676,12 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
       }
       this.#jobFolders.delete(key);
       const reason = stored(...why);
-      const expired = await this.#write(key, { state: 'expired', ...reason, updatedAt: this.#iso(now) });
+      const expired = await this.#write(key, { state: 'expired', ...reason, updatedAt: this.#iso() });
       this.emit('expired', { job: expired, reason: reason.error });
       return;
     }
 
-    if (error instanceof HttpStatusError && error.gone) {
+    if (gone) {
       // Said as gone (not "expires in 5 h, will try again"). The first look again comes as soon as any retry would
       // (the file may not have been published yet); later ones less and less often, until the deadline.
       const looks = this.#goneLooks(key);
@@ -553,11 +690,11 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         looks === 0
           ? Math.max(1, backoffDelay(1, this.#backoff, this.#random))
           : backoffDelay(looks, { baseMs: goneMs, maxMs: GONE_RECHECK_MAX_MS });
-      const nextAt = Math.min(deadline, now + wait);
+      const nextAt = now < deadline ? Math.min(deadline, now + wait) : now + wait;
       const why = stored(note('recordingGoneNow', { status: error.status, detail: error.detail || 'no detail' }));
-      const gone = await this.#write(key, { state: 'gone', ...why, updatedAt: this.#iso(now) });
+      const goneJob = await this.#write(key, { state: 'gone', ...why, updatedAt: this.#iso() });
       this.#schedule(key, nextAt - now);
-      this.emit('failed', { job: gone, error, willRetry: true, nextAttemptAt: this.#iso(nextAt) });
+      this.emit('failed', { job: goneJob, error, willRetry: true, nextAttemptAt: this.#isoAt(nextAt) });
       return;
     }
     this.#goneCount.delete(key);
@@ -575,19 +712,42 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
       // look every diskRecheckMs notices space freed by someone else. Its part is kept.
       const why = stored(await this.#disk.wait(key, error));
       this.#announceDisk();
-      const nextAt = Math.min(deadline, now + (this.#opts.diskRecheckMs ?? Math.min(30_000, this.#backoff.maxMs)));
-      const pending = await this.#write(key, { state: 'pending', ...why, updatedAt: this.#iso(now) });
-      this.emit('failed', { job: pending, error, willRetry: true, nextAttemptAt: this.#iso(nextAt) });
+      const recheck = now + (this.#opts.diskRecheckMs ?? Math.min(30_000, this.#backoff.maxMs));
+      const nextAt = now < deadline ? Math.min(deadline, recheck) : recheck;
+      const pending = await this.#write(key, { state: 'pending', ...why, updatedAt: this.#iso() });
+      this.emit('failed', { job: pending, error, willRetry: true, nextAttemptAt: this.#isoAt(nextAt) });
       this.#schedule(key, nextAt - now);
       return;
     }
 
-    let nextAt = now + Math.max(1, backoffDelay(job.attempts, this.#backoff, this.#random));
-    // The final attempt happens at the deadline itself: the file may still be there until that very moment.
-    if (nextAt > deadline) nextAt = deadline;
-    const pending = await this.#write(key, { state: 'pending', ...stored(cause), updatedAt: this.#iso(now) });
+    const nextAt = this.#nextAttempt(key, now, deadline, done);
+    const pending = await this.#write(key, { state: 'pending', ...stored(cause), updatedAt: this.#iso() });
     this.#schedule(key, nextAt - now);
-    this.emit('failed', { job: pending, error, willRetry: true, nextAttemptAt: this.#iso(nextAt) });
+    this.emit('failed', { job: pending, error, willRetry: true, nextAttemptAt: this.#isoAt(nextAt) });
+  }
+
+  /**
+   * When a job that failed for a passing reason is tried again (monotonic ms). An attempt that wrote bytes starts
+   * the backoff again from its first step (a link cut every 256 KiB is progress, not a failing host). Before the
+   * deadline the wait never goes past the last moment the rest could still be fetched at the rate seen, nor past
+   * the deadline itself; after it, the origin still decides, at the backoff's slowest pace.
+   */
+  #nextAttempt(key: string, now: number, deadline: number, done: AttemptProgress | null): number {
+    const wrote = done !== null && done.written > 0;
+    const streak = wrote ? 1 : (this.#failStreak.get(key) ?? 0) + 1;
+    this.#failStreak.set(key, streak);
+    if (wrote && done.total !== null && done.bytes !== null && now > done.startedAt) {
+      this.#pace.set(key, {
+        rate: (done.written * 1000) / (now - done.startedAt),
+        left: Math.max(0, done.total - done.bytes),
+      });
+    }
+    const wait = Math.max(1, backoffDelay(streak, this.#backoff, this.#random));
+    if (now >= deadline) return now + Math.max(wait, this.#backoff.maxMs);
+    const pace = this.#pace.get(key);
+    // Half as long again as the rest took at that pace: a rate seen once is no promise.
+    const latest = pace && pace.rate > 0 ? deadline - 1.5 * (pace.left / pace.rate) * 1000 : deadline;
+    return Math.max(now + 1, Math.min(now + wait, latest));
   }
 
   /**
@@ -655,6 +815,10 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     this.#sizeStrikes.delete(key);
     this.#md5Misses.delete(key);
     this.#goneCount.delete(key);
+    this.#failStreak.delete(key);
+    this.#pace.delete(key);
+    this.#serviceDeadlines.delete(key);
+    this.#deadlines.delete(key);
     this.#disk.forget(key);
   }
 

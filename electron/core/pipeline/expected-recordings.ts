@@ -3,6 +3,7 @@
  * follows within a grace period while server recording is on, the recording is flagged as expected but not
  * received, while there is still time to look for it in the service console (it is deleted 6 hours later).
  */
+import { systemClock } from '../time.js';
 
 export interface MissingRecording {
   channelId: string;
@@ -45,10 +46,9 @@ export class ExpectedRecordings {
   closed(channelId: string): void {
     this.#cancel(channelId);
     if (!this.#opts.expecting()) return;
-    const now = (this.#opts.now ?? (() => new Date()))();
     const came = this.#recent.get(channelId);
-    if (came !== undefined && now.getTime() - came < this.#opts.graceMs) return;
-    const closedAt = now.toISOString();
+    if (came !== undefined && this.#tick() - came < this.#opts.graceMs) return;
+    const closedAt = (this.#opts.now ?? (() => new Date()))().toISOString();
     const timer = setTimeout(() => {
       this.#timers.delete(channelId);
       this.#opts.onMissing({ channelId, closedAt, waitedMs: this.#opts.graceMs });
@@ -68,13 +68,18 @@ export class ExpectedRecordings {
   /** A recording webhook for the channel arrived: nothing is missing. */
   received(channelId: string): void {
     this.#cancel(channelId);
-    const now = (this.#opts.now ?? (() => new Date()))().getTime();
+    const now = this.#tick();
     this.#recent.delete(channelId);
     this.#recent.set(channelId, now);
     for (const [id, at] of this.#recent) {
       if (now - at < this.#opts.graceMs && this.#recent.size <= (this.#opts.maxWatched ?? 10_000)) break;
       this.#recent.delete(id);
     }
+  }
+
+  /** Ages of webhooks on the monotonic clock (core/time.ts); a test's `now` moves them by hand. */
+  #tick(): number {
+    return this.#opts.now ? this.#opts.now().getTime() : systemClock.now();
   }
 
   #cancel(channelId: string): void {

@@ -71,6 +71,10 @@ export interface PipelineOptions {
   keepNewestRecordings?: number;
   segments?: number;
   retryBaseMs?: number;
+  /** Longest retry wait, and the pace past the deadline (DownloadManager's retryMaxMs; default 5 min). */
+  retryMaxMs?: number;
+  /** The stall rule (DownloadManager's stallRule; tests shorten its window). */
+  stallRule?: { bytesPerSec: number; windowMs: number } | null;
   /** Free space downloads leave for the journal (DownloadManager's diskFloorBytes; default 5 % of the disk). */
   diskFloorBytes?: number;
   /** How often a recording waiting for disk space looks again (DownloadManager's diskRecheckMs). */

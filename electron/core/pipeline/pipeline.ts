@@ -25,6 +25,8 @@ import { describeError, silentLogger } from '../logger.js';
 import { RetryLoop } from '../retry-loop.js';
 import { acquireStateLock, type StateLock } from '../recordings/state-lock.js';
 import type { DownloadOriginPolicy } from '../net/url-policy.js';
+import { isoAt, systemClock } from '../time.js';
+import { wallClockStepSince, writeClockAnchor } from '../clock-anchor.js';
 import type {
   ListenState,
   PipelineEvents,
@@ -59,6 +61,8 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
   #detachRegistrar: (() => void) | null = null;
   #downloadsPaused = false;
   #running = false;
+  /** Whether the clock anchor follows the download queue's wall-clock steps (core/clock-anchor.ts). */
+  #anchored = false;
   #lastGaps: GapReportResult | null = null;
   readonly #lock: StateLock;
   #uploads: UploadRoute | null = null;
@@ -93,6 +97,8 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
       maxRecordingBytes: opts.maxRecordingBytes,
       segments: opts.segments,
       retryBaseMs: opts.retryBaseMs,
+      ...(opts.retryMaxMs !== undefined ? { retryMaxMs: opts.retryMaxMs } : {}),
+      ...(opts.stallRule !== undefined ? { stallRule: opts.stallRule } : {}),
       ...(opts.diskFloorBytes !== undefined ? { diskFloorBytes: opts.diskFloorBytes } : {}),
       ...(opts.diskRecheckMs !== undefined ? { diskRecheckMs: opts.diskRecheckMs } : {}),
       ...(opts.now ? { now: opts.now } : {}),
@@ -370,7 +376,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     if (this.#running) return this.ready();
     this.#running = true;
     const lastRunning = await readHeartbeat(this.#opts.stateDir, this.#opts.projectScope ?? null);
-    if (!this.#downloadsPaused) this.downloads.start();
+    if (!this.#downloadsPaused) await this.#startDownloads();
     let listening = true;
     try {
       await this.#listenWithFallbacks();
@@ -393,6 +399,22 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     if (listening) this.#expose();
     void this.checkGaps(lastRunning);
     return this.ready();
+  }
+
+  /**
+   * Starts the download queue after moving the journal's deadlines by any wall-clock step made while it did not
+   * run (core/clock-anchor.ts), and keeps the clocks' offset for the next start (again after every step seen).
+   */
+  async #startDownloads(): Promise<void> {
+    const dir = this.#opts.stateDir;
+    const step = await wallClockStepSince(dir);
+    if (step !== 0) await this.downloads.moveStoredDeadlines(step);
+    await writeClockAnchor(dir).catch(() => undefined);
+    if (!this.#anchored) {
+      this.#anchored = true;
+      this.downloads.on('clock-step', () => void writeClockAnchor(dir).catch(() => undefined));
+    }
+    this.downloads.start();
   }
 
   /** The configured port, then each fallback port while the one before is taken by another program. */
@@ -425,7 +447,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
   #cannotListen(error: Error): void {
     // No deadline and no signal: the loop always schedules.
     const wait = this.#listenRetry.retry(() => void this.#tryListen())!.delayMs;
-    const retryAt = new Date(Date.now() + wait).toISOString();
+    const retryAt = isoAt(systemClock.now() + wait);
     this.#listen = { listening: false, port: this.receiver.configured.port, error, retryAt };
     this.emit('listen', this.#listen);
   }
@@ -490,7 +512,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
     this.#downloadsPaused = paused;
     if (!this.#running) return;
     if (paused) await this.downloads.stop();
-    else this.downloads.start();
+    else await this.#startDownloads();
   }
 
   get downloadsPaused(): boolean {

@@ -9,7 +9,10 @@ describe('RetrySchedule', () => {
   it('keeps one timer for 10,000 waiting jobs and fires them in due order', () => {
     vi.useFakeTimers({ now: 0 });
     const fired: string[] = [];
-    const schedule = new RetrySchedule((key) => fired.push(key));
+    const schedule = new RetrySchedule(
+      (key) => fired.push(key),
+      () => Date.now(),
+    );
     // Shuffled due times: job i is due at (i * 7919) % 10_000 + 1 ms.
     for (let i = 0; i < 10_000; i += 1) schedule.add(`job${i}`, ((i * 7919) % 10_000) + 1);
     expect(vi.getTimerCount()).toBe(1);
@@ -24,7 +27,10 @@ describe('RetrySchedule', () => {
   it('cancels, keeps a waiting job at its first time, and re-arms for the next one', () => {
     vi.useFakeTimers({ now: 1_000 });
     const fired: string[] = [];
-    const schedule = new RetrySchedule((key) => fired.push(key));
+    const schedule = new RetrySchedule(
+      (key) => fired.push(key),
+      () => Date.now(),
+    );
     schedule.add('a', 1_100);
     schedule.add('b', 1_200);
     schedule.add('a', 1_050); // already waiting: keeps 1_100

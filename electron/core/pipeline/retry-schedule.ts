@@ -2,8 +2,10 @@
  * When each waiting job gets its next attempt. One timer, armed for the earliest due job, whatever the number of
  * jobs waiting: 5,000 recordings retrying against a dead host cost one timer and no CPU between attempts (a timer
  * per job made the event loop juggle thousands of them). A binary min-heap orders the due times; cancelled or
- * rescheduled entries are dropped lazily when they reach the top.
+ * rescheduled entries are dropped lazily when they reach the top. Due times are on the monotonic clock (core/time.ts):
+ * a wall-clock step neither fires every retry at once nor freezes them.
  */
+import { systemClock } from '../time.js';
 
 interface Entry {
   key: string;
@@ -14,13 +16,13 @@ export class RetrySchedule {
   readonly #fire: (key: string) => void;
   readonly #now: () => number;
   readonly #heap: Entry[] = [];
-  /** key → due time (ms since epoch); the heap may also hold stale entries for a key. */
+  /** key → due time (ms on the monotonic clock); the heap may also hold stale entries for a key. */
   readonly #due = new Map<string, number>();
   #timer: NodeJS.Timeout | null = null;
   #armedFor = Number.POSITIVE_INFINITY;
 
   /** `fire` is called once per job when its time comes; `now` is the clock the due times are on. */
-  constructor(fire: (key: string) => void, now: () => number = Date.now) {
+  constructor(fire: (key: string) => void, now: () => number = systemClock.now) {
     this.#fire = fire;
     this.#now = now;
   }

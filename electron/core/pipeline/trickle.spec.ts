@@ -6,6 +6,7 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { StallError, TimeoutError } from '../download/errors.js';
 import { downloadFile } from '../download/fetch-file.js';
@@ -69,7 +70,7 @@ describe('trickling origins', () => {
       partPath,
       policy,
       // 50 bytes/s passes a minimum of 1 byte/s, but 1,000,000 bytes need hours: the deadline is in 2 s.
-      stallRule: { bytesPerSec: 1, windowMs: 300, deadlineAt: Date.now() + 2000 },
+      stallRule: { bytesPerSec: 1, windowMs: 300, deadlineAt: performance.now() + 2000 },
     }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StallError);
     expect((error as StallError).why).toBe('late');

@@ -158,6 +158,12 @@ describe('judgeHealth', () => {
     expect(judgeHealth(failing).problems).toBe(1);
     const urgent = { ...waiting, deadline: new Date(NOW + URGENT_MS - 1000).toISOString() };
     expect(part(facts({ downloads: { ...facts().downloads, jobs: [urgent] } }), 'downloads')?.state).toBe('error');
+    // Past its deadline only the origin knows (a restart after a clock step may hold a deadline that is far off):
+    // failing, never "expires within the hour".
+    const past = { ...waiting, deadline: new Date(NOW - 3600_000).toISOString() };
+    const late = part(facts({ downloads: { ...facts().downloads, jobs: [past] } }), 'downloads');
+    expect(late?.state).toBe('warning');
+    expect(late?.reason).not.toMatch(/expire/);
     const gone = { ...waiting, state: 'gone' as const };
     expect(part(facts({ downloads: { ...facts().downloads, jobs: [gone] } }), 'downloads')?.state).toBe('error');
     const stalled = { ...waiting, state: 'downloading' as const, error: null };

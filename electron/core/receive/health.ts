@@ -258,7 +258,10 @@ function downloadsHealth(f: HealthFacts): HealthComponentView {
     } else if (job.error !== null) {
       failing++;
       firstReason ??= job.error;
-      if (Date.parse(job.deadline) - f.now < URGENT_MS) urgent++;
+      // Past its deadline only the origin knows whether the file is still there (Tally keeps trying): failing,
+      // not "expires within the hour" (a restart after a clock step may hold a deadline that is far off).
+      const left = Date.parse(job.deadline) - f.now;
+      if (left >= 0 && left < URGENT_MS) urgent++;
     }
   }
   if (urgent > 0) {

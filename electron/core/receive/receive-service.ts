@@ -20,6 +20,7 @@ import type { HealthView } from '../health-view.js';
 import { errorNote, nested, note, type Note } from '../notes.js';
 import type { PublisherOptions, StudioPublisher } from '../studio/publisher.js';
 import { describeError } from '../logger.js';
+import { wallNow } from '../time.js';
 import { RecordingPipeline, type PipelineEvents, type PipelineOptions } from '../pipeline/pipeline.js';
 import type { JobState, RecordingJob } from '../recordings/types.js';
 import { ControlServer, type Face } from './control.js';
@@ -188,7 +189,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   constructor(opts: ReceiveServiceOptions) {
     super();
     this.#opts = opts;
-    this.#now = opts.now ?? Date.now;
+    // Wall time: health judges stored times (deadlines, updates) that a wall-clock step moves with it.
+    this.#now = opts.now ?? wallNow;
   }
 
   get pipeline(): RecordingPipeline | null {
@@ -618,7 +620,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     if (pipeline) {
       for (const [row, job] of this.#jobs) {
         if (!jobCounts(job, now)) this.#jobs.delete(row);
-        else if (!hidden(row)) shown.push(job);
+        // The deadline as the download queue keeps it (monotonic), so a wall-clock step changes no urgency.
+        else if (!hidden(row)) shown.push({ ...job, deadline: pipeline.downloads.deadlineAt(job.key) ?? job.deadline });
       }
     }
     let neededBytes = 0;

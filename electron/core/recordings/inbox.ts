@@ -55,6 +55,7 @@ import { sameVersion, type ObjectVersion } from '../download/origin-probe.js';
 import { appendFully, openJsonLines } from '../jsonl-journal.js';
 import { describeError, silentLogger } from '../logger.js';
 import { flushes } from '../flush-priority.js';
+import { wallNow } from '../time.js';
 
 export {
   JOURNAL_FILE,
@@ -505,7 +506,7 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
 
   /** Keys of the finished jobs past `keepFinishedMs`. */
   #prunable(): string[] {
-    const cutoff = (this.#options.now ?? Date.now)() - (this.#options.keepFinishedMs ?? DEFAULT_KEEP_FINISHED_MS);
+    const cutoff = (this.#options.now ?? wallNow)() - (this.#options.keepFinishedMs ?? DEFAULT_KEEP_FINISHED_MS);
     return this.#index.keys(
       (state, updatedAt) => (state === 'saved' || state === 'expired' || state === 'failed') && updatedAt < cutoff,
     );

@@ -71,7 +71,7 @@ export interface InboxOptions {
    * service's 6-hour retention, so no duplicate webhook can still need them.
    */
   keepFinishedMs?: number;
-  /** Clock for pruning (tests). */
+  /** Wall clock for pruning (tests): finished jobs are judged by their stored `updatedAt`. */
   now?: () => number;
   /**
    * How long the service keeps a recording after its webhook, for each job's deadline (default RETENTION_MS, the

@@ -17,7 +17,10 @@ export interface RecordingJob {
   url: string;
   /** ISO time the webhook was durably accepted. */
   receivedAt: string;
-  /** ISO time after which the service deletes the file (receivedAt + 6 h). */
+  /**
+   * ISO time after which the service deletes the file (receivedAt + 6 h), moved by every wall-clock step the
+   * download queue sees while running, so it keeps naming the same moment (core/time.ts).
+   */
   deadline: string;
   /** Size in bytes announced by the webhook (`filesize`), if any. */
   announcedBytes: number | null;
