@@ -29,6 +29,7 @@ export function nextAttemptAt(attempt: number, policy: BackoffPolicy, options: N
 export interface RetryLoopOptions {
   policy: BackoffPolicy;
   random?: () => number;
+  /** The clock a `deadline` is on (in the core, time.ts's `systemClock`); default `performance.now()`. */
   clock?: MonotonicClock;
   /** Stops the loop for good: the pending attempt is dropped and `retry` schedules nothing. */
   signal?: AbortSignal;
