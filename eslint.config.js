@@ -56,7 +56,7 @@ const WAIT_NAME =
   '/(?:[dD]elay|DELAY|[wW]ait|WAIT|[bB]ackoff|BACKOFF|[iI]nterval|INTERVAL|[tT]imeout|TIMEOUT|[sS]leep|[rR]etry|RETRY|[pP]ause|PAUSE)|(?:Ms|_MS)$|^ms$/';
 const waitOperand = (side) => `[${side}.name=${WAIT_NAME}], [${side}.property.name=${WAIT_NAME}]`;
 const BACKOFF_MESSAGE =
-  'Retry waits come from electron/core/backoff.ts (backoffDelay / Backoff) and retry-loop.ts (RetryLoop): no backoff formula of its own.';
+  'Retry waits come from electron/core/backoff.ts (backoffDelay, retrying) and retry-loop.ts (RetryLoop): no backoff formula of its own.';
 
 /**
  * Every retry waits what electron/core/backoff.ts says: no backoff formula of its own. Caught: `2 ** n` with a

@@ -54,38 +54,6 @@ export function retryDelay(attempt: number, policy: BackoffPolicy, options: Next
   return deadline === undefined ? wait : Math.min(deadline - now, wait);
 }
 
-/**
- * A backoff that counts its own attempts, for loops that retry one thing: `next()` after each failure gives
- * the wait before trying again, `reset()` after a success starts again from `baseMs`.
- */
-export class Backoff {
-  #attempt = 0;
-
-  readonly #random: () => number;
-
-  constructor(
-    readonly policy: BackoffPolicy,
-    random: () => number = Math.random,
-  ) {
-    this.#random = random;
-  }
-
-  /** Failures since the last reset. */
-  get attempt(): number {
-    return this.#attempt;
-  }
-
-  /** Counts one more failure and returns the wait before the next attempt. */
-  next(): number {
-    this.#attempt += 1;
-    return backoffDelay(this.#attempt, this.policy, this.#random);
-  }
-
-  reset(): void {
-    this.#attempt = 0;
-  }
-}
-
 export interface RetryOptions {
   policy: BackoffPolicy;
   /** Attempts after the first (Infinity: until it succeeds, is refused or aborted). */
@@ -111,7 +79,7 @@ export interface RetryOptions {
  * The one awaited retry loop of the core: runs `attempt` until it succeeds, a failure is not worth another attempt,
  * the retries run out or the deadline passes (the last failure is thrown) or the signal aborts; between attempts it
  * waits what `retryDelay` says. Work retried from a timer uses `RetryLoop` (retry-loop.ts). Loops with more to do between attempts (a queue to reorder, credentials to reload) use
- * `backoffDelay` or `Backoff` directly.
+ * `backoffDelay` directly.
  */
 export async function retrying<T>(attempt: (n: number) => Promise<T>, options: RetryOptions): Promise<T> {
   const stopped = (): Error => {

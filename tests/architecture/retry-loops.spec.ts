@@ -2,8 +2,8 @@
  * One retry primitive (issue 35): a retry is `RetryLoop` (electron/core/retry-loop.ts, from a timer) or
  * `retrying` (electron/core/backoff.ts, awaited). This spec reads every production file of electron/ and the
  * renderer with the TypeScript parser and finds the retry loops written by hand: a timer armed or a sleep awaited
- * in a failure path (a `catch` block, a `.catch(...)` handler, or next to a call of the policy's `backoffDelay` /
- * `Backoff`). The ones that remain are listed with the reason they may; a new one fails here.
+ * in a failure path (a `catch` block, a `.catch(...)` handler, a function named for a failure or a retry) or in a
+ * file that computes a retry's wait itself (`backoffDelay`, `retryDelay`, `nextAttemptAt`). The ones that remain are listed with the reason they may; a new one fails here.
  */
 import { readFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
@@ -31,7 +31,7 @@ const ALLOWED: Record<string, string> = {
 /** Calls that wait: a timer, or a sleep that a loop awaits. */
 const WAITS = new Set(['setTimeout', 'setInterval', 'abortableDelay', 'sleep', 'delay']);
 /** Calls that compute a retry's wait from the policy. */
-const POLICY = new Set(['backoffDelay', 'Backoff']);
+const POLICY = new Set(['backoffDelay', 'retryDelay', 'nextAttemptAt']);
 
 function calleeName(node: ts.CallExpression | ts.NewExpression): string | null {
   const callee = node.expression;
