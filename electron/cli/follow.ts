@@ -121,12 +121,16 @@ const command: Command = {
     health.on('health', (view, previous) => healthPrinter.health(view, previous));
     follower.on('ready', () => health.link('connected', null));
     follower.on('waiting', (info) => health.link('unreachable', info.message));
+    // A server that stopped answering is named until the client is on another one (not "disconnected").
+    const unanswered = () => (follower.answer?.answering === false ? follower.answer.message : null);
     follower.on('connection', (state) =>
       health.link(
         state === 'disconnected' ? 'unreachable' : 'connected',
-        state === 'disconnected' ? 'disconnected' : null,
+        state === 'disconnected' ? (unanswered() ?? 'disconnected') : null,
       ),
     );
+    // A connection open while nothing answers on it (a hung server, a cluster that cannot store) is not green.
+    follower.on('answering', (a) => health.link(a.answering ? 'connected' : 'unreachable', a.message));
     follower.on('saved', (e) => health.saved(e.identity));
     follower.on('failed', (info) => health.failed(info.identity, info.message, info.willRetry));
     follower.on('warning', (w) => health.warning(w.kind, w.message));

@@ -159,6 +159,8 @@ export const koNotes: typeof NOTE_TEXT = {
   studioClusterCannotStore:
     '팀 서버가 지금은 녹화를 저장할 수 없습니다(클러스터라면 서버 대부분이 꺼져 있거나 리더를 새로 뽑는 중일 수 있습니다)',
   teamConnectionLost: '팀 서버와의 연결이 끊겨 다시 연결하는 중입니다.',
+  teamNotAnswering: '팀 서버 {where}가 응답하지 않습니다({seconds}초 동안 응답 없음). 목록의 다른 서버로 옮깁니다.',
+  teamCannotStore: '팀 서버 {where}가 지금 녹화를 저장하거나 알리지 못합니다: {detail}',
   teamNoTls: '팀 서버 {where}은(는) TLS를 제공하지 않습니다. 설정 → 스튜디오 → 팀 서버에 {fix}을(를) 쓰세요.',
   teamNeedsTls: '팀 서버 {where}은(는) TLS가 필요합니다. 설정 → 스튜디오 → 팀 서버에 {fix}을(를) 쓰세요.',
   teamAsks: '팀 서버가 자격 증명을 요구합니다: {reason} ({where}). 설정 → ‘스튜디오’에서 입력하세요.',

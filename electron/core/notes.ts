@@ -191,6 +191,9 @@ export const NOTE_TEXT = {
   studioClusterCannotStore:
     'the team server cannot store recordings now (on a cluster: most of its servers may be down, or a leader is being elected)',
   teamConnectionLost: 'The connection to the team server was lost; reconnecting.',
+  teamNotAnswering:
+    'The team server {where} stopped answering (no reply for {seconds} s); moving to another server of the list.',
+  teamCannotStore: 'The team server {where} cannot store or announce recordings now: {detail}',
   teamNoTls: 'The team server {where} does not offer TLS: use {fix} in Settings → Studio → Team servers.',
   teamNeedsTls: 'The team server {where} requires TLS: use {fix} in Settings → Studio → Team servers.',
   teamAsks: 'The team server asks for credentials: {reason} ({where}) — set them in Settings → Studio.',

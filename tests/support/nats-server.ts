@@ -4,7 +4,7 @@
  * Readiness is the server's own "Server is ready" line (and, in a cluster, its route port open), never a timer.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +16,12 @@ export interface NatsServer {
   stop(crash?: boolean): Promise<void>;
   /** Starts it again on the same port with the same storage. */
   start(): Promise<void>;
+  /**
+   * Hangs it (SIGSTOP): its sockets stay open and accept connections, and nothing is answered, as a hung server
+   * does; `resume()` (SIGCONT) lets it go on. `close()` resumes it first.
+   */
+  pause(): void;
+  resume(): void;
   /** What the server has logged since it was last started (it logs every refused login as an error). */
   log(): string;
   /** Resolves once the log (since the last start) matches: the server may log after the client saw the answer. */
@@ -62,9 +68,11 @@ export async function freePort(): Promise<number> {
 }
 
 export async function startNatsServer(
-  opts: { port?: number; args?: string[]; jetstream?: boolean } = {},
+  opts: { port?: number; args?: string[]; jetstream?: boolean; config?: string } = {},
 ): Promise<NatsServer> {
   const dir = await mkdtemp(join(tmpdir(), 'tally-nats-'));
+  // Settings only a configuration file takes (the command line's flags win over it).
+  if (opts.config !== undefined) await writeFile(join(dir, 'nats.conf'), opts.config);
   const port = opts.port ?? (await freePort());
   let child: ChildProcess | null = null;
   let log = '';
@@ -76,6 +84,7 @@ export async function startNatsServer(
       const proc = spawn(
         'nats-server',
         [
+          ...(opts.config !== undefined ? ['-c', join(dir, 'nats.conf')] : []),
           ...(opts.jetstream === false ? [] : ['-js', '-sd', join(dir, 'js')]),
           '-a',
           '127.0.0.1',
@@ -102,7 +111,12 @@ export async function startNatsServer(
       proc.once('error', reject);
     });
 
+  const signal = (sig: NodeJS.Signals) => {
+    const proc = child as ChildProcess | null;
+    if (proc && proc.exitCode === null && proc.signalCode === null) proc.kill(sig);
+  };
   const stop = async (crash = false) => {
+    signal('SIGCONT'); // a hung server ends only once it runs again
     const proc = child;
     child = null;
     if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
@@ -120,6 +134,8 @@ export async function startNatsServer(
     port,
     url: `nats://127.0.0.1:${port}`,
     stop,
+    pause: () => signal('SIGSTOP'),
+    resume: () => signal('SIGCONT'),
     log: () => log,
     logged: (pattern) =>
       new Promise<void>((resolve) => {
@@ -155,13 +171,14 @@ export interface NatsCluster {
  * Three (or `size`) nats-servers with JetStream on loopback ports, routed into one cluster named `studio`, each
  * with its own storage. A node can be killed (`nodes[i].stop(true)`) and started again with its storage.
  */
-export async function startNatsCluster(size = 3): Promise<NatsCluster> {
+export async function startNatsCluster(size = 3, opts: { config?: string } = {}): Promise<NatsCluster> {
   const picked = await freePorts(2 * size);
   const [ports, routes] = [picked.slice(0, size), picked.slice(size)];
   const routeList = routes.map((p) => `nats://127.0.0.1:${p}`).join(',');
   const starting = ports.map((port, i) =>
     startNatsServer({
       port,
+      ...(opts.config !== undefined ? { config: opts.config } : {}),
       args: [
         '--server_name',
         `studio-${i + 1}`,

@@ -222,6 +222,9 @@ export class StudioHost {
       follower.on('ready', () => this.#setStatus('connected'));
       follower.on('waiting', (w) => this.#setStatus('unreachable', w.note ?? errorNote(w)));
       follower.on('connection', (c) => this.#setStatus(c === 'disconnected' ? 'unreachable' : 'connected'));
+      follower.on('answering', (a) =>
+        a.answering ? this.#setStatus('connected') : this.#setStatus('unreachable', a.note ?? undefined),
+      );
       follower.on('started', () => this.#changed());
       follower.on('progress', (p) => {
         this.#progress.set(p.identity, p.bytes);

@@ -8,6 +8,7 @@ import { statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { HealthView } from '../health-view.js';
 import { describeError } from '../logger.js';
+import { systemClock, wallNow } from '../time.js';
 import { ControlServer } from './control.js';
 import { ATTENTION_MS, judgeMemberHealth, type MemberFacts } from './health.js';
 
@@ -63,7 +64,7 @@ export class MemberHealth extends EventEmitter<{ health: [view: HealthView, prev
     if (willRetry) this.#failing.set(identity, message);
     else {
       this.#failing.delete(identity);
-      this.#lost.push(Date.now());
+      this.#lost.push(systemClock.now());
     }
     this.#changed();
   }
@@ -92,8 +93,9 @@ export class MemberHealth extends EventEmitter<{ health: [view: HealthView, prev
   }
 
   #judge(): HealthView {
-    const now = Date.now();
-    this.#lost = this.#lost.filter((at) => now - at < ATTENTION_MS);
+    // Lost mirrors count for ATTENTION_MS on the monotonic clock; `now` below is the time the view shows.
+    const at = systemClock.now();
+    this.#lost = this.#lost.filter((lostAt) => at - lostAt < ATTENTION_MS);
     const warned = [...this.#warnings.values()];
     // A connected link with a standing warning (a namesake, a full folder, lagging toward retention) is not ok.
     const studio: MemberFacts['studio'] =
@@ -101,7 +103,7 @@ export class MemberHealth extends EventEmitter<{ health: [view: HealthView, prev
         ? { state: 'warning', reason: [{ code: 'error', params: { message: warned.join(' ') } }] }
         : this.#studio;
     return judgeMemberHealth({
-      now,
+      now: wallNow(),
       studio,
       failing: [...this.#failing.values()],
       lost: this.#lost.length,

@@ -329,9 +329,14 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       link(warned.length > 0 ? 'warning' : 'connected', warned);
     };
     publisher.on('connected', connectedOrWarned);
-    publisher.on('connection', (state) =>
-      state === 'reconnected' ? connectedOrWarned() : link('unreachable', [note('teamConnectionLost')]),
-    );
+    publisher.on('connection', (state) => {
+      if (state === 'reconnected') return connectedOrWarned();
+      // A server that stopped answering stays named while the client moves to another one.
+      const unanswered = publisher.answer?.answering === false ? publisher.answer.note : null;
+      link('unreachable', [unanswered ?? note('teamConnectionLost')]);
+    });
+    // A connection open while nothing answers on it (a hung server, a cluster that cannot store) is not green.
+    publisher.on('answering', (a) => (a.answering ? connectedOrWarned() : link('unreachable', a.note ? [a.note] : [])));
     publisher.on('waiting', (info) => link('unreachable', [app && info.note ? info.note : said(info.message)]));
     publisher.on('refused', ({ error }) => link('error', [app ? error.appNote : said(error.message)]));
     publisher.on('warning', (w) => {
@@ -687,7 +692,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
    */
   #studioFacts(now: number): StudioLink | null {
     const link = this.#studioLink;
-    if (!link || (link.state !== 'connected' && link.state !== 'warning')) return link;
+    // Unreachable too: a cluster that does not answer is said, and so are the recordings waiting on it.
+    if (!link || (link.state !== 'connected' && link.state !== 'warning' && link.state !== 'unreachable')) return link;
     const stuckMs = this.#opts.shareStuckMs ?? SHARE_STUCK_MS;
     let stuck = [...this.#shareFailures.entries()].filter(([, f]) => now - f.since >= stuckMs);
     if (stuck.length === 0) return link;
@@ -705,6 +711,6 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       seconds: Math.round(stuckMs / 1000),
       ...nested('reason', reason),
     });
-    return { state: 'warning', reason: [...link.reason, stuckNote] };
+    return { state: link.state === 'unreachable' ? 'unreachable' : 'warning', reason: [...link.reason, stuckNote] };
   }
 }

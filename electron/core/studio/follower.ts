@@ -21,6 +21,7 @@ import { parseAnnouncement, type Announcement } from './announcement.js';
 import { TeamCatalogue } from './catalogue.js';
 import { Ledger, type LedgerRecord } from './ledger.js';
 import { NewestReading, consumerLag, defaultLagWarnMs, lagging, shortDuration, type MemberLag } from './lag.js';
+import { TeamLink, type TeamAnswer } from './team-link.js';
 import { StudioWarnings, studioWarning, type StudioWarning } from './warnings.js';
 import { MemberPresence, PRESENCE_TTL_MS, memberConsumer, memberId } from './member-identity.js';
 import { MIRRORS_AT_ONCE, MirrorSlots } from './mirror-slots.js';
@@ -106,6 +107,11 @@ export interface FollowerEvents {
   failed: [info: { identity: string; channelId: string; message: string; willRetry: boolean }];
   /** Connection state after the first connection: 'disconnected' / 'reconnected'. */
   connection: [state: 'disconnected' | 'reconnected'];
+  /**
+   * Whether the team server answers on an open connection: a hung server (named) or a cluster that cannot
+   * store or announce says `answering: false` until it answers again (team-link.ts).
+   */
+  answering: [answer: TeamAnswer];
   /** The team's list of recordings changed (with `catalogue`). */
   catalogue: [];
   /** Something the user should know and may act on, in one line (also kept in `health`). */
@@ -159,6 +165,9 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
   #lag: MemberLag | null = null;
   #durable: string | null = null;
   #lagTimer: NodeJS.Timeout | null = null;
+  #link: TeamLink | null = null;
+  /** The announcement feed being read (closed on a reconnect, so it is read again through the new server). */
+  #feed: { close(): Promise<void | Error> } | null = null;
 
   constructor(opts: FollowerOptions) {
     super();
@@ -231,6 +240,9 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       });
       this.#nc = nc;
       void this.#watchStatus(nc);
+      const link = new TeamLink(nc, { scheme: opts.url.protocol });
+      link.on('change', (answer) => this.emit('answering', answer));
+      this.#link = link;
       await ensureStudioStream(nc, { retentionMs: DEFAULT_RETENTION_MS, owner: false });
       // The members bucket is kept by as many servers as the studio's stream (a cluster's replicas).
       const replicas = (await (await jsmOf(nc)).streams.info(STUDIO_STREAM)).config.num_replicas;
@@ -269,6 +281,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       await this.#checkLag(durable);
       this.#lagTimer = setInterval(() => void this.#checkLag(durable), opts.lagCheckMs ?? 5 * 60_000);
       this.#lagTimer.unref();
+      link.start();
       // The server of a cluster it reached (the first in the list may be the one that is down).
       this.emit('ready', { name: opts.name, url: `${opts.url.protocol}//${nc.getServer()}`, folder });
       return durable;
@@ -280,6 +293,8 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
 
   /** Closes what `#join` opened (timers, presence, catalogue, connection), keeping the ledger and the lock. */
   async #leave(): Promise<void> {
+    this.#link?.stop();
+    this.#link = null;
     if (this.#lagTimer) clearInterval(this.#lagTimer);
     this.#lagTimer = null;
     if (this.#renew) clearInterval(this.#renew);
@@ -367,6 +382,11 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
 
   #statePath: string | null = null;
 
+  /** Whether the team server answered when last asked (null before the first answer). */
+  get answer(): TeamAnswer | null {
+    return this.#link?.answer ?? null;
+  }
+
   /** What this member has mirrored or is mirroring (for views). */
   records(): MemberRecord[] {
     return this.#ledger?.list() ?? [];
@@ -388,6 +408,8 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
   }
 
   async #cleanup(): Promise<void> {
+    this.#link?.stop();
+    this.#link = null;
     if (this.#lagTimer) clearInterval(this.#lagTimer);
     this.#lagTimer = null;
     if (this.#renew) clearInterval(this.#renew);
@@ -409,6 +431,9 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
         this.emit('connection', 'reconnected');
         // A transfer through the old connection may wait forever on a consumer the restarted server forgot.
         for (const attempt of this.#attempts) attempt.abort(new Error('reconnected'));
+        // The feed's pulls went to the server left behind (a hung one never answers them): read it afresh now
+        // rather than when they expire.
+        void this.#feed?.close();
       }
     }
   }
@@ -443,6 +468,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
     );
     while (!this.#stop.signal.aborted) {
       const messages = await consumer.consume({ max_messages: 4, expires: 5_000 });
+      this.#feed = messages;
       const close = () => void messages.close();
       this.#stop.signal.addEventListener('abort', close, { once: true });
       try {

@@ -5,7 +5,7 @@
  * receiver and the member itself warn while there is still time to act.
  */
 import type { ConsumerInfo, JetStreamManager } from '@nats-io/jetstream';
-import { STUDIO_STREAM } from './team.js';
+import { STUDIO_STREAM, serverNow } from './team.js';
 
 export interface MemberLag {
   /** The durable consumer (`member-<id>`). */
@@ -27,12 +27,19 @@ const firstSeqOf = (jsm: JetStreamManager) => {
   return () => (first ??= jsm.streams.info(STUDIO_STREAM).then((info) => info.state.first_seq));
 };
 
+/** The server's time now, asked at most once per reading (and only when a member has something pending). */
+const serverTimeOf = (jsm: JetStreamManager) => {
+  let now: Promise<number> | null = null;
+  return () => (now ??= serverNow(jsm, STUDIO_STREAM));
+};
+
 /** The lag of one consumer of the studio stream. */
 export async function consumerLag(
   jsm: JetStreamManager,
   ci: ConsumerInfo,
   retentionMs: number,
   firstSeq: () => Promise<number> = firstSeqOf(jsm),
+  serverTime: () => Promise<number> = serverTimeOf(jsm),
 ): Promise<MemberLag> {
   const pending = ci.num_pending + ci.num_ack_pending;
   const lag: MemberLag = {
@@ -50,7 +57,8 @@ export async function consumerLag(
   if (!oldest) return lag;
   lag.oldestAt = oldest.time;
   lag.expiresAt = new Date(oldest.time.getTime() + retentionMs);
-  lag.expiresInMs = lag.expiresAt.getTime() - Date.now();
+  // The message's time is the server's stamp: judged against the server's clock, not this computer's (issue 30).
+  lag.expiresInMs = lag.expiresAt.getTime() - (await serverTime());
   return lag;
 }
 
@@ -58,9 +66,10 @@ export async function consumerLag(
 export async function membersLag(jsm: JetStreamManager, retentionMs: number): Promise<MemberLag[]> {
   const lags: MemberLag[] = [];
   const firstSeq = firstSeqOf(jsm);
+  const serverTime = serverTimeOf(jsm);
   for await (const ci of jsm.consumers.list(STUDIO_STREAM)) {
     if (!ci.config.durable_name) continue;
-    lags.push(await consumerLag(jsm, ci, retentionMs, firstSeq));
+    lags.push(await consumerLag(jsm, ci, retentionMs, firstSeq, serverTime));
   }
   return lags;
 }

@@ -11,6 +11,7 @@
  * name again, without the team store (the object may have expired meanwhile). Only a part that fails that
  * check is unlinked (never truncated: the final name keeps its bytes) and fetched again.
  */
+import { systemClock } from '../time.js';
 import { createHash, type Hash } from 'node:crypto';
 import { constants, createReadStream } from 'node:fs';
 import { link, lstat, mkdir, open, readFile, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
@@ -255,8 +256,9 @@ async function receive(
   const spaced =
     opts.store.kind === 'nats' ? new SpacedReclaim(NATS_READ_SPAN.liveBytes, NATS_READ_SPAN.inFlightBytes) : null;
   let sinceCheckpoint = 0;
-  let lastCheckpoint = Date.now();
-  const began = Date.now();
+  // Durations on the monotonic clock: a wall clock stepped back a day froze a throttled mirror (issue 30).
+  let lastCheckpoint = systemClock.now();
+  const began = systemClock.now();
   // A checkpoint records the offset reached when it starts, once the bytes before it are on disk: the datasync
   // runs beside the next writes instead of stopping them, and one runs at a time.
   let syncing: Promise<void> | null = null;
@@ -264,7 +266,7 @@ async function receive(
     if (syncing) return syncing;
     const at: Sidecar = { identity: a.identity, offset, resume };
     sinceCheckpoint = 0;
-    lastCheckpoint = Date.now();
+    lastCheckpoint = systemClock.now();
     syncing = handle
       .datasync()
       .then(() => writeSidecar(sidecar, at))
@@ -290,7 +292,7 @@ async function receive(
       offset += written;
       resume = piece.resume;
       sinceCheckpoint += written;
-      if (!syncing && (sinceCheckpoint >= every || Date.now() - lastCheckpoint >= CHECKPOINT_EVERY_MS)) {
+      if (!syncing && (sinceCheckpoint >= every || systemClock.now() - lastCheckpoint >= CHECKPOINT_EVERY_MS)) {
         const saving = checkpoint().catch(() => undefined); // a failed checkpoint only costs a longer resume
         // A throttled transfer waits anyway: its checkpoint is on disk before the progress that follows is said.
         if (opts.rateBytesPerSec) await saving;
@@ -298,7 +300,7 @@ async function receive(
       opts.onProgress?.({ identity: a.identity, channelId: a.channelId, bytes: offset, totalBytes: a.bytes });
       if (offset >= a.bytes) break;
       if (opts.rateBytesPerSec) {
-        const ahead = ((offset - start) / opts.rateBytesPerSec) * 1000 - (Date.now() - began);
+        const ahead = ((offset - start) / opts.rateBytesPerSec) * 1000 - (systemClock.now() - began);
         if (ahead > 0) {
           clearTimeout(idle);
           await abortableDelay(ahead, local.signal);

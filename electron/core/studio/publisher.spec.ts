@@ -223,13 +223,14 @@ describe('two receivers publishing the same recording (real nats-server)', () =>
 
   it('lets exactly one receiver take over a claim abandoned past the stale age (compare-and-set, not a blind put)', async () => {
     const nats = await setup();
-    // A receiver that claimed the recording 11 minutes ago and was never seen again.
+    // A receiver that claimed the recording and was never seen again: its claim goes stale on the server's clock
+    // (the stale age is 2 s here), whatever time its own clock wrote in it.
     const nc = await connect({ servers: nats.url.replace('nats://', '') });
     const kv = await new Kvm(nc).create(CLAIMS_BUCKET, { history: 1 });
-    const abandoned = new Date(Date.now() - 11 * 60_000).toISOString();
-    await kv.create('rec-orphan', JSON.stringify({ state: 'claimed', by: 'gone-host', at: abandoned }));
+    await kv.create('rec-orphan', JSON.stringify({ state: 'claimed', by: 'gone-host', at: new Date().toISOString() }));
 
-    const [a, b] = [await receiver(nats, 'recv-a'), await receiver(nats, 'recv-b')];
+    const stale = { staleClaimMs: 2_000 };
+    const [a, b] = [await receiver(nats, 'recv-a', stale), await receiver(nats, 'recv-b', stale)];
     const connected = Promise.all([once(a.publisher, 'connected'), once(b.publisher, 'connected')]);
     await Promise.all([a.publisher.start(), b.publisher.start()]);
     await connected;
@@ -262,6 +263,24 @@ describe('two receivers publishing the same recording (real nats-server)', () =>
     expect((await failed).message).toMatch(/another receiver is publishing it/);
     expect(await teamState(nats)).toEqual({ messages: 0, objects: [] });
     expect((await kv.get('rec-busy'))!.json<{ by: string }>().by).toBe('busy-host');
+  });
+
+  it("never takes a live claim of a receiver whose clock is 15 minutes behind (the server's clock judges)", async () => {
+    const nats = await setup();
+    const nc = await connect({ servers: nats.url.replace('nats://', '') });
+    cleanups.push(() => nc.close());
+    const kv = await new Kvm(nc).create(CLAIMS_BUCKET, { history: 1 });
+    // Written a moment ago by a receiver whose clock says it is 15 minutes earlier: judged by this computer's
+    // clock, that claim was 15 minutes old, past the 10-minute stale age, and was taken over mid-upload.
+    const behind = new Date(Date.now() - 15 * 60_000).toISOString();
+    await kv.create('rec-live', JSON.stringify({ state: 'claimed', by: 'slow-clock-host', at: behind }));
+    const a = await receiver(nats, 'recv-a');
+    await a.publisher.start();
+    const failed = once(a.publisher, 'failed');
+    a.pipeline.saved('live', 'live-cam', await recording(a.folder, 'live-cam.mp4', 10_000, 2), 10_000);
+    expect((await failed).message).toMatch(/another receiver is publishing it/);
+    expect(await teamState(nats)).toEqual({ messages: 0, objects: [] });
+    expect((await kv.get('rec-live'))!.json<{ by: string }>().by).toBe('slow-clock-host');
   });
 });
 

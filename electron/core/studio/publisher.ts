@@ -14,7 +14,7 @@ import { EventEmitter } from 'node:events';
 import { stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { JetStreamApiCodes, JetStreamApiError, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { note } from '../notes.js';
@@ -26,8 +26,11 @@ import { TeamCatalogue } from './catalogue.js';
 import { Ledger, type LedgerRecord } from './ledger.js';
 import { MEMBERS_BUCKET, PRESENCE_TTL_MS } from './member-identity.js';
 import { defaultLagWarnMs, lagging, membersLag, shortDuration, type MemberLag } from './lag.js';
-import { NatsTeamStore, S3SetupError, type S3StoreOptions, type TeamStore } from './store.js';
+import { NatsTeamStore, S3SetupError, StoreVerifyError, type S3StoreOptions, type TeamStore } from './store.js';
+import { ConfigError } from '../errors.js';
 import { StudioWarnings, studioWarning, type StudioWarning } from './warnings.js';
+import { TeamLink, type TeamAnswer } from './team-link.js';
+import { systemClock, wallNow } from '../time.js';
 import {
   CLAIMS_BUCKET,
   DEFAULT_RETENTION_MS,
@@ -38,9 +41,14 @@ import {
   applyBucketRetention,
   connectTeam,
   ensureStudioStream,
+  jetStreamBusy,
+  serverNow,
   type TeamCredentials,
   type TeamRetry,
 } from './team.js';
+
+/** Durations and retry times on the monotonic clock: a step of the wall clock neither freezes nor rushes them. */
+const monotonic = (): number => systemClock.now();
 
 export type StoreSpec = { kind: 'nats' } | ({ kind: 's3' } & S3StoreOptions);
 
@@ -86,6 +94,12 @@ export interface PublisherOptions {
   lagCheckMs?: number;
 }
 
+/**
+ * How often a publisher with work waiting looks at its queue by itself (never only when a new recording comes),
+ * and asks a cluster that failed recordings whether it can store again.
+ */
+const SELF_WAKE_MS = 2_000;
+
 /** How often a running receiver looks for chunks no object refers to. */
 const SWEEP_EVERY_MS = 10 * 60_000;
 
@@ -106,6 +120,11 @@ export interface PublisherEvents {
   waiting: [info: TeamRetry];
   /** The link after the first connection: lost (the client reconnects by itself), or back. */
   connection: [state: 'disconnected' | 'reconnected'];
+  /**
+   * Whether the team server answers on an open connection: a hung server (named) or a cluster that cannot
+   * store or announce says `answering: false` until it answers again.
+   */
+  answering: [answer: TeamAnswer];
   published: [e: PublishedEvent];
   /** The claim says another receiver (or this one before its ledger was lost) already published it. */
   alreadyShared: [info: { identity: string; channelId: string }];
@@ -135,7 +154,10 @@ interface Item {
   contentType?: string;
   /** Failed attempts in a row, and when the next may start (a stubborn one waits; the others go on). */
   failures?: number;
+  /** On the monotonic clock (`monotonic()`). */
   retryAt?: number;
+  /** The last failure was the cluster's (no answer, no leader), not the recording's: over when it answers. */
+  busy?: boolean;
 }
 
 interface PublishedRecord extends LedgerRecord {
@@ -174,6 +196,10 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
   readonly #warnings = new StudioWarnings();
   #lag: MemberLag[] = [];
   #lagTimer: NodeJS.Timeout | null = null;
+  #link: TeamLink | null = null;
+  /** When the cluster last answered again after failing (monotonic; -Infinity before). */
+  #answeredAt = -Infinity;
+  #selfWake: NodeJS.Timeout | null = null;
   readonly #detach: () => void;
 
   constructor(pipeline: RecordingPipeline, opts: PublisherOptions) {
@@ -227,7 +253,8 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
   /** Opens the ledger, queues what was saved but never published, and connects in the background. */
   async start(): Promise<void> {
     this.#ledger = await Ledger.open(`${this.#opts.stateDir}/studio`, 'published.jsonl', isPublished);
-    const since = Date.now() - this.#retentionMs;
+    // Stored times (journal, upload log) against the wall clock: what outlives the process is kept in it.
+    const since = wallNow() - this.#retentionMs;
     // Only saved jobs of the retention period are read back from the journal.
     for (const job of this.#pipeline.inbox.where((state, updatedAtMs) => state === 'saved' && updatedAtMs >= since)) {
       // Saved by its twin's file (one recording in both webhook forms): the twin's save is what is published.
@@ -306,6 +333,11 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     if (this.#warnings.clear(kind)) this.emit('warningCleared', kind);
   }
 
+  /** Whether the team server answered when last asked (null before the first answer). */
+  get answer(): TeamAnswer | null {
+    return this.#link?.answer ?? null;
+  }
+
   /** Each member's lag as last read (every few minutes while connected), for the studio view and health. */
   get membersLag(): MemberLag[] {
     return this.#lag;
@@ -348,6 +380,8 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     this.#stop.abort(new Error('stopped'));
     if (this.#sweeper) clearInterval(this.#sweeper);
     if (this.#lagTimer) clearInterval(this.#lagTimer);
+    if (this.#selfWake) clearInterval(this.#selfWake);
+    this.#link?.stop();
     this.#wakeAll();
     await this.#loop?.catch(() => undefined);
     await this.#nc?.close().catch(() => undefined);
@@ -372,6 +406,13 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     });
     this.#nc = nc;
     void this.#watchStatus(nc);
+    const link = new TeamLink(nc, { scheme: this.#opts.url.protocol });
+    link.on('change', (answer) => {
+      // The cluster answers again: what failed for want of it goes now, not after its own growing pause.
+      if (answer.answering) this.#outageOver();
+      this.emit('answering', answer);
+    });
+    this.#link = link;
     const replicas = this.#opts.replicas;
     const jsm = await ensureStudioStream(nc, { retentionMs: this.#retentionMs, owner: true, replicas });
     this.#kv = await new Kvm(nc).create(CLAIMS_BUCKET, {
@@ -418,6 +459,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     void this.#checkLag();
     this.#lagTimer = setInterval(() => void this.#checkLag(), this.#opts.lagCheckMs ?? 5 * 60_000);
     this.#lagTimer.unref();
+    link.start();
     // The server of a cluster it reached (the first in the list may be the one that is down).
     this.emit('connected', { url: `${this.#opts.url.protocol}//${nc.getServer()}` });
   }
@@ -437,6 +479,35 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       }
       this.#wakeAll();
     }
+  }
+
+  /** Every recording that failed for want of the cluster is tried at once (no pause carried over from the outage). */
+  #outageOver(): void {
+    this.#answeredAt = monotonic();
+    let any = false;
+    for (const item of this.#queue.values()) {
+      if (!item.busy) continue;
+      item.busy = false;
+      item.failures = 0;
+      item.retryAt = 0;
+      any = true;
+    }
+    if (any) this.#wakeAll();
+  }
+
+  /**
+   * The publisher's own clock: every SELF_WAKE_MS the workers look at the queue (a recording whose pause ended
+   * goes then even if its timer was lost), and while recordings wait on a cluster that did not answer, it is
+   * asked again, so they go within seconds of it answering (issue 30: a recording stayed claimed and unshared
+   * for 9 minutes until an unrelated webhook woke the publisher).
+   */
+  #startSelfWake(): void {
+    this.#selfWake = setInterval(() => {
+      if (this.#queue.size === 0) return;
+      if ([...this.#queue.values()].some((i) => i.busy)) void this.#link?.probe();
+      this.#wakeAll();
+    }, SELF_WAKE_MS);
+    this.#selfWake.unref();
   }
 
   async #run(): Promise<void> {
@@ -475,13 +546,14 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       }
     }
     const workers = Math.max(1, this.#opts.concurrency ?? 8);
+    this.#startSelfWake();
     await Promise.all(Array.from({ length: workers }, () => this.#work(workers)));
   }
 
   /** The next queued recording no worker has: the oldest, unless all but one place already hold large ones. */
   #next(workers: number): Item | undefined {
     const large = [...this.#inFlight.values()].filter((i) => i.bytes >= LARGE_BYTES).length;
-    const now = Date.now();
+    const now = monotonic();
     for (const item of this.#queue.values()) {
       if (this.#inFlight.has(item.identity) || (item.retryAt ?? 0) > now) continue;
       if (item.bytes >= LARGE_BYTES && workers > 1 && large >= Math.min(LARGE_AT_ONCE, workers - 1)) continue;
@@ -500,16 +572,22 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
         continue;
       }
       this.#inFlight.set(item.identity, item);
+      const startedAt = monotonic();
       try {
         await this.#publish(item);
         this.#queue.delete(item.identity);
         this.#clear('s3Setup');
+        // One went through: the cluster stores again, and the others' pauses were the outage's.
+        if (item.busy || item.failures) this.#outageOver();
       } catch (error) {
         if (signal.aborted) return;
-        item.failures = (item.failures ?? 0) + 1;
+        item.busy = clusterFailure(error);
+        // An attempt begun before the cluster answered again failed for the outage: it goes again at once.
+        const straddled = item.busy && startedAt <= this.#answeredAt;
+        item.failures = straddled ? 0 : (item.failures ?? 0) + 1;
         // Not the connection's pauses: two receivers racing for one recording settle it by these growing apart.
-        const delay = backoffDelay(item.failures, { baseMs: 500, maxMs: 30_000, jitter: 0.5 });
-        item.retryAt = Date.now() + delay;
+        const delay = straddled ? 0 : backoffDelay(item.failures, { baseMs: 500, maxMs: 30_000, jitter: 0.5 });
+        item.retryAt = monotonic() + delay;
         const message = describeError(error);
         this.emit('failed', { identity: item.identity, channelId: item.channelId, message });
         if (error instanceof S3SetupError && error.note) this.#warn(studioWarning('s3Setup', error.note));
@@ -629,7 +707,9 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
 
   /**
    * The claim's revision when this receiver holds it (and whether it is the first claim on the recording), or
-   * why not.
+   * why not. Another receiver's claim is stale when its last renewal is `staleClaimMs` old by the server's
+   * clock (the entry's stamp against the server's time now): never by this computer's clock against the
+   * `at` another computer wrote, which may be minutes off either way (issue 30).
    */
   async #claim(kv: KV, identity: string): Promise<{ revision: number; fresh: boolean } | 'published' | 'taken'> {
     try {
@@ -637,13 +717,64 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     } catch (error) {
       const entry = await kv.get(identity);
       if (!entry || entry.operation !== 'PUT') throw error;
-      const claim = entry.json<Claim>();
-      if (claim.state === 'published') return 'published';
-      const stale = Date.now() - Date.parse(claim.at) > this.#staleClaimMs;
-      if (claim.by !== this.#by && !stale) return 'taken';
-      // Ours from before a restart, or abandoned: taken over only if nobody else moved it meanwhile.
-      const revision = await kv.update(identity, JSON.stringify(this.#claimValue('claimed')), entry.revision);
-      return { revision, fresh: false };
+      return this.#takeOver(kv, identity, entry, true);
     }
   }
+
+  async #takeOver(
+    kv: KV,
+    identity: string,
+    entry: { revision: number; created: Date; json<T>(): T },
+    again: boolean,
+  ): Promise<{ revision: number; fresh: boolean } | 'published' | 'taken'> {
+    const claim = entry.json<Claim>();
+    if (claim.state === 'published') return 'published';
+    if (claim.by !== this.#by) {
+      const now = await serverNow(await jetstreamManager(this.#nc!), `KV_${CLAIMS_BUCKET}`);
+      if (now - entry.created.getTime() <= this.#staleClaimMs) return 'taken';
+    }
+    // Ours from before a restart, or abandoned: taken over only if nobody else moved it meanwhile.
+    try {
+      const revision = await kv.update(identity, JSON.stringify(this.#claimValue('claimed')), entry.revision);
+      return { revision, fresh: false };
+    } catch (error) {
+      // "Wrong last sequence": the copy read was behind (a replica catching up after an outage answers reads).
+      // The claim as its stream's leader holds it now decides, once, rather than a blind retry (issue 30).
+      if (!again || !wrongLastSequence(error)) throw error;
+      const current = await this.#leaderEntry(identity);
+      if (!current) throw error;
+      return this.#takeOver(kv, identity, current, false);
+    }
+  }
+
+  /** The claim's newest revision as the claims stream's leader has it (not a replica's copy). */
+  async #leaderEntry(identity: string): Promise<{ revision: number; created: Date; json<T>(): T } | null> {
+    const jsm = await jetstreamManager(this.#nc!);
+    const m = await jsm.streams
+      .getMessage(`KV_${CLAIMS_BUCKET}`, { last_by_subj: `$KV.${CLAIMS_BUCKET}.${identity}` })
+      .catch(() => null);
+    if (!m || m.data.length === 0) return null;
+    return { revision: m.seq, created: m.time, json: <T>() => m.json<T>() };
+  }
+}
+
+/**
+ * A failure that was the team server's, not the recording's: no answer, no leader, a server that lost its
+ * cluster's majority ("JetStream not enabled" / "temporarily unavailable" from the one left), a lost link. Not:
+ * a claim another receiver holds, a store that refuses the keys or holds other bytes (those keep their pauses).
+ */
+function clusterFailure(error: unknown): boolean {
+  if (jetStreamBusy(error)) return true;
+  if (error instanceof ConfigError || error instanceof StoreVerifyError) return false;
+  return /jetstream (is )?not enabled|temporarily unavailable|connection (closed|disconnected)|disconnect/i.test(
+    describeError(error),
+  );
+}
+
+/** JetStream's answer to a compare-and-set over a revision that is no longer the last. */
+function wrongLastSequence(error: unknown): boolean {
+  return (
+    (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamWrongLastSequence) ||
+    /wrong last sequence/i.test(describeError(error))
+  );
 }

@@ -23,7 +23,7 @@ import { ConfigError } from '../errors.js';
 import { registerSecret } from '../redact.js';
 import { holdBuffers } from '../download/reclaim.js';
 import type { StoredRef } from './announcement.js';
-import { OBJECT_BUCKET } from './team.js';
+import { OBJECT_BUCKET, serverNow } from './team.js';
 
 /** What the receiver knows of a saved file. */
 export interface PutInput {
@@ -344,8 +344,9 @@ export class NatsTeamStore implements TeamStore {
    * Removes the chunks of uploads cut short by a crash (kill -9, power loss) mid-put. The client purges what a
    * failed put sent, but a killed process cannot, and no object refers to those chunks: they would hold their
    * space until the retention ends. A chunk subject is removed when no object refers to it and its newest chunk
-   * is older than `olderThanMs` (an upload in progress sends one every few milliseconds, and gives up after its
-   * 30-second timeout). Resolves with the number of chunks removed.
+   * arrived `olderThanMs` or longer ago (an upload in progress sends one every few milliseconds, and gives up
+   * after its 30-second timeout). "Ago" is the server's: the chunk's time is the server's stamp, judged against
+   * the server's clock now (`serverNow`), never this computer's, which may be minutes off (issue 30). Resolves with the number of chunks removed.
    */
   async sweepAbandonedChunks(olderThanMs: number): Promise<number> {
     const jsm = await jetstreamManager(this.#nc);
@@ -355,12 +356,16 @@ export class NatsTeamStore implements TeamStore {
     if (subjects.length === 0) return 0;
     const os = await this.#bucket();
     const referenced = new Set((await os.list()).map((o) => `$O.${OBJECT_BUCKET}.C.${o.nuid}`));
+    const orphans = subjects.filter((subject) => !referenced.has(subject));
+    if (orphans.length === 0) return 0;
+    // Asked after the list above: a chunk stamped before this moment is judged by it.
+    const now = await serverNow(jsm, stream);
     let removed = 0;
-    for (const subject of subjects) {
-      if (referenced.has(subject)) continue;
+    for (const subject of orphans) {
       const newest = await jsm.streams.getMessage(stream, { last_by_subj: subject });
-      if (!newest || Date.now() - newest.time.getTime() < olderThanMs) continue;
-      removed += (await jsm.streams.purge(stream, { filter: subject })).purged;
+      if (!newest || now - newest.time.getTime() < olderThanMs) continue;
+      // Only up to the chunk judged (a put gives up 30 s after its last answer, so none comes after 2 minutes).
+      removed += (await jsm.streams.purge(stream, { filter: subject, seq: newest.seq + 1 })).purged;
     }
     return removed;
   }

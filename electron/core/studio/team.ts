@@ -10,7 +10,7 @@
 import { retrying, type BackoffPolicy } from '../backoff.js';
 import { nested, note, type Note } from '../notes.js';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { ConfigError, TallyError } from '../errors.js';
 import { describeError } from '../logger.js';
 import { registerSecret } from '../redact.js';
@@ -21,6 +21,10 @@ export const CLAIMS_BUCKET = 'tally-studio-claims';
 export const OBJECT_BUCKET = 'tally-studio';
 /** Default retention of announcements and stored recordings: 7 days. */
 export const DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** How often the client asks the server for a pong, and how many may go unanswered before it moves on. */
+export const PING_INTERVAL_MS = 5_000;
+export const MAX_PINGS_OUT = 2;
 
 /** The team server could not be reached (given up, or stopped while retrying). */
 export class TeamUnreachableError extends TallyError {
@@ -241,7 +245,14 @@ export async function connectTeam(opts: TeamConnectOptions): Promise<NatsConnect
             reconnect: true,
             maxReconnectAttempts: -1,
             reconnectTimeWait: 500,
-            timeout: 5_000,
+            // Also each reconnection's: the client's first move after a server stops answering dials that
+            // same server once more (nats.js re-selects the server it started on), and waits this long on it.
+            timeout: 3_000,
+            // A server that accepts and never answers (hung, SIGSTOPped, a half-dead link) is left after
+            // PING_INTERVAL_MS * (MAX_PINGS_OUT + 1) without a pong, for another server of the list; without them
+            // the client kept a hung server for good (the default is a ping every 2 minutes). Issue 30.
+            pingInterval: PING_INTERVAL_MS,
+            maxPingOut: MAX_PINGS_OUT,
             // Otherwise every request, publish ack and timer makes an Error up front for its stack (4 per
             // recording a receiver shares, about 2 % of its CPU in a burst; issue 22). Messages stay the same.
             noAsyncTraces: true,
@@ -369,4 +380,28 @@ export function parseRetention(input: string, flag = '--retention'): number {
     throw new ConfigError(`${flag} must be between 1h and 365d (got "${input}").`);
   }
   return ms;
+}
+
+/**
+ * The server's clock now, as JetStream itself reports it (epoch ms): a time the server stamped (a message's,
+ * an entry's) is judged against this, never against this computer's clock, which may be minutes or hours
+ * off (issue 30: a receiver 5 minutes fast removed another's upload in progress). A server that says its time
+ * in the stream's info (`ts`, nats-server 2.10+) is asked once; an older one stamps the creation of a consumer
+ * that delivers nothing, made and removed here.
+ */
+export async function serverNow(jsm: JetStreamManager, stream: string): Promise<number> {
+  const info = (await jsm.streams.info(stream)) as { ts?: string };
+  const said = info.ts ? Date.parse(info.ts) : NaN;
+  if (Number.isFinite(said)) return said;
+  const probe = await jsm.consumers.add(stream, {
+    ack_policy: AckPolicy.None,
+    deliver_policy: DeliverPolicy.New,
+    mem_storage: true,
+    // Gone by itself should the delete below not arrive.
+    inactive_threshold: nanos(30_000),
+  });
+  await jsm.consumers.delete(stream, probe.name).catch(() => undefined);
+  const created = Date.parse(probe.created);
+  if (!Number.isFinite(created)) throw new Error(`The team server stamped no time on a consumer of ${stream}.`);
+  return created;
 }
