@@ -19,7 +19,8 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
     const now = performance.now();
     if (firstSignalAt === 0) {
       firstSignalAt = now;
-      controller.abort();
+      // The reason is what the command's log says it stopped for: "tally listen stopped (SIGINT)".
+      controller.abort(sig);
       setTimeout(() => {
         process.stderr.write(`tally: still stopping after ${STOP_WITHIN_MS / 1000} s; exiting now.\n`);
         process.exit(130);
@@ -29,16 +30,24 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
     }
   });
 }
-// A reader that went away (`tally status | head -1`) is not a crash: the output simply ends there. A long-running
-// command is asked to stop the graceful way, as on Ctrl+C.
-process.stdout.on('error', (error) => {
-  if (error.code !== 'EPIPE') throw error;
-  controller.abort();
-  process.exitCode ??= 0;
-});
+// A reader that went away (`tally status | head -1`, `tally follow --ndjson | head -1`) is not a crash: the output
+// simply ends there, and a long-running command is asked to stop the graceful way, as on Ctrl+C, exit code 0. Once
+// the pipe is closed, a later write fails with ERR_STREAM_DESTROYED: the same news, said quietly too. Also for
+// stderr (`2>&1 | head`): nothing more can be said there.
+const readerGone = (error) => error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED';
+for (const [stream, name] of [
+  [process.stdout, 'stdout'],
+  [process.stderr, 'stderr'],
+]) {
+  stream.on('error', (error) => {
+    if (!readerGone(error)) throw error;
+    controller.abort(`${name} closed: the reader went away`);
+    process.exitCode ??= 0;
+  });
+}
 // An error nobody caught is logged and said once; `listen` carries on after a lost promise and stops the
 // graceful way (exit 70) after an uncaught exception (electron/cli/crash.ts).
-installCliCrashHandlers({ process, stderr: process.stderr, stop: () => controller.abort() });
+installCliCrashHandlers({ process, stderr: process.stderr, stop: () => controller.abort('uncaught exception') });
 const code = await main(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,

@@ -78,20 +78,27 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
     return 0;
   }
   const { UsageError } = await import('./cli/command.js');
-  const { closeCommandLog, currentCommandLog } = await import('./cli/command-log.js');
+  const { closeCommandLog, currentCommandLog, LOGGED_COMMANDS, takeLogFlags } = await import('./cli/command-log.js');
   const { checkDataFolder, dataFolderError } = await import('./cli/home-check.js');
+  let why = 'finished';
   try {
     // Every command keeps or reads state there: a folder it cannot use is said first, in one line.
     await checkDataFolder(io.env);
-    return await command.run(rest, io);
+    // The log level flags belong to the log file (cli/command-log.ts), not to the command's own options.
+    const args = LOGGED_COMMANDS.has(name) ? takeLogFlags(rest) : rest;
+    const code = await command.run(args, io);
+    if (io.signal.aborted) why = stopReason(io.signal.reason);
+    return code;
   } catch (thrown) {
     // A folder that became unusable later (a disk remounted read-only) is said the same way.
     const error = dataFolderError(thrown, io.env) ?? thrown;
     if (error instanceof UsageError) {
+      why = 'usage error';
       io.stderr.write(`tally ${name}: ${error.message}\nRun "tally ${name} --help" for usage.\n`);
       return 2;
     }
     const { formatError } = await import('./cli/output.js');
+    why = `error: ${formatError(error)}`;
     io.stderr.write(`tally ${name}: ${formatError(error)}\n`);
     // The log of a long-running command keeps why it stopped, with the stack.
     currentCommandLog()?.fileOnly.error(
@@ -99,6 +106,11 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
     );
     return 1;
   } finally {
-    await closeCommandLog();
+    await closeCommandLog(why);
   }
+}
+
+/** Why the process was asked to stop, as bin/tally.js says it (`SIGINT`, `SIGTERM`, the reader went away…). */
+function stopReason(reason: unknown): string {
+  return typeof reason === 'string' ? reason : 'asked to stop';
 }

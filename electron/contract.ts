@@ -153,6 +153,8 @@ export interface SettingsView {
   receivingPaused: boolean;
   /** The first-run guide was finished or skipped. */
   firstRunDone: boolean;
+  /** How much the log file holds: `debug` adds detail for chasing a bug to the event trail (info). */
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
   /** The tray app's update feed (Settings → Advanced); null: the one the build was published with. */
   updateFeedUrl: string | null;
 }
@@ -292,6 +294,7 @@ export const SettingsPatchSchema = z
     demoMode: z.boolean(),
     receivingPaused: z.boolean(),
     firstRunDone: z.boolean(),
+    logLevel: z.enum(['debug', 'info', 'warn', 'error']),
     updateFeedUrl: httpUrl.nullable(),
   })
   .strict()
@@ -348,6 +351,18 @@ export type TeamCredentialsInput = z.infer<typeof TeamCredentialsInputSchema>;
 const none = z.tuple([]);
 const key = z.string().min(1).max(256);
 
+/** An error the page did not catch (window 'error' or 'unhandledrejection'), bounded: the page is not trusted. */
+export const RendererErrorSchema = z
+  .object({
+    kind: z.enum(['error', 'unhandledrejection']),
+    message: z.string().max(2000),
+    stack: z.string().max(8000).nullable(),
+    /** Where it was thrown (`file:line:column`), when the browser says. */
+    source: z.string().max(500).nullable(),
+  })
+  .strict();
+export type RendererErrorReport = z.infer<typeof RendererErrorSchema>;
+
 /**
  * zod's `object` accepts any non-array object (a Date, a Map, a class instance over IPC's structured clone)
  * as an empty record; an argument object must be a plain record.
@@ -366,6 +381,7 @@ function plainRecord<S extends z.ZodType>(schema: S) {
 export const requestSchemas = {
   'app:info': none,
   'app:diagnostics': none,
+  'app:rendererError': z.tuple([plainRecord(RendererErrorSchema)]),
   'channels:live': none,
   'channels:search': z.tuple([plainRecord(SearchQuerySchema)]),
   'channels:end': z.tuple([channelId]),
@@ -404,6 +420,8 @@ export interface RequestMap {
   'app:info': { args: []; result: AppInfo };
   /** One redacted text for a bug report (Settings → Advanced → Copy diagnostics; `tally doctor` prints the same). */
   'app:diagnostics': { args: []; result: { text: string } };
+  /** An error the popover's page did not catch, for the log's event trail (the page itself carries on). */
+  'app:rendererError': { args: [report: RendererErrorReport]; result: { logged: boolean } };
   'channels:live': { args: []; result: ChannelView[] };
   'channels:search': { args: [query: SearchQuery]; result: SearchResultView };
   'channels:end': { args: [channelId: string]; result: { ended: true } };

@@ -49,6 +49,13 @@ export const SHELL_TEXT_EN = {
   unreachableTitle: 'Webhook unreachable',
   unreachableBody: 'The service cannot reach this computer: recordings will not arrive.',
   healthTitle: 'Recordings are at risk',
+  crashLoopTitle: 'Tally keeps stopping',
+  crashLoopMessage: 'Tally stopped unexpectedly {count} times within a minute, so it does not start again on its own.',
+  crashLoopDetail:
+    'Your recordings and settings are kept. Copy the diagnostics into a bug report, then start Tally again when you are ready. The log is in {folder}.',
+  crashLoopCopy: 'Copy diagnostics',
+  rendererReloadedTitle: 'Tally’s window was reloaded',
+  rendererReloadedBody: 'Its page stopped unexpectedly ({reason}); nothing was lost.',
 } as const;
 
 export type ShellTextKey = keyof typeof SHELL_TEXT_EN;
@@ -95,6 +102,13 @@ export const SHELL_TEXT_KO: ShellTexts = {
   unreachableTitle: '웹훅에 연결할 수 없음',
   unreachableBody: '서비스가 이 컴퓨터에 연결할 수 없어 녹화가 도착하지 않습니다.',
   healthTitle: '녹화가 위험합니다',
+  crashLoopTitle: 'Tally가 계속 종료됩니다',
+  crashLoopMessage: 'Tally가 1분 안에 {count}번 예기치 않게 종료되어 자동으로 다시 시작하지 않습니다.',
+  crashLoopDetail:
+    '녹화와 설정은 그대로 있습니다. 진단 정보를 복사해 버그 신고에 붙여 넣은 뒤, 준비되면 Tally를 다시 시작하세요. 로그 위치: {folder}',
+  crashLoopCopy: '진단 정보 복사',
+  rendererReloadedTitle: 'Tally 창을 다시 불러왔습니다',
+  rendererReloadedBody: '페이지가 예기치 않게 멈췄습니다({reason}). 잃은 것은 없습니다.',
 };
 
 export type ShellLanguage = 'en' | 'ko';

@@ -6,6 +6,7 @@
  * it forever, tests/studio-cluster.spec.ts stopped at 99 of 100). Real three-node cluster; a TCP proxy in
  * front of the receiver's node loses the server's answers from that write on.
  */
+import { lineLogger } from '../electron/core/logger.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -54,7 +55,7 @@ describe('a put whose answer is lost with the node the receiver was connected to
       store: { kind: 'nats' },
       stateDir: join(root, 'receiver'),
       retry: { baseDelayMs: 50, maxDelayMs: 500 },
-      log: { warn: (line) => said.push(`receiver: ${line}`) },
+      log: lineLogger((line) => said.push(`receiver: ${line}`)),
     });
     cleanups.push(() => publisher.stop());
     const connected = new Promise((resolve) => publisher.once('connected', resolve));
@@ -84,7 +85,7 @@ describe('a put whose answer is lost with the node the receiver was connected to
       stateDir: join(root, 'edit-bay-home'),
       idleTimeoutMs: 3_000,
       retry: { baseDelayMs: 50, maxDelayMs: 500 },
-      log: { warn: (line) => said.push(`member: ${line}`) },
+      log: lineLogger((line) => said.push(`member: ${line}`)),
     });
     cleanups.push(() => member.stop());
     const memberSaved = new Promise<{ path: string }>((resolve) => member.once('saved', resolve));

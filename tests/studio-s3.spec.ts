@@ -147,4 +147,51 @@ describe.skipIf(!available)('studio mode with an S3 store (RADOS Gateway)', () =
       /S3 bucket tally-team refused the keys \((SignatureDoesNotMatch|HTTP 403)\).*AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY/,
     );
   });
+
+  it('names AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or the profile) in one line when no keys are found at all', async () => {
+    const file = join(root, 'no-keys.mp4');
+    await writeFile(file, Buffer.alloc(1000, 2));
+    // Nowhere the SDK looks has keys: no variables, no credentials or config file, no instance metadata (which
+    // would also leave 127.0.0.1).
+    const saved = { ...process.env };
+    for (const name of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE']) {
+      delete process.env[name];
+    }
+    Object.assign(process.env, {
+      AWS_SHARED_CREDENTIALS_FILE: join(root, 'no-credentials'),
+      AWS_CONFIG_FILE: join(root, 'no-config'),
+      AWS_EC2_METADATA_DISABLED: 'true',
+    });
+    try {
+      const put = async (profile: string | null) => {
+        const store = new S3TeamStore({
+          bucket: 'tally-team',
+          prefix: 'no-keys',
+          endpoint: s3.endpoint,
+          region: 'us-east-1',
+          credentials: null,
+          profile,
+        });
+        return store.put({ identity: 'rec-no-keys', path: file, bytes: 1000 }).then(
+          () => null,
+          (e: unknown) => e as Error,
+        );
+      };
+      const none = await put(null);
+      expect(none).toBeInstanceOf(S3SetupError);
+      expect(none!.message).toBe(
+        'No keys for the S3 bucket tally-team on this computer: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE naming a profile that has them).',
+      );
+      process.env.AWS_PROFILE = 'studio';
+      const profiled = await put('studio');
+      expect(profiled).toBeInstanceOf(S3SetupError);
+      expect(profiled!.message).toMatch(
+        /^The AWS profile studio has no keys for the S3 bucket tally-team: .*AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY\.$/,
+      );
+      expect(`${none!.message}${profiled!.message}`).not.toMatch(/Could not load credentials|\n/);
+    } finally {
+      for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
+      Object.assign(process.env, saved);
+    }
+  });
 });

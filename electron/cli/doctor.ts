@@ -6,6 +6,7 @@
  * whatever this process registered: core/redact.ts) is blanked out.
  */
 import {
+  crashFacts,
   diagnosticsText,
   journalCounts,
   keychainSecrets,
@@ -14,18 +15,22 @@ import {
   stateFolderSecrets,
 } from '../core/app/diagnostics.js';
 import { readPackageVersion } from '../core/app/app-options.js';
+import { LOG_NAMES } from '../core/log-file.js';
 import { demoStateDir } from '../core/app/demo.js';
 import { appDataDir } from '../core/paths.js';
 import { listRunning } from '../core/receive/control.js';
 import type { Command, CommandIo } from './command.js';
-import { loadSettings, openCredentialStore, parseCommandArgs } from './context.js';
+import { loadSettings } from './settings.js';
+import { openCredentialStore } from './keychain.js';
+import { parseCommandArgs } from './arguments.js';
 
 const help = `Usage: tally doctor
 
 Print a report for a bug report: the versions of Tally, Node and the OS, the data folder (TALLY_HOME), the
 health of the Tally running on it (the tray app, "tally serve" or "tally listen"), how many recordings the
-journal holds in each state, the settings, and the last lines of each log. Secrets (the project secret, team
-and ngrok tokens, passwords in URLs) are replaced by [redacted]; read it before you send it.
+journal holds in each state, the tray app's crashes and the crash dumps kept on this computer, the settings,
+and the last lines of each log. Secrets (the project secret, team and ngrok tokens, passwords in URLs) are
+replaced by [redacted]; read it before you send it.
 
 Options:
   -h, --help   Show this help
@@ -56,10 +61,11 @@ const command: Command = {
       })),
       journal: await journalCounts(home),
       demoJournal: await journalCounts(demoStateDir(home)),
-      logs: await recentLogs(home, ['app', 'serve', 'listen', 'follow']),
+      logs: await recentLogs(home, LOG_NAMES),
+      crashes: crashFacts(home),
       secrets: [
         ...secretsInEnv(io.env),
-        ...(await keychainSecrets(openCredentialStore())),
+        ...(await keychainSecrets(openCredentialStore(io))),
         ...(await stateFolderSecrets(home)),
       ],
     });

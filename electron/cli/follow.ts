@@ -3,19 +3,16 @@
  * and byte-identical, until Ctrl+C / SIGTERM. Needs no service credentials, only the team server's.
  */
 import { hostname } from 'node:os';
-import { ConfigError } from '../core/errors.js';
 import { appDataDir, expandFolderFlag } from '../core/paths.js';
-import { resolveTeamCredentials } from '../core/studio/team-credentials.js';
-import { StudioFollower } from '../core/studio/follower.js';
-import { s3FromEnv } from '../core/studio/store.js';
-import { parseTeamUrls } from '../core/studio/team.js';
+import { MemberService } from '../core/receive/member-service.js';
 import type { Command, CommandIo } from './command.js';
 import { openCommandLog } from './command-log.js';
 import { UsageError } from './command.js';
-import { loadSettings, openCredentialStore, parseCommandArgs } from './context.js';
+import { loadSettings } from './settings.js';
+import { openCredentialStore } from './keychain.js';
+import { parseCommandArgs } from './arguments.js';
 import { createStudioPrinter } from './studio-output.js';
 import { coalescingWriter, createListenPrinter } from './listen-output.js';
-import { MemberHealth } from '../core/receive/member-health.js';
 
 const help = `Usage: tally follow --team nats://HOST:PORT [--folder DIR] [options]
 
@@ -23,7 +20,9 @@ Mirror every recording of a studio into DIR, verified and byte-identical. The st
 ("tally listen --team ...") puts each saved recording in the team store and announces it; this computer
 picks it up, now or later: a member that was stopped, asleep or killed resumes unfinished transfers and
 catches up on what was shared meanwhile (the team server keeps recordings 7 days by default), and never
-makes a second copy of a recording it already has. No service credentials are needed here.
+makes a second copy of a recording it already has. Recordings that expired from the team server while
+this member was away are named once ("missed") and keep the health at a warning for a day. No service
+credentials are needed here.
 
 Options:
   --team <url>       The team's NATS server: nats://HOST:PORT, or tls://HOST:PORT for TLS (required);
@@ -36,7 +35,10 @@ Options:
                      for a live broadcast; recordings then come one at a time (default: no limit, small
                      recordings three at a time)
   --ndjson           One JSON object per line: ready, health, waiting, progress, saved, failed, connection,
-                     warning, stopping, stopped
+                     warning, missed, stopping, stopped
+  --log-level <l>    How much <data>/logs/follow.N.log holds: debug, info, warn or error (default: the
+                     logLevel setting, info)
+  --debug            The same as --log-level debug
   -h, --help         Show this help
 
 Team credentials (when the server asks for them): TALLY_TEAM_USER + TALLY_TEAM_PASSWORD, or
@@ -62,29 +64,36 @@ const command: Command = {
     });
     const rate = values['max-rate'] === undefined ? undefined : parseRate(values['max-rate']);
     if (values.team === undefined) throw new UsageError('--team is required, e.g. --team nats://studio.local:4222.');
-    let url: URL;
-    let servers: URL[];
-    try {
-      ({ url, servers } = parseTeamUrls(values.team));
-    } catch (error) {
-      throw new UsageError((error as Error).message);
-    }
     const name = (values.name ?? hostname()).trim();
     if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name)) {
       throw new UsageError('--name must be 1 to 64 letters, digits, dots, dashes or underscores.');
     }
     const { settings } = loadSettings(io);
     const folder = values.folder === undefined ? settings.recordingsFolder : expandFolderFlag(values.folder);
-    const credentials = await resolveTeamCredentials(url, io.env, keychainOrNull()).catch((error: unknown) => {
-      // No keychain on this computer is fine for an open team server; a damaged entry or bad environment is not.
-      if (
-        error instanceof ConfigError &&
-        /keychain|Secret Service/i.test(error.message) &&
-        !/damaged/.test(error.message)
-      )
-        return null;
-      throw error;
-    });
+    const log = await openCommandLog(io, 'follow', settings.logLevel);
+    let member: MemberService;
+    try {
+      // The one member service (as the app's): team URLs, credentials, S3, the follower, the health, tally status.
+      member = new MemberService({
+        face: 'follow',
+        home: appDataDir(io.env),
+        team: values.team,
+        folder,
+        name,
+        env: io.env,
+        keychain: keychainOrNull(io),
+        clientSubfolder: settings.clientUploadsSubfolder,
+        ...(rate ? { rateBytesPerSec: rate } : {}),
+        log,
+        // The core's event trail (mirror events, health changes) goes to the log file; the printer only prints.
+        trail: log.trail.child('follow'),
+        ...(io.env.TALLY_TEAM_RETRY_MS
+          ? { tuning: { retry: { baseDelayMs: Number(io.env.TALLY_TEAM_RETRY_MS) } } }
+          : {}),
+      });
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
 
     // Each turn's lines in one write (Node writes to a pipe synchronously: three lines per recording were 4 % of a
     // member's CPU in a burst of short clips; issue 22), the health lines in the same order as the others.
@@ -95,52 +104,22 @@ const command: Command = {
       ndjson: values.ndjson === true,
       prefix: 'tally follow',
     });
-    const follower = new StudioFollower({
-      url,
-      servers,
-      credentials,
-      folder,
-      name,
-      stateDir: appDataDir(io.env),
-      s3: s3FromEnv(io.env),
-      clientSubfolder: settings.clientUploadsSubfolder,
-      ...(rate ? { rateBytesPerSec: rate } : {}),
-      log: await openCommandLog(io, 'follow'),
-      ...(io.env.TALLY_TEAM_RETRY_MS ? { retry: { baseDelayMs: Number(io.env.TALLY_TEAM_RETRY_MS) } } : {}),
-    });
-    follower.on('ready', (info) => printer.ready(info));
-    follower.on('waiting', (info) => printer.waiting(info));
-    follower.on('connection', (state) => printer.connection(state));
-    follower.on('progress', (p) => printer.progress(p));
-    follower.on('saved', (e) => printer.saved(e));
-    follower.on('failed', (info) => printer.failed(info));
-    follower.on('warning', (w) => printer.warning(w));
-    // The member's health (team link, mirror, disk): `health` lines, and `tally status` from another terminal.
-    const health = new MemberHealth(appDataDir(io.env), folder);
+    // The member's one event stream, printed; its health (team link, mirror, disk) as `health` lines.
     const healthPrinter = createListenPrinter({ out, ndjson: values.ndjson === true, tty: false, folder });
-    health.on('health', (view, previous) => healthPrinter.health(view, previous));
-    follower.on('ready', () => health.link('connected', null));
-    follower.on('waiting', (info) => health.link('unreachable', info.message));
-    // A server that stopped answering is named until the client is on another one (not "disconnected").
-    const unanswered = () => (follower.answer?.answering === false ? follower.answer.message : null);
-    follower.on('connection', (state) =>
-      health.link(
-        state === 'disconnected' ? 'unreachable' : 'connected',
-        state === 'disconnected' ? (unanswered() ?? 'disconnected') : null,
-      ),
-    );
-    // A connection open while nothing answers on it (a hung server, a cluster that cannot store) is not green.
-    follower.on('answering', (a) => health.link(a.answering ? 'connected' : 'unreachable', a.message));
-    follower.on('saved', (e) => health.saved(e.identity));
-    follower.on('failed', (info) => health.failed(info.identity, info.message, info.willRetry));
-    follower.on('warning', (w) => health.warning(w.kind, w.message));
-    follower.on('warningCleared', (kind) => health.cleared(kind));
-    await health.start((line) => io.stderr.write(`tally follow: ${line}\n`));
+    member.on('ready', (info) => printer.ready(info));
+    member.on('waiting', (info) => printer.waiting(info));
+    member.on('connection', (state) => printer.connection(state));
+    member.on('progress', (p) => printer.progress(p));
+    member.on('saved', (e) => printer.saved(e));
+    member.on('failed', (info) => printer.failed(info));
+    member.on('warning', (w) => printer.warning(w));
+    member.on('missed', (recordings) => printer.missed(recordings));
+    member.on('health', (view, previous) => healthPrinter.health(view, previous));
 
-    const stopOnSignal = () => void follower.stop();
+    const stopOnSignal = () => void member.stop();
     io.signal.addEventListener('abort', stopOnSignal, { once: true });
     try {
-      await follower.start();
+      await member.start();
       if (!io.signal.aborted)
         await new Promise<void>((done) => io.signal.addEventListener('abort', () => done(), { once: true }));
       printer.stopping();
@@ -150,8 +129,7 @@ const command: Command = {
       printer.stopping();
     } finally {
       io.signal.removeEventListener('abort', stopOnSignal);
-      await follower.stop();
-      await health.stop();
+      await member.stop();
       out.flush();
     }
     printer.stopped();
@@ -171,9 +149,9 @@ function parseRate(input: string): number {
   return rate;
 }
 
-function keychainOrNull() {
+function keychainOrNull(io: Pick<CommandIo, 'secrets'>) {
   try {
-    return openCredentialStore();
+    return openCredentialStore(io);
   } catch {
     return null;
   }

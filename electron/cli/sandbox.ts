@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import type { Sandbox, SandboxOptions, WebhookShape } from '../core/sandbox/index.js';
 import { explainListenError, UsageError, type Command, type CommandIo } from './command.js';
 import { clockTime } from './output.js';
+import { openCommandLog } from './command-log.js';
 
 const help = `Usage: tally sandbox [options]
 
@@ -27,6 +28,8 @@ Options:
   --json                  Print one JSON line with the endpoints and credentials first, then one JSON
                           line per event
   --quiet                 Do not print events (broadcasts, recordings, webhooks)
+  --log-level <level>     How much <data>/logs/sandbox.N.log holds: debug, info (default), warn or error
+  --debug                 The same as --log-level debug
   -h, --help              Show this help
 
 The sandbox credentials are not a real project's: printing them is fine. Control API (curl-friendly):
@@ -241,6 +244,11 @@ const command: Command = {
         port === options.downloadPort && port !== options.port ? '--download-port' : '--port',
       );
     });
+    // The sandbox's events go to its log file too (<data>/logs/sandbox.N.log), whatever --quiet says.
+    const log = await openCommandLog(io, 'sandbox');
+    const { traceSandbox } = await import('../core/sandbox/sandbox-trail.js');
+    traceSandbox(sandbox, log.trail);
+    log.trail.info(`sandbox service at ${sandbox.apiUrl} (time ${sandbox.control.timeFactor}x faster)`);
     try {
       const env = sandboxEnv(sandbox);
       if (json) {

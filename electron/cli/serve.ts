@@ -16,7 +16,8 @@ import { appDataDir } from '../core/paths.js';
 import { explainListenError, UsageError, type Command, type CommandIo } from './command.js';
 import { openCommandLog } from './command-log.js';
 import { desktopFileHooks } from './desktop-open.js';
-import { openSecretStore, parseCommandArgs } from './context.js';
+import { openSecretStore } from './keychain.js';
+import { parseCommandArgs } from './arguments.js';
 
 const help = `Usage: tally serve [options]
 
@@ -32,6 +33,9 @@ Options:
   --sandbox        Demo mode: run against the embedded sandbox (no account needed)
   --no-open        Do not open a browser
   --json           Print one JSON line {"type":"ready","url":...,"demo":...} once ready
+  --log-level <l>  How much <data>/logs/serve.N.log holds: debug, info, warn or error (default: the
+                   logLevel setting, info)
+  --debug          The same as --log-level debug
 
 The link opens Tally in one browser tab, once (a reload or a duplicated tab keeps working); for another
 link, start "tally serve" again.
@@ -138,7 +142,7 @@ function interfaceAddresses(): string[] {
 async function chooseSecrets(
   io: CommandIo,
 ): Promise<{ secrets: SecretStore; unavailable: ConfigError | string | null }> {
-  const keychain = openSecretStore();
+  const keychain = openSecretStore(io);
   try {
     await keychain.get(PROJECT_ACCOUNT);
     return { secrets: keychain, unavailable: null };
@@ -184,7 +188,11 @@ const command: Command = {
       hooks: desktopFileHooks({ env: io.env, loopbackOnly: isLoopbackHost(args.host) }),
       ...(args.sandbox ? { demo: true } : {}),
       log,
+      trail: log.trail,
     });
+    // The logLevel setting, now and whenever it changes (the page's Settings → Advanced).
+    log.followSetting((await core.handlers['settings:get']()).logLevel);
+    core.on('settings:changed', (settings) => log.followSetting(settings.logLevel));
     let ui: Awaited<ReturnType<typeof startUiServer>> | null = null;
     try {
       try {

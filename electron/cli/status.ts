@@ -7,14 +7,16 @@ import type { HealthState } from '../contract.js';
 import { appDataDir } from '../core/paths.js';
 import { listRunning, type Running } from '../core/receive/control.js';
 import type { Command, CommandIo } from './command.js';
-import { parseCommandArgs } from './context.js';
+import { parseCommandArgs } from './arguments.js';
 import { terminalSafe } from './output.js';
 
 const help = `Usage: tally status [--json]
 
 Show the health of the Tally running on this computer (the tray app, "tally serve" or "tally listen" with
 the same TALLY_HOME, and "tally follow" for a studio member): whether webhooks can reach it (receiver port, public URL, registration), and whether
-recordings are being saved (downloads, disk space, keychain, studio link). Each part says what to do.
+recordings are being saved (downloads, disk space, keychain, studio link). A studio member (following a
+studio from the app, "tally serve" or "tally follow") runs no receiver: it is shown as a member, with its
+team server link, its mirror and its disk. Each part says what to do.
 
 Exit code: 0 all is well, 1 a warning, 2 an error (recordings may be lost now), 3 no Tally is running.
 A Tally counts as running only while it answers on its control socket: a run file whose process is gone (or
@@ -50,9 +52,14 @@ function print(io: CommandIo, r: Running): void {
     return;
   }
   const h = r.health;
-  const port =
-    h.receiver.port === null ? `not listening (port ${h.receiver.configuredPort})` : `port ${h.receiver.port}`;
-  io.stdout.write(`${MARK[h.state]} ${who}: ${h.state}, ${port}, ${h.problems} problem(s)\n`);
+  // A studio member runs no receiver: it is described as a member, in its own words (issue 31).
+  const role = h.member
+    ? 'studio member'
+    : h.receiver.port === null
+      ? `not listening (port ${h.receiver.configuredPort})`
+      : `port ${h.receiver.port}`;
+  io.stdout.write(`${MARK[h.state]} ${who}: ${h.state}, ${role}, ${h.problems} problem(s)\n`);
+  if (h.member) io.stdout.write(`  ${terminalSafe(h.summary)}\n`);
   for (const c of h.components) {
     io.stdout.write(`  ${MARK[c.state]} ${c.id.padEnd(12)} ${terminalSafe(c.reason)}\n`);
     if (c.action && c.state !== 'ok') io.stdout.write(`    → ${terminalSafe(c.action)}\n`);

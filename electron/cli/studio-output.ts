@@ -2,23 +2,25 @@
  * What `tally follow` prints, and the studio lines of `tally listen --team`: NDJSON (one object per line) for
  * scripts, short lines for people, in the same style as `tally listen`.
  */
-import type { FollowerEvents, FollowerSaved } from '../core/studio/follower.js';
-import type { PublishedEvent } from '../core/studio/publisher.js';
+import type { MemberReady, MirrorFailed, MirrorProgressed, RecordingMirrored } from '../core/receive/member-events.js';
+import type { RecordingShared } from '../core/receive/receive-events.js';
 import { clockTime, formatBytes, terminalSafe } from './output.js';
 
 const clock = clockTime;
 
 export interface StudioPrinter {
-  ready(info: FollowerEvents['ready'][0]): void;
+  ready(info: MemberReady): void;
   waiting(info: { message: string; delayMs: number }): void;
   connection(state: 'disconnected' | 'reconnected'): void;
-  progress(p: FollowerEvents['progress'][0]): void;
-  saved(e: FollowerSaved): void;
-  failed(info: FollowerEvents['failed'][0]): void;
+  progress(p: MirrorProgressed): void;
+  saved(e: RecordingMirrored): void;
+  failed(info: MirrorFailed): void;
   connected(url: string): void;
   /** The receiver's team server refused the credentials or the TLS: one line, once per reason. */
   refused(info: { message: string; retryInMs: number }): void;
-  published(e: PublishedEvent): void;
+  published(e: RecordingShared): void;
+  /** Recordings that expired from the team server before this member could mirror them (learned once, back). */
+  missed(recordings: readonly { identity: string; channelId: string }[]): void;
   /** A studio warning (its line already went to stderr through the log): an NDJSON event for scripts. */
   warning(w: { kind: string; message: string }): void;
   stopping(): void;
@@ -97,6 +99,15 @@ export function createStudioPrinter(opts: {
       if (opts.ndjson)
         json({ type: 'published', channelId: e.channelId, identity: e.identity, kind: e.kind, bytes: e.bytes });
       else line(`shared    ${e.channelId} with the team (${formatBytes(e.bytes)}, verified)`);
+    },
+    missed(recordings) {
+      if (opts.ndjson) {
+        const list = recordings.map((r) => ({ identity: r.identity, channelId: r.channelId }));
+        json({ type: 'missed', recordings: list });
+      } else {
+        const channels = recordings.map((r) => r.channelId).join(', ');
+        line(`missed    ${recordings.length} expired from the team server before they could be mirrored: ${channels}`);
+      }
     },
     warning(w) {
       if (opts.ndjson) json({ type: 'warning', kind: w.kind, message: w.message });

@@ -1,3 +1,4 @@
+import { lineLogger } from './logger.js';
 import { describe, expect, it } from 'vitest';
 import { CredentialResolver, HOSTS_TOKEN, hostsKey, type CredentialResolverOptions } from './credential-resolver.js';
 import { CredentialStore, MemorySecretStore, PROJECT_ACCOUNT, type SecretStore } from './credentials.js';
@@ -90,7 +91,7 @@ describe('CredentialResolver', () => {
       set: (a, v) => secrets.set(a, v),
       delete: (a) => secrets.delete(a),
     };
-    const found = await resolver(flaky, {}, { log: { warn: (line) => lines.push(line) } }).lookup(A);
+    const found = await resolver(flaky, {}, { log: lineLogger((line) => lines.push(line)) }).lookup(A);
     expect(found.kind).toBe('hosts-changed');
     expect(lines).toEqual(['credentials: the hosts binding could not be read: locked']);
   });

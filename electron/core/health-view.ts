@@ -53,6 +53,11 @@ export interface HealthView {
   summaryNotes: Note[];
   components: HealthComponentView[];
   receiver: ReceiverAddressView;
+  /**
+   * A studio member: it mirrors the studio's recordings and runs no receiver of its own, so `receiver` says
+   * nothing (`tally status` and the popover describe it as a member). Absent on a receiver.
+   */
+  member?: true;
   /** Recordings that need the producer (see `recordingNeedsAttention`). */
   problems: number;
   checkedAt: string;

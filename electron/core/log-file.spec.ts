@@ -79,6 +79,31 @@ describe('openLogFile', () => {
     expect(last[0]).toMatch(/ info line 197 /);
   });
 
+  it('writes info and above by default; debug once the level says so, for every scope made before or after', async () => {
+    const home = await tempHome();
+    const echoed: string[] = [];
+    const log = await openLogFile({ home, name: 'listen', echo: (l) => echoed.push(l) });
+    const downloads = log.child('receive').child('downloads');
+    downloads.debug('progress 1');
+    downloads.info('saved');
+    expect(log.level).toBe('info');
+    log.setLevel('debug');
+    downloads.debug('progress 2');
+    log.child('health').debug('judged');
+    await log.close();
+    const lines = (await readFile(join(logFolder(home), 'listen.1.log'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { level: number; scope?: string; msg: string });
+    expect(lines.map((l) => [l.level, l.scope, l.msg])).toEqual([
+      [30, 'receive/downloads', 'saved'],
+      [20, 'receive/downloads', 'progress 2'],
+      [20, 'health', 'judged'],
+    ]);
+    // The terminal echo follows the same level.
+    expect(echoed).toEqual(['saved', 'progress 2', 'judged']);
+  });
+
   it('reads no lines where no log was written yet', async () => {
     expect(await lastLogLines(await tempHome(), 'follow', 10)).toEqual([]);
   });

@@ -11,12 +11,15 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino, type Logger as Pino } from 'pino';
-import type { Logger } from './logger.js';
+import type { Logger, LogLevel } from './logger.js';
 import { redactSecrets } from './redact.js';
 import { RollingFile, logFileNumber } from './rolling-file.js';
 
 /** The faces that keep a log, each in its own files (two may run at once on one data folder). */
-export type LogName = 'app' | 'serve' | 'listen' | 'follow';
+export type LogName = 'app' | 'serve' | 'listen' | 'follow' | 'sandbox';
+
+/** Every face's log, in the order reports quote them. */
+export const LOG_NAMES: readonly LogName[] = ['app', 'serve', 'listen', 'follow', 'sandbox'];
 
 /** Rotate at 2 MiB, keep 4 older files: about 10 MiB at most per face. */
 const ROTATE_BYTES = 2 * 1024 * 1024;
@@ -27,12 +30,15 @@ export function logFolder(home: string): string {
   return join(home, 'logs');
 }
 
-/** A log file's logger: the core's `Logger` (warnings), plus `info` and `error` for the faces. */
+/** A log file's logger: the core's levelled `Logger`, with what only the faces need. */
 export interface FileLog extends Logger {
-  info(line: string): void;
-  error(line: string): void;
-  /** A logger whose lines name where they come from (`{"scope":"tray"}`). */
+  /** A logger whose lines name where they come from (`{"scope":"tray"}`; nested: `receive/downloads`). */
   scope(name: string): FileLog;
+  child(name: string): FileLog;
+  /** The level now: lines below it are not written (info unless the face was asked for more). */
+  readonly level: LogLevel;
+  /** Changes the level of this file and every logger of it (the logLevel setting changed). */
+  setLevel(level: LogLevel): void;
   /** The same log without the echo: for what belongs in the file only (a stack, a crash report). */
   readonly fileOnly: FileLog;
   /** The folder the files are in (the current file is the highest-numbered `<name>.<n>.log`). */
@@ -49,6 +55,8 @@ export interface OpenLogOptions {
   secrets?: () => readonly string[];
   /** Tests: rotate at this size, in bytes. */
   rotateBytes?: number;
+  /** Lines below this level are not written (default info: the event trail, warnings and errors). */
+  level?: LogLevel;
 }
 
 /** Opens (creating the folder) the rotating log file of `name` under `home`. */
@@ -63,6 +71,7 @@ export async function openLogFile(options: OpenLogOptions): Promise<FileLog & { 
   const secrets = options.secrets ?? (() => []);
   const root = pino(
     {
+      level: options.level ?? 'info',
       base: { pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
       // Objects logged with a line (none today) lose their secret-named fields too.
@@ -77,29 +86,51 @@ export async function openLogFile(options: OpenLogOptions): Promise<FileLog & { 
     },
     stream,
   );
+  // One pino child per scope, made from the root (a child of a child would repeat the scope key), each told
+  // when the level changes (a child keeps the level it was made with).
+  const children = new Map<string, Pino>();
+  const pinoFor = (scope: string): Pino => {
+    let child = children.get(scope);
+    if (!child) children.set(scope, (child = root.child({ scope })));
+    return child;
+  };
   const wrap = (logger: Pino, scope: string | null, echo: boolean): FileLog => {
-    const say = (level: 'info' | 'warn' | 'error') => (line: string) => {
-      if (echo) options.echo?.(line);
+    const say = (level: LogLevel) => (line: string) => {
+      // The echo (the producer's terminal) shows what the file would hold, at the same level.
+      if (echo && logger.isLevelEnabled(level)) options.echo?.(line);
       logger[level](line);
     };
+    const scoped = (name: string) => {
+      const full = scope ? `${scope}/${name}` : name;
+      return wrap(pinoFor(full), full, echo);
+    };
     return {
+      debug: say('debug'),
       info: say('info'),
       warn: say('warn'),
       error: say('error'),
-      scope: (name) => wrap(root.child({ scope: scope ? `${scope}/${name}` : name }), name, echo),
+      scope: scoped,
+      child: scoped,
+      get level() {
+        return root.level as LogLevel;
+      },
+      setLevel: (level) => {
+        root.level = level;
+        for (const child of children.values()) child.level = level;
+      },
       get fileOnly() {
         return wrap(logger, scope, false);
       },
       folder,
     };
   };
-  return {
-    ...wrap(root, null, true),
+  // Assigned, not spread: `level` and `fileOnly` are getters.
+  return Object.assign(wrap(root, null, true), {
     close: () => {
       stream.close();
       return Promise.resolve();
     },
-  };
+  });
 }
 
 /** One line of a log file as a person reads it: `time level [scope] message`. */

@@ -172,6 +172,10 @@ export const koNotes: typeof NOTE_TEXT = {
     '팀 서버 {where}가 JetStream 없이 실행 중입니다: nats-server를 -js로 시작하세요(녹화가 재시작 후에도 디스크에 남도록 -sd DIR도 함께).',
   s3KeysRefused:
     'S3 버킷 {bucket}이 키를 거부했습니다({reason}): 이 컴퓨터의 AWS_ACCESS_KEY_ID와 AWS_SECRET_ACCESS_KEY를 확인하세요.',
+  s3NoKeys:
+    '이 컴퓨터에 S3 버킷 {bucket}의 키가 없습니다: AWS_ACCESS_KEY_ID와 AWS_SECRET_ACCESS_KEY를 설정하세요(또는 키가 있는 프로필을 AWS_PROFILE로 지정하세요).',
+  s3NoKeysProfile:
+    'AWS 프로필 {profile}에 S3 버킷 {bucket}의 키가 없습니다: 그 프로필에 키를 추가하거나 AWS_ACCESS_KEY_ID와 AWS_SECRET_ACCESS_KEY를 설정하세요.',
   s3NoEndpoint:
     '녹화는 S3 버킷 {bucket}에 있는데 {host}에 연결할 수 없습니다: S3 호환 서버(Ceph, MinIO 등)라면 TALLY_S3_ENDPOINT에 그 URL을 설정하세요.',
   studioFolderFull:
@@ -382,6 +386,12 @@ export const koNotes: typeof NOTE_TEXT = {
   healthStudioConnecting: '스튜디오 팀 서버에 연결하는 중…',
   healthStudioDown: '스튜디오: {reason}',
   healthStudioAction: '녹화는 이 컴퓨터에 계속 저장되고 팀 서버가 응답하면 공유됩니다.',
+  healthMemberMissed: {
+    one: '녹화 {count}개가 이 멤버가 복사하기 전에 팀 서버에서 만료되었습니다.',
+    other: '녹화 {count}개가 이 멤버가 복사하기 전에 팀 서버에서 만료되었습니다.',
+  },
+  healthMemberMissedAction: '문제 항목에 표시됩니다. 필요하면 수신 컴퓨터에 요청한 뒤 목록에서 제거하세요.',
+  healthMemberStudioAction: '이미 복사된 녹화는 그대로 있고, 새 녹화는 팀 서버가 응답하면 복사됩니다.',
   recordingGoneNow:
     '서비스에 이 녹화가 없습니다({status} {detail}). 삭제되었거나 저장된 적이 없습니다. Tally는 마감 시각까지 가끔 다시 확인합니다.',
 };

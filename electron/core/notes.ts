@@ -205,6 +205,10 @@ export const NOTE_TEXT = {
     'The team server {where} runs without JetStream: start nats-server with -js (and -sd DIR, so recordings stay on disk across restarts).',
   s3KeysRefused:
     'The S3 bucket {bucket} refused the keys ({reason}): check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY on this computer.',
+  s3NoKeys:
+    'No keys for the S3 bucket {bucket} on this computer: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE naming a profile that has them).',
+  s3NoKeysProfile:
+    'The AWS profile {profile} has no keys for the S3 bucket {bucket}: add them to that profile, or set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.',
   s3NoEndpoint:
     'The recordings are in the S3 bucket {bucket}, and {host} cannot be reached: for an S3-compatible server (Ceph, MinIO...) set TALLY_S3_ENDPOINT to its URL.',
   studioFolderFull:
@@ -427,6 +431,14 @@ export const NOTE_TEXT = {
   healthStudioConnecting: "Connecting to the studio's team server...",
   healthStudioDown: 'Studio: {reason}',
   healthStudioAction: 'Recordings are still saved here and shared once the team server answers.',
+  healthMemberMissed: {
+    one: '{count} recording expired from the team server before this member could mirror it.',
+    other: '{count} recordings expired from the team server before this member could mirror them.',
+  },
+  healthMemberMissedAction:
+    'They are listed under Problems; ask the receiver for them if they matter, then Remove them from the list.',
+  healthMemberStudioAction:
+    'Recordings already mirrored stay here; new ones are mirrored once the team server answers.',
   recordingGoneNow:
     'The service does not have this recording ({status} {detail}): it was deleted or never stored. Tally looks again now and then until its deadline.',
 } satisfies Record<string, string | PluralText>;

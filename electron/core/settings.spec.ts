@@ -39,6 +39,7 @@ describe('defaults', () => {
       demoMode: null,
       firstRunDone: false,
       studio: { mode: 'off', servers: [], name: null, store: 'nats', retentionDays: 7, replicas: null },
+      logLevel: 'info',
       updateFeedUrl: null,
     });
     expect(Object.isFrozen(DEFAULT_SETTINGS)).toBe(true);

@@ -11,6 +11,7 @@ import { ValidationError } from './errors.js';
 import { appDataDir, defaultRecordingsDir, expandFolder } from './paths.js';
 import { openJsonSettingsFile } from './settings-file.js';
 import { describeIssues } from './validate.js';
+import { LOG_LEVELS } from './logger.js';
 
 /** Version written by this build. Bump it and add a migration whenever a field changes meaning. */
 export const SETTINGS_VERSION = 2;
@@ -158,6 +159,11 @@ export const SettingsSchema = z.object({
   /** Whether the popover's first-run guide was finished or skipped (it shows until then). */
   firstRunDone: z.boolean().default(false),
   studio: StudioSchema.prefault({}),
+  /**
+   * How much the log files hold: info (the event trail, warnings, errors) unless a bug is being chased (debug);
+   * `--debug` / `--log-level` override it for one command.
+   */
+  logLevel: z.enum(LOG_LEVELS).default('info'),
   /**
    * The generic update feed the tray app checks (a folder holding electron-builder's `latest*.yml` and the files
    * it names); null: the feed the build was published with (its app-update.yml).

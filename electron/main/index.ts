@@ -17,6 +17,7 @@ import {
   app,
   BrowserWindow,
   clipboard,
+  crashReporter,
   dialog,
   ipcMain,
   Menu,
@@ -29,11 +30,13 @@ import {
 } from 'electron';
 // CommonJS: its `autoUpdater` is a getter that builds the platform's updater (and needs Electron's app) on first use.
 import electronUpdater from 'electron-updater';
-import { EVENT_NAMES, shellLanguage, type Language } from '../contract.js';
+import { EVENT_NAMES, shellLanguage, shellText, type Language } from '../contract.js';
 import type { AppCore } from '../core/app/types.js';
 import { createAppCore } from '../core/app/app-core.js';
 import { KeyringSecretStore } from '../core/credentials.js';
+import { crashDumpFolder, recordCrash } from '../core/crash-history.js';
 import { logFolder, openLogFile, type FileLog } from '../core/log-file.js';
+import { isLogLevel, sinkLogger, type Logger, type LogLevel } from '../core/logger.js';
 import { secretsInEnv } from '../core/redact.js';
 import { installCrashHandlers } from './crash.js';
 import { installGracefulQuit } from './graceful-quit.js';
@@ -72,6 +75,36 @@ const logger =
     });
   };
 const log = logger('main');
+
+/**
+ * The event trail for the core (core/logger.ts levels and scopes): the log file only, at its level (the console
+ * of a tray app is read by no one). Lines logged before the file is open wait for it, in order.
+ */
+const trail: Logger = sinkLogger((level, scope, line) => {
+  void logFile.then((file) => {
+    if (!file) return;
+    let target = scoped.get(`trail:${scope ?? ''}`);
+    if (!target) scoped.set(`trail:${scope ?? ''}`, (target = scope ? file.fileOnly.scope(scope) : file.fileOnly));
+    target[level](line);
+  });
+});
+
+/** `--debug` or `--log-level <level>` on the app's command line: the log's level whatever the setting says. */
+function levelFromCommandLine(argv: readonly string[]): LogLevel | null {
+  if (argv.includes('--debug')) return 'debug';
+  const at = argv.findIndex((a) => a === '--log-level' || a.startsWith('--log-level='));
+  if (at < 0) return null;
+  const value = argv[at]?.includes('=') ? argv[at]?.split('=')[1] : argv[at + 1];
+  return isLogLevel(value) ? value : null;
+}
+const commandLineLevel = levelFromCommandLine(process.argv);
+
+/** The Language setting, for what the main process says itself (tray menu, dialogs, notifications). */
+let languageSetting: Language = 'system';
+const language = () => shellLanguage(languageSetting, app.getLocale());
+
+/** The core once it exists: Copy diagnostics of the crash-loop dialog asks it for the report. */
+let runningCore: AppCore | null = null;
 
 /** A dev server is honoured only in an unpackaged run, and only on loopback. */
 function devServerUrl(): string | null {
@@ -148,6 +181,15 @@ async function onReady(): Promise<void> {
       progress.invalidate();
     },
     onPageLoading: () => pusher.reset(),
+    // A dead page was loaded again in a new renderer: the producer is told, in case they were typing.
+    onRendererGone: ({ reason, reloaded }) => {
+      trail.child('popover').warn(`the page's renderer stopped (${reason}); ${reloaded ? 'reloaded' : 'dropped'}`);
+      if (!reloaded || !Notification.isSupported()) return;
+      new Notification({
+        title: shellText(language(), 'rendererReloadedTitle'),
+        body: shellText(language(), { key: 'rendererReloadedBody', params: { reason } }),
+      }).show();
+    },
     log: logger('popover'),
   });
 
@@ -180,8 +222,10 @@ async function onReady(): Promise<void> {
     demo: process.env.TALLY_DEMO === '1' || undefined,
     // Every warning the core handles (settings reset, a poll that failed, a tunnel that broke) lands in the log.
     log: logger('core'),
+    trail,
   });
   core = appCore;
+  runningCore = appCore;
   installGracefulQuit({ app, stop: () => appCore.stop(), onQuitting: () => popover.allowClose(), log: logger('quit') });
 
   // All handlers exist before the first window does, so no early request can miss its handler.
@@ -193,10 +237,8 @@ async function onReady(): Promise<void> {
     log: logger('ipc'),
   });
 
-  // The Language setting, for what the main process says itself (tray menu, dialogs, notifications): the shell
-  // catalogue in electron/shell-text.ts, the one the popover's locales include too.
-  let languageSetting: Language = 'system';
-  const language = () => shellLanguage(languageSetting, app.getLocale());
+  // The Language setting (module scope: the crash dialogs speak it too) picks the shell catalogue in
+  // electron/shell-text.ts, the one the popover's locales include too.
   const tray = new SystemTrayService({
     createTray: (image) => new Tray(image),
     loadIcon: (state) => nativeImage.createFromPath(join(paths.trayIcons, trayIconFile(state))),
@@ -210,8 +252,14 @@ async function onReady(): Promise<void> {
     },
     openFolder: (folder) =>
       void shell.openPath(folder).then((problem) => problem && log(`could not open the recordings folder: ${problem}`)),
-    quit: () => app.quit(),
-    restartToUpdate: () => updates.restartToUpdate(),
+    quit: () => {
+      trail.info('quitting (the tray menu’s Quit)');
+      app.quit();
+    },
+    restartToUpdate: () => {
+      trail.info('quitting to install an update');
+      updates.restartToUpdate();
+    },
     log: logger('tray'),
     language,
   });
@@ -249,7 +297,14 @@ async function onReady(): Promise<void> {
     progress.update(snapshot);
   });
   appCore.on('notify', (payload) => notifications.notify(payload));
+  const followLogLevel = (level: LogLevel) =>
+    void logFile.then((file) => {
+      if (!file || commandLineLevel !== null || file.level === level) return;
+      file.setLevel(level);
+      file.fileOnly.info(`log level ${level} (the logLevel setting)`);
+    });
   appCore.on('settings:changed', (settings) => {
+    followLogLevel(settings.logLevel);
     notifications.setSettings(settings.notifications);
     updateFeed = settings.updateFeedUrl;
     demoMode = settings.demoMode;
@@ -262,6 +317,7 @@ async function onReady(): Promise<void> {
   tray.setSnapshot(appCore.traySnapshot());
   try {
     const settings = await appCore.handlers['settings:get']();
+    followLogLevel(settings.logLevel);
     notifications.setSettings(settings.notifications);
     languageSetting = settings.language;
     tray.languageChanged();
@@ -286,22 +342,74 @@ function main(): void {
   }
   const home = app.getPath('userData');
   // Secrets from the environment are blanked wherever they appear (the patterns catch the rest).
-  logFile = openLogFile({ home, name: 'app', secrets: () => secretsInEnv(process.env) }).catch((error: unknown) => {
+  logFile = openLogFile({
+    home,
+    name: 'app',
+    secrets: () => secretsInEnv(process.env),
+    level: commandLineLevel ?? 'info',
+  }).catch((error: unknown) => {
     console.error(`[main] the log file could not be opened: ${describeError(error)}`);
     return null;
   });
   log(`Tally ${app.getVersion()} starting (Electron ${process.versions.electron ?? '?'}, ${process.platform})`);
+  // Native crashes (main, renderers, the GPU and utility processes) leave a minidump in the data folder, kept on
+  // this computer and never uploaded; `tally doctor` and Copy diagnostics list them (core/crash-history.ts).
+  app.setPath('crashDumps', crashDumpFolder(home));
+  crashReporter.start({ uploadToServer: false, compress: true });
   installCrashHandlers({
     process,
     log: logger('crash'),
     show: (title, message) => dialog.showErrorBox(title, message),
     // Electron starts the new instance once this one has quit (the core stopped the graceful way).
     restart: () => {
+      trail.info('quitting to start again (uncaught exception)');
       app.relaunch();
       app.quit();
     },
     logFolder: logFolder(home),
+    // The crash-loop guard: the third crash within a minute does not relaunch (see crash.ts).
+    recordCrash: () => recordCrash(home, Date.now()),
+    loopText: (count) => ({
+      title: shellText(language(), 'crashLoopTitle'),
+      message: shellText(language(), { key: 'crashLoopMessage', params: { count } }),
+      detail: shellText(language(), { key: 'crashLoopDetail', params: { folder: logFolder(home) } }),
+      copy: shellText(language(), 'crashLoopCopy'),
+      quit: shellText(language(), 'trayQuit'),
+    }),
+    askInLoop: async (text) =>
+      (
+        await dialog.showMessageBox({
+          type: 'error',
+          title: text.title,
+          message: text.message,
+          detail: text.detail,
+          buttons: [text.copy, text.quit],
+          defaultId: 0,
+          cancelId: 1,
+          noLink: true,
+        })
+      ).response,
+    copyDiagnostics: async () => {
+      const report = runningCore
+        ? (await runningCore.handlers['app:diagnostics']()).text
+        : `Tally ${app.getVersion()} stopped before its core started. The log is in ${logFolder(home)}.`;
+      clipboard.writeText(report);
+    },
+    quit: () => {
+      trail.info('quitting (crash loop: not starting again)');
+      app.quit();
+    },
   });
+  // Electron's other processes: a GPU or utility process that dies is restarted by Electron; it is logged so a
+  // bug report shows it. (The popover's own renderer is reloaded by popover.ts.)
+  app.on('child-process-gone', (_event, details) => {
+    const line = `${details.type} process gone (${details.reason}, exit code ${details.exitCode})${details.name ? `: ${details.name}` : ''}`;
+    if (details.reason === 'clean-exit') trail.child('process').info(line);
+    else trail.child('process').error(line);
+  });
+  app.on('render-process-gone', (_event, _contents, details) =>
+    trail.child('process').error(`a renderer process gone (${details.reason}, exit code ${details.exitCode})`),
+  );
   app.setAppUserModelId(APP_ID);
   app.enableSandbox();
   // Defaults for any web contents, including ones the popover service does not know about.
@@ -311,7 +419,14 @@ function main(): void {
   });
   // A tray app keeps running with no window open.
   app.on('window-all-closed', () => {});
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => app.quit());
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      trail.info(`quitting (${signal})`);
+      app.quit();
+    });
+  }
+  // The last line of every run says it ended, after the core stopped (graceful-quit.ts holds the quit till then).
+  app.on('will-quit', () => trail.info('Tally stopped'));
 
   app
     .whenReady()

@@ -1,7 +1,13 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { fakeDisplay, fakeEvent, fakeScreen, fakeWindowFactory } from '../../tests/fakes/electron.js';
 import type { FakeBrowserWindow } from '../../tests/fakes/electron.js';
-import { BLUR_CLICK_GRACE_MS, PopoverWindow, POPOVER_SIZE } from './popover.js';
+import {
+  BLUR_CLICK_GRACE_MS,
+  PopoverWindow,
+  POPOVER_SIZE,
+  RELOADS_PER_MINUTE,
+  UNRESPONSIVE_RELOAD_MS,
+} from './popover.js';
 
 const page = { fileUrl: 'file:///opt/Tally/resources/app.asar/dist/renderer/index.html' };
 const trayBounds = { x: 1700, y: 1048, width: 24, height: 32 };
@@ -12,6 +18,7 @@ function setup(platform: NodeJS.Platform = 'win32') {
   const visibility: boolean[] = [];
   const external: string[] = [];
   const loading: number[] = [];
+  const gone: { reason: string; reloaded: boolean }[] = [];
   const popover = new PopoverWindow({
     createWindow: factory.create,
     preloadPath: '/opt/Tally/resources/app.asar/dist/preload/index.cjs',
@@ -24,6 +31,7 @@ function setup(platform: NodeJS.Platform = 'win32') {
     now: () => now,
     onVisibilityChange: (visible) => visibility.push(visible),
     onPageLoading: () => loading.push(now),
+    onRendererGone: (info) => gone.push(info),
     log: () => {},
   });
   /** Opens the popover for the first time (created lazily, shown once painted). */
@@ -39,6 +47,7 @@ function setup(platform: NodeJS.Platform = 'win32') {
     visibility,
     external,
     loading,
+    gone,
     open,
     advance: (ms: number) => {
       now += ms;
@@ -153,12 +162,67 @@ describe('PopoverWindow', () => {
     expect(quitting.defaultPrevented).toBe(false);
   });
 
-  it('drops a window whose renderer died and builds a new one on the next show', () => {
-    const { popover, factory, open } = setup();
+  it('loads the page again in a new renderer when its renderer dies, and says so', async () => {
+    const { popover, factory, open, gone, loading } = setup();
     const first = open();
+    const loadingBefore = loading.length;
     first.webContents.emit('render-process-gone', fakeEvent(), { reason: 'crashed', exitCode: 1 });
+    expect(first.destroyed).toBe(false);
+    expect(popover.window).toBe(first);
+    expect(first.webContents.loaded).toEqual([page.fileUrl, page.fileUrl]);
+    // Pushed events wait for the new page.
+    expect(loading.length).toBeGreaterThan(loadingBefore);
+    await expect.poll(() => gone).toEqual([{ reason: 'crashed', reloaded: true }]);
+    expect(factory.windows).toHaveLength(1);
+  });
+
+  it('crashes and reloads a page that stops answering for UNRESPONSIVE_RELOAD_MS, not one that recovers', () => {
+    vi.useFakeTimers();
+    try {
+      const { open } = setup();
+      const win = open();
+      let crashes = 0;
+      Object.assign(win.webContents, { forcefullyCrashRenderer: () => crashes++ });
+      win.emit('unresponsive');
+      vi.advanceTimersByTime(UNRESPONSIVE_RELOAD_MS - 1);
+      win.emit('responsive');
+      vi.advanceTimersByTime(UNRESPONSIVE_RELOAD_MS);
+      expect(crashes).toBe(0);
+      win.emit('unresponsive');
+      vi.advanceTimersByTime(UNRESPONSIVE_RELOAD_MS);
+      expect(crashes).toBe(1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('logs a preload that failed, with its error', () => {
+    const lines: string[] = [];
+    const factory = fakeWindowFactory();
+    const popover = new PopoverWindow({
+      createWindow: factory.create,
+      preloadPath: '/p/index.cjs',
+      page,
+      screen: fakeScreen([
+        fakeDisplay({ x: 0, y: 0, width: 800, height: 600 }, { x: 0, y: 0, width: 800, height: 600 }),
+      ]),
+      openExternal: () => {},
+      log: (line) => lines.push(line),
+    });
+    popover.show(trayBounds);
+    factory.last()!.webContents.emit('preload-error', fakeEvent(), '/p/index.cjs', new Error('bad bundle'));
+    expect(lines.some((l) => l.startsWith('[popover] the preload /p/index.cjs failed: Error: bad bundle'))).toBe(true);
+  });
+
+  it('drops a window whose renderer keeps dying and builds a new one on the next show', () => {
+    const { popover, factory, open, gone } = setup();
+    const first = open();
+    for (let i = 0; i < RELOADS_PER_MINUTE + 1; i++) {
+      first.webContents.emit('render-process-gone', fakeEvent(), { reason: 'crashed', exitCode: 1 });
+    }
     expect(first.destroyed).toBe(true);
     expect(popover.window).toBeNull();
+    expect(gone).toContainEqual({ reason: 'crashed', reloaded: false });
     popover.show(trayBounds);
     expect(factory.windows).toHaveLength(2);
   });

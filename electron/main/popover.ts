@@ -1,7 +1,10 @@
 /**
  * The popover: a frameless window anchored to the tray icon that hides when it loses focus. It is
- * created lazily on first use and re-created if its renderer dies. The BrowserWindow factory and the
- * screen are injected, so the behaviour is tested in plain Node with fakes.
+ * created lazily on first use. When its renderer dies (`render-process-gone`) the page is loaded again in a new
+ * one and the producer is told (`onRendererGone`); a renderer that keeps dying (RELOADS_PER_MINUTE) is dropped
+ * instead, and the next click builds a new window. A page that stops answering (`unresponsive`) for
+ * UNRESPONSIVE_RELOAD_MS is crashed and reloaded the same way; a preload that fails (`preload-error`) is logged.
+ * The BrowserWindow factory and the screen are injected, so the behaviour is tested in plain Node with fakes.
  */
 import type { BrowserWindow, BrowserWindowConstructorOptions, Display, Point, Rectangle } from 'electron';
 import type { AppPage } from './ipc.js';
@@ -16,6 +19,11 @@ export const POPOVER_SIZE = Object.freeze({ width: 380, height: 560 });
  * arrives as a click that would open it again. A click this soon after a blur-hide means "close".
  */
 export const BLUR_CLICK_GRACE_MS = 150;
+
+/** Reloads after a dead renderer within a minute, beyond which the window is dropped instead. */
+export const RELOADS_PER_MINUTE = 3;
+/** How long the page may stop answering before its renderer is crashed and the page reloaded. */
+export const UNRESPONSIVE_RELOAD_MS = 10_000;
 
 export interface PopoverScreen {
   getCursorScreenPoint(): Point;
@@ -40,6 +48,8 @@ export interface PopoverOptions {
   onWindowCreated?: (window: BrowserWindow) => void;
   /** The page started a new document (load or reload): pushed events must wait for it. */
   onPageLoading?: () => void;
+  /** The page's renderer died (or hung) and the page was loaded again (`reloaded`) or the window dropped. */
+  onRendererGone?: (info: { reason: string; reloaded: boolean }) => void;
   log?: (line: string) => void;
 }
 
@@ -89,6 +99,8 @@ export class PopoverWindow {
   #hiddenByBlurAt = Number.NEGATIVE_INFINITY;
   #allowClose = false;
   #holds = 0;
+  /** When the renderer died lately (the reload guard counts those within a minute). */
+  #gone: number[] = [];
 
   constructor(options: PopoverOptions) {
     this.#options = options;
@@ -223,11 +235,28 @@ export class PopoverWindow {
     contents.on('did-start-navigation', (details) => {
       if (details.isMainFrame && !details.isSameDocument) options.onPageLoading?.();
     });
-    contents.on('render-process-gone', (_event, details) => {
-      // A dead renderer never recovers its bridge: drop the window, the next click builds a new one.
-      this.#log(`popover renderer gone (${details.reason}); it will be re-created`);
-      if (this.#window === win) this.#window = null;
-      win.destroy();
+    contents.on('render-process-gone', (_event, details) => this.#rendererGone(win, details.reason, hash));
+    contents.on('preload-error', (_event, path, error) => {
+      // The page has no bridge without its preload: said in the log, where a bug report finds it.
+      this.#log(
+        `the preload ${path} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      );
+    });
+    let hung: ReturnType<typeof setTimeout> | null = null;
+    win.on('unresponsive', () => {
+      this.#log(`popover page not answering; reloaded if it still is not in ${UNRESPONSIVE_RELOAD_MS / 1000} s`);
+      hung ??= setTimeout(() => {
+        hung = null;
+        if (win.isDestroyed()) return;
+        // Electron's way out of a hung renderer: crash it, which brings `render-process-gone` and the reload.
+        contents.forcefullyCrashRenderer();
+      }, UNRESPONSIVE_RELOAD_MS);
+      hung.unref?.();
+    });
+    win.on('responsive', () => {
+      if (hung) clearTimeout(hung);
+      hung = null;
+      this.#log('popover page answering again');
     });
 
     options.onWindowCreated?.(win);
@@ -235,6 +264,25 @@ export class PopoverWindow {
       .loadURL(this.#pageUrl() + hash)
       .catch((error: unknown) => this.#log(`could not load the popover page: ${String(error)}`));
     return win;
+  }
+
+  /** The renderer of `win` died: the page is loaded again in a new one, unless it keeps dying. */
+  #rendererGone(win: BrowserWindow, reason: string, hash: string): void {
+    const now = this.#now();
+    this.#gone = [...this.#gone.filter((at) => now - at < 60_000), now];
+    if (this.#gone.length > RELOADS_PER_MINUTE) {
+      this.#log(`popover renderer gone (${reason}) ${this.#gone.length} times within a minute; the window is dropped`);
+      if (this.#window === win) this.#window = null;
+      win.destroy();
+      this.#options.onRendererGone?.({ reason, reloaded: false });
+      return;
+    }
+    this.#log(`popover renderer gone (${reason}); the page is loaded again`);
+    this.#options.onPageLoading?.();
+    void win
+      .loadURL(this.#pageUrl() + hash)
+      .then(() => this.#options.onRendererGone?.({ reason, reloaded: true }))
+      .catch((error: unknown) => this.#log(`could not load the popover page again: ${String(error)}`));
   }
 
   #place(win: BrowserWindow, trayBounds: Rectangle | null | undefined): void {

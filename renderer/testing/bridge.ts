@@ -101,6 +101,7 @@ export function appInfo(partial: Partial<AppInfo> = {}): AppInfo {
 export function settingsView(partial: Partial<SettingsView> = {}): SettingsView {
   return {
     firstRunDone: true,
+    logLevel: 'info',
     recordingsFolder: '/home/me/Tally Recordings',
     ownRecordingsFolder: '/home/me/Tally Recordings',
     pollIntervalSec: 5,
@@ -270,6 +271,7 @@ export class TestBridge implements Transport {
     return {
       'app:info': () => appInfo(),
       'app:diagnostics': () => ({ text: 'Tally diagnostics (test bridge)' }),
+      'app:rendererError': () => ({ logged: true }),
       'channels:live': () => [],
       'channels:search': () => ({ totalCount: 0, channels: [], truncated: false }),
       'channels:end': () => ({ ended: true }),

@@ -300,20 +300,61 @@ describe('the tray app over the Electron stand-in', () => {
     expect(text).not.toContain(sandbox.credentials.secret);
   });
 
-  it('logs an error nobody caught in main, says so once, and carries on', async () => {
+  it('logs an error nobody caught in main and carries on, with no dialog for a lost promise', async () => {
     expect(mainRejectionHandler).toBeTypeOf('function');
     const dialogsBefore = recorded.dialogs.length;
     mainRejectionHandler!(new Error('shell-e2e: lost promise'), Promise.resolve());
     mainRejectionHandler!(new Error('shell-e2e: lost again'), Promise.resolve());
     await expect.poll(appLog, eventually).toContain('shell-e2e: lost again');
     expect(await appLog()).toContain('unhandled promise rejection: Error: shell-e2e: lost promise');
-    expect(recorded.dialogs.slice(dialogsBefore)).toEqual([
-      { title: 'Tally ran into an unexpected error', content: expect.stringContaining(join(home, 'logs')) },
-    ]);
+    // A lost promise leaves the app sound: no modal over a tray app (issue 33).
+    expect(recorded.dialogs.slice(dialogsBefore)).toEqual([]);
     expect(recorded.relaunches).toBe(0);
     // Still working: the page still answers over IPC.
     await page.getByRole('tab', { name: 'Live' }).click();
     await page.getByRole('list', { name: 'Live channels' }).waitFor();
+  });
+
+  it('forwards an error the page did not catch to the log, over the contract', async () => {
+    await page.evaluate(() => {
+      setTimeout(() => {
+        throw new Error('shell-e2e: the page broke');
+      });
+    });
+    await expect.poll(appLog, eventually).toContain('shell-e2e: the page broke');
+    const line = (await appLog()).split('\n').find((l) => l.includes('shell-e2e: the page broke')) ?? '';
+    expect(JSON.parse(line)).toMatchObject({
+      level: 50,
+      scope: 'renderer',
+      // Thrown from evaluated code, so the browser names no file for it.
+      msg: 'uncaught error in the page: Error: shell-e2e: the page broke',
+    });
+    // The stand-in saw it too; it is the page's own error, not one of the app's.
+    expect(recorded.pageErrors.splice(0)).toEqual(['shell-e2e: the page broke']);
+  });
+
+  it('a renderer crash reloads the popover in a new renderer and says so', async () => {
+    const crashedPage = page;
+    const notificationsBefore = recorded.notifications.length;
+    // A real renderer crash of Chromium's page; the stand-in reports it as `render-process-gone`.
+    await crashedPage.goto('chrome://crash').catch(() => undefined);
+    await expect.poll(() => win.webContents.page !== crashedPage, eventually).toBe(true);
+    page = win.webContents.page as Page;
+    await page.getByRole('tab', { name: 'Live' }).waitFor();
+    // The reloaded page talks to the same core over IPC.
+    await page.getByRole('tab', { name: 'Recordings' }).click();
+    await page
+      .getByRole('region', { name: 'Today' })
+      .getByText(/shell-keynote\.mp4/)
+      .waitFor();
+    await expect
+      .poll(() => recorded.notifications.slice(notificationsBefore).map((n) => n.options.title), eventually)
+      .toEqual(['Tally’s window was reloaded']);
+    expect(recorded.notifications.at(-1)?.options.body).toBe(
+      'Its page stopped unexpectedly (crashed); nothing was lost.',
+    );
+    await expect.poll(appLog, eventually).toContain("the page's renderer stopped (crashed); reloaded");
+    expect(await appLog()).toContain('popover renderer gone (crashed); the page is loaded again');
   });
 
   it('quits cleanly: the core stops (its receiver closes) before the app exits', async () => {
@@ -324,5 +365,12 @@ describe('the tray app over the Electron stand-in', () => {
     expect(app.quitting).toBe(true);
     await expect(fetch(hookUrl, { method: 'POST', body: '{}' })).rejects.toThrow();
     expect(recorded.pageErrors).toEqual([]);
+    // The event trail ends with the stop, after the receiver closed.
+    const msgs = (await appLog())
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { msg: string }).msg);
+    expect(msgs.indexOf('receiver stopped (journal flushed, part files kept)')).toBeGreaterThan(-1);
+    expect(msgs.at(-1)).toBe('Tally stopped');
   });
 });

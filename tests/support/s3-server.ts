@@ -18,6 +18,10 @@ export const S3_SECRET_KEY = 'TALLYTESTSECRET';
 export interface S3Server {
   endpoint: string;
   close(): Promise<void>;
+  /** kill -9 of the RADOS Gateway alone (the cluster behind it keeps what it stored). */
+  killGateway(): Promise<void>;
+  /** Starts the gateway again on the same port; resolves once it answers. */
+  startGateway(): Promise<void>;
 }
 
 export function s3ServerAvailable(): boolean {
@@ -70,5 +74,39 @@ export async function startS3Server(buckets: string[]): Promise<S3Server> {
   });
   for (const Bucket of buckets) await client.send(new CreateBucketCommand({ Bucket }));
   client.destroy();
-  return { endpoint, close };
+  const pidFile = join(dir, 'ceph', 'run', 'client.rgw.test.pid');
+  const killGateway = async () => {
+    const pid = Number((await readFile(pidFile, 'utf8')).trim());
+    process.kill(pid, 'SIGKILL');
+    // Gone once signal 0 fails: the port is free for the next start.
+    await new Promise<void>((resolve) => {
+      const gone = () => {
+        try {
+          process.kill(pid, 0);
+          setImmediate(gone);
+        } catch {
+          resolve();
+        }
+      };
+      gone();
+    });
+    await rm(pidFile, { force: true });
+  };
+  const startGateway = async () => {
+    const conf = join(dir, 'ceph', 'ceph.conf');
+    await new Promise<void>((resolve, reject) => {
+      const proc = spawn('radosgw', ['-c', conf, '-n', 'client.rgw.test'], { stdio: 'ignore' });
+      proc.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`radosgw exited ${code}`))));
+    });
+    // It answers once its frontend is up: the first plain GET that gets an HTTP answer.
+    for (;;) {
+      const answered = await fetch(endpoint).then(
+        () => true,
+        () => false,
+      );
+      if (answered) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+  return { endpoint, close, killGateway, startGateway };
 }

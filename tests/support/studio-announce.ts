@@ -1,11 +1,12 @@
 /**
  * What the studio's receiver does for one saved file, without a receiver: put it into the team's Object Store
- * and announce it on the stream, so member-side tests have something to mirror.
+ * and announce it on the stream (and in the team's index), so member-side tests have something to mirror.
  */
 import { readFile } from 'node:fs/promises';
 import { connect } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
 import type { Announcement } from '../../electron/core/studio/announcement.js';
+import { indexAnnouncement } from '../../electron/core/studio/shared-index.js';
 import { NatsTeamStore } from '../../electron/core/studio/store.js';
 import { DEFAULT_RETENTION_MS, STUDIO_SUBJECT, ensureStudioStream } from '../../electron/core/studio/team.js';
 
@@ -35,7 +36,9 @@ export async function announceRecording(
       savedAt: new Date().toISOString(),
       store: put.ref,
     };
-    await jetstream(nc).publish(STUDIO_SUBJECT, JSON.stringify(a), { msgID: a.identity });
+    const ack = await jetstream(nc).publish(STUDIO_SUBJECT, JSON.stringify(a), { msgID: a.identity });
+    // Kept in the team's index by its stream sequence, as the receiver does (a member back too late learns of it).
+    await indexAnnouncement(nc, ack.seq, a, DEFAULT_RETENTION_MS);
     return a;
   } finally {
     await nc.close();

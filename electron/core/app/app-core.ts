@@ -45,6 +45,8 @@ import {
 } from './app-options.js';
 import { NOT_STARTED, NO_CREDENTIALS, STOPPED, requirePipeline, clean, describe, errorView } from './core-messages.js';
 import { LiveState } from './live-state.js';
+import { RendererErrors } from './renderer-errors.js';
+import { lineLogger } from '../logger.js';
 import { SerialQueue } from './serial-queue.js';
 import { checkFolderChange } from './folder-change.js';
 import { traySnapshotOf } from './tray-snapshot.js';
@@ -53,7 +55,14 @@ import { CoreEvents } from './core-events.js';
 import { DemoRunner, demoRecordingsDir, demoStateDir, type DemoSandbox } from './demo.js';
 import { LivePoller } from './live-poller.js';
 import { AppCredentials } from './app-credentials.js';
-import { diagnosticsText, journalCounts, recentLogs, secretsInEnv, stateFolderSecrets } from './diagnostics.js';
+import {
+  crashFacts,
+  diagnosticsText,
+  journalCounts,
+  recentLogs,
+  secretsInEnv,
+  stateFolderSecrets,
+} from './diagnostics.js';
 import { channelAndRecordingHandlers } from './handlers.js';
 import { PipelineHost } from './pipeline-host.js';
 import { StudioHost } from './studio-host.js';
@@ -118,12 +127,15 @@ class ReconcilingAppCore implements TallyAppCore {
   #folder = '';
 
   readonly #live = new LiveState();
+  /** Errors the page did not catch, into the trail (or the warnings' log without one). */
+  readonly #rendererErrors: RendererErrors;
 
   constructor(opts: AppCoreOptions) {
     this.#opts = opts;
     this.#env = opts.env ?? process.env;
     this.#hooks = opts.hooks ?? {};
     this.#log = opts.log ?? (() => {});
+    this.#rendererErrors = new RendererErrors(opts.trail?.child('renderer') ?? lineLogger(this.#log));
     this.#forceDemo = opts.demo === true;
     this.#demoRun = new DemoRunner({
       home: opts.home,
@@ -160,6 +172,7 @@ class ReconcilingAppCore implements TallyAppCore {
     this.#host = new PipelineHost({
       emit: (event, payload) => this.#emit(event, payload),
       log: this.#log,
+      ...(opts.trail ? { trail: opts.trail.child('receive') } : {}),
       updateTray: () => this.#events.updateTray(),
       settings: this.#settings,
       onChannel: (call) => this.#poller.hook(call),
@@ -179,6 +192,7 @@ class ReconcilingAppCore implements TallyAppCore {
               : { available: false, reason: this.#creds.keychain.notes },
           studio: studio.state === 'off' ? null : { state: studio.state, reason: studio.notes ?? [] },
           downloadsPaused: this.#receivingPaused,
+          memberHealth: this.#studio.memberHealth,
         };
       },
       onHealth: (view, previous) => this.#onHealth(view, previous),
@@ -193,6 +207,7 @@ class ReconcilingAppCore implements TallyAppCore {
       publish: (setup) => this.#host.publish(setup),
       publisherLink: () => this.#host.studioLink,
       statusChanged: () => this.#host.healthChanged(),
+      isHidden: (key) => this.#host.isHidden(key),
       assertStorable: () => this.#creds.assertStorable(),
       // Following a studio or not may leave or enter demo mode (effectiveDemoMode): the views must say so.
       save: (studio) =>
@@ -307,6 +322,7 @@ class ReconcilingAppCore implements TallyAppCore {
         fileActions: Boolean(this.#hooks.openFile && this.#hooks.revealFile),
       }),
       'app:diagnostics': async () => ({ text: await this.#diagnostics() }),
+      'app:rendererError': async (report) => ({ logged: this.#rendererErrors.report(report) }),
 
       ...channelAndRecordingHandlers({
         api: () => this.#requireApi(),
@@ -428,6 +444,7 @@ class ReconcilingAppCore implements TallyAppCore {
       journal: await journalCounts(this.#opts.home),
       demoJournal: await journalCounts(demoStateDir(this.#opts.home)),
       logs: await recentLogs(this.#opts.home, [face]),
+      crashes: crashFacts(this.#opts.home),
       secrets: [
         ...secretsInEnv(this.#env),
         ...(credentials ? [credentials.secret] : []),
@@ -551,8 +568,9 @@ class ReconcilingAppCore implements TallyAppCore {
       this.#live.channels = [];
       this.#emit('channels:live', []);
       if (demo) {
-        await this.#demoRun.start();
+        const started = await this.#demoRun.start();
         this.#log('demo mode: the embedded sandbox is running');
+        this.#opts.trail?.child('demo').info(`demo mode: sandbox service at ${started.apiUrl}`);
       }
     }
     this.#pushDemo();

@@ -2,6 +2,7 @@
  * How the app core is made: its options (the faces and the tests pass them to `createAppCore`), the test-only
  * accessors, the version it reports, and the pacing constants it starts its poller and pipeline with.
  */
+import type { Logger } from '../logger.js';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +28,11 @@ export interface AppCoreOptions {
    */
   keychainUnavailable?: ConfigError | string | null;
   log?: (line: string) => void;
+  /**
+   * The event trail for the face's log file (receive/event-trail.ts: webhooks, download attempts, saves, health,
+   * tunnel, studio, demo and renderer errors), levelled and scoped. Silent when not given.
+   */
+  trail?: Logger;
   /** Tests: options of the demo sandbox (timeFactor, seed, searchIndexDelayMs...). */
   sandboxOptions?: SandboxOptions;
   /** Demo mode: let the sandbox's web client upload a client recording whenever a broadcast ends (default on). */

@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { arch, release } from 'node:os';
 import { join } from 'node:path';
 import type { HealthView } from '../health-view.js';
+import { crashDumpFolder, listCrashDumps, readCrashes, type CrashDump } from '../crash-history.js';
 import { lastLogLines, logFolder, type LogName } from '../log-file.js';
 import type { CredentialStore } from '../credentials.js';
 import { readNgrokTokenFile } from '../ngrok-token-file.js';
@@ -40,6 +41,8 @@ export interface DiagnosticsInput {
   /** Jobs per state in the demo's own journal (demo mode keeps its recordings apart), or null when there is none. */
   demoJournal?: Record<string, number> | null;
   logs: { name: LogName; lines: string[] }[];
+  /** The tray app's recorded crashes and the local crash dumps (crashFacts), when known. */
+  crashes?: CrashFacts;
   /** Secret values in use: each is replaced wherever it appears. */
   secrets: readonly string[];
   now?: Date;
@@ -102,6 +105,32 @@ export async function recentLogs(home: string, names: readonly LogName[]): Promi
   return logs.filter((log) => log.lines.length > 0);
 }
 
+/** The tray app's crash times and local minidumps under `home`. */
+export interface CrashFacts {
+  times: number[];
+  dumps: CrashDump[];
+  dumpFolder: string;
+}
+
+/** How many dumps the report names (newest first). */
+const DUMPS_LISTED = 5;
+
+/** Reads the crash history and lists the crash dumps of the data folder `home`. */
+export function crashFacts(home: string): CrashFacts {
+  return { times: readCrashes(home), dumps: listCrashDumps(home), dumpFolder: crashDumpFolder(home) };
+}
+
+function crashLines(crashes: CrashFacts): string[] {
+  const times = crashes.times.slice(-5).map((t) => new Date(t).toISOString());
+  return [
+    `Crashes of the tray app: ${crashes.times.length === 0 ? 'none recorded' : `${crashes.times.length} recorded, the last at ${times.join(', ')}`}`,
+    `Crash dumps (kept on this computer, never uploaded) in ${crashes.dumpFolder}: ${crashes.dumps.length === 0 ? 'none' : crashes.dumps.length}`,
+    ...crashes.dumps
+      .slice(0, DUMPS_LISTED)
+      .map((d) => `  ${d.at.toISOString()}  ${d.path} (${Math.ceil(d.bytes / 1024)} KiB)`),
+  ];
+}
+
 function healthLines(health: DiagnosticsHealth): string[] {
   if (health.length === 0) return ['  Nothing is receiving on this data folder right now.'];
   const out: string[] = [];
@@ -148,6 +177,7 @@ export function diagnosticsText(input: DiagnosticsInput): string {
     `Recordings in the journal: ${journal}`,
     ...(demo === null ? [] : [`Recordings in the demo’s journal: ${demo}`]),
     '',
+    ...(input.crashes ? [...crashLines(input.crashes), ''] : []),
     'Settings (secrets are kept in the OS keychain, never here):',
     ...JSON.stringify(input.settings, null, 2)
       .split('\n')

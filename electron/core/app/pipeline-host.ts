@@ -19,6 +19,7 @@ import { ATTENTION_WINDOW_MS } from './tray-snapshot.js';
 import { NO_PUBLIC_URL, clean, describe, errorView, gapView } from './core-messages.js';
 import { PROGRESS_INTERVAL_MS, type Phase } from './app-options.js';
 import { REOPEN_BACKOFF, withSettingsField, type DemoWebhookTarget, type TrayCounts } from './pipeline-open.js';
+import type { Logger } from '../logger.js';
 import { ReceiveService, type FaceFacts, type PublisherSetup, type StudioLink } from '../receive/receive-service.js';
 import type { StudioPublisher } from '../studio/publisher.js';
 import type { HealthView } from '../../contract.js';
@@ -42,6 +43,8 @@ const RECORDINGS_FOLDER = note('folderSourceSettings');
 export interface PipelineHostDeps {
   emit<E extends keyof AppCoreEvents>(event: E, payload: AppCoreEvents[E]): void;
   log(line: string): void;
+  /** The event trail (see ReceiveServiceOptions.trail). */
+  trail?: Logger;
   updateTray(): void;
   /** The settings, read by the host itself for its tunnel view (the store re-reads the file). */
   settings: Pick<SettingsStore, 'get'>;
@@ -114,6 +117,7 @@ export class PipelineHost {
       face: deps.face,
       home: deps.home,
       log: deps.log,
+      ...(deps.trail ? { trail: deps.trail } : {}),
       facts: () => ({
         ...deps.facts(),
         down: this.#pipeline ? null : this.errorNotes,

@@ -46,6 +46,7 @@ export function toSettingsView(s: Settings, effective: EffectiveValues): Setting
     demoMode: effective.demoMode,
     receivingPaused: effective.receivingPaused,
     firstRunDone: s.firstRunDone,
+    logLevel: s.logLevel,
     updateFeedUrl: s.updateFeedUrl,
   };
 }

@@ -11,6 +11,7 @@ import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StudioView, TunnelStatus } from '../../contract.js';
+import { recordingNeedsAttention } from '../health-view.js';
 import { startSandbox } from '../sandbox/index.js';
 import { MemorySecretStore } from '../credentials.js';
 import { openSettingsStore, type SettingsPatch } from '../settings.js';
@@ -135,6 +136,56 @@ describe('Settings → Studio in the app core', () => {
     await core.handlers['studio:set']({ mode: 'off', url: null, name: null });
     expect((await core.handlers['app:info']()).demo).toBe(true);
     expect((await core.handlers['studio:get']()).status.state).toBe('off');
+  });
+
+  it('a member back after 3 recordings expired from the team server lists those 3 under Problems and warns until they are removed', async () => {
+    const nats = await startNatsServer();
+    cleanups.push(() => nats.close());
+    const { core, home } = await makeCore();
+    const source = join(home, 'source.bin');
+    await writeFile(source, Buffer.alloc(20_000, 3));
+    const connected = nextView(core, (v) => v.status.state === 'connected');
+    await core.handlers['studio:set']({ mode: 'follow', url: nats.url, name: 'away-member' });
+    await connected;
+    const first = nextView(core, (v) => v.recordings.some((r) => r.channelId === 'before-away' && r.state === 'saved'));
+    await announceRecording(nats.url, source, 'before-away');
+    await first;
+
+    // Away: three recordings are shared and expire from the team server before this member is back (the stream's
+    // retention drops them: here its oldest messages are purged, which is what expiry does to the stream).
+    await core.handlers['studio:set']({ mode: 'off', url: null, name: null });
+    for (const channel of ['away-1', 'away-2', 'away-3']) await announceRecording(nats.url, source, channel);
+    await announceRecording(nats.url, source, 'still-there');
+    const nc = await connect({ servers: nats.url.replace('nats://', '') });
+    const jsm = await jetstreamManager(nc);
+    const last = (await jsm.streams.info(STUDIO_STREAM)).state.last_seq;
+    await jsm.streams.purge(STUDIO_STREAM, { seq: last });
+    await nc.close();
+
+    // Back: the three are rows under Problems (expired, with why), the one still there is mirrored, and the
+    // health warns (not "All is well") until the rows are removed.
+    const back = nextView(core, (v) => v.recordings.some((r) => r.channelId === 'still-there' && r.state === 'saved'));
+    await core.handlers['studio:set']({ mode: 'follow', url: nats.url, name: 'away-member' });
+    await back;
+    const rows = await core.handlers['recordings:list']();
+    const problems = rows.filter((r) => recordingNeedsAttention(r));
+    expect(problems.map((r) => [r.channelId, r.state]).sort()).toEqual([
+      ['away-1', 'expired'],
+      ['away-2', 'expired'],
+      ['away-3', 'expired'],
+    ]);
+    expect(problems[0]!.error).toMatch(/expired from the team server before this computer could mirror it/);
+    const warned = await core.handlers['health:get']();
+    expect(warned.state).toBe('warning');
+    expect(warned.problems).toBe(3);
+    expect(warned.components.find((c) => c.id === 'downloads')?.reason).toBe(
+      '3 recordings expired from the team server before this member could mirror them.',
+    );
+
+    for (const row of problems) await core.handlers['recordings:remove'](row.key);
+    const cleared = await core.handlers['health:get']();
+    expect(cleared.state).toBe('ok');
+    expect(cleared.summary).toBe("All is well: the studio's recordings are mirrored here.");
   });
 
   it('never registers its own webhook URL while it follows a studio, whatever autoRegisterWebhook says', async () => {

@@ -8,6 +8,7 @@
 import { hostname } from 'node:os';
 import { errorNote, note, said, type ErrorView, type Note } from '../../contract.js';
 import type {
+  HealthView,
   RecordingView,
   RequestHandlers,
   StudioInput,
@@ -18,17 +19,17 @@ import type {
 } from '../../contract.js';
 import { CredentialStore, type SecretStore } from '../credentials.js';
 import { ConfigError, TallyError } from '../errors.js';
-import { describeError, lineLogger } from '../logger.js';
+import { describeError, lineLogger, type Logger } from '../logger.js';
 import type { PipelineStudio } from '../pipeline/options.js';
 import type { RecordingPipeline } from '../pipeline/pipeline.js';
 import type { PublisherSetup, StudioLink } from '../receive/receive-service.js';
+import { MemberService } from '../receive/member-service.js';
 import {
   clearTeamCredentials,
   resolveTeamCredentials,
   saveTeamCredentials,
   storedTeamSummary,
 } from '../studio/team-credentials.js';
-import { StudioFollower } from '../studio/follower.js';
 import type { StudioPublisher } from '../studio/publisher.js';
 import { parseS3Url, s3FromEnv } from '../studio/store.js';
 import {
@@ -53,6 +54,8 @@ interface StudioHostOptions {
   env: NodeJS.ProcessEnv;
   home: string;
   log: (line: string) => void;
+  /** The event trail (the mirror's events when this computer follows a studio). */
+  trail?: Logger;
   emit: (view: StudioView) => void;
   settings: () => Settings;
   /** Writes the studio setting and reconciles (serialised by the app core). */
@@ -63,6 +66,7 @@ interface StudioHostOptions {
   recordingChanged?: (view: RecordingView) => void;
   assertStorable?: () => void;
   statusChanged?: () => void;
+  isHidden?: (key: string) => boolean;
 }
 
 /** What the app core hands over: its options, environment and settings, and its callbacks. */
@@ -79,6 +83,8 @@ export interface StudioCoreLinks {
   recordingChanged?: (view: RecordingView) => void;
   /** The studio link's state changed (the health shows it). */
   statusChanged?: () => void;
+  /** Whether the producer removed a row from the Recordings list (a missed recording acknowledged). */
+  isHidden?: (key: string) => boolean;
   /**
    * Throws when nothing can be stored (no OS keychain: the secrets are an in-memory stand-in), with the words the
    * service secret is refused with; absent where the secrets are always storable.
@@ -99,7 +105,8 @@ export class StudioHost {
   /** The publisher the receive service runs now (watched for the view), and whether this host asked for one. */
   #publisher: StudioPublisher | null = null;
   #publishing = false;
-  #follower: StudioFollower | null = null;
+  /** The member service while this computer follows a studio (the one `tally follow` runs too). */
+  #follower: MemberService | null = null;
   #status: Status = { state: 'off', message: null, notes: null };
   readonly #progress = new Map<string, number>();
   /** The member rows last pushed, by key, so only changed ones are pushed again. */
@@ -107,13 +114,21 @@ export class StudioHost {
   readonly #warnings = new Map<string, Note>();
 
   constructor(
-    core: { secrets: SecretStore; home: string; log?: (line: string) => void },
+    core: { secrets: SecretStore; home: string; log?: (line: string) => void; trail?: Logger },
     env: NodeJS.ProcessEnv,
     settings: SettingsStore,
     links: StudioCoreLinks,
   ) {
     const log = core.log ?? (() => {});
-    this.#opts = { secrets: core.secrets, env, home: core.home, log, settings: () => settings.get(), ...links };
+    this.#opts = {
+      secrets: core.secrets,
+      env,
+      home: core.home,
+      log,
+      ...(core.trail ? { trail: core.trail } : {}),
+      settings: () => settings.get(),
+      ...links,
+    };
     this.#store = new CredentialStore(core.secrets);
   }
 
@@ -201,22 +216,30 @@ export class StudioHost {
         });
         return;
       }
-      const follower = new StudioFollower({
-        url,
-        servers,
-        credentials,
+      const follower = new MemberService({
+        face: 'app',
+        home: this.#opts.home,
+        team: spec.servers.join(','),
+        teamField: STUDIO_URL,
         folder,
         name:
           spec.name ??
           hostname()
             .replace(/[^A-Za-z0-9_.-]/g, '_')
             .slice(0, 64),
-        stateDir: this.#opts.home,
-        s3: s3FromEnv(this.#opts.env),
+        env: this.#opts.env,
+        keychain: this.#store,
         clientSubfolder: this.#opts.settings().clientUploadsSubfolder,
         log,
+        // The mirror's events and the member's health changes in the app's event trail.
+        ...(this.#opts.trail ? { trail: this.#opts.trail.child('follow') } : {}),
         catalogue: true,
+        // A missed recording stays a warning until its row is removed from the list.
+        acknowledged: (identity) => this.#opts.isHidden?.(`${STUDIO_KEY_PREFIX}${identity}`) ?? false,
       });
+      follower.on('missed', () => this.#changed());
+      // The member's health is the one the app shows (its team link, mirror and disk; no receiver port).
+      follower.on('health', () => this.#opts.statusChanged?.());
       this.#watchWarnings(follower);
       follower.on('catalogue', () => this.#changed());
       follower.on('ready', () => this.#setStatus('connected'));
@@ -400,7 +423,8 @@ export class StudioHost {
       rate: null,
       etaSeconds: null,
       fileName: r.fileName,
-      error: null,
+      // Gone before this computer could mirror it (expired while away, or from the store mid-transfer): said why.
+      error: r.state === 'gone' ? 'It expired from the team server before this computer could mirror it.' : null,
       attempts: 1,
       // A mirrored copy is checked against the team's SHA-256 and size before it is named.
       ...(r.state === 'saved' ? { checks: ['size', 'sha256'] as RecordingView['checks'] } : {}),
@@ -419,6 +443,14 @@ export class StudioHost {
       this.#pushed.set(row.key, text);
       push(row);
     }
+  }
+
+  /**
+   * A member's health, judged by the member service (the team link, the mirror, the folder's disk), or null when
+   * this computer does not follow a studio: the app shows it instead of a receiver's (issue 31).
+   */
+  get memberHealth(): HealthView | null {
+    return this.#follower?.health() ?? null;
   }
 
   /**

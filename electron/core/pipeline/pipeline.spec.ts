@@ -4,6 +4,7 @@
  * since the previous heartbeat, and stop leaves every acknowledged webhook in the journal for the next
  * start to resume.
  */
+import { lineLogger } from '../logger.js';
 import { once } from 'node:events';
 import { connect, createServer } from 'node:net';
 import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
@@ -144,7 +145,7 @@ describe('RecordingPipeline start and stop', () => {
 
   it('stops cleanly when the last heartbeat cannot be written, and says so in the log', async () => {
     const lines: string[] = [];
-    const opts = await options({ log: { warn: (line) => lines.push(line) } });
+    const opts = await options({ log: lineLogger((line) => lines.push(line)) });
     const pipeline = await RecordingPipeline.open(opts);
     await pipeline.start();
     // A directory where the heartbeat file goes: the rename onto it fails, as on a read-only or full disk.

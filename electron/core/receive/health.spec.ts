@@ -198,6 +198,34 @@ describe('judgeHealth', () => {
     expect(view.components.map((c) => c.id)).not.toContain('publicPath');
     expect(view.components.find((c) => c.id === 'studio')?.state).toBe('warning');
   });
+
+  it("never judges a studio member's receiver port, and says the member's own words (issue 31)", () => {
+    const held = facts({
+      member: true,
+      tunnel: null,
+      receiver: { ...facts().receiver, listening: false, port: null, holder: { pid: 981, program: 'nginx' } },
+      studio: { state: 'connected', reason: [] },
+    });
+    const view = judgeHealth(held);
+    expect(view.state).toBe('ok');
+    expect(view.member).toBe(true);
+    expect(view.components.map((c) => c.id)).not.toContain('receiver');
+    expect(JSON.stringify(view)).not.toMatch(/in use|webhooks cannot reach/);
+    const down = judgeHealth({ ...held, studio: { state: 'unreachable', reason: [] } });
+    const studio = down.components.find((c) => c.id === 'studio');
+    expect(studio?.action).toBe(
+      'Recordings already mirrored stay here; new ones are mirrored once the team server answers.',
+    );
+    const member = judgeMemberHealth({
+      now: 0,
+      studio: { state: 'unreachable', reason: [] },
+      failing: [],
+      lost: 0,
+      disks: [],
+    });
+    expect(member.components.find((c) => c.id === 'studio')?.action).toBe(studio?.action);
+    expect(member.member).toBe(true);
+  });
 });
 
 describe('findPortHolder', () => {

@@ -129,6 +129,7 @@ function healthOf(
     summaryNotes,
     components: parts,
     receiver: rest.receiver,
+    ...(rest.member ? { member: true as const } : {}),
     problems: rest.problems,
     checkedAt: new Date(rest.now).toISOString(),
   };
@@ -366,7 +367,8 @@ function studioHealth(f: HealthFacts): HealthComponentView | null {
   if (s.state === 'connected') return component('studio', 'ok', [note('healthStudioOk')]);
   if (s.state === 'connecting') return component('studio', 'warning', [note('healthStudioConnecting')]);
   const state = s.state === 'error' ? 'error' : 'warning';
-  const action = s.state === 'warning' ? null : [note('healthStudioAction')];
+  // A member shares nothing: what it says is about its mirror, not the receiver's "saved here and shared".
+  const action = s.state === 'warning' ? null : [note(f.member ? 'healthMemberStudioAction' : 'healthStudioAction')];
   return component('studio', state, [because('healthStudioDown', s.reason, s.state)], action);
 }
 
@@ -376,8 +378,9 @@ export function judgeHealth(f: HealthFacts): HealthView {
   const publicPath = publicPathHealth(f);
   const member = f.member;
   const parts = [
-    receiver,
-    // A studio member receives nothing from the service: its public path does not matter.
+    // A studio member receives nothing from the service: no port of its own and no public path is judged (a port
+    // another program holds costs a member nothing; issue 31).
+    member ? null : receiver,
     member ? null : publicPath,
     registrationHealth(f, publicPath.state === 'ok'),
     downloadsHealth(f),
@@ -406,23 +409,36 @@ export interface MemberFacts {
   failing: readonly string[];
   /** Mirrors that failed for good (the recording left the team store first) within ATTENTION_MS. */
   lost: number;
+  /**
+   * Recordings shared while this member was away that expired before it could mirror them, learned within
+   * ATTENTION_MS and not yet acknowledged (removed from the list).
+   */
+  missed?: number;
   disks: DiskFacts[];
 }
 
 /** The health of a studio member: no receiver of its own, so the studio link, the mirror and the disk. */
 export function judgeMemberHealth(m: MemberFacts): HealthView {
   const action = [note('healthDownloadsActionApp')];
+  const missed = m.missed ?? 0;
   const downloads =
     m.lost > 0
       ? component('downloads', 'error', [note('healthDownloadsLost', { count: m.lost })], action)
-      : m.failing.length > 0
+      : missed > 0
         ? component(
             'downloads',
             'warning',
-            [note('healthDownloadsFailing', { count: m.failing.length, reason: m.failing[0] ?? '' })],
-            null,
+            [note('healthMemberMissed', { count: missed })],
+            [note('healthMemberMissedAction')],
           )
-        : component('downloads', 'ok', [note('healthDownloadsOk')]);
+        : m.failing.length > 0
+          ? component(
+              'downloads',
+              'warning',
+              [note('healthDownloadsFailing', { count: m.failing.length, reason: m.failing[0] ?? '' })],
+              null,
+            )
+          : component('downloads', 'ok', [note('healthDownloadsOk')]);
   const facts: HealthFacts = {
     face: 'cli',
     now: m.now,
@@ -450,6 +466,6 @@ export function judgeMemberHealth(m: MemberFacts): HealthView {
     now: m.now,
     member: true,
     receiver: { host: '', port: null, configuredPort: 0, portFollows: false },
-    problems: m.lost + m.failing.length,
+    problems: m.lost + missed + m.failing.length,
   });
 }

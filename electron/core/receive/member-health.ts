@@ -1,15 +1,18 @@
 /**
- * The health of a studio member (`tally follow`), kept as the follower's events come: the team server link, the
+ * The health of a studio member, kept as the member service's follower events come: the team server link, the
  * mirrors that fail (and those lost for good), the folder's disk. Judged by `judgeMemberHealth`, announced on
- * change, and answered to `tally status` over the same control socket as a receiver's (control.ts).
+ * change, and (for `tally follow`) answered to `tally status` over the same control socket as a receiver's
+ * (control.ts); in the app the receive service answers with this view.
  */
 import { EventEmitter } from 'node:events';
 import { statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { HealthView } from '../health-view.js';
-import { describeError } from '../logger.js';
+import { describeError, silentLogger, type Logger } from '../logger.js';
+import type { Note } from '../notes.js';
 import { systemClock, wallNow } from '../time.js';
-import { ControlServer } from './control.js';
+import { healthLines } from './event-trail.js';
+import { ControlServer, type Face } from './control.js';
 import { ATTENTION_MS, judgeMemberHealth, type MemberFacts } from './health.js';
 
 export class MemberHealth extends EventEmitter<{ health: [view: HealthView, previous: HealthView | null] }> {
@@ -17,26 +20,37 @@ export class MemberHealth extends EventEmitter<{ health: [view: HealthView, prev
   readonly #folder: string;
   #studio: MemberFacts['studio'] = { state: 'connecting', reason: [] };
   readonly #failing = new Map<string, string>();
-  readonly #warnings = new Map<string, string>();
+  readonly #warnings = new Map<string, Note>();
   #lost: number[] = [];
+  /** Recordings that expired before this member could mirror them, by identity, with when it learned of them. */
+  readonly #missed = new Map<string, number>();
+  /** Whether the producer acknowledged a missed recording (removed it from the list): the app says. */
+  acknowledged: (identity: string) => boolean = () => false;
   #disks: MemberFacts['disks'] = [];
   #view: HealthView | null = null;
   #signature = '';
   #timer: NodeJS.Timeout | null = null;
   #control: ControlServer | null = null;
 
-  constructor(home: string, folder: string) {
+  readonly #trail: Logger;
+
+  /** `trail`: where each change of health is written (the member's log file; see event-trail.ts). */
+  constructor(home: string, folder: string, trail: Logger = silentLogger) {
     super();
     this.#home = home;
     this.#folder = folder;
+    this.#trail = trail.child('health');
   }
 
-  async start(log: (line: string) => void): Promise<void> {
+  /** Starts the disk checks; with `control`, answers `tally status` as that face (the app's receive service does). */
+  async start(log: (line: string) => void, control: Face | null = 'follow'): Promise<void> {
     try {
-      this.#control = await ControlServer.open(this.#home, 'follow', {
-        health: () => this.#judge(),
-        retry: async () => [],
-      });
+      if (control) {
+        this.#control = await ControlServer.open(this.#home, control, {
+          health: () => this.#judge(),
+          retry: async () => [],
+        });
+      }
     } catch (error) {
       log(`tally status cannot reach this process: ${describeError(error)}`);
     }
@@ -53,8 +67,14 @@ export class MemberHealth extends EventEmitter<{ health: [view: HealthView, prev
     this.#control = null;
   }
 
-  link(state: MemberFacts['studio']['state'], reason: string | null): void {
-    this.#studio = { state, reason: reason ? [{ code: 'error', params: { message: reason } }] : [] };
+  /** The health judged now. */
+  view(): HealthView {
+    return this.#judge();
+  }
+
+  /** The team server link, and why it is not connected (notes, so the popover says them in its language). */
+  link(state: MemberFacts['studio']['state'], reason: Note[]): void {
+    this.#studio = { state, reason };
     // Once connected the folder exists (the follower made it): its disk is worth a fresh look.
     if (state === 'connected') void this.#checkDisk().then(() => this.#changed());
     else this.#changed();
@@ -70,13 +90,19 @@ export class MemberHealth extends EventEmitter<{ health: [view: HealthView, prev
   }
 
   /** A standing warning of the follower (namesake, twin, folder full, S3 setup, lag), until it is cleared. */
-  warning(kind: string, message: string): void {
-    this.#warnings.set(kind, message);
+  warning(kind: string, why: Note): void {
+    this.#warnings.set(kind, why);
     this.#changed();
   }
 
   cleared(kind: string): void {
     if (this.#warnings.delete(kind)) this.#changed();
+  }
+
+  /** Recordings that expired from the team server before this member could mirror them: a warning until acknowledged. */
+  missed(identities: readonly string[]): void {
+    for (const identity of identities) this.#missed.set(identity, systemClock.now());
+    this.#changed();
   }
 
   saved(identity: string): void {
@@ -99,16 +125,25 @@ export class MemberHealth extends EventEmitter<{ health: [view: HealthView, prev
     const warned = [...this.#warnings.values()];
     // A connected link with a standing warning (a namesake, a full folder, lagging toward retention) is not ok.
     const studio: MemberFacts['studio'] =
-      this.#studio.state === 'connected' && warned.length > 0
-        ? { state: 'warning', reason: [{ code: 'error', params: { message: warned.join(' ') } }] }
-        : this.#studio;
+      this.#studio.state === 'connected' && warned.length > 0 ? { state: 'warning', reason: warned } : this.#studio;
     return judgeMemberHealth({
       now: wallNow(),
       studio,
       failing: [...this.#failing.values()],
       lost: this.#lost.length,
+      missed: this.#missedNow(),
       disks: this.#disks,
     });
+  }
+
+  #missedNow(): number {
+    const now = systemClock.now();
+    let count = 0;
+    for (const [identity, at] of this.#missed) {
+      if (now - at >= ATTENTION_MS) this.#missed.delete(identity);
+      else if (!this.acknowledged(identity)) count++;
+    }
+    return count;
   }
 
   #changed(): void {
@@ -118,6 +153,7 @@ export class MemberHealth extends EventEmitter<{ health: [view: HealthView, prev
     this.#signature = signature;
     const previous = this.#view;
     this.#view = view;
+    for (const line of healthLines(view, previous)) (view.state === 'ok' ? this.#trail.info : this.#trail.warn)(line);
     this.emit('health', view, previous);
   }
 }

@@ -19,13 +19,21 @@ import { stat, statfs } from 'node:fs/promises';
 import type { HealthView } from '../health-view.js';
 import { errorNote, nested, note, type Note } from '../notes.js';
 import type { PublisherOptions, StudioPublisher } from '../studio/publisher.js';
-import { describeError } from '../logger.js';
+import { describeError, silentLogger, type Logger } from '../logger.js';
 import { wallNow } from '../time.js';
 import { RecordingPipeline, type PipelineEvents, type PipelineOptions } from '../pipeline/pipeline.js';
 import type { JobState, RecordingJob } from '../recordings/types.js';
 import { ControlServer, type Face } from './control.js';
 import { ATTENTION_MS, judgeHealth, type DiskFacts, type HealthFacts } from './health.js';
 import { findPortHolder, type PortHolder } from './port-holder.js';
+import {
+  forwardPipeline,
+  forwardPublisher,
+  type ReceiveEmit,
+  type ReceiveEvents,
+  type ReceiveReady,
+} from './receive-events.js';
+import { healthLines, tracePipeline, tracePublisher } from './event-trail.js';
 
 /** What only the face knows, asked for at every judgement. */
 export interface FaceFacts {
@@ -38,6 +46,11 @@ export interface FaceFacts {
   /** Recordings the producer removed from the list no longer count. */
   hidden: (key: string) => boolean;
   downloadsPaused: boolean;
+  /**
+   * A studio member's health as its member service judges it: while there is one, it is this face's health (a
+   * member runs no receiver of its own, so no receiver port is judged; issue 31).
+   */
+  memberHealth: HealthView | null;
 }
 
 export interface ReceiveServiceOptions {
@@ -45,6 +58,11 @@ export interface ReceiveServiceOptions {
   /** TALLY_HOME: where `tally status` finds this process. */
   home: string;
   log: (line: string) => void;
+  /**
+   * The event trail (event-trail.ts): webhooks, download attempts, saves, health changes, tunnel and studio
+   * events, for the face's log file. Silent when not given.
+   */
+  trail?: Logger;
   facts?: () => Partial<FaceFacts>;
   /** How often the health is judged again without an event (disk space, stalled downloads). Default 5 s. */
   recheckMs?: number;
@@ -55,7 +73,11 @@ export interface ReceiveServiceOptions {
   findHolder?: (port: number) => Promise<PortHolder | null>;
 }
 
-export interface ReceiveServiceEvents {
+/**
+ * The service's one event stream: the running pipeline's and publisher's events as a face reads them
+ * (receive-events.ts), and the service's own judgements.
+ */
+export interface ReceiveServiceEvents extends ReceiveEvents {
   /** The health changed (any component's state or reason). */
   health: [view: HealthView, previous: HealthView | null];
   /**
@@ -185,12 +207,19 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   readonly #studioWarnings = new Map<string, Note>();
   /** Recordings the publisher failed to share, since when and why (until shared): "connected" is not all. */
   readonly #shareFailures = new Map<string, { since: number; message: string }>();
+  readonly #trail: Logger;
+  #untracePublisher: (() => void) | null = null;
+
+  /** `emit` for the stream's forwarders (node:events cannot relate a generic event name to its arguments). */
+  readonly #emit: ReceiveEmit = (event, ...args) =>
+    void (this.emit as (e: string, ...a: unknown[]) => boolean)(event, ...args);
 
   constructor(opts: ReceiveServiceOptions) {
     super();
     this.#opts = opts;
     // Wall time: health judges stored times (deadlines, updates) that a wall-clock step moves with it.
     this.#now = opts.now ?? wallNow;
+    this.#trail = opts.trail ?? silentLogger;
   }
 
   get pipeline(): RecordingPipeline | null {
@@ -205,6 +234,14 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   /** The studio publisher running beside the pipeline, or null. */
   get publisher(): StudioPublisher | null {
     return this.#publisher;
+  }
+
+  /** Where the running pipeline receives (its webhook URLs, the web client's recordUrl), or null when none runs. */
+  ready(): ReceiveReady | null {
+    const pipeline = this.#pipeline;
+    if (!pipeline) return null;
+    const { localUrl, publicUrl, uploadUrl } = pipeline.ready();
+    return { localUrl, publicUrl, uploadUrl, uploadOrigins: [...(this.#spec?.uploads?.allowedOrigins() ?? [])] };
   }
 
   /** Why new webhooks are refused with 503 now, or null. */
@@ -248,7 +285,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
    */
   async open(
     spec: PipelineOptions,
-    options: { paused: boolean; demo: boolean; attach: (pipeline: RecordingPipeline) => () => void },
+    options: { paused: boolean; demo: boolean; attach?: (pipeline: RecordingPipeline) => () => void },
   ): Promise<OpenedPipeline> {
     await this.close();
     const portFollows = portFollowsAddress(spec.tunnel?.provider ?? 'none', options.demo);
@@ -260,10 +297,13 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const follows = portFollows && configured !== 0;
     const fallbackPorts = follows ? [...new Set([this.#fallbackPort ?? 0, 0])] : [];
     const pipeline = await RecordingPipeline.open({ ...spec, port: configured, waitForPort: !follows, fallbackPorts });
-    const detachFace = options.attach(pipeline);
+    // The face's listeners first (its own, or the service's stream), so what start does reaches the face.
+    const detachFace = options.attach?.(pipeline);
+    const detachStream = forwardPipeline(pipeline, this.#emit);
     const detachOwn = this.#watch(pipeline);
     const detach = () => {
-      detachFace();
+      detachFace?.();
+      detachStream();
       detachOwn();
     };
     try {
@@ -288,6 +328,9 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     this.#spec = spec;
     this.#pipeline = opened.pipeline;
     this.#detachOwn = opened.detach;
+    this.#trail.info(
+      `receiving into ${spec.folder} (state ${spec.stateDir}, tunnel ${spec.tunnel?.provider ?? 'none'}${options.demo ? ', demo' : ''}${options.paused ? ', downloads paused' : ''})`,
+    );
     // The first judgement already names what holds a taken port (when the OS says).
     const listen = opened.pipeline.listenState;
     if (listen && !listen.listening) this.#holder = await this.#findHolder(listen.port);
@@ -314,6 +357,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const { StudioPublisher } = await import('../studio/publisher.js');
     const publisher = new StudioPublisher(pipeline, setup.options);
     this.#publisher = publisher;
+    this.#untracePublisher = tracePublisher(publisher, this.#trail.child('studio'));
     this.#studioWarnings.clear();
     this.#shareFailures.clear();
     this.#studioLink = { state: 'connecting', reason: [] };
@@ -357,6 +401,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     };
     publisher.on('published', shared);
     publisher.on('alreadyShared', shared);
+    forwardPublisher(publisher, this.#emit);
     this.emit('publisher', publisher);
     try {
       await publisher.start();
@@ -371,6 +416,9 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const publisher = this.#publisher;
     if (!publisher) return;
     this.#publisher = null;
+    this.#untracePublisher?.();
+    this.#untracePublisher = null;
+    this.#trail.child('studio').info('publisher stopped');
     this.#studioLink = null;
     this.#studioWarnings.clear();
     this.#shareFailures.clear();
@@ -410,6 +458,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       await pipeline
         .stop()
         .catch((error: unknown) => this.#opts.log(`the pipeline did not stop cleanly: ${describeError(error)}`));
+      this.#trail.info('receiver stopped (journal flushed, part files kept)');
     }
     this.#detachOwn?.();
     this.#detachOwn = null;
@@ -423,6 +472,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       offs.push(() => pipeline.off(event, listener as never));
     };
     const changed = () => this.#soon();
+    offs.push(tracePipeline(pipeline, this.#trail));
     on('listen', (state) => {
       if (state.listening) {
         this.#holder = null;
@@ -435,7 +485,9 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       void this.#findHolder(state.port).then((holder) => {
         const first = this.#holder === null && holder !== null;
         this.#holder = holder;
-        if (first || this.#view?.receiver.port !== null) {
+        // A studio member receives no webhooks: its port is nobody's concern, so nothing is said (issue 31).
+        const member = this.#opts.facts?.().member === true;
+        if (!member && (first || this.#view?.receiver.port !== null)) {
           this.#opts.log(
             `port ${state.port} is in use${this.#holderText()}: webhooks cannot reach Tally until it is free (trying again)`,
           );
@@ -572,6 +624,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     this.#view = view;
     if (signature !== this.#signature) {
       this.#signature = signature;
+      const trail = this.#trail.child('health');
+      for (const line of healthLines(view, previous)) (view.state === 'ok' ? trail.info : trail.warn)(line);
       if (announce) this.emit('health', view, previous);
     }
     return view;
@@ -616,6 +670,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
 
   #judge(): HealthView {
     const face = { ...this.#opts.facts?.() };
+    if (face.memberHealth) return face.memberHealth;
     const pipeline = this.#pipeline;
     const now = this.#now();
     const spec = this.#spec;

@@ -4,6 +4,7 @@
  * job saved; the versions survive a restart; an unfinished job, a gone object and an announced size decide without
  * or despite the origin as the rule says; an origin that cannot be asked never costs a recording.
  */
+import { lineLogger } from '../logger.js';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -27,7 +28,7 @@ let warnings: string[];
 
 async function openInbox(): Promise<Inbox> {
   const policy = DownloadOriginPolicy.fromEnv({ TALLY_DOWNLOAD_ORIGINS: origin });
-  const log = { warn: (line: string) => void warnings.push(line) };
+  const log = lineLogger((line) => void warnings.push(line));
   return Inbox.open(dir, { identify: originIdentifier(policy, { timeoutMs: 2_000 }), log });
 }
 

@@ -19,6 +19,7 @@ import { describeError, silentLogger, type Logger } from '../logger.js';
 import { acquireStateLock, type StateLock } from '../recordings/state-lock.js';
 import { parseAnnouncement, type Announcement } from './announcement.js';
 import { TeamCatalogue } from './catalogue.js';
+import { HandledSequence, announcementsBetween } from './shared-index.js';
 import { Ledger, type LedgerRecord } from './ledger.js';
 import { NewestReading, consumerLag, defaultLagWarnMs, lagging, shortDuration, type MemberLag } from './lag.js';
 import { TeamLink, type TeamAnswer } from './team-link.js';
@@ -33,8 +34,11 @@ import {
   targetFolder,
   type MirrorProgress,
 } from './mirror-file.js';
+import { Kvm } from '@nats-io/kv';
 import {
   GoneError,
+  UNREADABLE_SUBJECT,
+  UnreadableError,
   NatsTeamStore,
   S3SetupError,
   StaleResumeError,
@@ -42,6 +46,7 @@ import {
   type TeamStore,
 } from './store.js';
 import {
+  CLAIMS_BUCKET,
   DEFAULT_RETENTION_MS,
   STUDIO_STREAM,
   STUDIO_SUBJECT,
@@ -118,6 +123,11 @@ export interface FollowerEvents {
   warning: [w: StudioWarning];
   /** A warning's cause went away (its kind). */
   warningCleared: [kind: string];
+  /**
+   * Recordings shared while this member was away that expired from the team server before it could mirror them
+   * (learned once, when it is back: shared-index.ts); each is in the ledger as gone.
+   */
+  missed: [recordings: Announcement[]];
 }
 
 interface MemberRecord extends LedgerRecord {
@@ -199,6 +209,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
     this.#statePath = dir;
     try {
       this.#ledger = await Ledger.open(dir, 'mirrored.jsonl', isMemberRecord);
+      this.#handled = await HandledSequence.open(dir);
       await this.#sweepLeftovers(folder);
       const id = await memberId(dir);
       // A JetStream request left unanswered (a cluster electing a new leader after a node went down, or too
@@ -277,7 +288,9 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
         await catalogue.start(nc, this.#log);
         this.#catalogue = catalogue;
       }
-      // What this member missed while it was away, said before it starts catching up.
+      // What this member missed while it was away, said before it starts catching up: what expired unseen...
+      await this.#learnMissed(nc);
+      // ...and how far behind it is on what is still there.
       await this.#checkLag(durable);
       this.#lagTimer = setInterval(() => void this.#checkLag(durable), opts.lagCheckMs ?? 5 * 60_000);
       this.#lagTimer.unref();
@@ -381,6 +394,63 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
   }
 
   #statePath: string | null = null;
+  /** Unreadable recordings this run already asked the receivers about (one request each). */
+  readonly #asked = new Set<string>();
+
+  /**
+   * Whether a receiver said an unreadable recording is gone (its claim, once); otherwise asks the receivers, once per
+   * run, to put it again, and the transfer is retried as usual.
+   */
+  async #unreadable(a: Announcement): Promise<boolean> {
+    const nc = this.#nc;
+    if (!nc) return false;
+    const claims = await new Kvm(nc).open(CLAIMS_BUCKET).catch(() => null);
+    const entry = await claims?.get(a.identity).catch(() => null);
+    if (entry?.operation === 'PUT' && entry.json<{ state?: string }>().state === 'gone') return true;
+    if (!this.#asked.has(a.identity)) {
+      this.#asked.add(a.identity);
+      nc.publish(UNREADABLE_SUBJECT, JSON.stringify({ identity: a.identity }));
+      this.#log.warn(
+        `studio: ${a.channelId} cannot be read from the team store; the receivers are asked to put it again.`,
+      );
+    }
+    return false;
+  }
+  /** The highest stream sequence this member handled (shared-index.ts), kept across restarts. */
+  #handled: HandledSequence | null = null;
+
+  /**
+   * The announcements made while this member was away and gone from the stream before it read them: recorded as
+   * gone (with `missed`), said once (a log line and the `missed` event), never tried.
+   */
+  async #learnMissed(nc: NatsConnection): Promise<void> {
+    const handled = this.#handled;
+    const ledger = this.#ledger;
+    if (!handled || handled.value === null || !ledger) return;
+    try {
+      const first = (await (await jsmOf(nc)).streams.info(STUDIO_STREAM)).state.first_seq;
+      if (first - 1 <= handled.value) return;
+      const missed = (await announcementsBetween(nc, handled.value, first)).filter((a) => !ledger.get(a.identity));
+      for (const a of missed) {
+        await ledger.put({
+          identity: a.identity,
+          state: 'gone',
+          at: new Date().toISOString(),
+          announcement: a,
+          missed: true,
+        });
+      }
+      await handled.handled(first - 1);
+      if (missed.length === 0) return;
+      const channels = missed.map((a) => a.channelId).join(', ');
+      this.#log.warn(
+        `studio: ${missed.length} recording(s) expired from the team server before this member could mirror them: ${channels}.`,
+      );
+      this.emit('missed', missed);
+    } catch (error) {
+      this.#log.warn(`studio: could not learn which recordings expired while away (${describeError(error)}).`);
+    }
+  }
 
   /** Whether the team server answered when last asked (null before the first answer). */
   get answer(): TeamAnswer | null {
@@ -496,6 +566,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
     const known = this.#ledger!.get(a.identity);
     if (known && known.state !== 'started') {
       m.ack();
+      await this.#handled?.handled(m.seq);
       this.#catchingUp();
       return;
     }
@@ -505,6 +576,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       const done = await this.#mirror(a, folder);
       if (done) {
         await m.ackAck().catch(() => undefined);
+        await this.#handled?.handled(m.seq);
         this.#catchingUp();
       }
     } finally {
@@ -568,7 +640,8 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
         return true;
       } catch (error) {
         if (this.#stop.signal.aborted) return false;
-        const gone = error instanceof GoneError;
+        // Bytes the store no longer has: the receivers are asked to put them again, or have said they are gone.
+        const gone = error instanceof GoneError || (error instanceof UnreadableError && (await this.#unreadable(a)));
         const message = describeError(error);
         this.emit('failed', { identity: a.identity, channelId: a.channelId, message, willRetry: !gone });
         if (gone) {

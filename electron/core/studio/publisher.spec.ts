@@ -10,7 +10,7 @@
  * the service: tests/studio.spec.ts runs that end to end); everything on the team side is real.
  */
 import { EventEmitter } from 'node:events';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -435,5 +435,92 @@ describe('refused team credentials (real nats-server with a user and password)',
     expect(refusals[0]!.message).not.toContain('wrong-pass');
     expect(reloads).toBe(3);
     expect(nats.log().match(/authentication error/g)).toHaveLength(3);
+  });
+});
+
+describe('an announced recording whose bytes the team store lost (real nats-server, chunks purged)', () => {
+  /** Purges the object's chunks from the object store's stream: its name stays, its bytes are gone. */
+  async function purgeChunks(nats: NatsServer, identity: string): Promise<number> {
+    const nc = await connect({ servers: nats.url.replace('nats://', '') });
+    try {
+      const info = await (await new Objm(nc).open(OBJECT_BUCKET)).info(identity);
+      const jsm = await jetstreamManager(nc);
+      const filter = `$O.${OBJECT_BUCKET}.C.${info!.nuid}`;
+      return (await jsm.streams.purge(`OBJ_${OBJECT_BUCKET}`, { filter })).purged;
+    } finally {
+      await nc.close();
+    }
+  }
+
+  /** A receiver that shared `name` and has it in its journal as saved (where it finds the file to put again). */
+  async function shared(nats: NatsServer, name: string, size: number) {
+    const r = await receiver(nats, `recv-${name}`);
+    const connected = once(r.publisher, 'connected');
+    await r.publisher.start();
+    await connected;
+    const file = await recording(r.folder, `${name}.mp4`, size, 9);
+    r.pipeline.jobs = [{ key: name, channelId: name, path: file, bytes: size, state: 'saved' }];
+    const published = once(r.publisher, 'published');
+    r.pipeline.saved(name, name, file, size);
+    await published;
+    expect(await purgeChunks(nats, `rec-${name}`)).toBeGreaterThan(0);
+    return { r, file };
+  }
+
+  function memberOf(nats: NatsServer, name: string) {
+    const follower = new StudioFollower({
+      url: new URL(nats.url),
+      credentials: null,
+      folder: join(root, `${name}-mirror`),
+      name,
+      stateDir: join(root, `${name}-state`),
+    });
+    const failed: { identity: string; willRetry: boolean }[] = [];
+    follower.on('failed', (f) => failed.push(f));
+    cleanups.push(() => follower.stop());
+    return { follower, failed, folder: join(root, `${name}-mirror`) };
+  }
+
+  it('is put again by the receiver that still has the file, and the member mirrors it byte for byte', async () => {
+    const nats = await setup();
+    const { file } = await shared(nats, 'restored', 300_000);
+    const m = memberOf(nats, 'member-restored');
+    const saved = savedOnce(m.follower, 'rec-restored');
+    await m.follower.start();
+    await saved;
+    expect(await readFile(join(m.folder, 'restored.mp4'))).toEqual(await readFile(file));
+    // It failed for want of bytes first (the store had only the name), and never for good.
+    expect(m.failed.filter((f) => f.identity === 'rec-restored').every((f) => f.willRetry)).toBe(true);
+    expect(m.failed.length).toBeGreaterThan(0);
+  });
+
+  it('is said gone once when no receiver has the file any more, and the member stops trying it', async () => {
+    const nats = await setup();
+    const { file } = await shared(nats, 'lost', 200_000);
+    await rm(file);
+    const m = memberOf(nats, 'member-lost');
+    const settled = new Promise<void>((resolve) =>
+      m.follower.on('failed', (f) => f.identity === 'rec-lost' && !f.willRetry && resolve()),
+    );
+    await m.follower.start();
+    await settled;
+    // The claim says gone (one write), the member's ledger says gone, and no further attempt follows.
+    const nc = await connect({ servers: nats.url.replace('nats://', '') });
+    cleanups.push(() => nc.close());
+    const claim = await (await new Kvm(nc).open(CLAIMS_BUCKET)).get('rec-lost');
+    expect(claim?.json<{ state: string }>().state).toBe('gone');
+    const failuresThen = m.failed.length;
+    // A marker after it is mirrored: had the member gone on trying the lost one, its failures would come first.
+    const marker = await recording(join(root, 'marker'), 'after-lost.mp4', 10_000, 2);
+    const r2 = await receiver(nats, 'recv-marker');
+    const connected = once(r2.publisher, 'connected');
+    await r2.publisher.start();
+    await connected;
+    const markerSaved = savedOnce(m.follower, 'rec-after-lost');
+    r2.pipeline.saved('after-lost', 'after-lost', marker, 10_000);
+    await markerSaved;
+    expect(m.follower.records().find((r) => r.identity === 'rec-lost')?.state).toBe('gone');
+    expect(m.failed.filter((f) => f.identity === 'rec-lost' && !f.willRetry)).toHaveLength(1);
+    expect(m.failed.slice(failuresThen).filter((f) => f.identity === 'rec-lost')).toEqual([]);
   });
 });

@@ -26,8 +26,17 @@ import { TeamCatalogue } from './catalogue.js';
 import { Ledger, type LedgerRecord } from './ledger.js';
 import { MEMBERS_BUCKET, PRESENCE_TTL_MS } from './member-identity.js';
 import { defaultLagWarnMs, lagging, membersLag, shortDuration, type MemberLag } from './lag.js';
-import { NatsTeamStore, S3SetupError, StoreVerifyError, type S3StoreOptions, type TeamStore } from './store.js';
+import {
+  NatsTeamStore,
+  S3SetupError,
+  StoreVerifyError,
+  UNREADABLE_SUBJECT,
+  type S3StoreOptions,
+  type TeamStore,
+} from './store.js';
 import { ConfigError } from '../errors.js';
+import type { S3TeamStore } from './s3-store.js';
+import { indexAnnouncement } from './shared-index.js';
 import { StudioWarnings, studioWarning, type StudioWarning } from './warnings.js';
 import { TeamLink, type TeamAnswer } from './team-link.js';
 import { systemClock, wallNow } from '../time.js';
@@ -169,7 +178,8 @@ interface PublishedRecord extends LedgerRecord {
 }
 
 interface Claim {
-  state: 'claimed' | 'published';
+  /** `gone`: the team store lost its bytes and no receiver has the file any more (members stop asking). */
+  state: 'claimed' | 'published' | 'gone';
   by: string;
   at: string;
 }
@@ -447,6 +457,8 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       const store = this.#store;
       this.#sweeper = setInterval(() => void this.#sweep(store), SWEEP_EVERY_MS);
       this.#sweeper.unref();
+    } else {
+      await this.#sweepUploads(this.#store as S3TeamStore);
     }
     if (this.#opts.catalogue) {
       const catalogue = new TeamCatalogue();
@@ -454,6 +466,8 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       await catalogue.start(nc, this.#log);
       this.#catalogue = catalogue;
     }
+    // A member that cannot read a recording's bytes asks: put it again from the file here, or say it is gone.
+    nc.subscribe(UNREADABLE_SUBJECT, { callback: (error, m) => void (error ? null : this.#restore(m.data)) });
     this.#clear('jetstream');
     this.#clear('refused');
     void this.#checkLag();
@@ -671,10 +685,15 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       savedAt: item.savedAt,
       store: put.ref,
     };
-    await jetstream(this.#nc!).publish(STUDIO_SUBJECT, JSON.stringify(announcement), {
+    const ack = await jetstream(this.#nc!).publish(STUDIO_SUBJECT, JSON.stringify(announcement), {
       msgID: item.identity,
       timeout: 10_000,
     });
+    // Kept by its stream sequence beyond the retention, so a member back too late learns what it missed.
+    await indexAnnouncement(this.#nc!, ack.seq, announcement, this.#retentionMs, this.#opts.replicas).catch(
+      (error: unknown) =>
+        this.#log.warn(`studio: ${item.channelId} is shared, but not in the team's index (${describeError(error)}).`),
+    );
     await kv.update(item.identity, JSON.stringify(this.#claimValue('published')), revision);
     await ledger.put({ ...record, at: new Date().toISOString() });
     this.emit('published', {
@@ -686,6 +705,61 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     });
   }
 
+  readonly #restoring = new Set<string>();
+
+  /**
+   * A member found a recording's name in the team store without its bytes (chunks purged or lost): this receiver
+   * puts it again when it still has the saved file; when it published it and has no file any more, it marks the
+   * claim gone, once, so every member stops asking and lists it as gone.
+   */
+  async #restore(data: Uint8Array): Promise<void> {
+    const identity = askedIdentity(data);
+    const kv = this.#kv;
+    const store = this.#store;
+    if (!identity || !kv || !store || this.#restoring.has(identity)) return;
+    this.#restoring.add(identity);
+    try {
+      const entry = await kv.get(identity);
+      if (!entry || entry.operation !== 'PUT') return;
+      const claim = entry.json<Claim>();
+      if (claim.state === 'gone') return;
+      const file = await this.#savedFile(identity);
+      if (file) {
+        await store.put({ identity, path: file.path, bytes: file.bytes });
+        this.#log.warn(`studio: ${file.channelId} was unreadable in the team store; it was put there again.`);
+        return;
+      }
+      // Another receiver's recording is its to answer for.
+      if (claim.by !== this.#by) return;
+      await kv.update(identity, JSON.stringify({ ...this.#claimValue('gone') }), entry.revision);
+      this.#log.warn(
+        `studio: ${identity} is unreadable in the team store and its file is no longer here: members are told it is gone.`,
+      );
+    } catch (error) {
+      this.#log.warn(`studio: could not answer for an unreadable recording (${describeError(error)}).`);
+    } finally {
+      this.#restoring.delete(identity);
+    }
+  }
+
+  /** The saved file of a recording this receiver shares, when it is still there whole. */
+  async #savedFile(identity: string): Promise<{ path: string; bytes: number; channelId: string } | null> {
+    const candidates: { path: string; bytes: number; channelId: string }[] = [];
+    for (const job of this.#pipeline.inbox.where((state) => state === 'saved')) {
+      if (job.path && job.bytes !== null && serverIdentity(job.key) === identity) {
+        candidates.push({ path: job.path, bytes: job.bytes, channelId: job.channelId });
+      }
+    }
+    for (const u of this.#pipeline.uploadLog?.list() ?? []) {
+      if (uploadIdentity(u.id) === identity) candidates.push({ path: u.path, bytes: u.bytes, channelId: u.fileName });
+    }
+    for (const c of candidates) {
+      const info = await stat(c.path).catch(() => null);
+      if (info?.isFile() && info.size === c.bytes) return c;
+    }
+    return null;
+  }
+
   /** What a receiver killed mid-upload left behind (this one before a restart, or another): not worth failing for. */
   async #sweep(store: NatsTeamStore): Promise<void> {
     // An upload in progress sends a chunk every few milliseconds and gives up after 30 s without an answer.
@@ -695,6 +769,28 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       return 0;
     });
     if (removed > 0) this.#log.warn(`studio: removed ${removed} chunks of uploads cut short from the team store.`);
+  }
+
+  /**
+   * The bucket's unfinished multipart uploads of recordings this receiver puts (its claims, or nobody's: a claim
+   * published or gone), aborted at start: a gateway or this computer killed mid-upload leaves them billed and
+   * invisible. Those of a claim another receiver holds are its to finish.
+   */
+  async #sweepUploads(store: S3TeamStore): Promise<void> {
+    const kv = this.#kv;
+    const mine = async (identity: string): Promise<boolean> => {
+      const entry = await kv?.get(identity);
+      if (!entry || entry.operation !== 'PUT') return true;
+      const claim = entry.json<Claim>();
+      return claim.state === 'published' || claim.by === this.#by;
+    };
+    const aborted = await store.abortUnfinished(mine).catch((error: unknown) => {
+      // Keys or endpoint missing: the first put says so, once, naming what to set.
+      if (error instanceof S3SetupError) return 0;
+      this.#log.warn(`studio: could not look for unfinished uploads in the bucket (${describeError(error)}).`);
+      return 0;
+    });
+    if (aborted > 0) this.#log.warn(`studio: aborted ${aborted} unfinished upload(s) left in the bucket.`);
   }
 
   get #staleClaimMs(): number {
@@ -755,6 +851,16 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       .catch(() => null);
     if (!m || m.data.length === 0) return null;
     return { revision: m.seq, created: m.time, json: <T>() => m.json<T>() };
+  }
+}
+
+/** The identity a member's unreadable-recording request names, or null when it is not one. */
+function askedIdentity(data: Uint8Array): string | null {
+  try {
+    const asked = JSON.parse(new TextDecoder().decode(data)) as { identity?: unknown };
+    return typeof asked.identity === 'string' && asked.identity.length <= 512 ? asked.identity : null;
+  } catch {
+    return null;
   }
 }
 

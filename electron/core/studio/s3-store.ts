@@ -3,7 +3,13 @@
  * receiver started with `--store s3://…` and by a member once an announcement names a bucket.
  */
 import type { Readable } from 'node:stream';
-import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  AbortMultipartUploadCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { ConfigError } from '../errors.js';
 import type { StoredRef } from './announcement.js';
@@ -52,12 +58,70 @@ export class S3TeamStore implements TeamStore {
   }
 
   #problem(error: unknown, bucket: string): unknown {
-    return s3Problem(error, bucket, this.#opts.endpoint, this.#opts.region ?? 'us-east-1');
+    return s3Problem(error, bucket, this.#opts.endpoint, this.#opts.region ?? 'us-east-1', this.#opts.profile ?? null);
+  }
+
+  /**
+   * Aborts the unfinished multipart uploads under the prefix whose recording `mine` says is this receiver's to put
+   * (its claim, or nobody's): a crash of the server or of Tally mid-upload leaves its parts in the bucket, billed and
+   * invisible, until someone aborts them (docs/studio.md also suggests a lifecycle rule). Answers how many went.
+   */
+  async abortUnfinished(mine: (identity: string) => boolean | Promise<boolean>): Promise<number> {
+    try {
+      return await this.#abortUnfinished(mine);
+    } catch (error) {
+      throw this.#problem(error, this.#opts.bucket);
+    }
+  }
+
+  async #abortUnfinished(mine: (identity: string) => boolean | Promise<boolean>): Promise<number> {
+    const prefix = this.#opts.prefix ? `${this.#opts.prefix}/` : '';
+    let aborted = 0;
+    for (const upload of await this.#unfinished(prefix)) {
+      const identity = upload.key.slice(prefix.length);
+      if (identity.includes('/') || !(await mine(identity))) continue;
+      aborted += await this.#abort(upload.key, upload.uploadId);
+    }
+    return aborted;
+  }
+
+  /** The unfinished multipart uploads whose keys start with `prefix`, every page of them. */
+  async #unfinished(prefix: string): Promise<{ key: string; uploadId: string }[]> {
+    const found: { key: string; uploadId: string }[] = [];
+    let markers: { KeyMarker?: string; UploadIdMarker?: string } = {};
+    for (;;) {
+      const page = await this.#client.send(
+        new ListMultipartUploadsCommand({ Bucket: this.#opts.bucket, Prefix: prefix, ...markers }),
+      );
+      for (const u of page.Uploads ?? []) if (u.Key && u.UploadId) found.push({ key: u.Key, uploadId: u.UploadId });
+      if (!page.IsTruncated) return found;
+      markers = { KeyMarker: page.NextKeyMarker, UploadIdMarker: page.NextUploadIdMarker };
+    }
+  }
+
+  /** 1 when the upload was aborted, 0 when it was already gone (finished or aborted by someone else). */
+  async #abort(key: string, uploadId: string): Promise<number> {
+    try {
+      await this.#client.send(
+        new AbortMultipartUploadCommand({ Bucket: this.#opts.bucket, Key: key, UploadId: uploadId }),
+      );
+      return 1;
+    } catch (error) {
+      if ((error as { name?: string }).name === 'NoSuchUpload') return 0;
+      throw error;
+    }
   }
 
   async #put(input: PutInput): Promise<PutResult> {
     const key = this.keyOf(input.identity);
     const ref: StoredRef = { kind: 's3', bucket: this.#opts.bucket, key };
+    // A put tried again (the claim was ours already) first aborts what an earlier attempt left: the server or the
+    // connection died mid-upload, and the SDK's own abort could not reach it then.
+    if (!input.fresh) {
+      for (const upload of await this.#unfinished(key)) {
+        if (upload.key === key) await this.#abort(key, upload.uploadId);
+      }
+    }
     const head = await this.#head(key);
     if (head && head.bytes === input.bytes && head.sha256) {
       const local = await hashFile(input.path);

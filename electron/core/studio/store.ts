@@ -88,6 +88,17 @@ export class GoneError extends StaleResumeError {
   override name = 'GoneError';
 }
 
+/**
+ * The team store has the recording's name but not all of its bytes (its chunks were purged or lost): waiting does not
+ * bring them back. The member asks the receivers to put it again (or to say it is gone), instead of retrying for ever.
+ */
+export class UnreadableError extends Error {
+  override name = 'UnreadableError';
+}
+
+/** Where a member asks the studio's receivers to put an unreadable recording again: `{ "identity": "…" }`. */
+export const UNREADABLE_SUBJECT = 'tally.studio.unreadable';
+
 /** A verification failure on the receiver's side: the store does not hold what was sent. */
 export class StoreVerifyError extends Error {
   override name = 'StoreVerifyError';
@@ -375,6 +386,9 @@ export class NatsTeamStore implements TeamStore {
     const os = await this.#opened(ref.bucket);
     const info = await os.info(ref.name);
     if (!info || info.deleted) throw new GoneError(`${ref.name} is no longer in the team store.`);
+    if (info.size > 0 && !(await this.#whole(info))) {
+      throw new UnreadableError(`The team store has ${ref.name} by name, but not all of its bytes.`);
+    }
     let startSeq = 0;
     if (offset > 0) {
       const [nuid, seq] = (resume ?? '').split(':');
@@ -450,6 +464,8 @@ export interface S3StoreOptions {
   region?: string | null;
   /** Explicit keys; otherwise the SDK's own chain (AWS_ACCESS_KEY_ID, profiles...). */
   credentials?: { accessKeyId: string; secretAccessKey: string } | null;
+  /** AWS_PROFILE, when set: named when the SDK's chain finds no keys. */
+  profile?: string | null;
 }
 
 /** S3 settings from the environment (the bucket comes from --store on the receiver, from announcements on followers). */
@@ -463,6 +479,7 @@ export function s3FromEnv(env: NodeJS.ProcessEnv): Omit<S3StoreOptions, 'bucket'
     endpoint,
     region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? null,
     credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : null,
+    profile: env.AWS_PROFILE?.trim() || null,
   };
 }
 
@@ -479,9 +496,14 @@ export function s3Problem(
   bucket: string,
   endpoint: string | null | undefined,
   region: string,
+  profile: string | null = null,
 ): unknown {
-  if (error instanceof StaleResumeError) return error;
+  if (error instanceof StaleResumeError || error instanceof S3SetupError) return error;
   const e = error as { name?: string; code?: string; message?: string; $metadata?: { httpStatusCode?: number } };
+  // No keys anywhere the SDK looks ("Could not load credentials from any providers"): name what to set, once.
+  if (e.name === 'CredentialsProviderError' || /could not load credentials/i.test(e.message ?? '')) {
+    return new S3SetupError(profile ? note('s3NoKeysProfile', { bucket, profile }) : note('s3NoKeys', { bucket }));
+  }
   const status = e.$metadata?.httpStatusCode;
   const refused = ['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied', 'Forbidden', 'InvalidToken'];
   if (status === 403 || refused.includes(e.name ?? '')) {

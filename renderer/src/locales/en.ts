@@ -482,6 +482,8 @@ export const en = {
       diagnosticsHint:
         'Versions, health, recording counts, settings and the last log lines, with secrets replaced by [redacted]: paste it into a bug report.',
       diagnosticsCopied: 'Diagnostics copied',
+      debugLog: 'Detailed log (for a bug report)',
+      debugLogHint: 'The log always keeps what happened (webhooks, downloads, health); this adds the detail.',
       updateFeedUrl: 'Update feed URL',
       updateFeedHint:
         'Where the tray app looks for updates (checked at start and daily, installed when Tally quits). Empty: the feed this build came with. Off in demo mode.',

@@ -469,6 +469,8 @@ export const ko: Messages = {
       diagnosticsHint:
         '버전, 상태, 녹화 개수, 설정, 최근 로그를 비밀 값은 가린 채로 복사합니다. 버그 신고에 붙여 넣으세요.',
       diagnosticsCopied: '진단 정보를 복사했습니다',
+      debugLog: '자세한 로그 (버그 신고용)',
+      debugLogHint: '로그에는 항상 일어난 일(웹훅, 다운로드, 상태)이 남습니다. 이 옵션은 세부 정보를 더합니다.',
       updateFeedUrl: '업데이트 피드 URL',
       updateFeedHint:
         '트레이 앱이 업데이트를 찾는 곳입니다(시작할 때와 매일 확인하고, Tally를 종료할 때 설치). 비워 두면 이 빌드의 기본 피드를 씁니다. 데모 모드에서는 꺼집니다.',

@@ -285,6 +285,18 @@ describe('SettingsView', () => {
     await waitFor(() => expect(bridge.callsOf('settings:update').at(-1)).toEqual([{ uploadOrigins: [] }]));
   });
 
+  it('Advanced → Detailed log turns the log level to debug and back to info', async () => {
+    const { bridge, user } = setup();
+    await user.click(await screen.findByText('Advanced'));
+    const box = screen.getByRole('checkbox', { name: 'Detailed log (for a bug report)' });
+    expect(box).not.toBeChecked();
+    expect(box).toHaveAccessibleDescription(/always keeps what happened/);
+    await user.click(box);
+    await waitFor(() => expect(bridge.callsOf('settings:update')).toEqual([[{ logLevel: 'debug' }]]));
+    await user.click(box);
+    await waitFor(() => expect(bridge.callsOf('settings:update').at(-1)).toEqual([{ logLevel: 'info' }]));
+  });
+
   it('Advanced → Copy diagnostics puts the core’s report on the clipboard, or says why not', async () => {
     const bridge = new TestBridge().handle('app:diagnostics', () => ({ text: 'Tally diagnostics, report' }));
     const { user } = setup(bridge);

@@ -14,6 +14,11 @@
  * world: Chromium alone has no context isolation between a preload and the page, so the isolation of
  * `contextBridge` is not exercised here (popover.spec.ts checks the window options that turn it on). IPC
  * arguments cross as JSON (Playwright bindings), where Electron uses structured clone.
+ *
+ * Crashes (issue 33): a real renderer crash of the page (Playwright's page `crash`, e.g. after navigating to
+ * chrome://crash) is emitted as the webContents' `render-process-gone`, and the next `loadURL` gives the window a
+ * new page in the same context, as Electron gives it a new renderer process. `crashReporter.start` is recorded
+ * only (no minidumps can be written without Electron's crashpad).
  */
 import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
@@ -40,6 +45,8 @@ export const recorded = {
   applicationMenus: [] as unknown[],
   /** app.relaunch() calls. */
   relaunches: 0,
+  /** crashReporter.start() options. */
+  crashReporter: [] as unknown[],
   /** Errors thrown in pages (none expected). */
   pageErrors: [] as string[],
 };
@@ -229,22 +236,14 @@ export class BrowserWindowStandin extends EventEmitter {
   async loadURL(url: string): Promise<void> {
     const { browser, viewport } = requireConfig();
     const previous = this.webContents.page?.url() ?? null;
-    if (!this.webContents.page) {
-      this.#context = await browser.newContext({
-        viewport: viewport ?? { width: this.#bounds.width, height: this.#bounds.height },
-      });
-      const page = await this.#context.newPage();
-      this.webContents.page = page;
-      page.on('pageerror', (error) => recorded.pageErrors.push(error.message));
-      await this.#enforceSessionPolicy(this.#context);
-      const preloadPath = String(this.options.webPreferences?.preload ?? '');
-      await page.exposeBinding('__electronStandinIpc', (source, kind: string, channel: string, json: string) =>
-        this.#fromRenderer(source.frame.url(), kind, channel, JSON.parse(json) as unknown[]),
-      );
-      if (preloadPath) await page.addInitScript({ content: pageBootstrap(readFileSync(preloadPath, 'utf8')) });
-    }
-    const page = this.webContents.page;
-    const sameDocument = previous !== null && previous.split('#')[0] === url.split('#')[0];
+    this.#context ??= await browser.newContext({
+      viewport: viewport ?? { width: this.#bounds.width, height: this.#bounds.height },
+    });
+    // A crashed page is replaced, as Electron gives the webContents a new renderer process.
+    if (!this.webContents.page || this.#crashed) await this.#newPage(this.#context);
+    const page = this.webContents.page as Page;
+    const sameDocument = !this.#crashed && previous !== null && previous.split('#')[0] === url.split('#')[0];
+    this.#crashed = false;
     this.webContents.emit('did-start-navigation', { url, isMainFrame: true, isSameDocument: sameDocument });
     await page.goto(url);
     if (!this.#readyToShow) {
@@ -252,6 +251,31 @@ export class BrowserWindowStandin extends EventEmitter {
       this.emit('ready-to-show');
     }
   }
+
+  #crashed = false;
+
+  async #newPage(context: BrowserContext): Promise<void> {
+    const old = this.webContents.page;
+    const page = await context.newPage();
+    this.webContents.page = page;
+    void old?.close().catch(() => undefined);
+    page.on('pageerror', (error) => recorded.pageErrors.push(error.message));
+    page.on('crash', () => {
+      this.#crashed = true;
+      this.webContents.emit('render-process-gone', { preventDefault() {} }, { reason: 'crashed', exitCode: 139 });
+    });
+    if (!this.#policySet) {
+      this.#policySet = true;
+      await this.#enforceSessionPolicy(context);
+    }
+    const preloadPath = String(this.options.webPreferences?.preload ?? '');
+    await page.exposeBinding('__electronStandinIpc', (source, kind: string, channel: string, json: string) =>
+      this.#fromRenderer(source.frame.url(), kind, channel, JSON.parse(json) as unknown[]),
+    );
+    if (preloadPath) await page.addInitScript({ content: pageBootstrap(readFileSync(preloadPath, 'utf8')) });
+  }
+
+  #policySet = false;
 
   async #fromRenderer(frameUrl: string, kind: string, channel: string, args: unknown[]): Promise<string> {
     // What ipc.ts's sender check reads: this window's webContents, the main frame and its URL.
@@ -464,13 +488,17 @@ export const shell = {
   openExternal: async (url: string) => void recorded.shell.push(`external ${url}`),
 };
 
+export const crashReporter = {
+  start: (options: unknown) => void recorded.crashReporter.push(options),
+};
+
 export const clipboard = {
   writeText: async (text: string) => void recorded.clipboard.push(text),
   readText: async () => recorded.clipboard.at(-1) ?? '',
 };
 
 /** The default export, for code that reads `app`, `ipcMain` or `shell` from `import electron from 'electron'`. */
-export default { app, ipcMain, shell, session, screen, dialog, clipboard, nativeImage };
+export default { app, ipcMain, shell, session, screen, dialog, clipboard, nativeImage, crashReporter };
 
 /** Where the main process finds the preload and the page (for the test's own checks). */
 export function builtPaths(root: string) {

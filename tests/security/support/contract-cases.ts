@@ -14,6 +14,7 @@ export const ECHO_CANARY = 'ECHO-CANARY-7f3a';
 export const VALID_ARGS: Record<RequestName, unknown[]> = {
   'app:info': [],
   'app:diagnostics': [],
+  'app:rendererError': [{ kind: 'error', message: 'x is not defined', stack: null, source: null }],
   'channels:live': [],
   'channels:search': [{ since: '2024-01-01T00:00:00Z', until: '2024-01-02T00:00:00Z', keyword: 'a' }],
   'channels:end': ['1581324488053_Dc5aQ'],
@@ -230,6 +231,25 @@ function credentialsCases(optional: boolean): { label: string; args: unknown[] }
   return cases;
 }
 
+const RENDERER_ERROR_OK = { kind: 'error', message: 'x is not defined', stack: null, source: null };
+
+/** A page's error report: only a bounded, plain record of the four fields. */
+function rendererErrorCases(): { label: string; args: unknown[] }[] {
+  const bad: [string, Record<string, unknown>][] = [
+    ['unknown kind', { ...RENDERER_ERROR_OK, kind: 'crash' }],
+    ['message too long', { ...RENDERER_ERROR_OK, message: huge(2001) }],
+    ['stack too long', { ...RENDERER_ERROR_OK, stack: huge(8001) }],
+    ['source too long', { ...RENDERER_ERROR_OK, source: huge(501) }],
+    ['message number', { ...RENDERER_ERROR_OK, message: 5 }],
+    ['no message', { kind: 'error', stack: null, source: null }],
+  ];
+  return [
+    ...notARecord().map((j) => ({ label: `report ${j.label}`, args: [j.value] })),
+    ...pollutingRecords(RENDERER_ERROR_OK).map((p) => ({ label: `report ${p.label}`, args: [p.value] })),
+    ...bad.map(([label, value]) => ({ label, args: [value] })),
+  ];
+}
+
 /** The fixed cases of one request: arity, then the kind of its argument. */
 function fixedCases(name: RequestName): { label: string; args: unknown }[] {
   const valid = VALID_ARGS[name];
@@ -266,6 +286,8 @@ function fixedCases(name: RequestName): { label: string; args: unknown }[] {
       return [...cases, ...credentialsCases(false)];
     case 'credentials:test':
       return [...cases, ...credentialsCases(true)];
+    case 'app:rendererError':
+      return [...cases, { label: 'missing', args: [] }, ...rendererErrorCases()];
     default:
       // No arguments at all: anything is one too many.
       return [...cases, ...junkValues().map((j) => ({ label: `arg ${j.label}`, args: [j.value] }))];
