@@ -23,9 +23,11 @@ const PRIMITIVE = new Set(['electron/core/backoff.ts', 'electron/core/retry-loop
 const ALLOWED: Record<string, string> = {
   // 5,000 jobs share one timer (pipeline/retry-schedule.ts); their due times come from `backoffDelay`.
   'electron/core/pipeline/download-manager.ts': 'one heap-ordered timer for every waiting job',
-  // Studio loops: moved once the studio branches in flight land (issue 35, item 5).
-  'electron/core/studio/publisher.ts': 'studio: pending',
-  'electron/core/studio/follower.ts': 'studio: pending',
+  // Studio: the first connection (refusals, then other failures, with credentials reloaded between) and a mirror's
+  // attempts are awaited loops on backoffDelay; the publisher's per-recording retries wake on one RetrySchedule.
+  // Next: onto `retrying`, and the feed re-read left to the NATS client's own reconnect (issue 35, item 5).
+  'electron/core/studio/publisher.ts': 'studio: the first connection',
+  'electron/core/studio/follower.ts': "studio: a mirror's attempts and the feed re-read",
 };
 
 /** Calls that wait: a timer, or a sleep that a loop awaits. */
