@@ -95,6 +95,8 @@ export function publisherSetup(setup: StudioSetup, stateDir: string, io: Command
       // After refused credentials, each new try reads them again: "tally login --team" meanwhile fixes it.
       reloadCredentials: () => resolveTeamCredentials(setup.url, io.env, keychainOrNull()),
       ...(io.env.TALLY_TEAM_RETRY_MS ? { retry: { baseDelayMs: Number(io.env.TALLY_TEAM_RETRY_MS) } } : {}),
+      // Tests: how soon a receiver killed mid-download leaves its recordings to the others (default 10 min).
+      ...(io.env.TALLY_TEAM_STALE_CLAIM_MS ? { staleClaimMs: Number(io.env.TALLY_TEAM_STALE_CLAIM_MS) } : {}),
     },
   };
 }

@@ -98,9 +98,7 @@ export interface DownloadClaims {
   release(job: RecordingJob): void;
 }
 
-export type ClaimAnswer =
-  | { go: 'download' }
-  | { go: 'wait'; settled: Promise<{ path: string; bytes: number } | null> };
+export type ClaimAnswer = { go: 'download' } | { go: 'wait'; settled: Promise<{ path: string; bytes: number } | null> };
 
 /** See DownloadManagerOptions.acksFirst (the webhook receiver is one). */
 export interface AckGate {

@@ -544,7 +544,18 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
       }
     }
     try {
-      await this.#download(initial, controller, folder, deadline, partPath, ext, base, trustAnnounced, plausible, maxBytes);
+      await this.#download(
+        initial,
+        controller,
+        folder,
+        deadline,
+        partPath,
+        ext,
+        base,
+        trustAnnounced,
+        plausible,
+        maxBytes,
+      );
     } finally {
       claims?.release(initial);
     }

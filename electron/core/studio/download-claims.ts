@@ -9,7 +9,7 @@ import { describeError, silentLogger, type Logger } from '../logger.js';
 import type { ClaimAnswer, DownloadClaims } from '../pipeline/download-manager.js';
 import type { RecordingJob } from '../recordings/types.js';
 import { serverIdentity, type Announcement } from './announcement.js';
-import { mirrorRecording } from './mirror-file.js';
+import { mirrorRecording, removePart, targetFolder } from './mirror-file.js';
 import type { StudioPublisher } from './publisher.js';
 
 export class StudioDownloadClaims implements DownloadClaims {
@@ -67,7 +67,10 @@ export class StudioDownloadClaims implements DownloadClaims {
     const store = this.#publisher.store;
     if (!store) return null;
     try {
-      return await mirrorRecording({ store, folder, announcement, signal });
+      const copy = await mirrorRecording({ store, folder, announcement, signal });
+      // The final name holds the bytes now (the part is a second link to them, or gone): its records go.
+      await removePart(await targetFolder({ folder, announcement }), announcement);
+      return copy;
     } catch (error) {
       if (signal.aborted) return null;
       this.#unsaved.add(identity);

@@ -188,8 +188,7 @@ interface Claim {
 
 /** Who downloads a recording from the origin (see claimDownload). */
 export type DownloadClaim =
-  | { state: 'mine' | 'taken' | 'offline' }
-  | { state: 'published'; announcement: Announcement | null };
+  { state: 'mine' | 'taken' | 'offline' } | { state: 'published'; announcement: Announcement | null };
 
 const isPublished = (v: unknown): v is PublishedRecord =>
   typeof v === 'object' && v !== null && typeof (v as PublishedRecord).identity === 'string';
