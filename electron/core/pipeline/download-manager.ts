@@ -436,6 +436,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         })
         .finally(() => {
           this.#running.delete(key);
+          // A claim this receiver took for the download is no longer renewed for it (its publish takes it up).
+          this.#claims?.release(job);
           const twin = this.#store.twinOf?.(key);
           if (twin !== undefined && this.#twinWaiting.delete(twin)) this.#enqueue(twin);
           this.#disk.release(key);
@@ -543,82 +545,6 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         return;
       }
     }
-    try {
-      await this.#download(
-        initial,
-        controller,
-        folder,
-        deadline,
-        partPath,
-        ext,
-        base,
-        trustAnnounced,
-        plausible,
-        maxBytes,
-      );
-    } finally {
-      claims?.release(initial);
-    }
-  }
-
-  /**
-   * The job waits (pending, its reason saying why) while another receiver downloads it: saved by the claimant's
-   * published copy, or queued again when the claim lapsed (the claimant died) or the copy could not be saved.
-   */
-  async #waitForClaimant(
-    job: RecordingJob,
-    folder: string,
-    waiting: AbortController,
-    settled: Promise<{ path: string; bytes: number } | null>,
-  ): Promise<void> {
-    const key = job.key;
-    this.#claimWaiting.set(key, waiting);
-    await this.#write(key, { state: 'pending', ...stored(note('studioClaimedElsewhere')), updatedAt: this.#iso() });
-    void settled
-      .catch(() => null)
-      .then(async (copy) => {
-        if (waiting.signal.aborted || this.#stopped) return;
-        if (copy) {
-          const saved = await this.#write(key, {
-            state: 'saved',
-            path: copy.path,
-            bytes: copy.bytes,
-            totalBytes: copy.bytes,
-            error: null,
-            errorNotes: null,
-            updatedAt: this.#iso(),
-          });
-          this.#claimWaiting.delete(key);
-          this.#forgetAttempts(key);
-          this.#jobFolders.delete(key);
-          await discardPart(partPathFor(folder, job), this.#opts.fs).catch(() => undefined);
-          this.emit('saved', { job: saved, path: copy.path, bytes: copy.bytes });
-          return;
-        }
-        this.#claimWaiting.delete(key);
-        this.#enqueue(key);
-      })
-      .catch(() => {
-        // The store refused the write: looked at again later.
-        this.#claimWaiting.delete(key);
-        this.#schedule(key, this.#backoff.maxMs);
-      });
-  }
-
-  async #download(
-    initial: RecordingJob,
-    controller: AbortController,
-    folder: string,
-    deadline: number,
-    partPath: string,
-    ext: string,
-    base: string,
-    trustAnnounced: boolean,
-    plausible: boolean,
-    maxBytes: number,
-  ): Promise<void> {
-    const signal = controller.signal;
-    const key = initial.key;
     // Space first: a download that would not fit beside the running ones waits instead of starting (and
     // stopping half way with the space another one needs). Waiting costs no attempt.
     const need = await bytesToWrite(plausible ? initial.announcedBytes : null, partPath);
@@ -733,6 +659,50 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
       const failure = error instanceof Error ? error : new Error(String(error));
       await this.#handleFailure(job, failure, deadline, partPath, done);
     }
+  }
+
+  /**
+   * The job waits (pending, its reason saying why) while another receiver downloads it: saved by the claimant's
+   * published copy, or queued again when the claim lapsed (the claimant died) or the copy could not be saved.
+   */
+  async #waitForClaimant(
+    job: RecordingJob,
+    folder: string,
+    waiting: AbortController,
+    settled: Promise<{ path: string; bytes: number } | null>,
+  ): Promise<void> {
+    const key = job.key;
+    this.#claimWaiting.set(key, waiting);
+    await this.#write(key, { state: 'pending', ...stored(note('studioClaimedElsewhere')), updatedAt: this.#iso() });
+    void settled
+      .catch(() => null)
+      .then(async (copy) => {
+        if (waiting.signal.aborted || this.#stopped) return;
+        if (copy) {
+          const saved = await this.#write(key, {
+            state: 'saved',
+            path: copy.path,
+            bytes: copy.bytes,
+            totalBytes: copy.bytes,
+            error: null,
+            errorNotes: null,
+            updatedAt: this.#iso(),
+          });
+          this.#claimWaiting.delete(key);
+          this.#forgetAttempts(key);
+          this.#jobFolders.delete(key);
+          await discardPart(partPathFor(folder, job), this.#opts.fs).catch(() => undefined);
+          this.emit('saved', { job: saved, path: copy.path, bytes: copy.bytes });
+          return;
+        }
+        this.#claimWaiting.delete(key);
+        this.#enqueue(key);
+      })
+      .catch(() => {
+        // The store refused the write: looked at again later.
+        this.#claimWaiting.delete(key);
+        this.#schedule(key, this.#backoff.maxMs);
+      });
   }
 
   /**
