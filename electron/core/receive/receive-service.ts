@@ -26,6 +26,13 @@ import type { JobState, RecordingJob } from '../recordings/types.js';
 import { ControlServer, type Face } from './control.js';
 import { ATTENTION_MS, judgeHealth, type DiskFacts, type HealthFacts } from './health.js';
 import { findPortHolder, type PortHolder } from './port-holder.js';
+import {
+  forwardPipeline,
+  forwardPublisher,
+  type ReceiveEmit,
+  type ReceiveEvents,
+  type ReceiveReady,
+} from './receive-events.js';
 import { healthLines, tracePipeline, tracePublisher } from './event-trail.js';
 
 /** What only the face knows, asked for at every judgement. */
@@ -66,7 +73,11 @@ export interface ReceiveServiceOptions {
   findHolder?: (port: number) => Promise<PortHolder | null>;
 }
 
-export interface ReceiveServiceEvents {
+/**
+ * The service's one event stream: the running pipeline's and publisher's events as a face reads them
+ * (receive-events.ts), and the service's own judgements.
+ */
+export interface ReceiveServiceEvents extends ReceiveEvents {
   /** The health changed (any component's state or reason). */
   health: [view: HealthView, previous: HealthView | null];
   /**
@@ -199,6 +210,10 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   readonly #trail: Logger;
   #untracePublisher: (() => void) | null = null;
 
+  /** `emit` for the stream's forwarders (node:events cannot relate a generic event name to its arguments). */
+  readonly #emit: ReceiveEmit = (event, ...args) =>
+    void (this.emit as (e: string, ...a: unknown[]) => boolean)(event, ...args);
+
   constructor(opts: ReceiveServiceOptions) {
     super();
     this.#opts = opts;
@@ -219,6 +234,14 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   /** The studio publisher running beside the pipeline, or null. */
   get publisher(): StudioPublisher | null {
     return this.#publisher;
+  }
+
+  /** Where the running pipeline receives (its webhook URLs, the web client's recordUrl), or null when none runs. */
+  ready(): ReceiveReady | null {
+    const pipeline = this.#pipeline;
+    if (!pipeline) return null;
+    const { localUrl, publicUrl, uploadUrl } = pipeline.ready();
+    return { localUrl, publicUrl, uploadUrl, uploadOrigins: [...(this.#spec?.uploads?.allowedOrigins() ?? [])] };
   }
 
   /** Why new webhooks are refused with 503 now, or null. */
@@ -262,7 +285,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
    */
   async open(
     spec: PipelineOptions,
-    options: { paused: boolean; demo: boolean; attach: (pipeline: RecordingPipeline) => () => void },
+    options: { paused: boolean; demo: boolean; attach?: (pipeline: RecordingPipeline) => () => void },
   ): Promise<OpenedPipeline> {
     await this.close();
     const portFollows = portFollowsAddress(spec.tunnel?.provider ?? 'none', options.demo);
@@ -274,10 +297,13 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const follows = portFollows && configured !== 0;
     const fallbackPorts = follows ? [...new Set([this.#fallbackPort ?? 0, 0])] : [];
     const pipeline = await RecordingPipeline.open({ ...spec, port: configured, waitForPort: !follows, fallbackPorts });
-    const detachFace = options.attach(pipeline);
+    // The face's listeners first (its own, or the service's stream), so what start does reaches the face.
+    const detachFace = options.attach?.(pipeline);
+    const detachStream = forwardPipeline(pipeline, this.#emit);
     const detachOwn = this.#watch(pipeline);
     const detach = () => {
-      detachFace();
+      detachFace?.();
+      detachStream();
       detachOwn();
     };
     try {
@@ -378,6 +404,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     };
     publisher.on('published', shared);
     publisher.on('alreadyShared', shared);
+    forwardPublisher(publisher, this.#emit);
     this.emit('publisher', publisher);
     try {
       await publisher.start();
