@@ -652,6 +652,8 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       return;
     }
     if (claimed === 'taken') throw new Error('another receiver is publishing it');
+    // A put may leave chunks behind: only the first one is put as a first claim.
+    this.#firstClaims.delete(item.identity);
     // The claim is renewed while the bytes go up (a large file over a slow line can take longer than the
     // stale age): another receiver takes over only a claim nobody renewed, and only by compare-and-set.
     let revision = claimed.revision;
@@ -714,6 +716,11 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
 
   /** Claims taken for a download (identity → the renewal), renewed until the download ends. */
   readonly #downloadClaims = new Map<string, NodeJS.Timeout>();
+  /**
+   * Recordings whose download claim was the first claim on them: while the claim stays this receiver's, nobody
+   * else put a byte of them, so their publish puts without looking for an object first (docs/performance.md).
+   */
+  readonly #firstClaims = new Set<string>();
 
   /** The team store, once connected (a waiting receiver saves the claimant's copy from it). */
   get store(): TeamStore | null {
@@ -736,6 +743,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       const claim = entry?.operation === 'PUT' ? entry.json<Claim>() : null;
       return { state: 'published', announcement: claim?.announcement ?? null };
     }
+    if (claimed.fresh) this.#firstClaims.add(identity);
     let revision = claimed.revision;
     clearInterval(this.#downloadClaims.get(identity));
     const renew = setInterval(
@@ -894,14 +902,17 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
   ): Promise<{ revision: number; fresh: boolean } | 'published' | 'taken'> {
     const claim = entry.json<Claim>();
     if (claim.state === 'published') return 'published';
+    // Still its own first claim (taken for the download): nobody else put a byte of it.
+    const first = claim.by === this.#by && this.#firstClaims.has(identity);
     if (claim.by !== this.#by) {
+      this.#firstClaims.delete(identity);
       const now = await serverNow(await jetstreamManager(this.#nc!), `KV_${CLAIMS_BUCKET}`);
       if (now - entry.created.getTime() <= this.#staleClaimMs) return 'taken';
     }
     // Ours from before a restart, or abandoned: taken over only if nobody else moved it meanwhile.
     try {
       const revision = await kv.update(identity, JSON.stringify(this.#claimValue('claimed')), entry.revision);
-      return { revision, fresh: false };
+      return { revision, fresh: first };
     } catch (error) {
       // "Wrong last sequence": the copy read was behind (a replica catching up after an outage answers reads).
       // The claim as its stream's leader holds it now decides, once, rather than a blind retry (issue 30).
