@@ -146,6 +146,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
    * claimant's copy is saved here, or until its claim lapses and this receiver downloads it.
    */
   readonly #claimWaiting = new Map<string, AbortController>();
+  /** Keys that waited for another receiver until half their time before the deadline was gone: downloaded here. */
+  readonly #ownDownloads = new Set<string>();
   #claims: DownloadClaims | null;
   /** Jobs waiting for their next attempt: one timer for the earliest, whatever their number (retry-schedule.ts). */
   readonly #retries = new RetrySchedule(
@@ -535,7 +537,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     }
 
     // Another receiver of the studio downloads it: waited for without a slot (see #waitForClaimant).
-    const claims = this.#claims;
+    const claims = this.#ownDownloads.has(key) ? null : this.#claims;
     if (claims) {
       // Outlives this attempt (its slot is given back): called off by stop() or setClaims().
       const waiting = new AbortController();
@@ -673,10 +675,22 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   ): Promise<void> {
     const key = job.key;
     this.#claimWaiting.set(key, waiting);
+    // A claimant that keeps its claim and never publishes (its team store refuses it) must not cost this
+    // receiver the recording: once half the time left before the origin deletes it is gone, it is downloaded here.
+    const giveUp = setTimeout(
+      // Still in its slot when the wait began a moment before the deadline: queued again once the slot is free.
+      () => void Promise.resolve(this.#running.get(key)?.task).then(() => this.#stopWaiting(key, waiting)),
+      Math.max(0, (this.#deadlineOf(job) - this.#now()) / 2),
+    );
+    giveUp.unref();
+    waiting.signal.addEventListener('abort', () => clearTimeout(giveUp), { once: true });
     await this.#write(key, { state: 'pending', ...stored(note('studioClaimedElsewhere')), updatedAt: this.#iso() });
     void settled
       .catch(() => null)
       .then(async (copy) => {
+        clearTimeout(giveUp);
+        // The attempt that began the wait gives its slot back first (else the job could not be queued again).
+        await this.#running.get(key)?.task;
         if (waiting.signal.aborted || this.#stopped) return;
         if (copy) {
           const saved = await this.#write(key, {
@@ -703,6 +717,15 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         this.#claimWaiting.delete(key);
         this.#schedule(key, this.#backoff.maxMs);
       });
+  }
+
+  /** Waited too long for another receiver: downloaded here, whatever the claim says. */
+  #stopWaiting(key: string, waiting: AbortController): void {
+    if (this.#claimWaiting.get(key) !== waiting) return;
+    this.#claimWaiting.delete(key);
+    waiting.abort();
+    this.#ownDownloads.add(key);
+    this.#enqueue(key);
   }
 
   /**
@@ -894,6 +917,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
    * gone answers, its disk reservation): dropped at once, the same way, whichever way the job ended.
    */
   #forgetAttempts(key: string): void {
+    this.#ownDownloads.delete(key);
     this.#sizeStrikes.delete(key);
     this.#md5Misses.delete(key);
     this.#goneCount.delete(key);
