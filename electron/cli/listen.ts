@@ -239,7 +239,7 @@ const command: Command = {
       home,
       log: (line) => io.stderr.write(`tally listen: ${line}\n`),
       trail: log.trail.child('receive'),
-      facts: () => ({ demo: sandbox !== null }),
+      facts: { demo: sandbox !== null },
     });
     printReceiveEvents(service, printer);
     if (studioMode && studio && studioSpec) {

@@ -40,6 +40,7 @@ import { indexAnnouncement } from './shared-index.js';
 import { StudioWarnings, studioWarning, type StudioWarning } from './warnings.js';
 import { TeamLink, type TeamAnswer } from './team-link.js';
 import { systemClock, wallNow } from '../time.js';
+import { RetrySchedule } from '../pipeline/retry-schedule.js';
 import {
   CLAIMS_BUCKET,
   DEFAULT_RETENTION_MS,
@@ -198,6 +199,8 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
   readonly #pipeline: RecordingPipeline;
   readonly #by: string;
   readonly #stop = new AbortController();
+  /** Wakes the workers when a failed recording's time comes: one timer for the earliest, cleared on stop. */
+  readonly #retries = new RetrySchedule(() => this.#wakeAll(), monotonic);
   readonly #queue = new Map<string, Item>();
   readonly #inFlight = new Map<string, Item>();
   readonly #wakers = new Set<() => void>();
@@ -394,6 +397,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     this.#detach();
     this.#catalogue?.stop();
     this.#stop.abort(new Error('stopped'));
+    this.#retries.clear();
     if (this.#sweeper) clearInterval(this.#sweeper);
     if (this.#lagTimer) clearInterval(this.#lagTimer);
     if (this.#selfWake) clearInterval(this.#selfWake);
@@ -615,7 +619,8 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
         else this.#log.warn(`studio: ${item.channelId} is not in the team store yet (${message}); trying again.`);
         // To the back of the queue, so one stubborn recording does not hold up the others.
         if (this.#queue.delete(item.identity)) this.#queue.set(item.identity, item);
-        setTimeout(() => this.#wakeAll(), delay).unref();
+        this.#retries.cancel(item.identity);
+        this.#retries.add(item.identity, item.retryAt);
       } finally {
         this.#inFlight.delete(item.identity);
         this.#wakeAll();
