@@ -6,8 +6,9 @@
  * requests (the account's JetStream info, then the studio stream's) that only a cluster that can store and
  * announce answers. Issue 30.
  *
- * A request that timed out is followed by one protocol ping (the client's `rtt()`): a server that answers neither
- * is hung, and the client is told to leave it now (`reconnect()`), some 5-10 s before its own pings would say so.
+ * Each probe also sends one protocol ping (the client's `rtt()`): a server that answered neither by the time the
+ * request timed out is hung, and the client is told to leave it now (`reconnect()`), some 5-10 s before its own
+ * pings would say so.
  * Measured on a 3-node cluster with a node SIGSTOPped (tests/studio-hung-server.spec.ts): the member's read
  * consumer was answering from a surviving server within a few seconds of the client moving (its pulls, and the
  * client's own heartbeat check, carry it over); what held the first recording 15-25 s was the receiver still
@@ -23,8 +24,6 @@ import { PING_INTERVAL_MS, MAX_PINGS_OUT, STUDIO_STREAM } from './team.js';
 /** How often the cluster is asked whether it can store and announce, and how long an answer may take. */
 export const TEAM_PROBE_MS = 5_000;
 const PROBE_TIMEOUT_MS = 4_000;
-/** How long the ping after a timed-out request may take before the server is left as hung. */
-const PING_ANSWER_MS = 2_000;
 
 /** The link's state: answering, or not (with the server it is about and why, for health and lines). */
 export interface TeamAnswer {
@@ -97,29 +96,18 @@ export class TeamLink extends EventEmitter<{ change: [answer: TeamAnswer] }> {
     }
   }
 
-  /** Whether the server answers one protocol ping within PING_ANSWER_MS. */
-  async #pongs(): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), PING_ANSWER_MS)));
-    try {
-      return await Promise.race([
-        this.#nc.rtt().then(
-          () => true as const,
-          () => false as const,
-        ),
-        late,
-      ]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
   /** Asks the cluster once (skipped while the client reconnects: that is said as the connection's state). */
   async probe(): Promise<void> {
     if (this.#asking || this.#stopped || this.#disconnected || this.#nc.isClosed()) return;
     this.#asking = true;
     const where = this.#where();
     const began = performance.now();
+    // One protocol ping alongside: it has had the whole request's time to come back when the request times out.
+    let ponged = false;
+    this.#nc.rtt().then(
+      () => (ponged = true),
+      () => undefined,
+    );
     try {
       // The account check first (`checkAPI`, the default): a lone server of a cluster that lost its majority
       // still answers the stream's info from what it last knew, and refuses this one.
@@ -129,8 +117,7 @@ export class TeamLink extends EventEmitter<{ change: [answer: TeamAnswer] }> {
     } catch (error) {
       if (this.#disconnected || this.#nc.isClosed()) return;
       const detail = describeError(error).split('\n')[0]!.slice(0, 200);
-      if (/timeout/i.test(detail) && !(await this.#pongs())) {
-        if (this.#disconnected || this.#nc.isClosed()) return;
+      if (/timeout/i.test(detail) && !ponged) {
         const seconds = Math.round((performance.now() - began) / 1000);
         this.#say(false, where, note('teamNotAnswering', { where, seconds }));
         await this.#nc.reconnect().catch(() => undefined);
