@@ -6,9 +6,9 @@
  * requests (the account's JetStream info, then the studio stream's) that only a cluster that can store and
  * announce answers. Issue 30.
  *
- * Each probe also sends one protocol ping (the client's `rtt()`): a server that answered neither by the time the
- * request timed out is hung, and the client is told to leave it now (`reconnect()`), some 5-10 s before its own
- * pings would say so.
+ * Each probe also sends one protocol ping (the client's `rtt()`): a server that answered neither, and sent no
+ * byte at all, by the time the request timed out is hung, and the client is told to leave it now (`reconnect()`),
+ * some 5-10 s before its own pings would say so.
  * Measured on a 3-node cluster with a node SIGSTOPped (tests/studio-hung-server.spec.ts): the member's read
  * consumer was answering from a surviving server within a few seconds of the client moving (its pulls, and the
  * client's own heartbeat check, carry it over); what held the first recording 15-25 s was the receiver still
@@ -103,6 +103,9 @@ export class TeamLink extends EventEmitter<{ change: [answer: TeamAnswer] }> {
     const where = this.#where();
     const began = performance.now();
     // One protocol ping alongside: it has had the whole request's time to come back when the request times out.
+    // And what the server sent meanwhile: a server busy sending a member a large recording over a slow line may
+    // answer late, but a hung one sends nothing at all.
+    const sentBefore = this.#nc.stats().inBytes;
     let ponged = false;
     this.#nc.rtt().then(
       () => (ponged = true),
@@ -117,7 +120,7 @@ export class TeamLink extends EventEmitter<{ change: [answer: TeamAnswer] }> {
     } catch (error) {
       if (this.#disconnected || this.#nc.isClosed()) return;
       const detail = describeError(error).split('\n')[0]!.slice(0, 200);
-      if (/timeout/i.test(detail) && !ponged) {
+      if (/timeout/i.test(detail) && !ponged && this.#nc.stats().inBytes === sentBefore) {
         const seconds = Math.round((performance.now() - began) / 1000);
         this.#say(false, where, note('teamNotAnswering', { where, seconds }));
         await this.#nc.reconnect().catch(() => undefined);
