@@ -9,7 +9,7 @@ import { join, relative } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadSettings } from '../electron/cli/context.js';
+import { loadSettings } from '../electron/cli/settings.js';
 import { SETTINGS_VERSION } from '../electron/core/settings.js';
 import { cleanups, makeCore, runCleanups } from './support/app/core-helpers.js';
 import { sourceFiles } from './architecture/imports.js';

@@ -15,7 +15,6 @@ import type { ChannelJson } from '../core/model.js';
 import { startSandbox } from '../core/sandbox/index.js';
 import { confirmQuestion } from './end.js';
 import type { CommandIo } from './command.js';
-import { setSecretStoreForTesting } from './context.js';
 
 const SECRET = 'cli-S3cret-never-shown-4d2e';
 
@@ -91,6 +90,7 @@ async function run(
     stderr,
     stdin,
     env: options.env ?? baseEnv(),
+    secrets,
     signal: options.signal ?? new AbortController().signal,
   };
   const code = await main(argv, io);
@@ -111,10 +111,8 @@ afterAll(async () => {
 beforeEach(async () => {
   home = await mkdtemp(join(tmpdir(), 'tally-cli-'));
   secrets = new MemorySecretStore();
-  setSecretStoreForTesting(secrets);
 });
 afterEach(async () => {
-  setSecretStoreForTesting(null);
   sb.control.setFaults('api', null);
   for (const b of sb.control.listBroadcasts({ state: 'live' })) await sb.control.endBroadcast(b.id);
   await rm(home, { recursive: true, force: true });
@@ -190,6 +188,7 @@ describe('tally live', () => {
       stderr: new Capture(),
       stdin: new PassThrough(),
       env: baseEnv(),
+      secrets,
       signal: controller.signal,
     };
     const done = main(['live', '--watch', '--json', '--interval', '0.1'], io);
@@ -214,6 +213,7 @@ describe('tally live', () => {
       stderr,
       stdin: new PassThrough(),
       env: baseEnv(),
+      secrets,
       signal: controller.signal,
     });
     await stdout.until(/\[\]\n/);
@@ -487,6 +487,7 @@ describe('tally login and logout', () => {
       stderr,
       stdin: tty,
       env: noEnvCreds(),
+      secrets,
       signal: new AbortController().signal,
     });
     await stderr.until(/Service ID: $/);

@@ -1,5 +1,7 @@
 /** What a `tally` sub-command is: its IO, its module shape, usage errors, and listen errors said in one line. */
 import { ConfigError } from '../core/errors.js';
+import type { SecretStore } from '../core/credentials.js';
+
 /** The shape every `tally` sub-command module exports. Commands are imported lazily to keep start-up fast. */
 export interface CommandIo {
   stdout: NodeJS.WritableStream;
@@ -8,6 +10,11 @@ export interface CommandIo {
   env: NodeJS.ProcessEnv;
   /** Resolves when the process is asked to stop (SIGINT/SIGTERM); long-running commands await it. */
   signal: AbortSignal;
+  /**
+   * Where secrets are kept: unset, the OS keychain (bin/cli never sets it, so the CLI keeps secrets nowhere
+   * else); specs hand in an in-memory store or one that refuses like a computer without a keychain.
+   */
+  secrets?: SecretStore;
 }
 
 export interface Command {

@@ -8,10 +8,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../cli.js';
-import { CredentialStore, MemorySecretStore } from '../core/credentials.js';
+import { CredentialStore, MemorySecretStore, type SecretStore } from '../core/credentials.js';
 import { openSettingsStore } from '../core/settings.js';
 import { captureIo } from '../../tests/support/cli/io.js';
-import { setSecretStoreForTesting } from './context.js';
+
+/** The keychain the commands of a test use (CommandIo.secrets; undefined: the OS keychain). */
+let keychain: SecretStore | undefined;
+const setKeychain = (store: SecretStore): void => {
+  keychain = store;
+};
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -30,8 +35,8 @@ async function plantedHome(): Promise<string> {
   const store = new CredentialStore(secrets);
   await store.save({ serviceId: 'svc-doctor', secret: KEYCHAIN_SECRET });
   await store.setToken('ngrok', NGROK_TOKEN);
-  setSecretStoreForTesting(secrets);
-  cleanups.push(async () => setSecretStoreForTesting(null));
+  setKeychain(secrets);
+  cleanups.push(async () => (keychain = undefined));
   openSettingsStore(home).update({ receiverPort: 0 });
   // A log line quoting every secret, as a library error echoing a request would.
   await mkdir(join(home, 'logs'));
@@ -71,7 +76,7 @@ describe('tally doctor', () => {
     const journal = [job('a', 'pending'), job('a', 'saved'), job('b', 'saved'), job('c', 'failed')];
     await writeFile(join(home, 'inbox.jsonl'), journal.map((l) => JSON.stringify(l)).join('\n') + '\n');
 
-    const run = captureIo(new AbortController().signal, { TALLY_HOME: home, TALLY_SECRET: ENV_SECRET });
+    const run = captureIo(new AbortController().signal, { TALLY_HOME: home, TALLY_SECRET: ENV_SECRET }, keychain);
     expect(await main(['doctor'], run.io)).toBe(0);
     const text = run.out();
     expect(text).toMatch(/^Tally diagnostics, \S+ \(tally doctor\)\n/);
@@ -115,7 +120,7 @@ describe('tally doctor', () => {
     await mkdir(join(home, 'demo'));
     await writeFile(join(home, 'demo', 'inbox.jsonl'), `${demoJob('d1', 'saved')}\n${demoJob('d2', 'saved')}\n`);
 
-    const run = captureIo(new AbortController().signal, { TALLY_HOME: home });
+    const run = captureIo(new AbortController().signal, { TALLY_HOME: home }, keychain);
     expect(await main(['doctor'], run.io)).toBe(0);
     const text = run.out();
     expect(text).not.toContain('no journal yet');
@@ -126,7 +131,7 @@ describe('tally doctor', () => {
   it('includes the health of a tally listen running on the same data folder', async () => {
     const home = await plantedHome();
     const controller = new AbortController();
-    const listen = captureIo(controller.signal, { TALLY_HOME: home });
+    const listen = captureIo(controller.signal, { TALLY_HOME: home }, keychain);
     const exit = main(
       ['listen', '--port', '0', '--tunnel', 'none', '--ndjson', '--folder', join(home, 'rec')],
       listen.io,
@@ -147,7 +152,7 @@ describe('tally doctor', () => {
       onData();
     });
 
-    const run = captureIo(new AbortController().signal, { TALLY_HOME: home });
+    const run = captureIo(new AbortController().signal, { TALLY_HOME: home }, keychain);
     expect(await main(['doctor'], run.io)).toBe(0);
     const text = run.out();
     expect(text).toMatch(/\n {2}tally listen \(process \d+\): (ok|warning|error), \d+ problem\(s\)\n/);

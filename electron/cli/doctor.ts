@@ -20,7 +20,9 @@ import { demoStateDir } from '../core/app/demo.js';
 import { appDataDir } from '../core/paths.js';
 import { listRunning } from '../core/receive/control.js';
 import type { Command, CommandIo } from './command.js';
-import { loadSettings, openCredentialStore, parseCommandArgs } from './context.js';
+import { loadSettings } from './settings.js';
+import { openCredentialStore } from './keychain.js';
+import { parseCommandArgs } from './arguments.js';
 
 const help = `Usage: tally doctor
 
@@ -63,7 +65,7 @@ const command: Command = {
       crashes: crashFacts(home),
       secrets: [
         ...secretsInEnv(io.env),
-        ...(await keychainSecrets(openCredentialStore())),
+        ...(await keychainSecrets(openCredentialStore(io))),
         ...(await stateFolderSecrets(home)),
       ],
     });

@@ -1,15 +1,9 @@
 /** `tally end <channelId>`: force-ends a live channel, after a confirmation on a terminal. */
 import type { Command, CommandIo } from './command.js';
 import { UsageError } from './command.js';
-import {
-  CONNECTION_HELP,
-  CONNECTION_OPTIONS,
-  connectionFlags,
-  isTty,
-  loadContext,
-  parseCommandArgs,
-  readLine,
-} from './context.js';
+import { CONNECTION_HELP, CONNECTION_OPTIONS, connectionFlags, parseCommandArgs } from './arguments.js';
+import { isTty, readLine } from './prompts.js';
+import { loadContext } from './service-client.js';
 
 const help = `Usage: tally end <channelId> [options]
 

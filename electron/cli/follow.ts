@@ -8,7 +8,9 @@ import { MemberService } from '../core/receive/member-service.js';
 import type { Command, CommandIo } from './command.js';
 import { openCommandLog } from './command-log.js';
 import { UsageError } from './command.js';
-import { loadSettings, openCredentialStore, parseCommandArgs } from './context.js';
+import { loadSettings } from './settings.js';
+import { openCredentialStore } from './keychain.js';
+import { parseCommandArgs } from './arguments.js';
 import { createStudioPrinter } from './studio-output.js';
 import { coalescingWriter, createListenPrinter } from './listen-output.js';
 
@@ -79,7 +81,7 @@ const command: Command = {
         folder,
         name,
         env: io.env,
-        keychain: keychainOrNull(),
+        keychain: keychainOrNull(io),
         clientSubfolder: settings.clientUploadsSubfolder,
         ...(rate ? { rateBytesPerSec: rate } : {}),
         log,
@@ -147,9 +149,9 @@ function parseRate(input: string): number {
   return rate;
 }
 
-function keychainOrNull() {
+function keychainOrNull(io: Pick<CommandIo, 'secrets'>) {
   try {
-    return openCredentialStore();
+    return openCredentialStore(io);
   } catch {
     return null;
   }

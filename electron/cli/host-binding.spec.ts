@@ -12,15 +12,21 @@ import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../cli.js';
 import { createAppCore } from '../core/app/app-core.js';
-import { MemorySecretStore } from '../core/credentials.js';
+import { MemorySecretStore, type SecretStore } from '../core/credentials.js';
 import type { Endpoints } from '../core/endpoints.js';
 import { startSandbox, type Sandbox } from '../core/sandbox/index.js';
 import { openSettingsStore } from '../core/settings.js';
 import type { CommandIo } from './command.js';
-import { openCredentialResolver, setSecretStoreForTesting } from './context.js';
+import { openCredentialResolver } from './keychain.js';
 import { note } from '../contract.js';
 import { ConfigError } from '../core/errors.js';
 import { captureIo, lineMatching } from '../../tests/support/cli/io.js';
+
+/** The keychain the commands of a test use (CommandIo.secrets; undefined: the OS keychain). */
+let keychain: SecretStore | undefined;
+const setKeychain = (store: SecretStore): void => {
+  keychain = store;
+};
 
 const SERVICE_ID = 'bound-cli-svc';
 const SECRET = 'bound-cli-S3cret-9f1c';
@@ -53,7 +59,7 @@ const env = (): NodeJS.ProcessEnv => ({ TALLY_HOME: home, TALLY_RETRIES: '0' });
 async function run(argv: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
   const stdin = new PassThrough();
   if (input !== undefined) stdin.end(input);
-  const made = captureIo(new AbortController().signal, env());
+  const made = captureIo(new AbortController().signal, env(), keychain);
   const io: CommandIo = { ...made.io, stdin };
   const code = await main(argv, io);
   return { code, stdout: made.out(), stderr: made.err() };
@@ -69,14 +75,14 @@ beforeEach(async () => {
   otherEndpoints = { baseUrl: others[0]!.url, consoleApiUrl: others[1]!.url, adminUrl: others[2]!.url };
   home = await mkdtemp(join(tmpdir(), 'tally-bound-'));
   secrets = new MemorySecretStore();
-  setSecretStoreForTesting(secrets);
+  setKeychain(secrets);
   setHosts(real.endpoints);
   const login = await run(['login', '--service-id', SERVICE_ID, '--secret-stdin'], `${SECRET}\n`);
   expect(login.code, login.stderr).toBe(0);
 });
 
 afterEach(async () => {
-  setSecretStoreForTesting(null);
+  keychain = undefined;
   await real.close();
   for (const other of others) await new Promise((resolve) => other.server.close(resolve));
   await rm(home, { recursive: true, force: true });
@@ -99,7 +105,7 @@ describe('the secret stays with the hosts it was entered for', () => {
     // listen still receives recordings, but without the secret: no registration, no missed-recordings check.
     const folder = join(home, 'recordings');
     const controller = new AbortController();
-    const listen = captureIo(controller.signal, env());
+    const listen = captureIo(controller.signal, env(), keychain);
     const ready = lineMatching(listen.stdout, (line) => line.includes('"type":"ready"'));
     const running = main(['listen', '--folder', folder, '--port', '0', '--tunnel', 'none', '--ndjson'], listen.io);
     expect(JSON.parse(await ready)).toMatchObject({
@@ -156,7 +162,7 @@ describe('the secret stays with the hosts it was entered for', () => {
 
 describe('the ngrok authtoken comes from the keychain, for the CLI as for the app', () => {
   it('ignores NGROK_AUTHTOKEN and says every way to hand the token over', async () => {
-    const made = captureIo(new AbortController().signal, { ...env(), NGROK_AUTHTOKEN: 'env-token-not-used' });
+    const made = captureIo(new AbortController().signal, { ...env(), NGROK_AUTHTOKEN: 'env-token-not-used' }, keychain);
     const code = await main(['listen', '--folder', join(home, 'rec'), '--port', '0', '--tunnel', 'ngrok'], made.io);
     expect(code).toBe(1);
     expect(made.err()).toBe(
@@ -166,7 +172,7 @@ describe('the ngrok authtoken comes from the keychain, for the CLI as for the ap
 
   it('without a keychain, tally login --ngrok keeps the token in a file only its owner can read, and the resolver finds it', async () => {
     // A keychain that cannot be used, as on a server without a Secret Service.
-    setSecretStoreForTesting({
+    setKeychain({
       get: () => Promise.reject(new ConfigError(note('keychainNoService'))),
       set: () => Promise.reject(new ConfigError(note('keychainNoService'))),
       delete: () => Promise.reject(new ConfigError(note('keychainNoService'))),
@@ -176,7 +182,7 @@ describe('the ngrok authtoken comes from the keychain, for the CLI as for the ap
     const file = join(home, 'ngrok-authtoken');
     expect(login.stdout).toContain(`The ngrok authtoken is stored in ${file}, readable by you only.`);
     expect((await stat(file)).mode & 0o777).toBe(0o600);
-    const resolver = openCredentialResolver({ env: env(), stderr: new PassThrough() });
+    const resolver = openCredentialResolver({ env: env(), stderr: new PassThrough(), secrets: keychain });
     expect(await resolver.ngrokAuthtoken()).toBe('file-token-123');
 
     // A copy others can read is refused, with the command that fixes it.
@@ -186,6 +192,7 @@ describe('the ngrok authtoken comes from the keychain, for the CLI as for the ap
     const fromEnv = openCredentialResolver({
       env: { ...env(), TALLY_NGROK_AUTHTOKEN: 'env-token' },
       stderr: new PassThrough(),
+      secrets: keychain,
     });
     expect(await fromEnv.ngrokAuthtoken()).toBe('env-token');
   });

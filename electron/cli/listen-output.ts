@@ -2,13 +2,22 @@
  * What `tally listen` prints: either NDJSON (one object per line, for scripts) or lines for people, with a
  * progress bar that redraws in place on a terminal and steps every 25 % when piped to a file.
  */
-import type { HealthView, TunnelStatus } from '../contract.js';
-import type { ExpiredEvent, FailedEvent, ProgressEvent, SavedEvent } from '../core/pipeline/download-manager.js';
-import type { GapReportResult } from '../core/recordings/gap-report.js';
-import type { RecordingJob } from '../core/recordings/types.js';
-import type { PipelineRejection } from '../core/pipeline/pipeline.js';
-import type { MissingRecording } from '../core/pipeline/expected-recordings.js';
-import type { ChannelHookCall } from '../core/webhook/channel-hook.js';
+import type { HealthView } from '../contract.js';
+import type {
+  ChannelChanged,
+  DownloadFailed,
+  DownloadProgressed,
+  MissedWhileAway,
+  ReceivedRecording,
+  ReceiveReady,
+  RecordingExpired,
+  RecordingOverdue,
+  RecordingSaved,
+  RefusedRequest,
+  TunnelChanged,
+  UploadSaved,
+} from '../core/receive/receive-events.js';
+import type { ReceiveService } from '../core/receive/receive-service.js';
 import { redactSecrets } from '../core/redact.js';
 import { clockTime, formatBytes, formatDuration, terminalSafe } from './output.js';
 
@@ -16,7 +25,7 @@ import { clockTime, formatBytes, formatDuration, terminalSafe } from './output.j
  * What a saved recording was checked against, said plainly: "verified" only with a checksum or two identical
  * downloads; a size alone says "size only" (issue 20: a size match is not proof of the bytes).
  */
-export function verification(checks: readonly string[], job?: Pick<RecordingJob, 'announcedBytes'>): string {
+export function verification(checks: readonly string[], job?: Pick<ReceivedRecording, 'announcedBytes'>): string {
   // Saved only because the server kept sending less than announced (issue 31): never "verified".
   if (checks.includes('short')) {
     const of = job?.announcedBytes != null ? ` (${formatBytes(job.announcedBytes)} announced)` : '';
@@ -28,21 +37,12 @@ export function verification(checks: readonly string[], job?: Pick<RecordingJob,
   return 'not verified (nothing to check it against)';
 }
 
-export interface UploadedInfo {
-  path: string;
-  bytes: number;
-  contentType: string;
-  fileName?: string;
-  channelId?: string | null;
-  track?: 'local' | 'remote' | null;
-}
+export type UploadedInfo = UploadSaved;
 
-export interface ReadyInfo {
+export interface ReadyInfo extends Omit<ReceiveReady, 'uploadUrl'> {
   /** null while the receiver cannot listen (its port is taken: the health line says so). */
   localUrl: string | null;
-  publicUrl: string | null;
   uploadUrl?: string | null;
-  uploadOrigins: string[];
   note: string | null;
   /** The built-in sandbox sends here over loopback: no tunnel needed, so no advice about one. */
   localOnly?: boolean;
@@ -52,20 +52,20 @@ export interface ReadyInfo {
 
 export interface ListenPrinter {
   ready(info: ReadyInfo): void;
-  received(job: RecordingJob, warnings: string[]): void;
-  duplicate(job: RecordingJob): void;
-  rejected(r: PipelineRejection): void;
-  progress(p: ProgressEvent): void;
-  saved(e: SavedEvent): void;
-  failed(e: FailedEvent): void;
-  expired(e: ExpiredEvent): void;
+  received(job: ReceivedRecording, warnings: string[]): void;
+  duplicate(job: ReceivedRecording): void;
+  rejected(r: RefusedRequest): void;
+  progress(p: DownloadProgressed): void;
+  saved(e: RecordingSaved): void;
+  failed(e: DownloadFailed): void;
+  expired(e: RecordingExpired): void;
   uploaded(e: UploadedInfo): void;
-  tunnel(s: TunnelStatus): void;
+  tunnel(s: TunnelChanged): void;
   registered(url: string, channelHookError?: string | null): void;
-  channel(call: ChannelHookCall): void;
-  recordingMissing(missing: MissingRecording): void;
+  channel(call: ChannelChanged): void;
+  recordingMissing(missing: RecordingOverdue): void;
   registrationFailed(url: string, message: string): void;
-  gaps(report: GapReportResult): void;
+  gaps(report: MissedWhileAway): void;
   /** The health changed: NDJSON prints every change, a terminal the overall state and its reason when they change. */
   health(view: HealthView, previous: HealthView | null): void;
   stopping(): void;
@@ -174,7 +174,7 @@ export function createListenPrinter(opts: {
     // Everything printed for humans passes here (or through the status line below): webhook fields are hostile.
     out.write(`${clock()} ${terminalSafe(text)}\n`);
   };
-  const jobRef = (job: Pick<RecordingJob, 'channelId' | 'key'>) => ({ channelId: job.channelId, key: job.key });
+  const jobRef = (job: Pick<ReceivedRecording, 'channelId' | 'key'>) => ({ channelId: job.channelId, key: job.key });
   const windows = new Map<Repeated, { start: number; shown: number; hidden: number }>();
   const flushHidden = (kind: Repeated) => {
     const w = windows.get(kind);
@@ -484,4 +484,23 @@ export function createListenPrinter(opts: {
       else line('stopped.');
     },
   };
+}
+
+/** Prints the receive service's event stream: every webhook, download, upload and health change of `tally listen`. */
+export function printReceiveEvents(service: ReceiveService, printer: ListenPrinter): void {
+  service.on('health', (view, previous) => printer.health(view, previous));
+  service.on('received', (job, warnings) => printer.received(job, warnings));
+  service.on('duplicate', (job) => printer.duplicate(job));
+  service.on('rejected', (r) => printer.rejected(r));
+  service.on('progress', (p) => printer.progress(p));
+  service.on('saved', (e) => printer.saved(e));
+  service.on('failed', (e) => printer.failed(e));
+  service.on('expired', (e) => printer.expired(e));
+  service.on('uploaded', (e) => printer.uploaded(e));
+  service.on('tunnel', (s) => printer.tunnel(s));
+  service.on('registered', (r) => printer.registered(r.url, r.channelHookError));
+  service.on('channel', (call) => printer.channel(call));
+  service.on('recording-missing', (m) => printer.recordingMissing(m));
+  service.on('registration-failed', (r) => printer.registrationFailed(r.url, r.message));
+  service.on('gaps', (g) => printer.gaps(g));
 }

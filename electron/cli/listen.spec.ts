@@ -7,9 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../cli.js';
-import { MemorySecretStore } from '../core/credentials.js';
-import { setSecretStoreForTesting } from './context.js';
+import { MemorySecretStore, type SecretStore } from '../core/credentials.js';
 import { captureIo } from '../../tests/support/cli/io.js';
+
+/** The keychain the commands of a test use (CommandIo.secrets; undefined: the OS keychain). */
+let keychain: SecretStore | undefined;
+const setKeychain = (store: SecretStore): void => {
+  keychain = store;
+};
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -45,12 +50,12 @@ function nextEvent(stdout: NodeJS.ReadableStream, type: string): Promise<Record<
 
 describe('tally listen', () => {
   it('--sandbox saves a recording from the built-in sandbox with no other wiring', async () => {
-    setSecretStoreForTesting(new MemorySecretStore());
-    cleanups.push(async () => setSecretStoreForTesting(null));
+    setKeychain(new MemorySecretStore());
+    cleanups.push(async () => (keychain = undefined));
     const home = await tempDir('tally-listen-home-');
     const folder = await tempDir('tally-listen-rec-');
     const controller = new AbortController();
-    const run = captureIo(controller.signal, { TALLY_HOME: home });
+    const run = captureIo(controller.signal, { TALLY_HOME: home }, keychain);
     const ready = nextEvent(run.stdout, 'ready');
     const saved = nextEvent(run.stdout, 'saved');
     // 600x: the demo's first broadcast ends within a second or so of real time.
@@ -77,15 +82,19 @@ describe('tally listen', () => {
   it('says why --register does nothing without a public URL', async () => {
     const home = await tempDir('tally-listen-home-');
     const controller = new AbortController();
-    const run = captureIo(controller.signal, {
-      TALLY_HOME: home,
-      TALLY_SERVICE_ID: 'svc',
-      TALLY_SECRET: 'secret',
-      // Loopback with nothing listening: the missed-recordings check fails fast and never leaves the machine.
-      TALLY_BASE_URL: 'http://127.0.0.1:1',
-      TALLY_CONSOLE_API_URL: 'http://127.0.0.1:1/console',
-      TALLY_ADMIN_URL: 'http://127.0.0.1:1/admin',
-    });
+    const run = captureIo(
+      controller.signal,
+      {
+        TALLY_HOME: home,
+        TALLY_SERVICE_ID: 'svc',
+        TALLY_SECRET: 'secret',
+        // Loopback with nothing listening: the missed-recordings check fails fast and never leaves the machine.
+        TALLY_BASE_URL: 'http://127.0.0.1:1',
+        TALLY_CONSOLE_API_URL: 'http://127.0.0.1:1/console',
+        TALLY_ADMIN_URL: 'http://127.0.0.1:1/admin',
+      },
+      keychain,
+    );
     const ready = nextEvent(run.stdout, 'ready');
     const exit = main(['listen', '--register', '--port', '0', '--tunnel', 'none', '--ndjson'], run.io);
     cleanups.push(async () => {

@@ -6,25 +6,18 @@
 import { ConfigError } from '../core/errors.js';
 import { DEMO_TIME_FACTOR, demoPipeline, demoRecordingsDir, startDemoSandbox } from '../core/app/demo.js';
 import { appDataDir, expandFolderFlag } from '../core/paths.js';
-import { pipelineOptions } from '../core/pipeline/options.js';
-import type { RecordingPipeline } from '../core/pipeline/pipeline.js';
+import { receiveOptions, tunnelFlags, type TunnelFlags } from '../core/receive/receive-options.js';
 import { ReceiveService } from '../core/receive/receive-service.js';
-import { parseTunnelFlag, type TunnelSettingsInput } from '../core/tunnels/index.js';
+import type { ReceiveReady } from '../core/receive/receive-events.js';
 import type { Command, CommandIo } from './command.js';
 import { openCommandLog } from './command-log.js';
 import { UsageError } from './command.js';
-import {
-  CONNECTION_HELP,
-  CONNECTION_OPTIONS,
-  connectionFlags,
-  createApi,
-  endpointsFor,
-  isTty,
-  loadSettings,
-  openCredentialResolver,
-  parseCommandArgs,
-} from './context.js';
-import { coalescingWriter, createListenPrinter } from './listen-output.js';
+import { CONNECTION_HELP, CONNECTION_OPTIONS, connectionFlags, parseCommandArgs } from './arguments.js';
+import { createApi } from './service-client.js';
+import { endpointsFor, loadSettings } from './settings.js';
+import { isTty } from './prompts.js';
+import { openCredentialResolver } from './keychain.js';
+import { coalescingWriter, createListenPrinter, printReceiveEvents } from './listen-output.js';
 import { ensureWritableFolder } from '../core/folder-check.js';
 
 const help = `Usage: tally listen [--folder DIR] [options]
@@ -142,16 +135,15 @@ const command: Command = {
       throw new UsageError('--concurrency must be 1..10.');
     }
 
-    let tunnel: Partial<TunnelSettingsInput> = {
-      ...(values['ngrok-domain'] === undefined ? {} : { ngrokDomain: values['ngrok-domain'] }),
-      ...(values['localtunnel-host'] === undefined ? {} : { localtunnelHost: values['localtunnel-host'] }),
-    };
-    if (values.tunnel !== undefined) {
-      try {
-        tunnel = { ...tunnel, ...parseTunnelFlag(values.tunnel) };
-      } catch (error) {
-        throw new UsageError(error instanceof Error ? error.message : String(error));
-      }
+    let tunnel: TunnelFlags;
+    try {
+      tunnel = tunnelFlags({
+        ...(values.tunnel === undefined ? {} : { tunnel: values.tunnel }),
+        ...(values['ngrok-domain'] === undefined ? {} : { ngrokDomain: values['ngrok-domain'] }),
+        ...(values['localtunnel-host'] === undefined ? {} : { localtunnelHost: values['localtunnel-host'] }),
+      });
+    } catch (error) {
+      throw new UsageError(error instanceof Error ? error.message : String(error));
     }
     if (sandboxMode && values.tunnel === undefined) tunnel = { ...tunnel, provider: 'none' };
     const provider = tunnel.provider ?? settings.tunnel.provider;
@@ -191,7 +183,7 @@ const command: Command = {
     const folderFlag =
       values.folder === undefined ? (sandbox ? demoRecordingsDir(home) : undefined) : expandFolderFlag(values.folder);
     const uploadOrigins = values['upload-origin'] ?? [];
-    const { options, studio: studioSpec } = pipelineOptions({
+    const { options, studio: studioSpec } = receiveOptions({
       settings,
       currentSettings: () => store.get(),
       env: io.env,
@@ -241,40 +233,24 @@ const command: Command = {
     const out = coalescingWriter(io.stdout);
     const printer = createListenPrinter({ out, ndjson: values.ndjson === true, tty: isTty(io.stdout), folder });
     // The same receive service as the tray app and `tally serve`: port policy, health, studio publisher and
-    // `tally status`. Listen only prints what it is told.
+    // `tally status`. Listen only prints its one event stream.
     const service = new ReceiveService({
       face: 'listen',
       home,
       log: (line) => io.stderr.write(`tally listen: ${line}\n`),
       trail: log.trail.child('receive'),
-      facts: () => ({ demo: sandbox !== null }),
+      facts: { demo: sandbox !== null },
     });
-    service.on('health', (view, previous) => printer.health(view, previous));
-    const attach = (pipeline: RecordingPipeline) => {
-      pipeline.on('received', (job, warnings) => printer.received(job, warnings));
-      pipeline.on('duplicate', (job) => printer.duplicate(job));
-      pipeline.on('rejected', (r) => printer.rejected(r));
-      pipeline.on('progress', (p) => printer.progress(p));
-      pipeline.on('saved', (e) => printer.saved(e));
-      pipeline.on('failed', (e) => printer.failed(e));
-      pipeline.on('expired', (e) => printer.expired(e));
-      pipeline.on('uploaded', (e) => printer.uploaded(e));
-      pipeline.on('tunnel', (s) => printer.tunnel(s));
-      pipeline.on('registered', (r) => printer.registered(r.url, r.channelHookError));
-      pipeline.on('channel', (call) => printer.channel(call));
-      pipeline.on('recording-missing', (m) => printer.recordingMissing(m));
-      pipeline.on('registration-failed', (r) => printer.registrationFailed(r.url, r.message));
-      pipeline.on('gaps', (g) => printer.gaps(g));
-      return () => pipeline.removeAllListeners();
-    };
-    let pipeline: RecordingPipeline;
+    printReceiveEvents(service, printer);
     if (studioMode && studio && studioSpec) {
-      service.on('publisher', (p) => p && studioMode.printPublisher(p, io, values.ndjson === true, out));
+      studioMode.printPublisher(service, io, values.ndjson === true, out);
       await service.publish(studioMode.publisherSetup(studio, options.stateDir, io));
     }
+    let ready: ReceiveReady | null;
     try {
       await service.start();
-      ({ pipeline } = await service.open({ ...options, folder }, { paused: false, demo: sandbox !== null, attach }));
+      await service.open({ ...options, folder }, { paused: false, demo: sandbox !== null });
+      ready = service.ready();
     } catch (error) {
       await service.stop();
       await sandbox?.close();
@@ -283,7 +259,7 @@ const command: Command = {
       throw error;
     }
     try {
-      const ready = pipeline.ready();
+      if (!ready) throw new Error('The receiver did not open.');
       // Loopback is enough for the sandbox: it runs on this machine.
       if (ready.localUrl) {
         sandbox?.control.setWebhookUrl(ready.localUrl);
@@ -300,7 +276,6 @@ const command: Command = {
       ].filter((n) => n !== null);
       printer.ready({
         ...ready,
-        uploadOrigins: [...(options.uploads?.allowedOrigins() ?? [])],
         note: notes.length > 0 ? notes.join(' ') : null,
         localOnly: sandbox !== null,
         ...(sandbox ? { sandboxUrl: sandbox.apiUrl } : {}),

@@ -4,7 +4,9 @@ import { BadCredentialsError, ConfigError } from '../core/errors.js';
 import { channelToJson } from '../core/model.js';
 import type { Channel } from '../core/model.js';
 import { UsageError } from './command.js';
-import { CONNECTION_HELP, isTty, serviceCommand } from './context.js';
+import { CONNECTION_HELP } from './arguments.js';
+import { isTty } from './prompts.js';
+import { serviceCommand } from './service-client.js';
 import { clockTime, formatError, relativeTime, table } from './output.js';
 
 const help = `Usage: tally live [options]

@@ -12,9 +12,10 @@ import { CredentialStore, MemorySecretStore, type SecretStore } from '../core/cr
 import { ConfigError } from '../core/errors.js';
 import { note } from '../core/notes.js';
 import { resolveTeamCredentials } from '../core/studio/team-credentials.js';
-import { setSecretStoreForTesting } from './context.js';
 
 let secrets: MemorySecretStore;
+/** The keychain every command of a test uses (handed in on CommandIo.secrets). */
+let keychain: SecretStore;
 let home: string;
 
 async function run(argv: string[], stdin = '', env: NodeJS.ProcessEnv = {}) {
@@ -29,6 +30,7 @@ async function run(argv: string[], stdin = '', env: NodeJS.ProcessEnv = {}) {
     stderr,
     stdin: input,
     env: { TALLY_HOME: home, ...env },
+    secrets: keychain,
     signal: new AbortController().signal,
   });
   return { code, out, err };
@@ -37,10 +39,9 @@ async function run(argv: string[], stdin = '', env: NodeJS.ProcessEnv = {}) {
 beforeEach(async () => {
   home = await mkdtemp(join(tmpdir(), 'tally-login-team-'));
   secrets = new MemorySecretStore();
-  setSecretStoreForTesting(secrets);
+  keychain = secrets;
 });
 afterEach(async () => {
-  setSecretStoreForTesting(null);
   await rm(home, { recursive: true, force: true });
 });
 
@@ -105,7 +106,7 @@ class NoSecretService implements SecretStore {
 
 describe('tally login --team without a Secret Service', () => {
   it('is refused with one line, the same words as the service secret, and says nothing is stored', async () => {
-    setSecretStoreForTesting(new NoSecretService());
+    keychain = new NoSecretService();
     const team = await run(['login', '--team', 'nats://127.0.0.1:4222', '--user', 'edit-bay'], 'pw\n');
     const service = await run(['login', '--service-id', 'svc', '--no-verify'], 'secret\n');
     expect(team.code).toBe(1);

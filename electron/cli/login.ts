@@ -4,23 +4,13 @@ import { ngrokTokenPath, writeNgrokTokenFile } from '../core/ngrok-token-file.js
 import { appDataDir } from '../core/paths.js';
 import type { Command, CommandIo } from './command.js';
 import { UsageError } from './command.js';
-import {
-  CONNECTION_OPTIONS,
-  connectionFlags,
-  createApi,
-  endpointsFor,
-  isTty,
-  loadSettings,
-  openCredentialResolver,
-  openCredentialStore,
-  parseCommandArgs,
-  readAll,
-  readHidden,
-  readLine,
-} from './context.js';
+import { CONNECTION_OPTIONS, connectionFlags, parseCommandArgs } from './arguments.js';
+import { createApi } from './service-client.js';
+import { endpointsFor, loadSettings } from './settings.js';
+import { isTty, readAll, readHidden, readLine } from './prompts.js';
+import { openCredentialResolver, openCredentialStore } from './keychain.js';
 import { formatError } from './output.js';
-import { saveTeamCredentials, serverKey } from '../core/studio/team-credentials.js';
-import { parseTeamUrl } from '../core/studio/team.js';
+import { saveTeamLogin, teamLoginUrl } from '../core/receive/team-login.js';
 
 const help = `Usage: tally login [options]
 
@@ -89,7 +79,7 @@ const command: Command = {
         : (await readHidden(io, 'ngrok authtoken (typing is hidden): ')).trim();
       if (!token || /\s/.test(token)) throw new UsageError('The ngrok authtoken must be one word with no spaces.');
       try {
-        await openCredentialStore().setToken('ngrok', token);
+        await openCredentialStore(io).setToken('ngrok', token);
         io.stdout.write('The ngrok authtoken is stored in the OS keychain.\n');
       } catch (error) {
         if (!(error instanceof ConfigError)) throw error;
@@ -142,7 +132,7 @@ const command: Command = {
     }
 
     const resolver = openCredentialResolver(io);
-    await openCredentialStore().save(credentials);
+    await openCredentialStore(io).save(credentials);
     await resolver.bind(endpoints);
     const check =
       liveCount === null ? ' (not verified)' : `: ${liveCount} ${liveCount === 1 ? 'channel' : 'channels'} live now`;
@@ -158,7 +148,7 @@ const command: Command = {
 async function loginTeam(team: string, user: string | undefined, fromStdin: boolean, io: CommandIo): Promise<number> {
   let url: URL;
   try {
-    url = parseTeamUrl(team);
+    url = teamLoginUrl(team);
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
@@ -170,8 +160,8 @@ async function loginTeam(team: string, user: string | undefined, fromStdin: bool
   if (/[\r\n]/.test(secret)) throw new UsageError(`The team ${what} must be a single line.`);
   const creds = user === undefined ? { token: secret } : { user: user.trim(), password: secret };
   if (user !== undefined && !user.trim()) throw new UsageError('--user needs a name.');
-  await saveTeamCredentials(openCredentialStore(), url, creds);
-  io.stdout.write(`The team credentials for ${serverKey(url)} are stored in the OS keychain.\n`);
+  const server = await saveTeamLogin(openCredentialStore(io), url, creds);
+  io.stdout.write(`The team credentials for ${server} are stored in the OS keychain.\n`);
   return 0;
 }
 

@@ -1,7 +1,8 @@
 /** `tally logout`: removes the stored credentials (and, with --all, the other tokens) from the OS keychain. */
-import { clearTeamCredentials, TEAM_TOKEN_NAME } from '../core/studio/team-credentials.js';
+import { forgetTeamLogin, TEAM_LOGIN_TOKEN } from '../core/receive/team-login.js';
 import type { Command, CommandIo } from './command.js';
-import { openCredentialResolver, openCredentialStore, parseCommandArgs } from './context.js';
+import { openCredentialResolver, openCredentialStore } from './keychain.js';
+import { parseCommandArgs } from './arguments.js';
 
 const help = `Usage: tally logout [options]
 
@@ -19,15 +20,15 @@ Examples:
 `;
 
 /** Tokens removed by `--all`. */
-const TOKENS = ['ngrok', TEAM_TOKEN_NAME] as const;
+const TOKENS = ['ngrok', TEAM_LOGIN_TOKEN] as const;
 
 const command: Command = {
   help,
   async run(argv: string[], io: CommandIo): Promise<number> {
     const { values } = parseCommandArgs(argv, { all: { type: 'boolean' }, team: { type: 'boolean' } });
-    const store = openCredentialStore();
+    const store = openCredentialStore(io);
     if (values.team) {
-      const gone = await clearTeamCredentials(store);
+      const gone = await forgetTeamLogin(store);
       io.stdout.write(
         gone ? 'Removed the team credentials from the OS keychain.\n' : 'No team credentials were stored.\n',
       );

@@ -6,7 +6,7 @@ import { appDataDir } from '../core/paths.js';
 import { askRetry, listRunning } from '../core/receive/control.js';
 import type { Command, CommandIo } from './command.js';
 import { UsageError } from './command.js';
-import { parseCommandArgs } from './context.js';
+import { parseCommandArgs } from './arguments.js';
 import { terminalSafe } from './output.js';
 
 const help = `Usage: tally retry <channel-id | recording-key>

@@ -5,7 +5,8 @@ import { channelToJson } from '../core/model.js';
 import type { Channel } from '../core/model.js';
 import { parseTimeInput } from '../core/time-input.js';
 import { UsageError } from './command.js';
-import { CONNECTION_HELP, serviceCommand } from './context.js';
+import { CONNECTION_HELP } from './arguments.js';
+import { serviceCommand } from './service-client.js';
 import { formatDateTime, formatDuration, table } from './output.js';
 
 const help = `Usage: tally search [options]

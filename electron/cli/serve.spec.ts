@@ -15,12 +15,17 @@ import WebSocket from 'ws';
 import { main } from '../cli.js';
 import { ONE_TIME_CODE_TTL_MS, UI_CSP } from '../core/app/ui-server.js';
 import { uiProtocols } from '../contract.js';
-import { MemorySecretStore } from '../core/credentials.js';
+import { MemorySecretStore, type SecretStore } from '../core/credentials.js';
 import { openSettingsStore } from '../core/settings.js';
 import { captureIo, firstLine } from '../../tests/support/cli/io.js';
-import { setSecretStoreForTesting } from './context.js';
 import { startQuietUiServer } from '../../tests/support/ui-server.js';
 import { isLoopbackHost, parseServeArgs, uiDir } from './serve.js';
+
+/** The keychain the commands of a test use (CommandIo.secrets; undefined: the OS keychain). */
+let keychain: SecretStore | undefined;
+const setKeychain = (store: SecretStore): void => {
+  keychain = store;
+};
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -140,11 +145,11 @@ describe('tally serve', () => {
     if (!existsSync(join(uiDir(), 'index.html'))) {
       await promisify(execFile)('npx', ['vite', 'build'], { cwd: ROOT });
     }
-    setSecretStoreForTesting(new MemorySecretStore());
+    setKeychain(new MemorySecretStore());
     home = await mkdtemp(join(tmpdir(), 'tally-serve-'));
     openSettingsStore(home).update({ receiverPort: 0, recordingsFolder: join(home, 'recordings') });
     controller = new AbortController();
-    const made = captureIo(controller.signal, { TALLY_HOME: home });
+    const made = captureIo(controller.signal, { TALLY_HOME: home }, keychain);
     stderr = made.err;
     const line = firstLine(made.stdout);
     exit = main(['serve', '--sandbox', '--port', '0', '--json', '--no-open'], made.io);
@@ -159,7 +164,7 @@ describe('tally serve', () => {
   afterAll(async () => {
     controller?.abort();
     if (exit) expect(await exit).toBe(0);
-    setSecretStoreForTesting(null);
+    keychain = undefined;
     if (home) await rm(home, { recursive: true, force: true });
   });
 
@@ -285,7 +290,7 @@ describe('tally serve opening a browser', () => {
   let opened: URL;
 
   beforeAll(async () => {
-    setSecretStoreForTesting(new MemorySecretStore());
+    setKeychain(new MemorySecretStore());
     home = await mkdtemp(join(tmpdir(), 'tally-serve-open-'));
     openSettingsStore(home).update({ receiverPort: 0, recordingsFolder: join(home, 'recordings') });
     // $BROWSER stands in for the desktop's opener: it records the command line every local user could read.
@@ -294,7 +299,7 @@ describe('tally serve opening a browser', () => {
     await writeFile(opener, `#!/bin/sh\nprintf '%s' "$*" > "${argvFile}.tmp" && mv "${argvFile}.tmp" "${argvFile}"\n`);
     await chmod(opener, 0o755);
     controller = new AbortController();
-    const made = captureIo(controller.signal, { TALLY_HOME: home, DISPLAY: ':99', BROWSER: opener });
+    const made = captureIo(controller.signal, { TALLY_HOME: home, DISPLAY: ':99', BROWSER: opener }, keychain);
     const line = firstLine(made.stdout);
     exit = main(['serve', '--sandbox', '--port', '0', '--json'], made.io);
     const ready = JSON.parse(await Promise.race([line, exit.then((c) => `exit ${c}: ${made.err()}`)])) as {
@@ -308,7 +313,7 @@ describe('tally serve opening a browser', () => {
   afterAll(async () => {
     controller?.abort();
     if (exit) expect(await exit).toBe(0);
-    setSecretStoreForTesting(null);
+    keychain = undefined;
     if (home) await rm(home, { recursive: true, force: true });
   });
 
@@ -383,7 +388,7 @@ describe('tally serve arguments', () => {
     expect(isLoopbackHost('127.0.0.2')).toBe(true);
     expect(isLoopbackHost('::1')).toBe(true);
     expect(isLoopbackHost('192.168.1.4')).toBe(false);
-    const errors = captureIo(new AbortController().signal, {});
+    const errors = captureIo(new AbortController().signal, {}, keychain);
     expect(await main(['serve', '--host', '10.0.0.1'], errors.io)).toBe(2);
     expect(errors.err()).toMatch(/--allow-remote/);
   });

@@ -16,7 +16,8 @@ import { appDataDir } from '../core/paths.js';
 import { explainListenError, UsageError, type Command, type CommandIo } from './command.js';
 import { openCommandLog } from './command-log.js';
 import { desktopFileHooks } from './desktop-open.js';
-import { openSecretStore, parseCommandArgs } from './context.js';
+import { openSecretStore } from './keychain.js';
+import { parseCommandArgs } from './arguments.js';
 
 const help = `Usage: tally serve [options]
 
@@ -141,7 +142,7 @@ function interfaceAddresses(): string[] {
 async function chooseSecrets(
   io: CommandIo,
 ): Promise<{ secrets: SecretStore; unavailable: ConfigError | string | null }> {
-  const keychain = openSecretStore();
+  const keychain = openSecretStore(io);
   try {
     await keychain.get(PROJECT_ACCOUNT);
     return { secrets: keychain, unavailable: null };

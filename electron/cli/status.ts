@@ -7,7 +7,7 @@ import type { HealthState } from '../contract.js';
 import { appDataDir } from '../core/paths.js';
 import { listRunning, type Running } from '../core/receive/control.js';
 import type { Command, CommandIo } from './command.js';
-import { parseCommandArgs } from './context.js';
+import { parseCommandArgs } from './arguments.js';
 import { terminalSafe } from './output.js';
 
 const help = `Usage: tally status [--json]

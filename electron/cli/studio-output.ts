@@ -2,23 +2,23 @@
  * What `tally follow` prints, and the studio lines of `tally listen --team`: NDJSON (one object per line) for
  * scripts, short lines for people, in the same style as `tally listen`.
  */
-import type { FollowerEvents, FollowerSaved } from '../core/studio/follower.js';
-import type { PublishedEvent } from '../core/studio/publisher.js';
+import type { MemberReady, MirrorFailed, MirrorProgressed, RecordingMirrored } from '../core/receive/member-events.js';
+import type { RecordingShared } from '../core/receive/receive-events.js';
 import { clockTime, formatBytes, terminalSafe } from './output.js';
 
 const clock = clockTime;
 
 export interface StudioPrinter {
-  ready(info: FollowerEvents['ready'][0]): void;
+  ready(info: MemberReady): void;
   waiting(info: { message: string; delayMs: number }): void;
   connection(state: 'disconnected' | 'reconnected'): void;
-  progress(p: FollowerEvents['progress'][0]): void;
-  saved(e: FollowerSaved): void;
-  failed(info: FollowerEvents['failed'][0]): void;
+  progress(p: MirrorProgressed): void;
+  saved(e: RecordingMirrored): void;
+  failed(info: MirrorFailed): void;
   connected(url: string): void;
   /** The receiver's team server refused the credentials or the TLS: one line, once per reason. */
   refused(info: { message: string; retryInMs: number }): void;
-  published(e: PublishedEvent): void;
+  published(e: RecordingShared): void;
   /** Recordings that expired from the team server before this member could mirror them (learned once, back). */
   missed(recordings: readonly { identity: string; channelId: string }[]): void;
   /** A studio warning (its line already went to stderr through the log): an NDJSON event for scripts. */

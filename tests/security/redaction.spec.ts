@@ -16,7 +16,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../electron/cli.js';
-import { setSecretStoreForTesting } from '../../electron/cli/context.js';
 import { createAppCore } from '../../electron/core/app/app-core.js';
 import { startUiServer } from '../../electron/core/app/ui-server.js';
 import { CredentialStore, MemorySecretStore } from '../../electron/core/credentials.js';
@@ -149,11 +148,9 @@ beforeAll(async () => {
     AWS_SESSION_TOKEN: row('S3 session token').value,
     TALLY_HOME: home,
   };
-  setSecretStoreForTesting(keychain);
 });
 
 afterAll(async () => {
-  setSecretStoreForTesting(null);
   if (home) await rm(home, { recursive: true, force: true });
 });
 
@@ -216,7 +213,7 @@ describe('every secret Tally holds', () => {
   it('is in none of `tally doctor`, team credentials from the keychain included', async () => {
     forgetSecretsForTesting();
     await writeRawLog('listen.7.log');
-    const made = captureIo(new AbortController().signal, env);
+    const made = captureIo(new AbortController().signal, env, keychain);
     expect(await main(['doctor'], made.io)).toBe(0);
     expect(made.out()).toContain('Last lines of the listen log');
     expect(leaks(made.out() + made.err(), 'doctor')).toEqual([]);

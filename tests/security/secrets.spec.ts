@@ -21,7 +21,6 @@ import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../electron/cli.js';
 import type { CommandIo } from '../../electron/cli/command.js';
-import { setSecretStoreForTesting } from '../../electron/cli/context.js';
 import { EVENT_NAMES } from '../../electron/contract.js';
 import { createAppCore, type TallyAppCore } from '../../electron/core/app/app-core.js';
 import { dispatchRequest } from '../../electron/core/app/dispatch.js';
@@ -138,11 +137,9 @@ describe('secrets stay secret', () => {
     for (const name of ['cli-home', 'cli-out', 'core-home', 'core-out'])
       dirs.push(await mkdtemp(join(tmpdir(), `tally-secrets-${name}-`)));
     [cliHome, cliFolder, coreHome, coreFolder] = dirs as [string, string, string, string];
-    setSecretStoreForTesting(store);
   });
 
   afterAll(async () => {
-    setSecretStoreForTesting(null);
     for (const account of [PROJECT_ACCOUNT, 'token:ngrok']) await store.delete(account).catch(() => false);
     await sdk?.close();
     await sb?.close();
@@ -171,6 +168,7 @@ describe('secrets stay secret', () => {
       stderr: err.stream,
       stdin,
       env: { TALLY_HOME: cliHome, ...endpointsEnv(), ...opts.env },
+      secrets: store,
       signal: opts.signal ?? new AbortController().signal,
     };
     const code = await main(argv, io);

@@ -118,6 +118,7 @@ class ReconcilingAppCore implements TallyAppCore {
   set #demo(on: boolean) {
     this.#demoOn = on;
     this.#pushDemo();
+    this.#pushFacts();
   }
   readonly #demoRun: DemoRunner;
   #api: ChannelApi | null = null;
@@ -178,25 +179,8 @@ class ReconcilingAppCore implements TallyAppCore {
       onChannel: (call) => this.#poller.hook(call),
       home: this.#opts.home,
       face: opts.transport === 'ipc' ? 'app' : 'serve',
-      facts: () => {
-        const studio = this.#studio.linkStatus;
-        return {
-          demo: this.#demo,
-          member: followsStudio(this.#settings.get()),
-          // Without a keychain nothing can be stored. Nothing needs to be in demo mode, on a studio member (it
-          // uses no service credentials) or with the credentials in the environment: then it costs nothing.
-          keychain: this.#creds.keychain.available
-            ? { available: true, reason: [] }
-            : this.#demo || followsStudio(this.#settings.get()) || this.#envCredentials()
-              ? null
-              : { available: false, reason: this.#creds.keychain.notes },
-          studio: studio.state === 'off' ? null : { state: studio.state, reason: studio.notes ?? [] },
-          downloadsPaused: this.#receivingPaused,
-          memberHealth: this.#studio.memberHealth,
-        };
-      },
       onHealth: (view, previous) => this.#onHealth(view, previous),
-      onPublisher: (publisher) => this.#studio.watchPublisher(publisher),
+      onPublisher: (publisher, link) => this.#studio.watchPublisher(publisher, link),
     });
     this.#studio = new StudioHost(opts, this.#env, this.#settings, {
       emit: (view) => this.#emit('studio:changed', view),
@@ -205,8 +189,10 @@ class ReconcilingAppCore implements TallyAppCore {
       },
       error: (view) => this.#emit('app:error', view),
       publish: (setup) => this.#host.publish(setup),
-      publisherLink: () => this.#host.studioLink,
-      statusChanged: () => this.#host.healthChanged(),
+      // The studio's own link (a member's follower, a receiver held back), pushed down for the health.
+      linkChanged: (link) => this.#host.setFacts({ studio: link }),
+      // The member service while this computer follows a studio: its health is this face's (issue 31).
+      memberChanged: (member) => this.#host.setFacts({ memberHealth: member }),
       isHidden: (key) => this.#host.isHidden(key),
       assertStorable: () => this.#creds.assertStorable(),
       // Following a studio or not may leave or enter demo mode (effectiveDemoMode): the views must say so.
@@ -222,6 +208,27 @@ class ReconcilingAppCore implements TallyAppCore {
       savedPath: (key) => this.#studio.savedPath(key),
     };
     this.handlers = this.#buildHandlers();
+  }
+
+  /**
+   * Pushes what only the app core knows about the health to the pipeline host (and its receive service) after
+   * every change of mode, settings or pause: they never ask the core back (issue 35). The studio link is pushed by
+   * the studio host itself (linkChanged).
+   */
+  #pushFacts(): void {
+    const member = followsStudio(this.#settings.get());
+    this.#host.setFacts({
+      demo: this.#demo,
+      member,
+      // Without a keychain nothing can be stored. Nothing needs to be in demo mode, on a studio member (it
+      // uses no service credentials) or with the credentials in the environment: then it costs nothing.
+      keychain: this.#creds.keychain.available
+        ? { available: true, reason: [] }
+        : this.#demo || member || this.#envCredentials()
+          ? null
+          : { available: false, reason: this.#creds.keychain.notes },
+      downloadsPaused: this.#receivingPaused,
+    });
   }
 
   /** The service credentials come from the environment (TALLY_SERVICE_ID and TALLY_SECRET): no keychain needed. */
@@ -412,6 +419,7 @@ class ReconcilingAppCore implements TallyAppCore {
     if (Object.keys(storePatch).length > 0) this.#settings.update(storePatch);
     if (patch.demoMode === false) this.#forceDemo = false;
     if (patch.receivingPaused !== undefined) this.#receivingPaused = patch.receivingPaused;
+    this.#pushFacts();
     try {
       if (this.#phase === 'running') await this.#reconcile();
       else this.#demo = this.#demoWanted(this.#settings.get(), (await this.#loadCredentials()) !== null);

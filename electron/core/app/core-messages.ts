@@ -1,9 +1,10 @@
 /**
  * How the app core says what went wrong: its fixed notes, errors as the views show them (`ErrorView`), the
- * gap report's view, error text safe for one log line, and the error that says why no pipeline is running.
+ * gap report's view, error text safe for one log line, the error that says why no pipeline is running, and the
+ * settings fields named when the receiver cannot listen.
  */
 import type { Phase } from './app-options.js';
-import { note, type ErrorView, type GapReport } from '../../contract.js';
+import { nested, note, type ErrorView, type GapReport } from '../../contract.js';
 import { ConfigError, TallyError } from '../errors.js';
 import type { RecordingPipeline } from '../pipeline/pipeline.js';
 import type { GapReportResult } from '../recordings/gap-report.js';
@@ -51,4 +52,14 @@ export function requirePipeline(
   if (host.pipeline) return host.pipeline;
   if (phase !== 'running') throw new ConfigError(phase === 'new' ? NOT_STARTED : STOPPED);
   throw new ConfigError(host.error ?? 'The webhook receiver is not running.');
+}
+
+/**
+ * The settings file's fields behind a receiver that cannot listen: the message names them, since the app
+ * has no form for them (a hand-edited settings.json is the usual cause).
+ */
+export function withSettingsField(error: unknown): unknown {
+  if (!(error instanceof ConfigError) || error.note?.code !== 'receiverCannotListen') return error;
+  // The receiver's own sentence stays a note inside this one, so the popover says both in its language.
+  return new ConfigError(note('receiverFieldsFix', nested('listen', error.note)), { cause: error });
 }

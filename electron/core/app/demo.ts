@@ -11,6 +11,15 @@ import { acquireStateLock } from '../recordings/state-lock.js';
 import type { Sandbox, SandboxOptions, WebClientSandbox } from '../sandbox/index.js';
 import type { PipelineDemo } from '../pipeline/options.js';
 
+/** The embedded demo sandbox, when the pipeline receives from it instead of the service. */
+export interface DemoWebhookTarget {
+  control: {
+    readonly webhookUrl: string | null;
+    setWebhookUrl(url: string | null): void;
+    setChannelWebhookUrl(url: string | null): void;
+  };
+}
+
 /**
  * Demo broadcasts last 20-60 virtual minutes; at 10x they run two to six real minutes, like short segments
  * of a studio day, and the 6-hour retention becomes 36 minutes, still far longer than a paced download.

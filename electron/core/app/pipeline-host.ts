@@ -3,7 +3,6 @@
  * taken), keeps it in step with the settings, turns its events into view pushes and notifications, and
  * answers what the views ask about recordings, the tunnel and the tray's progress.
  */
-import { basename } from 'node:path';
 import { errorNote, note, notesText, type Note, type RecordingView, type TunnelStatus } from '../../contract.js';
 import { ConfigError, TallyError } from '../errors.js';
 import { ensureWritableFolder } from '../folder-check.js';
@@ -11,15 +10,18 @@ import type { RecordingPipeline, PipelineEvents, PipelineOptions } from '../pipe
 import type { RecordingJob } from '../recordings/types.js';
 import type { ChannelHookCall } from '../webhook/channel-hook.js';
 import type { MissingRecording } from '../pipeline/expected-recordings.js';
-import type { GapReport, GapView } from '../../contract.js';
+import type { GapReport } from '../../contract.js';
 import type { Settings, SettingsStore } from '../settings.js';
 import { wallNow } from '../time.js';
-import { ATTENTION_WINDOW_MS } from './tray-snapshot.js';
-import { NO_PUBLIC_URL, clean, describe, errorView, gapView } from './core-messages.js';
+import { NO_PUBLIC_URL, clean, describe, errorView, withSettingsField } from './core-messages.js';
+import { LiveMissing } from './live-missing.js';
 import { PROGRESS_INTERVAL_MS, type Phase } from './app-options.js';
-import { ReopenBackoff, withSettingsField, type DemoWebhookTarget, type TrayCounts } from './pipeline-open.js';
+import { ReopenBackoff } from './reopen-backoff.js';
+import type { DemoWebhookTarget } from './demo.js';
+import { trayCountsOf, type TrayCounts } from './tray-counts.js';
+import { ReceiveService, type FaceFacts, type PublisherSetup } from '../receive/receive-service.js';
 import type { Logger } from '../logger.js';
-import { ReceiveService, type FaceFacts, type PublisherSetup, type StudioLink } from '../receive/receive-service.js';
+import type { PublisherLink } from '../studio/publisher-link.js';
 import type { StudioPublisher } from '../studio/publisher.js';
 import type { HealthView } from '../../contract.js';
 import { tunnelView } from './tunnel-view.js';
@@ -29,11 +31,21 @@ import {
   changeSignature,
   newestFirst,
   recordingView,
-  refusalNotes,
   refusedView,
   uploadView,
 } from './recording-views.js';
 import { HiddenRecordings } from './hidden-recordings.js';
+import {
+  expiredNotice,
+  failedNotice,
+  liveNotice,
+  missingNotice,
+  refusedNotice,
+  refusingNotice,
+  savedNotice,
+  unreachableNotice,
+  uploadedNotice,
+} from './pipeline-notices.js';
 import type { AppCoreEvents } from './types.js';
 
 const RECORDINGS_FOLDER = note('folderSourceSettings');
@@ -53,13 +65,14 @@ export interface PipelineHostDeps {
   onChannel?(call: ChannelHookCall): void;
   /** Which face `tally status` names: the tray app, or `tally serve`. */
   face: 'app' | 'serve';
-  /** What only the app core knows about its health (demo mode, keychain, studio link, paused). */
-  facts(): Omit<FaceFacts, 'hidden' | 'down'>;
   /** The health changed. */
   onHealth(view: HealthView, previous: HealthView | null): void;
-  /** The receive service started a studio publisher beside the pipeline, or stopped it (null). */
-  onPublisher?(publisher: StudioPublisher | null): void;
+  /** The receive service started a studio publisher beside the pipeline, with its link, or stopped it (nulls). */
+  onPublisher?(publisher: StudioPublisher | null, link: PublisherLink | null): void;
 }
+
+/** What only the app core knows about the health, pushed down (PipelineHost.setFacts). */
+export type AppFacts = Partial<Omit<FaceFacts, 'hidden' | 'down'>>;
 
 export class PipelineHost {
   readonly #deps: PipelineHostDeps;
@@ -75,6 +88,8 @@ export class PipelineHost {
   /** The app core's phase and demo sandbox, pushed by the core (setPhase, setDemo), for the tunnel view. */
   #phase: Phase = 'new';
   #viewDemo: DemoWebhookTarget | null = null;
+  /** Demo mode as the core last pushed it (setFacts): the port policy moves the port for the demo sandbox. */
+  #factsDemo = false;
   /** The demo sandbox the pipeline receives from, pointed at the receiver whenever it (re)listens. */
   #demo: DemoWebhookTarget | null = null;
   /** The one receive service (port policy, health, `tally status`), as `tally listen` uses it too. */
@@ -83,7 +98,7 @@ export class PipelineHost {
   #stateDir: string | null = null;
   #hidden: { dir: string; keys: HiddenRecordings } | null = null;
   /** Closed channels whose recording webhook never came (newest first), the live twin of the gap report. */
-  #liveMissing: GapView[] = [];
+  readonly #liveMissing = new LiveMissing();
   /** Why the last reconcile failed (nothing receives, or a change was not applied), until the next one succeeds. */
   error: string | null = null;
   /** `error` as notes for the popover (see core/notes.ts); set with it. */
@@ -99,6 +114,8 @@ export class PipelineHost {
     const again = waitMs === null ? [] : [note('retryingSeconds', { seconds: Math.ceil(waitMs / 1000) })];
     this.errorNotes = this.#pipeline ? [note('changeNotApplied'), cause] : [note('notReceiving'), cause, ...again];
     this.error = notesText(this.errorNotes);
+    // Why nothing receives, for the health (the service says it only while no pipeline runs).
+    this.#service.setFacts({ down: this.errorNotes });
     this.#deps.log(this.error);
     this.#deps.emit('app:error', { code: errorView(error).code, message: this.error });
   }
@@ -107,36 +124,28 @@ export class PipelineHost {
   clearError(): void {
     this.error = this.errorNotes = null;
     this.#reopen.reset();
+    this.#service.setFacts({ down: null });
   }
 
   constructor(deps: PipelineHostDeps) {
     this.#deps = deps;
+    // The removed-from-list rows of the state folder in use, handed down (and again whenever that folder changes).
+    this.#hidden = { dir: deps.home, keys: new HiddenRecordings(deps.home) };
     this.#service = new ReceiveService({
       face: deps.face,
       home: deps.home,
       log: deps.log,
       ...(deps.trail ? { trail: deps.trail } : {}),
-      facts: () => ({
-        ...deps.facts(),
-        down: this.#pipeline ? null : this.errorNotes,
-        hidden: (key) => this.#hiddenRecordings().has(key),
-      }),
+      facts: { hidden: this.#hidden.keys },
     });
     this.#service.on('health', (view, previous) => {
       deps.onHealth(view, previous);
       deps.updateTray();
     });
-    this.#service.on('publisher', (publisher) => deps.onPublisher?.(publisher));
+    this.#service.on('publisher', (publisher, link) => deps.onPublisher?.(publisher, link));
     this.#service.on('refusing', (reason, reasonNote) => {
       if (reason !== null) {
-        deps.emit('notify', {
-          kind: 'refusing',
-          title: 'New recordings are being refused',
-          body: clean(reason, 200),
-          // The receiver's reason as a note: the tray app says it in the producer's language.
-          ...(reasonNote ? { bodyNotes: [reasonNote] } : {}),
-          text: { title: { key: 'refusingTitle' } },
-        });
+        deps.emit('notify', refusingNotice(reason, reasonNote));
       }
       deps.updateTray();
     });
@@ -168,19 +177,18 @@ export class PipelineHost {
     return this.#service.health();
   }
 
-  /** The app core's own facts changed (demo, keychain, studio, pause): judge the health again. */
-  healthChanged(): void {
-    this.#service.changed();
+  /**
+   * What only the app core knows about the health (demo mode, keychain, its studio link, paused), pushed by the
+   * core whenever it changes: the host and its service never ask the core back (issue 35).
+   */
+  setFacts(facts: AppFacts): void {
+    if (facts.demo !== undefined) this.#factsDemo = facts.demo;
+    this.#service.setFacts(facts);
   }
 
   /** Starts the health checks and `tally status`'s socket (before any pipeline: health exists without one). */
   start(): Promise<void> {
     return this.#service.start();
-  }
-
-  /** The studio publisher's link as the health judges it, or null when none runs. */
-  get studioLink(): StudioLink | null {
-    return this.#service.studioLink;
   }
 
   /** Which studio publisher runs beside every pipeline (a studio's receiver), or none. */
@@ -208,6 +216,7 @@ export class PipelineHost {
     demo: DemoWebhookTarget | null,
   ): Promise<void> {
     this.#stateDir = spec.stateDir;
+    this.#hiddenRecordings();
     if (key !== this.#key || !this.#pipeline) {
       const previous = this.#working;
       await this.stop();
@@ -245,6 +254,7 @@ export class PipelineHost {
   ) {
     try {
       this.#stateDir = previous.spec.stateDir;
+      this.#hiddenRecordings();
       await this.#open(previous.spec, paused);
       this.#key = previous.key;
       this.#pointDemo(this.#pipeline as RecordingPipeline, demo);
@@ -393,7 +403,10 @@ export class PipelineHost {
   /** The removed-from-list keys of the state folder in use (demo and real service keep separate lists). */
   #hiddenRecordings(): HiddenRecordings {
     const dir = this.#stateDir ?? this.#deps.home;
-    if (this.#hidden?.dir !== dir) this.#hidden = { dir, keys: new HiddenRecordings(dir) };
+    if (this.#hidden?.dir !== dir) {
+      this.#hidden = { dir, keys: new HiddenRecordings(dir) };
+      this.#service.setFacts({ hidden: this.#hidden.keys });
+    }
     return this.#hidden.keys;
   }
 
@@ -412,46 +425,21 @@ export class PipelineHost {
   }
 
   trayCounts(now: number = wallNow()): TrayCounts {
-    let downloading = 0;
-    let done = 0;
-    let total = 0;
-    let failed = 0;
-    // Only the jobs that count are read (the index filters on state and time): the tray stays cheap with a big journal.
-    const counted = (state: string, updatedAt: number) =>
-      state === 'downloading' || ((state === 'failed' || state === 'expired') && now - updatedAt < ATTENTION_WINDOW_MS);
-    const inbox = this.#pipeline?.inbox;
-    for (const job of inbox?.where(counted) ?? []) {
-      // Twins count once, as the one further along (a forged form failing while the genuine one is fine is no failure).
-      if (inbox && inbox.standing(job).job.key !== job.key) continue;
-      if (job.state === 'downloading') {
-        downloading++;
-        const live = this.progress.get(job.key);
-        const size = live?.total ?? job.totalBytes ?? job.announcedBytes;
-        if (size) {
-          total += size;
-          done += Math.min(size, live?.bytes ?? job.bytes ?? 0);
-        }
-      } else if (
-        (job.state === 'failed' || job.state === 'expired') &&
-        now - Date.parse(job.updatedAt) < ATTENTION_WINDOW_MS
-      ) {
-        failed++;
-      }
-    }
-    for (const m of this.#liveMissing) if (now - Date.parse(m.endedAt) < ATTENTION_WINDOW_MS) failed++;
-    for (const record of this.#pipeline?.uploadLog?.listRefused() ?? []) {
-      if (now - Date.parse(record.at) < ATTENTION_WINDOW_MS && !this.#hiddenRecordings().has(`refused:${record.id}`)) {
-        failed++;
-      }
-    }
-    return { downloading, progress: downloading > 0 && total > 0 ? done / total : null, failed };
+    return trayCountsOf(
+      {
+        pipeline: this.#pipeline,
+        progress: this.progress,
+        liveMissing: this.#liveMissing.list,
+        hidden: (key) => this.#hiddenRecordings().has(key),
+      },
+      now,
+    );
   }
 
   async #open(spec: PipelineOptions, paused: boolean): Promise<void> {
     // Not a recursive mkdir: where a file system refuses folders it would spin (see folder-check.ts).
     await ensureWritableFolder(spec.folder, { source: RECORDINGS_FOLDER });
-    const demo = this.#deps.facts().demo;
-    const opened = await this.#service.open(spec, { paused, demo, attach: (p) => this.#attach(p) });
+    const opened = await this.#service.open(spec, { paused, demo: this.#factsDemo, attach: (p) => this.#attach(p) });
     this.#pipeline = opened.pipeline;
     this.#detach = opened.detach;
   }
@@ -468,15 +456,7 @@ export class PipelineHost {
     on('progress', (e) =>
       this.progress.update(e.key, { bytes: e.bytes, total: e.total, rate: e.rate, etaSeconds: e.etaSeconds }),
     );
-    on('saved', (e) => {
-      emit('notify', {
-        kind: 'saved',
-        title: 'Recording saved',
-        body: clean(basename(e.path), 200),
-        text: { title: { key: 'savedTitle' } },
-        path: e.path,
-      });
-    });
+    on('saved', (e) => emit('notify', savedNotice(e)));
     on('failed', (e) => {
       // Now that the next attempt is scheduled, the views can say when (the change itself came before it).
       if (e.willRetry) {
@@ -484,52 +464,16 @@ export class PipelineHost {
         if (job && pipeline === this.#pipeline) emit('recordings:changed', this.viewOf(job));
         return;
       }
-      emit('notify', {
-        kind: 'failed',
-        title: 'Recording failed',
-        body: clean(`${e.job.channelId}: ${e.job.error ?? describe(e.error)}`, 200),
-        ...(e.job.errorNotes
-          ? { bodyNotes: [note('channelSays', { channel: clean(e.job.channelId, 120) }), ...e.job.errorNotes] }
-          : {}),
-        text: { title: { key: 'failedTitle' } },
-      });
+      emit('notify', failedNotice(e));
     });
-    on('expired', (e) => {
-      emit('notify', {
-        kind: 'expired',
-        title: 'Recording expired',
-        body: clean(`${e.job.channelId}: the service deleted it before it could be downloaded.`, 200),
-        text: {
-          title: { key: 'expiredTitle' },
-          body: { key: 'expiredBody', params: { channel: clean(e.job.channelId, 120) } },
-        },
-      });
-    });
+    on('expired', (e) => emit('notify', expiredNotice(e)));
     on('uploaded', (e) => {
       emit('recordings:changed', uploadView(e));
-      emit('notify', {
-        kind: 'saved',
-        title: 'Upload saved',
-        body: clean(e.fileName, 200),
-        text: { title: { key: 'uploadSavedTitle' } },
-        path: e.path,
-      });
+      emit('notify', uploadedNotice(e));
     });
     on('upload-refused', (record) => {
       emit('recordings:changed', refusedView(record));
-      const bodyNotes = refusalNotes({
-        ...record,
-        channelId: record.channelId === null ? null : clean(record.channelId, 120),
-        fileName: record.fileName === null ? null : clean(record.fileName, 120),
-      });
-      emit('notify', {
-        kind: 'refused',
-        title: 'Client recording refused',
-        body: clean(notesText(bodyNotes), 200),
-        // Which recording and why, as notes: the tray app says them in the producer's language.
-        bodyNotes,
-        text: { title: { key: 'uploadRefusedTitle' } },
-      });
+      emit('notify', refusedNotice(record));
       this.#deps.updateTray();
     });
     on('tunnel', (status) => this.#onTunnel(status));
@@ -540,17 +484,7 @@ export class PipelineHost {
     on('gaps', () => emit('recordings:gaps', this.gaps()));
     on('channel', (call) => {
       this.#deps.onChannel?.(call);
-      if (call.action === 'create') {
-        emit('notify', {
-          kind: 'live',
-          title: 'Channel live',
-          body: clean(`${call.channelId} is live.`, 200),
-          text: {
-            title: { key: 'liveTitle' },
-            body: { key: 'liveBody', params: { channel: clean(call.channelId, 120) } },
-          },
-        });
-      }
+      if (call.action === 'create') emit('notify', liveNotice(call.channelId));
     });
     on('recording-missing', (m) => this.#onMissing(m));
     on('registered', () => emit('tunnel:status', this.view()));
@@ -581,47 +515,20 @@ export class PipelineHost {
 
   /** The gap report with the live twin's findings (closed channels whose recording never came) added. */
   gaps(): GapReport {
-    const report = gapView(this.#pipeline?.lastGapReport ?? null);
-    const known = new Set(report.missing.map((m) => m.channelId));
-    const live = this.#liveMissing.filter((m) => !known.has(m.channelId));
-    return { ...report, missing: [...live, ...report.missing] };
+    return this.#liveMissing.report(this.#pipeline?.lastGapReport ?? null);
   }
 
   #onMissing(m: MissingRecording): void {
-    this.#liveMissing = [{ channelId: m.channelId, endedAt: m.closedAt, live: true }, ...this.#liveMissing].slice(
-      0,
-      200,
-    );
+    this.#liveMissing.add(m);
     this.#deps.emit('recordings:gaps', this.gaps());
-    this.#deps.emit('notify', {
-      kind: 'missing',
-      title: 'Recording expected but not received',
-      body: clean(
-        `${m.channelId} closed ${Math.round(m.waitedMs / 60_000)} min ago and no recording arrived; look for it in the service console before it is deleted.`,
-        200,
-      ),
-      text: {
-        title: { key: 'missingTitle' },
-        body: {
-          key: 'missingBody',
-          params: { channel: clean(m.channelId, 120), minutes: Math.round(m.waitedMs / 60_000) },
-        },
-      },
-    });
+    this.#deps.emit('notify', missingNotice(m));
     this.#deps.updateTray();
   }
 
   #onTunnel(status: TunnelStatus): void {
     if (status.state === 'unreachable' && !this.#unreachableNotified) {
       this.#unreachableNotified = true;
-      this.#deps.emit('notify', {
-        kind: 'unreachable',
-        title: 'Webhook unreachable',
-        body: clean(status.message ?? 'The service cannot reach this computer: recordings will not arrive.', 200),
-        // The tunnel's reason as its notes (translated by the tray app); the fallback sentence from the catalogue.
-        ...(status.message && status.messageNotes?.length ? { bodyNotes: status.messageNotes } : {}),
-        text: { title: { key: 'unreachableTitle' }, ...(status.message ? {} : { body: { key: 'unreachableBody' } }) },
-      });
+      this.#deps.emit('notify', unreachableNotice(status));
     } else if (status.state === 'reachable') {
       this.#unreachableNotified = false;
     }

@@ -11,7 +11,7 @@ import { startNatsServer } from '../../../tests/support/nats-server.js';
 import { MemorySecretStore } from '../credentials.js';
 import { openSettingsStore } from '../settings.js';
 import { createAppCore } from './app-core.js';
-import { REOPEN_FIRST_MS, REOPEN_MAX_MS, ReopenBackoff } from './pipeline-open.js';
+import { REOPEN_FIRST_MS, REOPEN_MAX_MS, ReopenBackoff } from './reopen-backoff.js';
 import {
   cleanups,
   collect,

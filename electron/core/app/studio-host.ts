@@ -8,7 +8,6 @@
 import { hostname } from 'node:os';
 import { errorNote, note, said, type ErrorView, type Note } from '../../contract.js';
 import type {
-  HealthView,
   RecordingView,
   RequestHandlers,
   StudioInput,
@@ -22,7 +21,9 @@ import { ConfigError, TallyError } from '../errors.js';
 import { describeError, lineLogger, type Logger } from '../logger.js';
 import type { PipelineStudio } from '../pipeline/options.js';
 import type { RecordingPipeline } from '../pipeline/pipeline.js';
-import type { PublisherSetup, StudioLink } from '../receive/receive-service.js';
+import type { MemberHealthSource, PublisherSetup } from '../receive/receive-service.js';
+import type { PublisherLink } from '../studio/publisher-link.js';
+import { studioLinkOf, type StudioLink } from '../studio/studio-link.js';
 import { MemberService } from '../receive/member-service.js';
 import {
   clearTeamCredentials,
@@ -62,10 +63,10 @@ interface StudioHostOptions {
   save: (studio: Settings['studio']) => Promise<void>;
   error: (error: ErrorView) => void;
   publish: (setup: PublisherSetup | null) => Promise<void>;
-  publisherLink: () => StudioLink | null;
   recordingChanged?: (view: RecordingView) => void;
   assertStorable?: () => void;
-  statusChanged?: () => void;
+  linkChanged?: (link: StudioLink | null) => void;
+  memberChanged?: (member: MemberHealthSource | null) => void;
   isHidden?: (key: string) => boolean;
 }
 
@@ -77,12 +78,18 @@ export interface StudioCoreLinks {
   error: (error: ErrorView) => void;
   /** Which publisher the receive service runs beside its pipelines (null: none); see `watchPublisher`. */
   publish: (setup: PublisherSetup | null) => Promise<void>;
-  /** The running publisher's link as the receive service judges it (for the Studio view's status). */
-  publisherLink: () => StudioLink | null;
   /** A mirrored recording's row in Recordings changed (a member's list is one list with the webhook's). */
   recordingChanged?: (view: RecordingView) => void;
-  /** The studio link's state changed (the health shows it). */
-  statusChanged?: () => void;
+  /**
+   * The studio link for the health when no publisher runs (judged by studio/studio-link.ts), pushed whenever it changes; null
+   * when studio mode is off. A running publisher's link the receive service judges itself (studio/publisher-link.ts).
+   */
+  linkChanged?: (link: StudioLink | null) => void;
+  /**
+   * The member service started (or its health changed) or stopped (null) while this computer follows a studio: its
+   * health is the one the app shows (a member runs no receiver of its own).
+   */
+  memberChanged?: (member: MemberHealthSource | null) => void;
   /** Whether the producer removed a row from the Recordings list (a missed recording acknowledged). */
   isHidden?: (key: string) => boolean;
   /**
@@ -104,7 +111,11 @@ export class StudioHost {
   #key: string | null = null;
   /** The publisher the receive service runs now (watched for the view), and whether this host asked for one. */
   #publisher: StudioPublisher | null = null;
+  /** The running publisher's link, judged in studio/publisher-link.ts and handed over with the publisher. */
+  #link: PublisherLink | null = null;
   #publishing = false;
+  /** The health's studio link as last pushed (linkChanged), so an unchanged one is not pushed again. */
+  #pushedLink: string | undefined;
   /** The member service while this computer follows a studio (the one `tally follow` runs too). */
   #follower: MemberService | null = null;
   #status: Status = { state: 'off', message: null, notes: null };
@@ -239,7 +250,7 @@ export class StudioHost {
       });
       follower.on('missed', () => this.#changed());
       // The member's health is the one the app shows (its team link, mirror and disk; no receiver port).
-      follower.on('health', () => this.#opts.statusChanged?.());
+      follower.on('health', () => this.#opts.memberChanged?.(follower));
       this.#watchWarnings(follower);
       follower.on('catalogue', () => this.#changed());
       follower.on('ready', () => this.#setStatus('connected'));
@@ -258,6 +269,8 @@ export class StudioHost {
         this.#changed();
       });
       this.#follower = follower;
+      // Its health is the one the app shows from now on (handed down; the receive service reads it).
+      this.#opts.memberChanged?.(follower);
       // Connecting may wait a long time for an unreachable server: it runs on, reconcile does not wait.
       void follower.start().catch((error: unknown) => {
         if (this.#follower !== follower) return;
@@ -281,6 +294,7 @@ export class StudioHost {
     this.#publishing = false;
     this.#follower = null;
     this.#key = null;
+    if (follower) this.#opts.memberChanged?.(null);
     if (publishing) await this.#opts.publish(null);
     await follower?.stop();
   }
@@ -289,10 +303,11 @@ export class StudioHost {
    * The receive service started a publisher beside a (new) pipeline, or stopped it (null): its events keep the
    * studio view and its status current (the service judges the health's studio link from the same events).
    */
-  watchPublisher(publisher: StudioPublisher | null): void {
+  watchPublisher(publisher: StudioPublisher | null, link: PublisherLink | null = null): void {
     this.#publisher = publisher;
+    this.#link = link;
     if (publisher) {
-      // Its link is judged once, by the receive service (publisherLink); these only say the view changed.
+      // Its link is judged once (the PublisherLink handed over with it); these only say the view changed.
       const events = ['connected', 'connection', 'waiting', 'refused', 'warning', 'warningCleared'] as const;
       for (const event of [...events, 'published', 'alreadyShared', 'failed', 'catalogue', 'lag'] as const) {
         publisher.on(event, () => this.#changed());
@@ -306,7 +321,7 @@ export class StudioHost {
    * with standing warnings is still connected, its reason said); otherwise what reconcile last set.
    */
   #currentStatus(): Status {
-    const link = this.#publishing ? this.#opts.publisherLink() : null;
+    const link = this.#publishing ? (this.#link?.current() ?? null) : null;
     // None runs while the pipeline is rebuilt or down: not "connected" meanwhile.
     if (!link) return this.#publishing ? { state: 'connecting', message: null, notes: null } : this.#status;
     const state = link.state === 'warning' ? 'connected' : link.state;
@@ -434,7 +449,7 @@ export class StudioHost {
 
   #changed(): void {
     void this.view().then(this.#opts.emit, () => undefined);
-    this.#opts.statusChanged?.();
+    this.#pushLink();
     const push = this.#opts.recordingChanged;
     if (!push) return;
     for (const row of this.memberRecordings()) {
@@ -445,26 +460,19 @@ export class StudioHost {
     }
   }
 
-  /**
-   * A member's health, judged by the member service (the team link, the mirror, the folder's disk), or null when
-   * this computer does not follow a studio: the app shows it instead of a receiver's (issue 31).
-   */
-  get memberHealth(): HealthView | null {
-    return this.#follower?.health() ?? null;
-  }
-
-  /**
-   * The studio link for the health when no publisher runs (a member's follower, a receiver held back or without
-   * a pipeline; a running publisher's link the receive service judges itself): the connection's state, or
-   * `warning` while connected with standing warnings (a member lagging toward retention, a namesake, a full folder).
-   */
-  get linkStatus(): { state: Status['state'] | 'warning'; notes: Note[] | null } {
-    const warned = [...this.#warnings.values()];
-    if (this.#status.state === 'connected' && warned.length > 0) return { state: 'warning', notes: warned };
-    // Chosen as the receiver in demo mode: the sandbox's recordings are not shared. Nothing is lost (they are not
-    // real recordings), so a warning to read, not an error to act on.
-    if (this.#key === 'held back') return { state: 'warning', notes: this.#status.notes ?? null };
-    return { state: this.#status.state, notes: this.#status.notes ?? null };
+  /** Pushes the health's studio link when it changed (null while studio mode is off). */
+  #pushLink(): void {
+    // Judged in studio/ (studio-link.ts); a running publisher's link the receive service judges itself.
+    const link = studioLinkOf({
+      state: this.#status.state,
+      notes: this.#status.notes ?? null,
+      warnings: [...this.#warnings.values()],
+      heldBack: this.#key === 'held back',
+    });
+    const text = JSON.stringify(link);
+    if (text === this.#pushedLink) return;
+    this.#pushedLink = text;
+    this.#opts.linkChanged?.(link);
   }
 
   /** Standing warnings of the publisher or follower, kept until each is cleared (a new one replaces its kind). */

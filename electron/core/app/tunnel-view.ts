@@ -6,7 +6,7 @@ import { note, said, type Note, type TunnelStatus } from '../../contract.js';
 import type { RecordingPipeline } from '../pipeline/pipeline.js';
 import type { Settings } from '../settings.js';
 import type { Phase } from './app-options.js';
-import type { DemoWebhookTarget } from './pipeline-open.js';
+import type { DemoWebhookTarget } from './demo.js';
 
 export interface TunnelViewInput {
   pipeline: RecordingPipeline | null;

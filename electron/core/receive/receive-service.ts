@@ -5,8 +5,12 @@
  * (control.ts), and tells its face when the health changes. A face only prints or shows what it is told.
  *
  * A studio's receiver also shares what it saves: the face says which publisher it wants (`publish`), and the
- * service runs one beside every pipeline it opens, stops it before the pipeline, and judges the studio link
- * from its events. The faces only print or show the publisher's events (the `publisher` event hands it over).
+ * service runs one beside every pipeline it opens, stops it before the pipeline, with the studio link judged from
+ * its events (studio/publisher-link.ts). The faces only print or show the publisher's events and its link (the
+ * `publisher` event hands both over).
+ *
+ * What only the face knows (demo mode, keychain, its own studio link, paused, why nothing receives, the rows the
+ * producer removed) the face pushes with `setFacts` whenever it changes: the service never asks its face back.
  *
  * Port policy: the receiver takes its configured port. Where the public address follows the port (ngrok,
  * localtunnel, the demo sandbox) another free port is used when that one is taken (the same one as last time
@@ -15,20 +19,32 @@
  * it, and the port is tried again until it is free.
  */
 import { EventEmitter } from 'node:events';
-import { stat, statfs } from 'node:fs/promises';
 import type { HealthView } from '../health-view.js';
-import { errorNote, nested, note, type Note } from '../notes.js';
+import type { Note } from '../notes.js';
 import type { PublisherOptions, StudioPublisher } from '../studio/publisher.js';
+import { PublisherLink } from '../studio/publisher-link.js';
+import type { StudioLink } from '../studio/studio-link.js';
 import { describeError, silentLogger, type Logger } from '../logger.js';
+import { errorNote } from '../notes.js';
 import { wallNow } from '../time.js';
 import { RecordingPipeline, type PipelineEvents, type PipelineOptions } from '../pipeline/pipeline.js';
-import type { JobState, RecordingJob } from '../recordings/types.js';
+import type { RecordingJob } from '../recordings/types.js';
 import { ControlServer, type Face } from './control.js';
+import { diskFacts } from './disk-facts.js';
+import { countedJob, jobCounts, mayCount, type CountedJob } from './counted-jobs.js';
 import { ATTENTION_MS, judgeHealth, type DiskFacts, type HealthFacts } from './health.js';
 import { findPortHolder, type PortHolder } from './port-holder.js';
+import { holderText, portFollowsAddress } from './port-policy.js';
+import {
+  forwardPipeline,
+  forwardPublisher,
+  type ReceiveEmit,
+  type ReceiveEvents,
+  type ReceiveReady,
+} from './receive-events.js';
 import { healthLines, tracePipeline, tracePublisher } from './event-trail.js';
 
-/** What only the face knows, asked for at every judgement. */
+/** What only the face knows, pushed by the face (`setFacts`) whenever it changes. */
 export interface FaceFacts {
   demo: boolean;
   member: boolean;
@@ -36,14 +52,19 @@ export interface FaceFacts {
   down: Note[] | null;
   keychain: HealthFacts['keychain'];
   studio: HealthFacts['studio'];
-  /** Recordings the producer removed from the list no longer count. */
-  hidden: (key: string) => boolean;
+  /** Recordings the producer removed from the list (by row key) no longer count. */
+  hidden: { has(key: string): boolean };
   downloadsPaused: boolean;
   /**
-   * A studio member's health as its member service judges it: while there is one, it is this face's health (a
-   * member runs no receiver of its own, so no receiver port is judged; issue 31).
+   * A studio member's member service, handed down while this face follows a studio: its health (judged by it) is
+   * this face's health (a member runs no receiver of its own, so no receiver port is judged; issue 31).
    */
-  memberHealth: HealthView | null;
+  memberHealth: MemberHealthSource | null;
+}
+
+/** What the receive service reads of a member service: its health, judged by it. */
+export interface MemberHealthSource {
+  health(): HealthView;
 }
 
 export interface ReceiveServiceOptions {
@@ -56,7 +77,8 @@ export interface ReceiveServiceOptions {
    * events, for the face's log file. Silent when not given.
    */
   trail?: Logger;
-  facts?: () => Partial<FaceFacts>;
+  /** The face's facts as they stand at the start (then pushed with `setFacts`). */
+  facts?: Partial<FaceFacts>;
   /** How often the health is judged again without an event (disk space, stalled downloads). Default 5 s. */
   recheckMs?: number;
   now?: () => number;
@@ -66,7 +88,11 @@ export interface ReceiveServiceOptions {
   findHolder?: (port: number) => Promise<PortHolder | null>;
 }
 
-export interface ReceiveServiceEvents {
+/**
+ * The service's one event stream: the running pipeline's and publisher's events as a face reads them
+ * (receive-events.ts), and the service's own judgements.
+ */
+export interface ReceiveServiceEvents extends ReceiveEvents {
   /** The health changed (any component's state or reason). */
   health: [view: HealthView, previous: HealthView | null];
   /**
@@ -76,9 +102,9 @@ export interface ReceiveServiceEvents {
   refusing: [reason: string | null, reasonNote: Note | null];
   /**
    * A studio publisher was created for the running pipeline (before it starts, so its first events reach the
-   * face), or the running one stopped (null).
+   * face), with its link as the service judges it, or the running one stopped (nulls).
    */
-  publisher: [publisher: StudioPublisher | null];
+  publisher: [publisher: StudioPublisher | null, link: PublisherLink | null];
 }
 
 /** The studio publisher a studio's receiver runs beside its pipeline. */
@@ -88,73 +114,14 @@ export interface PublisherSetup {
   options: PublisherOptions;
 }
 
-/** The studio link as the health judges it (also what the app's Studio view says of a receiver). */
-export type StudioLink = NonNullable<HealthFacts['studio']>;
-
 /** A started pipeline and the function that detaches the face's listeners from it. */
 export interface OpenedPipeline {
   pipeline: RecordingPipeline;
   detach: () => void;
 }
 
-/**
- * The port policy's one rule: the public address follows the receiver's port with ngrok and localtunnel (they
- * forward to whatever port they are given) and with no tunnel in demo mode (the sandbox is pointed at the local
- * URL); an own URL (a reverse proxy forwards to a fixed port) or no tunnel with the real service never moves.
- */
-export function portFollowsAddress(provider: string, demo: boolean): boolean {
-  return provider === 'ngrok' || provider === 'localtunnel' || (provider === 'none' && demo);
-}
-
-/** A saved recording not shared with the team this long after its first failed attempt turns the studio amber. */
-export const SHARE_STUCK_MS = 20_000;
-
 /** How long job changes are gathered before the health is judged again. */
 const SOON_MS = 200;
-
-const ATTENTION_STATES: ReadonlySet<JobState> = new Set(['failed', 'expired', 'gone']);
-
-/** What the health judge reads of a recording. */
-type JudgedJob = Pick<
-  RecordingJob,
-  | 'key'
-  | 'state'
-  | 'error'
-  | 'deadline'
-  | 'updatedAt'
-  | 'channelId'
-  | 'bytes'
-  | 'totalBytes'
-  | 'announcedBytes'
-  | 'checks'
->;
-
-const judged = (job: JudgedJob): JudgedJob => ({
-  key: job.key,
-  state: job.state,
-  error: job.error,
-  deadline: job.deadline,
-  updatedAt: job.updatedAt,
-  channelId: job.channelId,
-  bytes: job.bytes,
-  totalBytes: job.totalBytes,
-  announcedBytes: job.announcedBytes,
-  ...(job.checks ? { checks: job.checks } : {}),
-});
-
-/** Whether a recording counts for the health now: unfinished, or needing attention within ATTENTION_MS. */
-const counts = (state: JobState, updatedAtMs: number, now: number): boolean =>
-  state === 'pending' || state === 'downloading' || (ATTENTION_STATES.has(state) && now - updatedAtMs < ATTENTION_MS);
-
-/** The same for a job read: a recording saved shorter than announced counts too, as a warning (issue 31). */
-const jobCounts = (job: JudgedJob, now: number): boolean => {
-  const updatedAt = Date.parse(job.updatedAt);
-  if (counts(job.state, updatedAt, now)) return true;
-  return job.state === 'saved' && job.checks?.includes('short') === true && now - updatedAt < ATTENTION_MS;
-};
-/** Whether a job may count, from its state and last change alone (a saved one is then read for its checks). */
-const mayCount = (state: JobState, updatedAtMs: number, now: number): boolean =>
-  counts(state, updatedAtMs, now) || (state === 'saved' && now - updatedAtMs < ATTENTION_MS);
 
 export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   readonly #opts: ReceiveServiceOptions;
@@ -187,21 +154,25 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
    * the event loop 85-200 ms per judgement, the acks' p99 with it (issue 22). Keyed by the recording's row key:
    * twins (one recording in both webhook forms) are one entry, the one further along.
    */
-  #jobs = new Map<string, JudgedJob>();
+  #jobs = new Map<string, CountedJob>();
   /** The publisher wanted beside every pipeline (a studio's receiver), and the one running now. */
   #publishSetup: PublisherSetup | null = null;
   #publisher: StudioPublisher | null = null;
-  /** The running publisher's link and standing warnings (by kind), as the health shows them. */
-  #studioLink: StudioLink | null = null;
-  readonly #studioWarnings = new Map<string, Note>();
-  /** Recordings the publisher failed to share, since when and why (until shared): "connected" is not all. */
-  readonly #shareFailures = new Map<string, { since: number; message: string }>();
+  /** The running publisher's link, as the health shows it. */
+  #link: PublisherLink | null = null;
+  /** What only the face knows, as it last pushed it. */
+  #facts: Partial<FaceFacts>;
   readonly #trail: Logger;
   #untracePublisher: (() => void) | null = null;
+
+  /** `emit` for the stream's forwarders (node:events cannot relate a generic event name to its arguments). */
+  readonly #emit: ReceiveEmit = (event, ...args) =>
+    void (this.emit as (e: string, ...a: unknown[]) => boolean)(event, ...args);
 
   constructor(opts: ReceiveServiceOptions) {
     super();
     this.#opts = opts;
+    this.#facts = { ...opts.facts };
     // Wall time: health judges stored times (deadlines, updates) that a wall-clock step moves with it.
     this.#now = opts.now ?? wallNow;
     this.#trail = opts.trail ?? silentLogger;
@@ -213,12 +184,20 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
 
   /** The running publisher's link as the health judges it (stuck shares included), or null without one. */
   get studioLink(): StudioLink | null {
-    return this.#studioFacts(this.#now());
+    return this.#link?.current(this.#now()) ?? null;
   }
 
   /** The studio publisher running beside the pipeline, or null. */
   get publisher(): StudioPublisher | null {
     return this.#publisher;
+  }
+
+  /** Where the running pipeline receives (its webhook URLs, the web client's recordUrl), or null when none runs. */
+  ready(): ReceiveReady | null {
+    const pipeline = this.#pipeline;
+    if (!pipeline) return null;
+    const { localUrl, publicUrl, uploadUrl } = pipeline.ready();
+    return { localUrl, publicUrl, uploadUrl, uploadOrigins: [...(this.#spec?.uploads?.allowedOrigins() ?? [])] };
   }
 
   /** Why new webhooks are refused with 503 now, or null. */
@@ -262,7 +241,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
    */
   async open(
     spec: PipelineOptions,
-    options: { paused: boolean; demo: boolean; attach: (pipeline: RecordingPipeline) => () => void },
+    options: { paused: boolean; demo: boolean; attach?: (pipeline: RecordingPipeline) => () => void },
   ): Promise<OpenedPipeline> {
     await this.close();
     const portFollows = portFollowsAddress(spec.tunnel?.provider ?? 'none', options.demo);
@@ -274,10 +253,13 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const follows = portFollows && configured !== 0;
     const fallbackPorts = follows ? [...new Set([this.#fallbackPort ?? 0, 0])] : [];
     const pipeline = await RecordingPipeline.open({ ...spec, port: configured, waitForPort: !follows, fallbackPorts });
-    const detachFace = options.attach(pipeline);
+    // The face's listeners first (its own, or the service's stream), so what start does reaches the face.
+    const detachFace = options.attach?.(pipeline);
+    const detachStream = forwardPipeline(pipeline, this.#emit);
     const detachOwn = this.#watch(pipeline);
     const detach = () => {
-      detachFace();
+      detachFace?.();
+      detachStream();
       detachOwn();
     };
     try {
@@ -296,7 +278,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       this.#fallbackPort = pipeline.receiver.port;
       this.#holder = await this.#findHolder(configured);
       this.#opts.log(
-        `port ${configured} is in use${this.#holderText()}: receiving on port ${this.#fallbackPort} instead (the public address follows it)`,
+        `port ${configured} is in use${holderText(this.#holder)}: receiving on port ${this.#fallbackPort} instead (the public address follows it)`,
       );
     }
     this.#spec = spec;
@@ -332,56 +314,21 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const publisher = new StudioPublisher(pipeline, setup.options);
     this.#publisher = publisher;
     this.#untracePublisher = tracePublisher(publisher, this.#trail.child('studio'));
-    this.#studioWarnings.clear();
-    this.#shareFailures.clear();
-    this.#studioLink = { state: 'connecting', reason: [] };
-    // The tray app says how to fix things in Settings, `tally listen` with flags and commands.
-    const app = this.#opts.face !== 'listen';
-    const said = (text: string): Note => errorNote({ message: text });
-    const link = (state: StudioLink['state'], reason: Note[]) => {
-      this.#studioLink = { state, reason };
-      this.changed();
-    };
-    const connectedOrWarned = () => {
-      const warned = [...this.#studioWarnings.values()];
-      link(warned.length > 0 ? 'warning' : 'connected', warned);
-    };
-    publisher.on('connected', connectedOrWarned);
-    publisher.on('connection', (state) => {
-      if (state === 'reconnected') return connectedOrWarned();
-      // A server that stopped answering stays named while the client moves to another one.
-      const unanswered = publisher.answer?.answering === false ? publisher.answer.note : null;
-      link('unreachable', [unanswered ?? note('teamConnectionLost')]);
+    const link = new PublisherLink(publisher, {
+      app: this.#opts.face !== 'listen',
+      now: this.#now,
+      ...(this.#opts.shareStuckMs !== undefined ? { shareStuckMs: this.#opts.shareStuckMs } : {}),
     });
-    // A connection open while nothing answers on it (a hung server, a cluster that cannot store) is not green.
-    publisher.on('answering', (a) => (a.answering ? connectedOrWarned() : link('unreachable', a.note ? [a.note] : [])));
-    publisher.on('waiting', (info) => link('unreachable', [app && info.note ? info.note : said(info.message)]));
-    publisher.on('refused', ({ error }) => link('error', [app ? error.appNote : said(error.message)]));
-    publisher.on('warning', (w) => {
-      this.#studioWarnings.set(w.kind, app && w.note ? w.note : said(w.message));
-      if (this.#studioLink?.state === 'connected' || this.#studioLink?.state === 'warning') connectedOrWarned();
-    });
-    publisher.on('warningCleared', (kind) => {
-      if (!this.#studioWarnings.delete(kind)) return;
-      if (this.#studioLink?.state === 'connected' || this.#studioLink?.state === 'warning') connectedOrWarned();
-    });
-    publisher.on('failed', (f) => {
-      const since = this.#shareFailures.get(f.identity)?.since ?? this.#now();
-      this.#shareFailures.set(f.identity, { since, message: f.message });
-      this.changed();
-    });
-    const shared = (e: { identity: string }) => {
-      if (this.#shareFailures.delete(e.identity)) this.changed();
-    };
-    publisher.on('published', shared);
-    publisher.on('alreadyShared', shared);
-    this.emit('publisher', publisher);
+    this.#link = link;
+    link.on('changed', () => this.changed());
+    forwardPublisher(publisher, this.#emit);
+    this.emit('publisher', publisher, link);
     try {
       await publisher.start();
     } catch (error) {
       // Its state folder (ledger) could not be opened: the receiver goes on, the studio link says why.
       this.#opts.log(`studio: the publisher did not start: ${describeError(error)}`);
-      link('error', [said(describeError(error))]);
+      link.set('error', [errorNote({ message: describeError(error) })]);
     }
   }
 
@@ -392,21 +339,12 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     this.#untracePublisher?.();
     this.#untracePublisher = null;
     this.#trail.child('studio').info('publisher stopped');
-    this.#studioLink = null;
-    this.#studioWarnings.clear();
-    this.#shareFailures.clear();
+    this.#link?.removeAllListeners();
+    this.#link = null;
     await publisher
       .stop()
       .catch((error: unknown) => this.#opts.log(`studio: the publisher did not stop cleanly: ${describeError(error)}`));
-    this.emit('publisher', null);
-  }
-
-  #holderText(): string {
-    const holder = this.#holder;
-    if (!holder) return '';
-    return holder.tally
-      ? ` by another Tally (${holder.tally}, process ${holder.pid})`
-      : ` by ${holder.program} (process ${holder.pid})`;
+    this.emit('publisher', null, null);
   }
 
   async #findHolder(port: number): Promise<PortHolder | null> {
@@ -459,10 +397,10 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
         const first = this.#holder === null && holder !== null;
         this.#holder = holder;
         // A studio member receives no webhooks: its port is nobody's concern, so nothing is said (issue 31).
-        const member = this.#opts.facts?.().member === true;
+        const member = this.#facts.member === true;
         if (!member && (first || this.#view?.receiver.port !== null)) {
           this.#opts.log(
-            `port ${state.port} is in use${this.#holderText()}: webhooks cannot reach Tally until it is free (trying again)`,
+            `port ${state.port} is in use${holderText(this.#holder)}: webhooks cannot reach Tally until it is free (trying again)`,
           );
         }
         changed();
@@ -483,7 +421,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       }
       const stand = pair.job;
       // Its own key inside (its progress is known by it); the row's key outside (Remove hides the row's key).
-      if (jobCounts(stand, at)) this.#jobs.set(pair.key, judged(stand));
+      if (jobCounts(stand, at)) this.#jobs.set(pair.key, countedJob(stand));
       else this.#jobs.delete(pair.key);
     };
     for (const job of pipeline.inbox.where((state, updatedAt) => mayCount(state, updatedAt, now))) track(job, now);
@@ -604,7 +542,13 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     return view;
   }
 
-  /** The face's facts changed (settings, keychain, studio): judge again now. */
+  /** The face's facts changed (demo, keychain, studio, paused, down, removed rows): judged again shortly. */
+  setFacts(facts: Partial<FaceFacts>): void {
+    this.#facts = { ...this.#facts, ...facts };
+    this.changed();
+  }
+
+  /** Something the health is judged from changed: judge again shortly. */
   changed(): void {
     this.#soon();
   }
@@ -619,37 +563,18 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     }
     // An upload refused for space stays said until the disk has room for it: looked at with the disks.
     if (pipeline) await pipeline.downloads.diskBudget.recheckUploads(pipeline.downloads.folder);
-    const folders = [pipeline?.downloads.folder ?? spec.folder, spec.stateDir];
-    const seen = new Set<number>();
-    const disks: DiskFacts[] = [];
-    for (const path of folders) {
-      try {
-        const found = await stat(path);
-        if (!found.isDirectory()) {
-          disks.push({ path, freeBytes: null, error: null, notFolder: true });
-          continue;
-        }
-        const dev = found.dev;
-        if (seen.has(dev)) continue;
-        seen.add(dev);
-        const fs = await statfs(path);
-        disks.push({ path, freeBytes: Number(fs.bavail) * Number(fs.bsize), error: null });
-      } catch (error) {
-        disks.push({ path, freeBytes: null, error: describeError(error) });
-      }
-    }
-    this.#disks = disks;
+    this.#disks = await diskFacts([pipeline?.downloads.folder ?? spec.folder, spec.stateDir]);
   }
 
   #judge(): HealthView {
-    const face = { ...this.#opts.facts?.() };
-    if (face.memberHealth) return face.memberHealth;
+    const face = this.#facts;
+    if (face.memberHealth) return face.memberHealth.health();
     const pipeline = this.#pipeline;
     const now = this.#now();
     const spec = this.#spec;
     const listen = pipeline?.listenState ?? null;
-    const hidden = face.hidden ?? (() => false);
-    const shown: JudgedJob[] = [];
+    const hidden = (key: string) => face.hidden?.has(key) ?? false;
+    const shown: CountedJob[] = [];
     if (pipeline) {
       for (const [row, job] of this.#jobs) {
         if (!jobCounts(job, now)) this.#jobs.delete(row);
@@ -708,37 +633,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
           }
         : null,
       keychain: face.keychain ?? null,
-      studio: this.#studioFacts(now) ?? face.studio ?? null,
+      studio: this.#link?.current(now) ?? face.studio ?? null,
     };
     return judgeHealth(facts);
-  }
-
-  /**
-   * The publisher's link as the health shows it: connected is green only while no saved recording has been
-   * failing to reach the team store for SHARE_STUCK_MS (a cluster that lost its majority still accepts the
-   * connection, and refuses every recording).
-   */
-  #studioFacts(now: number): StudioLink | null {
-    const link = this.#studioLink;
-    // Unreachable too: a cluster that does not answer is said, and so are the recordings waiting on it.
-    if (!link || (link.state !== 'connected' && link.state !== 'warning' && link.state !== 'unreachable')) return link;
-    const stuckMs = this.#opts.shareStuckMs ?? SHARE_STUCK_MS;
-    let stuck = [...this.#shareFailures.entries()].filter(([, f]) => now - f.since >= stuckMs);
-    if (stuck.length === 0) return link;
-    // Only those still queued (a recording whose file went away meanwhile is dropped, with a log line).
-    const queued = (identity: string) => this.#publisher?.isQueued(identity) ?? false;
-    for (const [identity] of stuck) if (!queued(identity)) this.#shareFailures.delete(identity);
-    stuck = stuck.filter(([identity]) => queued(identity));
-    if (stuck.length === 0) return link;
-    const latest = stuck.map(([, f]) => f).reduce((a, b) => (b.since > a.since ? b : a));
-    const reason = /jetstream (is )?not enabled|no responders/i.test(latest.message)
-      ? note('studioClusterCannotStore')
-      : errorNote({ message: latest.message });
-    const stuckNote = note('studioSharesStuck', {
-      count: stuck.length,
-      seconds: Math.round(stuckMs / 1000),
-      ...nested('reason', reason),
-    });
-    return { state: link.state === 'unreachable' ? 'unreachable' : 'warning', reason: [...link.reason, stuckNote] };
   }
 }

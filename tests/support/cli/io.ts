@@ -1,16 +1,20 @@
 /** Test helpers for driving `main()` in-process: captured stdout/stderr and waiting on printed lines. */
 import { PassThrough } from 'node:stream';
 import type { CommandIo } from '../../../electron/cli/command.js';
+import type { SecretStore } from '../../../electron/core/credentials.js';
 
-/** A CommandIo whose output is captured; `stdout` stays readable for `firstLine`. */
-export function captureIo(signal: AbortSignal, env: NodeJS.ProcessEnv = {}) {
+/**
+ * A CommandIo whose output is captured; `stdout` stays readable for `firstLine`. `secrets` stands in for the OS
+ * keychain (unset: the real one).
+ */
+export function captureIo(signal: AbortSignal, env: NodeJS.ProcessEnv = {}, secrets?: SecretStore) {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   let out = '';
   let err = '';
   stdout.on('data', (c: Buffer) => (out += c.toString()));
   stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const io: CommandIo = { stdout, stderr, stdin: new PassThrough(), env, signal };
+  const io: CommandIo = { stdout, stderr, stdin: new PassThrough(), env, signal, ...(secrets ? { secrets } : {}) };
   return { io, stdout, out: () => out, err: () => err };
 }
 
