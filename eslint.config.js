@@ -48,11 +48,30 @@ const IPC_ONLY_IN_TRANSPORT = {
   message: 'Only electron/main/ipc.ts and the preload use ipcMain/ipcRenderer: add a contract request instead.',
 };
 
-/** `2 ** n` with a growing `n` is a backoff formula: every retry waits what electron/core/backoff.ts says. */
-const ONE_BACKOFF = {
-  selector: "BinaryExpression[operator='**'][left.value=2]:not([right.type='Literal'])",
-  message: 'Retry waits come from electron/core/backoff.ts (backoffDelay / Backoff): no backoff formula of its own.',
-};
+/**
+ * A name that holds a wait: `delayMs`, `this.#listenWait`, `RETRY_MAX`, `backoff`. The doubling rules below judge
+ * only these, so `2 * i + 1` in a heap or `2 * size` stays free.
+ */
+const WAIT_NAME =
+  '/(?:[dD]elay|DELAY|[wW]ait|WAIT|[bB]ackoff|BACKOFF|[iI]nterval|INTERVAL|[tT]imeout|TIMEOUT|[sS]leep|[rR]etry|RETRY|[pP]ause|PAUSE)|(?:Ms|_MS)$|^ms$/';
+const waitOperand = (side) => `[${side}.name=${WAIT_NAME}], [${side}.property.name=${WAIT_NAME}]`;
+const BACKOFF_MESSAGE =
+  'Retry waits come from electron/core/backoff.ts (backoffDelay, retrying) and retry-loop.ts (RetryLoop): no backoff formula of its own.';
+
+/**
+ * Every retry waits what electron/core/backoff.ts says: no backoff formula of its own. Caught: `2 ** n` with a
+ * growing `n`, `Math.pow(2, n)`, `1 << n`, and a wait doubled by hand (`wait * 2`, `2 * delayMs`,
+ * `this.#waitMs *= 2`, `wait << 1`), the walk-around pipeline.ts once used.
+ */
+const ONE_BACKOFF = [
+  "BinaryExpression[operator='**'][left.value=2]:not([right.type='Literal'])",
+  "CallExpression[callee.object.name='Math'][callee.property.name='pow'][arguments.0.value=2]:not([arguments.1.type='Literal'])",
+  "BinaryExpression[operator='<<'][left.value=1]:not([right.type='Literal'])",
+  `BinaryExpression[operator='*'][right.value=2]:matches(${waitOperand('left')})`,
+  `BinaryExpression[operator='*'][left.value=2]:matches(${waitOperand('right')})`,
+  `BinaryExpression[operator='<<']:matches(${waitOperand('left')})`,
+  `AssignmentExpression[operator=/^(?:\\*=|<<=)$/]:matches(${waitOperand('left')})`,
+].map((selector) => ({ selector, message: BACKOFF_MESSAGE }));
 
 /**
  * A value import of node:http loads Node's bundled fetch client (about 10 MB) through the module's namespace:
@@ -100,12 +119,14 @@ export default tseslint.config(
   {
     files: ['electron/**/*.ts'],
     ignores: ['electron/main/ipc.ts', 'electron/preload/index.ts', '**/*.spec.ts'],
-    rules: { 'no-restricted-syntax': ['error', IPC_ONLY_IN_TRANSPORT, ONE_BACKOFF] },
+    rules: { 'no-restricted-syntax': ['error', IPC_ONLY_IN_TRANSPORT, ...ONE_BACKOFF] },
   },
   {
     files: ['electron/main/ipc.ts', 'electron/preload/index.ts'],
-    rules: { 'no-restricted-syntax': ['error', ONE_BACKOFF] },
+    rules: { 'no-restricted-syntax': ['error', ...ONE_BACKOFF] },
   },
+  // The browser retries its WebSocket with the same policy (backoff.ts is browser-safe: the 'notes' zone).
+  { files: ['renderer/**/*.ts', 'renderer/**/*.svelte'], rules: { 'no-restricted-syntax': ['error', ...ONE_BACKOFF] } },
   { files: ['electron/core/backoff.ts'], rules: { 'no-restricted-syntax': 'off' } },
   // Timing code measures on the monotonic clock of electron/core/time.ts (eslint/wall-clock.js, issue 30).
   {

@@ -13,7 +13,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default:
   logout: { summary: 'Remove stored credentials from the OS keychain', load: () => import('./cli/logout.js') },
   listen: { summary: 'Receive recording webhooks and download every recording', load: () => import('./cli/listen.js') },
   status: {
-    summary: 'Show whether recordings are safe (exit 0 ok, 1 warning, 2 error)',
+    summary: 'Show whether recordings are safe (exit 0 ok, 1 warning, 2 error, 3 nothing runs)',
     load: () => import('./cli/status.js'),
   },
   doctor: {

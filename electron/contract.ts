@@ -550,6 +550,9 @@ export { koNotes } from './core/notes-ko.js';
 export { notesTextIn, SHELL_TEXT, shellLanguage, shellText } from './shell-text.js';
 export type { ShellLanguage, ShellText, ShellTextKey, ShellTexts } from './shell-text.js';
 export { HEALTH_COMPONENTS, recordingNeedsAttention, worseHealth } from './core/health-view.js';
+// The one retry policy and loop: the browser reconnects its WebSocket with the core's.
+export { backoffDelay, type BackoffPolicy } from './core/backoff.js';
+export { RetryLoop } from './core/retry-loop.js';
 export type {
   HealthComponentId,
   HealthComponentView,

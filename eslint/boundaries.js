@@ -6,7 +6,8 @@
  * a `require()` or an `export … from` is judged like a plain relative import. What may import what is decided
  * by the runtime of both files (docs/architecture.md):
  *
- * - contract (electron/contract.ts, contract-errors.ts, shell-text.ts), core/notes.ts and core/health-view.ts: browser-safe, zod only;
+ * - contract (electron/contract.ts, contract-errors.ts, shell-text.ts), core/notes.ts, core/health-view.ts and
+ *   core/backoff.ts + core/retry-loop.ts (the one retry policy and loop, the browser's reconnect too): browser-safe, zod only;
  * - renderer/: the browser and the contract, never Node, Electron or the core;
  * - preload/: Electron's sandboxed preload and the contract, never Node or the core;
  * - main/: Electron and Node, the core, the contract and the preload's IPC protocol, never the CLI or renderer;
@@ -104,6 +105,8 @@ export function zoneOf(relative) {
       'electron/core/notes-ko.ts',
       'electron/core/health-view.ts',
       'electron/core/view-shapes.ts',
+      'electron/core/backoff.ts',
+      'electron/core/retry-loop.ts',
     ].includes(relative)
   ) {
     return { zone: 'notes' };
@@ -167,7 +170,7 @@ function fileRule(from, to, toRelative, layers, domain = []) {
     case 'contract':
       return isContract
         ? null
-        : 'The contract imports only the contract files, core/notes.ts, core/health-view.ts and core/view-shapes.ts.';
+        : 'The contract imports only the contract files, core/notes.ts, core/health-view.ts, core/view-shapes.ts, core/backoff.ts and core/retry-loop.ts.';
     case 'notes':
       return to.zone === 'notes'
         ? null

@@ -36,6 +36,7 @@ Options:
   --log-level <l>  How much <data>/logs/serve.N.log holds: debug, info, warn or error (default: the
                    logLevel setting, info)
   --debug          The same as --log-level debug
+  -h, --help       Show this help
 
 The link opens Tally in one browser tab, once (a reload or a duplicated tab keeps working); for another
 link, start "tally serve" again.

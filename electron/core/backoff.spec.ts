@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Backoff, backoffDelay, retrying } from './backoff.js';
+import { backoffDelay, retrying } from './backoff.js';
 
 describe('backoffDelay', () => {
   it('doubles per attempt up to the cap, with the jitter share scaled by random()', () => {
@@ -22,16 +22,6 @@ describe('backoffDelay', () => {
     expect(backoffDelay(1, { baseMs: 100, maxMs: 100, jitter: 7 }, () => 2)).toBe(100);
     expect(backoffDelay(1, { baseMs: 100, maxMs: 100, jitter: -1 }, () => 0)).toBe(100);
     expect(backoffDelay(1, { baseMs: 100, maxMs: 100, jitter: 1 }, () => Number.NaN)).toBe(0);
-  });
-});
-
-describe('Backoff', () => {
-  it('counts failures, and starts again from the first wait after a reset', () => {
-    const backoff = new Backoff({ baseMs: 10, maxMs: 50 });
-    expect([backoff.next(), backoff.next(), backoff.next(), backoff.next()]).toEqual([10, 20, 40, 50]);
-    expect(backoff.attempt).toBe(4);
-    backoff.reset();
-    expect(backoff.next()).toBe(10);
   });
 });
 

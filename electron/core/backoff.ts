@@ -2,8 +2,9 @@
  * The one retry policy of the core: how long to wait before the next attempt of anything that failed for a
  * reason that may pass (the service's API, a download, a tunnel, a receiver that cannot open, the team
  * server). The wait doubles per attempt up to a cap, and a share of it is random so that many clients (or
- * many recordings) do not retry in step. Every retry loop of the core asks this module for its wait; a lint
- * rule keeps `2 **` backoff formulas from being written anywhere else (eslint.config.js).
+ * many recordings) do not retry in step. Every retry loop of the core asks this module for its wait, never past
+ * the deadline of the work (`retryDelay`); a lint rule keeps backoff formulas from being written anywhere else
+ * (eslint.config.js). Browser-safe (no Node import): the renderer's reconnect waits the same formula.
  */
 
 /** One retry policy. */
@@ -32,36 +33,25 @@ export function backoffDelay(attempt: number, policy: BackoffPolicy, random: () 
   return Math.round(exponential * (1 - jitter) + exponential * jitter * unit(random()));
 }
 
+export interface NextAttemptOptions {
+  /** The monotonic moment of the failure. */
+  now: number;
+  /** The monotonic moment after which no attempt can succeed (undefined: none). */
+  deadline?: number;
+  random?: () => number;
+  /** The shortest wait (e.g. 1 ms so that a retry never runs in the same turn). Default 0. */
+  minMs?: number;
+}
+
 /**
- * A backoff that counts its own attempts, for loops that retry one thing: `next()` after each failure gives
- * the wait before trying again, `reset()` after a success starts again from `baseMs`.
+ * The wait before retry `attempt` (1-based) of work that failed at `now`: the policy's wait, but never past
+ * `deadline` (the final attempt is made at the deadline itself). Null once the deadline has passed.
  */
-export class Backoff {
-  #attempt = 0;
-
-  readonly #random: () => number;
-
-  constructor(
-    readonly policy: BackoffPolicy,
-    random: () => number = Math.random,
-  ) {
-    this.#random = random;
-  }
-
-  /** Failures since the last reset. */
-  get attempt(): number {
-    return this.#attempt;
-  }
-
-  /** Counts one more failure and returns the wait before the next attempt. */
-  next(): number {
-    this.#attempt += 1;
-    return backoffDelay(this.#attempt, this.policy, this.#random);
-  }
-
-  reset(): void {
-    this.#attempt = 0;
-  }
+export function retryDelay(attempt: number, policy: BackoffPolicy, options: NextAttemptOptions): number | null {
+  const { now, deadline } = options;
+  if (deadline !== undefined && now >= deadline) return null;
+  const wait = Math.max(options.minMs ?? 0, backoffDelay(attempt, policy, options.random));
+  return deadline === undefined ? wait : Math.min(deadline - now, wait);
 }
 
 export interface RetryOptions {
@@ -76,13 +66,20 @@ export interface RetryOptions {
   signal?: AbortSignal;
   aborted?: () => Error;
   random?: () => number;
+  /**
+   * The moment (on `now`'s clock, monotonic) after which no attempt can succeed: no wait runs past it (the last
+   * attempt is made at the deadline itself) and a failure after it is thrown.
+   */
+  deadline?: number;
+  /** The monotonic clock of `deadline` (default `performance.now()`). */
+  now?: () => number;
 }
 
 /**
- * The one retry loop of the core: runs `attempt` until it succeeds, a failure is not worth another attempt, the
- * retries run out (the last failure is thrown) or the signal aborts; between attempts it waits what
- * `backoffDelay` says. Loops with more to do between attempts (a queue to reorder, credentials to reload) use
- * `backoffDelay` or `Backoff` directly.
+ * The one awaited retry loop of the core: runs `attempt` until it succeeds, a failure is not worth another attempt,
+ * the retries run out or the deadline passes (the last failure is thrown) or the signal aborts; between attempts it
+ * waits what `retryDelay` says. Work retried from a timer uses `RetryLoop` (retry-loop.ts). Loops with more to do between attempts (a queue to reorder, credentials to reload) use
+ * `backoffDelay` directly.
  */
 export async function retrying<T>(attempt: (n: number) => Promise<T>, options: RetryOptions): Promise<T> {
   const stopped = (): Error => {
@@ -99,7 +96,9 @@ export async function retrying<T>(attempt: (n: number) => Promise<T>, options: R
     } catch (error) {
       if (options.signal?.aborted) throw stopped();
       if (n > options.retries || !options.shouldRetry(error, n)) throw error;
-      const delayMs = backoffDelay(n, options.policy, options.random);
+      const now = options.deadline === undefined ? 0 : (options.now ?? (() => performance.now()))();
+      const delayMs = retryDelay(n, options.policy, { now, deadline: options.deadline, random: options.random });
+      if (delayMs === null) throw error;
       options.onRetry?.(error, n, delayMs);
       await abortableDelay(delayMs, options.signal);
     }

@@ -159,7 +159,8 @@ export const koNotes: typeof NOTE_TEXT = {
   studioClusterCannotStore:
     '팀 서버가 지금은 녹화를 저장할 수 없습니다(클러스터라면 서버 대부분이 꺼져 있거나 리더를 새로 뽑는 중일 수 있습니다)',
   teamConnectionLost: '팀 서버와의 연결이 끊겨 다시 연결하는 중입니다.',
-  teamNotAnswering: '팀 서버 {where}가 응답하지 않습니다({seconds}초 동안 응답 없음). 목록의 다른 서버로 옮깁니다.',
+  teamNotAnswering:
+    '팀 서버 {where}가 응답하지 않습니다({seconds}초 동안 응답 없음). 다시 연결합니다(목록에 다른 서버가 있으면 그 서버로).',
   teamCannotStore: '팀 서버 {where}가 지금 녹화를 저장하거나 알리지 못합니다: {detail}',
   teamNoTls: '팀 서버 {where}은(는) TLS를 제공하지 않습니다. 설정 → 스튜디오 → 팀 서버에 {fix}을(를) 쓰세요.',
   teamNeedsTls: '팀 서버 {where}은(는) TLS가 필요합니다. 설정 → 스튜디오 → 팀 서버에 {fix}을(를) 쓰세요.',
@@ -178,6 +179,8 @@ export const koNotes: typeof NOTE_TEXT = {
     'AWS 프로필 {profile}에 S3 버킷 {bucket}의 키가 없습니다: 그 프로필에 키를 추가하거나 AWS_ACCESS_KEY_ID와 AWS_SECRET_ACCESS_KEY를 설정하세요.',
   s3NoEndpoint:
     '녹화는 S3 버킷 {bucket}에 있는데 {host}에 연결할 수 없습니다: S3 호환 서버(Ceph, MinIO 등)라면 TALLY_S3_ENDPOINT에 그 URL을 설정하세요.',
+  studioClaimedElsewhere:
+    '스튜디오의 다른 리시버가 내려받는 중입니다: 공유되면 팀 서버에서 그 사본을 저장하고, 그 리시버가 멈추면 이 리시버가 직접 내려받습니다.',
   studioFolderFull:
     '스튜디오 폴더 {folder}가 가득 찼습니다: {channel}에 {needed}가 더 필요한데 {free}만 남아 있습니다. 공간을 비우거나 다른 폴더(--folder)로 따르세요. 전송은 저절로 이어집니다.',
   studioMemberLagging: {

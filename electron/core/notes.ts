@@ -192,7 +192,7 @@ export const NOTE_TEXT = {
     'the team server cannot store recordings now (on a cluster: most of its servers may be down, or a leader is being elected)',
   teamConnectionLost: 'The connection to the team server was lost; reconnecting.',
   teamNotAnswering:
-    'The team server {where} stopped answering (no reply for {seconds} s); moving to another server of the list.',
+    'The team server {where} stopped answering (no reply for {seconds} s); reconnecting (to another server of the list when there is one).',
   teamCannotStore: 'The team server {where} cannot store or announce recordings now: {detail}',
   teamNoTls: 'The team server {where} does not offer TLS: use {fix} in Settings → Studio → Team servers.',
   teamNeedsTls: 'The team server {where} requires TLS: use {fix} in Settings → Studio → Team servers.',
@@ -211,6 +211,8 @@ export const NOTE_TEXT = {
     'The AWS profile {profile} has no keys for the S3 bucket {bucket}: add them to that profile, or set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.',
   s3NoEndpoint:
     'The recordings are in the S3 bucket {bucket}, and {host} cannot be reached: for an S3-compatible server (Ceph, MinIO...) set TALLY_S3_ENDPOINT to its URL.',
+  studioClaimedElsewhere:
+    'Another receiver of the studio is downloading it: this receiver saves its copy from the team store when it is shared, or downloads it itself if that receiver stops.',
   studioFolderFull:
     'The studio folder {folder} is full: {channel} needs {needed} more and {free} are free. Free space there, or follow into another folder (--folder); the transfer resumes by itself.',
   studioMemberLagging: {

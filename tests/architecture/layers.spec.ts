@@ -285,12 +285,35 @@ describe('one backoff (npm run lint)', () => {
     ['electron/core/studio/fixture.ts', 'export const wait = (n: number) => Math.min(30_000, 500 * 2 ** n);'],
     ['electron/cli/fixture.ts', 'export const wait = (n: number) => 250 * 2 ** (n - 1);'],
     ['electron/main/ipc.ts', 'export const wait = (n: number) => 250 * 2 ** n;'],
-  ])('rejects a backoff formula of its own in %s', async (path, code) => {
+    ['electron/core/tunnels/fixture.ts', 'export const wait = (n: number) => 250 * Math.pow(2, n);'],
+    ['electron/core/tunnels/fixture.ts', 'export const wait = (n: number) => 250 * (1 << n);'],
+    ['renderer/src/lib/fixture.ts', 'export const wait = (n: number) => Math.min(10_000, 500 * 2 ** n);'],
+  ])('rejects a backoff formula of its own in %s: %s', async (path, code) => {
     expect(await syntaxErrors(path, code)).toEqual([expect.stringContaining('electron/core/backoff.ts')]);
   });
 
-  it('lets constants such as 2 ** 32 be', async () => {
-    expect(await syntaxErrors('electron/core/sandbox/fixture.ts', 'export const MAX = 2 ** 32 - 1;')).toEqual([]);
+  // The walk-around pipeline.ts used: a wait doubled by hand, no `**` anywhere.
+  it.each([
+    'let delayMs = 2_000; export const next = () => (delayMs = Math.min(delayMs * 2, 30_000));',
+    'let wait = 2_000; export const next = () => (wait = Math.min(2 * wait, 30_000));',
+    'let RETRY_MS = 2_000; export const next = () => (RETRY_MS <<= 1);',
+    'let pause = 500; export const next = () => (pause *= 2);',
+    'export class A { #listenDelayMs = 2_000; next() { this.#listenDelayMs = this.#listenDelayMs * 2; } }',
+    'export const o = { backoff: 100 }; export const next = () => (o.backoff = o.backoff << 1);',
+  ])('rejects a wait doubled by hand: %s', async (code) => {
+    expect(await syntaxErrors('electron/core/pipeline/fixture.ts', code)).toEqual([
+      expect.stringContaining('electron/core/backoff.ts'),
+    ]);
+  });
+
+  it.each([
+    'export const MAX = 2 ** 32 - 1;',
+    'export const left = (i: number) => 2 * i + 1;',
+    'export const grown = (size: number) => size * 2;',
+    'export const FLAG = 1 << 4;',
+    'export const halfMs = (ms: number) => ms / 2;',
+  ])('lets arithmetic that is no backoff be: %s', async (code) => {
+    expect(await syntaxErrors('electron/core/sandbox/fixture.ts', code)).toEqual([]);
   });
 });
 

@@ -6,6 +6,7 @@
 import { errorNote, note, notesText, type Note, type RecordingView, type TunnelStatus } from '../../contract.js';
 import { ConfigError, TallyError } from '../errors.js';
 import { ensureWritableFolder } from '../folder-check.js';
+import { RetryLoop } from '../retry-loop.js';
 import type { RecordingPipeline, PipelineEvents, PipelineOptions } from '../pipeline/pipeline.js';
 import type { RecordingJob } from '../recordings/types.js';
 import type { ChannelHookCall } from '../webhook/channel-hook.js';
@@ -16,7 +17,7 @@ import { wallNow } from '../time.js';
 import { NO_PUBLIC_URL, clean, describe, errorView, withSettingsField } from './core-messages.js';
 import { LiveMissing } from './live-missing.js';
 import { PROGRESS_INTERVAL_MS, type Phase } from './app-options.js';
-import { ReopenBackoff } from './reopen-backoff.js';
+import { REOPEN_BACKOFF } from './reopen-backoff.js';
 import type { DemoWebhookTarget } from './demo.js';
 import { trayCountsOf, type TrayCounts } from './tray-counts.js';
 import { ReceiveService, type FaceFacts, type PublisherSetup } from '../receive/receive-service.js';
@@ -80,7 +81,8 @@ export class PipelineHost {
   readonly #signatures = new Map<string, string>();
   #pipeline: RecordingPipeline | null = null;
   #key: string | null = null;
-  readonly #reopen = new ReopenBackoff();
+  /** Reopens while nothing receives: one attempt pending at a time, a replaced one waits the same. */
+  readonly #reopen = new RetryLoop({ policy: REOPEN_BACKOFF });
   /** The options and key of the last pipeline that started: reopened when a change cannot start. */
   #working: { spec: PipelineOptions; key: string } | null = null;
   #detach: (() => void) | null = null;
@@ -106,11 +108,11 @@ export class PipelineHost {
 
   /**
    * Reports a failed reconcile: a change that was not applied while a pipeline (the previous setup) still
-   * receives, else why nothing does; then `retry` runs again later and later (bounded: see ReopenBackoff).
+   * receives, else why nothing does; then `retry` runs again later and later (bounded: see REOPEN_BACKOFF).
    */
   failed(error: unknown, retry: () => void): void {
     const cause = errorNote(error instanceof TallyError ? error : { message: describe(error) });
-    const waitMs = this.#pipeline ? null : this.#reopen.schedule(retry);
+    const waitMs = this.#pipeline ? null : (this.#reopen.retry(retry)?.delayMs ?? null);
     const again = waitMs === null ? [] : [note('retryingSeconds', { seconds: Math.ceil(waitMs / 1000) })];
     this.errorNotes = this.#pipeline ? [note('changeNotApplied'), cause] : [note('notReceiving'), cause, ...again];
     this.error = notesText(this.errorNotes);

@@ -11,7 +11,8 @@ import { startNatsServer } from '../../../tests/support/nats-server.js';
 import { MemorySecretStore } from '../credentials.js';
 import { openSettingsStore } from '../settings.js';
 import { createAppCore } from './app-core.js';
-import { REOPEN_FIRST_MS, REOPEN_MAX_MS, ReopenBackoff } from './reopen-backoff.js';
+import { REOPEN_BACKOFF, REOPEN_FIRST_MS, REOPEN_MAX_MS } from './reopen-backoff.js';
+import { RetryLoop } from '../retry-loop.js';
 import {
   cleanups,
   collect,
@@ -107,13 +108,13 @@ describe('AppCore when a restart fails for a reason other than the tunnel', () =
   it('waits longer after each failed reopen, up to once a minute, and never twice at once', () => {
     vi.useFakeTimers();
     try {
-      const backoff = new ReopenBackoff();
+      const backoff = new RetryLoop({ policy: REOPEN_BACKOFF });
       let attempts = 0;
       const waits: number[] = [];
       for (let i = 0; i < 9; i++) {
-        waits.push(backoff.schedule(() => attempts++));
+        waits.push(backoff.retry(() => attempts++)!.delayMs);
         // A second failure before the timer fires replaces the pending attempt rather than adding one.
-        backoff.schedule(() => attempts++);
+        backoff.retry(() => attempts++);
         vi.runOnlyPendingTimers();
         expect(attempts).toBe(i + 1);
       }
@@ -121,7 +122,7 @@ describe('AppCore when a restart fails for a reason other than the tunnel', () =
       expect(waits[0]).toBe(REOPEN_FIRST_MS);
       expect(Math.max(...waits)).toBe(REOPEN_MAX_MS);
       backoff.reset();
-      expect(backoff.schedule(() => attempts++)).toBe(REOPEN_FIRST_MS);
+      expect(backoff.retry(() => attempts++)?.delayMs).toBe(REOPEN_FIRST_MS);
       backoff.cancel();
       vi.runOnlyPendingTimers();
       expect(attempts).toBe(9);

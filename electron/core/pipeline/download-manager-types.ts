@@ -79,7 +79,26 @@ export interface DownloadManagerOptions {
    * flood, or clients that trickle webhook bodies to keep the receiver busy, delay downloads by this, once.
    */
   acksFirstMaxHoldMs?: number;
+  /** Who of a studio's receivers downloads each recording (see DownloadClaims); also set later by setClaims. */
+  claims?: DownloadClaims | null;
 }
+
+/**
+ * One origin download per recording per studio: before a download starts, the studio (studio/download-claims.ts)
+ * is asked who downloads it. Injected: the pipeline knows nothing of the team server.
+ */
+export interface DownloadClaims {
+  /**
+   * `download`: this receiver downloads it (it holds the claim, or the team server cannot be asked). `wait`:
+   * another receiver holds a live claim; `settled` resolves with the file once the claimant's published copy is
+   * saved in `folder`, or null when its claim lapsed (the claimant died): then this receiver downloads it.
+   */
+  claim(job: RecordingJob, folder: string, signal: AbortSignal): Promise<ClaimAnswer>;
+  /** The download this receiver claimed ended (saved or not): its claim is no longer renewed for it. */
+  release(job: RecordingJob): void;
+}
+
+export type ClaimAnswer = { go: 'download' } | { go: 'wait'; settled: Promise<{ path: string; bytes: number } | null> };
 
 /** See DownloadManagerOptions.acksFirst (the webhook receiver is one). */
 export interface AckGate {

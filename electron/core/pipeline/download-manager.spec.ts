@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { DownloadOriginPolicy } from '../net/url-policy.js';
 import type { NewRecording, RecordingJob } from '../recordings/types.js';
 import { RETENTION_MS } from '../recordings/types.js';
-import type { ExpiredEvent, FailedEvent, SavedEvent } from './download-manager.js';
+import type { DownloadClaims, ExpiredEvent, FailedEvent, SavedEvent } from './download-manager.js';
 import { DownloadManager, partPathFor } from './download-manager.js';
 import { downloadFile } from '../download/fetch-file.js';
 import { MemoryJobStore } from '../../../tests/support/pipeline/memory-job-store.js';
@@ -512,5 +512,90 @@ describe('acknowledgements first (acksFirst)', () => {
     expect(g.listeners.size).toBe(0);
     m.start();
     expect(g.listeners.size).toBe(1);
+  });
+});
+
+describe('one origin download per recording per studio (DownloadClaims)', () => {
+  /**
+   * A stand-in for the studio's claims (studio/download-claims.ts, run for real against nats-server and nginx in
+   * tests/studio-download-race.spec.ts): every recording is another receiver's, and `settled` is the test's.
+   */
+  function anotherReceiversClaims() {
+    const asked: string[] = [];
+    const settles = new Map<string, (copy: { path: string; bytes: number } | null) => void>();
+    const claims: DownloadClaims = {
+      claim: async (job) => {
+        asked.push(job.key);
+        return { go: 'wait', settled: new Promise((resolve) => settles.set(job.key, resolve)) };
+      },
+      release: () => undefined,
+    };
+    return { claims, asked, settles };
+  }
+
+  /** Resolves with the first job update from now on that `ok` accepts. */
+  function updateWhen(ok: (job: RecordingJob) => boolean): Promise<RecordingJob> {
+    return new Promise((resolve) => {
+      const check = (job: RecordingJob) => {
+        if (!ok(job)) return;
+        store.off('updated', check);
+        resolve(job);
+      };
+      store.on('updated', check);
+    });
+  }
+
+  it('waits, pending with the reason, without downloading, and is saved by the claimant’s copy', async () => {
+    const f = anotherReceiversClaims();
+    const m = manager({ claims: f.claims, concurrency: 1 });
+    m.start();
+    const { rec, urlPath } = recording('cam-claimed', 64 * KiB);
+    const reason = updateWhen(
+      (j) => j.channelId === 'cam-claimed' && /Another receiver of the studio/.test(j.error ?? ''),
+    );
+    await store.add(rec);
+    const waiting = await reason;
+    expect(waiting.state).toBe('pending');
+    // Its slot is free meanwhile: another recording downloads beside the wait.
+    const other = recording('cam-other', 32 * KiB);
+    f.claims.claim = async () => ({ go: 'download' });
+    const { job: otherJob } = await store.add(other.rec);
+    await nextEvent<SavedEvent>(m, 'saved', otherJob.key);
+
+    const copy = path.join(dir, 'cam-claimed.mp4');
+    await fsp.writeFile(copy, Buffer.alloc(64 * KiB, 1));
+    const saved = nextEvent<SavedEvent>(m, 'saved', waiting.key);
+    f.settles.get(waiting.key)!({ path: copy, bytes: 64 * KiB });
+    expect(await saved).toMatchObject({ path: copy, bytes: 64 * KiB });
+    expect(store.get(waiting.key)).toMatchObject({ state: 'saved', path: copy, error: null });
+    expect(server.fileRequests(urlPath)).toEqual([]);
+  });
+
+  it('downloads it here when the claim lapses, and when half the time before the deadline went by waiting', async () => {
+    const f = anotherReceiversClaims();
+    const m = manager({ claims: f.claims });
+    m.start();
+    // The claimant died: its claim lapsed, so this receiver downloads it.
+    const lapsed = recording('cam-lapsed', 64 * KiB);
+    const waitingNow = updateWhen((j) => j.channelId === 'cam-lapsed' && j.error !== null);
+    const { job: lapsedJob } = await store.add(lapsed.rec);
+    await waitingNow;
+    const lapsedSaved = nextEvent<SavedEvent>(m, 'saved', lapsedJob.key);
+    f.claims.claim = async () => ({ go: 'download' });
+    f.settles.get(lapsedJob.key)!(null);
+    await lapsedSaved;
+    expect(server.fileRequests(lapsed.urlPath).length).toBeGreaterThan(0);
+
+    // A claimant that holds its claim and never publishes: downloaded here once half the time left is gone.
+    const asked = anotherReceiversClaims();
+    f.claims.claim = asked.claims.claim;
+    const held = recording('cam-held', 64 * KiB);
+    const { job } = await store.add(held.rec, {
+      receivedAt: new Date().toISOString(),
+      deadline: new Date(Date.now() + 400).toISOString(),
+    });
+    const saved = await nextEvent<SavedEvent>(m, 'saved', job.key);
+    expect(asked.asked).toEqual([job.key]);
+    expect(await fsp.readFile(saved.path)).toHaveLength(64 * KiB);
   });
 });

@@ -54,6 +54,8 @@ export type { DiskStatus } from './disk-budget.js';
 export { ACKS_FIRST_MAX_HOLD_MS } from './download-manager-types.js';
 export type {
   AckGate,
+  ClaimAnswer,
+  DownloadClaims,
   DownloadManagerEvents,
   DownloadManagerOptions,
   ExpiredEvent,
@@ -62,7 +64,7 @@ export type {
   SavedEvent,
 } from './download-manager-types.js';
 import { ACKS_FIRST_MAX_HOLD_MS } from './download-manager-types.js';
-import type { DownloadManagerEvents, DownloadManagerOptions } from './download-manager-types.js';
+import type { DownloadClaims, DownloadManagerEvents, DownloadManagerOptions } from './download-manager-types.js';
 
 /** Below 8 KiB/s for a minute, a download yields its slot (see stall-rule.ts). */
 const DEFAULT_STALL_RULE = { bytesPerSec: 8 * 1024, windowMs: 60_000 };
@@ -139,6 +141,14 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
    * twin's attempt to end; then it is saved by the twin's file, or tries on its own if the twin did not save it.
    */
   readonly #twinWaiting = new Set<string>();
+  /**
+   * Keys another receiver of the studio downloads (see DownloadClaims): each waits, without a slot, until the
+   * claimant's copy is saved here, or until its claim lapses and this receiver downloads it.
+   */
+  readonly #claimWaiting = new Map<string, AbortController>();
+  /** Keys that waited for another receiver until half their time before the deadline was gone: downloaded here. */
+  readonly #ownDownloads = new Set<string>();
+  #claims: DownloadClaims | null;
   /** Jobs waiting for their next attempt: one timer for the earliest, whatever their number (retry-schedule.ts). */
   readonly #retries = new RetrySchedule(
     (key) => this.#enqueue(key),
@@ -168,6 +178,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     this.#opts = opts;
     this.#store = opts.store;
     this.#policy = opts.policy;
+    this.#claims = opts.claims ?? null;
     this.#folder = opts.folder;
     this.#concurrency = Math.max(1, Math.floor(opts.concurrency ?? 3));
     this.#template = opts.fileNameTemplate;
@@ -336,6 +347,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     this.#retries.clear();
     this.#queue.clear();
     this.#twinWaiting.clear();
+    for (const waiting of this.#claimWaiting.values()) waiting.abort();
+    this.#claimWaiting.clear();
     const tasks = [...this.#running.values()];
     for (const { controller } of tasks) controller.abort();
     await Promise.allSettled(tasks.map((t) => t.task));
@@ -346,6 +359,20 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   /** New downloads go to `folder`; running ones finish where they started. */
   setFolder(folder: string): void {
     this.#folder = folder;
+  }
+
+  /**
+   * Who of a studio's receivers downloads each recording from now on (null: this receiver downloads all). Waits
+   * begun under the previous setting are called off and looked at again.
+   */
+  setClaims(claims: DownloadClaims | null): void {
+    this.#claims = claims;
+    const waiting = [...this.#claimWaiting];
+    this.#claimWaiting.clear();
+    for (const [key, controller] of waiting) {
+      controller.abort();
+      this.#enqueue(key);
+    }
   }
 
   setConcurrency(concurrency: number): void {
@@ -378,7 +405,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
 
   #enqueue(key: string): void {
     if (this.#stopped || this.#running.has(key) || this.#queue.has(key) || this.#retries.has(key)) return;
-    if (this.#twinWaiting.has(key)) return;
+    if (this.#twinWaiting.has(key) || this.#claimWaiting.has(key)) return;
     this.#queue.add(key);
     this.#pump();
   }
@@ -411,6 +438,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         })
         .finally(() => {
           this.#running.delete(key);
+          // A claim this receiver took for the download is no longer renewed for it (its publish takes it up).
+          this.#claims?.release(job);
           const twin = this.#store.twinOf?.(key);
           if (twin !== undefined && this.#twinWaiting.delete(twin)) this.#enqueue(twin);
           this.#disk.release(key);
@@ -507,6 +536,17 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
       return;
     }
 
+    // Another receiver of the studio downloads it: waited for without a slot (see #waitForClaimant).
+    const claims = this.#ownDownloads.has(key) ? null : this.#claims;
+    if (claims) {
+      // Outlives this attempt (its slot is given back): called off by stop() or setClaims().
+      const waiting = new AbortController();
+      const answer = await claims.claim(initial, folder, AbortSignal.any([signal, waiting.signal]));
+      if (answer.go === 'wait') {
+        await this.#waitForClaimant(initial, folder, waiting, answer.settled);
+        return;
+      }
+    }
     // Space first: a download that would not fit beside the running ones waits instead of starting (and
     // stopping half way with the space another one needs). Waiting costs no attempt.
     const need = await bytesToWrite(plausible ? initial.announcedBytes : null, partPath);
@@ -621,6 +661,71 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
       const failure = error instanceof Error ? error : new Error(String(error));
       await this.#handleFailure(job, failure, deadline, partPath, done);
     }
+  }
+
+  /**
+   * The job waits (pending, its reason saying why) while another receiver downloads it: saved by the claimant's
+   * published copy, or queued again when the claim lapsed (the claimant died) or the copy could not be saved.
+   */
+  async #waitForClaimant(
+    job: RecordingJob,
+    folder: string,
+    waiting: AbortController,
+    settled: Promise<{ path: string; bytes: number } | null>,
+  ): Promise<void> {
+    const key = job.key;
+    this.#claimWaiting.set(key, waiting);
+    // A claimant that keeps its claim and never publishes (its team store refuses it) must not cost this
+    // receiver the recording: once half the time left before the origin deletes it is gone, it is downloaded here.
+    const giveUp = setTimeout(
+      // Still in its slot when the wait began a moment before the deadline: queued again once the slot is free.
+      () => void Promise.resolve(this.#running.get(key)?.task).then(() => this.#stopWaiting(key, waiting)),
+      Math.max(0, (this.#deadlineOf(job) - this.#now()) / 2),
+    );
+    giveUp.unref();
+    waiting.signal.addEventListener('abort', () => clearTimeout(giveUp), { once: true });
+    await this.#write(key, { state: 'pending', ...stored(note('studioClaimedElsewhere')), updatedAt: this.#iso() });
+    void settled
+      .catch(() => null)
+      .then(async (copy) => {
+        clearTimeout(giveUp);
+        // The attempt that began the wait gives its slot back first (else the job could not be queued again).
+        await this.#running.get(key)?.task;
+        if (waiting.signal.aborted || this.#stopped) return;
+        if (copy) {
+          const saved = await this.#write(key, {
+            state: 'saved',
+            path: copy.path,
+            bytes: copy.bytes,
+            totalBytes: copy.bytes,
+            error: null,
+            errorNotes: null,
+            updatedAt: this.#iso(),
+          });
+          this.#claimWaiting.delete(key);
+          this.#forgetAttempts(key);
+          this.#jobFolders.delete(key);
+          await discardPart(partPathFor(folder, job), this.#opts.fs).catch(() => undefined);
+          this.emit('saved', { job: saved, path: copy.path, bytes: copy.bytes });
+          return;
+        }
+        this.#claimWaiting.delete(key);
+        this.#enqueue(key);
+      })
+      .catch(() => {
+        // The store refused the write: looked at again later.
+        this.#claimWaiting.delete(key);
+        this.#schedule(key, this.#backoff.maxMs);
+      });
+  }
+
+  /** Waited too long for another receiver: downloaded here, whatever the claim says. */
+  #stopWaiting(key: string, waiting: AbortController): void {
+    if (this.#claimWaiting.get(key) !== waiting) return;
+    this.#claimWaiting.delete(key);
+    waiting.abort();
+    this.#ownDownloads.add(key);
+    this.#enqueue(key);
   }
 
   /**
@@ -812,6 +917,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
    * gone answers, its disk reservation): dropped at once, the same way, whichever way the job ended.
    */
   #forgetAttempts(key: string): void {
+    this.#ownDownloads.delete(key);
     this.#sizeStrikes.delete(key);
     this.#md5Misses.delete(key);
     this.#goneCount.delete(key);

@@ -22,6 +22,7 @@ import { Inbox } from '../recordings/inbox.js';
 import { originIdentifier } from '../download/origin-probe.js';
 import { keepNewestRecordings } from '../recordings/keep-newest.js';
 import { describeError, silentLogger } from '../logger.js';
+import { RetryLoop } from '../retry-loop.js';
 import { acquireStateLock, type StateLock } from '../recordings/state-lock.js';
 import type { DownloadOriginPolicy } from '../net/url-policy.js';
 import { isoAt, systemClock } from '../time.js';
@@ -70,8 +71,8 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
   #pruning: Promise<unknown> = Promise.resolve();
   #tokenReplaced: { name: string; why: string } | null = null;
   #listen: ListenState | null = null;
-  #listenTimer: NodeJS.Timeout | null = null;
-  #listenDelayMs = LISTEN_RETRY_FIRST_MS;
+  /** Tries a taken port again (see `waitForPort`); exact waits: one receiver, nobody retries in step with it. */
+  readonly #listenRetry = new RetryLoop({ policy: { baseMs: LISTEN_RETRY_FIRST_MS, maxMs: LISTEN_RETRY_MAX_MS } });
 
   private constructor(opts: PipelineOptions, inbox: Inbox, tokens: TokenStore, lock: StateLock) {
     super();
@@ -437,24 +438,18 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
   /** The receiver listens: the tunnel may open and registration follow it. */
   #expose(): void {
     this.#listen = { listening: true, port: this.receiver.port };
-    this.#listenDelayMs = LISTEN_RETRY_FIRST_MS;
+    this.#listenRetry.reset();
     this.emit('listen', this.#listen);
     if (this.registrar) this.#detachRegistrar = this.registrar.attach(this.supervisor);
     this.supervisor.start();
   }
 
   #cannotListen(error: Error): void {
-    const wait = this.#listenDelayMs;
-    this.#listenDelayMs = Math.min(wait * 2, LISTEN_RETRY_MAX_MS);
+    // No deadline and no signal: the loop always schedules.
+    const wait = this.#listenRetry.retry(() => void this.#tryListen())!.delayMs;
     const retryAt = isoAt(systemClock.now() + wait);
     this.#listen = { listening: false, port: this.receiver.configured.port, error, retryAt };
     this.emit('listen', this.#listen);
-    this.#listenTimer = setTimeout(() => {
-      this.#listenTimer = null;
-      void this.#tryListen();
-    }, wait);
-    // A retry alone must not keep a headless process (or a test run) alive.
-    this.#listenTimer.unref();
   }
 
   async #tryListen(): Promise<void> {
@@ -547,8 +542,7 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
       return;
     }
     this.#running = false;
-    if (this.#listenTimer) clearTimeout(this.#listenTimer);
-    this.#listenTimer = null;
+    this.#listenRetry.cancel();
     if (this.#heartbeat) clearInterval(this.#heartbeat);
     this.#heartbeat = null;
     this.#detachRegistrar?.();

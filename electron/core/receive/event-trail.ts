@@ -135,14 +135,29 @@ export function tracePipeline(pipeline: RecordingPipeline, log: Logger): () => v
  * reason changed. Nothing when only an ok reason moved (free space changes all the time).
  */
 export function healthLines(view: HealthView, previous: HealthView | null): string[] {
-  const lines: string[] = [];
-  if (view.state !== previous?.state) lines.push(`${previous?.state ?? 'starting'} → ${view.state}: ${view.summary}`);
+  return healthChanges(view, previous).map((change) => change.line);
+}
+
+/** The health's changes, each with whether it is good news (logged at info) or not (logged at warn). */
+export function healthChanges(view: HealthView, previous: HealthView | null): { line: string; ok: boolean }[] {
+  const changes: { line: string; ok: boolean }[] = [];
+  if (view.state !== previous?.state) {
+    changes.push({
+      line: `${previous?.state ?? 'starting'} → ${view.state}: ${view.summary}`,
+      ok: view.state === 'ok',
+    });
+  }
   for (const c of view.components) {
     const before = previous?.components.find((p) => p.id === c.id);
     if (before?.state === c.state && (c.state === 'ok' || before.reason === c.reason)) continue;
-    lines.push(`${c.id} ${before?.state ?? 'starting'} → ${c.state}: ${c.reason}`);
+    changes.push({ line: `${c.id} ${before?.state ?? 'starting'} → ${c.state}: ${c.reason}`, ok: c.state === 'ok' });
   }
-  return lines;
+  return changes;
+}
+
+/** Writes the health's changes to `log`: a part that turned ok at info, anything else at warn. */
+export function logHealth(log: Logger, view: HealthView, previous: HealthView | null): void {
+  for (const { line, ok } of healthChanges(view, previous)) (ok ? log.info : log.warn)(line);
 }
 
 /** Writes a studio publisher's events (connection, published, failed, warnings) to `log`; returns the stop. */

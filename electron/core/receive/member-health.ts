@@ -11,7 +11,7 @@ import type { HealthView } from '../health-view.js';
 import { describeError, silentLogger, type Logger } from '../logger.js';
 import type { Note } from '../notes.js';
 import { systemClock, wallNow } from '../time.js';
-import { healthLines } from './event-trail.js';
+import { logHealth } from './event-trail.js';
 import { ControlServer, type Face } from './control.js';
 import { ATTENTION_MS, judgeMemberHealth, type MemberFacts } from './health.js';
 
@@ -153,7 +153,7 @@ export class MemberHealth extends EventEmitter<{ health: [view: HealthView, prev
     this.#signature = signature;
     const previous = this.#view;
     this.#view = view;
-    for (const line of healthLines(view, previous)) (view.state === 'ok' ? this.#trail.info : this.#trail.warn)(line);
+    logHealth(this.#trail, view, previous);
     this.emit('health', view, previous);
   }
 }

@@ -95,6 +95,8 @@ export function studioPublisherSetup(
   },
 ): PublisherSetup {
   const retryMs = opts.env.TALLY_TEAM_RETRY_MS;
+  // Tests: how soon a receiver killed mid-download leaves its recordings to the others (default 10 min).
+  const staleClaimMs = opts.env.TALLY_TEAM_STALE_CLAIM_MS;
   return {
     key: JSON.stringify([studio.servers.map((u) => u.href), studio.replicas, studio.storeFlag, studio.retentionMs]),
     options: {
@@ -108,6 +110,7 @@ export function studioPublisherSetup(
       log: opts.log,
       reloadCredentials: () => resolveTeamCredentials(studio.url, opts.env, opts.keychain()),
       ...(retryMs ? { retry: { baseDelayMs: Number(retryMs) } } : {}),
+      ...(staleClaimMs ? { staleClaimMs: Number(staleClaimMs) } : {}),
     },
   };
 }

@@ -42,7 +42,7 @@ import {
   type ReceiveEvents,
   type ReceiveReady,
 } from './receive-events.js';
-import { healthLines, tracePipeline, tracePublisher } from './event-trail.js';
+import { logHealth, tracePipeline, tracePublisher } from './event-trail.js';
 
 /** What only the face knows, pushed by the face (`setFacts`) whenever it changes. */
 export interface FaceFacts {
@@ -311,8 +311,11 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   async #startPublisher(pipeline: RecordingPipeline, setup: PublisherSetup): Promise<void> {
     // Loaded only by a studio's receiver: a plain receiver never loads the team server's client.
     const { StudioPublisher } = await import('../studio/publisher.js');
+    const { StudioDownloadClaims } = await import('../studio/download-claims.js');
     const publisher = new StudioPublisher(pipeline, setup.options);
     this.#publisher = publisher;
+    // One origin download per recording per studio: a recording another receiver downloads is waited for.
+    pipeline.downloads.setClaims(new StudioDownloadClaims(publisher, setup.options.log));
     this.#untracePublisher = tracePublisher(publisher, this.#trail.child('studio'));
     const link = new PublisherLink(publisher, {
       app: this.#opts.face !== 'listen',
@@ -336,6 +339,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const publisher = this.#publisher;
     if (!publisher) return;
     this.#publisher = null;
+    this.#pipeline?.downloads.setClaims(null);
     this.#untracePublisher?.();
     this.#untracePublisher = null;
     this.#trail.child('studio').info('publisher stopped');
@@ -536,7 +540,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     if (signature !== this.#signature) {
       this.#signature = signature;
       const trail = this.#trail.child('health');
-      for (const line of healthLines(view, previous)) (view.state === 'ok' ? trail.info : trail.warn)(line);
+      logHealth(trail, view, previous);
       if (announce) this.emit('health', view, previous);
     }
     return view;

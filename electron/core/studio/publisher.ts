@@ -15,7 +15,7 @@ import { stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { JetStreamApiCodes, JetStreamApiError, jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { Kvm, type KV } from '@nats-io/kv';
+import { KvWatchInclude, Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { note } from '../notes.js';
 import { abortableDelay, backoffDelay } from '../backoff.js';
@@ -40,6 +40,7 @@ import { indexAnnouncement } from './shared-index.js';
 import { StudioWarnings, studioWarning, type StudioWarning } from './warnings.js';
 import { TeamLink, type TeamAnswer } from './team-link.js';
 import { systemClock, wallNow } from '../time.js';
+import { RetrySchedule } from '../pipeline/retry-schedule.js';
 import {
   CLAIMS_BUCKET,
   DEFAULT_RETENTION_MS,
@@ -182,7 +183,13 @@ interface Claim {
   state: 'claimed' | 'published' | 'gone';
   by: string;
   at: string;
+  /** With `published`: what was announced, so a receiver that waited for it saves the copy (download-claims.ts). */
+  announcement?: Announcement;
 }
+
+/** Who downloads a recording from the origin (see claimDownload). */
+export type DownloadClaim =
+  { state: 'mine' | 'taken' | 'offline' } | { state: 'published'; announcement: Announcement | null };
 
 const isPublished = (v: unknown): v is PublishedRecord =>
   typeof v === 'object' && v !== null && typeof (v as PublishedRecord).identity === 'string';
@@ -192,6 +199,8 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
   readonly #pipeline: RecordingPipeline;
   readonly #by: string;
   readonly #stop = new AbortController();
+  /** Wakes the workers when a failed recording's time comes: one timer for the earliest, cleared on stop. */
+  readonly #retries = new RetrySchedule(() => this.#wakeAll(), monotonic);
   readonly #queue = new Map<string, Item>();
   readonly #inFlight = new Map<string, Item>();
   readonly #wakers = new Set<() => void>();
@@ -388,9 +397,11 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     this.#detach();
     this.#catalogue?.stop();
     this.#stop.abort(new Error('stopped'));
+    this.#retries.clear();
     if (this.#sweeper) clearInterval(this.#sweeper);
     if (this.#lagTimer) clearInterval(this.#lagTimer);
     if (this.#selfWake) clearInterval(this.#selfWake);
+    for (const renew of this.#downloadClaims.values()) clearInterval(renew);
     this.#link?.stop();
     this.#wakeAll();
     await this.#loop?.catch(() => undefined);
@@ -608,7 +619,8 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
         else this.#log.warn(`studio: ${item.channelId} is not in the team store yet (${message}); trying again.`);
         // To the back of the queue, so one stubborn recording does not hold up the others.
         if (this.#queue.delete(item.identity)) this.#queue.set(item.identity, item);
-        setTimeout(() => this.#wakeAll(), delay).unref();
+        this.#retries.cancel(item.identity);
+        this.#retries.add(item.identity, item.retryAt);
       } finally {
         this.#inFlight.delete(item.identity);
         this.#wakeAll();
@@ -645,6 +657,8 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       return;
     }
     if (claimed === 'taken') throw new Error('another receiver is publishing it');
+    // A put may leave chunks behind: only the first one is put as a first claim.
+    this.#firstClaims.delete(item.identity);
     // The claim is renewed while the bytes go up (a large file over a slow line can take longer than the
     // stale age): another receiver takes over only a claim nobody renewed, and only by compare-and-set.
     let revision = claimed.revision;
@@ -694,7 +708,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       (error: unknown) =>
         this.#log.warn(`studio: ${item.channelId} is shared, but not in the team's index (${describeError(error)}).`),
     );
-    await kv.update(item.identity, JSON.stringify(this.#claimValue('published')), revision);
+    await kv.update(item.identity, JSON.stringify({ ...this.#claimValue('published'), announcement }), revision);
     await ledger.put({ ...record, at: new Date().toISOString() });
     this.emit('published', {
       identity: item.identity,
@@ -703,6 +717,74 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       bytes: put.bytes,
       sha256: put.sha256,
     });
+  }
+
+  /** Claims taken for a download (identity → the renewal), renewed until the download ends. */
+  readonly #downloadClaims = new Map<string, NodeJS.Timeout>();
+  /**
+   * Recordings whose download claim was the first claim on them: while the claim stays this receiver's, nobody
+   * else put a byte of them, so their publish puts without looking for an object first (docs/performance.md).
+   */
+  readonly #firstClaims = new Set<string>();
+
+  /** The team store, once connected (a waiting receiver saves the claimant's copy from it). */
+  get store(): TeamStore | null {
+    return this.#store;
+  }
+
+  /**
+   * Before this receiver downloads a recording from the origin (one download per recording per studio): `mine`
+   * when it holds the claim now (renewed until `releaseDownload`; its publish takes the same claim up), `taken`
+   * while another receiver's claim is live, `published` with what was announced, `offline` before the team server
+   * answered (the download is never held up for it).
+   */
+  async claimDownload(identity: string): Promise<DownloadClaim> {
+    const kv = this.#kv;
+    if (!kv || !this.#nc || this.#stop.signal.aborted) return { state: 'offline' };
+    const claimed = await this.#claim(kv, identity);
+    if (claimed === 'taken') return { state: 'taken' };
+    if (claimed === 'published') {
+      const entry = await kv.get(identity);
+      const claim = entry?.operation === 'PUT' ? entry.json<Claim>() : null;
+      return { state: 'published', announcement: claim?.announcement ?? null };
+    }
+    if (claimed.fresh) this.#firstClaims.add(identity);
+    let revision = claimed.revision;
+    clearInterval(this.#downloadClaims.get(identity));
+    const renew = setInterval(
+      () =>
+        void kv
+          .update(identity, JSON.stringify(this.#claimValue('claimed')), revision)
+          .then((r) => (revision = r))
+          .catch(() => clearInterval(renew)), // taken over meanwhile: the publish's claim says so
+      Math.max(1_000, this.#staleClaimMs / 3),
+    );
+    renew.unref();
+    this.#downloadClaims.set(identity, renew);
+    return { state: 'mine' };
+  }
+
+  /** The download claimed by `claimDownload` ended: the claim is no longer renewed for it. */
+  releaseDownload(identity: string): void {
+    clearInterval(this.#downloadClaims.get(identity));
+    this.#downloadClaims.delete(identity);
+  }
+
+  /**
+   * Resolves when the claim on `identity` changes (another receiver renewed, published or dropped it) or after
+   * a third of the stale age (a claim nobody renews lapses then), or when `signal` ends.
+   */
+  async claimChanged(identity: string, signal: AbortSignal): Promise<void> {
+    const kv = this.#kv;
+    const pause = Math.max(1_000, this.#staleClaimMs / 3);
+    if (!kv) return abortableDelay(pause, signal).catch(() => undefined);
+    const watch = await kv.watch({ key: identity, include: KvWatchInclude.UpdatesOnly }).catch(() => null);
+    try {
+      const next = watch ? watch[Symbol.asyncIterator]().next() : new Promise<never>(() => undefined);
+      await Promise.race([next, abortableDelay(pause, signal)]).catch(() => undefined);
+    } finally {
+      watch?.stop();
+    }
   }
 
   readonly #restoring = new Set<string>();
@@ -825,14 +907,17 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
   ): Promise<{ revision: number; fresh: boolean } | 'published' | 'taken'> {
     const claim = entry.json<Claim>();
     if (claim.state === 'published') return 'published';
+    // Still its own first claim (taken for the download): nobody else put a byte of it.
+    const first = claim.by === this.#by && this.#firstClaims.has(identity);
     if (claim.by !== this.#by) {
+      this.#firstClaims.delete(identity);
       const now = await serverNow(await jetstreamManager(this.#nc!), `KV_${CLAIMS_BUCKET}`);
       if (now - entry.created.getTime() <= this.#staleClaimMs) return 'taken';
     }
     // Ours from before a restart, or abandoned: taken over only if nobody else moved it meanwhile.
     try {
       const revision = await kv.update(identity, JSON.stringify(this.#claimValue('claimed')), entry.revision);
-      return { revision, fresh: false };
+      return { revision, fresh: first };
     } catch (error) {
       // "Wrong last sequence": the copy read was behind (a replica catching up after an outage answers reads).
       // The claim as its stream's leader holds it now decides, once, rather than a blind retry (issue 30).

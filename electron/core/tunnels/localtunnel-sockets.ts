@@ -12,7 +12,8 @@
  */
 import { EventEmitter } from 'node:events';
 import { connect, type Socket } from 'node:net';
-import { Backoff } from '../backoff.js';
+import type { BackoffPolicy } from '../backoff.js';
+import { RetryLoop } from '../retry-loop.js';
 
 export interface LocaltunnelSocketsOptions {
   /** The tunnel server's host name (the configured host's, never an address the server names). */
@@ -34,17 +35,17 @@ interface LocaltunnelSocketsEvents {
 }
 
 /** Waits between reconnects of one slot, so a server that accepts and closes at once is not hammered. */
-const RECONNECT = { baseMs: 250, maxMs: 5_000, jitter: 0.5 };
+const RECONNECT: BackoffPolicy = { baseMs: 250, maxMs: 5_000, jitter: 0.5 };
 /** Waits before connecting to a receiver that refused (it is restarting on the same port). */
-const LOCAL_RETRY = { baseMs: 250, maxMs: 2_000 };
+const LOCAL_RETRY: BackoffPolicy = { baseMs: 250, maxMs: 2_000 };
 
 /** `count` relays between the tunnel server and the local receiver, each replaced when it closes. */
 export class LocaltunnelSockets extends EventEmitter<LocaltunnelSocketsEvents> {
   readonly #options: LocaltunnelSocketsOptions;
   readonly #sockets = new Set<Socket>();
-  readonly #timers = new Set<NodeJS.Timeout>();
+  /** Stops every slot's pending reconnect at once. */
+  readonly #stop = new AbortController();
   #opened = false;
-  #closed = false;
 
   constructor(options: LocaltunnelSocketsOptions) {
     super();
@@ -53,26 +54,22 @@ export class LocaltunnelSockets extends EventEmitter<LocaltunnelSocketsEvents> {
 
   /** Opens every slot. */
   open(): void {
-    for (let slot = 0; slot < this.#options.count; slot++) this.#connectRemote(new Backoff(RECONNECT));
+    for (let slot = 0; slot < this.#options.count; slot++) this.#connectRemote(this.#loop(RECONNECT));
   }
 
   /** Closes every socket and cancels every pending reconnect; nothing is reopened after. */
   close(): void {
-    this.#closed = true;
-    for (const timer of this.#timers) clearTimeout(timer);
-    this.#timers.clear();
+    this.#stop.abort();
     for (const socket of this.#sockets) socket.destroy();
     this.#sockets.clear();
   }
 
-  #later(ms: number, run: () => void): void {
-    if (this.#closed) return;
-    const timer = setTimeout(() => {
-      this.#timers.delete(timer);
-      if (!this.#closed) run();
-    }, ms);
-    timer.unref();
-    this.#timers.add(timer);
+  get #closed(): boolean {
+    return this.#stop.signal.aborted;
+  }
+
+  #loop(policy: BackoffPolicy): RetryLoop {
+    return new RetryLoop({ policy, signal: this.#stop.signal });
   }
 
   #track(socket: Socket): Socket {
@@ -82,20 +79,20 @@ export class LocaltunnelSockets extends EventEmitter<LocaltunnelSocketsEvents> {
   }
 
   /** One slot: a socket to the server, replaced (after a wait that grows while it keeps failing) when it closes. */
-  #connectRemote(backoff: Backoff): void {
+  #connectRemote(retry: RetryLoop): void {
     const { remoteHost, remotePort } = this.#options;
     const remote = this.#track(connect({ host: remoteHost, port: remotePort }));
     remote.setKeepAlive(true);
     let connected = false;
     remote.once('connect', () => {
       connected = true;
-      backoff.reset();
+      retry.reset();
       if (!this.#opened) {
         this.#opened = true;
         this.emit('open');
       }
       remote.pause();
-      this.#connectLocal(remote, new Backoff(LOCAL_RETRY));
+      this.#connectLocal(remote, this.#loop(LOCAL_RETRY));
     });
     remote.on('error', (error: NodeJS.ErrnoException) => {
       // A refused socket means the server no longer has this client's port: the tunnel must be opened anew.
@@ -106,12 +103,14 @@ export class LocaltunnelSockets extends EventEmitter<LocaltunnelSocketsEvents> {
     remote.once('close', () => {
       if (this.#closed) return;
       // A relay that carried a request is replaced at once; one that never connected waits first.
-      this.#later(connected ? 0 : backoff.next(), () => this.#connectRemote(backoff));
+      const again = (): void => this.#connectRemote(retry);
+      if (connected) retry.again(again);
+      else retry.retry(again);
     });
   }
 
   /** Relays `remote` to a new connection to the receiver, retrying while the receiver refuses. */
-  #connectLocal(remote: Socket, backoff: Backoff): void {
+  #connectLocal(remote: Socket, retry: RetryLoop): void {
     if (remote.destroyed || this.#closed) return;
     const { localHost, localPort } = this.#options;
     const local = this.#track(connect({ host: localHost, port: localPort }));
@@ -119,7 +118,7 @@ export class LocaltunnelSockets extends EventEmitter<LocaltunnelSocketsEvents> {
     remote.once('close', onRemoteClose);
     local.once('error', (error: NodeJS.ErrnoException) => {
       remote.off('close', onRemoteClose);
-      if (error.code === 'ECONNREFUSED') this.#later(backoff.next(), () => this.#connectLocal(remote, backoff));
+      if (error.code === 'ECONNREFUSED') retry.retry(() => this.#connectLocal(remote, retry));
       else remote.destroy();
     });
     local.once('connect', () => {

@@ -11,7 +11,7 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { note } from '../notes.js';
-import { backoffDelay } from '../backoff.js';
+import { RetryLoop } from '../retry-loop.js';
 import { BadCredentialsError, ConfigError, ValidationError } from '../errors.js';
 import type { TunnelStatus } from './types.js';
 import type { UrlChange } from './supervisor.js';
@@ -202,9 +202,8 @@ export class AutoRegistrar extends EventEmitter<AutoRegistrarEvents> {
   #blocked: string | null = null;
   #source: RegistrationSource | null = null;
   #lastError: Error | null = null;
-  readonly #hookRetry: { baseMs: number; maxMs: number };
-  #hookFailures = 0;
-  #hookTimer: NodeJS.Timeout | null = null;
+  /** Sets the channel lifecycle hook again after a failed call. */
+  readonly #hookRetry: RetryLoop;
 
   constructor(options: AutoRegistrarOptions) {
     super();
@@ -215,7 +214,7 @@ export class AutoRegistrar extends EventEmitter<AutoRegistrarEvents> {
     this.#scope = options.scope ?? null;
     this.#now = options.now ?? (() => new Date());
     this.#enabled = options.enabled;
-    this.#hookRetry = options.channelHookRetry ?? CHANNEL_HOOK_RETRY;
+    this.#hookRetry = new RetryLoop({ policy: options.channelHookRetry ?? CHANNEL_HOOK_RETRY });
   }
 
   get enabled(): boolean {
@@ -312,7 +311,7 @@ export class AutoRegistrar extends EventEmitter<AutoRegistrarEvents> {
         if (last !== null && this.#matches(last, url)) {
           this.#source?.setRegisteredUrl?.(url);
           // A pending retry owns the hook: calling now would defeat its backoff.
-          if (this.#needsHook(last) && this.#hookTimer === null) await this.#setChannelHook(last);
+          if (this.#needsHook(last) && !this.#hookRetry.pending) await this.#setChannelHook(last);
           return;
         }
         // Not lost: #register has emitted `failed` (shown by both faces) and kept it as lastError.
@@ -387,29 +386,22 @@ export class AutoRegistrar extends EventEmitter<AutoRegistrarEvents> {
   #hookOutcome(registration: Registration): void {
     const { url } = registration;
     if (registration.channelHookSet) {
-      this.#hookFailures = 0;
+      this.#hookRetry.reset();
       this.emit('channel-hook', { url, error: null, retryInMs: null });
       return;
     }
-    this.#hookFailures += 1;
-    const delay = backoffDelay(this.#hookFailures, this.#hookRetry);
-    this.#hookTimer = setTimeout(() => {
-      this.#hookTimer = null;
+    const scheduled = this.#hookRetry.retry(() => {
       if (!this.#enabled || this.#wanted !== url) return;
       this.#queue = this.#queue.then(async () => {
         const last = await this.lastRegistered();
         if (last !== null && this.#matches(last, url) && this.#needsHook(last)) await this.#setChannelHook(last);
       });
-    }, delay);
-    // A pending retry must not keep `tally listen` or a test process alive.
-    this.#hookTimer.unref();
-    this.emit('channel-hook', { url, error: registration.channelHookError, retryInMs: delay });
+    });
+    this.emit('channel-hook', { url, error: registration.channelHookError, retryInMs: scheduled?.delayMs ?? null });
   }
 
   #cancelHookRetry(): void {
-    if (this.#hookTimer) clearTimeout(this.#hookTimer);
-    this.#hookTimer = null;
-    this.#hookFailures = 0;
+    this.#hookRetry.reset();
   }
 }
 

@@ -12,7 +12,8 @@ import { describeError, silentLogger, type Logger } from '../logger.js';
 import { tunnelRequest, withCause } from './http.js';
 import { checkBrowserUpload } from './browser-check.js';
 import type { ConnectToOverride } from './http.js';
-import { backoffDelay, type BackoffPolicy } from '../backoff.js';
+import type { BackoffPolicy } from '../backoff.js';
+import { RetryLoop } from '../retry-loop.js';
 import type { LocalTarget, TunnelProvider, TunnelState, TunnelStatus } from './types.js';
 
 /** How a broken tunnel is reopened: equal jitter, from 1 s up to 5 min (core/backoff.ts computes each wait). */
@@ -168,13 +169,12 @@ type Phase = 'stopped' | 'opening' | 'open' | 'waiting';
 export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
   readonly #options: TunnelSupervisorOptions;
   readonly #provider: TunnelProvider;
-  readonly #backoff: BackoffPolicy;
+  /** Reopens after a failure: its count is the attempt number `reconnect-scheduled` reports. */
+  readonly #reopen: RetryLoop;
   readonly #now: () => Date;
-  readonly #random: () => number;
   #phase: Phase = 'stopped';
   /** Bumped on every (re)open and on stop; async work from an older generation is dropped. */
   #generation = 0;
-  #attempt = 0;
   #failedChecks = 0;
   #timer: NodeJS.Timeout | null = null;
   #abort: AbortController | null = null;
@@ -190,9 +190,11 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
     super();
     this.#options = options;
     this.#provider = options.provider;
-    this.#backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
+    this.#reopen = new RetryLoop({
+      policy: { ...DEFAULT_BACKOFF, ...options.backoff },
+      random: options.random ?? Math.random,
+    });
     this.#now = options.now ?? (() => new Date());
-    this.#random = options.random ?? Math.random;
     this.#status = {
       provider: this.#provider.kind,
       state: 'off',
@@ -223,7 +225,7 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
     if (this.#phase !== 'stopped') return;
     this.#provider.on('closed', this.#onClosed);
     this.#provider.on('error', this.#onError);
-    this.#attempt = 0;
+    this.#reopen.reset();
     void this.#open();
   }
 
@@ -294,7 +296,7 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
     this.#warning = result.warning ? (result.warningNote ?? errorNote({ message: result.warning })) : null;
     this.#setPublicBaseUrl(result.publicBaseUrl);
     if (result.publicBaseUrl === null) {
-      this.#attempt = 0;
+      this.#reopen.reset();
       this.#update({
         state: 'off',
         ...messageSaid([note('tunnelNone')]),
@@ -328,7 +330,7 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
     const lastCheckedAt = this.#now().toISOString();
     if (result.ok) {
       this.#failedChecks = 0;
-      this.#attempt = 0;
+      this.#reopen.reset();
       const reachable =
         this.#provider.kind === 'url'
           ? note('tunnelReachableOwnUrl')
@@ -404,8 +406,13 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
 
   #scheduleOpen(reason: Note[], state: TunnelState): void {
     this.#phase = 'waiting';
-    this.#attempt++;
-    const delayMs = backoffDelay(this.#attempt, this.#backoff, this.#random);
+    this.#clearTimer();
+    const generation = this.#generation;
+    const scheduled = this.#reopen.retry(() => {
+      if (generation === this.#generation && this.#phase === 'waiting') void this.#open();
+    });
+    // No deadline and no signal: the loop always schedules.
+    const { attempt, delayMs } = scheduled!;
     const retrying =
       delayMs < 1000
         ? note('retryingMs', { ms: delayMs })
@@ -415,11 +422,7 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
       ...messageSaid([...reason, retrying]),
       ...this.#uploadsDown(this.#publicBaseUrl ?? 'the public URL', reason),
     });
-    this.emit('reconnect-scheduled', { attempt: this.#attempt, delayMs, reason: notesText(reason) });
-    const generation = this.#generation;
-    this.#schedule(() => {
-      if (generation === this.#generation && this.#phase === 'waiting') void this.#open();
-    }, delayMs);
+    this.emit('reconnect-scheduled', { attempt, delayMs, reason: notesText(reason) });
   }
 
   #setPublicBaseUrl(base: string | null): void {
@@ -456,6 +459,7 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
   #clearTimer(): void {
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
+    this.#reopen.cancel();
   }
 }
 

@@ -90,7 +90,7 @@ async function startServer() {
 function connect(url: string, options: Partial<ConstructorParameters<typeof WsTransport>[0]> = {}) {
   const transport = new WsTransport({
     url,
-    backoff: () => 5,
+    backoff: { baseMs: 5, maxMs: 5 },
     visibility: null,
     WebSocket: NodeWebSocket as unknown as typeof WebSocket,
     ...options,
@@ -271,6 +271,27 @@ describe('WsTransport', () => {
     visibility.visibilityState = 'hidden';
     target.dispatchEvent(new Event('visibilitychange'));
     expect(await peer.next()).toEqual({ type: 'visibility', visible: false });
+  });
+
+  it('waits the reconnect backoff while hidden, and reconnects at once when the page is shown again', async () => {
+    const server = await startServer();
+    const target = new EventTarget();
+    const visibility = Object.assign(target, { visibilityState: 'hidden' as DocumentVisibilityState });
+    // A wait no test would sit out: only the page coming back can end it.
+    const transport = connect(server.url, {
+      visibility: visibility as unknown as VisibilitySource,
+      backoff: { baseMs: 600_000, maxMs: 600_000 },
+    });
+    const first = await server.connection();
+    await reach(transport, 'open');
+    first.socket.terminate();
+    await reach(transport, 'reconnecting');
+
+    visibility.visibilityState = 'visible';
+    target.dispatchEvent(new Event('visibilitychange'));
+    const second = await server.connection();
+    expect(await second.next()).toEqual({ type: 'visibility', visible: true });
+    await reach(transport, 'open');
   });
 });
 

@@ -29,6 +29,8 @@
  */
 import {
   RemoteError,
+  RetryLoop,
+  type BackoffPolicy,
   type ErrorView,
   type EventName,
   type RequestName,
@@ -91,8 +93,8 @@ export interface WsTransportOptions {
   WebSocket?: typeof WebSocket;
   /** How long an invoke may wait for its result (default 30 s). */
   timeoutMs?: number;
-  /** Delay before reconnect attempt `attempt` (0-based). */
-  backoff?: (attempt: number) => number;
+  /** The waits between reconnects (default RECONNECT_BACKOFF). */
+  backoff?: BackoffPolicy;
   /** Visibility to report; null disables reporting (always visible). */
   visibility?: VisibilitySource | null;
   /** The subprotocols of each handshake: they carry the page's credential (asked again at each reconnect). */
@@ -101,11 +103,11 @@ export interface WsTransportOptions {
   onSession?: (key: string) => void;
 }
 
-/** Exponential backoff from 0.5 s to 10 s with jitter, so many tabs do not reconnect in lockstep. */
-export function defaultBackoff(attempt: number): number {
-  const base = Math.min(10_000, 500 * 2 ** attempt);
-  return Math.round(base * (0.75 + Math.random() * 0.5));
-}
+/**
+ * From 0.5 s to 10 s, a quarter of each wait random so that many tabs do not reconnect in lockstep. The core's
+ * one retry loop and formula (electron/core/retry-loop.ts and backoff.ts, browser-safe, through the contract).
+ */
+export const RECONNECT_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 10_000, jitter: 0.25 };
 
 function isServerMessage(value: unknown): value is ServerMessage {
   if (typeof value !== 'object' || value === null) return false;
@@ -123,15 +125,13 @@ export class WsTransport implements Transport, ConnectionSource {
   readonly #url: string;
   readonly #WebSocket: typeof WebSocket;
   readonly #timeoutMs: number;
-  readonly #backoff: (attempt: number) => number;
+  readonly #reconnect: RetryLoop;
   readonly #visibility: VisibilitySource | null;
   readonly #protocols: () => string[];
   readonly #onSession: (key: string) => void;
   #socket: WebSocket | null = null;
   #state: ConnectionState = 'connecting';
-  #attempt = 0;
   #nextId = 1;
-  #retryTimer: ReturnType<typeof setTimeout> | null = null;
   #closed = false;
   readonly #pending = new Map<number, Pending>();
   readonly #listeners = new Map<EventName, Set<Listener>>();
@@ -143,7 +143,7 @@ export class WsTransport implements Transport, ConnectionSource {
     if (!Ctor) throw new Error('This browser has no WebSocket support.');
     this.#WebSocket = Ctor;
     this.#timeoutMs = options.timeoutMs ?? 30_000;
-    this.#backoff = options.backoff ?? defaultBackoff;
+    this.#reconnect = new RetryLoop({ policy: options.backoff ?? RECONNECT_BACKOFF });
     this.#visibility = options.visibility === undefined ? globalThis.document : options.visibility;
     this.#protocols = options.protocols ?? (() => []);
     this.#onSession = options.onSession ?? (() => {});
@@ -208,7 +208,7 @@ export class WsTransport implements Transport, ConnectionSource {
   /** Closes for good: no reconnect, every waiting request is rejected. */
   close(): void {
     this.#closed = true;
-    if (this.#retryTimer) clearTimeout(this.#retryTimer);
+    this.#reconnect.cancel();
     this.#visibility?.removeEventListener('visibilitychange', this.#onVisibility);
     this.#rejectAll(() => true, 'disconnected', 'The connection to Tally was closed.');
     this.#socket?.close(1000);
@@ -222,13 +222,12 @@ export class WsTransport implements Transport, ConnectionSource {
   }
 
   #connect(): void {
-    this.#retryTimer = null;
     const protocols = this.#protocols();
     const socket = protocols.length > 0 ? new this.#WebSocket(this.#url, protocols) : new this.#WebSocket(this.#url);
     this.#socket = socket;
     socket.addEventListener('open', () => {
       if (socket !== this.#socket) return;
-      this.#attempt = 0;
+      this.#reconnect.reset();
       for (const event of this.#listeners.keys()) this.#send({ type: 'subscribe', event }, socket);
       this.#send({ type: 'visibility', visible: this.#visible() }, socket);
       this.#setState('open');
@@ -260,12 +259,7 @@ export class WsTransport implements Transport, ConnectionSource {
       return;
     }
     this.#setState('reconnecting');
-    this.#scheduleReconnect(this.#backoff(this.#attempt++));
-  }
-
-  #scheduleReconnect(delay: number): void {
-    if (this.#retryTimer) clearTimeout(this.#retryTimer);
-    this.#retryTimer = setTimeout(() => this.#connect(), delay);
+    this.#reconnect.retry(() => this.#connect());
   }
 
   #onMessage(data: unknown): void {
@@ -330,6 +324,7 @@ export class WsTransport implements Transport, ConnectionSource {
     const visible = this.#visible();
     this.#send({ type: 'visibility', visible });
     // Coming back to the tab should not wait out a long backoff.
-    if (visible && this.#state === 'reconnecting' && this.#retryTimer) this.#scheduleReconnect(0);
+    if (visible && this.#state === 'reconnecting' && this.#reconnect.pending)
+      this.#reconnect.again(() => this.#connect());
   };
 }

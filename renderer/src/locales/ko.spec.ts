@@ -16,7 +16,7 @@ function leaves(node: unknown, path = ''): [string, string][] {
 const KEPT = new Set(
   [
     'Tally tally serve login chmod status retry follow ngrok localtunnel cloudflared Tailscale Funnel JetStream nats nats-server tls gnome-keyring KeePassXC',
-    'ID URL API OS CSV MD5 CORS TLS DNS S3 Ceph MinIO DIR member-id http https recordUrl receiverHost receiverPort origin ms s Origin Content-Type POST',
+    'ID URL API OS CSV MD5 CORS TLS DNS S3 AWS Ceph MinIO DIR member-id http https recordUrl receiverHost receiverPort origin ms s Origin Content-Type POST',
   ]
     .join(' ')
     .split(' '),
