@@ -160,12 +160,21 @@ describe('a studio whose team servers hang (real three-node nats-server cluster)
     const first = await s.share();
     await when(s.member, 'saved', () => s.mirrored.has(first));
 
+    // Where the streams' and the member's consumer's leaders sit, for the trail (the hung node may hold any).
+    const look = await connect({ servers: cluster.urls.map((u) => u.replace('nats://', '')) });
+    const jsm = await jetstreamManager(look);
+    for await (const si of jsm.streams.list()) s.at(`stream ${si.config.name} leader ${si.cluster?.leader}`);
+    for await (const ci of jsm.consumers.list(STUDIO_STREAM)) s.at(`consumer ${ci.name} leader ${ci.cluster?.leader}`);
+    await look.close();
     step = 'hang';
     hung.pause();
     s.at('node 1 hung');
     cleanups.push(async () => hung.resume());
     const hangAt = performance.now();
     const during = await s.share();
+    const publishedIn = when(s.publisher, 'published', () => s.published.has(during)).then(
+      () => performance.now() - hangAt,
+    );
     await when(s.member, 'saved', () => s.mirrored.has(during));
     const firstThrough = performance.now() - hangAt;
     // Both sides said which server stopped answering, before or while they moved on.
@@ -173,6 +182,8 @@ describe('a studio whose team servers hang (real three-node nats-server cluster)
     const named = (said: TeamAnswer[]) => said.some((a) => !a.answering && (a.message ?? '').includes(port));
     expect(named(s.receiverSaid), JSON.stringify(s.receiverSaid)).toBe(true);
     expect(named(s.memberSaid), JSON.stringify(s.memberSaid)).toBe(true);
+    // Published and mirrored within 20 s of the hang's start.
+    expect(await publishedIn).toBeLessThan(20_000);
     expect(firstThrough).toBeLessThan(20_000);
 
     // Recordings keep going through for the rest of the minute, one after the other.

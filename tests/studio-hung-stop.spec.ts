@@ -3,35 +3,53 @@
  * --team` end within 10 s of SIGTERM whatever the server does. Two such servers: a TCP listener that accepts and
  * says nothing (the client's connection attempt hangs on it), and a real nats-server hung with SIGSTOP after the
  * face connected (its socket stays open, nothing answers). Real child processes of the built CLI; the sandbox
- * service for `listen`. Each stop is timed on the monotonic clock.
+ * service for `listen`, and `tally serve --sandbox` as a studio member (from Settings). Each stop is timed on the
+ * monotonic clock.
  */
+import { spawn } from 'node:child_process';
 import { createServer, type Server, type Socket } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../electron/core/sandbox/index.js';
-import { ensureBuiltCli } from './support/built-cli.js';
+import { openSettingsStore } from '../electron/core/settings.js';
+import { ROOT, TALLY_BIN, ensureBuiltCli } from './support/built-cli.js';
 import { startTally, type ListenProcess } from './support/listen-process.js';
 import { startNatsServer } from './support/nats-server.js';
 import { listenEnv } from './support/sandbox-files.js';
 
-/** A server that accepts every connection and never writes a byte: what a hung team server looks like. */
-async function silentServer(): Promise<{ url: string; accepted: Promise<void>; close: () => Promise<void> }> {
+/**
+ * A server that accepts every connection and never writes a byte: what a hung team server looks like.
+ * `acceptedAgain` resolves at the second connection: the client's first attempt timed out and it tried again.
+ */
+async function silentServer(): Promise<{
+  url: string;
+  accepted: Promise<void>;
+  acceptedAgain: Promise<void>;
+  close: () => Promise<void>;
+}> {
   const sockets = new Set<Socket>();
+  let accepts = 0;
   let onAccept = () => {};
+  let onAgain = () => {};
   const accepted = new Promise<void>((resolve) => (onAccept = resolve));
+  const acceptedAgain = new Promise<void>((resolve) => (onAgain = resolve));
   const server: Server = createServer((socket) => {
     sockets.add(socket);
     socket.on('error', () => undefined);
     socket.on('close', () => sockets.delete(socket));
+    accepts += 1;
     onAccept();
+    if (accepts >= 2) onAgain();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
   return {
     url: `nats://127.0.0.1:${port}`,
     accepted,
+    acceptedAgain,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
@@ -133,5 +151,42 @@ describe('SIGTERM ends a studio face within 10 s while its team server never ans
     server.pause();
     const { ms } = await terminate(proc);
     expect(ms, proc.stderr()).toBeLessThan(10_000);
+  }, 60_000);
+
+  it('tally serve as a studio member (Settings), connecting to a server that accepts and says nothing', async () => {
+    const silent = await silentServer();
+    cleanups.push(() => silent.close());
+    const home = join(root, 'serve-home');
+    openSettingsStore(home).update({
+      recordingsFolder: join(root, 'rec'),
+      studio: {
+        mode: 'follow',
+        servers: [silent.url],
+        name: 'serve-member',
+        store: 'nats',
+        retentionDays: 7,
+        replicas: null,
+      },
+    });
+    const child = spawn(process.execPath, [TALLY_BIN, 'serve', '--sandbox', '--port', '0', '--json', '--no-open'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, TALLY_HOME: home, TALLY_TEAM_RETRY_MS: '100' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    cleanups.push(async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    });
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const lines = createInterface({ input: child.stdout });
+    await new Promise<void>((resolve) => lines.on('line', (l) => l.includes('"ready"') && resolve()));
+    // Its first attempt timed out on the silent server and it is trying again.
+    await silent.acceptedAgain;
+    const began = performance.now();
+    child.kill('SIGTERM');
+    await exited;
+    expect(performance.now() - began, stderr).toBeLessThan(10_000);
   }, 60_000);
 });

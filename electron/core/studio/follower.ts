@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
-import { AckPolicy, DeliverPolicy, jetstream, type JsMsg } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, jetstream, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { note, noteText } from '../notes.js';
 import { abortableDelay, backoffDelay, retrying } from '../backoff.js';
@@ -539,6 +539,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
     while (!this.#stop.signal.aborted) {
       const messages = await consumer.consume({ max_messages: 4, expires: 5_000 });
       this.#feed = messages;
+      void this.#traceFeed(messages);
       const close = () => void messages.close();
       this.#stop.signal.addEventListener('abort', close, { once: true });
       try {
@@ -554,6 +555,14 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
         // Settled before the feed is read again, so no announcement is taken twice at once.
         await mirrors.drain();
       }
+    }
+  }
+
+  /** What the client says of the feed beyond routine pulls and heartbeats (a stalled read consumer), at debug. */
+  async #traceFeed(messages: ConsumerMessages): Promise<void> {
+    for await (const s of messages.status()) {
+      if (s.type === 'next' || s.type === 'heartbeat' || s.type === 'discard' || s.type === 'debug') continue;
+      this.#log.debug(`studio: the announcement feed: ${JSON.stringify(s)}`);
     }
   }
 

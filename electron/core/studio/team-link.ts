@@ -5,6 +5,14 @@
  * stopped answering them is left for another of the list, and named here), and every few seconds two JetStream
  * requests (the account's JetStream info, then the studio stream's) that only a cluster that can store and
  * announce answers. Issue 30.
+ *
+ * Each probe also sends one protocol ping (the client's `rtt()`): a server that answered neither, and sent no
+ * byte at all, by the time the request timed out is hung, and the client is told to leave it now (`reconnect()`),
+ * some 5-10 s before its own pings would say so.
+ * Measured on a 3-node cluster with a node SIGSTOPped (tests/studio-hung-server.spec.ts): the member's read
+ * consumer was answering from a surviving server within a few seconds of the client moving (its pulls, and the
+ * client's own heartbeat check, carry it over); what held the first recording 15-25 s was the receiver still
+ * sitting on the hung node, waiting for its pings.
  */
 import { EventEmitter } from 'node:events';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -93,6 +101,16 @@ export class TeamLink extends EventEmitter<{ change: [answer: TeamAnswer] }> {
     if (this.#asking || this.#stopped || this.#disconnected || this.#nc.isClosed()) return;
     this.#asking = true;
     const where = this.#where();
+    const began = performance.now();
+    // One protocol ping alongside: it has had the whole request's time to come back when the request times out.
+    // And what the server sent meanwhile: a server busy sending a member a large recording over a slow line may
+    // answer late, but a hung one sends nothing at all.
+    const sentBefore = this.#nc.stats().inBytes;
+    let ponged = false;
+    this.#nc.rtt().then(
+      () => (ponged = true),
+      () => undefined,
+    );
     try {
       // The account check first (`checkAPI`, the default): a lone server of a cluster that lost its majority
       // still answers the stream's info from what it last knew, and refuses this one.
@@ -102,6 +120,12 @@ export class TeamLink extends EventEmitter<{ change: [answer: TeamAnswer] }> {
     } catch (error) {
       if (this.#disconnected || this.#nc.isClosed()) return;
       const detail = describeError(error).split('\n')[0]!.slice(0, 200);
+      if (/timeout/i.test(detail) && !ponged && this.#nc.stats().inBytes === sentBefore) {
+        const seconds = Math.round((performance.now() - began) / 1000);
+        this.#say(false, where, note('teamNotAnswering', { where, seconds }));
+        await this.#nc.reconnect().catch(() => undefined);
+        return;
+      }
       this.#say(false, where, note('teamCannotStore', { where, detail }));
     } finally {
       this.#asking = false;
