@@ -22,7 +22,7 @@ import { EventEmitter } from 'node:events';
 import type { HealthView } from '../health-view.js';
 import type { Note } from '../notes.js';
 import type { PublisherOptions, StudioPublisher } from '../studio/publisher.js';
-import { PublisherLink } from '../studio/publisher-link.js';
+import type { PublisherLink } from '../studio/publisher-link.js';
 import type { StudioLink } from '../studio/studio-link.js';
 import { describeError, silentLogger, type Logger } from '../logger.js';
 import { errorNote } from '../notes.js';
@@ -312,6 +312,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     // Loaded only by a studio's receiver: a plain receiver never loads the team server's client.
     const { StudioPublisher } = await import('../studio/publisher.js');
     const { StudioDownloadClaims } = await import('../studio/download-claims.js');
+    const { PublisherLink } = await import('../studio/publisher-link.js');
     const publisher = new StudioPublisher(pipeline, setup.options);
     this.#publisher = publisher;
     // One origin download per recording per studio: a recording another receiver downloads is waited for.
