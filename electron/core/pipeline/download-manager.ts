@@ -852,7 +852,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     const pace = this.#pace.get(key);
     // Half as long again as the rest took at that pace: a rate seen once is no promise.
     const latest = pace && pace.rate > 0 ? deadline - 1.5 * (pace.left / pace.rate) * 1000 : deadline;
-    return Math.max(now + 1, Math.min(now + wait, latest));
+    // Once that point has passed, hurrying no longer helps: the plain backoff (never a retry every millisecond).
+    return latest > now ? Math.max(now + 1, Math.min(now + wait, latest)) : now + wait;
   }
 
   /**
