@@ -10,6 +10,11 @@ import type { StatfsFunction } from './disk.js';
 
 /** The subset of `FileHandle` the engine writes through. */
 export interface PartHandle {
+  /**
+   * The descriptor, when writes may go straight to it (fs.writeSync in the engine's thread). Absent for a handle
+   * a test replaced: its writes then go through `writev`.
+   */
+  readonly fd?: number;
   writev(buffers: NodeJS.ArrayBufferView[], position?: number | null): Promise<{ bytesWritten: number }>;
   read(buffer: Buffer, offset: number, length: number, position: number | null): Promise<{ bytesRead: number }>;
   truncate(len?: number): Promise<void>;
@@ -63,11 +68,14 @@ export const nodeFs: DownloadFs = {
  */
 export function downloadFs(overrides?: Partial<DownloadFs>): DownloadFs {
   const base = overrides ? { ...nodeFs, ...overrides } : nodeFs;
-  return { ...base, open: async (file, flags) => flushInBackground(await base.open(file, flags)) };
+  // A replaced `open` may hand out handles whose writes are watched or failed on purpose: never bypassed.
+  const direct = !overrides?.open;
+  return { ...base, open: async (file, flags) => flushInBackground(await base.open(file, flags), direct) };
 }
 
-function flushInBackground(handle: PartHandle): PartHandle {
+function flushInBackground(handle: PartHandle, direct: boolean): PartHandle {
   return {
+    ...(direct && typeof handle.fd === 'number' ? { fd: handle.fd } : {}),
     writev: (buffers, position) => handle.writev(buffers, position),
     read: (buffer, offset, length, position) => handle.read(buffer, offset, length, position),
     truncate: (len) => handle.truncate(len),

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Hash } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { SocketResponse } from './socket-response.js';
 import path from 'node:path';
 import type { EngineContext } from './engine-context.js';
 import { ifRangeValidator, RestartFromZero, transferError } from './engine-context.js';
@@ -23,7 +23,6 @@ import {
 import { pumpToFile } from './file-sink.js';
 import { WRITE_BEHIND_BYTES, WriteBehind } from './write-behind.js';
 import {
-  Agents,
   contentLength,
   describeEndpoint,
   errorHint,
@@ -80,13 +79,11 @@ interface TransferOutcome {
 export async function downloadFile(opts: DownloadOptions): Promise<DownloadResult> {
   const fsx = downloadFs(opts.fs);
   const segments = Math.max(1, Math.floor(opts.segments ?? DEFAULT_SEGMENTS));
-  const agents = new Agents(segments + 1);
   // The stall rule stops this download (not the caller's): its own signal, joined with the caller's.
   const stall = new AbortController();
   const signal = opts.signal ? AbortSignal.any([opts.signal, stall.signal]) : stall.signal;
   const ctx: EngineContext = {
     fsx,
-    agents,
     policy: opts.policy,
     signal,
     timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
@@ -121,7 +118,6 @@ export async function downloadFile(opts: DownloadOptions): Promise<DownloadResul
     throw error;
   } finally {
     unwatch();
-    agents.destroy();
   }
 }
 
@@ -130,7 +126,7 @@ async function run(ctx: EngineContext, opts: DownloadOptions): Promise<DownloadR
   opts.signal?.throwIfAborted();
   let url: URL;
   if (opts.policy.check) {
-    const verdict = opts.policy.check(opts.url);
+    const verdict = await opts.policy.check(opts.url);
     if (!verdict.ok) throw new DownloadRefusedError(verdict.reason);
     url = verdict.url;
   } else {
@@ -252,11 +248,10 @@ async function transferSequential(
     url,
     headers,
     policy: ctx.policy,
-    agents: ctx.agents,
     signal: ctx.signal,
     timeoutMs: ctx.timeoutMs,
   });
-  let res: IncomingMessage = opened.res;
+  let res: SocketResponse = opened.res;
   let status = res.statusCode ?? 0;
   let ranged = true;
 
@@ -273,7 +268,6 @@ async function transferSequential(
     opened = await openResponse({
       url,
       policy: ctx.policy,
-      agents: ctx.agents,
       signal: ctx.signal,
       timeoutMs: ctx.timeoutMs,
     });
