@@ -207,7 +207,9 @@ class Exchange {
       this.#staging = bigger;
     }
     this.#readAt = used;
-    return this.#staging.subarray(used);
+    // The slack past STAGING_BYTES is only for reads that come while paused (see SLACK_BYTES).
+    const paused = this.#writing || this.#phase === 'held';
+    return this.#staging.subarray(used, paused ? this.#staging.length : Math.max(STAGING_BYTES, used + MIN_READ_BYTES));
   }
 
   /**
@@ -305,25 +307,34 @@ class Exchange {
     return true;
   }
 
-  /** Gives the staged bytes to the sink. Returns false (socket paused) while an asynchronous write runs. */
+  /**
+   * Gives the staged bytes to the sink. Returns false (socket paused) while an asynchronous write runs. The sink's
+   * callbacks may stop the download (progress reports run inside it): a failure that comes during a write is
+   * only recorded, and acted on once the write is over, so no staged byte is written twice.
+   */
   #handOver(): boolean {
     const sink = this.#sink;
     if (!sink || this.#filled === 0 || this.#writing) return !this.#writing;
-    const piece = this.#staging.subarray(0, this.#filled);
+    const offered = this.#filled;
+    const piece = this.#staging.subarray(0, offered);
     let taken: boolean | Promise<boolean>;
+    this.#writing = true;
     try {
       taken = sink.write(piece);
     } catch (error) {
+      this.#writing = false;
       this.#sinkFailed(error as Error);
       return false;
     }
-    if (typeof taken === 'boolean') return this.#handedOver(taken, piece.length);
-    this.#writing = true;
+    if (typeof taken === 'boolean') {
+      this.#writing = false;
+      return this.#handedOver(taken, offered);
+    }
     this.socket.pause();
     taken.then(
-      (n) => {
+      (more) => {
         this.#writing = false;
-        if (this.#handedOver(n, piece.length) && this.#phase === 'body') {
+        if (this.#handedOver(more, offered)) {
           if (this.#ended) this.#finish();
           else this.socket.resume();
         }
@@ -341,6 +352,7 @@ class Exchange {
     // Bytes staged while an asynchronous write ran (reads after a pause) move to the front.
     if (this.#filled > offered) this.#staging.copyWithin(0, offered, this.#filled);
     this.#filled -= offered;
+    if (this.#phase !== 'body') return false;
     if (!more) {
       // The sink's limit is reached: the rest of the body is not needed.
       this.#phase = 'done';
@@ -348,6 +360,11 @@ class Exchange {
       const settle = this.#settle;
       this.#settle = null;
       settle?.resolve(false);
+      return false;
+    }
+    if (this.#failure) {
+      // The connection failed (or was stopped) while the sink wrote: what is still staged goes, then the error.
+      this.#fail(this.#failure);
       return false;
     }
     return true;
@@ -428,22 +445,12 @@ class Exchange {
       this.#opened.reject(this.req.mapError(failure));
       return;
     }
-    if (this.#phase === 'held') {
-      // Kept for pump(): the body bytes that came with the head are still handed over.
+    if (this.#phase === 'held' || this.#writing) {
+      // Held: pump() hands over the bytes that came with the head, then fails. Writing: its end does (#handedOver).
       this.socket.destroy();
       return;
     }
     if (this.#phase !== 'body') return;
-    if (this.#writing) {
-      // The write running settles first; then this failure (the socket is gone, so no more reads).
-      const settle = this.#settle;
-      this.#settle = settle && {
-        resolve: () => settle.reject(failure),
-        reject: (e) => settle.reject(e),
-      };
-      this.socket.destroy();
-      return;
-    }
     this.#phase = 'done';
     const settle = this.#settle;
     this.#settle = null;
