@@ -31,6 +31,8 @@ export interface DownloadOptions {
   onProgress?(p: DownloadProgress): void;
   /** Called after every write with the bytes it put in the part (not throttled: keep it cheap). */
   onBytesWritten?(bytes: number): void;
+  /** Called once every byte has arrived: what follows is local (verification, the rename). */
+  onReceived?(): void;
   /**
    * Maximum parallel ranges (default 4; 1 disables segmenting). A download starts with one connection and adds
    * ranges only while they add throughput (see `rampWindowMs`, `splitBelowBytesPerSec`).
@@ -54,6 +56,11 @@ export interface DownloadOptions {
   stallRule?: StallRule;
   /** Test seam: replaces file-system calls (e.g. to inject ENOSPC). */
   fs?: Partial<DownloadFs>;
+  /**
+   * How a flush of the part (fsync, fdatasync) waits for its turn behind the recordings journal's commits. By
+   * default this thread's flush order (flush-priority.ts); the engine's worker asks the main thread's.
+   */
+  flushTurn?: <T>(flush: () => Promise<T>) => Promise<T>;
   /**
    * Keep the sidecar (with the name the file was saved under) after the rename, so a caller that records
    * the result durably can remove it afterwards with `forgetCommit`. A restart in between then finds the

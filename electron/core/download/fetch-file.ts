@@ -77,7 +77,7 @@ interface TransferOutcome {
  *   or the signal's abort reason (part kept).
  */
 export async function downloadFile(opts: DownloadOptions): Promise<DownloadResult> {
-  const fsx = downloadFs(opts.fs);
+  const fsx = downloadFs(opts.fs, opts.flushTurn);
   const segments = Math.max(1, Math.floor(opts.segments ?? DEFAULT_SEGMENTS));
   // The stall rule stops this download (not the caller's): its own signal, joined with the caller's.
   const stall = new AbortController();
@@ -208,6 +208,7 @@ async function run(ctx: EngineContext, opts: DownloadOptions): Promise<DownloadR
   }
   ctx.meter.flush();
   ctx.meter.done = true;
+  opts.onReceived?.();
 
   return finalize(ctx, opts, outcome, {
     resumedFrom,
