@@ -544,7 +544,8 @@ export function createBridge(transport: Transport): TallyBridge {
   return Object.freeze({ ...bridge, on }) as unknown as TallyBridge;
 }
 
-export { errorNote, nested, note, NOTE_TEXT, NoteSchema, notesText, noteText, said } from './core/notes.js';
+export { errorNote, nested, note, NOTE_TEXT, notesText, noteText, said } from './core/notes.js';
+export { NoteSchema } from './core/note-schema.js';
 export type { Note, NoteCode, NoteParams, PluralText } from './core/notes.js';
 export { koNotes } from './core/notes-ko.js';
 export { notesTextIn, SHELL_TEXT, shellLanguage, shellText } from './shell-text.js';

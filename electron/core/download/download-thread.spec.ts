@@ -60,7 +60,13 @@ function publish(size: number, spec: { etag?: string | null } = {}) {
 const partPath = (): string => path.join(dir, 'rec.mp4.part');
 
 function options(urlPath: string, extra: Partial<DownloadOptions> = {}): DownloadOptions {
-  return { url: server.url(urlPath), dest: path.join(dir, 'rec.mp4'), partPath: partPath(), policy: openPolicy, ...extra };
+  return {
+    url: server.url(urlPath),
+    dest: path.join(dir, 'rec.mp4'),
+    partPath: partPath(),
+    policy: openPolicy,
+    ...extra,
+  };
 }
 
 async function sha256File(file: string): Promise<string> {
@@ -81,7 +87,7 @@ describe('the download thread', () => {
     const root = path.join(dir, 'www');
     await fsp.mkdir(root);
     const body = Buffer.alloc(size);
-    for (let i = 0; i < size; i += 4) body.writeUInt32LE(i * 2654435761 >>> 0, i);
+    for (let i = 0; i < size; i += 4) body.writeUInt32LE((i * 2654435761) >>> 0, i);
     await fsp.writeFile(path.join(root, 'rec.mp4'), body);
     const nginx = await startNginxOrigin({ root, workDir: path.join(dir, 'nginx'), limitRate: '4m' });
     try {
@@ -133,7 +139,11 @@ describe('the download thread', () => {
         return { ok: true, url: new URL(location, from) };
       },
       lookupFor: (url) =>
-        ((hostname: string, _options: unknown, callback: (e: null, a: { address: string; family: number }[]) => void) => {
+        ((
+          hostname: string,
+          _options: unknown,
+          callback: (e: null, a: { address: string; family: number }[]) => void,
+        ) => {
           asked.push(`lookup ${hostname} for ${url.hostname}`);
           callback(null, [{ address: '127.0.0.1', family: 4 }]);
         }) as unknown as LookupFunction,
@@ -204,9 +214,7 @@ describe('the download thread', () => {
     server.releasePaused();
 
     server.setFaults({ pauseAfterBytes: 100_000, times: 1 });
-    const timedOut = await downloadInThread(options(urlPath, { segments: 1, timeoutMs: 300 })).catch(
-      (e: unknown) => e,
-    );
+    const timedOut = await downloadInThread(options(urlPath, { segments: 1, timeoutMs: 300 })).catch((e: unknown) => e);
     expect(timedOut).toBeInstanceOf(TimeoutError);
   });
 

@@ -14,7 +14,6 @@ import { flushes } from '../flush-priority.js';
 import type { DownloadOptions, DownloadResult } from './download-options.js';
 import { downloadFile } from './fetch-file.js';
 import { abortError } from './http-request.js';
-import { ProgressMeter } from './progress.js';
 import { watchStall } from './stall-rule.js';
 import type { FromWorker, PlainOptions, ToWorker, WireError } from './thread-messages.js';
 import { fromWire, toWire } from './thread-messages.js';
@@ -175,7 +174,8 @@ class DownloadThread {
               ? policy.check?.(String(args[0]))
               : policy.checkRedirect(new URL(String(args[0])), String(args[1]));
           void Promise.resolve(asked).then(
-            (v) => reply(v === undefined ? { ok: true, url: String(args[0]) } : v.ok ? { ok: true, url: v.url.href } : v),
+            (v) =>
+              reply(v === undefined ? { ok: true, url: String(args[0]) } : v.ok ? { ok: true, url: v.url.href } : v),
             fail,
           );
           return;

@@ -62,11 +62,7 @@ function remotePolicy(id: number, opts: PlainOptions): DownloadPolicy {
   };
 }
 
-type LookupCallback = (
-  error: NodeJS.ErrnoException | null,
-  address: string | LookupAddress[],
-  family?: number,
-) => void;
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 async function start(id: number, opts: PlainOptions): Promise<void> {
   const controller = new AbortController();

@@ -142,7 +142,8 @@ function checkHead(text: string, info: { versionMajor: number; statusCode: numbe
   for (const line of lines.slice(1)) {
     // A line starting with white space is an obsolete fold; a line without a colon or with a space before it is
     // not a header: llhttp refuses both, http-parser-js would join or skip them.
-    if (!HEADER_LINE.test(line)) throw new MalformedResponseError('HPE_INVALID_HEADER_TOKEN', 'a malformed header line');
+    if (!HEADER_LINE.test(line))
+      throw new MalformedResponseError('HPE_INVALID_HEADER_TOKEN', 'a malformed header line');
   }
   const headers: Record<string, string | undefined> = {};
   const seen: Record<string, string> = {};

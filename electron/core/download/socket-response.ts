@@ -166,7 +166,11 @@ class Exchange {
       const secure = url.protocol === 'https:';
       // SNI names a host, never an address (RFC 6066); the certificate is checked against either.
       const socket = secure
-        ? tls.connect({ ...common, ...(net.isIP(hostname) ? {} : { servername: hostname }), ALPNProtocols: ['http/1.1'] })
+        ? tls.connect({
+            ...common,
+            ...(net.isIP(hostname) ? {} : { servername: hostname }),
+            ALPNProtocols: ['http/1.1'],
+          })
         : net.connect(common);
       this.socket = socket;
       socket.once(secure ? 'secureConnect' : 'connect', () => socket.write(head));
@@ -276,7 +280,11 @@ class Exchange {
       const staging = this.#staging;
       this.#chunks.push(staging.subarray(start, start + bytes), (piece) => {
         // Decoded pieces move left over the chunk lines between them (copyWithin handles the overlap).
-        staging.copyWithin(end, piece.byteOffset - staging.byteOffset, piece.byteOffset - staging.byteOffset + piece.length);
+        staging.copyWithin(
+          end,
+          piece.byteOffset - staging.byteOffset,
+          piece.byteOffset - staging.byteOffset + piece.length,
+        );
         end += piece.length;
       });
       this.#filled = end;
@@ -457,7 +465,11 @@ class Exchange {
     const staged = this.#filled > 0 ? this.#sinkTakes() : null;
     this.socket.destroy();
     if (!settle) return;
-    if (staged) staged.then(() => settle.reject(failure), (e: unknown) => settle.reject(e as Error));
+    if (staged)
+      staged.then(
+        () => settle.reject(failure),
+        (e: unknown) => settle.reject(e as Error),
+      );
     else settle.reject(failure);
   }
 
@@ -501,7 +513,9 @@ function requestHead(url: URL, headers: Record<string, string>): string {
   let text = `GET ${url.pathname}${url.search} HTTP/1.1\r\n`;
   for (const [name, value] of Object.entries(all)) {
     if (/[\r\n\0]/.test(value)) {
-      throw Object.assign(new TypeError(`Invalid character in header content ["${name}"]`), { code: 'ERR_INVALID_CHAR' });
+      throw Object.assign(new TypeError(`Invalid character in header content ["${name}"]`), {
+        code: 'ERR_INVALID_CHAR',
+      });
     }
     text += `${name}: ${value}\r\n`;
   }

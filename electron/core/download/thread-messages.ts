@@ -79,7 +79,8 @@ const count = (f: Fields, key: string): number | null => (typeof f[key] === 'num
 
 /** The engine's errors by name, built again from their fields (each constructor writes the same message). */
 const REBUILD: Record<string, (f: Fields) => Error> = {
-  HttpStatusError: (f) => new HttpStatusError(Number(f.status), text(f, 'host'), text(f, 'detail'), count(f, 'serviceDate')),
+  HttpStatusError: (f) =>
+    new HttpStatusError(Number(f.status), text(f, 'host'), text(f, 'detail'), count(f, 'serviceDate')),
   DownloadRefusedError: (f) => new DownloadRefusedError(text(f, 'reason')),
   VerificationError: (f) =>
     new VerificationError(
