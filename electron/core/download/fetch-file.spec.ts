@@ -264,7 +264,7 @@ describe('downloadFile: sequential', () => {
 });
 
 describe('downloadFile: writes', () => {
-  it('gathers a fast body into writes of up to 1 MiB instead of one per socket read (issues 22, 34)', async () => {
+  it('gathers a fast body into writes of up to 512 KiB instead of one per socket read (issues 22, 34)', async () => {
     // Every write costs a system call (and, through a FileHandle as here, a trip through the thread pool): one per
     // 64 KiB socket read was a fifth of a fast download's speed (issue 22), and a TLS socket reads 16 KiB records.
     // The socket engine stages its reads and hands over runs of up to STAGING_BYTES (issue 34).

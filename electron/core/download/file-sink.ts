@@ -1,6 +1,6 @@
 /**
  * Moves a response body into the part file at a given offset with positional writes, in order. The socket engine
- * hands over runs of up to 1 MiB from its staging buffer (socket-response.ts); each run is written before the
+ * hands over runs of up to 512 KiB from its staging buffer (socket-response.ts); each run is written before the
  * buffer is read into again: with `fs.writeSync` on the descriptor (the engine runs in its own thread, so a write
  * to the page cache blocks nobody's webhook), or, for a handle a test replaced, through its `writev` with the
  * socket paused meanwhile. A moving upper bound lets a segment be shortened while it is being fetched.

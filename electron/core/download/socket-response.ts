@@ -13,20 +13,19 @@
  */
 import type { LookupFunction, Socket } from 'node:net';
 import net from 'node:net';
-import tls from 'node:tls';
 import { TimeoutError } from './errors.js';
 import { ChunkedDecoder } from './chunked-decoder.js';
 import { HeadReader, type BodyFraming } from './response-head.js';
 
 /** Bytes gathered before they are handed to the sink (and the most one read may bring). */
-export const STAGING_BYTES = 1 << 20;
+export const STAGING_BYTES = 512 * 1024;
 /** A read is never offered less room than this: below it the staged bytes are handed over first. */
 const MIN_READ_BYTES = 64 * 1024;
 /**
  * Room past STAGING_BYTES for reads that come while the socket is paused: a TLS socket hands over the records it
  * has already decrypted after a pause (one to a few of 16 KiB each, measured), and none may be lost.
  */
-const SLACK_BYTES = 256 * 1024;
+const SLACK_BYTES = 128 * 1024;
 const USER_AGENT = 'Tally (recording downloader)';
 
 /** Where a body goes. */
@@ -165,8 +164,9 @@ class Exchange {
       const common = { host: hostname, port, onread, ...(this.req.lookup ? { lookup: this.req.lookup } : {}) };
       const secure = url.protocol === 'https:';
       // SNI names a host, never an address (RFC 6066); the certificate is checked against either.
+      // TLS is loaded with the first https download, not with every process that imports the engine (issue 22).
       const socket = secure
-        ? tls.connect({
+        ? process.getBuiltinModule('node:tls').connect({
             ...common,
             ...(net.isIP(hostname) ? {} : { servername: hostname }),
             ALPNProtocols: ['http/1.1'],
