@@ -195,6 +195,47 @@ describe('DownloadManager', () => {
     expect(Date.parse(`${at?.replace(' ', 'T')}Z`)).toBeLessThanOrEqual(Date.now());
   });
 
+  it('judges the 6 hours by the service deadline it learned before a restart, not a stored deadline a step moved', async () => {
+    // Before the restart the origin dated an answer: the deadline on its own clock is an hour away. The stored
+    // (local) deadline says a minute ago: the local clock stepped forward while Tally was stopped.
+    const m = manager({ retryBaseMs: 5, retryMaxMs: 5, goneRecheckMs: 5 });
+    const { rec } = recording('stepped-while-stopped', 10 * KiB);
+    server.setFaults({ status: 404 });
+    const { job } = await store.add(rec, {
+      deadline: new Date(Date.now() - 60_000).toISOString(),
+      serviceDeadline: new Date(Date.now() + 60 * 60 * 1000).toISOString(),
+    });
+    let expired = false;
+    m.on('expired', () => (expired = true));
+    const looks: string[] = [];
+    const thirdLook = new Promise<void>((resolve) =>
+      m.on('failed', (e) => {
+        looks.push(e.job.state);
+        if (looks.length === 3) resolve();
+      }),
+    );
+    m.start();
+    await thirdLook;
+    // Still the service's to delete: looked at again, never expired, its part never released.
+    expect(expired).toBe(false);
+    expect(looks).toEqual(['gone', 'gone', 'gone']);
+    expect(store.get(job.key)?.state).toBe('gone');
+  });
+
+  it("remembers the service's deadline from its first dated answer, for a restart", async () => {
+    const m = manager({ retryBaseMs: 5, retryMaxMs: 5 });
+    const { rec } = recording('dated', 10 * KiB);
+    server.setFaults({ status: 503 });
+    const deadline = Date.now() + 60 * 60 * 1000;
+    const { job } = await store.add(rec, { deadline: new Date(deadline).toISOString() });
+    const failed = nextEvent(m, 'failed', job.key);
+    m.start();
+    await failed;
+    const learned = Date.parse(store.get(job.key)?.serviceDeadline ?? '');
+    // The origin's clock is this machine's here: the same moment, to the Date header's second.
+    expect(Math.abs(learned - deadline)).toBeLessThan(2_000);
+  });
+
   it('keeps looking at a persisting 404 until the deadline passes, then expires', async () => {
     const m = manager({ retryBaseMs: 5, retryMaxMs: 5, goneRecheckMs: 5 });
     const { rec } = recording('gone', 10 * KiB);

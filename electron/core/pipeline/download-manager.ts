@@ -755,13 +755,21 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     // The service's clock (its `Date` header): the deadline in the origin's own time, from its first dated answer,
     // so the time a reason names is one the service has reached, whatever the local wall clock says.
     const serviceDate = error instanceof HttpStatusError ? error.serviceDate : null;
-    let serviceDeadline = this.#serviceDeadlines.get(key);
+    const storedServiceDeadline = job.serviceDeadline ? Date.parse(job.serviceDeadline) : Number.NaN;
+    let serviceDeadline =
+      this.#serviceDeadlines.get(key) ?? (Number.isFinite(storedServiceDeadline) ? storedServiceDeadline : undefined);
     if (serviceDate !== null && serviceDeadline === undefined) {
       serviceDeadline = serviceDate + (deadline - now);
-      this.#serviceDeadlines.set(key, serviceDeadline);
+      // Kept in the journal: after a restart the 6 hours are still judged on the service's clock.
+      await this.#write(key, { serviceDeadline: new Date(serviceDeadline).toISOString() }).catch(() => undefined);
     }
+    if (serviceDeadline !== undefined) this.#serviceDeadlines.set(key, serviceDeadline);
+    // Are the service's 6 hours over? By its own clock when it dated its answer and its deadline is known (a step of
+    // the local clock while Tally was stopped cannot make that wrong); else by the monotonic deadline.
+    const over =
+      serviceDate !== null && serviceDeadline !== undefined ? serviceDate >= serviceDeadline : now >= deadline;
 
-    if (gone && now >= deadline) {
+    if (gone && over) {
       // The origin says the file is gone, and its 6 hours are over on the monotonic clock: it is known gone.
       this.#forgetAttempts(key);
       this.#announceDisk();
