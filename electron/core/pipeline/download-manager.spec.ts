@@ -10,6 +10,7 @@ import { RETENTION_MS } from '../recordings/types.js';
 import type { DownloadClaims, ExpiredEvent, FailedEvent, SavedEvent } from './download-manager.js';
 import { DownloadManager, partPathFor } from './download-manager.js';
 import { downloadFile } from '../download/fetch-file.js';
+import { HttpStatusError } from '../download/errors.js';
 import { MemoryJobStore } from '../../../tests/support/pipeline/memory-job-store.js';
 import { TestServer } from '../../../tests/support/download/file-server.js';
 
@@ -234,6 +235,40 @@ describe('DownloadManager', () => {
     const learned = Date.parse(store.get(job.key)?.serviceDeadline ?? '');
     // The origin's clock is this machine's here: the same moment, to the Date header's second.
     expect(Math.abs(learned - deadline)).toBeLessThan(2_000);
+  });
+
+  it("learns the service's deadline from an answer that serves the file, before any error answer", async () => {
+    // The first attempt is cut mid-body (a stop, a lost link): no error answer dated anything, the 200 did.
+    const m = manager();
+    const { rec } = recording('served-dated', 64 * KiB);
+    server.setFaults({ resetAfterBytes: 16 * KiB, times: 1 });
+    const deadline = Date.now() + 60 * 60 * 1000;
+    const { job } = await store.add(rec, { deadline: new Date(deadline).toISOString() });
+    const failed = nextEvent<FailedEvent>(m, 'failed', job.key);
+    m.start();
+    const cut = await failed;
+    expect(cut.error).not.toBeInstanceOf(HttpStatusError);
+    const learned = Date.parse(store.get(job.key)?.serviceDeadline ?? '');
+    expect(Math.abs(learned - deadline)).toBeLessThan(2_000);
+  });
+
+  it('falls back to the monotonic deadline when the origin gives no Date, or one that cannot be read', async () => {
+    for (const date of [null, 'soon']) {
+      const m = manager({ retryBaseMs: 5, retryMaxMs: 5, goneRecheckMs: 5 });
+      const { rec } = recording(`undated-${String(date)}`, 10 * KiB);
+      server.setFaults({ status: 404, date });
+      // The service's deadline says an hour from now, but this answer carries no time of the service's to judge it
+      // by: the monotonic deadline (a minute ago) decides.
+      const { job } = await store.add(rec, {
+        deadline: new Date(Date.now() - 60_000).toISOString(),
+        serviceDeadline: new Date(Date.now() + 60 * 60 * 1000).toISOString(),
+      });
+      const expired = nextEvent<ExpiredEvent>(m, 'expired', job.key);
+      m.start();
+      await expired;
+      expect(store.get(job.key)?.state).toBe('expired');
+      await m.stop();
+    }
   });
 
   it('keeps looking at a persisting 404 until the deadline passes, then expires', async () => {

@@ -6,11 +6,15 @@
  *
  * Time (issue 30): the deadline is kept on the monotonic clock while Tally runs (core/time.ts), read once from
  * the journal's wall-clock deadline; a step of the wall clock moves the stored deadlines by the step, so a
- * restart still finds the right one. The origin decides expiry: a recording is `expired` only when the origin
- * answers that it is gone (403/404/410) after the deadline; the time its reason names is read from the service's
- * own clock (the `Date` header), never one the service has not reached. Past the deadline anything else is retried at the slowest pace of the backoff while the origin may still
- * serve the file, and its part is kept. An attempt that wrote bytes starts the backoff again from its first step,
- * and a retry is never put off past the last moment the rest could still be fetched at the rate seen.
+ * restart still finds the right one. The origin decides expiry: a recording is `expired` (and its part deleted)
+ * only when the origin answers that it is gone (403/404/410) and the 6 hours are over by the service's own clock:
+ * the `Date` of that answer against the deadline on the service's clock, learned from the origin's first dated
+ * answer and kept in the journal (so a step of the local clock made while Tally was stopped, even across a boot,
+ * changes no verdict); by the monotonic deadline only when the answer carries no readable Date. The time a reason
+ * names is the service's, never one it has not reached. Past the deadline anything else is retried at the slowest
+ * pace of the backoff while the origin may still serve the file, and its part is kept. An attempt that wrote bytes
+ * starts the backoff again from its first step, and a retry is never put off past the last moment the rest could
+ * still be fetched at the rate seen.
  *
  * States: `pending` (queued, or waiting for a retry: `error` holds the last transient error), `downloading`,
  * then one of the terminal `saved`, `expired` (the service deleted the file first) or `failed` (refused by
@@ -596,6 +600,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         ...(stallRule ? { stallRule: { ...stallRule, deadlineAt: deadline, now: () => this.#now() } } : {}),
         ...(this.#opts.fs ? { fs: this.#opts.fs } : {}),
         ...(this.#opts.progressIntervalMs !== undefined ? { progressIntervalMs: this.#opts.progressIntervalMs } : {}),
+        // The origin's Date on an answer that serves the file: the service's deadline is learned from the first.
+        onServiceDate: (date) => void this.#serviceDeadlineOf(job, date, deadline),
         onBytesWritten: (bytes) => {
           done.written += bytes;
           watch.wrote(bytes);
@@ -752,25 +758,17 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     }
 
     const gone = error instanceof HttpStatusError && error.gone;
-    // The service's clock (its `Date` header): the deadline in the origin's own time, from its first dated answer,
-    // so the time a reason names is one the service has reached, whatever the local wall clock says.
+    // The service's clock (its `Date` header) against the deadline on that same clock, never against ours.
     const serviceDate = error instanceof HttpStatusError ? error.serviceDate : null;
-    const storedServiceDeadline = job.serviceDeadline ? Date.parse(job.serviceDeadline) : Number.NaN;
-    let serviceDeadline =
-      this.#serviceDeadlines.get(key) ?? (Number.isFinite(storedServiceDeadline) ? storedServiceDeadline : undefined);
-    if (serviceDate !== null && serviceDeadline === undefined) {
-      serviceDeadline = serviceDate + (deadline - now);
-      // Kept in the journal: after a restart the 6 hours are still judged on the service's clock.
-      await this.#write(key, { serviceDeadline: new Date(serviceDeadline).toISOString() }).catch(() => undefined);
-    }
-    if (serviceDeadline !== undefined) this.#serviceDeadlines.set(key, serviceDeadline);
-    // Are the service's 6 hours over? By its own clock when it dated its answer and its deadline is known (a step of
-    // the local clock while Tally was stopped cannot make that wrong); else by the monotonic deadline.
+    const serviceDeadline = await this.#serviceDeadlineOf(job, serviceDate, deadline);
+    // Are the service's 6 hours over? By its own clock when it dated this answer and its deadline is known (no step of
+    // the local clock, while running or while stopped, changes that verdict); else by the monotonic deadline.
     const over =
       serviceDate !== null && serviceDeadline !== undefined ? serviceDate >= serviceDeadline : now >= deadline;
 
     if (gone && over) {
-      // The origin says the file is gone, and its 6 hours are over on the monotonic clock: it is known gone.
+      // The origin says the file is gone, and its 6 hours are over (on its clock, or on the monotonic one when it
+      // gave no Date): it is known gone.
       this.#forgetAttempts(key);
       this.#announceDisk();
       const partBytes = await sizeOf(downloadFs(this.#opts.fs), partPath).catch(() => null);
@@ -837,6 +835,34 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     const pending = await this.#write(key, { state: 'pending', ...stored(cause), updatedAt: this.#iso() });
     this.#schedule(key, nextAt - now);
     this.emit('failed', { job: pending, error, willRetry: true, nextAttemptAt: this.#isoAt(nextAt) });
+  }
+
+  /**
+   * The service's deadline of `job` on the service's own clock (ms since the epoch on the origin's `Date`), or
+   * undefined while no answer of the origin was dated. Learned once, from the first dated answer (`serviceDate`): that
+   * answer's time plus what is left of the monotonic deadline; kept in the journal, so a restart judges the 6 hours
+   * by it too, whatever step the local wall clock made while Tally was stopped (on another boot, where the clock
+   * anchor cannot see it). Never compared with the local wall clock: only with the origin's later `Date`s.
+   */
+  async #serviceDeadlineOf(
+    job: Pick<RecordingJob, 'key' | 'serviceDeadline'>,
+    serviceDate: number | null,
+    deadline: number,
+  ): Promise<number | undefined> {
+    const key = job.key;
+    const known = this.#serviceDeadlines.get(key);
+    if (known !== undefined) return known;
+    const stored = job.serviceDeadline ? Date.parse(job.serviceDeadline) : Number.NaN;
+    if (Number.isFinite(stored)) {
+      this.#serviceDeadlines.set(key, stored);
+      return stored;
+    }
+    if (serviceDate === null) return undefined;
+    const learned = serviceDate + (deadline - this.#now());
+    this.#serviceDeadlines.set(key, learned);
+    // A journal that cannot take it costs only judging by the monotonic deadline after a restart.
+    await this.#write(key, { serviceDeadline: new Date(learned).toISOString() }).catch(() => undefined);
+    return learned;
   }
 
   /**
