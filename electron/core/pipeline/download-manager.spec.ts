@@ -223,6 +223,26 @@ describe('DownloadManager', () => {
     expect(store.get(job.key)?.state).toBe('gone');
   });
 
+  it("sets the deadline right by the service's clock when a step it could not see moved the journal's", async () => {
+    // The journal's deadline says a minute ago (the clock stepped +7 h on another boot); the service's deadline,
+    // learned before, says an hour from now on its clock.
+    const m = manager({ retryBaseMs: 5, retryMaxMs: 5 });
+    const { rec } = recording('stepped-boot', 10 * KiB);
+    server.setFaults({ status: 503, times: 1 });
+    const { job } = await store.add(rec, {
+      deadline: new Date(Date.now() - 60_000).toISOString(),
+      serviceDeadline: new Date(Date.now() + 60 * 60 * 1000).toISOString(),
+    });
+    const failed = nextEvent<FailedEvent>(m, 'failed', job.key);
+    const saved = nextEvent<SavedEvent>(m, 'saved', job.key);
+    m.start();
+    const first = await failed;
+    // The countdown and the pace of retries name the moment the service deletes the file (its Date counts seconds).
+    expect(Math.abs(Date.parse(first.job.deadline) - (Date.now() + 60 * 60 * 1000))).toBeLessThan(2_000);
+    expect(m.deadlineAt(job.key)).toBe(first.job.deadline);
+    await saved;
+  });
+
   it("remembers the service's deadline from its first dated answer, for a restart", async () => {
     const m = manager({ retryBaseMs: 5, retryMaxMs: 5 });
     const { rec } = recording('dated', 10 * KiB);

@@ -29,7 +29,7 @@ import { note } from '../notes.js';
 import { backoffDelay, type BackoffPolicy } from '../backoff.js';
 import { ensureWritableFolder } from '../folder-check.js';
 import { extFromUrl, renderFileName, safeFileName } from '../recordings/filename.js';
-import type { JobStore, RecordingJob } from '../recordings/types.js';
+import { RETENTION_MS, type JobStore, type RecordingJob } from '../recordings/types.js';
 import { downloadFs, sizeOf } from '../download/download-fs.js';
 import {
   DiskFullError,
@@ -47,6 +47,12 @@ import { refusePlantedLinks, releaseFinalName, reserveFinalName, sniffPart } fro
 import { describe, formatTime, stored } from './job-notes.js';
 import { RetrySchedule } from './retry-schedule.js';
 import { isoAt, manualClock, shiftIso, systemClock, wallAt, watchWallClock, type Clock } from '../time.js';
+
+/**
+ * How far the monotonic deadline may be from what the service's clock says is left before it is set right: the
+ * `Date` header counts whole seconds and an answer takes its time, while a step of a clock that matters is minutes.
+ */
+const SERVICE_CLOCK_TOLERANCE_MS = 60_000;
 
 /** First wait before looking again at a recording the service says is gone, and the longest. */
 export const GONE_RECHECK_MS = 10 * 60 * 1000;
@@ -122,6 +128,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   readonly #deadlines = new Map<string, number>();
   /** key → the deadline on the origin's own clock (its `Date` header), learned from its first dated answer. */
   readonly #serviceDeadlines = new Map<string, number>();
+  /** Keys whose monotonic deadline was checked against the service's clock in this run (see #serviceDeadlineOf). */
+  readonly #serviceChecked = new Set<string>();
   /** key → failures in a row without a byte written (the backoff step of the next wait). */
   readonly #failStreak = new Map<string, number>();
   /** key → the pace of its last attempt that wrote bytes. */
@@ -609,7 +617,9 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         onProgress: (p) => {
           done.bytes = p.bytes;
           done.total = p.total;
-          this.emit('progress', { key, channelId: job.channelId, deadline: this.#isoAt(deadline), ...p });
+          // The deadline as the service's clock may have set it right during this attempt.
+          const until = this.#deadlines.get(key) ?? deadline;
+          this.emit('progress', { key, channelId: job.channelId, deadline: this.#isoAt(until), ...p });
           const now = this.#now();
           if (!checkpoint && now - lastCheckpoint >= (this.#opts.checkpointIntervalMs ?? 1000)) {
             lastCheckpoint = now;
@@ -741,7 +751,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   async #handleFailure(
     job: RecordingJob,
     error: Error,
-    deadline: number,
+    attemptDeadline: number,
     partPath: string,
     done: AttemptProgress | null,
   ): Promise<void> {
@@ -760,7 +770,9 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     const gone = error instanceof HttpStatusError && error.gone;
     // The service's clock (its `Date` header) against the deadline on that same clock, never against ours.
     const serviceDate = error instanceof HttpStatusError ? error.serviceDate : null;
-    const serviceDeadline = await this.#serviceDeadlineOf(job, serviceDate, deadline);
+    const serviceDeadline = await this.#serviceDeadlineOf(job, serviceDate, attemptDeadline);
+    // The monotonic deadline, as the service's clock may just have set it right (see #serviceDeadlineOf).
+    const deadline = this.#deadlines.get(key) ?? attemptDeadline;
     // Are the service's 6 hours over? By its own clock when it dated this answer and its deadline is known (no step of
     // the local clock, while running or while stopped, changes that verdict); else by the monotonic deadline.
     const over =
@@ -843,6 +855,12 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
    * answer's time plus what is left of the monotonic deadline; kept in the journal, so a restart judges the 6 hours
    * by it too, whatever step the local wall clock made while Tally was stopped (on another boot, where the clock
    * anchor cannot see it). Never compared with the local wall clock: only with the origin's later `Date`s.
+   *
+   * The first dated answer of a run that finds the deadline known also sets the monotonic deadline right when the
+   * two disagree (a step made while stopped that the clock anchor could not see moved the journal's wall-clock
+   * deadline): what the service's clock says is left, from now, and the journal's deadline with it, so the
+   * countdown, health and the pace of retries name the moment the service deletes the file. Once per run: an origin
+   * whose Date stood still could otherwise push the deadline on for ever.
    */
   async #serviceDeadlineOf(
     job: Pick<RecordingJob, 'key' | 'serviceDeadline'>,
@@ -850,14 +868,25 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     deadline: number,
   ): Promise<number | undefined> {
     const key = job.key;
-    const known = this.#serviceDeadlines.get(key);
-    if (known !== undefined) return known;
-    const stored = job.serviceDeadline ? Date.parse(job.serviceDeadline) : Number.NaN;
-    if (Number.isFinite(stored)) {
-      this.#serviceDeadlines.set(key, stored);
-      return stored;
+    let known = this.#serviceDeadlines.get(key);
+    if (known === undefined) {
+      const stored = job.serviceDeadline ? Date.parse(job.serviceDeadline) : Number.NaN;
+      if (Number.isFinite(stored)) this.#serviceDeadlines.set(key, (known = stored));
+    }
+    if (known !== undefined) {
+      if (serviceDate !== null && !this.#serviceChecked.has(key)) {
+        this.#serviceChecked.add(key);
+        // Never more than the service ever keeps a file from now, whatever its clock said.
+        const corrected = this.#now() + Math.min(known - serviceDate, RETENTION_MS);
+        if (Math.abs(corrected - (this.#deadlines.get(key) ?? deadline)) > SERVICE_CLOCK_TOLERANCE_MS) {
+          this.#deadlines.set(key, corrected);
+          await this.#write(key, { deadline: this.#isoAt(corrected) }).catch(() => undefined);
+        }
+      }
+      return known;
     }
     if (serviceDate === null) return undefined;
+    this.#serviceChecked.add(key);
     const learned = serviceDate + (deadline - this.#now());
     this.#serviceDeadlines.set(key, learned);
     // A journal that cannot take it costs only judging by the monotonic deadline after a restart.
@@ -959,6 +988,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     this.#failStreak.delete(key);
     this.#pace.delete(key);
     this.#serviceDeadlines.delete(key);
+    this.#serviceChecked.delete(key);
     this.#deadlines.delete(key);
     this.#disk.forget(key);
   }
