@@ -10,7 +10,8 @@
  * only when the origin answers that it is gone (403/404/410) and the 6 hours are over by the service's own clock:
  * the `Date` of that answer against the deadline on the service's clock, learned from the origin's first dated
  * answer and kept in the journal (so a step of the local clock made while Tally was stopped, even across a boot,
- * changes no verdict); by the monotonic deadline only when the answer carries no readable Date. The time a reason
+ * changes no verdict, and the first dated answer of a run sets the monotonic deadline right after a step across a
+ * boot); by the monotonic deadline only when the answer carries no readable Date. The time a reason
  * names is the service's, never one it has not reached. Past the deadline anything else is retried at the slowest
  * pace of the backoff while the origin may still serve the file, and its part is kept. An attempt that wrote bytes
  * starts the backoff again from its first step, and a retry is never put off past the last moment the rest could
