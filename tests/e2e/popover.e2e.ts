@@ -435,6 +435,8 @@ describe('popover against tally serve --sandbox', () => {
       expect(view).toMatchObject({ state: 'expired', fileName: null });
       await page.getByRole('radio', { name: /^All/ }).check();
     } finally {
+      // Tally's clock goes back to the real time; the service's stays six hours ahead (it only moves forward), a
+      // skew the later tests run with, as Tally must: it never judges the service's times by its own clock.
       h.clock.offsetMs = 0;
       control.setFaults('download', null);
     }
