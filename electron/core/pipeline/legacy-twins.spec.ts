@@ -27,12 +27,7 @@ const NEXT_MD5 = createHash('md5').update(NEXT).digest('hex');
 
 /** How the origin answers the legacy path: served like the current one, refused, refused once, or held. */
 type LegacyMode =
-  | 'serve'
-  | 'forbidden'
-  | 'unavailable-once'
-  | 'unavailable-twice'
-  | 'held-then-forbidden'
-  | 'held-then-serve';
+  'serve' | 'forbidden' | 'unavailable-once' | 'unavailable-twice' | 'held-then-forbidden' | 'held-then-serve';
 
 let server: Server;
 let origin: string;

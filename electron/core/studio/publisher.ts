@@ -764,7 +764,9 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
             // Taken over meanwhile (the publish's claim says so), or the server refused: not renewed any more.
             if (this.#downloadClaims.get(identity) !== renew) return;
             this.releaseDownload(identity);
-            this.#log.debug(`studio: the download claim on ${identity} is no longer renewed (${describeError(error)}).`);
+            this.#log.debug(
+              `studio: the download claim on ${identity} is no longer renewed (${describeError(error)}).`,
+            );
           }),
       Math.max(1_000, this.#staleClaimMs / 3),
     );
