@@ -447,9 +447,15 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
   async #learnMissed(nc: NatsConnection, folder: string): Promise<void> {
     const handled = this.#handled;
     const ledger = this.#ledger;
-    if (!handled || handled.value === null || !ledger) return;
+    if (!handled || !ledger) return;
     try {
       const first = (await (await jsmOf(nc)).streams.info(STUDIO_STREAM)).state.first_seq;
+      if (handled.value === null) {
+        // A member from now on: what left the stream before was never its to miss. Kept at once, so a mirror still
+        // failing when this first run ends is named at the next one (the mark stays below it, see #settle).
+        await handled.handled(Math.max(0, first - 1));
+        return;
+      }
       if (first - 1 <= handled.value) return;
       const missed = (await announcementsBetween(nc, handled.value, first)).filter(
         (a) => (ledger.get(a.identity)?.state ?? 'started') === 'started',
