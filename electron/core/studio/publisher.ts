@@ -415,6 +415,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     if (this.#lagTimer) clearInterval(this.#lagTimer);
     if (this.#selfWake) clearInterval(this.#selfWake);
     for (const renew of this.#downloadClaims.values()) clearInterval(renew);
+    this.#downloadClaims.clear();
     this.#link?.stop();
     this.#wakeAll();
     await this.#loop?.catch(() => undefined);
@@ -775,14 +776,24 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       return { state: 'published', announcement: claim?.announcement ?? null };
     }
     if (claimed.fresh) this.#firstClaims.add(identity);
+    // Stopped while the claim was asked for: nothing renews it from here (it lapses by its age, or a restart's
+    // publish takes it up as its own).
+    if (this.#stop.signal.aborted) return { state: 'mine' };
     let revision = claimed.revision;
-    clearInterval(this.#downloadClaims.get(identity));
+    this.releaseDownload(identity);
     const renew = setInterval(
       () =>
         void kv
           .update(identity, JSON.stringify(this.#claimValue('claimed')), revision)
           .then((r) => (revision = r))
-          .catch(() => clearInterval(renew)), // taken over meanwhile: the publish's claim says so
+          .catch((error: unknown) => {
+            // Taken over meanwhile (the publish's claim says so), or the server refused: not renewed any more.
+            if (this.#downloadClaims.get(identity) !== renew) return;
+            this.releaseDownload(identity);
+            this.#log.debug(
+              `studio: the download claim on ${identity} is no longer renewed (${describeError(error)}).`,
+            );
+          }),
       Math.max(1_000, this.#staleClaimMs / 3),
     );
     renew.unref();
@@ -794,6 +805,11 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
   releaseDownload(identity: string): void {
     clearInterval(this.#downloadClaims.get(identity));
     this.#downloadClaims.delete(identity);
+  }
+
+  /** The recordings whose download claim this receiver renews now (see claimDownload), for diagnostics. */
+  get renewedClaims(): string[] {
+    return [...this.#downloadClaims.keys()];
   }
 
   /**
