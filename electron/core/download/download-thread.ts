@@ -134,6 +134,9 @@ class DownloadThread {
       case 'progress':
         this.#progress(running, message);
         break;
+      case 'serviceDate':
+        running.opts.onServiceDate?.(message.date);
+        break;
       case 'call':
         this.#answer(running, message.call, message.kind, message.args);
         break;
@@ -230,6 +233,7 @@ function plainOptions(opts: DownloadOptions): PlainOptions {
     onProgress: _onProgress,
     onBytesWritten: _onBytesWritten,
     onReceived: _onReceived,
+    onServiceDate: _onServiceDate,
     stallRule: _stallRule,
     fs: _fs,
     flushTurn: _flushTurn,

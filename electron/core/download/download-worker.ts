@@ -92,6 +92,7 @@ async function start(id: number, opts: PlainOptions): Promise<void> {
       onBytesWritten: (bytes) => {
         written += bytes;
       },
+      onServiceDate: (date) => send({ type: 'serviceDate', id, date }),
       onReceived: () => {
         received = true;
         flush();

@@ -21,7 +21,16 @@ import type { DownloadOptions, DownloadResult } from './download-options.js';
 /** The options that cross as they are (everything but functions, the signal and the test seams). */
 export type PlainOptions = Omit<
   DownloadOptions,
-  'dest' | 'policy' | 'signal' | 'onProgress' | 'onBytesWritten' | 'stallRule' | 'fs' | 'flushTurn'
+  | 'dest'
+  | 'policy'
+  | 'signal'
+  | 'onProgress'
+  | 'onBytesWritten'
+  | 'onReceived'
+  | 'onServiceDate'
+  | 'stallRule'
+  | 'fs'
+  | 'flushTurn'
 > & {
   /** The final path, or null when the main thread chooses it (a `dest` function). */
   dest: string | null;
@@ -50,6 +59,8 @@ export type FromWorker =
       /** Every byte has arrived (verification and the rename are left). */
       received: boolean;
     }
+  /** The `Date` of an answer that serves the file (DownloadOptions.onServiceDate). */
+  | { type: 'serviceDate'; id: number; date: number }
   | { type: 'call'; id: number; call: number; kind: CallKind; args: unknown[] }
   | { type: 'done'; id: number; ok: true; result: DownloadResult }
   | { type: 'done'; id: number; ok: false; error: WireError };
