@@ -31,6 +31,11 @@ export interface DownloadOptions {
   onProgress?(p: DownloadProgress): void;
   /** Called after every write with the bytes it put in the part (not throttled: keep it cheap). */
   onBytesWritten?(bytes: number): void;
+  /**
+   * The most bytes `onBytesWritten` may be late by. On the engine's worker thread the writes are told in batches
+   * (every 100 ms); a batch then also goes as soon as this many bytes wait (the queue's free-space watch).
+   */
+  bytesWrittenEvery?: number;
   /** Called once every byte has arrived: what follows is local (verification, the rename). */
   onReceived?(): void;
   /**

@@ -91,6 +91,7 @@ async function start(id: number, opts: PlainOptions): Promise<void> {
       },
       onBytesWritten: (bytes) => {
         written += bytes;
+        if (opts.bytesWrittenEvery !== undefined && written >= opts.bytesWrittenEvery) flush();
       },
       onServiceDate: (date) => send({ type: 'serviceDate', id, date }),
       onReceived: () => {

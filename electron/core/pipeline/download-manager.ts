@@ -612,6 +612,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         ...(this.#opts.progressIntervalMs !== undefined ? { progressIntervalMs: this.#opts.progressIntervalMs } : {}),
         // The origin's Date on an answer that serves the file: the service's deadline is learned from the first.
         onServiceDate: (date) => void this.#serviceDeadlineOf(job, date, deadline),
+        // The free-space watch looks every `watch.every` bytes: the engine's thread tells the writes no later.
+        bytesWrittenEvery: watch.every,
         onBytesWritten: (bytes) => {
           done.written += bytes;
           watch.wrote(bytes);
