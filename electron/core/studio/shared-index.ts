@@ -20,15 +20,35 @@ export const MISSED_LIMIT = 500;
 
 const seqKey = (seq: number) => String(seq).padStart(12, '0');
 
-async function indexBucket(nc: NatsConnection, retentionMs: number, replicas?: number): Promise<KV> {
-  return new Kvm(nc).create(INDEX_BUCKET, {
-    history: 1,
-    ttl: retentionMs * INDEX_KEEP_FACTOR,
-    ...(replicas ? { replicas } : {}),
-  });
+/**
+ * The index bucket, set up once per connection and settings: setting it up asks the server for the stream's info
+ * (and creates or updates it), which a receiver paid on every announcement, a round trip and the server's work
+ * each time. A failed set-up is asked again next time.
+ */
+const buckets = new WeakMap<NatsConnection, Map<string, Promise<KV>>>();
+
+function indexBucket(nc: NatsConnection, retentionMs: number, replicas?: number): Promise<KV> {
+  let mine = buckets.get(nc);
+  if (!mine) buckets.set(nc, (mine = new Map()));
+  const key = `${retentionMs}/${replicas ?? ''}`;
+  let kv = mine.get(key);
+  if (!kv) {
+    kv = new Kvm(nc).create(INDEX_BUCKET, {
+      history: 1,
+      ttl: retentionMs * INDEX_KEEP_FACTOR,
+      ...(replicas ? { replicas } : {}),
+    });
+    mine.set(key, kv);
+    const set = mine;
+    kv.catch(() => set.delete(key));
+  }
+  return kv;
 }
 
-/** The receiver's side: keeps the announcement published with stream sequence `seq`. */
+/**
+ * The receiver's side: keeps the announcement published with stream sequence `seq`. A put that fails sets the
+ * bucket up again once (it may have been removed since) before giving up.
+ */
 export async function indexAnnouncement(
   nc: NatsConnection,
   seq: number,
@@ -36,8 +56,13 @@ export async function indexAnnouncement(
   retentionMs: number,
   replicas?: number,
 ): Promise<void> {
-  const kv = await indexBucket(nc, retentionMs, replicas);
-  await kv.put(seqKey(seq), JSON.stringify(a));
+  const value = JSON.stringify(a);
+  try {
+    await (await indexBucket(nc, retentionMs, replicas)).put(seqKey(seq), value);
+  } catch {
+    buckets.get(nc)?.delete(`${retentionMs}/${replicas ?? ''}`);
+    await (await indexBucket(nc, retentionMs, replicas)).put(seqKey(seq), value);
+  }
 }
 
 /**
