@@ -10,13 +10,17 @@
  * - nginx `limit_rate 24m` per connection (1 GiB; quick 96 MiB), like a CDN that throttles each connection,
  *   against `aria2c -x4 -s4 -k1M` (wall time of the process).
  * Beside each speed: CPU (user + system) per GiB of ours (/proc/<pid>/stat over the same span) and of the peer
- * (GNU time, whole process), and the peak RSS of both (VmHWM for ours; GNU time's maxrss for the peer).
+ * (GNU time, whole process), and the peak RSS of both (VmHWM for ours; GNU time's maxrss for the peer). Over HTTP
+ * and HTTPS a third reader gives Node's own floor on this machine, in the same turns: one GET on a `net`/`tls`
+ * socket read into a reused buffer and written positionally (bench/lib/socket-floor.ts), what a transfer engine
+ * on sockets can at best reach.
  * Runs are interleaved (the order rotates) and medians reported; the load average is in each note, since the
  * machine may be shared. Our file's SHA-256 is checked every run.
  */
 import { mkdir } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
+import { bundleHelper, runNodeChild } from './lib/child.js';
 import { runListen } from './lib/cli-process.js';
 import { MiB, fsyncMs, mbps, runAria2, runCurl, serveAgain, settle, startOrigin, type Origin } from './lib/download.js';
 import { sha256File } from './lib/files.js';
@@ -27,23 +31,50 @@ const GiB = 1024 * MiB;
 const load = (): string => loadavg()[0]?.toFixed(2) ?? '?';
 
 interface Sides {
-  ours: { ms: number[]; rss: number[]; cpu: number[]; connections: number[] };
+  ours: { ms: number[]; rss: number[]; ready: number[]; cpu: number[]; connections: number[] };
   peer: { ms: number[]; rss: number[]; cpu: number[]; fsynced: number[] };
+  /** Node's socket floor (unthrottled origins only). */
+  floor: { ms: number[]; cpu: number[] };
   loads: string[];
 }
 
-async function compare(ctx: BenchContext, origin: Origin, runs: number, peer: 'curl' | 'aria2c'): Promise<Sides> {
+interface FloorRun {
+  ms: number;
+  bytes: number;
+  cpu: number;
+  peakRssMb: number;
+}
+
+async function compare(
+  ctx: BenchContext,
+  origin: Origin,
+  runs: number,
+  peer: 'curl' | 'aria2c',
+  floor?: string,
+): Promise<Sides> {
   const result: Sides = {
-    ours: { ms: [], rss: [], cpu: [], connections: [] },
+    ours: { ms: [], rss: [], ready: [], cpu: [], connections: [] },
     peer: { ms: [], rss: [], cpu: [], fsynced: [] },
+    floor: { ms: [], cpu: [] },
     loads: [load()],
   };
   const scheme = new URL(origin.url).protocol.replace(':', '');
   const peerOut = join(ctx.tmpDir, `${peer}-${scheme}.mp4`);
   const env = origin.caFile ? { NODE_EXTRA_CA_CERTS: origin.caFile } : {};
   for (let i = 0; i < runs; i += 1) {
-    for (const who of i % 2 === 0 ? ['peer', 'ours'] : ['ours', 'peer']) {
-      if (who === 'ours') {
+    const order = i % 2 === 0 ? ['peer', 'ours', 'floor'] : ['floor', 'ours', 'peer'];
+    for (const who of floor ? order : order.filter((w) => w !== 'floor')) {
+      if (who === 'floor') {
+        const out = join(ctx.tmpDir, `floor-${scheme}.mp4`);
+        const run = await runNodeChild<FloorRun>(floor!, [origin.url, out], [], env);
+        if ((await sha256File(out)) !== origin.sha256) throw new Error('the socket floor saved a different file');
+        await settle(out);
+        result.floor.ms.push(run.ms);
+        result.floor.cpu.push(run.cpu);
+        ctx.log(
+          `node socket floor (${scheme}): ${mbps(origin.bytes, run.ms).toFixed(0)} MB/s, CPU ${run.cpu.toFixed(2)} s`,
+        );
+      } else if (who === 'ours') {
         const before = await origin.requests();
         const run = await runListen(origin.url, origin.bytes, join(ctx.tmpDir, `listen-${peer}-${scheme}-${i}`), env);
         if ((await sha256File(run.path)) !== origin.sha256) throw new Error('tally listen saved a different file');
@@ -51,6 +82,7 @@ async function compare(ctx: BenchContext, origin: Origin, runs: number, peer: 'c
         const connections = (await origin.requests()) - before;
         result.ours.ms.push(run.ms);
         result.ours.rss.push(run.peakRssMb);
+        result.ours.ready.push(run.readyRssMb);
         result.ours.cpu.push(run.cpu);
         result.ours.connections.push(connections);
         ctx.log(
@@ -90,7 +122,27 @@ function rows(
   const worst = (values: number[]): number => Math.max(...values);
   const list = (values: number[], digits = 0): string => values.map((v) => v.toFixed(digits)).join('/');
   const loads = `load average ${r.loads.join(' -> ')}`;
+  const floorRows: BenchRow[] =
+    r.floor.ms.length === 0
+      ? []
+      : [
+          {
+            bench: 'listen-download',
+            metric: `${label}: Node's socket floor (not Tally)`,
+            ours: mbps(bytes, median(r.floor.ms)),
+            peer: r.peer.ms.length > 0 ? mbps(bytes, median(r.peer.ms)) : null,
+            peerName,
+            unit: 'MB/s',
+            higherIsBetter: true,
+            target: 'floor',
+            note:
+              `median of ${r.floor.ms.length}, in the same turns; a net/tls socket read into one reused 4 MiB buffer, ` +
+              `positional writeSync, fsync (bench/lib/socket-floor.ts); CPU per GiB ` +
+              `${perGiB(r.floor.cpu).toFixed(2)} s`,
+          },
+        ];
   return [
+    ...floorRows,
     {
       bench: 'listen-download',
       metric: `${label}, ${bytes / MiB} MiB`,
@@ -125,7 +177,9 @@ function rows(
       unit: 'MB',
       higherIsBetter: false,
       target: '< 80 MB',
-      note: `worst of ${r.ours.rss.length} (VmHWM; the peer's maxrss from GNU time); ours ${list(r.ours.rss)} MB`,
+      note:
+        `worst of ${r.ours.rss.length} (VmHWM; the peer's maxrss from GNU time); ours ${list(r.ours.rss)} MB, of ` +
+        `which ${list(r.ours.ready)} MB at ready (before the webhook)`,
     },
   ];
 }
@@ -141,9 +195,10 @@ export default async function bench(ctx: BenchContext): Promise<BenchRow[]> {
   await mkdir(tlsDir, { recursive: true });
   const secure = await serveAgain(fast, join(ctx.tmpDir, 'nginx-tls'), { tls: await makeBenchTls(tlsDir) });
   try {
-    const plain = await compare(ctx, fast, runs, 'curl');
+    const floor = await bundleHelper('socket-floor.ts', ctx.tmpDir);
+    const plain = await compare(ctx, fast, runs, 'curl', floor);
     out.push(...rows('HTTP, unthrottled', fastBytes, plain, 'curl', '>= 1.0x', 'context'));
-    const tls = await compare(ctx, secure, runs, 'curl');
+    const tls = await compare(ctx, secure, runs, 'curl', floor);
     out.push(...rows('HTTPS, unthrottled', fastBytes, tls, 'curl', '>= 1.0x', "<= curl's (>= 1.0x)"));
   } finally {
     await fast.stop();

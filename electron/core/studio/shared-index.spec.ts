@@ -36,7 +36,7 @@ describe('the team index on a real server', () => {
   const setUpRequests = async (): Promise<{ seen: () => number; stop: () => void }> => {
     let seen = 0;
     const subs: Subscription[] = ['INFO', 'CREATE', 'UPDATE'].map((op) =>
-      watcher.subscribe(`$JS.API.STREAM.${op}.KV_${INDEX_BUCKET}`, { callback: () => (seen += 1) }),
+      watcher.subscribe(`$JS.API.STREAM.${op}.KV_${INDEX_BUCKET}`, { callback: () => void (seen += 1) }),
     );
     await watcher.flush();
     return { seen: () => seen, stop: () => subs.forEach((s) => s.unsubscribe()) };
