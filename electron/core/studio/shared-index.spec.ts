@@ -62,3 +62,50 @@ describe('the team index on a real server', () => {
     expect((await announcementsBetween(nc, 9, 12)).map((a) => a.identity)).toEqual(['rec-index-11']);
   });
 });
+
+describe('a member coming back', () => {
+  let server: NatsServer;
+  let nc: NatsConnection;
+  let watcher: NatsConnection;
+  beforeAll(async () => {
+    server = await startNatsServer();
+    nc = await connect({ servers: server.url });
+    watcher = await connect({ servers: server.url });
+  });
+  afterAll(async () => {
+    await nc?.close();
+    await watcher?.close();
+    await server?.close();
+  });
+
+  // One get per missed sequence, each waiting for the one before: a member away for a while paid a round trip
+  // per sequence before it mirrored anything (issue 34). The gets go several at once, and the answer is the same:
+  // the newest ones, oldest first, gaps skipped.
+  it('asks for the missed sequences several at a time', async () => {
+    for (const n of [2, 3, 5, 40, 41, 77]) await indexAnnouncement(nc, n, announcement(n), 60 * 60_000);
+    // Every index request from the member's connection and every answer to it, as the server passes them on.
+    let asked = 0;
+    let answered = 0;
+    let mostAtOnce = 0;
+    const onRequest = () => {
+      asked += 1;
+      mostAtOnce = Math.max(mostAtOnce, asked - answered);
+    };
+    // A direct get (the subject named in the request's subject or in its body) or a stream message get.
+    const requests = [
+      `$JS.API.DIRECT.GET.KV_${INDEX_BUCKET}`,
+      `$JS.API.DIRECT.GET.KV_${INDEX_BUCKET}.>`,
+      `$JS.API.STREAM.MSG.GET.KV_${INDEX_BUCKET}`,
+    ].map((subject) => watcher.subscribe(subject, { callback: onRequest }));
+    const answers = watcher.subscribe('_INBOX.>', { callback: () => void (answered += 1) });
+    await watcher.flush();
+    const found = await announcementsBetween(nc, 1, 80);
+    await nc.flush();
+    await watcher.flush();
+    requests.forEach((r) => r.unsubscribe());
+    answers.unsubscribe();
+    expect(found.map((a) => a.identity)).toEqual([2, 3, 5, 40, 41, 77].map((n) => `rec-index-${n}`));
+    expect(asked).toBe(78);
+    expect(mostAtOnce).toBeGreaterThan(4);
+  });
+});
