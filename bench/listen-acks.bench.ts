@@ -67,7 +67,7 @@ async function ours(
   dir: string,
   origin: string,
   count: number,
-  big: Big & { id: string },
+  big: (Big & { id: string }) | null,
   burst: (url: string) => Promise<LoadResult>,
 ): Promise<Run> {
   const cli = await startCli(
@@ -83,7 +83,7 @@ async function ours(
     let onBigSaved = () => {};
     let onBigStarted = () => {};
     cli.onEvent((e, at) => {
-      if (e.channelId === big.id) {
+      if (big && e.channelId === big.id) {
         if (e.type === 'progress' && Number(e.bytes) > 0) onBigStarted();
         if (e.type === 'saved') {
           bigBytes = Number(e.bytes);
@@ -96,13 +96,15 @@ async function ours(
     const bigStarted = new Promise<void>((resolve) => (onBigStarted = resolve));
     const failed = cli.next('failed').then(() => undefined);
     failed.catch(() => undefined);
-    const answer = await fetch(String(ready.localUrl), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ id: big.id, url: `${big.url}?${big.id}`, filesize: String(big.bytes) }),
-    });
-    if (answer.status !== 200) throw new Error(`the large recording's webhook answered ${answer.status}`);
-    await Promise.race([bigStarted, failed]);
+    if (big) {
+      const answer = await fetch(String(ready.localUrl), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ id: big.id, url: `${big.url}?${big.id}`, filesize: String(big.bytes) }),
+      });
+      if (answer.status !== 200) throw new Error(`the large recording's webhook answered ${answer.status}`);
+      await Promise.race([bigStarted, failed]);
+    }
     const result = await burst(String(ready.localUrl));
     const savedInBurst = saved;
     const burstOver = performance.now();
@@ -113,7 +115,7 @@ async function ours(
     if (savedInBurst < count) {
       let timer: NodeJS.Timeout | undefined;
       const next = new Promise<boolean>((resolve) =>
-        cli.onEvent((e) => e.type === 'saved' && e.channelId !== big.id && resolve(true)),
+        cli.onEvent((e) => e.type === 'saved' && e.channelId !== big?.id && resolve(true)),
       );
       const resumed = await Promise.race([
         next,
@@ -123,6 +125,7 @@ async function ours(
       if (!resumed) throw new Error('tally listen saved no recording within 30 s after the burst');
       resumedMs = performance.now() - burstOver;
     }
+    if (!big) return { ...result, saved: savedInBurst, resumedMs };
     await bigSaved;
     if (bigBytes !== big.bytes)
       throw new Error(`tally listen saved ${bigBytes} bytes of the large recording (${big.bytes})`);
@@ -145,10 +148,12 @@ export default async function bench(ctx: BenchContext): Promise<BenchRow[]> {
   const server = await bundleHelper('ack-server.ts', ctx.tmpDir);
   const mine: Run[] = [];
   const theirs: Run[] = [];
+  /** Ours with nothing large downloading: what the download behind costs the acks. */
+  const idle: Run[] = [];
   const loads = [load()];
   try {
     for (let i = 0; i < runs; i += 1) {
-      for (const who of i % 2 === 0 ? ['bare', 'ours'] : ['ours', 'bare']) {
+      for (const who of i % 2 === 0 ? ['bare', 'ours', 'idle'] : ['idle', 'ours', 'bare']) {
         const dir = join(ctx.tmpDir, `${who}-${i}`);
         await mkdir(dir, { recursive: true });
         const burst = async (url: string): Promise<LoadResult> => {
@@ -175,16 +180,27 @@ export default async function bench(ctx: BenchContext): Promise<BenchRow[]> {
           return result;
         };
         const run =
-          who === 'ours'
-            ? await ours(dir, new URL(origin.url).origin, count, { ...big, id: `large-${i}` }, burst)
-            : await bare(server, dir, burst);
-        (who === 'ours' ? mine : theirs).push(run);
+          who === 'bare'
+            ? await bare(server, dir, burst)
+            : await ours(
+                dir,
+                new URL(origin.url).origin,
+                count,
+                who === 'ours' ? { ...big, id: `large-${i}` } : null,
+                burst,
+              );
+        (who === 'ours' ? mine : who === 'idle' ? idle : theirs).push(run);
+        const label =
+          who === 'ours' ? 'tally listen' : who === 'idle' ? 'tally listen, nothing large' : 'bare node:http';
         ctx.log(
-          `${who === 'ours' ? 'tally listen' : 'bare node:http'}: ${((count / run.ms) * 1000).toFixed(0)} acks/s, ` +
+          `${label}: ${((count / run.ms) * 1000).toFixed(0)} acks/s, ` +
             `p50 ${run.p50.toFixed(2)} ms, p99 ${run.p99.toFixed(2)} ms` +
             (run.saved !== undefined
-              ? `, ${run.saved} recordings saved during the burst, the large download ` +
-                (run.bigRunning ? `saved ${run.bigSavedMs?.toFixed(0)} ms after it` : 'over before it ended')
+              ? `, ${run.saved} recordings saved during the burst` +
+                (run.bigRunning === undefined
+                  ? ''
+                  : `, the large download ` +
+                    (run.bigRunning ? `saved ${run.bigSavedMs?.toFixed(0)} ms after it` : 'over before it ended'))
               : '') +
             ` (load ${load()})`,
         );
@@ -226,6 +242,19 @@ export default async function bench(ctx: BenchContext): Promise<BenchRow[]> {
       note:
         `median of ${runs} p99s (ours ${p99s(mine)}; bare ${p99s(theirs)}); our p50 ` +
         `${median(mine.map((r) => r.p50)).toFixed(2)} ms`,
+    },
+    {
+      bench: 'listen-acks',
+      metric: `acks/s, the same with nothing large downloading`,
+      ours: rate(idle),
+      peer: rate(theirs),
+      peerName: 'bare node:http',
+      unit: '/s',
+      higherIsBetter: true,
+      target: 'context',
+      note:
+        `median of ${runs}, in the same turns: what the ${bigBytes / MiB} MiB download behind costs the acks; ` +
+        `p99 ${median(idle.map((r) => r.p99)).toFixed(1)} ms (${p99s(idle)})`,
     },
   ];
 }
