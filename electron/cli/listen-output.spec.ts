@@ -114,8 +114,17 @@ describe('listen printer (human output)', () => {
       const summary = lines.at(-2) ?? '';
       if (ndjson)
         expect(JSON.parse(summary)).toMatchObject({ type: 'rejected-summary', count: 5000 - REPEATS_PER_WINDOW });
-      else expect(summary).toContain(`rejected  ${5000 - REPEATS_PER_WINDOW} more request(s) in the last 10 s`);
+      else expect(summary).toContain(`rejected  ${5000 - REPEATS_PER_WINDOW} more requests in the last 10 s`);
     }
+  });
+
+  it('counts one hidden line in the singular, never "request(s)"', () => {
+    const { p, text } = printer(false);
+    for (let i = 0; i <= REPEATS_PER_WINDOW; i += 1)
+      p.rejected({ status: 404, reason: 'unknown path', remoteAddress: '127.0.0.1' });
+    p.close();
+    expect(text()).toContain('rejected  1 more request in the last 10 s (not shown)');
+    expect(text()).not.toContain('(s)');
   });
 
   it('limits repeated duplicates and retried failures the same way, and never hides a final failure', () => {
@@ -143,11 +152,11 @@ describe('listen printer (human output)', () => {
       } else {
         expect(lines.filter((l) => / duplicate dup-/.test(l))).toHaveLength(REPEATS_PER_WINDOW);
         expect(lines.some((l) => l.includes('failed    final: HTTP 404 (not retried)'))).toBe(true);
-        expect(lines.some((l) => l.includes(`duplicate ${hidden} more duplicate webhook(s) in the last 10 s`))).toBe(
+        expect(lines.some((l) => l.includes(`duplicate ${hidden} more duplicate webhooks in the last 10 s`))).toBe(
           true,
         );
         expect(
-          lines.some((l) => l.includes(`failed    ${hidden} more failed attempt(s) to be retried in the last 10 s`)),
+          lines.some((l) => l.includes(`failed    ${hidden} more failed attempts to be retried in the last 10 s`)),
         ).toBe(true);
       }
     }

@@ -45,6 +45,22 @@ export interface ReceiverAddressView {
   portFollows: boolean;
 }
 
+/** One recording counted under `problems`, named so a producer knows which and why (`tally status`, NDJSON). */
+export interface ProblemRecordingView {
+  channelId: string;
+  /** The recording's key (`tally retry` takes it, or the channel ID). */
+  key: string;
+  /** `failed`, `expired`, `gone`, `refused`, or `pending`/`downloading` while it waits after an error. */
+  state: string;
+  /** The last error, in English; null when none was recorded. */
+  reason: string | null;
+  /** When Tally tries it again on its own (ISO), or null when nothing is scheduled. */
+  nextAttemptAt: string | null;
+}
+
+/** How many recordings a health view names under `problemRecordings`; the rest are counted in `moreProblems`. */
+export const PROBLEMS_LISTED = 5;
+
 export interface HealthView {
   /** The worst component's state. */
   state: HealthState;
@@ -60,6 +76,13 @@ export interface HealthView {
   member?: true;
   /** Recordings that need the producer (see `recordingNeedsAttention`). */
   problems: number;
+  /**
+   * The first of them (PROBLEMS_LISTED at most), those Tally still tries first, soonest deadline first; absent
+   * where the face does not know them one by one (a studio member).
+   */
+  problemRecordings?: ProblemRecordingView[];
+  /** Problems beyond `problemRecordings` (refused uploads and missed recordings among them). */
+  moreProblems?: number;
   checkedAt: string;
 }
 

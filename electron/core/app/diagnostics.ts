@@ -20,6 +20,7 @@ export { secretsInEnv } from '../redact.js';
 import { JOURNAL_FILE } from '../recordings/inbox.js';
 import { parseLine } from '../recordings/journal-lines.js';
 import type { Settings } from '../settings.js';
+import { counted } from '../counted.js';
 
 /** How many log lines of each face the report quotes. */
 export const DIAGNOSTICS_LOG_LINES = 40;
@@ -139,12 +140,17 @@ function healthLines(health: DiagnosticsHealth): string[] {
       out.push(`  ${who}: no answer (${error ?? 'unknown'})`);
       continue;
     }
-    out.push(`  ${who}: ${h.state}, ${h.problems} problem(s)`);
+    out.push(`  ${who}: ${h.state}, ${counted(h.problems, 'problem', 'problems')}`);
     for (const c of h.components) {
       out.push(
         `    ${c.state.padEnd(7)} ${c.id.padEnd(12)} ${c.reason}${c.action && c.state !== 'ok' ? ` → ${c.action}` : ''}`,
       );
     }
+    for (const p of h.problemRecordings ?? []) {
+      const next = p.nextAttemptAt ? `; next attempt at ${p.nextAttemptAt}` : '';
+      out.push(`    problem ${p.channelId} (recording ${p.key}) ${p.state}${p.reason ? `: ${p.reason}` : ''}${next}`);
+    }
+    if ((h.moreProblems ?? 0) > 0) out.push(`    … and ${h.moreProblems} more`);
   }
   return out;
 }

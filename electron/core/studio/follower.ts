@@ -57,6 +57,7 @@ import {
   type TeamCredentials,
   type TeamRetry,
 } from './team.js';
+import { counted } from '../counted.js';
 
 export interface FollowerOptions {
   url: URL;
@@ -444,7 +445,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       if (missed.length === 0) return;
       const channels = missed.map((a) => a.channelId).join(', ');
       this.#log.warn(
-        `studio: ${missed.length} recording(s) expired from the team server before this member could mirror them: ${channels}.`,
+        `studio: ${counted(missed.length, 'recording', 'recordings')} expired from the team server before this member could mirror ${missed.length === 1 ? 'it' : 'them'}: ${channels}.`,
       );
       this.emit('missed', missed);
     } catch (error) {
