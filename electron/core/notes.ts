@@ -194,6 +194,8 @@ export const NOTE_TEXT = {
   teamNotAnswering:
     'The team server {where} stopped answering (no reply for {seconds} s); reconnecting (to another server of the list when there is one).',
   teamCannotStore: 'The team server {where} cannot store or announce recordings now: {detail}',
+  teamCannotMirror:
+    'The team server {where} cannot send this member announcements or recordings now, so nothing new is mirrored: {detail}',
   teamNoTls: 'The team server {where} does not offer TLS: use {fix} in Settings → Studio → Team servers.',
   teamNeedsTls: 'The team server {where} requires TLS: use {fix} in Settings → Studio → Team servers.',
   teamAsks: 'The team server asks for credentials: {reason} ({where}) — set them in Settings → Studio.',

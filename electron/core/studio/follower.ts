@@ -252,7 +252,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       });
       this.#nc = nc;
       void this.#watchStatus(nc);
-      const link = new TeamLink(nc, { scheme: opts.url.protocol });
+      const link = new TeamLink(nc, { scheme: opts.url.protocol, role: 'member' });
       link.on('change', (answer) => this.emit('answering', answer));
       this.#link = link;
       await ensureStudioStream(nc, { retentionMs: DEFAULT_RETENTION_MS, owner: false });

@@ -428,7 +428,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     });
     this.#nc = nc;
     void this.#watchStatus(nc);
-    const link = new TeamLink(nc, { scheme: this.#opts.url.protocol });
+    const link = new TeamLink(nc, { scheme: this.#opts.url.protocol, role: 'receiver' });
     link.on('change', (answer) => {
       // The cluster answers again: what failed for want of it goes now, not after its own growing pause.
       if (answer.answering) this.#outageOver();
