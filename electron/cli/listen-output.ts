@@ -182,7 +182,10 @@ export function createListenPrinter(opts: {
     if (!w || w.hidden === 0) return;
     const seconds = REPEAT_WINDOW_MS / 1000;
     if (opts.ndjson) json({ type: `${kind}-summary`, count: w.hidden, windowSeconds: seconds });
-    else line(`${kind.padEnd(9)} ${counted(w.hidden, `more ${REPEATED[kind][0]}`, `more ${REPEATED[kind][1]}`)} in the last ${seconds} s (not shown)`);
+    else
+      line(
+        `${kind.padEnd(9)} ${counted(w.hidden, `more ${REPEATED[kind][0]}`, `more ${REPEATED[kind][1]}`)} in the last ${seconds} s (not shown)`,
+      );
     w.hidden = 0;
   };
   /** Whether a line of `kind` is printed now; false when it is only counted for the window's summary. */

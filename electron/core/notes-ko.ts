@@ -162,7 +162,8 @@ export const koNotes: typeof NOTE_TEXT = {
   teamNotAnswering:
     '팀 서버 {where}가 응답하지 않습니다({seconds}초 동안 응답 없음). 다시 연결합니다(목록에 다른 서버가 있으면 그 서버로).',
   teamCannotStore: '팀 서버 {where}가 지금 녹화를 저장하거나 알리지 못합니다: {detail}',
-  teamCannotMirror: '팀 서버 {where}가 지금 이 멤버에게 알림도 녹화도 보내지 못해 새 녹화를 미러링하지 못합니다: {detail}',
+  teamCannotMirror:
+    '팀 서버 {where}가 지금 이 멤버에게 알림도 녹화도 보내지 못해 새 녹화를 미러링하지 못합니다: {detail}',
   teamNoTls: '팀 서버 {where}은(는) TLS를 제공하지 않습니다. 설정 → 스튜디오 → 팀 서버에 {fix}을(를) 쓰세요.',
   teamNeedsTls: '팀 서버 {where}은(는) TLS가 필요합니다. 설정 → 스튜디오 → 팀 서버에 {fix}을(를) 쓰세요.',
   teamAsks: '팀 서버가 자격 증명을 요구합니다: {reason} ({where}). 설정 → ‘스튜디오’에서 입력하세요.',

@@ -29,7 +29,8 @@ export class RendererErrors {
   report(report: RendererErrorReport): boolean {
     const now = this.#now();
     if (now - this.#windowStart >= WINDOW_MS) {
-      if (this.#dropped > 0) this.#log.warn(`${counted(this.#dropped, 'more error', 'more errors')} of the page were left out`);
+      if (this.#dropped > 0)
+        this.#log.warn(`${counted(this.#dropped, 'more error', 'more errors')} of the page were left out`);
       this.#windowStart = now;
       this.#written = 0;
       this.#dropped = 0;

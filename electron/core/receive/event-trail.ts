@@ -124,7 +124,10 @@ export function tracePipeline(pipeline: RecordingPipeline, log: Logger): () => v
   );
   on('gaps', (g) => {
     if (g.error) log.warn(`gap report could not run: ${g.error}`);
-    else log.info(`gap report: ${counted(g.missing.length, 'recording', 'recordings')} missed while Tally was not running`);
+    else
+      log.info(
+        `gap report: ${counted(g.missing.length, 'recording', 'recordings')} missed while Tally was not running`,
+      );
   });
   return () => {
     for (const off of offs) off();

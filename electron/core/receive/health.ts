@@ -139,7 +139,9 @@ function healthOf(
     receiver: rest.receiver,
     ...(rest.member ? { member: true as const } : {}),
     problems: rest.problems,
-    ...(rest.problemRecordings ? { problemRecordings: rest.problemRecordings, moreProblems: rest.moreProblems ?? 0 } : {}),
+    ...(rest.problemRecordings
+      ? { problemRecordings: rest.problemRecordings, moreProblems: rest.moreProblems ?? 0 }
+      : {}),
     checkedAt: new Date(rest.now).toISOString(),
   };
 }

@@ -873,7 +873,10 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       this.#log.warn(`studio: could not look for unfinished uploads in the bucket (${describeError(error)}).`);
       return 0;
     });
-    if (aborted > 0) this.#log.warn(`studio: aborted ${counted(aborted, 'unfinished upload', 'unfinished uploads')} left in the bucket.`);
+    if (aborted > 0)
+      this.#log.warn(
+        `studio: aborted ${counted(aborted, 'unfinished upload', 'unfinished uploads')} left in the bucket.`,
+      );
   }
 
   get #staleClaimMs(): number {

@@ -132,7 +132,11 @@ export class TeamLink extends EventEmitter<{ change: [answer: TeamAnswer] }> {
         await this.#nc.reconnect().catch(() => undefined);
         return;
       }
-      this.#say(false, where, note(this.#role === 'member' ? 'teamCannotMirror' : 'teamCannotStore', { where, detail }));
+      this.#say(
+        false,
+        where,
+        note(this.#role === 'member' ? 'teamCannotMirror' : 'teamCannotStore', { where, detail }),
+      );
     } finally {
       this.#asking = false;
     }
