@@ -174,7 +174,9 @@ const command: Command = {
 
     const log = await openCommandLog(io, 'listen', settings.logLevel);
     // Started before the pipeline so its download host can be allowed; stopped after it (see finally).
-    const sandbox = sandboxMode ? await startDemoSandbox(home, { timeFactor }) : null;
+    // Its folder is noted, so the next sandbox run removes the parts this one leaves unfinished there.
+    const demoFolder = values.folder === undefined ? demoRecordingsDir(home) : expandFolderFlag(values.folder);
+    const sandbox = sandboxMode ? await startDemoSandbox(home, { timeFactor }, demoFolder) : null;
     if (sandbox) {
       log.trail.info(`sandbox service at ${sandbox.apiUrl} (time ${timeFactor}x faster)`);
       const { traceSandbox } = await import('../core/sandbox/sandbox-trail.js');
