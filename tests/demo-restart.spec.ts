@@ -4,7 +4,7 @@
  * cannot outlive its sandbox, so its own folder starts empty with it; a folder the producer chose keeps its saved
  * recordings and loses only the unfinished parts. Demo app cores over their embedded sandbox, real files.
  */
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -51,6 +51,9 @@ describe('a restarted demo', () => {
     const before = await readdir(folder);
     expect(parts(before).length, before.join(', ')).toBeGreaterThan(0);
     expect(before.some((n) => n.startsWith('kept'))).toBe(true);
+    // The demo's web client uploads into `client` (its list is in the demo's state, gone with it).
+    await mkdir(join(folder, 'client'), { recursive: true });
+    await writeFile(join(folder, 'client', 'sandbox-service.keptLL.webm'), 'upload');
 
     const second = await core(home);
     expect(await second.handlers['recordings:list']()).toEqual([]);

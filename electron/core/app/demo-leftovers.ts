@@ -6,7 +6,7 @@
  * --sandbox`). The demo's own folder is emptied; in a folder the producer chose (`tally listen --sandbox --folder
  * DIR`) only the unfinished downloads of the previous run are removed, never a saved recording.
  */
-import { lstat, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { lstat, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { discardPart } from '../download/fetch-file.js';
 import { partPathFor } from '../pipeline/download-manager.js';
@@ -52,18 +52,24 @@ export async function rememberDemoFolder(stateDir: string, folder: string): Prom
 }
 
 /**
- * Empties the demo's own recordings folder of the files a previous run left (recordings, parts, sidecars), so a
- * new demo's list and its folder agree. Links and folders inside are left alone (never followed); a missing
- * folder is nothing to do. Answers how many files were removed.
+ * Empties the demo's own recordings folder of the files a previous run left (recordings, parts, sidecars, and the
+ * web client's uploads in its `client` folder, whose list goes with the demo's state too), so a new demo's list
+ * and its folder agree. One level of folders is emptied and removed when empty; links are never followed; a
+ * missing folder is nothing to do. Answers how many files were removed.
  */
-export async function emptyDemoFolder(dir: string): Promise<number> {
+export async function emptyDemoFolder(dir: string, depth = 1): Promise<number> {
   const names = await readdir(dir).catch(() => [] as string[]);
   let removed = 0;
   for (const name of names) {
     const path = join(dir, name);
-    if (!(await lstat(path).catch(() => null))?.isFile()) continue;
-    await rm(path, { force: true });
-    removed += 1;
+    const info = await lstat(path).catch(() => null);
+    if (info?.isFile()) {
+      await rm(path, { force: true });
+      removed += 1;
+    } else if (info?.isDirectory() && depth > 0) {
+      removed += await emptyDemoFolder(path, depth - 1);
+      await rmdir(path).catch(() => undefined);
+    }
   }
   return removed;
 }
