@@ -3,7 +3,7 @@
  * `tally listen`), asked over its local control socket (core/receive/control.ts). The exit code is the health:
  * 0 ok, 1 warning, 2 error, 3 nothing running, so scripts and monitors can act on it.
  */
-import type { HealthState, HealthView } from '../contract.js';
+import { problemRecordingText, type HealthState, type HealthView } from '../contract.js';
 import { counted } from '../core/counted.js';
 import { appDataDir } from '../core/paths.js';
 import { listRunning, type Running } from '../core/receive/control.js';
@@ -80,11 +80,7 @@ function printProblems(io: CommandIo, h: HealthView): void {
   if (listed.length === 0) return;
   io.stdout.write('  Recordings that need attention:\n');
   for (const p of listed) {
-    // Waiting after an error is "failing": Tally still tries it (the other states are final until a retry).
-    const said = p.state === 'pending' || p.state === 'downloading' ? 'failing' : p.state;
-    const reason = p.reason ? ` ${/[.!?]$/.test(p.reason) ? p.reason : `${p.reason}.`}` : '';
-    const next = p.nextAttemptAt ? ` Next attempt at ${clockTime(new Date(p.nextAttemptAt))}.` : '';
-    io.stdout.write(`    ${terminalSafe(`${p.channelId} (recording ${p.key}) ${said}:${reason}${next}`)}\n`);
+    io.stdout.write(`    ${terminalSafe(problemRecordingText(p, (iso) => clockTime(new Date(iso))))}\n`);
   }
   const more = h.moreProblems ?? 0;
   if (more > 0) io.stdout.write(`    … and ${more} more\n`);

@@ -58,6 +58,18 @@ export interface ProblemRecordingView {
   nextAttemptAt: string | null;
 }
 
+/**
+ * One problem recording in one English line (`tally status`, `tally doctor`): channel, recording, what state,
+ * why, and when Tally tries again (`timeOf` writes that time as the face shows times).
+ */
+export function problemRecordingText(p: ProblemRecordingView, timeOf: (iso: string) => string): string {
+  // Waiting after an error is "failing": Tally still tries it (the other states are final until a retry).
+  const said = p.state === 'pending' || p.state === 'downloading' ? 'failing' : p.state;
+  const reason = p.reason ? ` ${/[.!?]$/.test(p.reason) ? p.reason : `${p.reason}.`}` : '';
+  const next = p.nextAttemptAt ? ` Next attempt at ${timeOf(p.nextAttemptAt)}.` : '';
+  return `${p.channelId} (recording ${p.key}) ${said}:${reason}${next}`;
+}
+
 /** How many recordings a health view names under `problemRecordings`; the rest are counted in `moreProblems`. */
 export const PROBLEMS_LISTED = 5;
 

@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { arch, release } from 'node:os';
 import { join } from 'node:path';
-import type { HealthView } from '../health-view.js';
+import { problemRecordingText, type HealthView } from '../health-view.js';
 import { crashDumpFolder, listCrashDumps, readCrashes, type CrashDump } from '../crash-history.js';
 import { lastLogLines, logFolder, type LogName } from '../log-file.js';
 import type { CredentialStore } from '../credentials.js';
@@ -146,10 +146,8 @@ function healthLines(health: DiagnosticsHealth): string[] {
         `    ${c.state.padEnd(7)} ${c.id.padEnd(12)} ${c.reason}${c.action && c.state !== 'ok' ? ` → ${c.action}` : ''}`,
       );
     }
-    for (const p of h.problemRecordings ?? []) {
-      const next = p.nextAttemptAt ? `; next attempt at ${p.nextAttemptAt}` : '';
-      out.push(`    problem ${p.channelId} (recording ${p.key}) ${p.state}${p.reason ? `: ${p.reason}` : ''}${next}`);
-    }
+    // Times as ISO: a report is read on another computer, in another time zone.
+    for (const p of h.problemRecordings ?? []) out.push(`    problem ${problemRecordingText(p, (iso) => iso)}`);
     if ((h.moreProblems ?? 0) > 0) out.push(`    … and ${h.moreProblems} more`);
   }
   return out;
