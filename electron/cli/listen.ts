@@ -62,7 +62,9 @@ Options:
 
 ${CONNECTION_HELP}
 Health: a "health" line whenever something that can cost a recording changes (the port, the public URL,
-registration, downloads, disk space); "tally status" asks a running listen from another terminal. With
+registration, downloads, disk space), with --ndjson naming the first recordings that need attention
+(problemRecordings: channel, recording, reason, next attempt; moreProblems counts the rest); "tally status"
+asks a running listen from another terminal and names them too. With
 --tunnel <your URL> or none the port never moves: a port held by another program is an error that names it,
 and the port is taken as soon as it is free. TALLY_CHECK_INTERVAL_MS: how often the public URL is proven
 (default 60000).
