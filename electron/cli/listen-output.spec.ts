@@ -301,3 +301,30 @@ describe('what a saved line says was checked (issue 20)', () => {
     expect(verification([])).toBe('not verified (nothing to check it against)');
   });
 });
+
+describe('listen printer (NDJSON health)', () => {
+  it('names the recordings that need attention in the health line, as tally status --json does', () => {
+    const { p, text } = printer(true);
+    const problem = {
+      channelId: 'night-owl',
+      key: 'abc',
+      state: 'pending',
+      reason: 'The download server answered 503.',
+      nextAttemptAt: '2026-05-14T09:41:33.000Z',
+    };
+    const view = {
+      state: 'warning',
+      summary: '1 download is failing',
+      summaryNotes: [],
+      components: [],
+      receiver: { host: '127.0.0.1', port: 8787, configuredPort: 8787, portFollows: false },
+      problems: 3,
+      problemRecordings: [problem],
+      moreProblems: 2,
+      checkedAt: '2026-05-14T09:41:03.000Z',
+    } as const;
+    p.health(view as never, null);
+    const line = JSON.parse(text().trim().split('\n')[0]!) as Record<string, unknown>;
+    expect(line).toMatchObject({ type: 'health', problems: 3, problemRecordings: [problem], moreProblems: 2 });
+  });
+});
