@@ -4,11 +4,14 @@
  * "3 problem(s)" and "downloads are failing", with no way to tell which without the popover). A demo app core in
  * process, its sandbox answering 503 for every download, and `tally status` over the real control socket.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../electron/cli.js';
 import { PROBLEMS_LISTED, type HealthView } from '../electron/contract.js';
 import { captureIo } from './support/cli/io.js';
-import { makeCore, next, runCleanups, sandboxOf, tempHome } from './support/app/core-helpers.js';
+import { cleanups, makeCore, next, runCleanups, sandboxOf, tempHome } from './support/app/core-helpers.js';
+import { ensureBuiltCli, ROOT, TALLY_BIN } from './support/built-cli.js';
 
 afterEach(() => runCleanups());
 
@@ -55,4 +58,35 @@ describe('tally status with failing downloads', () => {
       expect(Date.parse(p.nextAttemptAt!)).toBeGreaterThan(Date.now());
     }
   });
+});
+
+/** `tally serve --sandbox` of the built CLI on `home`, once it printed its ready line. */
+async function serve(home: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [TALLY_BIN, 'serve', '--sandbox', '--port', '0', '--json', '--no-open'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, TALLY_HOME: home },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  cleanups.push(async () => {
+    child.kill('SIGTERM');
+    if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve));
+  });
+  const lines = createInterface({ input: child.stdout! });
+  await new Promise<void>((resolve) => lines.on('line', (l) => l.includes('"ready"') && resolve()));
+  return child;
+}
+
+describe('tally status of a Tally whose receiver never opened', () => {
+  beforeAll(() => ensureBuiltCli(), 180_000);
+
+  it('says "not listening" without naming a port 0 it never asked for', async () => {
+    const home = await tempHome();
+    await serve(home);
+    // A second demo on the same data folder: the first holds the demo's state, so this one receives nothing.
+    const second = await serve(home);
+    const text = await status(home, []);
+    expect(text.code).toBe(2);
+    expect(text.out).toContain(`tally serve (process ${second.pid}): error, not listening, no problems\n`);
+    expect(text.out).not.toContain('port 0');
+  }, 60_000);
 });

@@ -60,7 +60,10 @@ function print(io: CommandIo, r: Running): void {
   const role = h.member
     ? 'studio member'
     : h.receiver.port === null
-      ? `not listening (port ${h.receiver.configuredPort})`
+      ? // Port 0 is "any free port", or no port known yet (its pipeline never opened): no port to name.
+        h.receiver.configuredPort === 0
+        ? 'not listening'
+        : `not listening (port ${h.receiver.configuredPort})`
       : `port ${h.receiver.port}`;
   io.stdout.write(`${MARK[h.state]} ${who}: ${h.state}, ${role}, ${counted(h.problems, 'problem', 'problems')}\n`);
   if (h.member) io.stdout.write(`  ${terminalSafe(h.summary)}\n`);
