@@ -328,3 +328,18 @@ describe('listen printer (NDJSON health)', () => {
     expect(line).toMatchObject({ type: 'health', problems: 3, problemRecordings: [problem], moreProblems: 2 });
   });
 });
+
+describe('listen printer (a sandbox run)', () => {
+  it('never promises that a sandbox run resumes its unfinished downloads', () => {
+    const out = new PassThrough();
+    let text = '';
+    out.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+    const p = createListenPrinter({ out, ndjson: false, tty: false, folder: '/rec', sandbox: true });
+    p.ready({ localUrl: 'http://127.0.0.1:1/hooks/x', publicUrl: null, uploadOrigins: [], localOnly: true } as never);
+    p.stopping();
+    p.close();
+    expect(text).not.toMatch(/resume on the next start/);
+    expect(text).toContain('each sandbox run starts afresh, so its unfinished downloads are not resumed');
+    expect(text).toContain('its unfinished downloads end with it');
+  });
+});

@@ -154,6 +154,11 @@ export function createListenPrinter(opts: {
   ndjson: boolean;
   tty: boolean;
   folder: string;
+  /**
+   * A `--sandbox` run: its journal starts afresh at the next start (core/app/demo-leftovers.ts), so nothing it
+   * leaves unfinished is resumed, and it never says so.
+   */
+  sandbox?: boolean;
 }): ListenPrinter {
   // `tally listen` and `tally follow` hand in a coalescingWriter and flush it after `close`.
   const out = opts.out;
@@ -237,7 +242,12 @@ export function createListenPrinter(opts: {
         lines.push('  No web app origin may upload yet: add one with --upload-origin https://app.example.');
       }
       if (info.note) lines.push(`  ${info.note}`);
-      lines.push('Press Ctrl+C to stop; unfinished downloads resume on the next start.', '');
+      lines.push(
+        opts.sandbox
+          ? 'Press Ctrl+C to stop; each sandbox run starts afresh, so its unfinished downloads are not resumed.'
+          : 'Press Ctrl+C to stop; unfinished downloads resume on the next start.',
+        '',
+      );
       out.write(lines.map(terminalSafe).join('\n') + '\n');
     },
     received(job, warnings) {
@@ -480,7 +490,12 @@ export function createListenPrinter(opts: {
       line(`health    ${view.state}: ${view.summary}${action}`);
     },
     stopping() {
-      if (!opts.ndjson) line('stopping: journal flushed, unfinished downloads resume on the next start.');
+      if (!opts.ndjson)
+        line(
+          opts.sandbox
+            ? 'stopping: the sandbox stops too; its unfinished downloads end with it (removed at the next sandbox run).'
+            : 'stopping: journal flushed, unfinished downloads resume on the next start.',
+        );
       else json({ type: 'stopping' });
     },
     close() {

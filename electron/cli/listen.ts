@@ -37,7 +37,9 @@ Options:
   --register               Register the public webhook URL with the service (admin API) whenever it changes
   --sandbox                Try it without an account: start the built-in sandbox service, keep broadcasts
                            going on it and send its recording webhooks to this receiver (demo state and, by
-                           default, the demo recordings folder, apart from the real ones)
+                           default, the demo recordings folder, apart from the real ones). Each run starts
+                           afresh: the demo folder is emptied, and in a --folder of yours only the downloads
+                           the last run left unfinished are removed
   --time-factor <f>        With --sandbox: how much faster the sandbox's time runs (default 10)
   --concurrency <n>        Downloads at once (default 3)
   --upload-origin <origin> Allow a web app origin to upload client recordings (repeatable)
@@ -235,7 +237,13 @@ const command: Command = {
 
     // Each turn's lines in one write, the studio's lines (`--team`) in the same writer and order.
     const out = coalescingWriter(io.stdout);
-    const printer = createListenPrinter({ out, ndjson: values.ndjson === true, tty: isTty(io.stdout), folder });
+    const printer = createListenPrinter({
+      out,
+      ndjson: values.ndjson === true,
+      tty: isTty(io.stdout),
+      folder,
+      sandbox: sandbox !== null,
+    });
     // The same receive service as the tray app and `tally serve`: port policy, health, studio publisher and
     // `tally status`. Listen only prints its one event stream.
     const service = new ReceiveService({
