@@ -14,11 +14,12 @@ import { clockTime, terminalSafe } from './output.js';
 const help = `Usage: tally status [--json]
 
 Show the health of the Tally running on this computer (the tray app, "tally serve" or "tally listen" with
-the same TALLY_HOME, and "tally follow" for a studio member): whether webhooks can reach it (receiver port, public URL, registration), and whether
-recordings are being saved (downloads, disk space, keychain, studio link). A studio member (following a
-studio from the app, "tally serve" or "tally follow") runs no receiver: it is shown as a member, with its
-team server link, its mirror and its disk. Each part says what to do, and the first recordings that need
-attention are named (channel, recording, why, when Tally tries again), the rest counted.
+the same TALLY_HOME, and "tally follow" for a studio member): whether webhooks can reach it (receiver
+port, public URL, registration), and whether recordings are being saved (downloads, disk space, keychain,
+studio link). A studio member (following a studio from the app, "tally serve" or "tally follow") runs no
+receiver: it is shown as a member, with its team server link, its mirror and its disk. Each part says what
+to do, and the first recordings that need attention are named (channel, recording, why, when Tally tries
+again), the rest counted.
 
 Exit code: 0 all is well, 1 a warning, 2 an error (recordings may be lost now), 3 no Tally is running.
 A Tally counts as running only while it answers on its control socket: a run file whose process is gone (or
