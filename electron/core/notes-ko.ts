@@ -321,6 +321,10 @@ export const koNotes: typeof NOTE_TEXT = {
     '그 프로그램을 종료하거나, 다른 포트를 고르고(설정 → 서비스가 Tally에 연결하는 방법 → 수신 포트) 공개 URL이 그 포트로 전달되게 하세요. Tally는 {port}번 포트를 계속 시도합니다.',
   healthPortActionCli:
     '그 프로그램을 종료하거나, --port <포트>로 실행하고(또는 receiverPort 설정) 공개 URL이 그 포트로 전달되게 하세요. Tally는 {port}번 포트를 계속 시도합니다.',
+  healthPortActionTallyApp:
+    '그 Tally를 종료하거나(실행 중인 터미널에서 Ctrl+C, 또는 트레이 메뉴의 종료), 다른 포트를 고르고(설정 → 서비스가 Tally에 연결하는 방법 → 수신 포트) 공개 URL이 그 포트로 전달되게 하세요. Tally는 {port}번 포트를 계속 시도합니다.',
+  healthPortActionTallyCli:
+    '그 Tally를 종료하거나(실행 중인 터미널에서 Ctrl+C, 또는 트레이 메뉴의 종료), --port <포트>로 실행하고(또는 receiverPort 설정) 공개 URL이 그 포트로 전달되게 하세요. Tally는 {port}번 포트를 계속 시도합니다.',
   healthReceiverDown: '웹훅 수신기가 실행되고 있지 않습니다: {reason}',
   healthReceiverStarting: '웹훅 수신기를 시작하는 중입니다.',
   healthRefusing: '새 녹화 웹훅을 거부하고 있습니다: {reason}',

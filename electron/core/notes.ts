@@ -364,6 +364,10 @@ export const NOTE_TEXT = {
     'Stop that program, or choose another port (Settings → How the service reaches Tally → Receiver port) and forward your public URL to it. Tally keeps trying port {port}.',
   healthPortActionCli:
     'Stop that program, or run with --port <port> (or set receiverPort) and forward your public URL to it. Tally keeps trying port {port}.',
+  healthPortActionTallyApp:
+    'Quit that Tally (Ctrl+C where it runs, or Quit in its tray menu), or choose another port (Settings → How the service reaches Tally → Receiver port) and forward your public URL to it. Tally keeps trying port {port}.',
+  healthPortActionTallyCli:
+    'Quit that Tally (Ctrl+C where it runs, or Quit in its tray menu), or run with --port <port> (or set receiverPort) and forward your public URL to it. Tally keeps trying port {port}.',
   healthReceiverDown: 'The webhook receiver is not running: {reason}',
   healthReceiverStarting: 'The webhook receiver is starting.',
   healthRefusing: 'New recording webhooks are being refused: {reason}',

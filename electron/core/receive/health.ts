@@ -178,7 +178,15 @@ function receiverHealth(f: HealthFacts): HealthComponentView {
       : r.holder
         ? note('healthPortHeldBy', { port: r.configuredPort, program: r.holder.program, pid: r.holder.pid })
         : note('healthPortHeld', { port: r.configuredPort });
-    const action = note(f.face === 'app' ? 'healthPortActionApp' : 'healthPortActionCli', { port: r.configuredPort });
+    // Another Tally is no "program" to a producer: it is quit the way Tally is.
+    const code = r.holder?.tally
+      ? f.face === 'app'
+        ? 'healthPortActionTallyApp'
+        : 'healthPortActionTallyCli'
+      : f.face === 'app'
+        ? 'healthPortActionApp'
+        : 'healthPortActionCli';
+    const action = note(code, { port: r.configuredPort });
     return component('receiver', 'error', [said], [action]);
   }
   if (r.listening === null || r.port === null)
