@@ -89,8 +89,8 @@ export interface HealthView {
   /** Recordings that need the producer (see `recordingNeedsAttention`). */
   problems: number;
   /**
-   * The first of them (PROBLEMS_LISTED at most), those Tally still tries first, soonest deadline first; absent
-   * where the face does not know them one by one (a studio member).
+   * The first of them (PROBLEMS_LISTED at most), those Tally still tries first, soonest deadline first (a studio
+   * member names its failing mirrors); absent where a face does not know them one by one.
    */
   problemRecordings?: ProblemRecordingView[];
   /** Problems beyond `problemRecordings` (refused uploads and missed recordings among them). */

@@ -455,6 +455,8 @@ export interface MemberFacts {
   studio: NonNullable<HealthFacts['studio']>;
   /** Mirrors that failed and will be tried again: their reasons. */
   failing: readonly string[];
+  /** The same mirrors named (channel, identity, reason), for the health's `problemRecordings`. */
+  failingNamed?: readonly ProblemRecordingView[];
   /** Mirrors that failed for good (the recording left the team store first) within ATTENTION_MS. */
   lost: number;
   /**
@@ -510,10 +512,13 @@ export function judgeMemberHealth(m: MemberFacts): HealthView {
     keychain: null,
     studio: m.studio.state === 'off' ? { ...m.studio, state: 'connecting' } : m.studio,
   };
+  const problems = m.lost + missed + m.failing.length;
+  const listed = (m.failingNamed ?? []).slice(0, PROBLEMS_LISTED);
   return healthOf([studioHealth(facts), downloads, diskHealth(facts)], {
     now: m.now,
     member: true,
     receiver: { host: '', port: null, configuredPort: 0, portFollows: false },
-    problems: m.lost + missed + m.failing.length,
+    problems,
+    ...(m.failingNamed ? { problemRecordings: listed, moreProblems: problems - listed.length } : {}),
   });
 }
