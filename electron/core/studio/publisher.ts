@@ -56,6 +56,7 @@ import {
   type TeamCredentials,
   type TeamRetry,
 } from './team.js';
+import { counted } from '../counted.js';
 
 /** Durations and retry times on the monotonic clock: a step of the wall clock neither freezes nor rushes them. */
 const monotonic = (): number => systemClock.now();
@@ -415,6 +416,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     if (this.#lagTimer) clearInterval(this.#lagTimer);
     if (this.#selfWake) clearInterval(this.#selfWake);
     for (const renew of this.#downloadClaims.values()) clearInterval(renew);
+    this.#downloadClaims.clear();
     this.#link?.stop();
     this.#wakeAll();
     await this.#loop?.catch(() => undefined);
@@ -440,7 +442,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     });
     this.#nc = nc;
     void this.#watchStatus(nc);
-    const link = new TeamLink(nc, { scheme: this.#opts.url.protocol });
+    const link = new TeamLink(nc, { scheme: this.#opts.url.protocol, role: 'receiver' });
     link.on('change', (answer) => {
       // The cluster answers again: what failed for want of it goes now, not after its own growing pause.
       if (answer.answering) this.#outageOver();
@@ -775,14 +777,24 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       return { state: 'published', announcement: claim?.announcement ?? null };
     }
     if (claimed.fresh) this.#firstClaims.add(identity);
+    // Stopped while the claim was asked for: nothing renews it from here (it lapses by its age, or a restart's
+    // publish takes it up as its own).
+    if (this.#stop.signal.aborted) return { state: 'mine' };
     let revision = claimed.revision;
-    clearInterval(this.#downloadClaims.get(identity));
+    this.releaseDownload(identity);
     const renew = setInterval(
       () =>
         void kv
           .update(identity, JSON.stringify(this.#claimValue('claimed')), revision)
           .then((r) => (revision = r))
-          .catch(() => clearInterval(renew)), // taken over meanwhile: the publish's claim says so
+          .catch((error: unknown) => {
+            // Taken over meanwhile (the publish's claim says so), or the server refused: not renewed any more.
+            if (this.#downloadClaims.get(identity) !== renew) return;
+            this.releaseDownload(identity);
+            this.#log.debug(
+              `studio: the download claim on ${identity} is no longer renewed (${describeError(error)}).`,
+            );
+          }),
       Math.max(1_000, this.#staleClaimMs / 3),
     );
     renew.unref();
@@ -794,6 +806,11 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
   releaseDownload(identity: string): void {
     clearInterval(this.#downloadClaims.get(identity));
     this.#downloadClaims.delete(identity);
+  }
+
+  /** The recordings whose download claim this receiver renews now (see claimDownload), for diagnostics. */
+  get renewedClaims(): string[] {
+    return [...this.#downloadClaims.keys()];
   }
 
   /**
@@ -898,7 +915,10 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       this.#log.warn(`studio: could not look for unfinished uploads in the bucket (${describeError(error)}).`);
       return 0;
     });
-    if (aborted > 0) this.#log.warn(`studio: aborted ${aborted} unfinished upload(s) left in the bucket.`);
+    if (aborted > 0)
+      this.#log.warn(
+        `studio: aborted ${counted(aborted, 'unfinished upload', 'unfinished uploads')} left in the bucket.`,
+      );
   }
 
   get #staleClaimMs(): number {
