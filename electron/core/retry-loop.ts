@@ -53,6 +53,7 @@ export class RetryLoop {
   #timer: ReturnType<typeof setTimeout> | null = null;
   /** The pending attempt, kept for `recover()`. */
   #run: (() => void) | null = null;
+  #scheduled: ScheduledRetry | null = null;
   /** Told when the pending attempt is dropped without running (`wait()` then resolves false). */
   #dropped: (() => void) | null = null;
 
@@ -73,6 +74,11 @@ export class RetryLoop {
     return this.#timer !== null;
   }
 
+  /** The attempt waiting for its time after a failure (`retry`, `wait`), to say when it comes; else null. */
+  get scheduled(): ScheduledRetry | null {
+    return this.#scheduled;
+  }
+
   /**
    * Counts a failure and schedules `run` after the wait for it, or at `deadline` (monotonic, on the loop's clock)
    * when that comes first. Null, and nothing scheduled, once the deadline has passed or the signal aborted.
@@ -87,7 +93,8 @@ export class RetryLoop {
     if (delayMs === null) return null;
     this.#attempt = attempt;
     this.#arm(run, delayMs);
-    return { attempt, delayMs, at: now + delayMs };
+    this.#scheduled = { attempt, delayMs, at: now + delayMs };
+    return this.#scheduled;
   }
 
   /**
@@ -147,6 +154,7 @@ export class RetryLoop {
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
     this.#run = null;
+    this.#scheduled = null;
     this.#signal?.removeEventListener('abort', this.#onAbort);
     const dropped = this.#dropped;
     this.#dropped = null;
