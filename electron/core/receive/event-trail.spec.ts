@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { sinkLogger } from '../logger.js';
+import type { FollowerEvents } from '../studio/follower.js';
 import type { HealthComponentView, HealthView } from '../health-view.js';
 import { healthLines, quoted, traceFollower } from './event-trail.js';
 
@@ -46,14 +47,14 @@ describe('quoted', () => {
 describe('traceFollower', () => {
   it('says a mirror progress once per period, and forgets a recording that failed for good', () => {
     let now = 0;
-    const follower = new EventEmitter();
+    const follower = new EventEmitter<FollowerEvents>();
     const lines: string[] = [];
     const stop = traceFollower(
       follower,
       sinkLogger((level, _scope, line) => lines.push(`${level} ${line}`)),
       { now: () => now },
     );
-    const progress = { identity: 'rec-1', bytes: 1, totalBytes: 4 };
+    const progress = { identity: 'rec-1', channelId: 'ch', bytes: 1, totalBytes: 4 };
     follower.emit('progress', progress);
     follower.emit('progress', progress);
     expect(lines.filter((l) => l.startsWith('debug'))).toHaveLength(1);
