@@ -162,8 +162,11 @@ const MIRROR_RETRY: BackoffPolicy = { baseMs: 1_000, maxMs: 30_000, jitter: 0.5 
 const MIRROR_QUICK: BackoffPolicy = { baseMs: 100, maxMs: 100 };
 /** Quick attempts of one mirror before its failures wait MIRROR_RETRY's pauses. */
 const QUICK_ATTEMPTS = 2;
-/** The announcement feed read again after it failed on an open connection. */
-const FEED_RETRY: BackoffPolicy = { baseMs: 1_000, maxMs: 30_000, jitter: 0.5 };
+/**
+ * The announcement feed read again after it failed on an open connection: soon (it was 1 s flat), since every
+ * recording of the team waits on it, yet not in step with the other members.
+ */
+const FEED_RETRY: BackoffPolicy = { baseMs: 1_000, maxMs: 5_000, jitter: 0.5 };
 
 const jsmOf = async (nc: NatsConnection) => (await import('@nats-io/jetstream')).jetstreamManager(nc);
 
@@ -272,7 +275,12 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       this.#nc = nc;
       void this.#watchStatus(nc);
       const link = new TeamLink(nc, { scheme: opts.url.protocol });
-      link.on('change', (answer) => this.emit('answering', answer));
+      link.on('change', (answer) => {
+        // Said only on a change: the cluster answers again (a lost majority is back, or another server took over),
+        // so what failed meanwhile failed for the outage and goes now, with no pause carried past it.
+        if (answer.answering) for (const retry of this.#retries) retry.recover();
+        this.emit('answering', answer);
+      });
       this.#link = link;
       await ensureStudioStream(nc, { retentionMs: DEFAULT_RETENTION_MS, owner: false });
       // The members bucket is kept by as many servers as the studio's stream (a cluster's replicas).
