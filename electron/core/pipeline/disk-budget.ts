@@ -50,7 +50,6 @@ export interface DiskStatus {
   uploadsRefused: { neededBytes: number; freeBytes: number } | null;
 }
 
-
 /**
  * Bytes a download still has to write when its size is known: the size less what its part already holds on
  * disk (allocated blocks: a segmented part is sparse until its ranges arrive). 0 when the size is unknown.
