@@ -59,6 +59,7 @@ import {
   type TeamCredentials,
   type TeamRetry,
 } from './team.js';
+import { counted } from '../counted.js';
 
 export interface FollowerOptions {
   url: URL;
@@ -276,7 +277,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       });
       this.#nc = nc;
       void this.#watchStatus(nc);
-      const link = new TeamLink(nc, { scheme: opts.url.protocol });
+      const link = new TeamLink(nc, { scheme: opts.url.protocol, role: 'member' });
       link.on('change', (answer) => {
         // Said only on a change: the cluster answers again (a lost majority is back, or another server took over),
         // so what failed meanwhile failed for the outage and goes now, with no pause carried past it.
@@ -509,7 +510,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       if (missed.length === 0) return;
       const channels = missed.map((a) => a.channelId).join(', ');
       this.#log.warn(
-        `studio: ${missed.length} recording(s) expired from the team server before this member could mirror them: ${channels}.`,
+        `studio: ${counted(missed.length, 'recording', 'recordings')} expired from the team server before this member could mirror ${missed.length === 1 ? 'it' : 'them'}: ${channels}.`,
       );
       this.emit('missed', missed);
     } catch (error) {
