@@ -11,6 +11,7 @@
 import type { LookupAddress } from 'node:dns';
 import { Worker } from 'node:worker_threads';
 import { flushes } from '../flush-priority.js';
+import { systemClock } from '../time.js';
 import type { DownloadOptions, DownloadResult } from './download-options.js';
 import { downloadFile } from './fetch-file.js';
 import { abortError } from './http-request.js';
@@ -155,7 +156,7 @@ class DownloadThread {
     if (!p) return;
     mirror.bytes = p.bytes;
     mirror.total = p.total;
-    const now = performance.now();
+    const now = systemClock.now();
     const every = opts.progressIntervalMs ?? 250;
     // The last report (every byte in) always goes out; the others at the caller's pace.
     if (message.received || now - running.lastReport >= every) {
