@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startNatsServer, type NatsServer } from '../support/nats-server.js';
 import { announceRecording } from '../support/studio-announce.js';
+import { sandboxAnswers } from '../support/app/core-parts.js';
 import { openSettingsStore } from '../../electron/core/settings.js';
 import {
   closePages,
@@ -141,7 +142,8 @@ describe('a studio member without service credentials', () => {
     await studio.getByRole('button', { name: 'Save studio settings' }).click();
     await studio.getByText(/^Connected to the team server/).waitFor();
     expect((await m.core.handlers['app:info']()).demo).toBe(false);
-    expect(m.core.testOnly.sandbox()).toBeNull();
+    // Its demo sandbox is closed: nothing answers there any more.
+    expect(await sandboxAnswers(m.sandbox)).toBe(false);
 
     // The receiver alone registers the webhook URL (the service keeps one): the setting is off here, and says why.
     const autoRegister = page.getByRole('checkbox', { name: 'Register automatically when the URL changes' });

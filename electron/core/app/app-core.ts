@@ -25,8 +25,6 @@ import { expandFolder } from '../paths.js';
 import { note } from '../notes.js';
 import { channelToJson, type Channel, type Credentials } from '../model.js';
 import { recordingsFolderFor } from '../pipeline/options.js';
-import type { RecordingPipeline } from '../pipeline/pipeline.js';
-import type { Sandbox } from '../sandbox/index.js';
 import {
   applySettingsPatch,
   effectiveDemoMode,
@@ -36,13 +34,7 @@ import {
   type SettingsStore,
 } from '../settings.js';
 import { checkFolder } from './settings-folder-check.js';
-import {
-  BACKGROUND_POLL_FACTOR,
-  readPackageVersion,
-  type AppCoreOptions,
-  type Phase,
-  type TallyAppCore,
-} from './app-options.js';
+import { BACKGROUND_POLL_FACTOR, readPackageVersion, type AppCoreOptions, type Phase } from './app-options.js';
 import { NOT_STARTED, NO_CREDENTIALS, STOPPED, requirePipeline, clean, describe, errorView } from './core-messages.js';
 import { LiveState } from './live-state.js';
 import { RendererErrors } from './renderer-errors.js';
@@ -67,20 +59,17 @@ import { channelAndRecordingHandlers } from './handlers.js';
 import { PipelineHost } from './pipeline-host.js';
 import { StudioHost } from './studio-host.js';
 import { toSettingsView, toStorePatch } from './settings-view.js';
-import type { AppCoreEvents, PlatformHooks, TraySnapshot } from './types.js';
+import type { AppCore, AppCoreEvents, PlatformHooks, TraySnapshot } from './types.js';
 
-export { BACKGROUND_POLL_FACTOR, readPackageVersion, type AppCoreOptions, type TallyAppCore } from './app-options.js';
+export { BACKGROUND_POLL_FACTOR, readPackageVersion, type AppCoreOptions } from './app-options.js';
+export type { AppCore } from './types.js';
 
 /**
  * The app core behind the tray app and `tally serve`: the one serial reconcile of mode (demo or the service),
  * API client and receive pipeline from the settings and credentials, and the request handlers over them.
  */
-class ReconcilingAppCore implements TallyAppCore {
+class ReconcilingAppCore implements AppCore {
   readonly handlers: RequestHandlers;
-  readonly testOnly = {
-    sandbox: (): Sandbox | null => this.#demoRun.sandbox,
-    pipeline: (): RecordingPipeline | null => this.#host.pipeline,
-  };
 
   readonly #opts: AppCoreOptions;
   readonly #env: NodeJS.ProcessEnv;
@@ -141,6 +130,7 @@ class ReconcilingAppCore implements TallyAppCore {
     this.#demoRun = new DemoRunner({
       home: opts.home,
       overrides: opts.sandboxOptions,
+      start: opts.startSandbox,
       webClient: opts.demoWebClient !== false,
       uploadUrl: () => this.#host.pipeline?.ready().localUploadUrl ?? null,
     });
@@ -181,6 +171,7 @@ class ReconcilingAppCore implements TallyAppCore {
       face: opts.transport === 'ipc' ? 'app' : 'serve',
       onHealth: (view, previous) => this.#onHealth(view, previous),
       onPublisher: (publisher, link) => this.#studio.watchPublisher(publisher, link),
+      ...(opts.openPipeline ? { receive: { openPipeline: opts.openPipeline } } : {}),
     });
     this.#studio = new StudioHost(opts, this.#env, this.#settings, {
       emit: (view) => this.#emit('studio:changed', view),
@@ -640,7 +631,7 @@ class ReconcilingAppCore implements TallyAppCore {
  * polls until `start()`. Every request handler of the contract works before `start()` where it can
  * (settings, credentials status, app info) and answers "still starting" where it cannot.
  */
-export async function createAppCore(options: AppCoreOptions): Promise<TallyAppCore> {
+export async function createAppCore(options: AppCoreOptions): Promise<AppCore> {
   const core = new ReconcilingAppCore(options);
   await core.init();
   return core;

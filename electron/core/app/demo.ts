@@ -46,13 +46,23 @@ export function demoRecordingsDir(home: string): string {
   return join(home, 'demo-recordings');
 }
 
-/** Starts the demo sandbox on loopback with a fresh demo state folder. `overrides` is for tests. */
-export async function startDemoSandbox(home: string, overrides: SandboxOptions = {}): Promise<DemoSandbox> {
+/** Starts a sandbox from its options: the embedded one by default (see AppCoreOptions.startSandbox). */
+export type SandboxStarter = (options: SandboxOptions) => Promise<DemoSandbox>;
+
+/**
+ * Starts the demo sandbox on loopback with a fresh demo state folder. `overrides` and `start` are for tests (the
+ * sandbox's pace and seed; a starter that keeps the sandbox to drive it).
+ */
+export async function startDemoSandbox(
+  home: string,
+  overrides: SandboxOptions = {},
+  start?: SandboxStarter,
+): Promise<DemoSandbox> {
   await resetDemoState(home);
   // Only the demo's own folder: recordings in a folder the producer chose are never deleted.
   await keepNewestRecordings(demoRecordingsDir(home), DEMO_RECORDINGS_KEPT);
   // Imported lazily: a producer with credentials never loads the emulator.
-  const { startSandbox } = await import('../sandbox/index.js');
+  const startSandbox = start ?? (await import('../sandbox/index.js')).startSandbox;
   const options = { demo: true, timeFactor: DEMO_TIME_FACTOR, host: '127.0.0.1', ...overrides };
   const sandbox = await startSandbox(options);
   // Only when the demo runs on its own: tests that drive the sandbox set their own pace.
@@ -91,6 +101,8 @@ export class DemoRunner {
     private readonly options: {
       home: string;
       overrides: SandboxOptions | undefined;
+      /** Starts the sandbox (default: the embedded one); see AppCoreOptions.startSandbox. */
+      start?: SandboxStarter | undefined;
       webClient: boolean;
       /** Where the web client uploads: the receiver's local upload URL once the pipeline runs. */
       uploadUrl: () => string | null;
@@ -104,7 +116,7 @@ export class DemoRunner {
 
   async start(): Promise<DemoSandbox> {
     await this.close();
-    const sandbox = await startDemoSandbox(this.options.home, this.options.overrides);
+    const sandbox = await startDemoSandbox(this.options.home, this.options.overrides, this.options.start);
     this.#sandbox = sandbox;
     if (this.options.webClient) {
       const { attachDemoWebClient } = await import('../sandbox/index.js');

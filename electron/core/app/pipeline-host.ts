@@ -20,7 +20,12 @@ import { PROGRESS_INTERVAL_MS, type Phase } from './app-options.js';
 import { REOPEN_BACKOFF } from './reopen-backoff.js';
 import type { DemoWebhookTarget } from './demo.js';
 import { trayCountsOf, type TrayCounts } from './tray-counts.js';
-import { ReceiveService, type FaceFacts, type PublisherSetup } from '../receive/receive-service.js';
+import {
+  ReceiveService,
+  type FaceFacts,
+  type PublisherSetup,
+  type ReceiveServiceOptions,
+} from '../receive/receive-service.js';
 import type { Logger } from '../logger.js';
 import type { PublisherLink } from '../studio/publisher-link.js';
 import type { StudioPublisher } from '../studio/publisher.js';
@@ -70,6 +75,8 @@ export interface PipelineHostDeps {
   onHealth(view: HealthView, previous: HealthView | null): void;
   /** The receive service started a studio publisher beside the pipeline, with its link, or stopped it (nulls). */
   onPublisher?(publisher: StudioPublisher | null, link: PublisherLink | null): void;
+  /** Options handed to the receive service as they are (the app core's own options: see AppCoreOptions). */
+  receive?: Pick<ReceiveServiceOptions, 'openPipeline'>;
 }
 
 /** What only the app core knows about the health, pushed down (PipelineHost.setFacts). */
@@ -139,6 +146,7 @@ export class PipelineHost {
       log: deps.log,
       ...(deps.trail ? { trail: deps.trail } : {}),
       facts: { hidden: this.#hidden.keys },
+      ...deps.receive,
     });
     this.#service.on('health', (view, previous) => {
       deps.onHealth(view, previous);
