@@ -160,6 +160,26 @@ class ReconcilingAppCore implements AppCore {
       onResult: (channels) => this.#onLive(channels),
       onError: (error) => this.#onPollError(error),
     });
+    // The studio host first: the pipeline host pushes it the removed rows as soon as it is made.
+    this.#studio = new StudioHost(opts, this.#env, this.#settings, {
+      emit: (view) => this.#emit('studio:changed', view),
+      // Rows the producer removed are left out by the studio host itself (setHidden below).
+      recordingChanged: (view) => this.#emit('recordings:changed', view),
+      error: (view) => this.#emit('app:error', view),
+      publish: (setup) => this.#host.publish(setup),
+      // The studio's own link (a member's follower, a receiver held back), pushed down for the health.
+      linkChanged: (link) => this.#host.setFacts({ studio: link }),
+      // The member service while this computer follows a studio: its health is this face's (issue 31).
+      memberChanged: (member) => this.#host.setFacts({ memberHealth: member }),
+      assertStorable: () => this.#creds.assertStorable(),
+      // Following a studio or not may leave or enter demo mode (effectiveDemoMode): the views must say so.
+      save: (studio) =>
+        this.#queue.run(async () => {
+          this.#settings.update({ studio });
+          await this.#reconcile();
+          this.#emit('settings:changed', this.#settingsView());
+        }),
+    });
     this.#host = new PipelineHost({
       emit: (event, payload) => this.#emit(event, payload),
       log: this.#log,
@@ -171,28 +191,9 @@ class ReconcilingAppCore implements AppCore {
       face: opts.transport === 'ipc' ? 'app' : 'serve',
       onHealth: (view, previous) => this.#onHealth(view, previous),
       onPublisher: (publisher, link) => this.#studio.watchPublisher(publisher, link),
+      // The removed rows, owned by the pipeline host and pushed down to the studio host (never asked for).
+      hiddenChanged: (keys) => this.#studio.setHidden(keys),
       ...(opts.openPipeline ? { receive: { openPipeline: opts.openPipeline } } : {}),
-    });
-    this.#studio = new StudioHost(opts, this.#env, this.#settings, {
-      emit: (view) => this.#emit('studio:changed', view),
-      recordingChanged: (view) => {
-        if (!this.#host.isHidden(view.key)) this.#emit('recordings:changed', view);
-      },
-      error: (view) => this.#emit('app:error', view),
-      publish: (setup) => this.#host.publish(setup),
-      // The studio's own link (a member's follower, a receiver held back), pushed down for the health.
-      linkChanged: (link) => this.#host.setFacts({ studio: link }),
-      // The member service while this computer follows a studio: its health is this face's (issue 31).
-      memberChanged: (member) => this.#host.setFacts({ memberHealth: member }),
-      isHidden: (key) => this.#host.isHidden(key),
-      assertStorable: () => this.#creds.assertStorable(),
-      // Following a studio or not may leave or enter demo mode (effectiveDemoMode): the views must say so.
-      save: (studio) =>
-        this.#queue.run(async () => {
-          this.#settings.update({ studio });
-          await this.#reconcile();
-          this.#emit('settings:changed', this.#settingsView());
-        }),
     });
     this.#host.mirrored = {
       list: () => this.#studio.memberRecordings(),

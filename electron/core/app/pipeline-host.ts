@@ -40,7 +40,7 @@ import {
   refusedView,
   uploadView,
 } from './recording-views.js';
-import { HiddenRecordings } from './hidden-recordings.js';
+import { HiddenRecordings, type HiddenKeys } from './hidden-recordings.js';
 import {
   expiredNotice,
   failedNotice,
@@ -75,6 +75,11 @@ export interface PipelineHostDeps {
   onHealth(view: HealthView, previous: HealthView | null): void;
   /** The receive service started a studio publisher beside the pipeline, with its link, or stopped it (nulls). */
   onPublisher?(publisher: StudioPublisher | null, link: PublisherLink | null): void;
+  /**
+   * The rows removed from the Recordings list, handed up for the studio host at once and whenever the host keeps
+   * them elsewhere (another state folder): the host owns them and pushes them down; nobody asks it back.
+   */
+  hiddenChanged?(keys: HiddenKeys): void;
   /** Options handed to the receive service as they are (the app core's own options: see AppCoreOptions). */
   receive?: Pick<ReceiveServiceOptions, 'openPipeline'>;
 }
@@ -148,6 +153,7 @@ export class PipelineHost {
       facts: { hidden: this.#hidden.keys },
       ...deps.receive,
     });
+    deps.hiddenChanged?.(this.#hidden.keys);
     this.#service.on('health', (view, previous) => {
       deps.onHealth(view, previous);
       deps.updateTray();
@@ -405,17 +411,13 @@ export class PipelineHost {
     return { ok: true };
   }
 
-  /** Whether the producer removed this entry from the list. */
-  isHidden(key: string): boolean {
-    return this.#hiddenRecordings().has(key);
-  }
-
   /** The removed-from-list keys of the state folder in use (demo and real service keep separate lists). */
   #hiddenRecordings(): HiddenRecordings {
     const dir = this.#stateDir ?? this.#deps.home;
     if (this.#hidden?.dir !== dir) {
       this.#hidden = { dir, keys: new HiddenRecordings(dir) };
       this.#service.setFacts({ hidden: this.#hidden.keys });
+      this.#deps.hiddenChanged?.(this.#hidden.keys);
     }
     return this.#hidden.keys;
   }
