@@ -26,12 +26,11 @@ import {
   type PopoverHarness,
   type PopoverPage,
 } from './support/popover-harness.js';
+import { screenshotsFolder } from './support/screenshots.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-/** As popover.e2e.ts: the README's copies with TALLY_UPDATE_SCREENSHOTS=1, else test-results. */
-const SHOTS = process.env.TALLY_UPDATE_SCREENSHOTS
-  ? join(ROOT, 'docs', 'screenshots')
-  : join(ROOT, 'test-results', 'screenshots');
+/** The README's copies with TALLY_UPDATE_SCREENSHOTS=1, else test-results (see support/screenshots.ts). */
+const SHOTS = screenshotsFolder(ROOT);
 const eventually = { timeout: 15_000, interval: 50 };
 const TOKEN = `team-${randomBytes(12).toString('hex')}`;
 

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { TunnelStatus } from '../tunnels/types.js';
 import { DISK_ERROR_BYTES, STALLED_MS, URGENT_MS, judgeHealth, judgeMemberHealth, type HealthFacts } from './health.js';
 import { findPortHolder } from './port-holder.js';
+import { listeningReceiver } from '../../../tests/support/receive/health-facts.js';
 
 const NOW = Date.parse('2026-11-26T09:00:00.000Z');
 
@@ -34,16 +35,7 @@ function facts(patch: Partial<HealthFacts> = {}): HealthFacts {
     now: NOW,
     demo: false,
     member: false,
-    receiver: {
-      host: '127.0.0.1',
-      configuredPort: 8787,
-      portFollows: false,
-      listening: true,
-      port: 8787,
-      holder: null,
-      down: null,
-      refusing: null,
-    },
+    receiver: listeningReceiver(),
     tunnel: tunnel(),
     registration: { enabled: true, registeredUrl: null, failed: null },
     downloads: {
