@@ -10,26 +10,12 @@ import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../electron/core/sandbox/index.js';
 import { ensureBuiltCli, ROOT, staleOutputs } from './support/built-cli.js';
+import { runToEnd, type ChildOutput } from './support/child-output.js';
 
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function tally(args: string[], env: NodeJS.ProcessEnv): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'bin/tally.js'), ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
+function tally(args: string[], env: NodeJS.ProcessEnv): Promise<ChildOutput> {
+  return runToEnd(process.execPath, [join(ROOT, 'bin/tally.js'), ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
   });
 }
 
