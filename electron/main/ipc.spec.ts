@@ -6,6 +6,7 @@ import { FakeWebContents } from '../../tests/fakes/electron.js';
 import { createSenderCheck, EventPusher, isAppPageUrl, registerIpc } from './ipc.js';
 import type { FrameLike, IpcMainLike, SenderEvent } from './ipc.js';
 import { VALID_ARGS } from '../../tests/security/support/contract-cases.js';
+import { tunnelStatus } from '../../tests/support/tunnels/tunnel-status.js';
 
 const FILE_URL = 'file:///Applications/Tally.app/Contents/Resources/app.asar/dist/renderer/index.html';
 const page = { fileUrl: FILE_URL };
@@ -257,18 +258,7 @@ describe('EventPusher', () => {
     expect((contents.sent[1]!.args[0] as RecordingView).bytes).toBe(50);
     expect(contents.sent[4]!.args[0]).toBe(live2);
 
-    pusher.send('tunnel:status', {
-      provider: 'none',
-      state: 'off',
-      publicUrl: null,
-      localUrl: null,
-      uploadUrl: null,
-      lastCheckedAt: null,
-      message: null,
-      registered: false,
-      uploads: 'off',
-      uploadsMessage: null,
-    });
+    pusher.send('tunnel:status', tunnelStatus());
     expect(contents.sent).toHaveLength(6);
   });
 
