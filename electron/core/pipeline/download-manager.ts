@@ -894,8 +894,10 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   /**
    * Whether `job`'s URL names the object its twin `saver` saved (issue 31): twins are one recording in both webhook
    * forms only while both name the same object version, never a new broadcast of a reused channel ID. One ranged
-   * request to `job`'s URL, no body; asked once per job. A URL that is gone (a forged or withdrawn form) or a save
-   * with no version kept is taken as the same, as before; a different version, or no answer, is not.
+   * request to `job`'s URL, no body; asked until the origin answers. A URL that is gone (a forged or withdrawn
+   * form) or a save with no version kept is taken as the same, as before; a different version is not, for good.
+   * No answer (`unknown`: a timeout, a 5xx) is not the same for now, and nothing is kept of it: the job tries on its
+   * own and asks again at its next attempt (a passing 503 once wrote "another recording" for ever: two files).
    */
   async #sameObjectAs(job: RecordingJob, saver: RecordingJob): Promise<boolean> {
     const known = this.#twinVerdicts.get(job.key);
@@ -903,7 +905,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     let same = true;
     if (saver.origin) {
       const seen = await probeOrigin(job.url, this.#policy, { timeoutMs: this.#opts.timeoutMs ?? 10_000 });
-      same = seen.kind === 'gone' || (seen.kind === 'found' && sameVersion(saver.origin, seen) === true);
+      if (seen.kind === 'unknown') return false;
+      same = seen.kind === 'gone' || sameVersion(saver.origin, seen) === true;
     }
     if (!same) {
       this.#twinVerdicts.set(job.key, false);

@@ -160,6 +160,13 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   /** The publisher wanted beside every pipeline (a studio's receiver), and the one running now. */
   #publishSetup: PublisherSetup | null = null;
   #publisher: StudioPublisher | null = null;
+  /** What the running publisher was started for: its setup's key and the pipeline it listens to. */
+  #publishing: { key: string; pipeline: RecordingPipeline } | null = null;
+  /**
+   * Publisher changes (publish, open, close) one at a time, each after the one before: starting one awaits its
+   * modules, and two overlapping calls that each found none running once started two publishers.
+   */
+  #publisherTurn: Promise<unknown> = Promise.resolve();
   /** The running publisher's link, as the health shows it. */
   #link: PublisherLink | null = null;
   /** What only the face knows, as it last pushed it. */
@@ -293,7 +300,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     // The first judgement already names what holds a taken port (when the OS says).
     const listen = opened.pipeline.listenState;
     if (listen && !listen.listening) this.#holder = await this.#findHolder(listen.port);
-    if (this.#publishSetup) await this.#startPublisher(pipeline, this.#publishSetup);
+    await this.#settlePublisher();
     await this.refresh();
     return opened;
   }
@@ -303,12 +310,26 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
    * publisher at once; the pipeline itself is not touched.
    */
   async publish(setup: PublisherSetup | null): Promise<void> {
-    const same = setup?.key === this.#publishSetup?.key;
     this.#publishSetup = setup;
-    if (same && (this.#publisher !== null || this.#pipeline === null)) return;
-    await this.#stopPublisher();
-    if (setup && this.#pipeline) await this.#startPublisher(this.#pipeline, setup);
-    this.changed();
+    if (await this.#settlePublisher()) this.changed();
+  }
+
+  /**
+   * Makes the running publisher the one wanted now (the latest setup, beside the current pipeline), in turn with
+   * every other change (see #publisherTurn); true when it stopped or started one.
+   */
+  #settlePublisher(): Promise<boolean> {
+    const turn = this.#publisherTurn.then(async () => {
+      const setup = this.#publishSetup;
+      const pipeline = this.#pipeline;
+      const running = this.#publishing;
+      if (running ? running.key === setup?.key && running.pipeline === pipeline : !setup || !pipeline) return false;
+      await this.#stopPublisher();
+      if (setup && pipeline) await this.#startPublisher(pipeline, setup);
+      return true;
+    });
+    this.#publisherTurn = turn.catch(() => undefined);
+    return turn;
   }
 
   async #startPublisher(pipeline: RecordingPipeline, setup: PublisherSetup): Promise<void> {
@@ -318,6 +339,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const { PublisherLink } = await import('../studio/publisher-link.js');
     const publisher = new StudioPublisher(pipeline, setup.options);
     this.#publisher = publisher;
+    this.#publishing = { key: setup.key, pipeline };
     // One origin download per recording per studio: a recording another receiver downloads is waited for.
     pipeline.downloads.setClaims(new StudioDownloadClaims(publisher, setup.options.log));
     this.#untracePublisher = tracePublisher(publisher, this.#trail.child('studio'));
@@ -343,6 +365,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const publisher = this.#publisher;
     if (!publisher) return;
     this.#publisher = null;
+    this.#publishing = null;
     this.#pipeline?.downloads.setClaims(null);
     this.#untracePublisher?.();
     this.#untracePublisher = null;
@@ -370,8 +393,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     this.#refusing = null;
     this.#progressAt.clear();
     this.#jobs.clear();
-    // The publisher listens to the pipeline: it goes first.
-    await this.#stopPublisher();
+    // The publisher listens to the pipeline: it goes first (in turn with a publish under way).
+    await this.#settlePublisher();
     if (pipeline) {
       // The face's listeners stay attached while stopping, so the jobs it sets back to pending reach the views.
       await pipeline

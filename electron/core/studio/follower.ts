@@ -210,6 +210,8 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
     try {
       this.#ledger = await Ledger.open(dir, 'mirrored.jsonl', isMemberRecord);
       this.#handled = await HandledSequence.open(dir);
+      this.#unsettled.clear();
+      this.#settledUpTo = 0;
       await this.#sweepLeftovers(folder);
       const id = await memberId(dir);
       // A JetStream request left unanswered (a cluster electing a new leader after a node went down, or too
@@ -289,7 +291,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
         this.#catalogue = catalogue;
       }
       // What this member missed while it was away, said before it starts catching up: what expired unseen...
-      await this.#learnMissed(nc);
+      await this.#learnMissed(nc, folder);
       // ...and how far behind it is on what is still there.
       await this.#checkLag(durable);
       this.#lagTimer = setInterval(() => void this.#checkLag(durable), opts.lagCheckMs ?? 5 * 60_000);
@@ -418,20 +420,48 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
   }
   /** The highest stream sequence this member handled (shared-index.ts), kept across restarts. */
   #handled: HandledSequence | null = null;
+  /** Stream sequences delivered in this run and not settled yet: the handled mark stays below the lowest. */
+  readonly #unsettled = new Set<number>();
+  /** The highest stream sequence settled in this run. */
+  #settledUpTo = 0;
 
   /**
-   * The announcements made while this member was away and gone from the stream before it read them: recorded as
-   * gone (with `missed`), said once (a log line and the `missed` event), never tried.
+   * `seq` is settled (saved, gone, known, or not an announcement): the handled mark moves up to the highest sequence
+   * below which every delivered one is settled. A mirror that failed and waits for redelivery (or was stopped) holds
+   * it below itself, so if it then expires from the team server, the member learns it missed it (#learnMissed);
+   * marked past it, as once, the member never heard of it.
    */
-  async #learnMissed(nc: NatsConnection): Promise<void> {
+  #settle(seq: number): Promise<void> {
+    this.#unsettled.delete(seq);
+    this.#settledUpTo = Math.max(this.#settledUpTo, seq);
+    let mark = this.#settledUpTo;
+    for (const waiting of this.#unsettled) mark = Math.min(mark, waiting - 1);
+    return this.#handled?.handled(mark) ?? Promise.resolve();
+  }
+
+  /**
+   * The announcements made while this member was away and gone from the stream before it read them, or before it
+   * finished mirroring them (a transfer cut short, or one that was still failing when it stopped): recorded as gone
+   * (with `missed`, the part removed), said once (a log line and the `missed` event), never tried again.
+   */
+  async #learnMissed(nc: NatsConnection, folder: string): Promise<void> {
     const handled = this.#handled;
     const ledger = this.#ledger;
-    if (!handled || handled.value === null || !ledger) return;
+    if (!handled || !ledger) return;
     try {
       const first = (await (await jsmOf(nc)).streams.info(STUDIO_STREAM)).state.first_seq;
+      if (handled.value === null) {
+        // A member from now on: what left the stream before was never its to miss. Kept at once, so a mirror still
+        // failing when this first run ends is named at the next one (the mark stays below it, see #settle).
+        await handled.handled(Math.max(0, first - 1));
+        return;
+      }
       if (first - 1 <= handled.value) return;
-      const missed = (await announcementsBetween(nc, handled.value, first)).filter((a) => !ledger.get(a.identity));
+      const missed = (await announcementsBetween(nc, handled.value, first)).filter(
+        (a) => (ledger.get(a.identity)?.state ?? 'started') === 'started',
+      );
       for (const a of missed) {
+        const started = ledger.get(a.identity) !== undefined;
         await ledger.put({
           identity: a.identity,
           state: 'gone',
@@ -439,6 +469,13 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
           announcement: a,
           missed: true,
         });
+        // A transfer it had begun leaves no part behind.
+        if (started) {
+          const clientSubfolder = this.#opts.clientSubfolder;
+          await targetFolder({ folder, announcement: a, clientSubfolder })
+            .then((dir) => removePart(dir, a))
+            .catch(() => undefined);
+        }
       }
       await handled.handled(first - 1);
       if (missed.length === 0) return;
@@ -537,6 +574,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       try {
         for await (const m of messages) {
           if (this.#stop.signal.aborted) break;
+          this.#unsettled.add(m.seq);
           await mirrors.take({ m, a: parseAnnouncement(m.data) });
         }
       } catch (error) {
@@ -562,12 +600,13 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
     if (!a) {
       this.#log.warn(`studio: an announcement that is not one was dropped (stream sequence ${m.seq}).`);
       m.term();
+      await this.#settle(m.seq);
       return;
     }
     const known = this.#ledger!.get(a.identity);
     if (known && known.state !== 'started') {
       m.ack();
-      await this.#handled?.handled(m.seq);
+      await this.#settle(m.seq);
       this.#catchingUp();
       return;
     }
@@ -577,7 +616,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       const done = await this.#mirror(a, folder);
       if (done) {
         await m.ackAck().catch(() => undefined);
-        await this.#handled?.handled(m.seq);
+        await this.#settle(m.seq);
         this.#catchingUp();
       }
     } finally {

@@ -106,9 +106,10 @@ export interface PublisherOptions {
 
 /**
  * How often a publisher with work waiting looks at its queue by itself (never only when a new recording comes),
- * and asks a cluster that failed recordings whether it can store again.
+ * and, while recordings wait on a cluster that could not store them, tries one of them (the scout) and asks the
+ * cluster whether it answers: every waiting recording goes within this of the cluster taking writes again.
  */
-const SELF_WAKE_MS = 2_000;
+const SELF_WAKE_MS = 1_000;
 
 /** How often a running receiver looks for chunks no object refers to. */
 const SWEEP_EVERY_MS = 10 * 60_000;
@@ -166,7 +167,10 @@ interface Item {
   failures?: number;
   /** On the monotonic clock (`monotonic()`). */
   retryAt?: number;
-  /** The last failure was the cluster's (no answer, no leader), not the recording's: over when it answers. */
+  /**
+   * The last failure was the cluster's (no answer, no leader), not the recording's: it waits on the cluster, not
+   * on a pause of its own (`#scoutDue`), and goes as soon as the cluster takes a write again.
+   */
   busy?: boolean;
 }
 
@@ -218,6 +222,15 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
   #link: TeamLink | null = null;
   /** When the cluster last answered again after failing (monotonic; -Infinity before). */
   #answeredAt = -Infinity;
+  /**
+   * Set every SELF_WAKE_MS while recordings wait on the cluster: the next free worker tries one of them (the
+   * longest waiting), whose success sends every other at once (`#outageOver`). One attempt per tick asks the
+   * cluster whether it takes writes again, the very writes a publish makes, whatever a probe of it says: a
+   * stream answers its info before it has a leader to store (each replicated stream elects its own once a lost
+   * majority returns), and recordings that failed again after the link said "answering" used to wait out
+   * pauses of their own, grown through the outage, when nothing would say "answering" a second time (issue 30).
+   */
+  #scoutDue = false;
   #selfWake: NodeJS.Timeout | null = null;
   readonly #detach: () => void;
 
@@ -402,6 +415,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     if (this.#lagTimer) clearInterval(this.#lagTimer);
     if (this.#selfWake) clearInterval(this.#selfWake);
     for (const renew of this.#downloadClaims.values()) clearInterval(renew);
+    this.#downloadClaims.clear();
     this.#link?.stop();
     this.#wakeAll();
     await this.#loop?.catch(() => undefined);
@@ -501,6 +515,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       for (const item of this.#queue.values()) {
         item.failures = 0;
         item.retryAt = 0;
+        item.busy = false;
       }
       this.#wakeAll();
     }
@@ -529,7 +544,10 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
   #startSelfWake(): void {
     this.#selfWake = setInterval(() => {
       if (this.#queue.size === 0) return;
-      if ([...this.#queue.values()].some((i) => i.busy)) void this.#link?.probe();
+      if ([...this.#queue.values()].some((i) => i.busy)) {
+        this.#scoutDue = true;
+        void this.#link?.probe();
+      }
       this.#wakeAll();
     }, SELF_WAKE_MS);
     this.#selfWake.unref();
@@ -581,7 +599,10 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     const now = monotonic();
     for (const item of this.#queue.values()) {
       if (this.#inFlight.has(item.identity) || (item.retryAt ?? 0) > now) continue;
+      // Waiting on the cluster: only the scout goes, one per tick.
+      if (item.busy && !this.#scoutDue) continue;
       if (item.bytes >= LARGE_BYTES && workers > 1 && large >= Math.min(LARGE_AT_ONCE, workers - 1)) continue;
+      if (item.busy) this.#scoutDue = false;
       return item;
     }
     return undefined;
@@ -606,17 +627,23 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
         if (item.busy || item.failures) this.#outageOver();
       } catch (error) {
         if (signal.aborted) return;
-        item.busy = clusterFailure(error);
+        const busy = clusterFailure(error);
+        const wasBusy = item.busy === true;
         // An attempt begun before the cluster answered again failed for the outage: it goes again at once.
-        const straddled = item.busy && startedAt <= this.#answeredAt;
+        const straddled = busy && startedAt <= this.#answeredAt;
+        item.busy = busy && !straddled;
         item.failures = straddled ? 0 : (item.failures ?? 0) + 1;
-        // Not the connection's pauses: two receivers racing for one recording settle it by these growing apart.
-        const delay = straddled ? 0 : backoffDelay(item.failures, { baseMs: 500, maxMs: 30_000, jitter: 0.5 });
+        // The cluster's failure: no pause of its own, it waits on the cluster (the scout, `#outageOver`). Else not
+        // the connection's pauses: two receivers racing for one recording settle it by these growing apart.
+        const delay = busy ? 0 : backoffDelay(item.failures, { baseMs: 500, maxMs: 30_000, jitter: 0.5 });
         item.retryAt = monotonic() + delay;
         const message = describeError(error);
         this.emit('failed', { identity: item.identity, channelId: item.channelId, message });
         if (error instanceof S3SetupError && error.note) this.#warn(studioWarning('s3Setup', error.note));
-        else this.#log.warn(`studio: ${item.channelId} is not in the team store yet (${message}); trying again.`);
+        // Said once while it waits on the cluster (its scout tries every second).
+        else if (!(busy && wasBusy)) {
+          this.#log.warn(`studio: ${item.channelId} is not in the team store yet (${message}); trying again.`);
+        }
         // To the back of the queue, so one stubborn recording does not hold up the others.
         if (this.#queue.delete(item.identity)) this.#queue.set(item.identity, item);
         this.#retries.cancel(item.identity);
@@ -749,14 +776,24 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       return { state: 'published', announcement: claim?.announcement ?? null };
     }
     if (claimed.fresh) this.#firstClaims.add(identity);
+    // Stopped while the claim was asked for: nothing renews it from here (it lapses by its age, or a restart's
+    // publish takes it up as its own).
+    if (this.#stop.signal.aborted) return { state: 'mine' };
     let revision = claimed.revision;
-    clearInterval(this.#downloadClaims.get(identity));
+    this.releaseDownload(identity);
     const renew = setInterval(
       () =>
         void kv
           .update(identity, JSON.stringify(this.#claimValue('claimed')), revision)
           .then((r) => (revision = r))
-          .catch(() => clearInterval(renew)), // taken over meanwhile: the publish's claim says so
+          .catch((error: unknown) => {
+            // Taken over meanwhile (the publish's claim says so), or the server refused: not renewed any more.
+            if (this.#downloadClaims.get(identity) !== renew) return;
+            this.releaseDownload(identity);
+            this.#log.debug(
+              `studio: the download claim on ${identity} is no longer renewed (${describeError(error)}).`,
+            );
+          }),
       Math.max(1_000, this.#staleClaimMs / 3),
     );
     renew.unref();
@@ -768,6 +805,11 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
   releaseDownload(identity: string): void {
     clearInterval(this.#downloadClaims.get(identity));
     this.#downloadClaims.delete(identity);
+  }
+
+  /** The recordings whose download claim this receiver renews now (see claimDownload), for diagnostics. */
+  get renewedClaims(): string[] {
+    return [...this.#downloadClaims.keys()];
   }
 
   /**
