@@ -9,15 +9,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordingView } from '../../contract.js';
 import type { RecordingJob } from '../recordings/types.js';
-import {
-  collect,
-  makeCore,
-  next,
-  pipelineOf,
-  runCleanups,
-  sandboxOf,
-  tempHome,
-} from '../../../tests/support/app/core-helpers.js';
+import { collect, makeCore, next, runCleanups, sandboxOf, tempHome } from '../../../tests/support/app/core-helpers.js';
+import { partsOf } from '../../../tests/support/app/demo-core.js';
 
 afterEach(() => runCleanups());
 
@@ -41,7 +34,7 @@ describe('a recording sent in both webhook forms', () => {
     expect(first.state).toBe('pending');
 
     // The current form of the same recording: a job of its own, shown in the same row, and saved.
-    const pipeline = pipelineOf(core);
+    const pipeline = partsOf(core).pipeline;
     const legacySaved = new Promise<RecordingJob>((resolve) => {
       pipeline.inbox.on('updated', (job) => job.key === first.key && job.state === 'saved' && resolve(job));
     });
@@ -71,7 +64,7 @@ describe('a recording sent in both webhook forms', () => {
     const core = await makeCore(home, { pipelineOverrides: { retryBaseMs: 60_000 } });
     await core.start();
     const sandbox = sandboxOf(core);
-    const pipeline = pipelineOf(core);
+    const pipeline = partsOf(core).pipeline;
     const notes = collect(core, 'notify');
     const goneJobs = new Set<string>();
     const bothGone = new Promise<void>((resolve) => {

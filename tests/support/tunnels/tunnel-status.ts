@@ -3,20 +3,9 @@
  * said, for specs that need one and change only what they test.
  */
 import type { TunnelStatus } from '../../../electron/core/tunnels/types.js';
+import { tunnelOff } from '../../../electron/core/view-shapes.js';
 
 /** No tunnel, no URL, nothing registered or checked; `patch` says what differs. */
 export function tunnelStatus(patch: Partial<TunnelStatus> = {}): TunnelStatus {
-  return {
-    provider: 'none',
-    state: 'off',
-    publicUrl: null,
-    localUrl: null,
-    uploadUrl: null,
-    lastCheckedAt: null,
-    message: null,
-    registered: false,
-    uploads: 'off',
-    uploadsMessage: null,
-    ...patch,
-  };
+  return { ...tunnelOff('none'), ...patch };
 }
