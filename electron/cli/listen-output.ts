@@ -20,6 +20,7 @@ import type {
 import type { ReceiveService } from '../core/receive/receive-service.js';
 import { redactSecrets } from '../core/redact.js';
 import { clockTime, formatBytes, formatDuration, terminalSafe } from './output.js';
+import { counted } from '../core/counted.js';
 
 /**
  * What a saved recording was checked against, said plainly: "verified" only with a checksum or two identical
@@ -97,9 +98,9 @@ export const REPEATS_PER_WINDOW = 20;
 const REPEAT_WINDOW_MS = 10_000;
 /** The limited kinds and what their summary counts. */
 const REPEATED = {
-  rejected: 'request(s)',
-  duplicate: 'duplicate webhook(s)',
-  failed: 'failed attempt(s) to be retried',
+  rejected: ['request', 'requests'],
+  duplicate: ['duplicate webhook', 'duplicate webhooks'],
+  failed: ['failed attempt to be retried', 'failed attempts to be retried'],
 } as const;
 type Repeated = keyof typeof REPEATED;
 
@@ -153,6 +154,11 @@ export function createListenPrinter(opts: {
   ndjson: boolean;
   tty: boolean;
   folder: string;
+  /**
+   * A `--sandbox` run: its journal starts afresh at the next start (core/app/demo-leftovers.ts), so nothing it
+   * leaves unfinished is resumed, and it never says so.
+   */
+  sandbox?: boolean;
 }): ListenPrinter {
   // `tally listen` and `tally follow` hand in a coalescingWriter and flush it after `close`.
   const out = opts.out;
@@ -181,7 +187,10 @@ export function createListenPrinter(opts: {
     if (!w || w.hidden === 0) return;
     const seconds = REPEAT_WINDOW_MS / 1000;
     if (opts.ndjson) json({ type: `${kind}-summary`, count: w.hidden, windowSeconds: seconds });
-    else line(`${kind.padEnd(9)} ${w.hidden} more ${REPEATED[kind]} in the last ${seconds} s (not shown)`);
+    else
+      line(
+        `${kind.padEnd(9)} ${counted(w.hidden, `more ${REPEATED[kind][0]}`, `more ${REPEATED[kind][1]}`)} in the last ${seconds} s (not shown)`,
+      );
     w.hidden = 0;
   };
   /** Whether a line of `kind` is printed now; false when it is only counted for the window's summary. */
@@ -233,7 +242,12 @@ export function createListenPrinter(opts: {
         lines.push('  No web app origin may upload yet: add one with --upload-origin https://app.example.');
       }
       if (info.note) lines.push(`  ${info.note}`);
-      lines.push('Press Ctrl+C to stop; unfinished downloads resume on the next start.', '');
+      lines.push(
+        opts.sandbox
+          ? 'Press Ctrl+C to stop; each sandbox run starts afresh, so its unfinished downloads are not resumed.'
+          : 'Press Ctrl+C to stop; unfinished downloads resume on the next start.',
+        '',
+      );
       out.write(lines.map(terminalSafe).join('\n') + '\n');
     },
     received(job, warnings) {
@@ -444,7 +458,7 @@ export function createListenPrinter(opts: {
       if (report.error) line(`missed-recordings check skipped: ${report.error}`);
       else if (report.missing.length) {
         line(
-          `possibly missed: ${report.missing.length} channel(s) ended while Tally was not running with no recording webhook: ${report.missing
+          `possibly missed: ${counted(report.missing.length, 'channel', 'channels')} ended while Tally was not running with no recording webhook: ${report.missing
             .slice(0, 10)
             .map((m) => m.channelId)
             .join(', ')}${report.missing.length > 10 ? ', …' : ''}`,
@@ -461,6 +475,10 @@ export function createListenPrinter(opts: {
           // A studio member runs no receiver: it says so instead of an address it does not have.
           ...(view.member ? { member: true } : { receiver: view.receiver }),
           components: view.components.map((c) => ({ id: c.id, state: c.state, reason: c.reason, action: c.action })),
+          // Which recordings the problems are (the first few; the rest counted), as `tally status --json` has them.
+          ...(view.problemRecordings
+            ? { problemRecordings: view.problemRecordings, moreProblems: view.moreProblems ?? 0 }
+            : {}),
         });
         return;
       }
@@ -472,7 +490,12 @@ export function createListenPrinter(opts: {
       line(`health    ${view.state}: ${view.summary}${action}`);
     },
     stopping() {
-      if (!opts.ndjson) line('stopping: journal flushed, unfinished downloads resume on the next start.');
+      if (!opts.ndjson)
+        line(
+          opts.sandbox
+            ? 'stopping: the sandbox stops too; its unfinished downloads end with it (removed at the next sandbox run).'
+            : 'stopping: journal flushed, unfinished downloads resume on the next start.',
+        );
       else json({ type: 'stopping' });
     },
     close() {

@@ -133,6 +133,7 @@ class ReconcilingAppCore implements AppCore {
       start: opts.startSandbox,
       webClient: opts.demoWebClient !== false,
       uploadUrl: () => this.#host.pipeline?.ready().localUploadUrl ?? null,
+      folder: () => this.#folderFor(this.#settings.get()),
     });
     this.#events = new CoreEvents(
       this.#log,

@@ -128,8 +128,10 @@ export class PipelineHost {
     const again = waitMs === null ? [] : [note('retryingSeconds', { seconds: Math.ceil(waitMs / 1000) })];
     this.errorNotes = this.#pipeline ? [note('changeNotApplied'), cause] : [note('notReceiving'), cause, ...again];
     this.error = notesText(this.errorNotes);
-    // Why nothing receives, for the health (the service says it only while no pipeline runs).
-    this.#service.setFacts({ down: this.errorNotes });
+    // Why nothing receives, for the health (the service says it only while no pipeline runs): the cause alone,
+    // after its own "The webhook receiver is not running:" (not "... not running: Recordings are not being
+    // received: ...", and no "Retrying in 1 s" frozen into a line `tally status` shows minutes later).
+    this.#service.setFacts({ down: [cause] });
     this.#deps.log(this.error);
     this.#deps.emit('app:error', { code: errorView(error).code, message: this.error });
   }

@@ -95,6 +95,10 @@ describe('AppCore when a restart fails for a reason other than the tunnel', () =
     const down = await core.handlers['tunnel:status']();
     expect(down.localUrl).toBeNull();
     expect(down.restartProblem?.notes.map((n) => n.code)).toEqual(['notReceiving', 'error', 'retryingSeconds']);
+    // The health (tally status, the header) says the cause once, in its own sentence, with no stale countdown.
+    const receiver = (await core.handlers['health:get']()).components.find((c) => c.id === 'receiver');
+    expect(receiver?.reason).toMatch(/^The webhook receiver is not running: .*recordings folder/);
+    expect(receiver?.reason).not.toMatch(/not being received|Retrying in/);
 
     // Nobody touches the settings again: the retry alone brings the receiver back.
     const back = next(core, 'tunnel:status', (s) => s.localUrl !== null);

@@ -6,6 +6,7 @@
  */
 import type { RendererErrorReport } from '../../contract.js';
 import type { Logger } from '../logger.js';
+import { counted } from '../counted.js';
 
 /** Lines written per minute at most. */
 const BURST = 20;
@@ -28,7 +29,8 @@ export class RendererErrors {
   report(report: RendererErrorReport): boolean {
     const now = this.#now();
     if (now - this.#windowStart >= WINDOW_MS) {
-      if (this.#dropped > 0) this.#log.warn(`${this.#dropped} more error(s) of the page were left out`);
+      if (this.#dropped > 0)
+        this.#log.warn(`${counted(this.#dropped, 'more error', 'more errors')} of the page were left out`);
       this.#windowStart = now;
       this.#written = 0;
       this.#dropped = 0;

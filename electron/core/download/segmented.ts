@@ -157,6 +157,8 @@ export async function runSegmented(
       res = opened.res;
       const status = res.statusCode ?? 0;
       if (status === 206) {
+        const date = httpDate(res.headers.date);
+        if (date !== null) ctx.onServiceDate?.(date);
         const range = parseContentRange(res.headers['content-range']);
         const etag = res.headers.etag ?? null;
         const changed = state.etag !== null && etag !== null && etag !== state.etag;

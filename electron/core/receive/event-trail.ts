@@ -12,6 +12,7 @@ import type { RecordingPipeline } from '../pipeline/pipeline.js';
 import type { PipelineEvents } from '../pipeline/pipeline-types.js';
 import type { JobState } from '../recordings/types.js';
 import type { StudioPublisher } from '../studio/publisher.js';
+import { counted } from '../counted.js';
 
 /** Hostile text (a channel ID, a reason quoting a request) as one safe, bounded piece of a log line. */
 export function quoted(text: string, max = 120): string {
@@ -90,7 +91,7 @@ export function tracePipeline(pipeline: RecordingPipeline, log: Logger): () => v
   });
   on('saved', (e) =>
     downloads.info(
-      `saved channel ${quoted(e.job.channelId)} (recording ${e.job.key}) after ${e.job.attempts} attempt(s): ${size(e.bytes)} verified, ${quoted(e.path, 300)}`,
+      `saved channel ${quoted(e.job.channelId)} (recording ${e.job.key}) after ${counted(e.job.attempts, 'attempt', 'attempts')}: ${size(e.bytes)} verified, ${quoted(e.path, 300)}`,
     ),
   );
   on('failed', (e) => {
@@ -103,7 +104,7 @@ export function tracePipeline(pipeline: RecordingPipeline, log: Logger): () => v
   );
   on('disk', (d) =>
     (d.state === 'ok' ? downloads.info : downloads.warn)(
-      `disk ${d.state}: ${size(d.freeBytes)} free, ${size(d.reservedBytes)} reserved${d.waiting > 0 ? `, ${d.waiting} recording(s) waiting for space` : ''}`,
+      `disk ${d.state}: ${size(d.freeBytes)} free, ${size(d.reservedBytes)} reserved${d.waiting > 0 ? `, ${counted(d.waiting, 'recording', 'recordings')} waiting for space` : ''}`,
     ),
   );
   on('state-restored', (info) => log.warn(`state folder ${info.dir} was made again from memory (${info.jobs} jobs)`));
@@ -123,7 +124,10 @@ export function tracePipeline(pipeline: RecordingPipeline, log: Logger): () => v
   );
   on('gaps', (g) => {
     if (g.error) log.warn(`gap report could not run: ${g.error}`);
-    else log.info(`gap report: ${g.missing.length} recording(s) missed while Tally was not running`);
+    else
+      log.info(
+        `gap report: ${counted(g.missing.length, 'recording', 'recordings')} missed while Tally was not running`,
+      );
   });
   return () => {
     for (const off of offs) off();

@@ -561,6 +561,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       view.problems,
       view.receiver,
       view.components.map((c) => [c.id, c.state, c.state === 'ok' ? c.reasonNotes[0]?.code : c.reason, c.action]),
+      // Which recordings are named (not their reasons or next attempts, which move with every retry).
+      view.problemRecordings?.map((p) => [p.key, p.state]),
     ]);
     const previous = this.#view;
     this.#view = view;
@@ -605,12 +607,17 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const spec = this.#spec;
     const listen = pipeline?.listenState ?? null;
     const hidden = (key: string) => face.hidden?.has(key) ?? false;
-    const shown: CountedJob[] = [];
+    const shown: (CountedJob & { nextAttemptAt: string | null })[] = [];
     if (pipeline) {
       for (const [row, job] of this.#jobs) {
         if (!jobCounts(job, now)) this.#jobs.delete(row);
         // The deadline as the download queue keeps it (monotonic), so a wall-clock step changes no urgency.
-        else if (!hidden(row)) shown.push({ ...job, deadline: pipeline.downloads.deadlineAt(job.key) ?? job.deadline });
+        else if (!hidden(row))
+          shown.push({
+            ...job,
+            deadline: pipeline.downloads.deadlineAt(job.key) ?? job.deadline,
+            nextAttemptAt: pipeline.downloads.nextAttemptAt(job.key),
+          });
       }
     }
     let neededBytes = 0;

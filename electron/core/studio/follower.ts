@@ -57,6 +57,7 @@ import {
   type TeamCredentials,
   type TeamRetry,
 } from './team.js';
+import { counted } from '../counted.js';
 
 export interface FollowerOptions {
   url: URL;
@@ -253,7 +254,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       });
       this.#nc = nc;
       void this.#watchStatus(nc);
-      const link = new TeamLink(nc, { scheme: opts.url.protocol });
+      const link = new TeamLink(nc, { scheme: opts.url.protocol, role: 'member' });
       link.on('change', (answer) => this.emit('answering', answer));
       this.#link = link;
       await ensureStudioStream(nc, { retentionMs: DEFAULT_RETENTION_MS, owner: false });
@@ -481,7 +482,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       if (missed.length === 0) return;
       const channels = missed.map((a) => a.channelId).join(', ');
       this.#log.warn(
-        `studio: ${missed.length} recording(s) expired from the team server before this member could mirror them: ${channels}.`,
+        `studio: ${counted(missed.length, 'recording', 'recordings')} expired from the team server before this member could mirror ${missed.length === 1 ? 'it' : 'them'}: ${channels}.`,
       );
       this.emit('missed', missed);
     } catch (error) {

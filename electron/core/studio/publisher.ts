@@ -56,6 +56,7 @@ import {
   type TeamCredentials,
   type TeamRetry,
 } from './team.js';
+import { counted } from '../counted.js';
 
 /** Durations and retry times on the monotonic clock: a step of the wall clock neither freezes nor rushes them. */
 const monotonic = (): number => systemClock.now();
@@ -441,7 +442,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     });
     this.#nc = nc;
     void this.#watchStatus(nc);
-    const link = new TeamLink(nc, { scheme: this.#opts.url.protocol });
+    const link = new TeamLink(nc, { scheme: this.#opts.url.protocol, role: 'receiver' });
     link.on('change', (answer) => {
       // The cluster answers again: what failed for want of it goes now, not after its own growing pause.
       if (answer.answering) this.#outageOver();
@@ -914,7 +915,10 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       this.#log.warn(`studio: could not look for unfinished uploads in the bucket (${describeError(error)}).`);
       return 0;
     });
-    if (aborted > 0) this.#log.warn(`studio: aborted ${aborted} unfinished upload(s) left in the bucket.`);
+    if (aborted > 0)
+      this.#log.warn(
+        `studio: aborted ${counted(aborted, 'unfinished upload', 'unfinished uploads')} left in the bucket.`,
+      );
   }
 
   get #staleClaimMs(): number {

@@ -38,16 +38,22 @@ export class TeamLink extends EventEmitter<{ change: [answer: TeamAnswer] }> {
   readonly #nc: NatsConnection;
   readonly #scheme: string;
   readonly #everyMs: number;
+  readonly #role: 'receiver' | 'member';
   #timer: NodeJS.Timeout | null = null;
   #asking = false;
   #disconnected = false;
   #stopped = false;
   #answer: TeamAnswer | null = null;
 
-  constructor(nc: NatsConnection, opts: { scheme: string; everyMs?: number }) {
+  /**
+   * `role`: whose link it is, so what the server cannot do is said in that side's terms: a receiver cannot store or
+   * announce its recordings, a member cannot be told of new ones or mirror them.
+   */
+  constructor(nc: NatsConnection, opts: { scheme: string; role: 'receiver' | 'member'; everyMs?: number }) {
     super();
     this.#nc = nc;
     this.#scheme = opts.scheme;
+    this.#role = opts.role;
     this.#everyMs = opts.everyMs ?? TEAM_PROBE_MS;
   }
 
@@ -126,7 +132,11 @@ export class TeamLink extends EventEmitter<{ change: [answer: TeamAnswer] }> {
         await this.#nc.reconnect().catch(() => undefined);
         return;
       }
-      this.#say(false, where, note('teamCannotStore', { where, detail }));
+      this.#say(
+        false,
+        where,
+        note(this.#role === 'member' ? 'teamCannotMirror' : 'teamCannotStore', { where, detail }),
+      );
     } finally {
       this.#asking = false;
     }
