@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
 import { note, type HealthView, type RecordingView, type StudioView, type TunnelStatus } from '../../contract.js';
 import { MemorySecretStore } from '../credentials.js';
+import { ConfigError } from '../errors.js';
 import { openSettingsStore } from '../settings.js';
 import { startNatsServer } from '../../../tests/support/nats-server.js';
 import { announceRecording } from '../../../tests/support/studio-announce.js';
@@ -95,11 +96,14 @@ describe('PipelineHost', () => {
     expect(component(host.health(), 'keychain')).toBeUndefined();
 
     // Why nothing receives comes from the host's own failed reconcile, not from the core.
-    host.failed(new Error('the state folder is read-only'), () => undefined);
+    // The cause alone after the receiver's own words (not "Recordings are not being received", nor a retry time).
+    host.failed(new ConfigError('The state folder is read-only.'), () => undefined);
     expect(component(host.health(), 'receiver')).toMatchObject({ state: 'error' });
-    expect(component(host.health(), 'receiver')?.reason).toMatch(/Recordings are not being received/);
+    expect(component(host.health(), 'receiver')?.reason).toBe(
+      'The webhook receiver is not running: The state folder is read-only.',
+    );
     host.clearError();
-    expect(component(host.health(), 'receiver')?.reason).not.toMatch(/not being received/);
+    expect(component(host.health(), 'receiver')?.reason).not.toMatch(/not running/);
     await host.shutdown();
   });
 
