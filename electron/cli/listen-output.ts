@@ -19,6 +19,8 @@ import type {
 } from '../core/receive/receive-events.js';
 import type { ReceiveService } from '../core/receive/receive-service.js';
 import { redactSecrets } from '../core/redact.js';
+import { KeyedThrottle } from '../core/throttle.js';
+import { systemClock, type Clock } from '../core/time.js';
 import { clockTime, formatBytes, formatDuration, terminalSafe } from './output.js';
 import { counted } from '../core/counted.js';
 
@@ -121,6 +123,7 @@ export const OUTPUT_BATCH_MS = 20;
 export function coalescingWriter(
   out: { write(text: string): unknown },
   batchMs: number = OUTPUT_BATCH_MS,
+  clock: Pick<Clock, 'now'> = systemClock,
 ): { write(text: string): void; flush(): void } {
   let pending: string[] = [];
   let immediate: NodeJS.Immediate | null = null;
@@ -134,14 +137,14 @@ export function coalescingWriter(
     if (pending.length === 0) return;
     const text = pending.join('');
     pending = [];
-    lastWrite = performance.now();
+    lastWrite = clock.now();
     out.write(text);
   };
   return {
     write(text) {
       pending.push(text);
       if (immediate || timer) return;
-      const wait = lastWrite + batchMs - performance.now();
+      const wait = lastWrite + batchMs - clock.now();
       if (wait <= 0) immediate = setImmediate(flush);
       else timer = setTimeout(flush, wait);
     },
@@ -154,6 +157,8 @@ export function createListenPrinter(opts: {
   ndjson: boolean;
   tty: boolean;
   folder: string;
+  /** The monotonic clock of the progress throttle and the repeat windows (core/time.ts's by default). */
+  clock?: Pick<Clock, 'now'>;
   /**
    * A `--sandbox` run: its journal starts afresh at the next start (core/app/demo-leftovers.ts), so nothing it
    * leaves unfinished is resumed, and it never says so.
@@ -162,7 +167,18 @@ export function createListenPrinter(opts: {
 }): ListenPrinter {
   // `tally listen` and `tally follow` hand in a coalescingWriter and flush it after `close`.
   const out = opts.out;
-  const lastProgress = new Map<string, { at: number; step: number }>();
+  const monotonic = opts.clock ?? systemClock;
+  /** Progress at most every PROGRESS_EVERY_MS per recording in NDJSON, and a terminal's bar every 100 ms. */
+  const progressJson = new KeyedThrottle(PROGRESS_EVERY_MS, monotonic);
+  const progressBarShown = new KeyedThrottle(100, monotonic);
+  /** Piped output: the last quarter of each recording said. */
+  const quarterSaid = new Map<string, number>();
+  /** A recording's work ended: its progress keys go. */
+  const progressEnded = (key: string): void => {
+    progressJson.forget(key);
+    progressBarShown.forget(key);
+    quarterSaid.delete(key);
+  };
   /** Recordings whose "gone from the service" line was printed (once each, whatever the flood around it). */
   const goneSaid = new Set<string>();
   let statusLineOpen = false;
@@ -195,7 +211,7 @@ export function createListenPrinter(opts: {
   };
   /** Whether a line of `kind` is printed now; false when it is only counted for the window's summary. */
   const shows = (kind: Repeated): boolean => {
-    const now = Date.now();
+    const now = monotonic.now();
     let w = windows.get(kind);
     if (!w || now - w.start >= REPEAT_WINDOW_MS) {
       flushHidden(kind);
@@ -309,12 +325,9 @@ export function createListenPrinter(opts: {
       line(`rejected  ${r.status}${what} ${r.reason} (from ${r.remoteAddress})`);
     },
     progress(p) {
-      const now = Date.now();
-      const prev = lastProgress.get(p.key);
       const done = p.total !== null && p.bytes >= p.total;
       if (opts.ndjson) {
-        if (prev && now - prev.at < PROGRESS_EVERY_MS && !done) return;
-        lastProgress.set(p.key, { at: now, step: 0 });
+        if (!progressJson.pass(p.key, done)) return;
         json({
           type: 'progress',
           channelId: p.channelId,
@@ -330,20 +343,19 @@ export function createListenPrinter(opts: {
       const eta = p.etaSeconds === null ? '' : ` ETA ${formatDuration(p.etaSeconds * 1000)}`;
       const text = `${progressBar(p.bytes, p.total)} ${p.channelId} ${formatBytes(p.bytes)} ${formatBytes(p.rate)}/s${eta}`;
       if (opts.tty) {
-        if (prev && now - prev.at < 100 && !done) return;
-        lastProgress.set(p.key, { at: now, step: 0 });
+        if (!progressBarShown.pass(p.key, done)) return;
         out.write(`\r\x1b[2K${clock()} ${terminalSafe(text)}`);
         statusLineOpen = true;
         return;
       }
       // Piped output: one line per quarter, so logs stay readable.
       const step = p.total ? Math.floor((p.bytes / p.total) * 4) : 0;
-      if (prev && prev.step >= step) return;
-      lastProgress.set(p.key, { at: now, step });
+      if ((quarterSaid.get(p.key) ?? -1) >= step) return;
+      quarterSaid.set(p.key, step);
       if (step > 0 && step < 4) line(text);
     },
     saved(e) {
-      lastProgress.delete(e.job.key);
+      progressEnded(e.job.key);
       const checks = e.job.checks ?? [];
       if (opts.ndjson) {
         json({
@@ -360,6 +372,7 @@ export function createListenPrinter(opts: {
     failed(e) {
       // A final failure is always printed, and so is the first word that a recording is gone from the service (it is
       // looked at again only now and then, so its line would not come back soon); other attempts are what repeats.
+      if (!e.willRetry) progressEnded(e.job.key);
       const firstGone = e.job.state === 'gone' && !goneSaid.has(e.job.key);
       if (firstGone) goneSaid.add(e.job.key);
       if (e.willRetry && !firstGone && !shows('failed')) return;
@@ -379,7 +392,7 @@ export function createListenPrinter(opts: {
       line(`failed    ${e.job.channelId}: ${e.error.message}${next}`);
     },
     expired(e) {
-      lastProgress.delete(e.job.key);
+      progressEnded(e.job.key);
       if (opts.ndjson) json({ type: 'expired', ...jobRef(e.job), reason: e.reason });
       else line(`expired   ${e.job.channelId}: ${e.reason}`);
     },

@@ -13,7 +13,7 @@ import type { ChannelHookCall } from '../webhook/channel-hook.js';
 import type { MissingRecording } from '../pipeline/expected-recordings.js';
 import type { GapReport } from '../../contract.js';
 import type { Settings, SettingsStore } from '../settings.js';
-import { wallNow } from '../time.js';
+import { systemClock, wallNow } from '../time.js';
 import { NO_PUBLIC_URL, clean, describe, errorView, withSettingsField } from './core-messages.js';
 import { LiveMissing } from './live-missing.js';
 import { PROGRESS_INTERVAL_MS, type Phase } from './app-options.js';
@@ -94,7 +94,7 @@ export class PipelineHost {
   #pipeline: RecordingPipeline | null = null;
   #key: string | null = null;
   /** Reopens while nothing receives: one attempt pending at a time, a replaced one waits the same. */
-  readonly #reopen = new RetryLoop({ policy: REOPEN_BACKOFF });
+  readonly #reopen = new RetryLoop({ policy: REOPEN_BACKOFF, clock: systemClock });
   /** The options and key of the last pipeline that started: reopened when a change cannot start. */
   #working: { spec: PipelineOptions; key: string } | null = null;
   #detach: (() => void) | null = null;

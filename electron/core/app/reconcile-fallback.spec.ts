@@ -13,6 +13,7 @@ import { openSettingsStore } from '../settings.js';
 import { createAppCore } from './app-core.js';
 import { REOPEN_BACKOFF, REOPEN_FIRST_MS, REOPEN_MAX_MS } from './reopen-backoff.js';
 import { RetryLoop } from '../retry-loop.js';
+import { systemClock } from '../time.js';
 import {
   cleanups,
   collect,
@@ -112,7 +113,7 @@ describe('AppCore when a restart fails for a reason other than the tunnel', () =
   it('waits longer after each failed reopen, up to once a minute, and never twice at once', () => {
     vi.useFakeTimers();
     try {
-      const backoff = new RetryLoop({ policy: REOPEN_BACKOFF });
+      const backoff = new RetryLoop({ policy: REOPEN_BACKOFF, clock: systemClock });
       let attempts = 0;
       const waits: number[] = [];
       for (let i = 0; i < 9; i++) {

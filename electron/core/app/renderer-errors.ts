@@ -6,6 +6,7 @@
  */
 import type { RendererErrorReport } from '../../contract.js';
 import type { Logger } from '../logger.js';
+import { systemClock } from '../time.js';
 import { counted } from '../counted.js';
 
 /** Lines written per minute at most. */
@@ -19,8 +20,8 @@ export class RendererErrors {
   #written = 0;
   #dropped = 0;
 
-  /** `now`: a monotonic clock in ms (performance.now by default). */
-  constructor(log: Logger, now: () => number = () => performance.now()) {
+  /** `now`: a monotonic clock in ms (time.ts's `systemClock.now` by default). */
+  constructor(log: Logger, now: () => number = systemClock.now) {
     this.#log = log;
     this.#now = now;
   }

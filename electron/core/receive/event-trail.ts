@@ -12,6 +12,8 @@ import type { RecordingPipeline } from '../pipeline/pipeline.js';
 import type { PipelineEvents } from '../pipeline/pipeline-types.js';
 import type { JobState } from '../recordings/types.js';
 import type { StudioPublisher } from '../studio/publisher.js';
+import { KeyedThrottle } from '../throttle.js';
+import type { Clock } from '../time.js';
 import { counted } from '../counted.js';
 
 /** Hostile text (a channel ID, a reason quoting a request) as one safe, bounded piece of a log line. */
@@ -31,7 +33,7 @@ const PROGRESS_EVERY_MS = 5_000;
  * Writes the pipeline's events to `log` (scopes: webhook, downloads, tunnel, studio-hooks); returns the function
  * that stops. Job states are followed from the journal's changes, so an attempt's start is seen once per attempt.
  */
-export function tracePipeline(pipeline: RecordingPipeline, log: Logger): () => void {
+export function tracePipeline(pipeline: RecordingPipeline, log: Logger, clock?: Pick<Clock, 'now'>): () => void {
   const webhook = log.child('webhook');
   const downloads = log.child('downloads');
   const tunnel = log.child('tunnel');
@@ -42,7 +44,7 @@ export function tracePipeline(pipeline: RecordingPipeline, log: Logger): () => v
     offs.push(() => pipeline.off(event, listener as never));
   };
   const states = new Map<string, { state: JobState; attempts: number }>();
-  const progressAt = new Map<string, number>();
+  const progress = new KeyedThrottle(PROGRESS_EVERY_MS, clock);
 
   on('listen', (state) => {
     if (state.listening) log.info(`receiver listening on port ${state.port}`);
@@ -81,12 +83,10 @@ export function tracePipeline(pipeline: RecordingPipeline, log: Logger): () => v
         `recording ${job.key} of channel ${quoted(job.channelId)} is waiting again (${before.state} → pending)`,
       );
     }
-    if (job.state !== 'downloading') progressAt.delete(job.key);
+    if (job.state !== 'downloading') progress.forget(job.key);
   });
   on('progress', (p) => {
-    const at = performance.now();
-    if (at - (progressAt.get(p.key) ?? -Infinity) < PROGRESS_EVERY_MS) return;
-    progressAt.set(p.key, at);
+    if (!progress.pass(p.key)) return;
     downloads.debug(`recording ${p.key}: ${size(p.bytes)} of ${size(p.total)}`);
   });
   on('saved', (e) =>
@@ -215,8 +215,8 @@ interface FollowerLike {
  * Writes a studio member's mirror events to `log` (`tally follow`, the app following a studio): connection,
  * each recording started, saved or failed, warnings. Returns the stop.
  */
-export function traceFollower(follower: FollowerLike, log: Logger): () => void {
-  const progressAt = new Map<string, number>();
+export function traceFollower(follower: FollowerLike, log: Logger, clock?: Pick<Clock, 'now'>): () => void {
+  const progress = new KeyedThrottle(PROGRESS_EVERY_MS, clock);
   const listeners: [string, (...args: never[]) => void][] = [
     [
       'ready',
@@ -239,16 +239,14 @@ export function traceFollower(follower: FollowerLike, log: Logger): () => void {
     [
       'progress',
       (p: { identity: string; bytes: number; totalBytes: number }) => {
-        const at = performance.now();
-        if (at - (progressAt.get(p.identity) ?? -Infinity) < PROGRESS_EVERY_MS) return;
-        progressAt.set(p.identity, at);
+        if (!progress.pass(p.identity)) return;
         log.debug(`${p.identity}: ${size(p.bytes)} of ${size(p.totalBytes)}`);
       },
     ],
     [
       'saved',
       (e: { channelId: string; identity: string; bytes: number; path: string }) => {
-        progressAt.delete(e.identity);
+        progress.forget(e.identity);
         log.info(
           `saved channel ${quoted(e.channelId)} (${e.identity}, ${size(e.bytes)} verified): ${quoted(e.path, 300)}`,
         );
@@ -256,10 +254,13 @@ export function traceFollower(follower: FollowerLike, log: Logger): () => void {
     ],
     [
       'failed',
-      (e: { channelId: string; identity: string; message: string; willRetry: boolean }) =>
+      (e: { channelId: string; identity: string; message: string; willRetry: boolean }) => {
+        // Gone for good: its key goes too (it was kept for ever before).
+        if (!e.willRetry) progress.forget(e.identity);
         (e.willRetry ? log.warn : log.error)(
           `mirroring channel ${quoted(e.channelId)} (${e.identity}) failed: ${quoted(e.message, 300)}${e.willRetry ? '; trying again' : '; gone from the team store'}`,
-        ),
+        );
+      },
     ],
     ['warning', (w: { kind: string; message: string }) => log.warn(`${w.kind}: ${w.message}`)],
     ['warningCleared', (kind: string) => log.info(`${kind}: cleared`)],

@@ -464,11 +464,17 @@ describe('refused team credentials (real nats-server with a user and password)',
       reloadCredentials: async () => (++reloads >= 3 ? { user: 'studio', password: 'right-pass' } : wrong),
     });
     const refusals: TeamAuthError[] = [];
-    a.publisher.on('refused', ({ error }) => refusals.push(error as TeamAuthError));
+    const waits: number[] = [];
+    a.publisher.on('refused', ({ error, retryInMs }) => {
+      refusals.push(error as TeamAuthError);
+      waits.push(retryInMs);
+    });
     const connected = once(a.publisher, 'connected');
     await a.publisher.start();
     await connected;
     expect(refusals).toHaveLength(1);
+    // The wait said is the one the retry loop armed (the first refusal's: refusedDelayMs).
+    expect(waits).toEqual([20]);
     expect(refusals[0]).toBeInstanceOf(TeamAuthError);
     expect(refusals[0]!.message).toMatch(
       /refused the credentials \(Authorization Violation\).*tally login --team nats:\/\/127\.0\.0\.1:\d+.*TALLY_TEAM_USER/,

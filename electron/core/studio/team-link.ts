@@ -20,6 +20,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { describeError } from '../logger.js';
 import { note, noteText, type Note } from '../notes.js';
 import { PING_INTERVAL_MS, MAX_PINGS_OUT, STUDIO_STREAM } from './team.js';
+import { systemClock } from '../time.js';
 
 /** How often the cluster is asked whether it can store and announce, and how long an answer may take. */
 export const TEAM_PROBE_MS = 5_000;
@@ -107,7 +108,7 @@ export class TeamLink extends EventEmitter<{ change: [answer: TeamAnswer] }> {
     if (this.#asking || this.#stopped || this.#disconnected || this.#nc.isClosed()) return;
     this.#asking = true;
     const where = this.#where();
-    const began = performance.now();
+    const began = systemClock.now();
     // One protocol ping alongside: it has had the whole request's time to come back when the request times out.
     // And what the server sent meanwhile: a server busy sending a member a large recording over a slow line may
     // answer late, but a hung one sends nothing at all.
@@ -127,7 +128,7 @@ export class TeamLink extends EventEmitter<{ change: [answer: TeamAnswer] }> {
       if (this.#disconnected || this.#nc.isClosed()) return;
       const detail = describeError(error).split('\n')[0]!.slice(0, 200);
       if (/timeout/i.test(detail) && !ponged && this.#nc.stats().inBytes === sentBefore) {
-        const seconds = Math.round((performance.now() - began) / 1000);
+        const seconds = Math.round((systemClock.now() - began) / 1000);
         this.#say(false, where, note('teamNotAnswering', { where, seconds }));
         await this.#nc.reconnect().catch(() => undefined);
         return;
