@@ -101,6 +101,9 @@ export interface GapReport {
 
 export type TunnelProvider = TunnelKind;
 
+/** A tunnel status with nothing open (core/view-shapes.ts), for views and test doubles to start from. */
+export { tunnelOff } from './core/view-shapes.js';
+
 /** The supervisor's status (core/view-shapes.ts), with what only the app knows. */
 export interface TunnelStatus extends CoreTunnelStatus {
   /** Why the last restart failed, until one succeeds (the previous setup still receives, or nothing does). */
