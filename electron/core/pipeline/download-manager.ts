@@ -41,7 +41,7 @@ import {
 } from '../download/errors.js';
 import type { DownloadPolicy } from '../download/fetch-file.js';
 import { DEFAULT_MAX_RECORDING_BYTES, discardPart, forgetCommit } from '../download/fetch-file.js';
-import { downloadInThread } from '../download/download-thread.js';
+import { downloadInThread, warmDownloadThread } from '../download/download-thread.js';
 import { isAbortError } from '../download/http-request.js';
 import { probeOrigin, sameVersion } from '../download/origin-probe.js';
 import { DiskBudget, bytesToWrite, type DiskStats, type DiskStatus } from './disk-budget.js';
@@ -421,6 +421,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     if (this.#stopped || this.#running.has(key) || this.#queue.has(key) || this.#retries.has(key)) return;
     if (this.#twinWaiting.has(key) || this.#claimWaiting.has(key)) return;
     this.#queue.add(key);
+    // The engine's thread starts now, while this job waits for the acks and its space (file-system seams: none).
+    if (!this.#opts.fs) warmDownloadThread();
     this.#pump();
   }
 
