@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { FlushPriority } from './flush-priority.js';
 
@@ -57,6 +59,35 @@ describe('FlushPriority', () => {
     expect(order.busy).toBe(true);
     commit.resolve();
     await urgent;
+  });
+
+  it("holds another thread's background flush while this thread's urgent one runs (shared count, no message)", async () => {
+    const order = new FlushPriority(60_000);
+    const commit = deferred();
+    const urgent = order.urgent(() => commit.promise);
+    // A real worker thread (as the download engine's) builds its order on this thread's count, and says when its
+    // background flush runs. The count crosses as shared memory: nothing is sent to it after it started.
+    const worker = new Worker(new URL('../../tests/support/background-flush-thread.ts', import.meta.url), {
+      execArgv: ['--import', 'tsx'],
+      workerData: { count: order.urgentCount },
+    });
+    try {
+      const said: string[] = [];
+      worker.on('message', (m: string) => said.push(m));
+      const [first] = (await once(worker, 'message')) as [string];
+      expect(first).toBe('asked');
+      // Held, its flush has not run by the time it answers a ping (messages keep their order).
+      worker.postMessage('ping');
+      await once(worker, 'message');
+      expect(said).toEqual(['asked', 'pong']);
+      const ran = once(worker, 'message');
+      commit.resolve();
+      await urgent;
+      expect(await ran).toEqual(['ran']);
+      expect(order.busy).toBe(false);
+    } finally {
+      await worker.terminate();
+    }
   });
 
   it('a failed background flush does not stop the ones after it', async () => {

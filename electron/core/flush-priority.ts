@@ -14,21 +14,45 @@
 /** The longest a background flush waits for urgent ones before it runs anyway. */
 export const MAX_DEFER_MS = 50;
 
-export class FlushPriority {
-  constructor(private readonly maxDeferMs = MAX_DEFER_MS) {}
+/** `Atomics.waitAsync` (Node 16+; ES2024, past the project's TypeScript lib). */
+const waitAsync = (
+  Atomics as unknown as {
+    waitAsync(
+      array: Int32Array,
+      index: number,
+      value: number,
+      timeoutMs: number,
+    ): { async: false; value: string } | { async: true; value: Promise<string> };
+  }
+).waitAsync;
 
-  #urgent = 0;
+export class FlushPriority {
+  /**
+   * Urgent flushes running now, in memory another thread can read: the download engine's worker thread builds
+   * its own order on the main thread's count (`new FlushPriority(MAX_DEFER_MS, flushes.urgentCount)`), so its
+   * flushes wait behind the journal's commits without a message to the main thread and back for each.
+   */
+  readonly urgentCount: Int32Array;
+  private readonly maxDeferMs: number;
+
+  constructor(maxDeferMs = MAX_DEFER_MS, urgentCount: Int32Array = new Int32Array(new SharedArrayBuffer(4))) {
+    this.maxDeferMs = maxDeferMs;
+    this.urgentCount = urgentCount;
+  }
+
   #idle: (() => void)[] = [];
   #background: Promise<unknown> = Promise.resolve();
 
-  /** Runs `flush` now, marked urgent for the background flushes that wait for it. */
+  /** Runs `flush` now, marked urgent for the background flushes that wait for it (in any thread). */
   async urgent<T>(flush: () => Promise<T>): Promise<T> {
-    this.#urgent += 1;
+    Atomics.add(this.urgentCount, 0, 1);
     try {
       return await flush();
     } finally {
-      this.#urgent -= 1;
-      if (this.#urgent === 0) for (const wake of this.#idle.splice(0)) wake();
+      if (Atomics.sub(this.urgentCount, 0, 1) === 1) {
+        Atomics.notify(this.urgentCount, 0);
+        for (const wake of this.#idle.splice(0)) wake();
+      }
     }
   }
 
@@ -48,20 +72,38 @@ export class FlushPriority {
 
   /** Whether an urgent flush is running now. */
   get busy(): boolean {
-    return this.#urgent > 0;
+    return Atomics.load(this.urgentCount, 0) > 0;
   }
 
   #quiet(): Promise<void> {
-    if (this.#urgent === 0) return Promise.resolve();
+    if (!this.busy) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(done, this.maxDeferMs);
       timer.unref?.();
+      let over = false;
+      const idle = this.#idle;
       function done(): void {
+        if (over) return;
+        over = true;
         clearTimeout(timer);
+        const at = idle.indexOf(done);
+        if (at >= 0) idle.splice(at, 1);
         resolve();
       }
-      this.#idle.push(done);
+      idle.push(done);
+      // The count may belong to another thread, whose end of an urgent flush wakes this one through memory.
+      void this.#sharedQuiet(() => over).then(done);
     });
+  }
+
+  /** Resolves once no urgent flush runs (as the shared count says), or once `stop()` says the wait is over. */
+  async #sharedQuiet(stop: () => boolean): Promise<void> {
+    for (;;) {
+      const pending = Atomics.load(this.urgentCount, 0);
+      if (pending === 0 || stop()) return;
+      const waited = waitAsync(this.urgentCount, 0, pending, this.maxDeferMs);
+      if (waited.async) await waited.value;
+    }
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * Runs downloads on the engine's worker thread (download-worker.ts), off the thread that answers webhooks
  * (issue 34): the worker reads the sockets, writes and hashes the part; this side answers its questions (the
- * download-origin policy, the final name, each flush's turn behind the journal's commits), applies the stall rule
+ * download-origin policy, the final name), shares the count of the journal's running commits (each of the worker's
+ * flushes waits behind them, read from shared memory: no message per flush), applies the stall rule
  * to the progress batches it gets, and gives the caller the same result, progress and errors as `downloadFile`.
  *
  * One worker serves every download of the process. It is started with the first download and does not keep the
@@ -16,7 +17,7 @@ import type { DownloadOptions, DownloadResult } from './download-options.js';
 import { downloadFile } from './fetch-file.js';
 import { abortError } from './http-request.js';
 import { watchStall } from './stall-rule.js';
-import type { FromWorker, PlainOptions, ToWorker, WireError } from './thread-messages.js';
+import type { FromWorker, PlainOptions, ToWorker, WireError, WorkerData } from './thread-messages.js';
 import { fromWire, toWire } from './thread-messages.js';
 
 interface Running {
@@ -27,8 +28,6 @@ interface Running {
   mirror: { bytes: number; total: number | null; done: boolean };
   /** The caller's progress, throttled here as the engine throttles it. */
   lastReport: number;
-  /** Flush turns this download holds (released when the worker says it flushed, or when the download ends). */
-  turns: Map<number, () => void>;
 }
 
 /** Where the worker's script is: beside this module, as JavaScript once built, as TypeScript under the tests. */
@@ -56,7 +55,6 @@ class DownloadThread {
         reject,
         mirror: { bytes: 0, total: null, done: false },
         lastReport: -Infinity,
-        turns: new Map(),
       };
       this.#running.set(id, running);
       worker.ref();
@@ -80,7 +78,6 @@ class DownloadThread {
       const finish = (): void => {
         unwatch();
         opts.signal?.removeEventListener('abort', onAbort);
-        for (const release of running.turns.values()) release();
         this.#running.delete(id);
         if (this.#running.size === 0) this.#worker?.unref();
       };
@@ -110,7 +107,8 @@ class DownloadThread {
   #ensureWorker(): Worker {
     if (this.#worker) return this.#worker;
     const { url, execArgv } = workerScript();
-    const worker = new Worker(url, { execArgv, env: process.env, stdout: false, stderr: false });
+    const workerData: WorkerData = { urgentFlushes: flushes.urgentCount };
+    const worker = new Worker(url, { execArgv, env: process.env, stdout: false, stderr: false, workerData });
     worker.on('message', (message: FromWorker) => this.#onMessage(message));
     const lost = (why: string): void => {
       if (this.#worker !== worker) return;
@@ -132,7 +130,7 @@ class DownloadThread {
   #onMessage(message: FromWorker): void {
     const running = this.#running.get(message.id);
     if (!running) {
-      // A question from a download that is over (its flush said done after the end): answered, so none waits.
+      // A question from a download that is over: answered, so none waits.
       if (message.type === 'call') this.#post({ type: 'reply', call: message.call, ok: true, value: null });
       return;
     }
@@ -202,25 +200,6 @@ class DownloadThread {
         case 'dest': {
           const dest = running.opts.dest;
           void Promise.resolve(typeof dest === 'function' ? dest() : dest).then(reply, fail);
-          return;
-        }
-        case 'flushTurn':
-          // The flush waits its turn in this thread's order (behind the journal's commits), then holds it
-          // until the worker says its flush is done.
-          void flushes.background(
-            () =>
-              new Promise<void>((release) => {
-                running.turns.set(call, release);
-                // The token the worker gives back with flushDone.
-                reply(call);
-              }),
-          );
-          return;
-        case 'flushDone': {
-          const token = Number(args[0]);
-          running.turns.get(token)?.();
-          running.turns.delete(token);
-          reply(null);
           return;
         }
       }

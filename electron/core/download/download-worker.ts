@@ -2,16 +2,19 @@
  * The download engine's worker thread (issue 34): it owns the sockets, the part files and the hashing, so a
  * recording's reads, writes and MD5 never hold the main thread, where webhooks wait for their journal commit.
  * It runs `downloadFile` for each `start` message and asks the main thread (download-thread.ts) for what lives
- * there: the download-origin policy (URL checks, DNS answers), the final name, and each flush's turn behind the
- * journal's commits. Progress goes back in batches every BATCH_MS, never per write.
+ * there: the download-origin policy (URL checks, DNS answers) and the final name. Its flushes take their turns in
+ * an order of its own that reads the main thread's count of running journal commits from shared memory, so a
+ * flush waits behind the commits without a message per flush. Progress goes back in batches every BATCH_MS,
+ * never per write.
  */
 import type { LookupAddress, LookupOneOptions } from 'node:dns';
 import type { LookupFunction } from 'node:net';
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
+import { FlushPriority, MAX_DEFER_MS } from '../flush-priority.js';
 import { downloadFile } from './fetch-file.js';
 import type { DownloadPolicy, PolicyVerdict } from './http-request.js';
 import type { DownloadProgress } from './progress.js';
-import type { CallKind, FromWorker, PlainOptions, ToWorker, WireError } from './thread-messages.js';
+import type { CallKind, FromWorker, PlainOptions, ToWorker, WireError, WorkerData } from './thread-messages.js';
 import { fromWire, toWire } from './thread-messages.js';
 
 /** How often progress goes to the main thread. */
@@ -19,6 +22,9 @@ export const BATCH_MS = 100;
 
 const port = parentPort;
 if (!port) throw new Error('download-worker.ts runs only as a worker thread (see download-thread.ts)');
+
+/** The worker's flushes, one at a time, each behind the main thread's journal commits (shared count). */
+const turns = new FlushPriority(MAX_DEFER_MS, (workerData as WorkerData).urgentFlushes);
 
 const aborts = new Map<number, AbortController>();
 const calls = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
@@ -100,14 +106,7 @@ async function start(id: number, opts: PlainOptions): Promise<void> {
         // Sent at once even with no new bytes: the stall rule must not judge the verification as a stall.
         if (!latest) send({ type: 'progress', id, progress: null, written: 0, received });
       },
-      flushTurn: async (run) => {
-        const token = await ask(id, 'flushTurn', []);
-        try {
-          return await run();
-        } finally {
-          void ask(id, 'flushDone', [token]).catch(() => undefined);
-        }
-      },
+      flushTurn: (run) => turns.background(run),
     });
     clearInterval(timer);
     flush();

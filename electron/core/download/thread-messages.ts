@@ -46,7 +46,13 @@ export type ToWorker =
   | { type: 'reply'; call: number; ok: false; error: WireError };
 
 /** Main-thread services the engine asks for. */
-export type CallKind = 'check' | 'checkRedirect' | 'lookup' | 'dest' | 'flushTurn' | 'flushDone';
+export type CallKind = 'check' | 'checkRedirect' | 'lookup' | 'dest';
+
+/** What the worker is started with. */
+export interface WorkerData {
+  /** The main thread's count of urgent flushes running (FlushPriority.urgentCount, in shared memory). */
+  urgentFlushes: Int32Array;
+}
 
 export type FromWorker =
   | {
