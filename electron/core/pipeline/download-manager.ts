@@ -698,17 +698,17 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     this.#claimWaiting.set(key, waiting);
     // A claimant that keeps its claim and never publishes (its team store refuses it) must not cost this
     // receiver the recording: once half the time left before the origin deletes it is gone, it is downloaded here.
-    const giveUp = (): void => {
+    const callOffGiveUp = (): void => {
       if (this.#claimWaiting.get(key) === waiting) this.#claimGiveUps.cancel(key);
     };
     this.#claimGiveUps.cancel(key);
     this.#claimGiveUps.add(key, this.#now() + Math.max(0, (this.#deadlineOf(job) - this.#now()) / 2));
-    waiting.signal.addEventListener('abort', giveUp, { once: true });
+    waiting.signal.addEventListener('abort', callOffGiveUp, { once: true });
     await this.#write(key, { state: 'pending', ...stored(note('studioClaimedElsewhere')), updatedAt: this.#iso() });
     void settled
       .catch(() => null)
       .then(async (copy) => {
-        giveUp();
+        callOffGiveUp();
         // The attempt that began the wait gives its slot back first (else the job could not be queued again).
         await this.#running.get(key)?.task;
         if (waiting.signal.aborted || this.#stopped) return;
