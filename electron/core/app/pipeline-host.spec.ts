@@ -104,6 +104,12 @@ describe('PipelineHost', () => {
     );
     host.clearError();
     expect(component(host.health(), 'receiver')?.reason).not.toMatch(/not running/);
+    // An error that is not Tally's names its cause too (its message, not just "Error"), with secrets blanked.
+    host.failed(new Error('connect ECONNREFUSED https://user:hunter2@127.0.0.1:9'), () => undefined);
+    expect(component(host.health(), 'receiver')?.reason).toBe(
+      'The webhook receiver is not running: connect ECONNREFUSED https://[redacted]@127.0.0.1:9',
+    );
+    host.clearError();
     await host.shutdown();
   });
 
