@@ -9,7 +9,7 @@
  * A loop that awaits its attempts (a mirror that retries until saved) awaits `wait()` between them; a loop whose
  * failures came from an outage that is over (the connection is back) calls `recover()`, so no wait grown during
  * the outage is carried past it (issue 30, item 6). Async loops with nothing to do between attempts use
- * `retrying` (backoff.ts); the download manager's 5,000 jobs share one timer (pipeline/retry-schedule.ts). A
+ * `retrying` (backoff.ts); the download manager's 5,000 jobs share one timer (retry-schedule.ts). A
  * spec (tests/architecture/retry-loops.spec.ts) counts the timers armed in a retry's catch or failure path
  * elsewhere.
  *

@@ -172,7 +172,6 @@ class ReconcilingAppCore implements AppCore {
       linkChanged: (link) => this.#host.setFacts({ studio: link }),
       // The member service while this computer follows a studio: its health is this face's (issue 31).
       memberChanged: (member) => this.#host.setFacts({ memberHealth: member }),
-      assertStorable: () => this.#creds.assertStorable(),
       // Following a studio or not may leave or enter demo mode (effectiveDemoMode): the views must say so.
       save: (studio) =>
         this.#queue.run(async () => {
@@ -233,6 +232,8 @@ class ReconcilingAppCore implements AppCore {
   async init(): Promise<void> {
     this.#version = this.#opts.version ?? readPackageVersion();
     await this.#creds.probe();
+    // Pushed down once known: the studio host refuses team credentials itself, never asking back.
+    this.#studio.setStorable(this.#creds.storableRefusal());
     const credentials = await this.#loadCredentials();
     this.#demo = this.#demoWanted(this.#settings.get(), credentials !== null);
     this.#folderFor(this.#settings.get());

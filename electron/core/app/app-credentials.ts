@@ -158,10 +158,18 @@ export class AppCredentials {
     return { ...params, detail: message, detailNote: inner };
   }
 
+  /**
+   * Why nothing can be stored (no keychain to store into), in the words the service secret is refused with; null
+   * when credentials can be stored. Known once the keychain is probed; the app core pushes it to the studio host.
+   */
+  storableRefusal(): ConfigError | null {
+    return this.#keychain.available ? null : new ConfigError(note('credentialsNotStorable', this.#keychainDetail()));
+  }
+
   /** Refuses early when there is no keychain to store into. */
   assertStorable(): void {
-    if (this.#keychain.available) return;
-    throw new ConfigError(note('credentialsNotStorable', this.#keychainDetail()));
+    const refusal = this.storableRefusal();
+    if (refusal) throw refusal;
   }
 
   /** Stores credentials the service accepted, bound to the hosts they were entered for. */

@@ -104,6 +104,12 @@ describe('PipelineHost', () => {
     );
     host.clearError();
     expect(component(host.health(), 'receiver')?.reason).not.toMatch(/not running/);
+    // An error that is not Tally's names its cause too (its message, not just "Error"), with secrets blanked.
+    host.failed(new Error('connect ECONNREFUSED https://user:hunter2@127.0.0.1:9'), () => undefined);
+    expect(component(host.health(), 'receiver')?.reason).toBe(
+      'The webhook receiver is not running: connect ECONNREFUSED https://[redacted]@127.0.0.1:9',
+    );
+    host.clearError();
     await host.shutdown();
   });
 
@@ -155,6 +161,38 @@ describe('StudioHost', () => {
     expectTypeOf<StudioCoreLinks>().not.toHaveProperty('isHidden');
     expectTypeOf<StudioCoreLinks>().not.toHaveProperty('publisherLink');
     expectTypeOf<StudioCoreLinks>().not.toHaveProperty('statusChanged');
+    // Each link hands over what it pushes: a link that takes nothing asks a question (the keychain check that
+    // answered by throwing); the owner pushes that fact down instead (setStorable).
+    type Pushes = {
+      [K in keyof StudioCoreLinks]-?: Parameters<NonNullable<StudioCoreLinks[K]>> extends [] ? false : true;
+    };
+    expectTypeOf<Pushes[keyof Pushes]>().toEqualTypeOf<true>();
+    expectTypeOf<StudioCoreLinks>().not.toHaveProperty('assertStorable');
+  });
+
+  it('refuses team credentials by what the app core pushed about the keychain, with no link to ask it', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'tally-studio-host-'));
+    homes.push(home);
+    const back = (name: string) => () => {
+      throw new Error(`the studio host called back into the app core (${name})`);
+    };
+    const secrets = new MemorySecretStore();
+    const studio = new StudioHost({ secrets, home }, {}, openSettingsStore(home), {
+      emit: () => undefined,
+      save: back('save'),
+      error: back('error'),
+      publish: back('publish'),
+    });
+    cleanups.push(() => studio.stop());
+    studio.setStorable(new ConfigError(note('credentialsNotStorable', { detail: 'No Secret Service is running.' })));
+    const setCredentials = studio.handlers()['studio:setCredentials'];
+    const refusal = await setCredentials('nats://127.0.0.1:4222', { user: 'edit-bay', password: 'pw' }).then(
+      () => null,
+      (error: unknown) => error as Error,
+    );
+    expect(refusal).toMatchObject({ code: 'config' });
+    expect(refusal?.message).toMatch(/No Secret Service is running/);
+    expect((await studio.view()).credentials).toBeNull();
   });
 
   it('as a member, leaves out the rows pushed to it as removed and never asks the app core about them', async () => {
@@ -174,7 +212,6 @@ describe('StudioHost', () => {
       save: back('save'),
       error: back('error'),
       publish: back('publish'),
-      assertStorable: back('assertStorable'),
       recordingChanged: (row) => rows.push(row),
       linkChanged: () => undefined,
       memberChanged: () => undefined,

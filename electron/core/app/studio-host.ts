@@ -65,7 +65,6 @@ interface StudioHostOptions {
   error: (error: ErrorView) => void;
   publish: (setup: PublisherSetup | null) => Promise<void>;
   recordingChanged?: (view: RecordingView) => void;
-  assertStorable?: () => void;
   linkChanged?: (link: StudioLink | null) => void;
   memberChanged?: (member: MemberHealthSource | null) => void;
 }
@@ -90,11 +89,6 @@ export interface StudioCoreLinks {
    * health is the one the app shows (a member runs no receiver of its own).
    */
   memberChanged?: (member: MemberHealthSource | null) => void;
-  /**
-   * Throws when nothing can be stored (no OS keychain: the secrets are an in-memory stand-in), with the words the
-   * service secret is refused with; absent where the secrets are always storable.
-   */
-  assertStorable?: () => void;
 }
 
 type Status = StudioView['status'];
@@ -123,6 +117,8 @@ export class StudioHost {
   readonly #warnings = new Map<string, Note>();
   /** The rows the producer removed from the Recordings list, as the pipeline host (their owner) pushed them. */
   #hidden: HiddenKeys = { has: () => false };
+  /** Why credentials cannot be stored (no OS keychain), as the app core pushed it (setStorable); null: they can. */
+  #unstorable: ConfigError | null = null;
 
   constructor(
     core: { secrets: SecretStore; home: string; log?: (line: string) => void; trail?: Logger },
@@ -141,6 +137,14 @@ export class StudioHost {
       ...links,
     };
     this.#store = new CredentialStore(core.secrets);
+  }
+
+  /**
+   * Whether credentials can be stored, pushed by the app core once it has probed the keychain: null when they can,
+   * else the refusal (the secrets are an in-memory stand-in), in the words the service secret is refused with.
+   */
+  setStorable(refusal: ConfigError | null): void {
+    this.#unstorable = refusal;
   }
 
   /**
@@ -168,7 +172,7 @@ export class StudioHost {
       'studio:set': async (input) => this.#set(input),
       'studio:setCredentials': async (url, creds) => {
         // Without a keychain the stand-in would keep them in memory only: refused, never said to be stored.
-        this.#opts.assertStorable?.();
+        if (this.#unstorable) throw this.#unstorable;
         // Bound to the first server of a cluster, as `tally login --team a,b,c` does.
         await saveTeamCredentials(this.#store, parseTeamUrls(url, STUDIO_URL).url, toTeam(creds));
         this.#key = null; // new credentials: connect again

@@ -28,6 +28,7 @@ import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import { note } from '../notes.js';
 import { backoffDelay, type BackoffPolicy } from '../backoff.js';
+import { RetrySchedule } from '../retry-schedule.js';
 import { ensureWritableFolder } from '../folder-check.js';
 import { extFromUrl, renderFileName, safeFileName } from '../recordings/filename.js';
 import { RETENTION_MS, type JobStore, type RecordingJob } from '../recordings/types.js';
@@ -47,7 +48,6 @@ import { probeOrigin, sameVersion } from '../download/origin-probe.js';
 import { DiskBudget, bytesToWrite, type DiskStats, type DiskStatus } from './disk-budget.js';
 import { refusePlantedLinks, releaseFinalName, reserveFinalName, sniffPart } from './final-names.js';
 import { describe, formatTime, stored } from './job-notes.js';
-import { RetrySchedule } from './retry-schedule.js';
 import { isoAt, manualClock, shiftIso, systemClock, wallAt, watchWallClock, type Clock } from '../time.js';
 
 /**
@@ -83,6 +83,8 @@ const DEFAULT_STALL_RULE = { bytesPerSec: 8 * 1024, windowMs: 60_000 };
 
 /** After this many identical announced-size mismatches the webhook's `filesize` is taken to be wrong. */
 const ANNOUNCED_SIZE_STRIKES = 2;
+/** The one key of #ackHold. */
+const ACK_HOLD = 'acks-first';
 
 /**
  * Where the part of a job lives in `folder`: channel-derived (recognisable in a file listing) plus a hash of the
@@ -163,11 +165,15 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   /** Keys that waited for another receiver until half their time before the deadline was gone: downloaded here. */
   readonly #ownDownloads = new Set<string>();
   #claims: DownloadClaims | null;
-  /** Jobs waiting for their next attempt: one timer for the earliest, whatever their number (retry-schedule.ts). */
-  readonly #retries = new RetrySchedule(
-    (key) => this.#enqueue(key),
-    () => this.#now(),
-  );
+  /**
+   * Jobs waiting for their next attempt: the schedule (core/retry-schedule.ts) owns the one timer for the earliest,
+   * whatever their number, on this manager's clock; this manager only says when each is due and arms no timer itself.
+   */
+  readonly #retries = new RetrySchedule((key) => this.#enqueue(key), { now: () => this.#now() });
+  /** Jobs waiting for another receiver (see #waitForClaimant), each until half its time before the deadline is gone. */
+  readonly #claimGiveUps = new RetrySchedule((key) => this.#claimTooLong(key), { now: () => this.#now() });
+  /** The end of the wait for webhooks to be answered (see acksFirst): one key, the hold. */
+  readonly #ackHold = new RetrySchedule(() => this.#pump(), { now: () => this.#now() });
   readonly #writes = new Set<Promise<unknown>>();
   /** key → [actual size, strikes] of announced-size mismatches. */
   readonly #sizeStrikes = new Map<string, [number, number]>();
@@ -182,9 +188,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   #started = false;
   #stopped = false;
   #sweeping: Promise<void> = Promise.resolve();
-  /** Since when queued downloads wait for webhooks to be answered (see acksFirst), and the timer ending that. */
+  /** Since when queued downloads wait for webhooks to be answered (see acksFirst); #ackHold ends that. */
   #heldSince: number | null = null;
-  #holdTimer: NodeJS.Timeout | null = null;
   #offQuiet: (() => void) | null = null;
 
   constructor(opts: DownloadManagerOptions) {
@@ -359,6 +364,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     this.#offQuiet = null;
     this.#releaseHold();
     this.#retries.clear();
+    this.#claimGiveUps.clear();
     this.#queue.clear();
     this.#twinWaiting.clear();
     for (const waiting of this.#claimWaiting.values()) waiting.abort();
@@ -383,6 +389,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     this.#claims = claims;
     const waiting = [...this.#claimWaiting];
     this.#claimWaiting.clear();
+    this.#claimGiveUps.clear();
     for (const [key, controller] of waiting) {
       controller.abort();
       this.#enqueue(key);
@@ -484,20 +491,14 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     this.#heldSince ??= now;
     const left = this.#heldSince + (this.#opts.acksFirstMaxHoldMs ?? ACKS_FIRST_MAX_HOLD_MS) - now;
     if (left <= 0) return false;
-    if (!this.#holdTimer) {
-      this.#holdTimer = setTimeout(() => {
-        this.#holdTimer = null;
-        this.#pump();
-      }, left);
-      this.#holdTimer.unref();
-    }
+    // Kept at its first time while it waits (the hold's end does not move).
+    this.#ackHold.add(ACK_HOLD, now + left);
     return true;
   }
 
   #releaseHold(): void {
     this.#heldSince = null;
-    if (this.#holdTimer) clearTimeout(this.#holdTimer);
-    this.#holdTimer = null;
+    this.#ackHold.clear();
   }
 
   #write(key: string, patch: Parameters<JobStore['update']>[1]): Promise<RecordingJob> {
@@ -699,18 +700,17 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     this.#claimWaiting.set(key, waiting);
     // A claimant that keeps its claim and never publishes (its team store refuses it) must not cost this
     // receiver the recording: once half the time left before the origin deletes it is gone, it is downloaded here.
-    const giveUp = setTimeout(
-      // Still in its slot when the wait began a moment before the deadline: queued again once the slot is free.
-      () => void Promise.resolve(this.#running.get(key)?.task).then(() => this.#stopWaiting(key, waiting)),
-      Math.max(0, (this.#deadlineOf(job) - this.#now()) / 2),
-    );
-    giveUp.unref();
-    waiting.signal.addEventListener('abort', () => clearTimeout(giveUp), { once: true });
+    const callOffGiveUp = (): void => {
+      if (this.#claimWaiting.get(key) === waiting) this.#claimGiveUps.cancel(key);
+    };
+    this.#claimGiveUps.cancel(key);
+    this.#claimGiveUps.add(key, this.#now() + Math.max(0, (this.#deadlineOf(job) - this.#now()) / 2));
+    waiting.signal.addEventListener('abort', callOffGiveUp, { once: true });
     await this.#write(key, { state: 'pending', ...stored(note('studioClaimedElsewhere')), updatedAt: this.#iso() });
     void settled
       .catch(() => null)
       .then(async (copy) => {
-        clearTimeout(giveUp);
+        callOffGiveUp();
         // The attempt that began the wait gives its slot back first (else the job could not be queued again).
         await this.#running.get(key)?.task;
         if (waiting.signal.aborted || this.#stopped) return;
@@ -739,6 +739,13 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         this.#claimWaiting.delete(key);
         this.#schedule(key, this.#backoff.maxMs);
       });
+  }
+
+  /** Half the time left was spent waiting for another receiver (see #waitForClaimant). */
+  #claimTooLong(key: string): void {
+    const waiting = this.#claimWaiting.get(key);
+    // Still in its slot when the wait began a moment before the deadline: queued again once the slot is free.
+    if (waiting) void Promise.resolve(this.#running.get(key)?.task).then(() => this.#stopWaiting(key, waiting));
   }
 
   /** Waited too long for another receiver: downloaded here, whatever the claim says. */

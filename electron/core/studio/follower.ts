@@ -238,14 +238,20 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       this.#settledUpTo = 0;
       await this.#sweepLeftovers(folder);
       const id = await memberId(dir);
-      // A JetStream request left unanswered (a cluster electing a new leader after a node went down, or too
-      // few servers up to create a replicated bucket) is waited out like an unreachable server, not the end.
+      // One loop for both kinds of wait (no retry around connectTeam's own): a team server that cannot be reached,
+      // and a JetStream request left unanswered (a cluster electing a new leader after a node went down, or too few
+      // servers up to create a replicated bucket), which is waited out like an unreachable server, not the end.
       const policy = { baseMs: opts.retry?.baseDelayMs ?? 500, maxMs: opts.retry?.maxDelayMs ?? 30_000 };
       const durable = await retrying(() => this.#join(id, dir, folder), {
         policy,
         retries: Infinity,
-        shouldRetry: (error) => jetStreamBusy(error),
+        shouldRetry: (error) => error instanceof TeamUnreachableError || jetStreamBusy(error),
         onRetry: (error, attempt, delayMs) => {
+          if (error instanceof TeamUnreachableError) {
+            const said = error.note;
+            this.emit('waiting', { message: error.message, ...(said ? { note: said } : {}), attempt, delayMs });
+            return;
+          }
           const n = note('teamJetStreamBusy', { detail: describeError(error).split('\n')[0]!.slice(0, 200) });
           this.emit('waiting', { message: noteText(n), note: n, attempt, delayMs });
         },
@@ -272,8 +278,8 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
         credentials: opts.credentials,
         name: `tally follow ${opts.name}`,
         signal: this.#stop.signal,
-        onRetry: (info) => this.emit('waiting', info),
-        ...opts.retry,
+        // One attempt: #start's loop waits and tries again (refused credentials and a TLS mismatch are final).
+        maxAttempts: 1,
       });
       this.#nc = nc;
       void this.#watchStatus(nc);

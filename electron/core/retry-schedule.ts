@@ -1,11 +1,15 @@
 /**
- * When each waiting job gets its next attempt. One timer, armed for the earliest due job, whatever the number of
- * jobs waiting: 5,000 recordings retrying against a dead host cost one timer and no CPU between attempts (a timer
- * per job made the event loop juggle thousands of them). A binary min-heap orders the due times; cancelled or
- * rescheduled entries are dropped lazily when they reach the top. Due times are on the monotonic clock (core/time.ts):
- * a wall-clock step neither fires every retry at once nor freezes them.
+ * The core's deadline-aware scheduler for many keyed waits (issue 35: one retry primitive): the owner says "`key`
+ * is due at T" (`add`) or "call `key` off" (`cancel`), and is called back once when `key` is due. The schedule owns
+ * its one timer, armed for the earliest due key and cleared when nothing waits, whatever the number of keys: the
+ * download manager's 5,000 recordings retrying against a dead host cost one timer and no CPU between attempts (a
+ * timer per job made the event loop juggle thousands of them), and it arms no timer of its own. A binary min-heap
+ * orders the due times; cancelled or rescheduled entries are dropped lazily when they reach the top. Due times are
+ * on the injected monotonic clock (`systemClock` of time.ts by default): a wall-clock step neither fires every
+ * retry at once nor freezes them. What a wait should be (the backoff, the deadline's pace) its owner works out; a
+ * single thing retried from a timer uses `RetryLoop` (retry-loop.ts), an awaited one `retrying` (backoff.ts).
  */
-import { systemClock } from '../time.js';
+import { systemClock, type Clock } from './time.js';
 
 interface Entry {
   key: string;
@@ -14,17 +18,22 @@ interface Entry {
 
 export class RetrySchedule {
   readonly #fire: (key: string) => void;
-  readonly #now: () => number;
+  readonly #clock: Pick<Clock, 'now'>;
   readonly #heap: Entry[] = [];
   /** key → due time (ms on the monotonic clock); the heap may also hold stale entries for a key. */
   readonly #due = new Map<string, number>();
   #timer: NodeJS.Timeout | null = null;
   #armedFor = Number.POSITIVE_INFINITY;
 
-  /** `fire` is called once per job when its time comes; `now` is the clock the due times are on. */
-  constructor(fire: (key: string) => void, now: () => number = systemClock.now) {
+  /** `fire` is called once per key when its time comes; `clock` is the monotonic clock the due times are on. */
+  constructor(fire: (key: string) => void, clock: Pick<Clock, 'now'> = systemClock) {
     this.#fire = fire;
-    this.#now = now;
+    this.#clock = clock;
+  }
+
+  /** When the one timer fires (ms on the schedule's clock), or null when none is armed (nothing waits). */
+  get armedFor(): number | null {
+    return this.#timer === null ? null : this.#armedFor;
   }
 
   get size(): number {
@@ -67,7 +76,7 @@ export class RetrySchedule {
     this.#timer = null;
     this.#armedFor = next;
     if (next === Number.POSITIVE_INFINITY) return;
-    this.#timer = setTimeout(() => this.#run(next), Math.max(0, next - this.#now()));
+    this.#timer = setTimeout(() => this.#run(next), Math.max(0, next - this.#clock.now()));
     this.#timer.unref();
   }
 
@@ -75,7 +84,7 @@ export class RetrySchedule {
   #run(armedFor: number): void {
     this.#timer = null;
     this.#armedFor = Number.POSITIVE_INFINITY;
-    const until = Math.max(this.#now(), armedFor);
+    const until = Math.max(this.#clock.now(), armedFor);
     const due: string[] = [];
     while (this.#heap.length > 0 && this.#heap[0]!.at <= until) {
       const { key, at } = this.#pop();
