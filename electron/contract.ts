@@ -549,7 +549,13 @@ export type { Note, NoteCode, NoteParams, PluralText } from './core/notes.js';
 export { koNotes } from './core/notes-ko.js';
 export { notesTextIn, SHELL_TEXT, shellLanguage, shellText } from './shell-text.js';
 export type { ShellLanguage, ShellText, ShellTextKey, ShellTexts } from './shell-text.js';
-export { HEALTH_COMPONENTS, recordingNeedsAttention, worseHealth } from './core/health-view.js';
+export {
+  HEALTH_COMPONENTS,
+  PROBLEMS_LISTED,
+  problemRecordingText,
+  recordingNeedsAttention,
+  worseHealth,
+} from './core/health-view.js';
 // The one retry policy and loop: the browser reconnects its WebSocket with the core's.
 export { backoffDelay, type BackoffPolicy } from './core/backoff.js';
 export { RetryLoop } from './core/retry-loop.js';
@@ -558,6 +564,7 @@ export type {
   HealthComponentView,
   HealthState,
   HealthView,
+  ProblemRecordingView,
   ReceiverAddressView,
 } from './core/health-view.js';
 export { codedMessage, errorCodeOf, errorMessageOf, errorParamsOf, RemoteError } from './contract-errors.js';

@@ -155,7 +155,9 @@ describe('tally doctor', () => {
     const run = captureIo(new AbortController().signal, { TALLY_HOME: home }, keychain);
     expect(await main(['doctor'], run.io)).toBe(0);
     const text = run.out();
-    expect(text).toMatch(/\n {2}tally listen \(process \d+\): (ok|warning|error), \d+ problem\(s\)\n/);
+    expect(text).toMatch(
+      /\n {2}tally listen \(process \d+\): (ok|warning|error), (no problems|1 problem|\d+ problems)\n/,
+    );
     expect(text).toMatch(/\n {4}(ok|warning|error) +receiver /);
     // listen's own log is quoted too, with the line it wrote when it started.
     expect(text).toMatch(/info tally listen started/);

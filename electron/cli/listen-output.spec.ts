@@ -114,8 +114,17 @@ describe('listen printer (human output)', () => {
       const summary = lines.at(-2) ?? '';
       if (ndjson)
         expect(JSON.parse(summary)).toMatchObject({ type: 'rejected-summary', count: 5000 - REPEATS_PER_WINDOW });
-      else expect(summary).toContain(`rejected  ${5000 - REPEATS_PER_WINDOW} more request(s) in the last 10 s`);
+      else expect(summary).toContain(`rejected  ${5000 - REPEATS_PER_WINDOW} more requests in the last 10 s`);
     }
+  });
+
+  it('counts one hidden line in the singular, never "request(s)"', () => {
+    const { p, text } = printer(false);
+    for (let i = 0; i <= REPEATS_PER_WINDOW; i += 1)
+      p.rejected({ status: 404, reason: 'unknown path', remoteAddress: '127.0.0.1' });
+    p.close();
+    expect(text()).toContain('rejected  1 more request in the last 10 s (not shown)');
+    expect(text()).not.toContain('(s)');
   });
 
   it('limits repeated duplicates and retried failures the same way, and never hides a final failure', () => {
@@ -143,11 +152,11 @@ describe('listen printer (human output)', () => {
       } else {
         expect(lines.filter((l) => / duplicate dup-/.test(l))).toHaveLength(REPEATS_PER_WINDOW);
         expect(lines.some((l) => l.includes('failed    final: HTTP 404 (not retried)'))).toBe(true);
-        expect(lines.some((l) => l.includes(`duplicate ${hidden} more duplicate webhook(s) in the last 10 s`))).toBe(
+        expect(lines.some((l) => l.includes(`duplicate ${hidden} more duplicate webhooks in the last 10 s`))).toBe(
           true,
         );
         expect(
-          lines.some((l) => l.includes(`failed    ${hidden} more failed attempt(s) to be retried in the last 10 s`)),
+          lines.some((l) => l.includes(`failed    ${hidden} more failed attempts to be retried in the last 10 s`)),
         ).toBe(true);
       }
     }
@@ -290,5 +299,47 @@ describe('what a saved line says was checked (issue 20)', () => {
     expect(verification(['size', 'repeat'])).toBe('size + repeat-consistent (the ETag is not an MD5)');
     expect(verification(['size'])).toBe('size only (no checksum from the server)');
     expect(verification([])).toBe('not verified (nothing to check it against)');
+  });
+});
+
+describe('listen printer (NDJSON health)', () => {
+  it('names the recordings that need attention in the health line, as tally status --json does', () => {
+    const { p, text } = printer(true);
+    const problem = {
+      channelId: 'night-owl',
+      key: 'abc',
+      state: 'pending',
+      reason: 'The download server answered 503.',
+      nextAttemptAt: '2026-05-14T09:41:33.000Z',
+    };
+    const view = {
+      state: 'warning',
+      summary: '1 download is failing',
+      summaryNotes: [],
+      components: [],
+      receiver: { host: '127.0.0.1', port: 8787, configuredPort: 8787, portFollows: false },
+      problems: 3,
+      problemRecordings: [problem],
+      moreProblems: 2,
+      checkedAt: '2026-05-14T09:41:03.000Z',
+    } as const;
+    p.health(view as never, null);
+    const line = JSON.parse(text().trim().split('\n')[0]!) as Record<string, unknown>;
+    expect(line).toMatchObject({ type: 'health', problems: 3, problemRecordings: [problem], moreProblems: 2 });
+  });
+});
+
+describe('listen printer (a sandbox run)', () => {
+  it('never promises that a sandbox run resumes its unfinished downloads', () => {
+    const out = new PassThrough();
+    let text = '';
+    out.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+    const p = createListenPrinter({ out, ndjson: false, tty: false, folder: '/rec', sandbox: true });
+    p.ready({ localUrl: 'http://127.0.0.1:1/hooks/x', publicUrl: null, uploadOrigins: [], localOnly: true } as never);
+    p.stopping();
+    p.close();
+    expect(text).not.toMatch(/resume on the next start/);
+    expect(text).toContain('each sandbox run starts afresh, so its unfinished downloads are not resumed');
+    expect(text).toContain('its unfinished downloads end with it');
   });
 });

@@ -19,7 +19,10 @@ import type {
 } from '../core/receive/receive-events.js';
 import type { ReceiveService } from '../core/receive/receive-service.js';
 import { redactSecrets } from '../core/redact.js';
+import { KeyedThrottle } from '../core/throttle.js';
+import { systemClock, type Clock } from '../core/time.js';
 import { clockTime, formatBytes, formatDuration, terminalSafe } from './output.js';
+import { counted } from '../core/counted.js';
 
 /**
  * What a saved recording was checked against, said plainly: "verified" only with a checksum or two identical
@@ -97,9 +100,9 @@ export const REPEATS_PER_WINDOW = 20;
 const REPEAT_WINDOW_MS = 10_000;
 /** The limited kinds and what their summary counts. */
 const REPEATED = {
-  rejected: 'request(s)',
-  duplicate: 'duplicate webhook(s)',
-  failed: 'failed attempt(s) to be retried',
+  rejected: ['request', 'requests'],
+  duplicate: ['duplicate webhook', 'duplicate webhooks'],
+  failed: ['failed attempt to be retried', 'failed attempts to be retried'],
 } as const;
 type Repeated = keyof typeof REPEATED;
 
@@ -120,6 +123,7 @@ export const OUTPUT_BATCH_MS = 20;
 export function coalescingWriter(
   out: { write(text: string): unknown },
   batchMs: number = OUTPUT_BATCH_MS,
+  clock: Pick<Clock, 'now'> = systemClock,
 ): { write(text: string): void; flush(): void } {
   let pending: string[] = [];
   let immediate: NodeJS.Immediate | null = null;
@@ -133,14 +137,14 @@ export function coalescingWriter(
     if (pending.length === 0) return;
     const text = pending.join('');
     pending = [];
-    lastWrite = performance.now();
+    lastWrite = clock.now();
     out.write(text);
   };
   return {
     write(text) {
       pending.push(text);
       if (immediate || timer) return;
-      const wait = lastWrite + batchMs - performance.now();
+      const wait = lastWrite + batchMs - clock.now();
       if (wait <= 0) immediate = setImmediate(flush);
       else timer = setTimeout(flush, wait);
     },
@@ -153,10 +157,28 @@ export function createListenPrinter(opts: {
   ndjson: boolean;
   tty: boolean;
   folder: string;
+  /** The monotonic clock of the progress throttle and the repeat windows (core/time.ts's by default). */
+  clock?: Pick<Clock, 'now'>;
+  /**
+   * A `--sandbox` run: its journal starts afresh at the next start (core/app/demo-leftovers.ts), so nothing it
+   * leaves unfinished is resumed, and it never says so.
+   */
+  sandbox?: boolean;
 }): ListenPrinter {
   // `tally listen` and `tally follow` hand in a coalescingWriter and flush it after `close`.
   const out = opts.out;
-  const lastProgress = new Map<string, { at: number; step: number }>();
+  const monotonic = opts.clock ?? systemClock;
+  /** Progress at most every PROGRESS_EVERY_MS per recording in NDJSON, and a terminal's bar every 100 ms. */
+  const progressJson = new KeyedThrottle(PROGRESS_EVERY_MS, monotonic);
+  const progressBarShown = new KeyedThrottle(100, monotonic);
+  /** Piped output: the last quarter of each recording said. */
+  const quarterSaid = new Map<string, number>();
+  /** A recording's work ended: its progress keys go. */
+  const progressEnded = (key: string): void => {
+    progressJson.forget(key);
+    progressBarShown.forget(key);
+    quarterSaid.delete(key);
+  };
   /** Recordings whose "gone from the service" line was printed (once each, whatever the flood around it). */
   const goneSaid = new Set<string>();
   let statusLineOpen = false;
@@ -181,12 +203,15 @@ export function createListenPrinter(opts: {
     if (!w || w.hidden === 0) return;
     const seconds = REPEAT_WINDOW_MS / 1000;
     if (opts.ndjson) json({ type: `${kind}-summary`, count: w.hidden, windowSeconds: seconds });
-    else line(`${kind.padEnd(9)} ${w.hidden} more ${REPEATED[kind]} in the last ${seconds} s (not shown)`);
+    else
+      line(
+        `${kind.padEnd(9)} ${counted(w.hidden, `more ${REPEATED[kind][0]}`, `more ${REPEATED[kind][1]}`)} in the last ${seconds} s (not shown)`,
+      );
     w.hidden = 0;
   };
   /** Whether a line of `kind` is printed now; false when it is only counted for the window's summary. */
   const shows = (kind: Repeated): boolean => {
-    const now = Date.now();
+    const now = monotonic.now();
     let w = windows.get(kind);
     if (!w || now - w.start >= REPEAT_WINDOW_MS) {
       flushHidden(kind);
@@ -233,7 +258,12 @@ export function createListenPrinter(opts: {
         lines.push('  No web app origin may upload yet: add one with --upload-origin https://app.example.');
       }
       if (info.note) lines.push(`  ${info.note}`);
-      lines.push('Press Ctrl+C to stop; unfinished downloads resume on the next start.', '');
+      lines.push(
+        opts.sandbox
+          ? 'Press Ctrl+C to stop; each sandbox run starts afresh, so its unfinished downloads are not resumed.'
+          : 'Press Ctrl+C to stop; unfinished downloads resume on the next start.',
+        '',
+      );
       out.write(lines.map(terminalSafe).join('\n') + '\n');
     },
     received(job, warnings) {
@@ -295,12 +325,9 @@ export function createListenPrinter(opts: {
       line(`rejected  ${r.status}${what} ${r.reason} (from ${r.remoteAddress})`);
     },
     progress(p) {
-      const now = Date.now();
-      const prev = lastProgress.get(p.key);
       const done = p.total !== null && p.bytes >= p.total;
       if (opts.ndjson) {
-        if (prev && now - prev.at < PROGRESS_EVERY_MS && !done) return;
-        lastProgress.set(p.key, { at: now, step: 0 });
+        if (!progressJson.pass(p.key, done)) return;
         json({
           type: 'progress',
           channelId: p.channelId,
@@ -316,20 +343,19 @@ export function createListenPrinter(opts: {
       const eta = p.etaSeconds === null ? '' : ` ETA ${formatDuration(p.etaSeconds * 1000)}`;
       const text = `${progressBar(p.bytes, p.total)} ${p.channelId} ${formatBytes(p.bytes)} ${formatBytes(p.rate)}/s${eta}`;
       if (opts.tty) {
-        if (prev && now - prev.at < 100 && !done) return;
-        lastProgress.set(p.key, { at: now, step: 0 });
+        if (!progressBarShown.pass(p.key, done)) return;
         out.write(`\r\x1b[2K${clock()} ${terminalSafe(text)}`);
         statusLineOpen = true;
         return;
       }
       // Piped output: one line per quarter, so logs stay readable.
       const step = p.total ? Math.floor((p.bytes / p.total) * 4) : 0;
-      if (prev && prev.step >= step) return;
-      lastProgress.set(p.key, { at: now, step });
+      if ((quarterSaid.get(p.key) ?? -1) >= step) return;
+      quarterSaid.set(p.key, step);
       if (step > 0 && step < 4) line(text);
     },
     saved(e) {
-      lastProgress.delete(e.job.key);
+      progressEnded(e.job.key);
       const checks = e.job.checks ?? [];
       if (opts.ndjson) {
         json({
@@ -346,6 +372,7 @@ export function createListenPrinter(opts: {
     failed(e) {
       // A final failure is always printed, and so is the first word that a recording is gone from the service (it is
       // looked at again only now and then, so its line would not come back soon); other attempts are what repeats.
+      if (!e.willRetry) progressEnded(e.job.key);
       const firstGone = e.job.state === 'gone' && !goneSaid.has(e.job.key);
       if (firstGone) goneSaid.add(e.job.key);
       if (e.willRetry && !firstGone && !shows('failed')) return;
@@ -365,7 +392,7 @@ export function createListenPrinter(opts: {
       line(`failed    ${e.job.channelId}: ${e.error.message}${next}`);
     },
     expired(e) {
-      lastProgress.delete(e.job.key);
+      progressEnded(e.job.key);
       if (opts.ndjson) json({ type: 'expired', ...jobRef(e.job), reason: e.reason });
       else line(`expired   ${e.job.channelId}: ${e.reason}`);
     },
@@ -444,7 +471,7 @@ export function createListenPrinter(opts: {
       if (report.error) line(`missed-recordings check skipped: ${report.error}`);
       else if (report.missing.length) {
         line(
-          `possibly missed: ${report.missing.length} channel(s) ended while Tally was not running with no recording webhook: ${report.missing
+          `possibly missed: ${counted(report.missing.length, 'channel', 'channels')} ended while Tally was not running with no recording webhook: ${report.missing
             .slice(0, 10)
             .map((m) => m.channelId)
             .join(', ')}${report.missing.length > 10 ? ', …' : ''}`,
@@ -461,6 +488,10 @@ export function createListenPrinter(opts: {
           // A studio member runs no receiver: it says so instead of an address it does not have.
           ...(view.member ? { member: true } : { receiver: view.receiver }),
           components: view.components.map((c) => ({ id: c.id, state: c.state, reason: c.reason, action: c.action })),
+          // Which recordings the problems are (the first few; the rest counted), as `tally status --json` has them.
+          ...(view.problemRecordings
+            ? { problemRecordings: view.problemRecordings, moreProblems: view.moreProblems ?? 0 }
+            : {}),
         });
         return;
       }
@@ -472,7 +503,12 @@ export function createListenPrinter(opts: {
       line(`health    ${view.state}: ${view.summary}${action}`);
     },
     stopping() {
-      if (!opts.ndjson) line('stopping: journal flushed, unfinished downloads resume on the next start.');
+      if (!opts.ndjson)
+        line(
+          opts.sandbox
+            ? 'stopping: the sandbox stops too; its unfinished downloads end with it (removed at the next sandbox run).'
+            : 'stopping: journal flushed, unfinished downloads resume on the next start.',
+        );
       else json({ type: 'stopping' });
     },
     close() {

@@ -37,7 +37,9 @@ Options:
   --register               Register the public webhook URL with the service (admin API) whenever it changes
   --sandbox                Try it without an account: start the built-in sandbox service, keep broadcasts
                            going on it and send its recording webhooks to this receiver (demo state and, by
-                           default, the demo recordings folder, apart from the real ones)
+                           default, the demo recordings folder, apart from the real ones). Each run starts
+                           afresh: the demo folder is emptied, and in a --folder of yours only the downloads
+                           the last run left unfinished are removed
   --time-factor <f>        With --sandbox: how much faster the sandbox's time runs (default 10)
   --concurrency <n>        Downloads at once (default 3)
   --upload-origin <origin> Allow a web app origin to upload client recordings (repeatable)
@@ -62,7 +64,9 @@ Options:
 
 ${CONNECTION_HELP}
 Health: a "health" line whenever something that can cost a recording changes (the port, the public URL,
-registration, downloads, disk space); "tally status" asks a running listen from another terminal. With
+registration, downloads, disk space), with --ndjson naming the first recordings that need attention
+(problemRecordings: channel, recording, reason, next attempt; moreProblems counts the rest); "tally status"
+asks a running listen from another terminal and names them too. With
 --tunnel <your URL> or none the port never moves: a port held by another program is an error that names it,
 and the port is taken as soon as it is free. TALLY_CHECK_INTERVAL_MS: how often the public URL is proven
 (default 60000).
@@ -174,7 +178,9 @@ const command: Command = {
 
     const log = await openCommandLog(io, 'listen', settings.logLevel);
     // Started before the pipeline so its download host can be allowed; stopped after it (see finally).
-    const sandbox = sandboxMode ? await startDemoSandbox(home, { timeFactor }) : null;
+    // Its folder is noted, so the next sandbox run removes the parts this one leaves unfinished there.
+    const demoFolder = values.folder === undefined ? demoRecordingsDir(home) : expandFolderFlag(values.folder);
+    const sandbox = sandboxMode ? await startDemoSandbox(home, { timeFactor }, demoFolder) : null;
     if (sandbox) {
       log.trail.info(`sandbox service at ${sandbox.apiUrl} (time ${timeFactor}x faster)`);
       const { traceSandbox } = await import('../core/sandbox/sandbox-trail.js');
@@ -231,7 +237,13 @@ const command: Command = {
 
     // Each turn's lines in one write, the studio's lines (`--team`) in the same writer and order.
     const out = coalescingWriter(io.stdout);
-    const printer = createListenPrinter({ out, ndjson: values.ndjson === true, tty: isTty(io.stdout), folder });
+    const printer = createListenPrinter({
+      out,
+      ndjson: values.ndjson === true,
+      tty: isTty(io.stdout),
+      folder,
+      sandbox: sandbox !== null,
+    });
     // The same receive service as the tray app and `tally serve`: port policy, health, studio publisher and
     // `tally status`. Listen only prints its one event stream.
     const service = new ReceiveService({

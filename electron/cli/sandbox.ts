@@ -5,6 +5,7 @@
 import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { Sandbox, SandboxOptions, WebhookShape } from '../core/sandbox/index.js';
+import { appDataDir } from '../core/paths.js';
 import { explainListenError, UsageError, type Command, type CommandIo } from './command.js';
 import { clockTime } from './output.js';
 import { openCommandLog } from './command-log.js';
@@ -239,10 +240,14 @@ const command: Command = {
   async run(argv, io) {
     const { options, json, quiet, run } = parseSandboxArgs(argv);
     const { startSandbox } = await import('../core/sandbox/index.js');
-    const sandbox = await startSandbox(options).catch((error: unknown) => {
-      throw explainListenError(error, (port) =>
-        port === options.downloadPort && port !== options.port ? '--download-port' : '--port',
-      );
+    const sandbox = await startSandbox(options).catch(async (error: unknown) => {
+      const port = (error as { port?: unknown })?.port;
+      const download = port === options.downloadPort && port !== options.port;
+      const flag = download ? '--download-port' : '--port';
+      const what = { home: appDataDir(io.env), what: download ? 'the download host' : 'the API' };
+      // Loaded only for this error: the sandbox alone never reads run files or /proc.
+      const { explainTakenPort } = await import('./taken-port.js');
+      throw explainListenError(await explainTakenPort(error, flag, what), () => flag);
     });
     // The sandbox's events go to its log file too (<data>/logs/sandbox.N.log), whatever --quiet says.
     const log = await openCommandLog(io, 'sandbox');

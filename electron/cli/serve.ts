@@ -17,6 +17,7 @@ import { explainListenError, UsageError, type Command, type CommandIo } from './
 import { openCommandLog } from './command-log.js';
 import { desktopFileHooks } from './desktop-open.js';
 import { openSecretStore } from './keychain.js';
+import { explainTakenPort } from './taken-port.js';
 import { parseCommandArgs } from './arguments.js';
 
 const help = `Usage: tally serve [options]
@@ -205,8 +206,10 @@ const command: Command = {
       const wildcard = args.host === '0.0.0.0' || args.host === '::';
       const extraHosts = isLoopbackHost(args.host) ? [] : wildcard ? interfaceAddresses() : [args.host];
       ui = await startUiServer({ core, staticDir, host: args.host, port: args.port, extraHosts, log }).catch(
-        (error: unknown) => {
-          throw explainListenError(error, () => '--port');
+        async (error: unknown) => {
+          const receiver = (await core.handlers['health:get']().catch(() => null))?.receiver.port ?? null;
+          const what = { home: appDataDir(io.env), ownReceiverPort: receiver, what: 'the page' };
+          throw explainListenError(await explainTakenPort(error, '--port', what), () => '--port');
         },
       );
       // Valid until used: the producer may open it minutes later. It is not the key (see ui-server.ts).

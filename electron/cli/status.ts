@@ -3,27 +3,32 @@
  * `tally listen`), asked over its local control socket (core/receive/control.ts). The exit code is the health:
  * 0 ok, 1 warning, 2 error, 3 nothing running, so scripts and monitors can act on it.
  */
-import type { HealthState } from '../contract.js';
+import { problemRecordingText, type HealthState, type HealthView } from '../contract.js';
+import { counted } from '../core/counted.js';
 import { appDataDir } from '../core/paths.js';
 import { listRunning, type Running } from '../core/receive/control.js';
 import type { Command, CommandIo } from './command.js';
 import { parseCommandArgs } from './arguments.js';
-import { terminalSafe } from './output.js';
+import { clockTime, terminalSafe } from './output.js';
 
 const help = `Usage: tally status [--json]
 
 Show the health of the Tally running on this computer (the tray app, "tally serve" or "tally listen" with
-the same TALLY_HOME, and "tally follow" for a studio member): whether webhooks can reach it (receiver port, public URL, registration), and whether
-recordings are being saved (downloads, disk space, keychain, studio link). A studio member (following a
-studio from the app, "tally serve" or "tally follow") runs no receiver: it is shown as a member, with its
-team server link, its mirror and its disk. Each part says what to do.
+the same TALLY_HOME, and "tally follow" for a studio member): whether webhooks can reach it (receiver
+port, public URL, registration), and whether recordings are being saved (downloads, disk space, keychain,
+studio link). A studio member (following a studio from the app, "tally serve" or "tally follow") runs no
+receiver: it is shown as a member, with its team server link, its mirror and its disk. Each part says what
+to do, and the first recordings that need attention are named (channel, recording, why, when Tally tries
+again), the rest counted.
 
 Exit code: 0 all is well, 1 a warning, 2 an error (recordings may be lost now), 3 no Tally is running.
 A Tally counts as running only while it answers on its control socket: a run file whose process is gone (or
 whose PID now belongs to another program) is removed, with a line on stderr.
 
 Options:
-  --json       One JSON object: { "running": [ { "face", "pid", "health" } ], "state" }
+  --json       One JSON object: { "running": [ { "face", "pid", "health" } ], "state" }; each health names
+               the first recordings that need attention in "problemRecordings" (channelId, key, state,
+               reason, nextAttemptAt) and counts the rest in "moreProblems"
   -h, --help   Show this help
 
 Examples:
@@ -56,14 +61,33 @@ function print(io: CommandIo, r: Running): void {
   const role = h.member
     ? 'studio member'
     : h.receiver.port === null
-      ? `not listening (port ${h.receiver.configuredPort})`
+      ? // Port 0 is "any free port", or no port known yet (its pipeline never opened): no port to name.
+        h.receiver.configuredPort === 0
+        ? 'not listening'
+        : `not listening (port ${h.receiver.configuredPort})`
       : `port ${h.receiver.port}`;
-  io.stdout.write(`${MARK[h.state]} ${who}: ${h.state}, ${role}, ${h.problems} problem(s)\n`);
+  io.stdout.write(`${MARK[h.state]} ${who}: ${h.state}, ${role}, ${counted(h.problems, 'problem', 'problems')}\n`);
   if (h.member) io.stdout.write(`  ${terminalSafe(h.summary)}\n`);
   for (const c of h.components) {
     io.stdout.write(`  ${MARK[c.state]} ${c.id.padEnd(12)} ${terminalSafe(c.reason)}\n`);
     if (c.action && c.state !== 'ok') io.stdout.write(`    → ${terminalSafe(c.action)}\n`);
   }
+  printProblems(io, h);
+}
+
+/**
+ * The recordings behind the count, named: channel, recording, why, and when Tally tries again on its own (a
+ * trial as a new user saw "downloads are failing" and no way to tell which without the popover).
+ */
+function printProblems(io: CommandIo, h: HealthView): void {
+  const listed = h.problemRecordings ?? [];
+  if (listed.length === 0) return;
+  io.stdout.write('  Recordings that need attention:\n');
+  for (const p of listed) {
+    io.stdout.write(`    ${terminalSafe(problemRecordingText(p, (iso) => clockTime(new Date(iso))))}\n`);
+  }
+  const more = h.moreProblems ?? 0;
+  if (more > 0) io.stdout.write(`    … and ${more} more\n`);
 }
 
 const command: Command = {

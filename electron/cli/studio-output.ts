@@ -4,6 +4,8 @@
  */
 import type { MemberReady, MirrorFailed, MirrorProgressed, RecordingMirrored } from '../core/receive/member-events.js';
 import type { RecordingShared } from '../core/receive/receive-events.js';
+import { KeyedThrottle } from '../core/throttle.js';
+import type { Clock } from '../core/time.js';
 import { clockTime, formatBytes, terminalSafe } from './output.js';
 
 const clock = clockTime;
@@ -34,10 +36,12 @@ export function createStudioPrinter(opts: {
   err: NodeJS.WritableStream;
   ndjson: boolean;
   prefix: string;
+  /** The monotonic clock of the progress throttle (core/time.ts's by default). */
+  clock?: Pick<Clock, 'now'>;
 }): StudioPrinter {
   const json = (obj: Record<string, unknown>) => opts.out.write(`${JSON.stringify(obj)}\n`);
   const line = (text: string) => opts.out.write(`${clock()} ${terminalSafe(text)}\n`);
-  const lastProgress = new Map<string, number>();
+  const progress = new KeyedThrottle(PROGRESS_EVERY_MS, opts.clock);
   return {
     ready(info) {
       if (opts.ndjson) json({ type: 'ready', name: info.name, team: info.url, folder: info.folder });
@@ -55,9 +59,7 @@ export function createStudioPrinter(opts: {
       else line(state === 'disconnected' ? 'team server connection lost; reconnecting' : 'team server reconnected');
     },
     progress(p) {
-      const now = Date.now();
-      if (now - (lastProgress.get(p.identity) ?? 0) < PROGRESS_EVERY_MS && p.bytes < p.totalBytes) return;
-      lastProgress.set(p.identity, now);
+      if (!progress.pass(p.identity, p.bytes >= p.totalBytes)) return;
       if (opts.ndjson)
         json({
           type: 'progress',
@@ -68,7 +70,7 @@ export function createStudioPrinter(opts: {
         });
     },
     saved(e) {
-      lastProgress.delete(e.identity);
+      progress.forget(e.identity);
       if (opts.ndjson)
         json({
           type: 'saved',
@@ -81,6 +83,7 @@ export function createStudioPrinter(opts: {
       else line(`saved     ${e.channelId} → ${e.path} (${formatBytes(e.bytes)}, verified)`);
     },
     failed(info) {
+      if (!info.willRetry) progress.forget(info.identity);
       if (opts.ndjson) json({ type: 'failed', ...info });
       else line(`failed    ${info.channelId}: ${info.message}${info.willRetry ? ' (retrying)' : ''}`);
     },

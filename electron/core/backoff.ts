@@ -54,7 +54,7 @@ export function retryDelay(attempt: number, policy: BackoffPolicy, options: Next
   return deadline === undefined ? wait : Math.min(deadline - now, wait);
 }
 
-export interface RetryOptions {
+export interface RetryOptionsBase {
   policy: BackoffPolicy;
   /** Attempts after the first (Infinity: until it succeeds, is refused or aborted). */
   retries: number;
@@ -66,14 +66,15 @@ export interface RetryOptions {
   signal?: AbortSignal;
   aborted?: () => Error;
   random?: () => number;
-  /**
-   * The moment (on `now`'s clock, monotonic) after which no attempt can succeed: no wait runs past it (the last
-   * attempt is made at the deadline itself) and a failure after it is thrown.
-   */
-  deadline?: number;
-  /** The monotonic clock of `deadline` (default `performance.now()`). */
-  now?: () => number;
 }
+
+/**
+ * `deadline`: the moment (on `now`'s clock, monotonic) after which no attempt can succeed: no wait runs past it
+ * (the last attempt is made at the deadline itself) and a failure after it is thrown. `now` is given with it (in
+ * the core `systemClock.now` of time.ts; this module stays browser-safe, so it reads no clock of its own).
+ */
+export type RetryOptions = RetryOptionsBase &
+  ({ deadline?: undefined; now?: undefined } | { deadline: number; now: () => number });
 
 /**
  * The one awaited retry loop of the core: runs `attempt` until it succeeds, a failure is not worth another attempt,
@@ -96,7 +97,7 @@ export async function retrying<T>(attempt: (n: number) => Promise<T>, options: R
     } catch (error) {
       if (options.signal?.aborted) throw stopped();
       if (n > options.retries || !options.shouldRetry(error, n)) throw error;
-      const now = options.deadline === undefined ? 0 : (options.now ?? (() => performance.now()))();
+      const now = options.deadline === undefined ? 0 : options.now();
       const delayMs = retryDelay(n, options.policy, { now, deadline: options.deadline, random: options.random });
       if (delayMs === null) throw error;
       options.onRetry?.(error, n, delayMs);

@@ -45,6 +45,34 @@ export interface ReceiverAddressView {
   portFollows: boolean;
 }
 
+/** One recording counted under `problems`, named so a producer knows which and why (`tally status`, NDJSON). */
+export interface ProblemRecordingView {
+  channelId: string;
+  /** The recording's key (`tally retry` takes it, or the channel ID). */
+  key: string;
+  /** `failed`, `expired`, `gone`, `refused`, or `pending`/`downloading` while it waits after an error. */
+  state: string;
+  /** The last error, in English; null when none was recorded. */
+  reason: string | null;
+  /** When Tally tries it again on its own (ISO), or null when nothing is scheduled. */
+  nextAttemptAt: string | null;
+}
+
+/**
+ * One problem recording in one English line (`tally status`, `tally doctor`): channel, recording, what state,
+ * why, and when Tally tries again (`timeOf` writes that time as the face shows times).
+ */
+export function problemRecordingText(p: ProblemRecordingView, timeOf: (iso: string) => string): string {
+  // Waiting after an error is "failing": Tally still tries it (the other states are final until a retry).
+  const said = p.state === 'pending' || p.state === 'downloading' ? 'failing' : p.state;
+  const reason = p.reason ? ` ${/[.!?]$/.test(p.reason) ? p.reason : `${p.reason}.`}` : '';
+  const next = p.nextAttemptAt ? ` Next attempt at ${timeOf(p.nextAttemptAt)}.` : '';
+  return `${p.channelId} (recording ${p.key}) ${said}:${reason}${next}`;
+}
+
+/** How many recordings a health view names under `problemRecordings`; the rest are counted in `moreProblems`. */
+export const PROBLEMS_LISTED = 5;
+
 export interface HealthView {
   /** The worst component's state. */
   state: HealthState;
@@ -60,6 +88,13 @@ export interface HealthView {
   member?: true;
   /** Recordings that need the producer (see `recordingNeedsAttention`). */
   problems: number;
+  /**
+   * The first of them (PROBLEMS_LISTED at most), those Tally still tries first, soonest deadline first (a studio
+   * member names its failing mirrors); absent where a face does not know them one by one.
+   */
+  problemRecordings?: ProblemRecordingView[];
+  /** Problems beyond `problemRecordings` (refused uploads and missed recordings among them). */
+  moreProblems?: number;
   checkedAt: string;
 }
 

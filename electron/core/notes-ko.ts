@@ -162,6 +162,8 @@ export const koNotes: typeof NOTE_TEXT = {
   teamNotAnswering:
     '팀 서버 {where}가 응답하지 않습니다({seconds}초 동안 응답 없음). 다시 연결합니다(목록에 다른 서버가 있으면 그 서버로).',
   teamCannotStore: '팀 서버 {where}가 지금 녹화를 저장하거나 알리지 못합니다: {detail}',
+  teamCannotMirror:
+    '팀 서버 {where}가 지금 이 멤버에게 알림도 녹화도 보내지 못해 새 녹화를 미러링하지 못합니다: {detail}',
   teamNoTls: '팀 서버 {where}은(는) TLS를 제공하지 않습니다. 설정 → 스튜디오 → 팀 서버에 {fix}을(를) 쓰세요.',
   teamNeedsTls: '팀 서버 {where}은(는) TLS가 필요합니다. 설정 → 스튜디오 → 팀 서버에 {fix}을(를) 쓰세요.',
   teamAsks: '팀 서버가 자격 증명을 요구합니다: {reason} ({where}). 설정 → ‘스튜디오’에서 입력하세요.',
@@ -319,6 +321,10 @@ export const koNotes: typeof NOTE_TEXT = {
     '그 프로그램을 종료하거나, 다른 포트를 고르고(설정 → 서비스가 Tally에 연결하는 방법 → 수신 포트) 공개 URL이 그 포트로 전달되게 하세요. Tally는 {port}번 포트를 계속 시도합니다.',
   healthPortActionCli:
     '그 프로그램을 종료하거나, --port <포트>로 실행하고(또는 receiverPort 설정) 공개 URL이 그 포트로 전달되게 하세요. Tally는 {port}번 포트를 계속 시도합니다.',
+  healthPortActionTallyApp:
+    '그 Tally를 종료하거나(실행 중인 터미널에서 Ctrl+C, 또는 트레이 메뉴의 종료), 다른 포트를 고르고(설정 → 서비스가 Tally에 연결하는 방법 → 수신 포트) 공개 URL이 그 포트로 전달되게 하세요. Tally는 {port}번 포트를 계속 시도합니다.',
+  healthPortActionTallyCli:
+    '그 Tally를 종료하거나(실행 중인 터미널에서 Ctrl+C, 또는 트레이 메뉴의 종료), --port <포트>로 실행하고(또는 receiverPort 설정) 공개 URL이 그 포트로 전달되게 하세요. Tally는 {port}번 포트를 계속 시도합니다.',
   healthReceiverDown: '웹훅 수신기가 실행되고 있지 않습니다: {reason}',
   healthReceiverStarting: '웹훅 수신기를 시작하는 중입니다.',
   healthRefusing: '새 녹화 웹훅을 거부하고 있습니다: {reason}',

@@ -194,6 +194,8 @@ export const NOTE_TEXT = {
   teamNotAnswering:
     'The team server {where} stopped answering (no reply for {seconds} s); reconnecting (to another server of the list when there is one).',
   teamCannotStore: 'The team server {where} cannot store or announce recordings now: {detail}',
+  teamCannotMirror:
+    'The team server {where} cannot send this member announcements or recordings now, so nothing new is mirrored: {detail}',
   teamNoTls: 'The team server {where} does not offer TLS: use {fix} in Settings → Studio → Team servers.',
   teamNeedsTls: 'The team server {where} requires TLS: use {fix} in Settings → Studio → Team servers.',
   teamAsks: 'The team server asks for credentials: {reason} ({where}) — set them in Settings → Studio.',
@@ -362,6 +364,10 @@ export const NOTE_TEXT = {
     'Stop that program, or choose another port (Settings → How the service reaches Tally → Receiver port) and forward your public URL to it. Tally keeps trying port {port}.',
   healthPortActionCli:
     'Stop that program, or run with --port <port> (or set receiverPort) and forward your public URL to it. Tally keeps trying port {port}.',
+  healthPortActionTallyApp:
+    'Quit that Tally (Ctrl+C where it runs, or Quit in its tray menu), or choose another port (Settings → How the service reaches Tally → Receiver port) and forward your public URL to it. Tally keeps trying port {port}.',
+  healthPortActionTallyCli:
+    'Quit that Tally (Ctrl+C where it runs, or Quit in its tray menu), or run with --port <port> (or set receiverPort) and forward your public URL to it. Tally keeps trying port {port}.',
   healthReceiverDown: 'The webhook receiver is not running: {reason}',
   healthReceiverStarting: 'The webhook receiver is starting.',
   healthRefusing: 'New recording webhooks are being refused: {reason}',

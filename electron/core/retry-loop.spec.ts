@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { retrying, retryDelay } from './backoff.js';
-import { nextAttemptAt, RetryLoop } from './retry-loop.js';
+import { RetryLoop } from './retry-loop.js';
+import { systemClock } from './time.js';
 
 const POLICY = { baseMs: 1_000, maxMs: 8_000 };
 
@@ -13,12 +14,12 @@ function handClock(start = 50_000) {
   return { now: () => now, move: (ms: number) => (now += ms) };
 }
 
-describe('retryDelay / nextAttemptAt', () => {
+describe('retryDelay', () => {
   it("waits the policy's wait, but never past the deadline, and gives up once it has passed", () => {
     expect(retryDelay(3, POLICY, { now: 0 })).toBe(4_000);
     expect(retryDelay(3, POLICY, { now: 0, deadline: 2_500 })).toBe(2_500);
-    expect(nextAttemptAt(3, POLICY, { now: 10_000, deadline: 12_500 })).toBe(12_500);
-    expect(nextAttemptAt(1, POLICY, { now: 10_000, deadline: 20_000 })).toBe(11_000);
+    expect(retryDelay(3, POLICY, { now: 10_000, deadline: 12_500 })).toBe(2_500);
+    expect(retryDelay(1, POLICY, { now: 10_000, deadline: 20_000 })).toBe(1_000);
     expect(retryDelay(1, POLICY, { now: 5_000, deadline: 5_000 })).toBeNull();
     expect(retryDelay(1, { baseMs: 0, maxMs: 0 }, { now: 0, minMs: 1 })).toBe(1);
   });
@@ -78,7 +79,7 @@ describe('RetryLoop', () => {
   });
 
   it('runs the attempt once when its time comes, on a timer that keeps no process alive', async () => {
-    const loop = new RetryLoop({ policy: { baseMs: 5, maxMs: 5 } });
+    const loop = new RetryLoop({ policy: { baseMs: 5, maxMs: 5 }, clock: systemClock });
     const before = refTimers();
     const ran = new Promise<number>((resolve) => loop.retry(() => resolve(loop.attempt)));
     expect(loop.pending).toBe(true);
@@ -107,7 +108,7 @@ describe('RetryLoop', () => {
   it('drops the pending attempt when its signal aborts, and schedules nothing after', () => {
     vi.useFakeTimers();
     const stop = new AbortController();
-    const loop = new RetryLoop({ policy: { baseMs: 5, maxMs: 5 }, signal: stop.signal });
+    const loop = new RetryLoop({ policy: { baseMs: 5, maxMs: 5 }, signal: stop.signal, clock: systemClock });
     let runs = 0;
     loop.retry(() => runs++);
     stop.abort();
@@ -135,7 +136,7 @@ describe('RetryLoop', () => {
       remove(...args);
     }) as AbortSignal['removeEventListener'];
     for (let i = 0; i < 50; i++) {
-      const loop = new RetryLoop({ policy: POLICY, signal });
+      const loop = new RetryLoop({ policy: POLICY, signal, clock: systemClock });
       loop.retry(() => undefined);
       loop.reset();
     }
@@ -143,12 +144,46 @@ describe('RetryLoop', () => {
   });
 
   it('again() runs on the next turn without counting a failure', async () => {
-    const loop = new RetryLoop({ policy: POLICY });
+    const loop = new RetryLoop({ policy: POLICY, clock: systemClock });
     loop.retry(() => undefined);
     const ran = new Promise<void>((resolve) => loop.again(resolve));
     await ran;
     expect(loop.attempt).toBe(1);
     expect(loop.retry(() => undefined)?.delayMs).toBe(2_000);
     loop.reset();
+  });
+
+  it('wait() resolves when the attempt is due, and false when none follows (stopped, or past the deadline)', async () => {
+    const stop = new AbortController();
+    const loop = new RetryLoop({ policy: { baseMs: 5, maxMs: 5 }, signal: stop.signal, clock: systemClock });
+    expect(await loop.wait()).toBe(true);
+    expect(loop.attempt).toBe(1);
+    expect(await loop.wait({ deadline: systemClock.now() - 1 })).toBe(false);
+    const waiting = loop.wait();
+    loop.cancel();
+    expect(await waiting).toBe(false);
+    const stopped = loop.wait();
+    stop.abort();
+    expect(await stopped).toBe(false);
+    expect(await loop.wait()).toBe(false);
+  });
+
+  it('recover() runs the waiting attempt now and forgets the failures of the outage', async () => {
+    const loop = new RetryLoop({ policy: { baseMs: 60_000, maxMs: 60_000 }, clock: systemClock });
+    const waited = systemClock.now();
+    const due = loop.wait();
+    loop.recover();
+    expect(await due).toBe(true);
+    // Not the minute's wait: the attempt went on the next turn.
+    expect(systemClock.now() - waited).toBeLessThan(30_000);
+    expect(loop.attempt).toBe(0);
+    const ran = new Promise<void>((resolve) => loop.retry(resolve));
+    expect(loop.attempt).toBe(1);
+    loop.recover();
+    await ran;
+    expect(loop.attempt).toBe(0);
+    // Nothing waiting: nothing runs.
+    loop.recover();
+    expect(loop.pending).toBe(false);
   });
 });

@@ -6,31 +6,28 @@
  * cancelled by `cancel()`, `reset()` or an AbortSignal, and never armed past a deadline: the last attempt
  * happens at the deadline itself, the last moment the work could still succeed.
  *
- * Async loops that await each attempt use `retrying` (backoff.ts); the download manager's 5,000 jobs share one
- * timer (pipeline/retry-schedule.ts) and take their due times from `nextAttemptAt` here. A spec
- * (tests/architecture/retry-loops.spec.ts) counts the timers armed in a retry's catch or failure path elsewhere.
+ * A loop that awaits its attempts (a mirror that retries until saved) awaits `wait()` between them; a loop whose
+ * failures came from an outage that is over (the connection is back) calls `recover()`, so no wait grown during
+ * the outage is carried past it (issue 30, item 6). Async loops with nothing to do between attempts use
+ * `retrying` (backoff.ts); the download manager's 5,000 jobs share one timer (pipeline/retry-schedule.ts). A
+ * spec (tests/architecture/retry-loops.spec.ts) counts the timers armed in a retry's catch or failure path
+ * elsewhere.
+ *
+ * Browser-safe (the renderer's reconnect uses it through the contract), so it imports no clock: the core hands it
+ * `systemClock` of time.ts, the page its own.
  */
-import { retryDelay, type BackoffPolicy, type NextAttemptOptions } from './backoff.js';
+import { retryDelay, type BackoffPolicy } from './backoff.js';
 
 /** A monotonic clock (`Clock` of the core's time module fits): only differences of `now()` mean something. */
 export interface MonotonicClock {
   now(): number;
 }
 
-/** `performance.now()`: never steps with the wall clock. */
-export const monotonicClock: MonotonicClock = { now: () => performance.now() };
-
-/** When retry `attempt` of work that failed at `now` is due (see `retryDelay`), or null past the deadline. */
-export function nextAttemptAt(attempt: number, policy: BackoffPolicy, options: NextAttemptOptions): number | null {
-  const delay = retryDelay(attempt, policy, options);
-  return delay === null ? null : options.now + delay;
-}
-
 export interface RetryLoopOptions {
   policy: BackoffPolicy;
   random?: () => number;
-  /** The clock a `deadline` is on (in the core, time.ts's `systemClock`); default `performance.now()`. */
-  clock?: MonotonicClock;
+  /** The monotonic clock a `deadline` is on: in the core time.ts's `systemClock` (which counts a suspend). */
+  clock: MonotonicClock;
   /** Stops the loop for good: the pending attempt is dropped and `retry` schedules nothing. */
   signal?: AbortSignal;
 }
@@ -54,11 +51,16 @@ export class RetryLoop {
   readonly #signal: AbortSignal | undefined;
   #attempt = 0;
   #timer: ReturnType<typeof setTimeout> | null = null;
+  /** The pending attempt, kept for `recover()`. */
+  #run: (() => void) | null = null;
+  #scheduled: ScheduledRetry | null = null;
+  /** Told when the pending attempt is dropped without running (`wait()` then resolves false). */
+  #dropped: (() => void) | null = null;
 
   constructor(options: RetryLoopOptions) {
     this.#policy = options.policy;
     this.#random = options.random;
-    this.#clock = options.clock ?? monotonicClock;
+    this.#clock = options.clock;
     this.#signal = options.signal;
   }
 
@@ -70,6 +72,11 @@ export class RetryLoop {
   /** Whether an attempt is waiting for its time. */
   get pending(): boolean {
     return this.#timer !== null;
+  }
+
+  /** The attempt waiting for its time after a failure (`retry`, `wait`), to say when it comes; else null. */
+  get scheduled(): ScheduledRetry | null {
+    return this.#scheduled;
   }
 
   /**
@@ -86,7 +93,8 @@ export class RetryLoop {
     if (delayMs === null) return null;
     this.#attempt = attempt;
     this.#arm(run, delayMs);
-    return { attempt, delayMs, at: now + delayMs };
+    this.#scheduled = { attempt, delayMs, at: now + delayMs };
+    return this.#scheduled;
   }
 
   /**
@@ -99,12 +107,39 @@ export class RetryLoop {
     this.#arm(run, 0);
   }
 
+  /**
+   * For a loop that awaits its attempts: counts a failure like `retry` and resolves true when the next attempt is
+   * due, or false when none follows (the deadline has passed, the signal aborted, or `cancel()` / `reset()`).
+   */
+  wait(options: { deadline?: number } = {}): Promise<boolean> {
+    return new Promise((resolve) => {
+      if (!this.retry(() => resolve(true), options)) return resolve(false);
+      this.#dropped = () => resolve(false);
+    });
+  }
+
+  /**
+   * What made the attempts fail has passed (the team server answers again): the failures counted so far are
+   * forgotten, and an attempt still waiting runs on the next turn instead of waiting out a pause grown during it.
+   */
+  recover(): void {
+    const run = this.#run;
+    const dropped = this.#dropped;
+    this.#dropped = null; // not dropped: moved to now
+    this.reset();
+    if (!run) return;
+    this.again(run);
+    this.#dropped = dropped;
+  }
+
   #arm(run: () => void, delayMs: number): void {
     const timer = setTimeout(() => {
       if (this.#timer !== timer) return;
+      this.#dropped = null;
       this.cancel();
       run();
     }, delayMs);
+    this.#run = run;
     // A retry alone must not keep a headless process (or a test run) alive.
     if (typeof timer === 'object' && 'unref' in timer) timer.unref();
     this.#timer = timer;
@@ -118,7 +153,12 @@ export class RetryLoop {
   cancel(): void {
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
+    this.#run = null;
+    this.#scheduled = null;
     this.#signal?.removeEventListener('abort', this.#onAbort);
+    const dropped = this.#dropped;
+    this.#dropped = null;
+    dropped?.();
   }
 
   /** The work succeeded (or starts afresh): the next failure waits the first wait again. */

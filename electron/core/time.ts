@@ -12,8 +12,9 @@
  * by it (`shiftIso`). A monotonic moment becomes a time to show with `wallAt`, and a stored wall time becomes a
  * monotonic moment with `monotonicAt` (once, when it is read back; after that it is kept on the monotonic clock).
  *
- * Lint (`tally/wall-clock`, eslint/wall-clock.js) keeps `Date.now()` arithmetic and `Date.now` as a clock out of
- * the rest of electron/core: timing code takes a `Clock` (default `systemClock`), which tests may replace.
+ * Lint (`tally/wall-clock`, eslint/wall-clock.js) keeps `Date.now()` and `performance.now()` out of the rest of
+ * electron/ (the core, the CLI, the main process): timing code takes a `Clock` (default `systemClock`), which tests
+ * may replace.
  */
 import { uptime } from 'node:os';
 import { performance } from 'node:perf_hooks';

@@ -38,6 +38,7 @@ import { crashDumpFolder, recordCrash } from '../core/crash-history.js';
 import { logFolder, openLogFile, type FileLog } from '../core/log-file.js';
 import { isLogLevel, sinkLogger, type Logger, type LogLevel } from '../core/logger.js';
 import { secretsInEnv } from '../core/redact.js';
+import { wallNow } from '../core/time.js';
 import { installCrashHandlers } from './crash.js';
 import { installGracefulQuit } from './graceful-quit.js';
 import { createSenderCheck, EventPusher, registerIpc } from './ipc.js';
@@ -368,7 +369,7 @@ function main(): void {
     },
     logFolder: logFolder(home),
     // The crash-loop guard: the third crash within a minute does not relaunch (see crash.ts).
-    recordCrash: () => recordCrash(home, Date.now()),
+    recordCrash: () => recordCrash(home, wallNow()),
     loopText: (count) => ({
       title: shellText(language(), 'crashLoopTitle'),
       message: shellText(language(), { key: 'crashLoopMessage', params: { count } }),

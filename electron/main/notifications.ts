@@ -7,6 +7,7 @@
 import type { Notification, NotificationConstructorOptions } from 'electron';
 import { notesTextIn, shellText, type SettingsView, type ShellLanguage } from '../contract.js';
 import type { AppCoreEvents } from '../core/app/types.js';
+import { systemClock } from '../core/time.js';
 
 export type NotifyPayload = AppCoreEvents['notify'];
 export type NotificationSettings = SettingsView['notifications'];
@@ -22,6 +23,7 @@ export interface NotificationServiceOptions {
   /** Opens the popover (click on a notification without a file). */
   showPopover: () => void;
   settings?: NotificationSettings;
+  /** Monotonic milliseconds for the repeat window (time.ts's `systemClock.now` by default). */
   now?: () => number;
   /** Where a notification the OS refused is reported. */
   log?: (line: string) => void;
@@ -59,7 +61,7 @@ export class NotificationService {
 
   constructor(options: NotificationServiceOptions) {
     this.#options = options;
-    this.#now = options.now ?? Date.now;
+    this.#now = options.now ?? systemClock.now;
     this.#settings = options.settings ?? { saved: true, failed: true, unreachable: true, live: false };
   }
 

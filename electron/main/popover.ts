@@ -10,6 +10,7 @@ import type { BrowserWindow, BrowserWindowConstructorOptions, Display, Point, Re
 import type { AppPage } from './ipc.js';
 import { isAppPageUrl } from './ipc.js';
 import { computePopoverPosition, hasUsableBounds } from './popover-position.js';
+import { systemClock } from '../core/time.js';
 import { hardenWebContents } from './security.js';
 
 export const POPOVER_SIZE = Object.freeze({ width: 380, height: 560 });
@@ -40,6 +41,7 @@ export interface PopoverOptions {
   /** Opens a URL outside the app (already vetted by `openExternalSafe`). */
   openExternal: (url: string) => void;
   platform?: NodeJS.Platform;
+  /** Monotonic milliseconds (time.ts's `systemClock.now` by default): the blur grace and the reload count. */
   now?: () => number;
   devTools?: boolean;
   /** The popover became visible or hidden (live polling runs only while it is visible). */
@@ -105,7 +107,7 @@ export class PopoverWindow {
   constructor(options: PopoverOptions) {
     this.#options = options;
     this.#platform = options.platform ?? process.platform;
-    this.#now = options.now ?? Date.now;
+    this.#now = options.now ?? systemClock.now;
   }
 
   /** The window if it exists (it is created on first show). */

@@ -3,7 +3,7 @@
  * `retrying` (electron/core/backoff.ts, awaited). This spec reads every production file of electron/ and the
  * renderer with the TypeScript parser and finds the retry loops written by hand: a timer armed or a sleep awaited
  * in a failure path (a `catch` block, a `.catch(...)` handler, a function named for a failure or a retry) or in a
- * file that computes a retry's wait itself (`backoffDelay`, `retryDelay`, `nextAttemptAt`). The ones that remain are listed with the reason they may; a new one fails here.
+ * file that computes a retry's wait itself (`backoffDelay`, `retryDelay`). The ones that remain are listed with the reason they may; a new one fails here.
  */
 import { readFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
@@ -23,17 +23,12 @@ const PRIMITIVE = new Set(['electron/core/backoff.ts', 'electron/core/retry-loop
 const ALLOWED: Record<string, string> = {
   // 5,000 jobs share one timer (pipeline/retry-schedule.ts); their due times come from `backoffDelay`.
   'electron/core/pipeline/download-manager.ts': 'one heap-ordered timer for every waiting job',
-  // Studio: the first connection (refusals, then other failures, with credentials reloaded between) and a mirror's
-  // attempts are awaited loops on backoffDelay; the publisher's per-recording retries wake on one RetrySchedule.
-  // Next: onto `retrying`, and the feed re-read left to the NATS client's own reconnect (issue 35, item 5).
-  'electron/core/studio/publisher.ts': 'studio: the first connection',
-  'electron/core/studio/follower.ts': "studio: a mirror's attempts and the feed re-read",
 };
 
 /** Calls that wait: a timer, or a sleep that a loop awaits. */
 const WAITS = new Set(['setTimeout', 'setInterval', 'abortableDelay', 'sleep', 'delay']);
 /** Calls that compute a retry's wait from the policy. */
-const POLICY = new Set(['backoffDelay', 'retryDelay', 'nextAttemptAt']);
+const POLICY = new Set(['backoffDelay', 'retryDelay']);
 
 function calleeName(node: ts.CallExpression | ts.NewExpression): string | null {
   const callee = node.expression;

@@ -411,11 +411,15 @@ describe('popover against tally serve --sandbox', () => {
       await expect.poll(async () => (await late())?.state, eventually).toBe('pending');
       const job = await late();
 
-      // Six hours pass (the core's download clock jumps past the deadline) and the service deletes the file, as
-      // it does then: the next attempt finds it gone, and the recording is expired for good, not retried.
-      control.expireRecording('rec-late');
+      // Six hours pass, at the service and here. The service's clock moves (the Date it answers with, by which
+      // Tally judges the 6 hours) and it deletes the file 6 hours after the webhook, as it does; Tally's clock
+      // moves past its deadline, so the retry comes now. The next attempt finds the file gone with a Date past the
+      // service's deadline, and the recording is expired for good, not retried.
+      const sixHours = Date.parse(job?.deadline ?? '') - Date.now() + MIN;
+      control.advanceTime(sixHours);
+      expect(control.getRecording('rec-late')?.expired).toBe(true);
       control.setFaults('download', null);
-      h.clock.offsetMs = Date.parse(job?.deadline ?? '') - Date.now() + MIN;
+      h.clock.offsetMs = sixHours;
       await page.getByRole('radio', { name: /^Problems/ }).check();
       const item = page
         .getByRole('region', { name: 'Today' })
@@ -431,6 +435,8 @@ describe('popover against tally serve --sandbox', () => {
       expect(view).toMatchObject({ state: 'expired', fileName: null });
       await page.getByRole('radio', { name: /^All/ }).check();
     } finally {
+      // Tally's clock goes back to the real time; the service's stays six hours ahead (it only moves forward), a
+      // skew the later tests run with, as Tally must: it never judges the service's times by its own clock.
       h.clock.offsetMs = 0;
       control.setFaults('download', null);
     }

@@ -133,6 +133,13 @@ async function broadcast(id: string, bytes: number): Promise<void> {
   await sb.control.endBroadcast(id);
 }
 
+/** The wall clock as the receiver reads it (stepped). */
+async function wallOf(r: Receiver): Promise<Event> {
+  const asked = r.events.length;
+  r.child.stdin?.write('wall\n');
+  return r.waitFor((e) => e.type === 'wall' && r.events.indexOf(e) >= asked, 'its wall clock');
+}
+
 /** What every run must show, whatever the step: nothing expired, no reason or health naming a deletion. */
 function nothingCalledDeleted(events: Event[]): void {
   expect(events.filter((e) => e.type === 'expired')).toEqual([]);
@@ -239,6 +246,48 @@ describe.skipIf(!LIBFAKETIME)('clock steps under libfaketime (the origin keeps t
     const done = await saved(again, failed.key!);
     expect(await sha256File(String(done.path))).toBe(await sb.control.getRecording('step-stopped')?.sha256());
     nothingCalledDeleted([...first.events, ...again.events]);
+  }, 60_000);
+
+  it("+7 h while stopped, on another boot: the origin's Date says the 6 hours are not over, so a 403 is looked at again, and it is saved", async () => {
+    // A download under way when Tally stops (the PC shuts down): the origin's answers, served, carried its Date.
+    sb.control.setFaults('download', { rateBytesPerSec: 32 * KiB });
+    const first = await receiving();
+    await broadcast('step-boot', 256 * KiB);
+    const received = await first.waitFor((e) => e.type === 'received', 'the webhook');
+    await first.waitFor((e) => e.type === 'progress' && (e.bytes ?? 0) > 0, 'the first bytes');
+    await first.stop();
+    // It starts again on another boot with its clock stepped +7 h (the hardware clock kept local time). The clock
+    // anchor in the state folder is the other boot's, so nothing shows the step: the journal's deadline, read as
+    // it is, lies an hour in the past.
+    await writeFile(join(dir, 'home', 'state', 'clock.json'), `${JSON.stringify({ bootId: 'another-boot' })}\n`);
+    await stepTo('+7h');
+    // The origin answers 403 once (S3's AccessDenied, as for a key it cannot show), then serves the file again.
+    sb.control.setFaults('download', { status: 403, times: 1 });
+    const ranges: (string | null)[] = [];
+    const onRequest = (r: { target: string; range?: string | null }) => {
+      if (r.target === 'download') ranges.push(r.range ?? null);
+    };
+    sb.control.events.on('request', onRequest);
+    const again = await receiving();
+    const look = await again.waitFor((e) => e.type === 'failed' || e.type === 'expired', 'the 403 after the restart');
+    // Past the deadline the journal held, yet not expired: the origin's Date is seconds after the webhook. And the
+    // deadline is set right by the service's clock: nearly 6 hours ahead of the stepped clock, not one behind it.
+    expect(look, String(look.error)).toMatchObject({ type: 'failed', state: 'gone' });
+    const ahead = Date.parse(look.deadline ?? '') - Date.parse(String((await wallOf(again)).now));
+    expect(ahead).toBeGreaterThan(6 * HOUR - 60_000);
+    expect(ahead).toBeLessThanOrEqual(6 * HOUR);
+    const done = await saved(again, received.key!);
+    sb.control.events.off('request', onRequest);
+    expect(await sha256File(String(done.path))).toBe(await sb.control.getRecording('step-boot')?.sha256());
+    // Its part was kept: the download went on from where the first run stopped.
+    expect(Number(/^bytes=(\d+)-/.exec(ranges.at(-1) ?? '')?.[1] ?? 0)).toBeGreaterThan(0);
+    // The 403 is said as it is ("does not have this recording", no deletion time), by the job and by health while it
+    // lasts (health counts it among the problems). Nothing else says deleted or expired.
+    const events = [...first.events, ...again.events];
+    for (const e of events) expect(String(e.error ?? '') + String(e.downloads?.reason ?? '')).not.toMatch(/\(at /);
+    const about403 = (e: Event) =>
+      /does not have this recording|is gone from the service/.test(String(e.downloads?.reason));
+    nothingCalledDeleted(events.filter((e) => e !== look && !about403(e)));
   }, 60_000);
 
   it('-1 day during a retry: retried on time, the stored deadline moved back by the day, saved', async () => {

@@ -143,6 +143,7 @@ class ReconcilingAppCore implements TallyAppCore {
       overrides: opts.sandboxOptions,
       webClient: opts.demoWebClient !== false,
       uploadUrl: () => this.#host.pipeline?.ready().localUploadUrl ?? null,
+      folder: () => this.#folderFor(this.#settings.get()),
     });
     this.#events = new CoreEvents(
       this.#log,

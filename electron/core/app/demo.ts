@@ -2,11 +2,13 @@
  * Demo mode: the app runs against an embedded sandbox instead of the service, so a producer without an
  * account (or a reviewer) sees live channels come and go and real recordings land in a folder. Demo state
  * (journal, tokens, heartbeat) lives in its own folder and is wiped on every demo start: its jobs point at
- * a sandbox that no longer exists after a restart, and must never leak into the real inbox.
+ * a sandbox that no longer exists after a restart, and must never leak into the real inbox. What the previous
+ * run left goes with it (demo-leftovers.ts): the demo's own recordings folder starts empty, like its list, and
+ * a folder the producer chose keeps its saved recordings but loses the partial downloads nothing will finish.
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { keepNewestRecordings } from '../recordings/keep-newest.js';
+import { emptyDemoFolder, rememberDemoFolder, removeDemoParts } from './demo-leftovers.js';
 import { acquireStateLock } from '../recordings/state-lock.js';
 import type { Sandbox, SandboxOptions, WebClientSandbox } from '../sandbox/index.js';
 import type { PipelineDemo } from '../pipeline/options.js';
@@ -30,7 +32,7 @@ export const DEMO_TIME_FACTOR = 10;
  * in milliseconds and the producer would never see a download in progress.
  */
 export const DEMO_DOWNLOAD_BYTES_PER_SEC = 1_000_000;
-/** Demo recordings kept in the default demo folder when a demo starts; older ones are deleted. */
+/** Demo recordings kept in the default demo folder while a demo runs; older ones are deleted. */
 export const DEMO_RECORDINGS_KEPT = 30;
 
 /** The embedded sandbox with its web client (which uploads client recordings like the web SDK). */
@@ -46,11 +48,16 @@ export function demoRecordingsDir(home: string): string {
   return join(home, 'demo-recordings');
 }
 
-/** Starts the demo sandbox on loopback with a fresh demo state folder. `overrides` is for tests. */
-export async function startDemoSandbox(home: string, overrides: SandboxOptions = {}): Promise<DemoSandbox> {
-  await resetDemoState(home);
-  // Only the demo's own folder: recordings in a folder the producer chose are never deleted.
-  await keepNewestRecordings(demoRecordingsDir(home), DEMO_RECORDINGS_KEPT);
+/**
+ * Starts the demo sandbox on loopback with a fresh demo state folder, cleaning what the previous demo left.
+ * `folder`: where this run saves (a producer's `--folder`; the demo's own folder by default). `overrides` is for tests.
+ */
+export async function startDemoSandbox(
+  home: string,
+  overrides: SandboxOptions = {},
+  folder: string = demoRecordingsDir(home),
+): Promise<DemoSandbox> {
+  await resetDemoState(home, folder);
   // Imported lazily: a producer with credentials never loads the emulator.
   const { startSandbox } = await import('../sandbox/index.js');
   const options = { demo: true, timeFactor: DEMO_TIME_FACTOR, host: '127.0.0.1', ...overrides };
@@ -61,10 +68,12 @@ export async function startDemoSandbox(home: string, overrides: SandboxOptions =
 }
 
 /**
- * Empties the demo state folder, unless another live process runs a demo on it right now: its journal is
- * not ours to delete (our pipeline then fails to open with the lock's message, which says what to do).
+ * Empties the demo state folder and cleans what its run left (its unfinished downloads' parts wherever it saved,
+ * and the demo's own folder), unless another live process runs a demo on it right now: its journal and files
+ * are not ours to delete (our pipeline then fails to open with the lock's message, which says what to do).
+ * `folder`: where the new run saves, noted for the next start.
  */
-export async function resetDemoState(home: string): Promise<void> {
+export async function resetDemoState(home: string, folder: string = demoRecordingsDir(home)): Promise<void> {
   const dir = demoStateDir(home);
   await mkdir(dir, { recursive: true });
   let lock;
@@ -73,9 +82,16 @@ export async function resetDemoState(home: string): Promise<void> {
   } catch {
     return;
   }
-  await lock.release();
+  try {
+    await removeDemoParts(dir, demoRecordingsDir(home));
+    // Only the demo's own folder: recordings in a folder the producer chose are never deleted.
+    await emptyDemoFolder(demoRecordingsDir(home));
+  } finally {
+    await lock.release();
+  }
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
+  await rememberDemoFolder(dir, folder);
 }
 
 /**
@@ -94,6 +110,8 @@ export class DemoRunner {
       webClient: boolean;
       /** Where the web client uploads: the receiver's local upload URL once the pipeline runs. */
       uploadUrl: () => string | null;
+      /** Where the demo's recordings are saved (the demo's own folder unless the producer chose one). */
+      folder?: () => string;
     },
   ) {}
 
@@ -104,7 +122,7 @@ export class DemoRunner {
 
   async start(): Promise<DemoSandbox> {
     await this.close();
-    const sandbox = await startDemoSandbox(this.options.home, this.options.overrides);
+    const sandbox = await startDemoSandbox(this.options.home, this.options.overrides, this.options.folder?.());
     this.#sandbox = sandbox;
     if (this.options.webClient) {
       const { attachDemoWebClient } = await import('../sandbox/index.js');

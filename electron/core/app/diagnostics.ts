@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { arch, release } from 'node:os';
 import { join } from 'node:path';
-import type { HealthView } from '../health-view.js';
+import { problemRecordingText, type HealthView } from '../health-view.js';
 import { crashDumpFolder, listCrashDumps, readCrashes, type CrashDump } from '../crash-history.js';
 import { lastLogLines, logFolder, type LogName } from '../log-file.js';
 import type { CredentialStore } from '../credentials.js';
@@ -20,6 +20,7 @@ export { secretsInEnv } from '../redact.js';
 import { JOURNAL_FILE } from '../recordings/inbox.js';
 import { parseLine } from '../recordings/journal-lines.js';
 import type { Settings } from '../settings.js';
+import { counted } from '../counted.js';
 
 /** How many log lines of each face the report quotes. */
 export const DIAGNOSTICS_LOG_LINES = 40;
@@ -139,12 +140,15 @@ function healthLines(health: DiagnosticsHealth): string[] {
       out.push(`  ${who}: no answer (${error ?? 'unknown'})`);
       continue;
     }
-    out.push(`  ${who}: ${h.state}, ${h.problems} problem(s)`);
+    out.push(`  ${who}: ${h.state}, ${counted(h.problems, 'problem', 'problems')}`);
     for (const c of h.components) {
       out.push(
         `    ${c.state.padEnd(7)} ${c.id.padEnd(12)} ${c.reason}${c.action && c.state !== 'ok' ? ` → ${c.action}` : ''}`,
       );
     }
+    // Times as ISO: a report is read on another computer, in another time zone.
+    for (const p of h.problemRecordings ?? []) out.push(`    problem ${problemRecordingText(p, (iso) => iso)}`);
+    if ((h.moreProblems ?? 0) > 0) out.push(`    … and ${h.moreProblems} more`);
   }
   return out;
 }

@@ -13,7 +13,7 @@ import type { ChannelHookCall } from '../webhook/channel-hook.js';
 import type { MissingRecording } from '../pipeline/expected-recordings.js';
 import type { GapReport } from '../../contract.js';
 import type { Settings, SettingsStore } from '../settings.js';
-import { wallNow } from '../time.js';
+import { systemClock, wallNow } from '../time.js';
 import { NO_PUBLIC_URL, clean, describe, errorView, withSettingsField } from './core-messages.js';
 import { LiveMissing } from './live-missing.js';
 import { PROGRESS_INTERVAL_MS, type Phase } from './app-options.js';
@@ -82,7 +82,7 @@ export class PipelineHost {
   #pipeline: RecordingPipeline | null = null;
   #key: string | null = null;
   /** Reopens while nothing receives: one attempt pending at a time, a replaced one waits the same. */
-  readonly #reopen = new RetryLoop({ policy: REOPEN_BACKOFF });
+  readonly #reopen = new RetryLoop({ policy: REOPEN_BACKOFF, clock: systemClock });
   /** The options and key of the last pipeline that started: reopened when a change cannot start. */
   #working: { spec: PipelineOptions; key: string } | null = null;
   #detach: (() => void) | null = null;
@@ -116,8 +116,10 @@ export class PipelineHost {
     const again = waitMs === null ? [] : [note('retryingSeconds', { seconds: Math.ceil(waitMs / 1000) })];
     this.errorNotes = this.#pipeline ? [note('changeNotApplied'), cause] : [note('notReceiving'), cause, ...again];
     this.error = notesText(this.errorNotes);
-    // Why nothing receives, for the health (the service says it only while no pipeline runs).
-    this.#service.setFacts({ down: this.errorNotes });
+    // Why nothing receives, for the health (the service says it only while no pipeline runs): the cause alone,
+    // after its own "The webhook receiver is not running:" (not "... not running: Recordings are not being
+    // received: ...", and no "Retrying in 1 s" frozen into a line `tally status` shows minutes later).
+    this.#service.setFacts({ down: [cause] });
     this.#deps.log(this.error);
     this.#deps.emit('app:error', { code: errorView(error).code, message: this.error });
   }

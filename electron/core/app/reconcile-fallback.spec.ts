@@ -13,6 +13,7 @@ import { openSettingsStore } from '../settings.js';
 import { createAppCore } from './app-core.js';
 import { REOPEN_BACKOFF, REOPEN_FIRST_MS, REOPEN_MAX_MS } from './reopen-backoff.js';
 import { RetryLoop } from '../retry-loop.js';
+import { systemClock } from '../time.js';
 import {
   cleanups,
   collect,
@@ -95,6 +96,10 @@ describe('AppCore when a restart fails for a reason other than the tunnel', () =
     const down = await core.handlers['tunnel:status']();
     expect(down.localUrl).toBeNull();
     expect(down.restartProblem?.notes.map((n) => n.code)).toEqual(['notReceiving', 'error', 'retryingSeconds']);
+    // The health (tally status, the header) says the cause once, in its own sentence, with no stale countdown.
+    const receiver = (await core.handlers['health:get']()).components.find((c) => c.id === 'receiver');
+    expect(receiver?.reason).toMatch(/^The webhook receiver is not running: .*recordings folder/);
+    expect(receiver?.reason).not.toMatch(/not being received|Retrying in/);
 
     // Nobody touches the settings again: the retry alone brings the receiver back.
     const back = next(core, 'tunnel:status', (s) => s.localUrl !== null);
@@ -108,7 +113,7 @@ describe('AppCore when a restart fails for a reason other than the tunnel', () =
   it('waits longer after each failed reopen, up to once a minute, and never twice at once', () => {
     vi.useFakeTimers();
     try {
-      const backoff = new RetryLoop({ policy: REOPEN_BACKOFF });
+      const backoff = new RetryLoop({ policy: REOPEN_BACKOFF, clock: systemClock });
       let attempts = 0;
       const waits: number[] = [];
       for (let i = 0; i < 9; i++) {

@@ -20,7 +20,7 @@ describe('RendererErrors', () => {
     now += 60_000;
     errors.report({ kind: 'error', message: 'later', stack: null, source: null });
     expect(lines.slice(-2)).toEqual([
-      'warn 11 more error(s) of the page were left out',
+      'warn 11 more errors of the page were left out',
       'error uncaught error in the page: later',
     ]);
   });

@@ -6,6 +6,8 @@
  */
 import type { RendererErrorReport } from '../../contract.js';
 import type { Logger } from '../logger.js';
+import { systemClock } from '../time.js';
+import { counted } from '../counted.js';
 
 /** Lines written per minute at most. */
 const BURST = 20;
@@ -18,8 +20,8 @@ export class RendererErrors {
   #written = 0;
   #dropped = 0;
 
-  /** `now`: a monotonic clock in ms (performance.now by default). */
-  constructor(log: Logger, now: () => number = () => performance.now()) {
+  /** `now`: a monotonic clock in ms (time.ts's `systemClock.now` by default). */
+  constructor(log: Logger, now: () => number = systemClock.now) {
     this.#log = log;
     this.#now = now;
   }
@@ -28,7 +30,8 @@ export class RendererErrors {
   report(report: RendererErrorReport): boolean {
     const now = this.#now();
     if (now - this.#windowStart >= WINDOW_MS) {
-      if (this.#dropped > 0) this.#log.warn(`${this.#dropped} more error(s) of the page were left out`);
+      if (this.#dropped > 0)
+        this.#log.warn(`${counted(this.#dropped, 'more error', 'more errors')} of the page were left out`);
       this.#windowStart = now;
       this.#written = 0;
       this.#dropped = 0;

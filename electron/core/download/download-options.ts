@@ -32,6 +32,12 @@ export interface DownloadOptions {
   /** Called after every write with the bytes it put in the part (not throttled: keep it cheap). */
   onBytesWritten?(bytes: number): void;
   /**
+   * Called with the `Date` header (ms since the epoch, on the origin's clock) of every answer that serves the file
+   * (200/206): the service's own time, which the download queue judges the service's deadline by. An error answer
+   * carries its Date in HttpStatusError.serviceDate instead.
+   */
+  onServiceDate?(date: number): void;
+  /**
    * Maximum parallel ranges (default 4; 1 disables segmenting). A download starts with one connection and adds
    * ranges only while they add throughput (see `rampWindowMs`, `splitBelowBytesPerSec`).
    */

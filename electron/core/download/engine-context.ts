@@ -19,6 +19,8 @@ export interface EngineContext {
   /** Folder of the part, named in DiskFullError. */
   folder: string;
   meter: ProgressMeter;
+  /** Told the `Date` of every answer that serves the file (see DownloadOptions.onServiceDate). */
+  onServiceDate: ((date: number) => void) | undefined;
   /** Maximum parallel connections (1 disables segmenting). */
   segments: number;
   /** A running segment is split for an idle connection only when at least twice this much is left. */

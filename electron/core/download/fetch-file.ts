@@ -93,6 +93,7 @@ export async function downloadFile(opts: DownloadOptions): Promise<DownloadResul
     partPath: opts.partPath,
     folder: path.dirname(path.resolve(opts.partPath)),
     meter: new ProgressMeter(opts.onProgress, opts.progressIntervalMs, undefined, opts.onBytesWritten),
+    onServiceDate: opts.onServiceDate,
     segments,
     minSplitBytes: opts.minSplitBytes ?? 4 * 1024 * 1024,
     checkpointIntervalMs: opts.checkpointIntervalMs ?? 1000,
@@ -295,6 +296,9 @@ async function transferSequential(
       res.destroy();
       throw new HttpStatusError(status, opened.url.host, notTheFile);
     }
+    // The origin serves the file: its Date is the service's clock (a portal's page above is not the origin's).
+    const date = httpDate(res.headers.date);
+    if (date !== null) ctx.onServiceDate?.(date);
   }
 
   let total: number | null;

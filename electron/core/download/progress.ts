@@ -2,6 +2,7 @@
  * Progress with a smoothed rate: an exponentially weighted average over ~250 ms samples, so the ETA shown
  * to a producer does not jump with every TCP burst. Reports are throttled to about four per second.
  */
+import { systemClock } from '../time.js';
 
 export interface DownloadProgress {
   /** Bytes of the file present on disk. */
@@ -31,7 +32,7 @@ export class ProgressMeter {
     private readonly report: ((p: DownloadProgress) => void) | undefined,
     /** Minimum time between two reports (0: every write). */
     private readonly reportIntervalMs = SAMPLE_MS,
-    private readonly now: () => number = () => performance.now(),
+    private readonly now: () => number = systemClock.now,
     /** Called on every write with its size, unthrottled (the queue's disk accounting). */
     private readonly onBytes?: (bytes: number) => void,
   ) {

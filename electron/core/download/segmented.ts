@@ -21,6 +21,7 @@ import { WriteBehind } from './write-behind.js';
 import { abortError, describeEndpoint, errorHint, openResponse, parseContentRange } from './http-request.js';
 import type { PartState, Segment } from './part-state.js';
 import { writePartState } from './part-state.js';
+import { systemClock } from '../time.js';
 
 /** How often a segment may fail without making progress before the whole download fails. */
 const SEGMENT_RETRIES = 2;
@@ -98,7 +99,7 @@ export async function runSegmented(
 
   const behind = new WriteBehind(handle, ctx.writeBehindBytes);
   const snapshot = (): PartState => ({ ...state, segments: segs.map(({ start, end, pos }) => ({ start, end, pos })) });
-  let lastCheckpoint = performance.now();
+  let lastCheckpoint = systemClock.now();
   let checkpointing: Promise<void> | null = null;
   const checkpoint = async (): Promise<void> => {
     // Snapshot first: every position in it was written before the datasync below starts.
@@ -107,7 +108,7 @@ export async function runSegmented(
     await writePartState(ctx.fsx, ctx.partPath, snap);
   };
   const maybeCheckpoint = (): void => {
-    const now = performance.now();
+    const now = systemClock.now();
     if (checkpointing || now - lastCheckpoint < ctx.checkpointIntervalMs) return;
     lastCheckpoint = now;
     checkpointing = checkpoint()
@@ -157,6 +158,8 @@ export async function runSegmented(
       res = opened.res;
       const status = res.statusCode ?? 0;
       if (status === 206) {
+        const date = httpDate(res.headers.date);
+        if (date !== null) ctx.onServiceDate?.(date);
         const range = parseContentRange(res.headers['content-range']);
         const etag = res.headers.etag ?? null;
         const changed = state.etag !== null && etag !== null && etag !== state.etag;
@@ -247,13 +250,13 @@ export async function runSegmented(
   const workers: Promise<void>[] = [worker(first)];
   // The ramp: measure the total rate over a window once every connection asked for is streaming; double the
   // count while one connection is slow and the last step paid for itself. It never takes connections away.
-  const ramp = { target: 1, lastRate: null as number | null, at: performance.now(), bytes: 0, settled: 0 };
+  const ramp = { target: 1, lastRate: null as number | null, at: systemClock.now(), bytes: 0, settled: 0 };
   const splitBelow = ctx.ramp.splitBelowBytesPerSec;
   const timer =
     ctx.segments > 1
       ? setInterval(
           () => {
-            const now = performance.now();
+            const now = systemClock.now();
             if (running < ramp.target || inner.signal.aborted) {
               clearInterval(timer); // a connection found no work left to take: nothing more to split
               return;

@@ -15,6 +15,7 @@ import { stat, statfs } from 'node:fs/promises';
 import { note, type Note } from '../notes.js';
 import { formatBytes, type DiskFullError } from '../download/errors.js';
 import { discardPart } from '../download/fetch-file.js';
+import type { SpaceRefused } from '../uploads/upload-space.js';
 
 /** Floor bounds: a share of the disk, at least MIN and at most MAX (see `floorFor`). */
 const FLOOR_SHARE = 0.05;
@@ -47,13 +48,6 @@ export interface DiskStatus {
    * what it needed and what was free above the floor.
    */
   uploadsRefused: { neededBytes: number; freeBytes: number } | null;
-}
-
-/** Why a claim was refused: bytes asked, bytes free above the floor and beside the reservations, and the floor. */
-export interface ClaimRefused {
-  needed: number;
-  free: number;
-  floor: number;
 }
 
 /**
@@ -181,7 +175,7 @@ export class DiskBudget {
    * upload claims its declared size before its body is read, or its body step by step as it arrives. Resolves
    * null when granted (or when the free space is unknown), else why not; a refusal shows in `status`.
    */
-  async claim(key: string, folder: string, bytes: number): Promise<ClaimRefused | null> {
+  async claim(key: string, folder: string, bytes: number): Promise<SpaceRefused | null> {
     const { free, floor } = await this.measure(folder);
     const own = this.#reservations.get(key);
     const outstanding = own ? Math.max(0, own.bytes - own.written) : 0;

@@ -168,13 +168,19 @@ describe('download manager with the inbox, the origin policy and the sandbox', (
 
   it('expires a recording the service already deleted after the 6 hours', async () => {
     const info = await record(100_000);
-    sb.control.expireRecording(info.channelId);
+    // Six hours pass at the service (its clock, hence the Date it answers with, and its deletion) since Tally was
+    // told of the recording: its job was received as long ago.
+    sb.control.advanceTime(RETENTION_MS + 1000);
+    expect(sb.control.getRecording(info.channelId)?.expired).toBe(true);
     const m = manager();
     const expired = new Promise<ExpiredEvent>((resolve) => m.once('expired', resolve));
     m.start();
     const { job } = await announce(info, new Date(Date.now() - RETENTION_MS - 1000));
     const event = await expired;
     expect(event.reason).toMatch(/^The service deleted the recording 6 hours after the broadcast ended \(at /);
+    // A time the service's clock has reached (its Date counts whole seconds).
+    const at = /\(at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC\)/.exec(event.reason)?.[1];
+    expect(Date.parse(`${at?.replace(' ', 'T')}Z`)).toBeLessThanOrEqual(sb.control.now().getTime());
     expect(inbox.get(job.key)).toMatchObject({ state: 'expired', error: event.reason });
     expect(await fsp.readdir(folder)).toEqual([]);
   });

@@ -10,6 +10,7 @@ import { RETENTION_MS } from '../recordings/types.js';
 import type { DownloadClaims, ExpiredEvent, FailedEvent, SavedEvent } from './download-manager.js';
 import { DownloadManager, partPathFor } from './download-manager.js';
 import { downloadFile } from '../download/fetch-file.js';
+import { HttpStatusError } from '../download/errors.js';
 import { MemoryJobStore } from '../../../tests/support/pipeline/memory-job-store.js';
 import { TestServer } from '../../../tests/support/download/file-server.js';
 
@@ -193,6 +194,105 @@ describe('DownloadManager', () => {
     const at = /\(at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC\)/.exec(event.reason)?.[1];
     // The origin's Date header has a resolution of one second.
     expect(Date.parse(`${at?.replace(' ', 'T')}Z`)).toBeLessThanOrEqual(Date.now());
+  });
+
+  it('judges the 6 hours by the service deadline it learned before a restart, not a stored deadline a step moved', async () => {
+    // Before the restart the origin dated an answer: the deadline on its own clock is an hour away. The stored
+    // (local) deadline says a minute ago: the local clock stepped forward while Tally was stopped.
+    const m = manager({ retryBaseMs: 5, retryMaxMs: 5, goneRecheckMs: 5 });
+    const { rec } = recording('stepped-while-stopped', 10 * KiB);
+    server.setFaults({ status: 404 });
+    const { job } = await store.add(rec, {
+      deadline: new Date(Date.now() - 60_000).toISOString(),
+      serviceDeadline: new Date(Date.now() + 60 * 60 * 1000).toISOString(),
+    });
+    let expired = false;
+    m.on('expired', () => (expired = true));
+    const looks: string[] = [];
+    const thirdLook = new Promise<void>((resolve) =>
+      m.on('failed', (e) => {
+        looks.push(e.job.state);
+        if (looks.length === 3) resolve();
+      }),
+    );
+    m.start();
+    await thirdLook;
+    // Still the service's to delete: looked at again, never expired, its part never released.
+    expect(expired).toBe(false);
+    expect(looks).toEqual(['gone', 'gone', 'gone']);
+    expect(store.get(job.key)?.state).toBe('gone');
+  });
+
+  it("sets the deadline right by the service's clock when a step it could not see moved the journal's", async () => {
+    // The journal's deadline says a minute ago (the clock stepped +7 h on another boot); the service's deadline,
+    // learned before, says an hour from now on its clock (the origin's clock is this machine's here).
+    const m = manager({ retryBaseMs: 5, retryMaxMs: 5 });
+    const { rec } = recording('stepped-boot', 10 * KiB);
+    server.setFaults({ status: 503, times: 1 });
+    const serviceDeadline = Date.now() + 60 * 60 * 1000;
+    const { job } = await store.add(rec, {
+      deadline: new Date(Date.now() - 60_000).toISOString(),
+      serviceDeadline: new Date(serviceDeadline).toISOString(),
+    });
+    const failed = nextEvent<FailedEvent>(m, 'failed', job.key);
+    const saved = nextEvent<SavedEvent>(m, 'saved', job.key);
+    m.start();
+    const first = await failed;
+    // The countdown and the pace of retries name the moment the service deletes the file: its Date counts whole
+    // seconds, so the deadline read from it lies up to a second (and the answer's way) after.
+    const moved = Date.parse(first.job.deadline) - serviceDeadline;
+    expect(moved).toBeGreaterThanOrEqual(-50);
+    expect(moved).toBeLessThan(5_000);
+    expect(Math.abs(Date.parse(m.deadlineAt(job.key) ?? '') - Date.parse(first.job.deadline))).toBeLessThan(50);
+    await saved;
+  });
+
+  it("remembers the service's deadline from its first dated answer, for a restart", async () => {
+    const m = manager({ retryBaseMs: 5, retryMaxMs: 5 });
+    const { rec } = recording('dated', 10 * KiB);
+    server.setFaults({ status: 503 });
+    const deadline = Date.now() + 60 * 60 * 1000;
+    const { job } = await store.add(rec, { deadline: new Date(deadline).toISOString() });
+    const failed = nextEvent(m, 'failed', job.key);
+    m.start();
+    await failed;
+    const learned = Date.parse(store.get(job.key)?.serviceDeadline ?? '');
+    // The origin's clock is this machine's here: the same moment, to the Date header's second.
+    expect(Math.abs(learned - deadline)).toBeLessThan(2_000);
+  });
+
+  it("learns the service's deadline from an answer that serves the file, before any error answer", async () => {
+    // The first attempt is cut mid-body (a stop, a lost link): no error answer dated anything, the 200 did.
+    const m = manager();
+    const { rec } = recording('served-dated', 64 * KiB);
+    server.setFaults({ resetAfterBytes: 16 * KiB, times: 1 });
+    const deadline = Date.now() + 60 * 60 * 1000;
+    const { job } = await store.add(rec, { deadline: new Date(deadline).toISOString() });
+    const failed = nextEvent<FailedEvent>(m, 'failed', job.key);
+    m.start();
+    const cut = await failed;
+    expect(cut.error).not.toBeInstanceOf(HttpStatusError);
+    const learned = Date.parse(store.get(job.key)?.serviceDeadline ?? '');
+    expect(Math.abs(learned - deadline)).toBeLessThan(2_000);
+  });
+
+  it('falls back to the monotonic deadline when the origin gives no Date, or one that cannot be read', async () => {
+    for (const date of [null, 'soon']) {
+      const m = manager({ retryBaseMs: 5, retryMaxMs: 5, goneRecheckMs: 5 });
+      const { rec } = recording(`undated-${String(date)}`, 10 * KiB);
+      server.setFaults({ status: 404, date });
+      // The service's deadline says an hour from now, but this answer carries no time of the service's to judge it
+      // by: the monotonic deadline (a minute ago) decides.
+      const { job } = await store.add(rec, {
+        deadline: new Date(Date.now() - 60_000).toISOString(),
+        serviceDeadline: new Date(Date.now() + 60 * 60 * 1000).toISOString(),
+      });
+      const expired = nextEvent<ExpiredEvent>(m, 'expired', job.key);
+      m.start();
+      await expired;
+      expect(store.get(job.key)?.state).toBe('expired');
+      await m.stop();
+    }
   });
 
   it('keeps looking at a persisting 404 until the deadline passes, then expires', async () => {

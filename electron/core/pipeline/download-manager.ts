@@ -6,11 +6,16 @@
  *
  * Time (issue 30): the deadline is kept on the monotonic clock while Tally runs (core/time.ts), read once from
  * the journal's wall-clock deadline; a step of the wall clock moves the stored deadlines by the step, so a
- * restart still finds the right one. The origin decides expiry: a recording is `expired` only when the origin
- * answers that it is gone (403/404/410) after the deadline; the time its reason names is read from the service's
- * own clock (the `Date` header), never one the service has not reached. Past the deadline anything else is retried at the slowest pace of the backoff while the origin may still
- * serve the file, and its part is kept. An attempt that wrote bytes starts the backoff again from its first step,
- * and a retry is never put off past the last moment the rest could still be fetched at the rate seen.
+ * restart still finds the right one. The origin decides expiry: a recording is `expired` (and its part deleted)
+ * only when the origin answers that it is gone (403/404/410) and the 6 hours are over by the service's own clock:
+ * the `Date` of that answer against the deadline on the service's clock, learned from the origin's first dated
+ * answer and kept in the journal (so a step of the local clock made while Tally was stopped, even across a boot,
+ * changes no verdict, and the first dated answer of a run sets the monotonic deadline right after a step across a
+ * boot); by the monotonic deadline only when the answer carries no readable Date. The time a reason
+ * names is the service's, never one it has not reached. Past the deadline anything else is retried at the slowest
+ * pace of the backoff while the origin may still serve the file, and its part is kept. An attempt that wrote bytes
+ * starts the backoff again from its first step, and a retry is never put off past the last moment the rest could
+ * still be fetched at the rate seen.
  *
  * States: `pending` (queued, or waiting for a retry: `error` holds the last transient error), `downloading`,
  * then one of the terminal `saved`, `expired` (the service deleted the file first) or `failed` (refused by
@@ -25,7 +30,7 @@ import { note } from '../notes.js';
 import { backoffDelay, type BackoffPolicy } from '../backoff.js';
 import { ensureWritableFolder } from '../folder-check.js';
 import { extFromUrl, renderFileName, safeFileName } from '../recordings/filename.js';
-import type { JobStore, RecordingJob } from '../recordings/types.js';
+import { RETENTION_MS, type JobStore, type RecordingJob } from '../recordings/types.js';
 import { downloadFs, sizeOf } from '../download/download-fs.js';
 import {
   DiskFullError,
@@ -43,6 +48,12 @@ import { refusePlantedLinks, releaseFinalName, reserveFinalName, sniffPart } fro
 import { describe, formatTime, stored } from './job-notes.js';
 import { RetrySchedule } from './retry-schedule.js';
 import { isoAt, manualClock, shiftIso, systemClock, wallAt, watchWallClock, type Clock } from '../time.js';
+
+/**
+ * How far the monotonic deadline may be from what the service's clock says is left before it is set right: the
+ * `Date` header counts whole seconds and an answer takes its time, while a step of a clock that matters is minutes.
+ */
+const SERVICE_CLOCK_TOLERANCE_MS = 60_000;
 
 /** First wait before looking again at a recording the service says is gone, and the longest. */
 export const GONE_RECHECK_MS = 10 * 60 * 1000;
@@ -118,6 +129,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   readonly #deadlines = new Map<string, number>();
   /** key → the deadline on the origin's own clock (its `Date` header), learned from its first dated answer. */
   readonly #serviceDeadlines = new Map<string, number>();
+  /** Keys whose monotonic deadline was checked against the service's clock in this run (see #serviceDeadlineOf). */
+  readonly #serviceChecked = new Set<string>();
   /** key → failures in a row without a byte written (the backoff step of the next wait). */
   readonly #failStreak = new Map<string, number>();
   /** key → the pace of its last attempt that wrote bytes. */
@@ -596,6 +609,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         ...(stallRule ? { stallRule: { ...stallRule, deadlineAt: deadline, now: () => this.#now() } } : {}),
         ...(this.#opts.fs ? { fs: this.#opts.fs } : {}),
         ...(this.#opts.progressIntervalMs !== undefined ? { progressIntervalMs: this.#opts.progressIntervalMs } : {}),
+        // The origin's Date on an answer that serves the file: the service's deadline is learned from the first.
+        onServiceDate: (date) => void this.#serviceDeadlineOf(job, date, deadline),
         onBytesWritten: (bytes) => {
           done.written += bytes;
           watch.wrote(bytes);
@@ -603,7 +618,9 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         onProgress: (p) => {
           done.bytes = p.bytes;
           done.total = p.total;
-          this.emit('progress', { key, channelId: job.channelId, deadline: this.#isoAt(deadline), ...p });
+          // The deadline as the service's clock may have set it right during this attempt.
+          const until = this.#deadlines.get(key) ?? deadline;
+          this.emit('progress', { key, channelId: job.channelId, deadline: this.#isoAt(until), ...p });
           const now = this.#now();
           if (!checkpoint && now - lastCheckpoint >= (this.#opts.checkpointIntervalMs ?? 1000)) {
             lastCheckpoint = now;
@@ -735,7 +752,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   async #handleFailure(
     job: RecordingJob,
     error: Error,
-    deadline: number,
+    attemptDeadline: number,
     partPath: string,
     done: AttemptProgress | null,
   ): Promise<void> {
@@ -752,17 +769,19 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     }
 
     const gone = error instanceof HttpStatusError && error.gone;
-    // The service's clock (its `Date` header): the deadline in the origin's own time, from its first dated answer,
-    // so the time a reason names is one the service has reached, whatever the local wall clock says.
+    // The service's clock (its `Date` header) against the deadline on that same clock, never against ours.
     const serviceDate = error instanceof HttpStatusError ? error.serviceDate : null;
-    let serviceDeadline = this.#serviceDeadlines.get(key);
-    if (serviceDate !== null && serviceDeadline === undefined) {
-      serviceDeadline = serviceDate + (deadline - now);
-      this.#serviceDeadlines.set(key, serviceDeadline);
-    }
+    const serviceDeadline = await this.#serviceDeadlineOf(job, serviceDate, attemptDeadline);
+    // The monotonic deadline, as the service's clock may just have set it right (see #serviceDeadlineOf).
+    const deadline = this.#deadlines.get(key) ?? attemptDeadline;
+    // Are the service's 6 hours over? By its own clock when it dated this answer and its deadline is known (no step of
+    // the local clock, while running or while stopped, changes that verdict); else by the monotonic deadline.
+    const over =
+      serviceDate !== null && serviceDeadline !== undefined ? serviceDate >= serviceDeadline : now >= deadline;
 
-    if (gone && now >= deadline) {
-      // The origin says the file is gone, and its 6 hours are over on the monotonic clock: it is known gone.
+    if (gone && over) {
+      // The origin says the file is gone, and its 6 hours are over (on its clock, or on the monotonic one when it
+      // gave no Date): it is known gone.
       this.#forgetAttempts(key);
       this.#announceDisk();
       const partBytes = await sizeOf(downloadFs(this.#opts.fs), partPath).catch(() => null);
@@ -832,6 +851,51 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   }
 
   /**
+   * The service's deadline of `job` on the service's own clock (ms since the epoch on the origin's `Date`), or
+   * undefined while no answer of the origin was dated. Learned once, from the first dated answer (`serviceDate`): that
+   * answer's time plus what is left of the monotonic deadline; kept in the journal, so a restart judges the 6 hours
+   * by it too, whatever step the local wall clock made while Tally was stopped (on another boot, where the clock
+   * anchor cannot see it). Never compared with the local wall clock: only with the origin's later `Date`s.
+   *
+   * The first dated answer of a run that finds the deadline known also sets the monotonic deadline right when the
+   * two disagree (a step made while stopped that the clock anchor could not see moved the journal's wall-clock
+   * deadline): what the service's clock says is left, from now, and the journal's deadline with it, so the
+   * countdown, health and the pace of retries name the moment the service deletes the file. Once per run: an origin
+   * whose Date stood still could otherwise push the deadline on for ever.
+   */
+  async #serviceDeadlineOf(
+    job: Pick<RecordingJob, 'key' | 'serviceDeadline'>,
+    serviceDate: number | null,
+    deadline: number,
+  ): Promise<number | undefined> {
+    const key = job.key;
+    let known = this.#serviceDeadlines.get(key);
+    if (known === undefined) {
+      const stored = job.serviceDeadline ? Date.parse(job.serviceDeadline) : Number.NaN;
+      if (Number.isFinite(stored)) this.#serviceDeadlines.set(key, (known = stored));
+    }
+    if (known !== undefined) {
+      if (serviceDate !== null && !this.#serviceChecked.has(key)) {
+        this.#serviceChecked.add(key);
+        // Never more than the service ever keeps a file from now, whatever its clock said.
+        const corrected = this.#now() + Math.min(known - serviceDate, RETENTION_MS);
+        if (Math.abs(corrected - (this.#deadlines.get(key) ?? deadline)) > SERVICE_CLOCK_TOLERANCE_MS) {
+          this.#deadlines.set(key, corrected);
+          await this.#write(key, { deadline: this.#isoAt(corrected) }).catch(() => undefined);
+        }
+      }
+      return known;
+    }
+    if (serviceDate === null) return undefined;
+    this.#serviceChecked.add(key);
+    const learned = serviceDate + (deadline - this.#now());
+    this.#serviceDeadlines.set(key, learned);
+    // A journal that cannot take it costs only judging by the monotonic deadline after a restart.
+    await this.#write(key, { serviceDeadline: new Date(learned).toISOString() }).catch(() => undefined);
+    return learned;
+  }
+
+  /**
    * When a job that failed for a passing reason is tried again (monotonic ms). An attempt that wrote bytes starts
    * the backoff again from its first step (a link cut every 256 KiB is progress, not a failing host). Before the
    * deadline the wait never goes past the last moment the rest could still be fetched at the rate seen, nor past
@@ -894,8 +958,10 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
   /**
    * Whether `job`'s URL names the object its twin `saver` saved (issue 31): twins are one recording in both webhook
    * forms only while both name the same object version, never a new broadcast of a reused channel ID. One ranged
-   * request to `job`'s URL, no body; asked once per job. A URL that is gone (a forged or withdrawn form) or a save
-   * with no version kept is taken as the same, as before; a different version, or no answer, is not.
+   * request to `job`'s URL, no body; asked until the origin answers. A URL that is gone (a forged or withdrawn
+   * form) or a save with no version kept is taken as the same, as before; a different version is not, for good.
+   * No answer (`unknown`: a timeout, a 5xx) is not the same for now, and nothing is kept of it: the job tries on its
+   * own and asks again at its next attempt (a passing 503 once wrote "another recording" for ever: two files).
    */
   async #sameObjectAs(job: RecordingJob, saver: RecordingJob): Promise<boolean> {
     const known = this.#twinVerdicts.get(job.key);
@@ -903,7 +969,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     let same = true;
     if (saver.origin) {
       const seen = await probeOrigin(job.url, this.#policy, { timeoutMs: this.#opts.timeoutMs ?? 10_000 });
-      same = seen.kind === 'gone' || (seen.kind === 'found' && sameVersion(saver.origin, seen) === true);
+      if (seen.kind === 'unknown') return false;
+      same = seen.kind === 'gone' || sameVersion(saver.origin, seen) === true;
     }
     if (!same) {
       this.#twinVerdicts.set(job.key, false);
@@ -925,6 +992,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
     this.#failStreak.delete(key);
     this.#pace.delete(key);
     this.#serviceDeadlines.delete(key);
+    this.#serviceChecked.delete(key);
     this.#deadlines.delete(key);
     this.#disk.forget(key);
   }

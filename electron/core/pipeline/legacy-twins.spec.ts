@@ -26,7 +26,8 @@ const NEXT = createHash('sha256').update('next').digest().toString('hex').repeat
 const NEXT_MD5 = createHash('md5').update(NEXT).digest('hex');
 
 /** How the origin answers the legacy path: served like the current one, refused, refused once, or held. */
-type LegacyMode = 'serve' | 'forbidden' | 'unavailable-once' | 'held-then-forbidden' | 'held-then-serve';
+type LegacyMode =
+  'serve' | 'forbidden' | 'unavailable-once' | 'unavailable-twice' | 'held-then-forbidden' | 'held-then-serve';
 
 let server: Server;
 let origin: string;
@@ -66,8 +67,8 @@ function answer(req: IncomingMessage, res: ServerResponse): void {
   };
   if (legacyMode === 'serve') return serve();
   if (legacyMode === 'forbidden') return forbid();
-  if (legacyMode === 'unavailable-once') {
-    legacyMode = 'serve';
+  if (legacyMode === 'unavailable-once' || legacyMode === 'unavailable-twice') {
+    legacyMode = legacyMode === 'unavailable-twice' ? 'unavailable-once' : 'serve';
     res.writeHead(503).end();
     return;
   }
@@ -232,6 +233,28 @@ describe('one recording in both webhook forms (twin jobs)', () => {
     expect(ranges.at(-1)).toBe('bytes=0-0');
     expect(inbox.standing(inbox.get(second.job.key) as RecordingJob).key).toBe(first.job.key);
     expect(inbox.standing(inbox.get(first.job.key) as RecordingJob).key).toBe(first.job.key);
+  });
+
+  it('a look at the legacy URL that gets no answer (503) is asked again, never kept as "another recording"', async () => {
+    // Its download fails, then the look after the genuine one is saved: no answer to judge by. Written as
+    // `twinDiffers` it parted the twins for good, and the legacy job downloaded the same recording again.
+    legacyMode = 'unavailable-twice';
+    const { m, saves } = manager();
+    m.start();
+    const first = await inbox.add(legacy());
+    await reaches(first.job.key, (j) => j.state === 'pending' && j.error !== null);
+
+    const second = await inbox.add(genuine());
+    const saved = await reaches(second.job.key, (j) => j.state === 'saved');
+    const twin = await reaches(first.job.key, (j) => j.state === 'saved');
+    expect(twin).toMatchObject({ path: saved.path, savedBy: second.job.key });
+    expect(twin.twinDiffers).toBeUndefined();
+    expect(saves).toHaveLength(1);
+    expect(await filesIn(folder)).toEqual(['ch-9.mp4']);
+    // Its failed download, the look that got a 503, then the look that found the object saved: no second download.
+    expect(requests).toEqual(['/svc/ch-9.mp4', '/svc/Xy12z/ch-9.mp4', '/svc/ch-9.mp4', '/svc/ch-9.mp4']);
+    expect(ranges.slice(2)).toEqual(['bytes=0-0', 'bytes=0-0']);
+    expect(inbox.twinOf(first.job.key)).toBe(second.job.key);
   });
 
   it('a restart between the two webhooks and the first attempt keeps the twins: the genuine one is saved', async () => {

@@ -132,4 +132,42 @@ describe('a link cut every 256 KiB', () => {
     expect(saved.bytes).toBe(512 * KiB);
     expect(performance.now() - began).toBeLessThan(deadlineMs);
   }, 20_000);
+
+  it('once that last moment has passed, a failure waits the plain backoff, not a millisecond', async () => {
+    // Commit 13e4a92: the wait was cut to that moment even when it lay behind, so an origin that kept failing was
+    // asked again every millisecond until the deadline, the journal written at each failure.
+    const store = new MemoryJobStore();
+    const m = new DownloadManager({ store, folder: dir, policy, retryBaseMs: 200, retryMaxMs: 200, random: () => 0.5 });
+    managers.push(m);
+    server.addFile('/svc/cut/too-slow.mp4', { size: 4 * MiB });
+    // 256 KiB/s, cut after 64 KiB: the rest (almost 4 MiB) would take about 15 s at that pace, and 10 s are left.
+    server.setFaults({ rateBytesPerSec: 256 * KiB, resetAfterBytes: 64 * KiB, times: 1 });
+    const { job } = await store.add(
+      {
+        channelId: 'too-slow',
+        url: server.url('/svc/cut/too-slow.mp4'),
+        announcedBytes: 4 * MiB,
+        duration: null,
+        thumbnail: null,
+        shape: 'json',
+      },
+      { deadline: new Date(Date.now() + 10_000).toISOString() },
+    );
+    const waits: number[] = [];
+    const failures = new Promise<void>((resolve) => {
+      m.on('failed', (e: FailedEvent) => {
+        // From the cut on, the origin answers 503 to every request.
+        if (waits.length === 0) server.setFaults({ status: 503 });
+        // Measured from the failure's own time (written with it), so a busy machine's late event changes nothing.
+        waits.push(Date.parse(e.nextAttemptAt ?? '') - Date.parse(e.job.updatedAt));
+        if (waits.length === 4) resolve();
+      });
+    });
+    m.start();
+    await failures;
+    await m.stop();
+    expect(store.get(job.key)?.bytes ?? 0).toBeLessThan(4 * MiB);
+    // Half of each 200 ms step at this jitter, never 1 ms.
+    expect(Math.min(...waits)).toBeGreaterThan(50);
+  }, 20_000);
 });

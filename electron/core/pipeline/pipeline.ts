@@ -72,7 +72,10 @@ export class RecordingPipeline extends EventEmitter<PipelineEvents> {
   #tokenReplaced: { name: string; why: string } | null = null;
   #listen: ListenState | null = null;
   /** Tries a taken port again (see `waitForPort`); exact waits: one receiver, nobody retries in step with it. */
-  readonly #listenRetry = new RetryLoop({ policy: { baseMs: LISTEN_RETRY_FIRST_MS, maxMs: LISTEN_RETRY_MAX_MS } });
+  readonly #listenRetry = new RetryLoop({
+    policy: { baseMs: LISTEN_RETRY_FIRST_MS, maxMs: LISTEN_RETRY_MAX_MS },
+    clock: systemClock,
+  });
 
   private constructor(opts: PipelineOptions, inbox: Inbox, tokens: TokenStore, lock: StateLock) {
     super();

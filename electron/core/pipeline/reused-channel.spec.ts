@@ -3,8 +3,9 @@
  * GET webhook (its URL names only the channel) every day's recording arrives under the same URL. Against the
  * sandbox (which reuses the channel ID and serves each day's object at the legacy URL) through the real receiver,
  * journal and download queue: a later webhook whose object differs is saved beside the first; a repeat of the same
- * object stays one recording and costs no second download of the body; a current-form webhook of a new broadcast
- * after a saved legacy job is a file of its own, not that job's "twin".
+ * object stays one recording and costs no second download of the body; a day whose job is still retrying past its
+ * deadline does not absorb the next day's webhook; a current-form webhook of a new broadcast after a saved legacy
+ * job is a file of its own, not that job's "twin".
  */
 import { createHash } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -39,7 +40,8 @@ interface Rig {
   manager: DownloadManager;
 }
 
-async function rig(): Promise<Rig> {
+/** `retentionMs`: how long after its webhook a recording is deleted by the service (6 hours unless a test says). */
+async function rig(retentionMs?: number): Promise<Rig> {
   const dir = await mkdtemp(join(tmpdir(), 'tally-reused-'));
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
   const folder = join(dir, 'Recordings');
@@ -52,7 +54,10 @@ async function rig(): Promise<Rig> {
   });
   const policy = DownloadOriginPolicy.fromEnv({ TALLY_DOWNLOAD_ORIGINS: sandbox.downloadOrigin });
   // As the pipeline opens it: a finished URL is a duplicate only while the origin serves the same object.
-  const inbox = await Inbox.open(join(dir, 'state'), { identify: originIdentifier(policy) });
+  const inbox = await Inbox.open(join(dir, 'state'), {
+    identify: originIdentifier(policy),
+    ...(retentionMs === undefined ? {} : { retentionMs }),
+  });
   cleanups.push(() => inbox.close());
   const receiver = new WebhookReceiver({ inbox, policy, tokens: await TokenStore.open(join(dir, 'state')) });
   await receiver.start();
@@ -125,6 +130,28 @@ describe('a channel ID reused every day (legacy GET webhooks)', () => {
     expect(r.duplicates.map((j) => j.key)).toEqual([first?.job.key, second?.job.key]);
     expect(r.inbox.list()).toHaveLength(2);
     expect(r.saves).toHaveLength(2);
+  });
+
+  it('day 1 never downloaded (the origin failing past its deadline): day 2 under the same URL is still saved', async () => {
+    // The service's 6 hours shrunk to nothing: day 1's job is past its deadline as soon as it is journalled.
+    const r = await rig(1);
+    r.sandbox.control.setWebhookShape('get');
+    r.sandbox.control.setFaults('download', { status: 503 });
+    const day1 = await broadcast(r, false);
+    const failing = await new Promise<RecordingJob>((resolve) =>
+      r.inbox.on('updated', (job) => job.state === 'pending' && job.error !== null && resolve(job)),
+    );
+    expect(failing.url).toBe(day1.legacyUrl);
+
+    // The next day, the same legacy URL: once answered `duplicate` by the job still retrying, and never downloaded.
+    r.sandbox.control.setFaults('download', null);
+    const answered = new Promise<string>((resolve) => r.receiver.once('duplicate', () => resolve('duplicate')));
+    const day2 = await broadcast(r, true);
+    expect(await Promise.race([answered, saved(r, 1).then(() => 'saved')])).toBe('saved');
+    const [second] = await saved(r, 1);
+    expect(r.duplicates).toEqual([]);
+    expect(second?.job).toMatchObject({ url: day1.legacyUrl, follows: failing.key });
+    expect(sha256(await readFile(second?.path as string))).toBe(await day2.sha256());
   });
 
   it('a saved legacy job, then a current-form webhook of a new broadcast: two files, not twins', async () => {

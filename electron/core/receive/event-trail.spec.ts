@@ -1,6 +1,9 @@
+import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
+import { sinkLogger } from '../logger.js';
+import type { FollowerEvents } from '../studio/follower.js';
 import type { HealthComponentView, HealthView } from '../health-view.js';
-import { healthLines, quoted } from './event-trail.js';
+import { healthLines, quoted, traceFollower } from './event-trail.js';
 
 const component = (id: string, state: HealthComponentView['state'], reason: string) =>
   ({ id, state, reason }) as unknown as HealthComponentView;
@@ -38,5 +41,28 @@ describe('quoted', () => {
   it('keeps a hostile channel ID on one bounded line', () => {
     expect(quoted('a\nb"c')).toBe('"a\\nb\\"c"');
     expect(quoted('x'.repeat(200), 10)).toBe(`"${'x'.repeat(10)}…"`);
+  });
+});
+
+describe('traceFollower', () => {
+  it('says a mirror progress once per period, and forgets a recording that failed for good', () => {
+    let now = 0;
+    const follower = new EventEmitter<FollowerEvents>();
+    const lines: string[] = [];
+    const stop = traceFollower(
+      follower,
+      sinkLogger((level, _scope, line) => lines.push(`${level} ${line}`)),
+      { now: () => now },
+    );
+    const progress = { identity: 'rec-1', channelId: 'ch', bytes: 1, totalBytes: 4 };
+    follower.emit('progress', progress);
+    follower.emit('progress', progress);
+    expect(lines.filter((l) => l.startsWith('debug'))).toHaveLength(1);
+    follower.emit('failed', { channelId: 'ch', identity: 'rec-1', message: 'gone', willRetry: false });
+    // The same identity again (announced anew): its first progress is said at once, the key was not kept.
+    now += 1;
+    follower.emit('progress', progress);
+    expect(lines.filter((l) => l.startsWith('debug'))).toHaveLength(2);
+    stop();
   });
 });

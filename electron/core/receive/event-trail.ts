@@ -12,6 +12,9 @@ import type { RecordingPipeline } from '../pipeline/pipeline.js';
 import type { PipelineEvents } from '../pipeline/pipeline-types.js';
 import type { JobState } from '../recordings/types.js';
 import type { StudioPublisher } from '../studio/publisher.js';
+import { KeyedThrottle } from '../throttle.js';
+import type { Clock } from '../time.js';
+import { counted } from '../counted.js';
 
 /** Hostile text (a channel ID, a reason quoting a request) as one safe, bounded piece of a log line. */
 export function quoted(text: string, max = 120): string {
@@ -30,7 +33,7 @@ const PROGRESS_EVERY_MS = 5_000;
  * Writes the pipeline's events to `log` (scopes: webhook, downloads, tunnel, studio-hooks); returns the function
  * that stops. Job states are followed from the journal's changes, so an attempt's start is seen once per attempt.
  */
-export function tracePipeline(pipeline: RecordingPipeline, log: Logger): () => void {
+export function tracePipeline(pipeline: RecordingPipeline, log: Logger, clock?: Pick<Clock, 'now'>): () => void {
   const webhook = log.child('webhook');
   const downloads = log.child('downloads');
   const tunnel = log.child('tunnel');
@@ -41,7 +44,7 @@ export function tracePipeline(pipeline: RecordingPipeline, log: Logger): () => v
     offs.push(() => pipeline.off(event, listener as never));
   };
   const states = new Map<string, { state: JobState; attempts: number }>();
-  const progressAt = new Map<string, number>();
+  const progress = new KeyedThrottle(PROGRESS_EVERY_MS, clock);
 
   on('listen', (state) => {
     if (state.listening) log.info(`receiver listening on port ${state.port}`);
@@ -80,17 +83,15 @@ export function tracePipeline(pipeline: RecordingPipeline, log: Logger): () => v
         `recording ${job.key} of channel ${quoted(job.channelId)} is waiting again (${before.state} → pending)`,
       );
     }
-    if (job.state !== 'downloading') progressAt.delete(job.key);
+    if (job.state !== 'downloading') progress.forget(job.key);
   });
   on('progress', (p) => {
-    const at = performance.now();
-    if (at - (progressAt.get(p.key) ?? -Infinity) < PROGRESS_EVERY_MS) return;
-    progressAt.set(p.key, at);
+    if (!progress.pass(p.key)) return;
     downloads.debug(`recording ${p.key}: ${size(p.bytes)} of ${size(p.total)}`);
   });
   on('saved', (e) =>
     downloads.info(
-      `saved channel ${quoted(e.job.channelId)} (recording ${e.job.key}) after ${e.job.attempts} attempt(s): ${size(e.bytes)} verified, ${quoted(e.path, 300)}`,
+      `saved channel ${quoted(e.job.channelId)} (recording ${e.job.key}) after ${counted(e.job.attempts, 'attempt', 'attempts')}: ${size(e.bytes)} verified, ${quoted(e.path, 300)}`,
     ),
   );
   on('failed', (e) => {
@@ -103,7 +104,7 @@ export function tracePipeline(pipeline: RecordingPipeline, log: Logger): () => v
   );
   on('disk', (d) =>
     (d.state === 'ok' ? downloads.info : downloads.warn)(
-      `disk ${d.state}: ${size(d.freeBytes)} free, ${size(d.reservedBytes)} reserved${d.waiting > 0 ? `, ${d.waiting} recording(s) waiting for space` : ''}`,
+      `disk ${d.state}: ${size(d.freeBytes)} free, ${size(d.reservedBytes)} reserved${d.waiting > 0 ? `, ${counted(d.waiting, 'recording', 'recordings')} waiting for space` : ''}`,
     ),
   );
   on('state-restored', (info) => log.warn(`state folder ${info.dir} was made again from memory (${info.jobs} jobs)`));
@@ -123,7 +124,10 @@ export function tracePipeline(pipeline: RecordingPipeline, log: Logger): () => v
   );
   on('gaps', (g) => {
     if (g.error) log.warn(`gap report could not run: ${g.error}`);
-    else log.info(`gap report: ${g.missing.length} recording(s) missed while Tally was not running`);
+    else
+      log.info(
+        `gap report: ${counted(g.missing.length, 'recording', 'recordings')} missed while Tally was not running`,
+      );
   });
   return () => {
     for (const off of offs) off();
@@ -211,8 +215,8 @@ interface FollowerLike {
  * Writes a studio member's mirror events to `log` (`tally follow`, the app following a studio): connection,
  * each recording started, saved or failed, warnings. Returns the stop.
  */
-export function traceFollower(follower: FollowerLike, log: Logger): () => void {
-  const progressAt = new Map<string, number>();
+export function traceFollower(follower: FollowerLike, log: Logger, clock?: Pick<Clock, 'now'>): () => void {
+  const progress = new KeyedThrottle(PROGRESS_EVERY_MS, clock);
   const listeners: [string, (...args: never[]) => void][] = [
     [
       'ready',
@@ -235,16 +239,14 @@ export function traceFollower(follower: FollowerLike, log: Logger): () => void {
     [
       'progress',
       (p: { identity: string; bytes: number; totalBytes: number }) => {
-        const at = performance.now();
-        if (at - (progressAt.get(p.identity) ?? -Infinity) < PROGRESS_EVERY_MS) return;
-        progressAt.set(p.identity, at);
+        if (!progress.pass(p.identity)) return;
         log.debug(`${p.identity}: ${size(p.bytes)} of ${size(p.totalBytes)}`);
       },
     ],
     [
       'saved',
       (e: { channelId: string; identity: string; bytes: number; path: string }) => {
-        progressAt.delete(e.identity);
+        progress.forget(e.identity);
         log.info(
           `saved channel ${quoted(e.channelId)} (${e.identity}, ${size(e.bytes)} verified): ${quoted(e.path, 300)}`,
         );
@@ -252,10 +254,13 @@ export function traceFollower(follower: FollowerLike, log: Logger): () => void {
     ],
     [
       'failed',
-      (e: { channelId: string; identity: string; message: string; willRetry: boolean }) =>
+      (e: { channelId: string; identity: string; message: string; willRetry: boolean }) => {
+        // Gone for good: its key goes too (it was kept for ever before).
+        if (!e.willRetry) progress.forget(e.identity);
         (e.willRetry ? log.warn : log.error)(
           `mirroring channel ${quoted(e.channelId)} (${e.identity}) failed: ${quoted(e.message, 300)}${e.willRetry ? '; trying again' : '; gone from the team store'}`,
-        ),
+        );
+      },
     ],
     ['warning', (w: { kind: string; message: string }) => log.warn(`${w.kind}: ${w.message}`)],
     ['warningCleared', (kind: string) => log.info(`${kind}: cleared`)],

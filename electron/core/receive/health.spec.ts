@@ -131,6 +131,20 @@ describe('judgeHealth', () => {
     expect(part(taken, 'publicPath')?.state).toBe('error');
   });
 
+  it('asks to quit another Tally that holds the port, not to "stop that program"', () => {
+    const holder = { pid: 4378, program: 'node', tally: 'tally serve' };
+    const taken = facts({ receiver: { ...facts().receiver, listening: false, port: null, holder } });
+    expect(judgeHealth(taken).summary).toBe(
+      'Port 8787 is in use by another Tally (tally serve, process 4378): webhooks reach that one, not this one.',
+    );
+    for (const face of ['app', 'cli'] as const) {
+      const action = part({ ...taken, face }, 'receiver')?.action ?? '';
+      expect(action).toMatch(/^Quit that Tally \(Ctrl\+C where it runs, or Quit in its tray menu\)/);
+      expect(action).not.toContain('program');
+    }
+    expect(part({ ...taken, face: 'cli' }, 'receiver')?.action).toContain('--port <port>');
+  });
+
   it('keeps "registered" green only while the public path works', () => {
     const down = facts({ tunnel: tunnel({ state: 'unreachable', message: 'no answer', messageNotes: null }) });
     expect(part(down, 'publicPath')).toMatchObject({

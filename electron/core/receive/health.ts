@@ -9,12 +9,14 @@
  */
 import {
   HEALTH_COMPONENTS,
+  PROBLEMS_LISTED,
   recordingNeedsAttention,
   worseHealth,
   type HealthComponentId,
   type HealthComponentView,
   type HealthState,
   type HealthView,
+  type ProblemRecordingView,
 } from '../health-view.js';
 import { nested, note, notesText, type Note, type NoteCode } from '../notes.js';
 import type { TunnelStatus } from '../tunnels/types.js';
@@ -77,7 +79,10 @@ export interface HealthFacts {
     paused: boolean;
     /** Jobs that are not saved: waiting, downloading, and those that ended badly within ATTENTION_MS. */
     jobs: readonly (Pick<RecordingJob, 'key' | 'state' | 'error' | 'deadline' | 'updatedAt' | 'channelId'> &
-      Partial<Pick<RecordingJob, 'checks' | 'bytes' | 'announcedBytes'>>)[];
+      Partial<Pick<RecordingJob, 'checks' | 'bytes' | 'announcedBytes'>> & {
+        /** When the download queue tries it again on its own (ISO), when it knows. */
+        nextAttemptAt?: string | null;
+      })[];
     /** Last byte received per downloading key (ms). */
     lastProgressAt: ReadonlyMap<string, number>;
     /** Client recordings refused within ATTENTION_MS and not removed from the list. */
@@ -113,7 +118,10 @@ export interface HealthFacts {
  */
 function healthOf(
   judged: readonly (HealthComponentView | null)[],
-  rest: Pick<HealthView, 'receiver' | 'problems'> & { now: number; member: boolean },
+  rest: Pick<HealthView, 'receiver' | 'problems' | 'problemRecordings' | 'moreProblems'> & {
+    now: number;
+    member: boolean;
+  },
 ): HealthView {
   const parts = judged
     .filter((c): c is HealthComponentView => c !== null)
@@ -131,6 +139,9 @@ function healthOf(
     receiver: rest.receiver,
     ...(rest.member ? { member: true as const } : {}),
     problems: rest.problems,
+    ...(rest.problemRecordings
+      ? { problemRecordings: rest.problemRecordings, moreProblems: rest.moreProblems ?? 0 }
+      : {}),
     checkedAt: new Date(rest.now).toISOString(),
   };
 }
@@ -167,7 +178,15 @@ function receiverHealth(f: HealthFacts): HealthComponentView {
       : r.holder
         ? note('healthPortHeldBy', { port: r.configuredPort, program: r.holder.program, pid: r.holder.pid })
         : note('healthPortHeld', { port: r.configuredPort });
-    const action = note(f.face === 'app' ? 'healthPortActionApp' : 'healthPortActionCli', { port: r.configuredPort });
+    // Another Tally is no "program" to a producer: it is quit the way Tally is.
+    const code = r.holder?.tally
+      ? f.face === 'app'
+        ? 'healthPortActionTallyApp'
+        : 'healthPortActionTallyCli'
+      : f.face === 'app'
+        ? 'healthPortActionApp'
+        : 'healthPortActionCli';
+    const action = note(code, { port: r.configuredPort });
     return component('receiver', 'error', [said], [action]);
   }
   if (r.listening === null || r.port === null)
@@ -232,6 +251,32 @@ export function countProblems(f: HealthFacts): number {
   let count = f.downloads.refusedUploads + f.downloads.missing;
   for (const job of f.downloads.jobs) if (recordingNeedsAttention(job)) count++;
   return count;
+}
+
+/**
+ * The recordings counted under Problems, named: first those Tally still tries (soonest deadline first: they can
+ * still be saved), then those it gave up (newest first); PROBLEMS_LISTED of them, the rest counted.
+ */
+export function problemRecordings(f: HealthFacts): { listed: ProblemRecordingView[]; more: number } {
+  const jobs = f.downloads.jobs.filter((job) => recordingNeedsAttention(job));
+  const trying = (state: string): boolean => state === 'pending' || state === 'downloading';
+  jobs.sort((a, b) =>
+    trying(a.state) !== trying(b.state)
+      ? trying(a.state)
+        ? -1
+        : 1
+      : trying(a.state)
+        ? Date.parse(a.deadline) - Date.parse(b.deadline)
+        : Date.parse(b.updatedAt) - Date.parse(a.updatedAt),
+  );
+  const listed = jobs.slice(0, PROBLEMS_LISTED).map((job) => ({
+    channelId: job.channelId,
+    key: job.key,
+    state: job.state,
+    reason: job.error,
+    nextAttemptAt: trying(job.state) || job.state === 'gone' ? (job.nextAttemptAt ?? null) : null,
+  }));
+  return { listed, more: countProblems(f) - listed.length };
 }
 
 function downloadsHealth(f: HealthFacts): HealthComponentView {
@@ -376,6 +421,7 @@ function studioHealth(f: HealthFacts): HealthComponentView | null {
 export function judgeHealth(f: HealthFacts): HealthView {
   const receiver = receiverHealth(f);
   const publicPath = publicPathHealth(f);
+  const named = problemRecordings(f);
   const member = f.member;
   const parts = [
     // A studio member receives nothing from the service: no port of its own and no public path is judged (a port
@@ -398,6 +444,8 @@ export function judgeHealth(f: HealthFacts): HealthView {
       portFollows: f.receiver.portFollows,
     },
     problems: countProblems(f),
+    problemRecordings: named.listed,
+    moreProblems: named.more,
   });
 }
 
@@ -407,6 +455,8 @@ export interface MemberFacts {
   studio: NonNullable<HealthFacts['studio']>;
   /** Mirrors that failed and will be tried again: their reasons. */
   failing: readonly string[];
+  /** The same mirrors named (channel, identity, reason), for the health's `problemRecordings`. */
+  failingNamed?: readonly ProblemRecordingView[];
   /** Mirrors that failed for good (the recording left the team store first) within ATTENTION_MS. */
   lost: number;
   /**
@@ -462,10 +512,13 @@ export function judgeMemberHealth(m: MemberFacts): HealthView {
     keychain: null,
     studio: m.studio.state === 'off' ? { ...m.studio, state: 'connecting' } : m.studio,
   };
+  const problems = m.lost + missed + m.failing.length;
+  const listed = (m.failingNamed ?? []).slice(0, PROBLEMS_LISTED);
   return healthOf([studioHealth(facts), downloads, diskHealth(facts)], {
     now: m.now,
     member: true,
     receiver: { host: '', port: null, configuredPort: 0, portFollows: false },
-    problems: m.lost + missed + m.failing.length,
+    problems,
+    ...(m.failingNamed ? { problemRecordings: listed, moreProblems: problems - listed.length } : {}),
   });
 }

@@ -26,4 +26,23 @@ describe('MemberHealth', () => {
     expect(disk?.state).toBe('ok');
     expect(disk?.reason).not.toMatch(/cannot be read|ENOENT/);
   });
+
+  it('names the mirrors that fail, with channel and reason, like a receiver names its downloads', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tally-member-health-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const health = new MemberHealth(join(dir, 'home'), dir);
+    for (let i = 0; i < 7; i += 1) health.failed(`rec-${i}`, 'the team store answered 503.', true, `show-${i}`);
+    health.failed('rec-gone', 'it left the team store first.', false, 'show-gone');
+    const view = health.view();
+    expect(view.problems).toBe(8);
+    expect(view.problemRecordings).toHaveLength(5);
+    expect(view.problemRecordings?.[0]).toEqual({
+      channelId: 'show-0',
+      key: 'rec-0',
+      state: 'pending',
+      reason: 'the team store answered 503.',
+      nextAttemptAt: null,
+    });
+    expect(view.moreProblems).toBe(3);
+  });
 });

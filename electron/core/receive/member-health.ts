@@ -19,7 +19,8 @@ export class MemberHealth extends EventEmitter<{ health: [view: HealthView, prev
   readonly #home: string;
   readonly #folder: string;
   #studio: MemberFacts['studio'] = { state: 'connecting', reason: [] };
-  readonly #failing = new Map<string, string>();
+  /** Mirrors failing and tried again, by identity: why, and the channel when the follower said it. */
+  readonly #failing = new Map<string, { message: string; channelId: string | null }>();
   readonly #warnings = new Map<string, Note>();
   #lost: number[] = [];
   /** Recordings that expired before this member could mirror them, by identity, with when it learned of them. */
@@ -80,8 +81,8 @@ export class MemberHealth extends EventEmitter<{ health: [view: HealthView, prev
     else this.#changed();
   }
 
-  failed(identity: string, message: string, willRetry: boolean): void {
-    if (willRetry) this.#failing.set(identity, message);
+  failed(identity: string, message: string, willRetry: boolean, channelId: string | null = null): void {
+    if (willRetry) this.#failing.set(identity, { message, channelId });
     else {
       this.#failing.delete(identity);
       this.#lost.push(systemClock.now());
@@ -129,7 +130,15 @@ export class MemberHealth extends EventEmitter<{ health: [view: HealthView, prev
     return judgeMemberHealth({
       now: wallNow(),
       studio,
-      failing: [...this.#failing.values()],
+      failing: [...this.#failing.values()].map((f) => f.message),
+      // Named in `tally status` like a receiver's (a mirror's next try is the follower's, not known here).
+      failingNamed: [...this.#failing].map(([identity, f]) => ({
+        channelId: f.channelId ?? identity,
+        key: identity,
+        state: 'pending',
+        reason: f.message,
+        nextAttemptAt: null,
+      })),
       lost: this.#lost.length,
       missed: this.#missedNow(),
       disks: this.#disks,
@@ -148,7 +157,11 @@ export class MemberHealth extends EventEmitter<{ health: [view: HealthView, prev
 
   #changed(): void {
     const view = this.#judge();
-    const signature = JSON.stringify([view.state, view.components.map((c) => [c.id, c.state, c.reason])]);
+    const signature = JSON.stringify([
+      view.state,
+      view.components.map((c) => [c.id, c.state, c.reason]),
+      view.problemRecordings?.map((p) => p.key),
+    ]);
     if (signature === this.#signature) return;
     this.#signature = signature;
     const previous = this.#view;

@@ -232,7 +232,7 @@ export class MemberService extends EventEmitter<MemberEvents> {
     );
     follower.on('saved', (e) => health.saved(e.identity));
     follower.on('missed', (recordings) => health.missed(recordings.map((a) => a.identity)));
-    follower.on('failed', (info) => health.failed(info.identity, info.message, info.willRetry));
+    follower.on('failed', (info) => health.failed(info.identity, info.message, info.willRetry, info.channelId));
     follower.on('warning', (w) => {
       this.#warnings.set(w.kind, w.note);
       health.warning(w.kind, w.note);

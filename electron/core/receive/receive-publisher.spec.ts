@@ -104,6 +104,41 @@ describe.each(['listen', 'serve'] as const)('the receive service runs the studio
   }, 120_000);
 });
 
+describe('publisher changes one at a time (real nats-server)', () => {
+  it('overlapping publish() calls start one publisher; of two different setups the later runs, the earlier never', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tally-receive-overlap-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const nats = await startNatsServer();
+    cleanups.push(() => nats.close());
+    const service = new ReceiveService({ face: 'listen', home: join(dir, 'home'), log: () => undefined });
+    cleanups.push(() => service.stop());
+    await service.start();
+    await openPaused(service, dir);
+    const handed: (StudioPublisher | null)[] = [];
+    service.on('publisher', (p) => handed.push(p));
+    const setup = (key: string): PublisherSetup => ({
+      key,
+      options: {
+        url: new URL(nats.url),
+        credentials: null,
+        store: { kind: 'nats' },
+        stateDir: join(dir, `state-${key}`),
+        retry: { baseDelayMs: 50, maxDelayMs: 200 },
+      },
+    });
+
+    // Starting one awaits its modules: both calls once found none running and each started one (the first lost,
+    // still connected and publishing beside the second).
+    await Promise.all([service.publish(setup('a')), service.publish(setup('a'))]);
+    expect(handed).toHaveLength(1);
+    expect(service.publisher).toBe(handed[0]);
+
+    await Promise.all([service.publish(setup('b')), service.publish(setup('c'))]);
+    expect(handed).toEqual([handed[0], null, service.publisher]);
+    await healthWhen(service, (v) => studioOf(v)?.state === 'ok');
+  }, 60_000);
+});
+
 describe('a studio whose cluster lost its majority (real nats-servers)', () => {
   it('is never green while a saved recording cannot reach the team store, and ok once it is shared', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tally-receive-quorum-'));

@@ -158,6 +158,13 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
   /** The publisher wanted beside every pipeline (a studio's receiver), and the one running now. */
   #publishSetup: PublisherSetup | null = null;
   #publisher: StudioPublisher | null = null;
+  /** What the running publisher was started for: its setup's key and the pipeline it listens to. */
+  #publishing: { key: string; pipeline: RecordingPipeline } | null = null;
+  /**
+   * Publisher changes (publish, open, close) one at a time, each after the one before: starting one awaits its
+   * modules, and two overlapping calls that each found none running once started two publishers.
+   */
+  #publisherTurn: Promise<unknown> = Promise.resolve();
   /** The running publisher's link, as the health shows it. */
   #link: PublisherLink | null = null;
   /** What only the face knows, as it last pushed it. */
@@ -290,7 +297,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     // The first judgement already names what holds a taken port (when the OS says).
     const listen = opened.pipeline.listenState;
     if (listen && !listen.listening) this.#holder = await this.#findHolder(listen.port);
-    if (this.#publishSetup) await this.#startPublisher(pipeline, this.#publishSetup);
+    await this.#settlePublisher();
     await this.refresh();
     return opened;
   }
@@ -300,12 +307,26 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
    * publisher at once; the pipeline itself is not touched.
    */
   async publish(setup: PublisherSetup | null): Promise<void> {
-    const same = setup?.key === this.#publishSetup?.key;
     this.#publishSetup = setup;
-    if (same && (this.#publisher !== null || this.#pipeline === null)) return;
-    await this.#stopPublisher();
-    if (setup && this.#pipeline) await this.#startPublisher(this.#pipeline, setup);
-    this.changed();
+    if (await this.#settlePublisher()) this.changed();
+  }
+
+  /**
+   * Makes the running publisher the one wanted now (the latest setup, beside the current pipeline), in turn with
+   * every other change (see #publisherTurn); true when it stopped or started one.
+   */
+  #settlePublisher(): Promise<boolean> {
+    const turn = this.#publisherTurn.then(async () => {
+      const setup = this.#publishSetup;
+      const pipeline = this.#pipeline;
+      const running = this.#publishing;
+      if (running ? running.key === setup?.key && running.pipeline === pipeline : !setup || !pipeline) return false;
+      await this.#stopPublisher();
+      if (setup && pipeline) await this.#startPublisher(pipeline, setup);
+      return true;
+    });
+    this.#publisherTurn = turn.catch(() => undefined);
+    return turn;
   }
 
   async #startPublisher(pipeline: RecordingPipeline, setup: PublisherSetup): Promise<void> {
@@ -315,6 +336,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const { PublisherLink } = await import('../studio/publisher-link.js');
     const publisher = new StudioPublisher(pipeline, setup.options);
     this.#publisher = publisher;
+    this.#publishing = { key: setup.key, pipeline };
     // One origin download per recording per studio: a recording another receiver downloads is waited for.
     pipeline.downloads.setClaims(new StudioDownloadClaims(publisher, setup.options.log));
     this.#untracePublisher = tracePublisher(publisher, this.#trail.child('studio'));
@@ -340,6 +362,7 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const publisher = this.#publisher;
     if (!publisher) return;
     this.#publisher = null;
+    this.#publishing = null;
     this.#pipeline?.downloads.setClaims(null);
     this.#untracePublisher?.();
     this.#untracePublisher = null;
@@ -367,8 +390,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     this.#refusing = null;
     this.#progressAt.clear();
     this.#jobs.clear();
-    // The publisher listens to the pipeline: it goes first.
-    await this.#stopPublisher();
+    // The publisher listens to the pipeline: it goes first (in turn with a publish under way).
+    await this.#settlePublisher();
     if (pipeline) {
       // The face's listeners stay attached while stopping, so the jobs it sets back to pending reach the views.
       await pipeline
@@ -535,6 +558,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
       view.problems,
       view.receiver,
       view.components.map((c) => [c.id, c.state, c.state === 'ok' ? c.reasonNotes[0]?.code : c.reason, c.action]),
+      // Which recordings are named (not their reasons or next attempts, which move with every retry).
+      view.problemRecordings?.map((p) => [p.key, p.state]),
     ]);
     const previous = this.#view;
     this.#view = view;
@@ -579,12 +604,17 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     const spec = this.#spec;
     const listen = pipeline?.listenState ?? null;
     const hidden = (key: string) => face.hidden?.has(key) ?? false;
-    const shown: CountedJob[] = [];
+    const shown: (CountedJob & { nextAttemptAt: string | null })[] = [];
     if (pipeline) {
       for (const [row, job] of this.#jobs) {
         if (!jobCounts(job, now)) this.#jobs.delete(row);
         // The deadline as the download queue keeps it (monotonic), so a wall-clock step changes no urgency.
-        else if (!hidden(row)) shown.push({ ...job, deadline: pipeline.downloads.deadlineAt(job.key) ?? job.deadline });
+        else if (!hidden(row))
+          shown.push({
+            ...job,
+            deadline: pipeline.downloads.deadlineAt(job.key) ?? job.deadline,
+            nextAttemptAt: pipeline.downloads.nextAttemptAt(job.key),
+          });
       }
     }
     let neededBytes = 0;

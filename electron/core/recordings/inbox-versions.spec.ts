@@ -121,16 +121,47 @@ describe('a URL already saved (issue 31)', () => {
     expect(asked).toEqual([]);
   });
 
-  it('an object gone from the origin is the saved one repeated; an origin that cannot be asked makes a new job', async () => {
+  it('nothing at the URL (403/404/410) is not the saved object: the next recording may not be served yet', async () => {
+    // Taken once as "the saved one repeated": day 2's webhook, arriving before its object was readable, was
+    // answered `duplicate` and day 2 was never downloaded.
+    for (const status of [403, 404, 410]) {
+      const before = inbox.list().at(-1);
+      const first = before ? { job: before } : await inbox.add(webhook());
+      await saveAs(first.job, '"aaaa"');
+      current = { status, etag: '', size: 0 };
+      const next = await inbox.add(webhook());
+      expect(next, `origin answering ${status}`).toMatchObject({ duplicate: false, job: { follows: first.job.key } });
+    }
+    expect(inbox.list()).toHaveLength(4);
+  });
+
+  it('an origin that cannot be asked makes a new job, said in the log', async () => {
     const first = await inbox.add(webhook());
     await saveAs(first.job, '"aaaa"');
-    current = { status: 404, etag: '', size: 0 };
-    expect((await inbox.add(webhook())).duplicate).toBe(true);
-
     current = { status: 500, etag: '', size: 0 };
     const next = await inbox.add(webhook());
     expect(next.duplicate).toBe(false);
     expect(warnings.join('\n')).toMatch(/could not ask the origin whether morning-show is the recording already saved/);
+  });
+
+  it('a job still unfinished past its 6 hours (retrying, gone, refused) or expired does not absorb the next day', async () => {
+    const day1 = new Date('2026-11-27T05:00:00Z');
+    const day2 = new Date('2026-11-28T05:00:00Z');
+    const states = ['pending', 'downloading', 'gone', 'failed', 'expired'] as const;
+    for (const [i, state] of states.entries()) {
+      const rec = webhook({ url: `${origin}/svc/show-${i}.mp4`, channelId: `show-${i}` });
+      const first = await inbox.add(rec, day1);
+      await inbox.update(first.job.key, { state, error: 'still trying' });
+      // Within its 6 hours the same URL is the same recording, announced again: no question asked.
+      const again = await inbox.add(rec, new Date(day1.getTime() + 60_000));
+      if (state === 'expired') expect(again.duplicate, state).toBe(false);
+      else expect(again, state).toMatchObject({ duplicate: true, job: { key: first.job.key } });
+      // The next day: a new recording under the same URL (the first one's is deleted by now), a job of its own.
+      const next = await inbox.add(rec, day2);
+      expect(next, state).toMatchObject({ duplicate: false, job: { follows: again.job.key, state: 'pending' } });
+    }
+    // None of it needed the origin: an unfinished or expired job says nothing about what the URL names now.
+    expect(asked).toEqual([]);
   });
 
   it('one webhook repeated at once asks the origin once and stays one recording', async () => {

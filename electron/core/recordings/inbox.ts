@@ -10,9 +10,10 @@
  * Dedupe: the key is sha256 of the normalised URL (scheme and host lowercased, default port dropped, query
  * parameters sorted but kept, since presigned S3 URLs differ only there; fragment dropped). A URL is not a
  * recording, though (issue 31): channel IDs are reused and a legacy URL names only the channel, so the same URL
- * may carry a new recording every day. A webhook for a known URL is a duplicate while that job is unfinished, or
- * once it is saved while the origin still serves the object version it saved (ETag, Last-Modified, size: one
- * ranged request through `identify`, no body); otherwise it is a new job under `<key>-<n>` (see #sameObject),
+ * may carry a new recording every day. A webhook for a known URL is a duplicate while that job is unfinished
+ * within its 6 hours, or once it is saved while the origin still serves the object version it saved (ETag,
+ * Last-Modified, size: one ranged request through `identify`, no body); otherwise (a different version, nothing
+ * there, no answer, a job past its deadline) it is a new job under `<key>-<n>` (see #sameObject),
  * saved beside the first under a name of its own. A secondary index
  * (channel ID + host + file name) catches one more case: the older webhook shape announced URLs without the
  * random path segment, so the same recording may arrive as `/svc/<ch>.mp4` and `/svc/<rand>/<ch>.mp4`. Two URLs
@@ -251,8 +252,8 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
       return this.#write(rec, now, version, hashes, alias);
     };
     if (!exact) return after(false);
-    const same = this.#sameObjectAt(exact, rec);
-    return typeof same === 'boolean' ? after(same) : this.#sameObject(exact, rec).then(after);
+    const same = this.#sameObjectAt(exact, rec, now);
+    return typeof same === 'boolean' ? after(same) : this.#sameObject(exact, rec, now).then(after);
   }
 
   /** Writes a new job (see add); its `#append` runs before anything is awaited. */
@@ -621,9 +622,9 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
       // channel (its ID reused within hours), neither a duplicate nor a twin (issue 31). The scan is synchronous
       // until the origin must be asked; then it runs again with the answer.
       if (job.state === 'saved') {
-        const same = verdicts.get(key) ?? this.#sameObjectAt(job, rec);
+        const same = verdicts.get(key) ?? this.#sameObjectAt(job, rec, now);
         if (same === undefined) {
-          return this.#sameObject(job, rec).then((answer) => {
+          return this.#sameObject(job, rec, now).then((answer) => {
             verdicts.set(key, answer);
             return this.#aliasOf(rec, url, now, hashes, verdicts);
           });
@@ -641,19 +642,23 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
   /**
    * Whether a webhook for `rec` names the object version `job` stands for (issue 31: channel IDs are reused, and a
    * legacy URL names only the channel, so one URL may carry a new recording every day):
-   * - while `job` is unfinished (or refused for good) it stands for whatever the URL names: a duplicate;
+   * - while `job` is unfinished (or refused for good) and within its 6 hours it stands for whatever the URL names:
+   *   a duplicate;
+   * - past its deadline, or expired, it no longer does: the service deleted that recording 6 hours after its
+   *   webhook, so what the URL announces now is a new one (a job still retrying or refused then once answered
+   *   `duplicate` to the next day's recording under the same URL, and it was never downloaded);
    * - a different announced size is a different object, with no question asked;
    * - otherwise the origin is asked (`identify`: one ranged request, no body) and its validators compared with the
-   *   version `job` saved (ETag, Last-Modified, size; only the size for jobs saved before versions were kept). An
-   *   object gone from the origin is the saved one repeated; an expired job's URL serving an object again is new;
-   *   an origin that cannot be asked is taken as new: a second download costs less than a lost recording.
+   *   version `job` saved (ETag, Last-Modified, size; only the size for jobs saved before versions were kept).
+   *   Only the same version is the same recording: an object gone from the origin (403/404/410) may be the next
+   *   recording not served yet, and an origin that cannot be asked proves nothing either; both are taken as new
+   *   (a second job that finds nothing costs less than a lost recording).
    */
-  async #sameObject(job: RecordingJob, rec: NewRecording): Promise<boolean> {
-    const known = this.#sameObjectAt(job, rec);
+  async #sameObject(job: RecordingJob, rec: NewRecording, now: Date): Promise<boolean> {
+    const known = this.#sameObjectAt(job, rec, now);
     if (known !== undefined) return known;
     const seen = await (this.#options.identify as NonNullable<InboxOptions['identify']>)(rec.url);
-    if (seen.kind === 'gone') return true;
-    if (job.state === 'expired') return false;
+    if (seen.kind === 'gone') return false;
     if (seen.kind === 'unknown') {
       (this.#options.log ?? silentLogger).warn(
         `journal: could not ask the origin whether ${rec.channelId} is the recording already saved (${seen.reason}): it is downloaded again`,
@@ -665,8 +670,9 @@ export class Inbox extends EventEmitter<InboxEvents> implements JobStore {
   }
 
   /** What #sameObject can say without asking the origin, or undefined when the origin must be asked. */
-  #sameObjectAt(job: RecordingJob, rec: NewRecording): boolean | undefined {
-    if (job.state !== 'saved' && job.state !== 'expired') return true;
+  #sameObjectAt(job: RecordingJob, rec: NewRecording, now: Date): boolean | undefined {
+    if (job.state === 'expired') return false;
+    if (job.state !== 'saved') return now.getTime() < Date.parse(job.deadline);
     if (rec.announcedBytes !== null && job.announcedBytes !== null && rec.announcedBytes !== job.announcedBytes) {
       return false;
     }

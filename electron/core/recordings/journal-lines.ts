@@ -119,6 +119,8 @@ const jobSchema = z.looseObject({
   url: z.string(),
   receivedAt: z.string(),
   deadline: z.string(),
+  // A damaged service deadline only costs judging by the local one.
+  serviceDeadline: z.string().nullable().optional().catch(undefined),
   announcedBytes: z.number().nullable(),
   duration: z.string().nullable(),
   thumbnail: z.string().nullable(),

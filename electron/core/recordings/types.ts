@@ -22,6 +22,12 @@ export interface RecordingJob {
    * download queue sees while running, so it keeps naming the same moment (core/time.ts).
    */
   deadline: string;
+  /**
+   * The same deadline on the service's own clock (ISO, from the `Date` header of the origin's first dated answer;
+   * never moved by a local clock step). Once known, the 6 hours are judged by it against the origin's `Date`,
+   * also after a restart whose stored `deadline` a step of the local clock made wrong.
+   */
+  serviceDeadline?: string | null;
   /** Size in bytes announced by the webhook (`filesize`), if any. */
   announcedBytes: number | null;
   /** Duration as announced by the webhook (free text), if any. */

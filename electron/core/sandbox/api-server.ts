@@ -50,6 +50,8 @@ const JSON_HEADERS = { 'Content-Type': 'application/json; charset=utf-8', 'Cache
 /** Creates (does not start) the API server over `service`. */
 export function createApiServer(service: SandboxService): Server {
   return nodeHttp().createServer((req, res) => {
+    // Every answer is dated by the service's clock (sandbox/clock.ts), not this machine's.
+    res.setHeader('Date', service.now().toUTCString());
     void handle(service, req, res).catch(() => {
       // Last resort: a bug in a handler must not take the sandbox down with it.
       if (res.headersSent) {
@@ -164,7 +166,7 @@ async function search(req: IncomingMessage, service: SandboxService): Promise<Re
   const body = parseBody(searchSchema, await readJson(req));
   authorize(service, body.serviceId, body.secret);
   // Omitted bounds: from the beginning of time until now (the docs show all three, but callers leave them out).
-  const now = Math.floor(Date.now() / 1000);
+  const now = Math.floor(service.now().getTime() / 1000);
   const starttime = body.starttime ?? 0;
   const endtime = body.endtime ?? now;
   const answer = service.search(body.keyword ?? '', starttime, endtime);
@@ -172,7 +174,7 @@ async function search(req: IncomingMessage, service: SandboxService): Promise<Re
     status: 200,
     body: {
       startTime: starttime,
-      currentTime: Math.floor(Date.now() / 1000),
+      currentTime: now,
       totalCount: answer.totalCount,
       items: answer.items.map((c) => ({
         chid: c.id,

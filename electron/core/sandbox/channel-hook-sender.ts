@@ -32,7 +32,7 @@ export function channelHookUrl(url: string, action: 'create' | 'close', channelI
  * delivery. Returns the function that stops it.
  */
 export function attachChannelHook(
-  service: { readonly channelWebhookUrl: string | null; readonly events: EventEmitter },
+  service: { readonly channelWebhookUrl: string | null; readonly events: EventEmitter; now(): Date },
   opts: { timeoutMs: number; signal: AbortSignal },
 ): () => void {
   const call = (action: 'create' | 'close', broadcast: BroadcastInfo): void => {
@@ -45,7 +45,7 @@ export function attachChannelHook(
       body: null,
     };
     void sendWebhookRequest(request, opts.timeoutMs, opts.signal).then(({ status, error }) => {
-      const delivery: ChannelHookDelivery = { action, channelId: broadcast.id, url, status, error, at: new Date() };
+      const delivery: ChannelHookDelivery = { action, channelId: broadcast.id, url, status, error, at: service.now() };
       service.events.emit('channel-hook', delivery);
     });
   };

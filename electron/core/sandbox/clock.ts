@@ -1,8 +1,12 @@
 /**
- * Sandbox time. Durations (retention, index delay, broadcast lengths, webhook delay) run on a virtual clock
- * that advances `timeFactor` times faster than real time, while every timestamp the sandbox reports stays
- * real wall-clock. Changing the factor mid-run keeps the virtual time continuous and re-arms pending timers,
- * so "expires in 6 h" becomes "expires in 6 s" at factor 3600 even for a recording published earlier.
+ * Sandbox time: the service's own clock. Durations (retention, index delay, broadcast lengths, webhook delay) run
+ * on a virtual clock that advances `timeFactor` times faster than real time, while every timestamp the sandbox
+ * reports (the `Date` header of every answer, `Last-Modified`, `currentTime`, `createTime`...) is the service's
+ * wall clock: this machine's, plus whatever time a test moved the service by (`advance`). Changing the factor
+ * mid-run keeps the virtual time continuous and re-arms pending timers, so "expires in 6 h" becomes "expires in
+ * 6 s" at factor 3600 even for a recording published earlier. `advance(6 h)` is six hours passing at the
+ * service, as a client sees it: the `Date` it answers with is 6 h later and what it deletes after 6 h is deleted,
+ * together, so a test never has to move one without the other.
  */
 import { performance } from 'node:perf_hooks';
 
@@ -22,6 +26,8 @@ export function assertTimeFactor(f: number): void {
 export class VirtualClock {
   private baseReal: number;
   private baseVirtual = 0;
+  /** How far `advance` moved the service's wall clock ahead of this machine's. */
+  private wallAhead = 0;
   private current: number;
   private readonly listeners = new Set<() => void>();
 
@@ -40,6 +46,36 @@ export class VirtualClock {
     return this.baseVirtual + (performance.now() - this.baseReal) * this.current;
   }
 
+  /**
+   * The service's wall clock (ms since the epoch): what it dates its answers with. This machine's wall clock plus
+   * the time `advance` moved the service by (a clock step of this machine's moves it too, as it would the
+   * service's own machine).
+   */
+  wall(): number {
+    return Date.now() + this.wallAhead;
+  }
+
+  /** The service's wall clock as a Date. */
+  wallDate(): Date {
+    return new Date(this.wall());
+  }
+
+  /** How far `advance` has moved the service's time ahead of this machine's, in ms. */
+  get ahead(): number {
+    return this.wallAhead;
+  }
+
+  /**
+   * Time passes at the service: `ms` of virtual time go by at once (timers due by then fire: a recording whose
+   * retention ends is deleted) and its wall clock (`Date` headers, timestamps) moves ahead by the same amount.
+   */
+  advance(ms: number): void {
+    if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`the time to advance must be a number of at least 0 ms`);
+    this.baseVirtual += ms;
+    this.wallAhead += ms;
+    for (const listener of this.listeners) listener();
+  }
+
   setFactor(f: number): void {
     assertTimeFactor(f);
     const nowReal = performance.now();
@@ -55,14 +91,16 @@ export class VirtualClock {
   }
 
   /**
-   * Wall-clock moment at which the virtual time `t` is (or was) reached, at the current factor. Computed from
-   * the clock's anchors only, so the same `t` maps to the same Date until the factor changes.
+   * The service's wall-clock moment at which the virtual time `t` is (or was) reached, at the current factor.
+   * Computed from the clock's anchors only, so the same `t` maps to the same Date until the factor changes or the
+   * time is advanced.
    */
   wallTimeAt(t: number): Date {
-    return new Date(performance.timeOrigin + this.baseReal + (t - this.baseVirtual) / this.current);
+    return new Date(performance.timeOrigin + this.baseReal + (t - this.baseVirtual) / this.current + this.wallAhead);
   }
 
-  onFactorChange(listener: () => void): () => void {
+  /** Calls `listener` whenever the factor changes or the time is advanced (pending timers re-arm). */
+  onChange(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
@@ -83,7 +121,7 @@ export class Scheduler {
   private readonly unsubscribe: () => void;
 
   constructor(private readonly clock: VirtualClock) {
-    this.unsubscribe = clock.onFactorChange(() => {
+    this.unsubscribe = clock.onChange(() => {
       for (const p of this.pending) this.arm(p);
     });
   }

@@ -103,6 +103,15 @@ describe('control HTTP API', () => {
     expect(s.control.timeFactor).toBe(60);
     expect((await call(s, 'PUT', '/speed', { timeFactor: 0 })).status).toBe(400);
 
+    // The service's clock: read, and moved ahead (never back).
+    const nowOf = (answer: { json: unknown }) => Date.parse((answer.json as { now: string }).now);
+    const clock = nowOf(await call(s, 'GET', '/time'));
+    expect(Math.abs(clock - Date.now())).toBeLessThan(1_000);
+    const moved = nowOf(await call(s, 'POST', '/time', { advanceMs: 3_600_000 }));
+    expect(moved - clock).toBeGreaterThanOrEqual(3_600_000);
+    expect(Math.abs(s.control.now().getTime() - moved)).toBeLessThan(1_000);
+    expect((await call(s, 'POST', '/time', { advanceMs: -1 })).status).toBe(400);
+
     expect((await call(s, 'PUT', '/recording', { enabled: false })).json).toEqual({ enabled: false });
     expect(s.control.recordingEnabled).toBe(false);
 

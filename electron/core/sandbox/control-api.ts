@@ -47,6 +47,7 @@ const channelsSchema = z
   .strict();
 const resendSchema = z.object({ shape: shapeSchema.optional() }).strict();
 const speedSchema = z.object({ timeFactor: z.number().positive() }).strict();
+const timeSchema = z.object({ advanceMs: z.number().nonnegative() }).strict();
 const webhookSchema = z.object({ shape: shapeSchema.optional(), url: z.string().nullable().optional() }).strict();
 const recordingSchema = z.object({ enabled: z.boolean() }).strict();
 const clientUploadSchema = z
@@ -147,6 +148,18 @@ const ROUTES: Array<{ method: string; pattern: RegExp; run: Handler; status?: nu
       service.setTimeFactor(parse(speedSchema, await readJson(req)).timeFactor);
       return { timeFactor: service.timeFactor };
     },
+  },
+  {
+    method: 'GET',
+    pattern: /^\/_sandbox\/time$/,
+    run: async ({ service }) => ({ now: service.now().toISOString() }),
+  },
+  {
+    method: 'POST',
+    pattern: /^\/_sandbox\/time$/,
+    run: async ({ service, req }) => ({
+      now: service.advanceTime(parse(timeSchema, await readJson(req)).advanceMs).toISOString(),
+    }),
   },
   {
     method: 'PUT',
@@ -278,6 +291,7 @@ function summary(service: SandboxService): unknown {
   return {
     serviceId: service.serviceId,
     timeFactor: service.timeFactor,
+    now: service.now().toISOString(),
     recordingEnabled: service.recordingEnabled,
     webhookUrl: service.webhookUrl,
     webhookShape: service.webhookShape,

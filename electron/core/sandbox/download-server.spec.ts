@@ -184,6 +184,31 @@ describe('download server', () => {
     expect((await rawRequest(rec.url)).status).toBe(404);
   });
 
+  it("dates its answers by the service's clock: six hours passing there move the Date and delete the file together", async () => {
+    const HOUR = 3_600_000;
+    const { s, rec } = await withRecording({ retentionMs: 6 * HOUR }, 'dated');
+    const dateOf = async () => Date.parse(String((await rawRequest(rec.url, { method: 'HEAD' })).headers.date));
+    const before = await dateOf();
+    // Not this machine's clock's doing: only the service's time moves.
+    expect(Math.abs(before - Date.now())).toBeLessThan(2_000);
+    s.control.advanceTime(5 * HOUR);
+    const five = await rawRequest(rec.url, { method: 'HEAD' });
+    expect(five.status).toBe(200);
+    expect(Date.parse(String(five.headers.date)) - before).toBeGreaterThanOrEqual(5 * HOUR - 1_000);
+    expect(Date.parse(String(five.headers.date)) - before).toBeLessThan(5 * HOUR + 2_000);
+    const expired = once(s.control.events, 'recording:expired');
+    s.control.advanceTime(HOUR + 1_000);
+    const [info] = (await expired) as [RecordingInfo];
+    // Deleted at the moment its 6 hours ended on the service's clock, and said so with a Date past it.
+    expect(info.expiresAt.getTime() - rec.createdAt.getTime()).toBeGreaterThanOrEqual(6 * HOUR - 1_000);
+    expect(info.expiresAt.getTime() - rec.createdAt.getTime()).toBeLessThan(6 * HOUR + 2_000);
+    const gone = await rawRequest(rec.url);
+    expect(gone.status).toBe(404);
+    expect(gone.body.toString()).toMatch(/<Code>NoSuchKey<\/Code>/);
+    expect(Date.parse(String(gone.headers.date))).toBeGreaterThanOrEqual(info.expiresAt.getTime() - 1_000);
+    expect(s.control.now().getTime() - Date.now()).toBeGreaterThanOrEqual(6 * HOUR + 1_000 - 50);
+  });
+
   it('streams a large recording with correct length and hash', async () => {
     const { rec, full } = await withRecording({}, 'big', 32 * 1024 * 1024 + 3);
     expect(full.length).toBe(32 * 1024 * 1024 + 3);

@@ -48,6 +48,8 @@ function xmlEscape(s: string): string {
 /** Creates (does not start) the download server over `service`. */
 export function createDownloadServer(service: SandboxService): Server {
   return nodeHttp().createServer((req, res) => {
+    // Every answer is dated by the service's clock (sandbox/clock.ts): a client judges the 6 hours by it.
+    res.setHeader('Date', service.now().toUTCString());
     void handle(service, req, res).catch(() => res.destroy());
   });
 }
@@ -64,6 +66,8 @@ async function handle(service: SandboxService, req: IncomingMessage, res: Server
       return;
     }
   }
+  // Dated when it answers, after any delay.
+  if (fault?.delayMs) res.setHeader('Date', service.now().toUTCString());
   req.resume();
   const requestId = randomBytes(8).toString('hex').toUpperCase();
   const base: OutgoingHttpHeaders = {

@@ -131,7 +131,7 @@ export class SandboxService implements SandboxControl {
   ): BroadcastInfo {
     let id = opts.id;
     if (id === undefined) {
-      do id = `${Date.now()}_${this.rng.chars(5)}`;
+      do id = `${this.clock.wall()}_${this.rng.chars(5)}`;
       while (this.isKnown(id));
     }
     assertChannelId(id);
@@ -144,7 +144,7 @@ export class SandboxService implements SandboxControl {
     recordingSizeFor(recordingBytes);
     const broadcast: LiveBroadcast = {
       id,
-      createdAt: opts.createdAt ?? new Date(),
+      createdAt: opts.createdAt ?? this.clock.wallDate(),
       record: opts.record ?? true,
       recordingBytes,
       curve: new WatcherCurve(this.rng.uint32(), this.clock.now()),
@@ -162,7 +162,7 @@ export class SandboxService implements SandboxControl {
     if (!broadcast) return Promise.reject(new SandboxNotFoundError(`no live broadcast "${id}" in the sandbox`));
     // The state change is synchronous: the live list and a second termination see it at once.
     const now = this.clock.now();
-    const endedAt = new Date(Math.max(Date.now(), broadcast.createdAt.getTime()));
+    const endedAt = new Date(Math.max(this.clock.wall(), broadcast.createdAt.getTime()));
     const channel: EndedChannel = {
       id,
       createdAtMs: broadcast.createdAt.getTime(),
@@ -263,7 +263,7 @@ export class SandboxService implements SandboxControl {
   expireRecording(channelId: string): void {
     const recording = this.recordings.get(channelId);
     if (!recording) throw new SandboxNotFoundError(`no recording for channel "${channelId}" in the sandbox`);
-    this.markExpired(recording, new Date());
+    this.markExpired(recording, this.clock.wallDate());
   }
 
   /** Resolves a download path (still percent-encoded) to a file, or null when no such object exists. */
@@ -311,7 +311,7 @@ export class SandboxService implements SandboxControl {
       random,
       file,
       md5,
-      createdAt: new Date(),
+      createdAt: this.clock.wallDate(),
       durationSeconds: Math.round((channel.endedAtMs - channel.createdAtMs) / 1000),
       expiresAt: this.clock.now() + this.config.retentionMs,
       expiredAt: null,
@@ -389,7 +389,7 @@ export class SandboxService implements SandboxControl {
         this.armExpiry(recording);
       }
     }
-    const at = new Date();
+    const at = this.clock.wallDate();
     const request = buildWebhookRequest(
       hookUrl,
       shape,
@@ -424,6 +424,17 @@ export class SandboxService implements SandboxControl {
 
   setTimeFactor(f: number): void {
     this.clock.setFactor(f);
+  }
+
+  now(): Date {
+    return this.clock.wallDate();
+  }
+
+  advanceTime(ms: number): Date {
+    this.clock.advance(ms);
+    // What fell due is done before anyone asks: a deleted recording answers 404 from the first request on.
+    for (const recording of this.recordings.values()) this.isExpired(recording);
+    return this.clock.wallDate();
   }
 
   setWebhookShape(shape: WebhookShape): void {

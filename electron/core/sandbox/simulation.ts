@@ -55,7 +55,11 @@ export class DemoSimulation {
       // Some were already running when the sandbox came up; the first ends soon and is recorded, so a
       // recording arrives within a minute or two of opening the demo (or of `tally listen --sandbox`).
       const left = i === 0 ? this.rng.int(3 * MINUTE, 8 * MINUTE) : undefined;
-      this.startOne(new Date(Date.now() - this.rng.int(0, 20) * MINUTE), left, i === 0 ? true : undefined);
+      this.startOne(
+        new Date(this.service.now().getTime() - this.rng.int(0, 20) * MINUTE),
+        left,
+        i === 0 ? true : undefined,
+      );
     }
     return this;
   }
@@ -67,7 +71,7 @@ export class DemoSimulation {
   }
 
   private seedHistory(): void {
-    const now = Date.now();
+    const now = this.service.now().getTime();
     const items = [];
     for (let i = 0; i < HISTORY_CHANNELS; i++) {
       const createdAt = now - this.rng.int(60 * MINUTE, HISTORY_SPAN_MS);
@@ -99,7 +103,7 @@ export class DemoSimulation {
     return id;
   }
 
-  private startOne(createdAt = new Date(), lastsMs?: number, record?: boolean): void {
+  private startOne(createdAt = this.service.now(), lastsMs?: number, record?: boolean): void {
     if (this.stopped) return;
     const info = this.service.startBroadcast({
       id: this.nameFor(createdAt.getTime()),

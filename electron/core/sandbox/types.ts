@@ -55,7 +55,8 @@ export interface SandboxOptions {
   secret?: string;
   /**
    * Scales DURATIONS only (retention, search index delay, demo broadcast lengths, webhook delay):
-   * 60 makes an hour pass in a minute. Timestamps stay real wall-clock. Default 1.
+   * 60 makes an hour pass in a minute. Timestamps stay on the service's wall clock (real time, plus whatever
+   * `advanceTime` added). Default 1.
    */
   timeFactor?: number;
   /** Unscaled ms before a newly ended channel is searchable. Default 3000. */
@@ -169,6 +170,14 @@ export interface SandboxControl {
   getFaults(target: SandboxTarget): FaultSpec | null;
   setTimeFactor(f: number): void;
   readonly timeFactor: number;
+  /** The service's clock: what its answers are dated by (`Date` header, `currentTime`, `createTime`...). */
+  now(): Date;
+  /**
+   * Time passes at the service: `ms` of its time go by at once. Its clock (the `Date` of every answer) moves ahead
+   * by `ms`, and what falls due meanwhile happens (a recording whose retention ends is deleted), together, as on
+   * the real service. Returns the service's clock after the move.
+   */
+  advanceTime(ms: number): Date;
   setWebhookShape(shape: WebhookShape): void;
   readonly webhookShape: WebhookShape;
   setWebhookUrl(url: string | null): void;

@@ -12,7 +12,9 @@ import { hostname } from 'node:os';
 import { AckPolicy, DeliverPolicy, jetstream, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { note, noteText } from '../notes.js';
-import { abortableDelay, backoffDelay, retrying } from '../backoff.js';
+import { retrying, type BackoffPolicy } from '../backoff.js';
+import { RetryLoop } from '../retry-loop.js';
+import { systemClock } from '../time.js';
 import { TallyError } from '../errors.js';
 import { ensureWritableFolder } from '../folder-check.js';
 import { describeError, silentLogger, type Logger } from '../logger.js';
@@ -57,6 +59,7 @@ import {
   type TeamCredentials,
   type TeamRetry,
 } from './team.js';
+import { counted } from '../counted.js';
 
 export interface FollowerOptions {
   url: URL;
@@ -154,6 +157,18 @@ interface Delivered {
   a: Announcement | null;
 }
 
+/** A mirror's attempts after a failure. */
+const MIRROR_RETRY: BackoffPolicy = { baseMs: 1_000, maxMs: 30_000, jitter: 0.5 };
+/** A transfer cut short by a reconnect, a resume gone stale or a copy that failed its check: again almost at once. */
+const MIRROR_QUICK: BackoffPolicy = { baseMs: 100, maxMs: 100 };
+/** Quick attempts of one mirror before its failures wait MIRROR_RETRY's pauses. */
+const QUICK_ATTEMPTS = 2;
+/**
+ * The announcement feed read again after it failed on an open connection: soon (it was 1 s flat), since every
+ * recording of the team waits on it, yet not in step with the other members.
+ */
+const FEED_RETRY: BackoffPolicy = { baseMs: 1_000, maxMs: 5_000, jitter: 0.5 };
+
 const jsmOf = async (nc: NatsConnection) => (await import('@nats-io/jetstream')).jetstreamManager(nc);
 
 export class StudioFollower extends EventEmitter<FollowerEvents> {
@@ -167,6 +182,15 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
   #starting: Promise<void> | null = null;
   /** Aborts the running transfers so they resume from their checkpoints (after a reconnect). */
   readonly #attempts = new Set<AbortController>();
+  /**
+   * The retries waiting on the team server (each mirror's, and the feed's): told when the connection is back,
+   * so their attempts go at once and no pause grown during the outage is carried past it (issue 30, item 6).
+   */
+  readonly #retries = new Set<RetryLoop>();
+  /** Whether the client holds a connection: while it reconnects by itself, the feed waits for it, not a timer. */
+  #connected = true;
+  /** Feed readers waiting for the client's reconnection (or the stop). */
+  readonly #onReconnect = new Set<() => void>();
   readonly #lagReadings = new NewestReading();
   #catalogue: TeamCatalogue | null = null;
   #presence: MemberPresence | null = null;
@@ -210,6 +234,8 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
     try {
       this.#ledger = await Ledger.open(dir, 'mirrored.jsonl', isMemberRecord);
       this.#handled = await HandledSequence.open(dir);
+      this.#unsettled.clear();
+      this.#settledUpTo = 0;
       await this.#sweepLeftovers(folder);
       const id = await memberId(dir);
       // A JetStream request left unanswered (a cluster electing a new leader after a node went down, or too
@@ -251,8 +277,13 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       });
       this.#nc = nc;
       void this.#watchStatus(nc);
-      const link = new TeamLink(nc, { scheme: opts.url.protocol });
-      link.on('change', (answer) => this.emit('answering', answer));
+      const link = new TeamLink(nc, { scheme: opts.url.protocol, role: 'member' });
+      link.on('change', (answer) => {
+        // Said only on a change: the cluster answers again (a lost majority is back, or another server took over),
+        // so what failed meanwhile failed for the outage and goes now, with no pause carried past it.
+        if (answer.answering) for (const retry of this.#retries) retry.recover();
+        this.emit('answering', answer);
+      });
       this.#link = link;
       await ensureStudioStream(nc, { retentionMs: DEFAULT_RETENTION_MS, owner: false });
       // The members bucket is kept by as many servers as the studio's stream (a cluster's replicas).
@@ -289,7 +320,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
         this.#catalogue = catalogue;
       }
       // What this member missed while it was away, said before it starts catching up: what expired unseen...
-      await this.#learnMissed(nc);
+      await this.#learnMissed(nc, folder);
       // ...and how far behind it is on what is still there.
       await this.#checkLag(durable);
       this.#lagTimer = setInterval(() => void this.#checkLag(durable), opts.lagCheckMs ?? 5 * 60_000);
@@ -418,20 +449,48 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
   }
   /** The highest stream sequence this member handled (shared-index.ts), kept across restarts. */
   #handled: HandledSequence | null = null;
+  /** Stream sequences delivered in this run and not settled yet: the handled mark stays below the lowest. */
+  readonly #unsettled = new Set<number>();
+  /** The highest stream sequence settled in this run. */
+  #settledUpTo = 0;
 
   /**
-   * The announcements made while this member was away and gone from the stream before it read them: recorded as
-   * gone (with `missed`), said once (a log line and the `missed` event), never tried.
+   * `seq` is settled (saved, gone, known, or not an announcement): the handled mark moves up to the highest sequence
+   * below which every delivered one is settled. A mirror that failed and waits for redelivery (or was stopped) holds
+   * it below itself, so if it then expires from the team server, the member learns it missed it (#learnMissed);
+   * marked past it, as once, the member never heard of it.
    */
-  async #learnMissed(nc: NatsConnection): Promise<void> {
+  #settle(seq: number): Promise<void> {
+    this.#unsettled.delete(seq);
+    this.#settledUpTo = Math.max(this.#settledUpTo, seq);
+    let mark = this.#settledUpTo;
+    for (const waiting of this.#unsettled) mark = Math.min(mark, waiting - 1);
+    return this.#handled?.handled(mark) ?? Promise.resolve();
+  }
+
+  /**
+   * The announcements made while this member was away and gone from the stream before it read them, or before it
+   * finished mirroring them (a transfer cut short, or one that was still failing when it stopped): recorded as gone
+   * (with `missed`, the part removed), said once (a log line and the `missed` event), never tried again.
+   */
+  async #learnMissed(nc: NatsConnection, folder: string): Promise<void> {
     const handled = this.#handled;
     const ledger = this.#ledger;
-    if (!handled || handled.value === null || !ledger) return;
+    if (!handled || !ledger) return;
     try {
       const first = (await (await jsmOf(nc)).streams.info(STUDIO_STREAM)).state.first_seq;
+      if (handled.value === null) {
+        // A member from now on: what left the stream before was never its to miss. Kept at once, so a mirror still
+        // failing when this first run ends is named at the next one (the mark stays below it, see #settle).
+        await handled.handled(Math.max(0, first - 1));
+        return;
+      }
       if (first - 1 <= handled.value) return;
-      const missed = (await announcementsBetween(nc, handled.value, first)).filter((a) => !ledger.get(a.identity));
+      const missed = (await announcementsBetween(nc, handled.value, first)).filter(
+        (a) => (ledger.get(a.identity)?.state ?? 'started') === 'started',
+      );
       for (const a of missed) {
+        const started = ledger.get(a.identity) !== undefined;
         await ledger.put({
           identity: a.identity,
           state: 'gone',
@@ -439,12 +498,19 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
           announcement: a,
           missed: true,
         });
+        // A transfer it had begun leaves no part behind.
+        if (started) {
+          const clientSubfolder = this.#opts.clientSubfolder;
+          await targetFolder({ folder, announcement: a, clientSubfolder })
+            .then((dir) => removePart(dir, a))
+            .catch(() => undefined);
+        }
       }
       await handled.handled(first - 1);
       if (missed.length === 0) return;
       const channels = missed.map((a) => a.channelId).join(', ');
       this.#log.warn(
-        `studio: ${missed.length} recording(s) expired from the team server before this member could mirror them: ${channels}.`,
+        `studio: ${counted(missed.length, 'recording', 'recordings')} expired from the team server before this member could mirror ${missed.length === 1 ? 'it' : 'them'}: ${channels}.`,
       );
       this.emit('missed', missed);
     } catch (error) {
@@ -496,9 +562,16 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
 
   async #watchStatus(nc: NatsConnection): Promise<void> {
     for await (const s of nc.status()) {
-      if (s.type === 'disconnect') this.emit('connection', 'disconnected');
+      if (s.type === 'disconnect') {
+        this.#connected = false;
+        this.emit('connection', 'disconnected');
+      }
       if (s.type === 'reconnect') {
+        this.#connected = true;
         this.emit('connection', 'reconnected');
+        for (const retry of this.#retries) retry.recover();
+        for (const wake of this.#onReconnect) wake();
+        this.#onReconnect.clear();
         // A transfer through the old connection may wait forever on a consumer the restarted server forgot.
         for (const attempt of this.#attempts) attempt.abort(new Error('reconnected'));
         // The feed's pulls went to the server left behind (a hung one never answers them): read it afresh now
@@ -536,26 +609,48 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       ({ m, a }) => ({ key: a?.identity ?? `seq ${m.seq}`, bytes: a?.bytes ?? 0 }),
       (error) => this.#log.warn(`studio: an announcement could not be settled (${describeError(error)}).`),
     );
-    while (!this.#stop.signal.aborted) {
-      const messages = await consumer.consume({ max_messages: 4, expires: 5_000 });
-      this.#feed = messages;
-      void this.#traceFeed(messages);
-      const close = () => void messages.close();
-      this.#stop.signal.addEventListener('abort', close, { once: true });
-      try {
-        for await (const m of messages) {
-          if (this.#stop.signal.aborted) break;
-          await mirrors.take({ m, a: parseAnnouncement(m.data) });
+    const signal = this.#stop.signal;
+    const feedRetry = new RetryLoop({ policy: FEED_RETRY, signal, clock: systemClock });
+    this.#retries.add(feedRetry);
+    const close = () => void this.#feed?.close();
+    signal.addEventListener('abort', close, { once: true });
+    try {
+      while (!signal.aborted) {
+        try {
+          const messages = await consumer.consume({ max_messages: 4, expires: 5_000 });
+          this.#feed = messages;
+          // Stopped while the feed was being opened: the stop's close went to the feed before this one.
+          if (signal.aborted) close();
+          void this.#traceFeed(messages);
+          for await (const m of messages) {
+            if (signal.aborted) break;
+            feedRetry.reset();
+            this.#unsettled.add(m.seq);
+            await mirrors.take({ m, a: parseAnnouncement(m.data) });
+          }
+        } catch (error) {
+          this.#log.warn(`studio: the announcement feed stopped (${describeError(error)}); reading it again.`);
+          // While the client reconnects by itself, its reconnection is the retry (no second one nested inside it);
+          // on an open connection, the feed is read again after a pause.
+          if (!this.#connected) await this.#reconnected();
+          else if (!(await feedRetry.wait())) break;
+        } finally {
+          // Settled before the feed is read again, so no announcement is taken twice at once.
+          await mirrors.drain();
         }
-      } catch (error) {
-        this.#log.warn(`studio: the announcement feed stopped (${describeError(error)}); reading it again.`);
-        await abortableDelay(1_000, this.#stop.signal);
-      } finally {
-        this.#stop.signal.removeEventListener('abort', close);
-        // Settled before the feed is read again, so no announcement is taken twice at once.
-        await mirrors.drain();
       }
+    } finally {
+      signal.removeEventListener('abort', close);
+      this.#retries.delete(feedRetry);
     }
+  }
+
+  /** Resolves when the client has reconnected, or on stop. */
+  #reconnected(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.#connected || this.#stop.signal.aborted) return resolve();
+      this.#onReconnect.add(resolve);
+    });
   }
 
   /** What the client says of the feed beyond routine pulls and heartbeats (a stalled read consumer), at debug. */
@@ -570,12 +665,13 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
     if (!a) {
       this.#log.warn(`studio: an announcement that is not one was dropped (stream sequence ${m.seq}).`);
       m.term();
+      await this.#settle(m.seq);
       return;
     }
     const known = this.#ledger!.get(a.identity);
     if (known && known.state !== 'started') {
       m.ack();
-      await this.#handled?.handled(m.seq);
+      await this.#settle(m.seq);
       this.#catchingUp();
       return;
     }
@@ -585,7 +681,7 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       const done = await this.#mirror(a, folder);
       if (done) {
         await m.ackAck().catch(() => undefined);
-        await this.#handled?.handled(m.seq);
+        await this.#settle(m.seq);
         this.#catchingUp();
       }
     } finally {
@@ -608,75 +704,84 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
       await ledger.put({ identity: a.identity, state: 'started', at: new Date().toISOString(), announcement: a });
       this.emit('started', a);
     }
-    for (let attempt = 1; !this.#stop.signal.aborted; attempt += 1) {
-      const controller = new AbortController();
-      this.#attempts.add(controller);
-      const onStop = () => controller.abort(new Error('stopped'));
-      this.#stop.signal.addEventListener('abort', onStop, { once: true });
-      try {
-        const saved = await mirrorRecording({
-          store: await this.#storeFor(a),
-          folder,
-          announcement: a,
-          signal: controller.signal,
-          onProgress: (p) => this.emit('progress', p),
-          ...(this.#opts.clientSubfolder ? { clientSubfolder: this.#opts.clientSubfolder } : {}),
-          ...(this.#opts.idleTimeoutMs ? { idleTimeoutMs: this.#opts.idleTimeoutMs } : {}),
-          ...(this.#opts.checkpointBytes ? { checkpointBytes: this.#opts.checkpointBytes } : {}),
-          ...(this.#opts.rateBytesPerSec ? { rateBytesPerSec: this.#opts.rateBytesPerSec } : {}),
-        });
-        await ledger.put({
-          identity: a.identity,
-          state: 'saved',
-          at: new Date().toISOString(),
-          announcement: a,
-          path: saved.path,
-        });
+    const signal = this.#stop.signal;
+    const retry = new RetryLoop({ policy: MIRROR_RETRY, signal, clock: systemClock });
+    const quickRetry = new RetryLoop({ policy: MIRROR_QUICK, signal, clock: systemClock });
+    this.#retries.add(retry);
+    try {
+      while (!signal.aborted) if (await this.#mirrorOnce(a, folder, retry, quickRetry)) return true;
+      return false;
+    } finally {
+      this.#retries.delete(retry);
+    }
+  }
+
+  /**
+   * One attempt of `#mirror`: true when the announcement is settled (saved or gone), false when stopped or once
+   * the wait after a failure is over.
+   */
+  async #mirrorOnce(a: Announcement, folder: string, retry: RetryLoop, quickRetry: RetryLoop): Promise<boolean> {
+    const ledger = this.#ledger!;
+    const controller = new AbortController();
+    this.#attempts.add(controller);
+    const onStop = () => controller.abort(new Error('stopped'));
+    this.#stop.signal.addEventListener('abort', onStop, { once: true });
+    try {
+      const saved = await mirrorRecording({
+        store: await this.#storeFor(a),
+        folder,
+        announcement: a,
+        signal: controller.signal,
+        onProgress: (p) => this.emit('progress', p),
+        ...(this.#opts.clientSubfolder ? { clientSubfolder: this.#opts.clientSubfolder } : {}),
+        ...(this.#opts.idleTimeoutMs ? { idleTimeoutMs: this.#opts.idleTimeoutMs } : {}),
+        ...(this.#opts.checkpointBytes ? { checkpointBytes: this.#opts.checkpointBytes } : {}),
+        ...(this.#opts.rateBytesPerSec ? { rateBytesPerSec: this.#opts.rateBytesPerSec } : {}),
+      });
+      await ledger.put({
+        identity: a.identity,
+        state: 'saved',
+        at: new Date().toISOString(),
+        announcement: a,
+        path: saved.path,
+      });
+      await removePart(await targetFolder({ folder, announcement: a, clientSubfolder: this.#opts.clientSubfolder }), a);
+      this.#clear('folderFull');
+      this.#clear('s3Setup');
+      this.emit('saved', {
+        identity: a.identity,
+        channelId: a.channelId,
+        kind: a.kind,
+        path: saved.path,
+        bytes: saved.bytes,
+        sha256: a.sha256,
+      });
+      return true;
+    } catch (error) {
+      if (this.#stop.signal.aborted) return false;
+      // Bytes the store no longer has: the receivers are asked to put them again, or have said they are gone.
+      const gone = error instanceof GoneError || (error instanceof UnreadableError && (await this.#unreadable(a)));
+      const message = describeError(error);
+      this.emit('failed', { identity: a.identity, channelId: a.channelId, message, willRetry: !gone });
+      if (gone) {
+        await ledger.put({ identity: a.identity, state: 'gone', at: new Date().toISOString(), announcement: a });
         await removePart(
           await targetFolder({ folder, announcement: a, clientSubfolder: this.#opts.clientSubfolder }),
           a,
         );
-        this.#clear('folderFull');
-        this.#clear('s3Setup');
-        this.emit('saved', {
-          identity: a.identity,
-          channelId: a.channelId,
-          kind: a.kind,
-          path: saved.path,
-          bytes: saved.bytes,
-          sha256: a.sha256,
-        });
         return true;
-      } catch (error) {
-        if (this.#stop.signal.aborted) return false;
-        // Bytes the store no longer has: the receivers are asked to put them again, or have said they are gone.
-        const gone = error instanceof GoneError || (error instanceof UnreadableError && (await this.#unreadable(a)));
-        const message = describeError(error);
-        this.emit('failed', { identity: a.identity, channelId: a.channelId, message, willRetry: !gone });
-        if (gone) {
-          await ledger.put({ identity: a.identity, state: 'gone', at: new Date().toISOString(), announcement: a });
-          await removePart(
-            await targetFolder({ folder, announcement: a, clientSubfolder: this.#opts.clientSubfolder }),
-            a,
-          );
-          return true;
-        }
-        // What only the user can fix is said once (and kept for the health view) until a transfer succeeds.
-        const setup =
-          error instanceof FolderFullError ? 'folderFull' : error instanceof S3SetupError ? 's3Setup' : null;
-        if (setup && error instanceof TallyError && error.note) this.#warn(studioWarning(setup, error.note));
-        else this.#log.warn(`studio: ${a.channelId}: ${message}; trying again.`);
-        const quick =
-          controller.signal.aborted || error instanceof StaleResumeError || error instanceof MirrorVerifyError;
-        await abortableDelay(
-          quick && attempt < 3 ? 100 : backoffDelay(attempt, { baseMs: 1_000, maxMs: 30_000, jitter: 0.5 }),
-          this.#stop.signal,
-        );
-      } finally {
-        this.#stop.signal.removeEventListener('abort', onStop);
-        this.#attempts.delete(controller);
       }
+      // What only the user can fix is said once (and kept for the health view) until a transfer succeeds.
+      const setup = error instanceof FolderFullError ? 'folderFull' : error instanceof S3SetupError ? 's3Setup' : null;
+      if (setup && error instanceof TallyError && error.note) this.#warn(studioWarning(setup, error.note));
+      else this.#log.warn(`studio: ${a.channelId}: ${message}; trying again.`);
+      const quick =
+        controller.signal.aborted || error instanceof StaleResumeError || error instanceof MirrorVerifyError;
+      await (quick && quickRetry.attempt < QUICK_ATTEMPTS ? quickRetry : retry).wait();
+      return false;
+    } finally {
+      this.#stop.signal.removeEventListener('abort', onStop);
+      this.#attempts.delete(controller);
     }
-    return false;
   }
 }

@@ -19,6 +19,7 @@ import { Kvm } from '@nats-io/kv';
 import { Objm } from '@nats-io/obj';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startNatsServer, type NatsServer } from '../../../tests/support/nats-server.js';
+import { sinkLogger } from '../logger.js';
 import type { RecordingPipeline } from '../pipeline/pipeline.js';
 import { StudioFollower } from './follower.js';
 import { StudioPublisher, type PublisherEvents } from './publisher.js';
@@ -265,6 +266,46 @@ describe('two receivers publishing the same recording (real nats-server)', () =>
     expect((await kv.get('rec-busy'))!.json<{ by: string }>().by).toBe('busy-host');
   });
 
+  it('a download claim taken over, or renewed at a stop, leaves no renewal handle behind', async () => {
+    const nats = await setup();
+    const lines: string[] = [];
+    const lineSaid = new EventEmitter();
+    const log = sinkLogger((_level, _scope, line) => {
+      lines.push(line);
+      lineSaid.emit('line', line);
+    });
+    const a = await receiver(nats, 'recv-a', { staleClaimMs: 3_000, log });
+    const connected = once(a.publisher, 'connected');
+    await a.publisher.start();
+    await connected;
+    expect(await a.publisher.claimDownload('rec-taken')).toEqual({ state: 'mine' });
+    expect(a.publisher.renewedClaims).toEqual(['rec-taken']);
+
+    // Another receiver took the claim over (it found it stale): the next renewal is refused, and its handle goes
+    // (it stayed in the map, cleared but never removed, for as long as the receiver ran).
+    const notRenewed = new Promise<void>((resolve) => {
+      const on = (line: string) => {
+        if (!line.includes('download claim on rec-taken is no longer renewed')) return;
+        lineSaid.off('line', on);
+        resolve();
+      };
+      lineSaid.on('line', on);
+    });
+    const nc = await connect({ servers: nats.url.replace('nats://', '') });
+    cleanups.push(() => nc.close());
+    const kv = await new Kvm(nc).open(CLAIMS_BUCKET);
+    await kv.put('rec-taken', JSON.stringify({ state: 'claimed', by: 'other-host', at: new Date().toISOString() }));
+    await notRenewed;
+    expect(a.publisher.renewedClaims).toEqual([]);
+    expect((await kv.get('rec-taken'))!.json<{ by: string }>().by).toBe('other-host');
+
+    // Stopped while a claim is renewed: none is left.
+    expect(await a.publisher.claimDownload('rec-held')).toEqual({ state: 'mine' });
+    expect(a.publisher.renewedClaims).toEqual(['rec-held']);
+    await a.publisher.stop();
+    expect(a.publisher.renewedClaims).toEqual([]);
+  });
+
   it("never takes a live claim of a receiver whose clock is 15 minutes behind (the server's clock judges)", async () => {
     const nats = await setup();
     const nc = await connect({ servers: nats.url.replace('nats://', '') });
@@ -423,11 +464,17 @@ describe('refused team credentials (real nats-server with a user and password)',
       reloadCredentials: async () => (++reloads >= 3 ? { user: 'studio', password: 'right-pass' } : wrong),
     });
     const refusals: TeamAuthError[] = [];
-    a.publisher.on('refused', ({ error }) => refusals.push(error as TeamAuthError));
+    const waits: number[] = [];
+    a.publisher.on('refused', ({ error, retryInMs }) => {
+      refusals.push(error as TeamAuthError);
+      waits.push(retryInMs);
+    });
     const connected = once(a.publisher, 'connected');
     await a.publisher.start();
     await connected;
     expect(refusals).toHaveLength(1);
+    // The wait said is the one the retry loop armed (the first refusal's: refusedDelayMs).
+    expect(waits).toEqual([20]);
     expect(refusals[0]).toBeInstanceOf(TeamAuthError);
     expect(refusals[0]!.message).toMatch(
       /refused the credentials \(Authorization Violation\).*tally login --team nats:\/\/127\.0\.0\.1:\d+.*TALLY_TEAM_USER/,

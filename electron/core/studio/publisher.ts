@@ -18,7 +18,8 @@ import { JetStreamApiCodes, JetStreamApiError, jetstream, jetstreamManager } fro
 import { KvWatchInclude, Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { note } from '../notes.js';
-import { abortableDelay, backoffDelay } from '../backoff.js';
+import { abortableDelay, type BackoffPolicy } from '../backoff.js';
+import { RetryLoop } from '../retry-loop.js';
 import { describeError, silentLogger, type Logger } from '../logger.js';
 import type { RecordingPipeline } from '../pipeline/pipeline.js';
 import { serverIdentity, uploadIdentity, type Announcement } from './announcement.js';
@@ -40,7 +41,6 @@ import { indexAnnouncement } from './shared-index.js';
 import { StudioWarnings, studioWarning, type StudioWarning } from './warnings.js';
 import { TeamLink, type TeamAnswer } from './team-link.js';
 import { systemClock, wallNow } from '../time.js';
-import { RetrySchedule } from '../pipeline/retry-schedule.js';
 import {
   CLAIMS_BUCKET,
   DEFAULT_RETENTION_MS,
@@ -56,6 +56,7 @@ import {
   type TeamCredentials,
   type TeamRetry,
 } from './team.js';
+import { counted } from '../counted.js';
 
 /** Durations and retry times on the monotonic clock: a step of the wall clock neither freezes nor rushes them. */
 const monotonic = (): number => systemClock.now();
@@ -111,6 +112,15 @@ export interface PublisherOptions {
  */
 const SELF_WAKE_MS = 1_000;
 
+/** The first connection after a failure other than a refusal (a server without JetStream, assets refused). */
+const CONNECT_RETRY: BackoffPolicy = { baseMs: 2_000, maxMs: 60_000, jitter: 0.5 };
+
+/**
+ * One recording's attempts after it failed. Not the connection's pauses: two receivers racing for one recording
+ * settle it by these growing apart.
+ */
+const ITEM_RETRY: BackoffPolicy = { baseMs: 500, maxMs: 30_000, jitter: 0.5 };
+
 /** How often a running receiver looks for chunks no object refers to. */
 const SWEEP_EVERY_MS = 10 * 60_000;
 
@@ -163,10 +173,11 @@ interface Item {
   bytes: number;
   savedAt: string;
   contentType?: string;
-  /** Failed attempts in a row, and when the next may start (a stubborn one waits; the others go on). */
-  failures?: number;
-  /** On the monotonic clock (`monotonic()`). */
-  retryAt?: number;
+  /**
+   * Its failed attempts in a row and the pause before the next (a stubborn one waits; the others go on): made at
+   * its first failure; while an attempt is pending the workers pass it by, and its timer wakes them.
+   */
+  retry?: RetryLoop;
   /**
    * The last failure was the cluster's (no answer, no leader), not the recording's: it waits on the cluster, not
    * on a pause of its own (`#scoutDue`), and goes as soon as the cluster takes a write again.
@@ -203,8 +214,6 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
   readonly #pipeline: RecordingPipeline;
   readonly #by: string;
   readonly #stop = new AbortController();
-  /** Wakes the workers when a failed recording's time comes: one timer for the earliest, cleared on stop. */
-  readonly #retries = new RetrySchedule(() => this.#wakeAll(), monotonic);
   readonly #queue = new Map<string, Item>();
   readonly #inFlight = new Map<string, Item>();
   readonly #wakers = new Set<() => void>();
@@ -409,12 +418,13 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
   async stop(): Promise<void> {
     this.#detach();
     this.#catalogue?.stop();
+    // Also drops every recording's pending retry (their loops listen to it).
     this.#stop.abort(new Error('stopped'));
-    this.#retries.clear();
     if (this.#sweeper) clearInterval(this.#sweeper);
     if (this.#lagTimer) clearInterval(this.#lagTimer);
     if (this.#selfWake) clearInterval(this.#selfWake);
     for (const renew of this.#downloadClaims.values()) clearInterval(renew);
+    this.#downloadClaims.clear();
     this.#link?.stop();
     this.#wakeAll();
     await this.#loop?.catch(() => undefined);
@@ -440,7 +450,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     });
     this.#nc = nc;
     void this.#watchStatus(nc);
-    const link = new TeamLink(nc, { scheme: this.#opts.url.protocol });
+    const link = new TeamLink(nc, { scheme: this.#opts.url.protocol, role: 'receiver' });
     link.on('change', (answer) => {
       // The cluster answers again: what failed for want of it goes now, not after its own growing pause.
       if (answer.answering) this.#outageOver();
@@ -512,8 +522,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       if (s.type !== 'reconnect') continue;
       this.emit('connection', 'reconnected');
       for (const item of this.#queue.values()) {
-        item.failures = 0;
-        item.retryAt = 0;
+        item.retry?.recover();
         item.busy = false;
       }
       this.#wakeAll();
@@ -527,8 +536,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
     for (const item of this.#queue.values()) {
       if (!item.busy) continue;
       item.busy = false;
-      item.failures = 0;
-      item.retryAt = 0;
+      item.retry?.recover();
       any = true;
     }
     if (any) this.#wakeAll();
@@ -554,9 +562,16 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
 
   async #run(): Promise<void> {
     const signal = this.#stop.signal;
-    let refusals = 0;
+    const clock = systemClock;
+    // Refused credentials or TLS: only the user can fix these, so they are tried again rarely.
+    const refusedPolicy = {
+      baseMs: this.#opts.refusedDelayMs ?? 30_000,
+      maxMs: this.#opts.refusedMaxDelayMs ?? 15 * 60_000,
+    };
+    const refused = new RetryLoop({ policy: refusedPolicy, signal, clock });
+    const failed = new RetryLoop({ policy: CONNECT_RETRY, signal, clock });
     let lastRefusal = '';
-    for (let attempt = 1; !signal.aborted && !this.#nc; attempt += 1) {
+    while (!signal.aborted && !this.#nc) {
       try {
         await this.#connect();
       } catch (error) {
@@ -565,17 +580,14 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
         this.#nc = null;
         await half?.close().catch(() => undefined);
         if (error instanceof TeamAuthError || error instanceof TeamTlsError) {
-          // Only the user can fix these: said once (again only when the reason changes), tried again rarely.
-          refusals += 1;
-          const retryInMs = backoffDelay(refusals, {
-            baseMs: this.#opts.refusedDelayMs ?? 30_000,
-            maxMs: this.#opts.refusedMaxDelayMs ?? 15 * 60_000,
-          });
+          const due = refused.wait();
+          // Said once (again only when the reason changes).
+          const retryInMs = refused.scheduled?.delayMs ?? 0;
           if (error.message !== lastRefusal) this.emit('refused', { error, retryInMs });
           this.#warn(studioWarning('refused', error.appNote), false); // the 'refused' event says it
           lastRefusal = error.message;
-          await abortableDelay(retryInMs, signal);
-          if (this.#opts.reloadCredentials && !signal.aborted) {
+          if (!(await due)) return;
+          if (this.#opts.reloadCredentials) {
             this.#credentials = await this.#opts.reloadCredentials().catch(() => this.#credentials);
           }
           continue;
@@ -584,7 +596,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
         if (error instanceof TeamNoJetStreamError && error.note) this.#warn(studioWarning('jetstream', error.note));
         // Assets the server refuses: said once per attempt.
         else this.#log.warn(`studio: ${describeError(error)}`);
-        await abortableDelay(backoffDelay(attempt, { baseMs: 2_000, maxMs: 60_000, jitter: 0.5 }), signal);
+        if (!(await failed.wait())) return;
       }
     }
     const workers = Math.max(1, this.#opts.concurrency ?? 8);
@@ -595,9 +607,8 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
   /** The next queued recording no worker has: the oldest, unless all but one place already hold large ones. */
   #next(workers: number): Item | undefined {
     const large = [...this.#inFlight.values()].filter((i) => i.bytes >= LARGE_BYTES).length;
-    const now = monotonic();
     for (const item of this.#queue.values()) {
-      if (this.#inFlight.has(item.identity) || (item.retryAt ?? 0) > now) continue;
+      if (this.#inFlight.has(item.identity) || item.retry?.pending) continue;
       // Waiting on the cluster: only the scout goes, one per tick.
       if (item.busy && !this.#scoutDue) continue;
       if (item.bytes >= LARGE_BYTES && workers > 1 && large >= Math.min(LARGE_AT_ONCE, workers - 1)) continue;
@@ -623,7 +634,8 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
         this.#queue.delete(item.identity);
         this.#clear('s3Setup');
         // One went through: the cluster stores again, and the others' pauses were the outage's.
-        if (item.busy || item.failures) this.#outageOver();
+        if (item.busy || item.retry?.attempt) this.#outageOver();
+        item.retry?.reset();
       } catch (error) {
         if (signal.aborted) return;
         const busy = clusterFailure(error);
@@ -631,11 +643,12 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
         // An attempt begun before the cluster answered again failed for the outage: it goes again at once.
         const straddled = busy && startedAt <= this.#answeredAt;
         item.busy = busy && !straddled;
-        item.failures = straddled ? 0 : (item.failures ?? 0) + 1;
+        item.retry ??= new RetryLoop({ policy: ITEM_RETRY, signal, clock: systemClock });
         // The cluster's failure: no pause of its own, it waits on the cluster (the scout, `#outageOver`). Else not
-        // the connection's pauses: two receivers racing for one recording settle it by these growing apart.
-        const delay = busy ? 0 : backoffDelay(item.failures, { baseMs: 500, maxMs: 30_000, jitter: 0.5 });
-        item.retryAt = monotonic() + delay;
+        // the connection's pauses: two receivers racing for one recording settle it by these growing apart (its
+        // timer wakes the workers once its pause is over).
+        if (busy) item.retry.reset();
+        else item.retry.retry(() => this.#wakeAll());
         const message = describeError(error);
         this.emit('failed', { identity: item.identity, channelId: item.channelId, message });
         if (error instanceof S3SetupError && error.note) this.#warn(studioWarning('s3Setup', error.note));
@@ -645,8 +658,6 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
         }
         // To the back of the queue, so one stubborn recording does not hold up the others.
         if (this.#queue.delete(item.identity)) this.#queue.set(item.identity, item);
-        this.#retries.cancel(item.identity);
-        this.#retries.add(item.identity, item.retryAt);
       } finally {
         this.#inFlight.delete(item.identity);
         this.#wakeAll();
@@ -775,14 +786,24 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       return { state: 'published', announcement: claim?.announcement ?? null };
     }
     if (claimed.fresh) this.#firstClaims.add(identity);
+    // Stopped while the claim was asked for: nothing renews it from here (it lapses by its age, or a restart's
+    // publish takes it up as its own).
+    if (this.#stop.signal.aborted) return { state: 'mine' };
     let revision = claimed.revision;
-    clearInterval(this.#downloadClaims.get(identity));
+    this.releaseDownload(identity);
     const renew = setInterval(
       () =>
         void kv
           .update(identity, JSON.stringify(this.#claimValue('claimed')), revision)
           .then((r) => (revision = r))
-          .catch(() => clearInterval(renew)), // taken over meanwhile: the publish's claim says so
+          .catch((error: unknown) => {
+            // Taken over meanwhile (the publish's claim says so), or the server refused: not renewed any more.
+            if (this.#downloadClaims.get(identity) !== renew) return;
+            this.releaseDownload(identity);
+            this.#log.debug(
+              `studio: the download claim on ${identity} is no longer renewed (${describeError(error)}).`,
+            );
+          }),
       Math.max(1_000, this.#staleClaimMs / 3),
     );
     renew.unref();
@@ -794,6 +815,11 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
   releaseDownload(identity: string): void {
     clearInterval(this.#downloadClaims.get(identity));
     this.#downloadClaims.delete(identity);
+  }
+
+  /** The recordings whose download claim this receiver renews now (see claimDownload), for diagnostics. */
+  get renewedClaims(): string[] {
+    return [...this.#downloadClaims.keys()];
   }
 
   /**
@@ -898,7 +924,10 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       this.#log.warn(`studio: could not look for unfinished uploads in the bucket (${describeError(error)}).`);
       return 0;
     });
-    if (aborted > 0) this.#log.warn(`studio: aborted ${aborted} unfinished upload(s) left in the bucket.`);
+    if (aborted > 0)
+      this.#log.warn(
+        `studio: aborted ${counted(aborted, 'unfinished upload', 'unfinished uploads')} left in the bucket.`,
+      );
   }
 
   get #staleClaimMs(): number {

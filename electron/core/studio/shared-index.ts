@@ -72,11 +72,12 @@ export class HandledSequence {
     const handled = new HandledSequence(dir);
     const text = await readFile(handled.#file, 'utf8').catch(() => '');
     const n = Number(text.trim());
-    handled.#value = text.trim() !== '' && Number.isSafeInteger(n) && n > 0 ? n : null;
+    // 0: a member since the stream's start that has settled nothing yet (see the follower's #learnMissed).
+    handled.#value = text.trim() !== '' && Number.isSafeInteger(n) && n >= 0 ? n : null;
     return handled;
   }
 
-  /** null on a member's first run (it was not a member before: nothing was missed). */
+  /** null on a member's first run until it has joined (it was not a member before: nothing was missed). */
   get value(): number | null {
     return this.#value;
   }

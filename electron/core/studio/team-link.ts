@@ -20,6 +20,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { describeError } from '../logger.js';
 import { note, noteText, type Note } from '../notes.js';
 import { PING_INTERVAL_MS, MAX_PINGS_OUT, STUDIO_STREAM } from './team.js';
+import { systemClock } from '../time.js';
 
 /** How often the cluster is asked whether it can store and announce, and how long an answer may take. */
 export const TEAM_PROBE_MS = 5_000;
@@ -38,16 +39,22 @@ export class TeamLink extends EventEmitter<{ change: [answer: TeamAnswer] }> {
   readonly #nc: NatsConnection;
   readonly #scheme: string;
   readonly #everyMs: number;
+  readonly #role: 'receiver' | 'member';
   #timer: NodeJS.Timeout | null = null;
   #asking = false;
   #disconnected = false;
   #stopped = false;
   #answer: TeamAnswer | null = null;
 
-  constructor(nc: NatsConnection, opts: { scheme: string; everyMs?: number }) {
+  /**
+   * `role`: whose link it is, so what the server cannot do is said in that side's terms: a receiver cannot store or
+   * announce its recordings, a member cannot be told of new ones or mirror them.
+   */
+  constructor(nc: NatsConnection, opts: { scheme: string; role: 'receiver' | 'member'; everyMs?: number }) {
     super();
     this.#nc = nc;
     this.#scheme = opts.scheme;
+    this.#role = opts.role;
     this.#everyMs = opts.everyMs ?? TEAM_PROBE_MS;
   }
 
@@ -101,7 +108,7 @@ export class TeamLink extends EventEmitter<{ change: [answer: TeamAnswer] }> {
     if (this.#asking || this.#stopped || this.#disconnected || this.#nc.isClosed()) return;
     this.#asking = true;
     const where = this.#where();
-    const began = performance.now();
+    const began = systemClock.now();
     // One protocol ping alongside: it has had the whole request's time to come back when the request times out.
     // And what the server sent meanwhile: a server busy sending a member a large recording over a slow line may
     // answer late, but a hung one sends nothing at all.
@@ -121,12 +128,16 @@ export class TeamLink extends EventEmitter<{ change: [answer: TeamAnswer] }> {
       if (this.#disconnected || this.#nc.isClosed()) return;
       const detail = describeError(error).split('\n')[0]!.slice(0, 200);
       if (/timeout/i.test(detail) && !ponged && this.#nc.stats().inBytes === sentBefore) {
-        const seconds = Math.round((performance.now() - began) / 1000);
+        const seconds = Math.round((systemClock.now() - began) / 1000);
         this.#say(false, where, note('teamNotAnswering', { where, seconds }));
         await this.#nc.reconnect().catch(() => undefined);
         return;
       }
-      this.#say(false, where, note('teamCannotStore', { where, detail }));
+      this.#say(
+        false,
+        where,
+        note(this.#role === 'member' ? 'teamCannotMirror' : 'teamCannotStore', { where, detail }),
+      );
     } finally {
       this.#asking = false;
     }

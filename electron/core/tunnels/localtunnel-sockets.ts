@@ -14,6 +14,7 @@ import { EventEmitter } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import type { BackoffPolicy } from '../backoff.js';
 import { RetryLoop } from '../retry-loop.js';
+import { systemClock } from '../time.js';
 
 export interface LocaltunnelSocketsOptions {
   /** The tunnel server's host name (the configured host's, never an address the server names). */
@@ -69,7 +70,7 @@ export class LocaltunnelSockets extends EventEmitter<LocaltunnelSocketsEvents> {
   }
 
   #loop(policy: BackoffPolicy): RetryLoop {
-    return new RetryLoop({ policy, signal: this.#stop.signal });
+    return new RetryLoop({ policy, signal: this.#stop.signal, clock: systemClock });
   }
 
   #track(socket: Socket): Socket {

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { note } from '../notes.js';
 import { RetryLoop } from '../retry-loop.js';
+import { systemClock } from '../time.js';
 import { BadCredentialsError, ConfigError, ValidationError } from '../errors.js';
 import type { TunnelStatus } from './types.js';
 import type { UrlChange } from './supervisor.js';
@@ -214,7 +215,7 @@ export class AutoRegistrar extends EventEmitter<AutoRegistrarEvents> {
     this.#scope = options.scope ?? null;
     this.#now = options.now ?? (() => new Date());
     this.#enabled = options.enabled;
-    this.#hookRetry = new RetryLoop({ policy: options.channelHookRetry ?? CHANNEL_HOOK_RETRY });
+    this.#hookRetry = new RetryLoop({ policy: options.channelHookRetry ?? CHANNEL_HOOK_RETRY, clock: systemClock });
   }
 
   get enabled(): boolean {

@@ -14,6 +14,7 @@ import { checkBrowserUpload } from './browser-check.js';
 import type { ConnectToOverride } from './http.js';
 import type { BackoffPolicy } from '../backoff.js';
 import { RetryLoop } from '../retry-loop.js';
+import { systemClock } from '../time.js';
 import type { LocalTarget, TunnelProvider, TunnelState, TunnelStatus } from './types.js';
 
 /** How a broken tunnel is reopened: equal jitter, from 1 s up to 5 min (core/backoff.ts computes each wait). */
@@ -193,6 +194,7 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
     this.#reopen = new RetryLoop({
       policy: { ...DEFAULT_BACKOFF, ...options.backoff },
       random: options.random ?? Math.random,
+      clock: systemClock,
     });
     this.#now = options.now ?? (() => new Date());
     this.#status = {

@@ -86,7 +86,7 @@ export interface UploadRouteOptions {
   maxPerAddress?: number;
   /** When an upload is too slow to keep its slot (upload-slots.ts DEFAULT_UPLOAD_STALL_RULE). */
   stallRule?: Partial<UploadStallRule>;
-  /** Monotonic milliseconds for the stall rule (a test seam: the default is performance.now). */
+  /** Monotonic milliseconds for the stall rule (a test seam: the default is time.ts's `systemClock.now`). */
   clock?: () => number;
   now?: () => Date;
   /**

@@ -11,6 +11,7 @@
  */
 import { formatBytes } from '../download/errors.js';
 import { note, type Note } from '../notes.js';
+import { systemClock } from '../time.js';
 
 /** When an upload is too slow to keep its slot. Tests shorten the durations; the rule stays the same. */
 export interface UploadStallRule {
@@ -81,7 +82,7 @@ export interface UploadSlotsOptions {
   max: number;
   perAddress?: number;
   rule?: Partial<UploadStallRule>;
-  /** Monotonic milliseconds (a test seam). */
+  /** Monotonic milliseconds (default time.ts's `systemClock.now`; a test's hand clock). */
   clock?: () => number;
 }
 
@@ -97,15 +98,7 @@ export class UploadSlots {
     this.max = opts.max;
     this.perAddress = opts.perAddress ?? DEFAULT_MAX_UPLOADS_PER_ADDRESS;
     this.rule = { ...DEFAULT_UPLOAD_STALL_RULE, ...opts.rule };
-    this.#clock = opts.clock ?? (() => performance.now());
-  }
-
-  get size(): number {
-    return this.#slots.size;
-  }
-
-  now(): number {
-    return this.#clock();
+    this.#clock = opts.clock ?? systemClock.now;
   }
 
   /**

@@ -5,7 +5,10 @@
  * journal (issue 32: an upload sized to the free space took it, and the next webhooks were refused).
  */
 
-/** Why a claim was refused: bytes asked, bytes free above the journal's reserve, the reserve itself. */
+/**
+ * Why a claim on the disk budget was refused (pipeline/disk-budget.ts answers with it too): bytes asked, bytes free
+ * above the journal's reserve and beside the other reservations, and the reserve itself.
+ */
 export interface SpaceRefused {
   needed: number;
   free: number;
@@ -37,11 +40,6 @@ export class UploadClaim {
   constructor(space: UploadSpace, key: string) {
     this.#space = space;
     this.#key = key;
-  }
-
-  /** Bytes claimed so far. */
-  get claimed(): number {
-    return this.#claimed;
   }
 
   /** Makes sure `total` bytes may be written, claiming in steps; null when they may, else why not. */

@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
+import { systemClock } from '../time.js';
 
 interface Connection {
   /** When it connected or its last request was answered. */
@@ -27,7 +28,7 @@ export class ConnectionSlots {
 
   /** A new connection (the server's `connection` event). Over the limit, one connection is closed. */
   admit(socket: Socket): void {
-    const now = performance.now();
+    const now = systemClock.now();
     this.#connections.set(socket, { since: now, request: null, bytesSeen: 0, progressAt: now });
     socket.once('close', () => this.#connections.delete(socket));
     if (this.#connections.size <= this.#max) return;
@@ -41,8 +42,8 @@ export class ConnectionSlots {
     const socket = req.socket as Socket;
     const connection = this.#connections.get(socket);
     if (!connection) return () => undefined;
-    Object.assign(connection, { request: req, bytesSeen: socket.bytesRead, progressAt: performance.now() });
-    return () => Object.assign(connection, { request: null, since: performance.now() });
+    Object.assign(connection, { request: req, bytesSeen: socket.bytesRead, progressAt: systemClock.now() });
+    return () => Object.assign(connection, { request: null, since: systemClock.now() });
   }
 
   /**

@@ -24,6 +24,7 @@ import type { TokenName, TokenStore } from './token.js';
 import { isLingering, sendJson } from '../http-answer.js';
 import { ConnectionSlots } from './connection-slots.js';
 import { nodeHttp } from '../node-http.js';
+import { systemClock } from '../time.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
 
@@ -355,7 +356,7 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
   }
 
   async #onWebhook(req: IncomingMessage, res: ServerResponse, info: RouteInfo): Promise<void> {
-    const arrived = performance.now();
+    const arrived = systemClock.now();
     // Another is still being handled, came a moment ago, or the last burst has not ended: this one is in a burst.
     if (this.#webhooksWaiting > 0 || arrived - this.#arrivedAt < QUIET_AFTER_MS || this.#quietTimer !== null) {
       this.#inBurst = true;
@@ -367,7 +368,7 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
     } finally {
       this.#webhooksWaiting -= 1;
       if (this.#webhooksWaiting === 0) {
-        this.#answeredAt = performance.now();
+        this.#answeredAt = systemClock.now();
         if (this.#inBurst) this.#quietTimer ??= setTimeout(() => this.#maybeQuiet(), QUIET_AFTER_MS).unref();
         else this.emit('quiet');
       }
@@ -379,7 +380,7 @@ export class WebhookReceiver extends EventEmitter<ReceiverEvents> {
     this.#quietTimer = null;
     // Still busy: the next time the count falls to zero arms the timer again.
     if (this.#webhooksWaiting > 0) return;
-    const left = this.#answeredAt + QUIET_AFTER_MS - performance.now();
+    const left = this.#answeredAt + QUIET_AFTER_MS - systemClock.now();
     if (left > 0) {
       this.#quietTimer = setTimeout(() => this.#maybeQuiet(), left).unref();
       return;

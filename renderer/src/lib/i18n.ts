@@ -46,8 +46,16 @@ function fmt(): Formatters {
     number: new Intl.NumberFormat(active),
     decimal: new Intl.NumberFormat(active, { maximumFractionDigits: 1 }),
     plural: new Intl.PluralRules(active),
-    dateTime: new Intl.DateTimeFormat(active, { month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit' }),
-    time: new Intl.DateTimeFormat(active, { hour: 'numeric', minute: '2-digit' }),
+    // Times of day are 24-hour in every language and locale, as the CLI prints them and the README says: a
+    // producer compares the popover with `tally listen`'s lines and the logs, which never say AM/PM.
+    dateTime: new Intl.DateTimeFormat(active, {
+      month: 'short',
+      day: 'numeric',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    }),
+    time: new Intl.DateTimeFormat(active, { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }),
     units: new Map(),
   };
   return formatters;
@@ -118,13 +126,13 @@ export function formatNumber(n: number): string {
   return fmt().number.format(n);
 }
 
-/** "May 14, 2:03 PM" (short, for lists). */
+/** "May 14, 14:03" (short, for lists; 24-hour whatever the locale). */
 export function formatDateTime(iso: string | number): string {
   track();
   return fmt().dateTime.format(new Date(iso));
 }
 
-/** "2:03 PM". */
+/** "14:03" (24-hour whatever the locale, "09:05" before ten). */
 export function formatTime(iso: string | number): string {
   track();
   return fmt().time.format(new Date(iso));

@@ -143,7 +143,11 @@ export class WsTransport implements Transport, ConnectionSource {
     if (!Ctor) throw new Error('This browser has no WebSocket support.');
     this.#WebSocket = Ctor;
     this.#timeoutMs = options.timeoutMs ?? 30_000;
-    this.#reconnect = new RetryLoop({ policy: options.backoff ?? RECONNECT_BACKOFF });
+    this.#reconnect = new RetryLoop({
+      policy: options.backoff ?? RECONNECT_BACKOFF,
+      // The page's monotonic clock (the core's time module is Node's): the loop reads it only for a deadline.
+      clock: { now: () => performance.now() },
+    });
     this.#visibility = options.visibility === undefined ? globalThis.document : options.visibility;
     this.#protocols = options.protocols ?? (() => []);
     this.#onSession = options.onSession ?? (() => {});

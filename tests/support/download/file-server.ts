@@ -113,6 +113,11 @@ export interface TestFaults {
   linkBytesPerSec?: number;
   /** Stop sending after this many body bytes (of one response) until `releasePaused()`; emits 'paused'. */
   pauseAfterBytes?: number;
+  /**
+   * The `Date` header of every answer: a text sent as is (a garbled one), or null for none at all. Default: Node's,
+   * the real time.
+   */
+  date?: string | null;
   /** Only the next N file requests get these faults. Default: until changed. */
   times?: number;
 }
@@ -258,6 +263,8 @@ export class TestServer extends EventEmitter {
     }
     const file = this.#files.get(path);
     const faults = this.#takeFaults();
+    if (faults?.date === null) res.sendDate = false;
+    else if (faults?.date !== undefined) res.setHeader('Date', faults.date);
     if (faults?.status) {
       record.status = faults.status;
       const body = faults.html
