@@ -101,6 +101,9 @@ export interface GapReport {
 
 export type TunnelProvider = TunnelKind;
 
+/** A tunnel status with nothing open (core/view-shapes.ts), for views and test doubles to start from. */
+export { tunnelOff } from './core/view-shapes.js';
+
 /** The supervisor's status (core/view-shapes.ts), with what only the app knows. */
 export interface TunnelStatus extends CoreTunnelStatus {
   /** Why the last restart failed, until one succeeds (the previous setup still receives, or nothing does). */
@@ -544,7 +547,8 @@ export function createBridge(transport: Transport): TallyBridge {
   return Object.freeze({ ...bridge, on }) as unknown as TallyBridge;
 }
 
-export { errorNote, nested, note, NOTE_TEXT, NoteSchema, notesText, noteText, said } from './core/notes.js';
+export { errorNote, nested, note, NOTE_TEXT, notesText, noteText, said } from './core/notes.js';
+export { NoteSchema } from './core/note-schema.js';
 export type { Note, NoteCode, NoteParams, PluralText } from './core/notes.js';
 export { koNotes } from './core/notes-ko.js';
 export { notesTextIn, SHELL_TEXT, shellLanguage, shellText } from './shell-text.js';

@@ -102,6 +102,7 @@ export function zoneOf(relative) {
   if (
     [
       'electron/core/notes.ts',
+      'electron/core/note-schema.ts',
       'electron/core/notes-ko.ts',
       'electron/core/health-view.ts',
       'electron/core/view-shapes.ts',

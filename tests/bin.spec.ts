@@ -2,34 +2,19 @@
  * The installed entry point, `node bin/tally.js`, as a real child process over the built CLI in dist/.
  * dist/ is rebuilt with tsc first, but only when it is missing or older than a source file.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../electron/core/sandbox/index.js';
 import { ensureBuiltCli, ROOT, staleOutputs } from './support/built-cli.js';
+import { runToEnd, type ChildOutput } from './support/child-output.js';
+import { startListen } from './support/listen-process.js';
 
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function tally(args: string[], env: NodeJS.ProcessEnv): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'bin/tally.js'), ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
+function tally(args: string[], env: NodeJS.ProcessEnv): Promise<ChildOutput> {
+  return runToEnd(process.execPath, [join(ROOT, 'bin/tally.js'), ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
   });
 }
 
@@ -102,33 +87,14 @@ describe('bin/tally.js', () => {
       "import { registerHooks } from 'node:module'; import { writeFileSync } from 'node:fs'; const seen = [];" +
       'registerHooks({ load(url, context, next) { seen.push(url); return next(url, context); } });' +
       "process.on('exit', () => writeFileSync(process.env.TALLY_TEST_MODULE_LOG, [...seen, ...process.moduleLoadList].join('\\n')));";
-    const child = spawn(
-      process.execPath,
-      [
-        '--import',
-        `data:text/javascript,${encodeURIComponent(hook)}`,
-        join(ROOT, 'bin/tally.js'),
-        'listen',
-        '--ndjson',
-        '--folder',
-        join(home, 'recordings'),
-        '--port',
-        '0',
-        '--tunnel',
-        'none',
-      ],
-      {
-        cwd: ROOT,
-        env: { PATH: process.env.PATH, HOME: home, TALLY_HOME: home, TALLY_TEST_MODULE_LOG: log },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
+    const listen = startListen(
+      ['--folder', join(home, 'recordings'), '--port', '0', '--tunnel', 'none'],
+      { HOME: home, TALLY_HOME: home, TALLY_TEST_MODULE_LOG: log },
+      { nodeArgs: ['--import', `data:text/javascript,${encodeURIComponent(hook)}`] },
     );
-    const exited = new Promise((resolve) => child.once('close', resolve));
-    for await (const line of createInterface({ input: child.stdout })) {
-      if ((JSON.parse(line) as { type: string }).type === 'ready') break;
-    }
-    child.kill('SIGTERM');
-    await exited;
+    await listen.waitFor((e) => e.type === 'ready', 'ready');
+    listen.child.kill('SIGTERM');
+    await listen.exited;
     const loaded = (await readFile(log, 'utf8')).split('\n');
     expect(loaded.some((url) => url.includes('/dist/electron/core/pipeline/pipeline.js'))).toBe(true);
     expect(loaded.filter((url) => /@nats-io|@aws-sdk|@smithy|\/core\/studio\//.test(url))).toEqual([]);

@@ -7,7 +7,7 @@
  * (`setpriv`, dac_override and dac_read_search dropped), so an unreadable folder is unreadable to them as to any
  * user; the read-only disk is a real tmpfs remounted read-only (skipped where none can be mounted).
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMMAND_NAMES } from '../electron/cli.js';
 import { ensureBuiltCli, ROOT, TALLY_BIN } from './support/built-cli.js';
+import { runToEnd, type ChildOutput } from './support/child-output.js';
 import { mountSmallDisk, type SmallDisk } from './support/tmpfs.js';
 
 /** Plausible arguments per command: the data folder is judged before any of them. */
@@ -36,31 +37,22 @@ const ARGS: Record<string, string[]> = {
 const asRoot = process.getuid?.() === 0;
 
 /** Runs `tally <args>` as a user file permissions apply to; resolves with its exit code and output. */
-function tally(args: string[], home: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function tally(args: string[], home: string): Promise<ChildOutput> {
   const node = [process.execPath, TALLY_BIN, ...args];
   const [cmd, ...argv] = asRoot
     ? ['setpriv', '--bounding-set=-dac_override,-dac_read_search', '--', ...node]
     : (node as [string, ...string[]]);
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd as string, argv, {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH,
-        HOME: tmpdir(),
-        TALLY_HOME: home,
-        TALLY_SERVICE_ID: 'svc',
-        TALLY_SECRET: 'not-a-real-secret',
-        CI: '1',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: 30_000,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  return runToEnd(cmd as string, argv, {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      HOME: tmpdir(),
+      TALLY_HOME: home,
+      TALLY_SERVICE_ID: 'svc',
+      TALLY_SECRET: 'not-a-real-secret',
+      CI: '1',
+    },
+    timeout: 30_000,
   });
 }
 

@@ -9,13 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openSettingsStore } from '../electron/core/settings.js';
-import type { TallyAppCore } from '../electron/core/app/app-core.js';
+import type { AppCore } from '../electron/core/app/app-core.js';
 import { createDemoCore } from './support/app/demo-core.js';
 import { cleanups, next, runCleanups, sandboxOf } from './support/app/core-helpers.js';
 
 afterEach(() => runCleanups());
 
-async function core(home: string): Promise<TallyAppCore> {
+async function core(home: string): Promise<AppCore> {
   const made = await createDemoCore(home, { pollIntervalMs: 40 });
   cleanups.push(() => made.stop());
   await made.start();

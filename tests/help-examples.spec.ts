@@ -11,6 +11,7 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sandboxEnv } from '../electron/cli/sandbox.js';
 import { startSandbox, type Sandbox } from '../electron/core/sandbox/index.js';
 import { ensureRendererBuilt } from './e2e/support/popover-harness.js';
 import { ensureBuiltCli, ROOT, TALLY_BIN } from './support/built-cli.js';
@@ -99,12 +100,7 @@ beforeAll(async () => {
     PATH: `${bin}:${process.env.PATH ?? ''}`,
     HOME: dir,
     TALLY_HOME: join(dir, 'state'),
-    TALLY_BASE_URL: sandbox.endpoints.baseUrl,
-    TALLY_CONSOLE_API_URL: sandbox.endpoints.consoleApiUrl,
-    TALLY_ADMIN_URL: sandbox.endpoints.adminUrl,
-    TALLY_SERVICE_ID: sandbox.credentials.serviceId,
-    TALLY_SECRET: sandbox.credentials.secret,
-    TALLY_DOWNLOAD_ORIGINS: sandbox.downloadOrigin,
+    ...sandboxEnv(sandbox),
     TALLY_RETRIES: '0',
   };
 }, 120_000);

@@ -6,16 +6,13 @@
  * Without a session bus the file fails on purpose (a silently skipped keychain test proves nothing),
  * unless TALLY_SKIP_KEYCHAIN_TESTS=1 says the skip is intended.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../electron/cli.js';
-import type { CommandIo } from '../electron/cli/command.js';
 import {
   CredentialStore,
   KEYCHAIN_SERVICE,
@@ -25,6 +22,8 @@ import {
 } from '../electron/core/credentials.js';
 import { HOSTS_TOKEN } from '../electron/core/credential-resolver.js';
 import { startSandbox } from '../electron/core/sandbox/index.js';
+import { runToEnd, type ChildOutput } from './support/child-output.js';
+import { captureIo } from './support/cli/io.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const linux = process.platform === 'linux';
@@ -110,30 +109,17 @@ describe.runIf(linux && hasBus)('tally login and tally live with the real keycha
   });
 
   async function run(argv: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
-    const stdout = new PassThrough();
-    const stderr = new PassThrough();
-    let out = '';
-    let err = '';
-    stdout.on('data', (c: Buffer) => (out += c.toString()));
-    stderr.on('data', (c: Buffer) => (err += c.toString()));
-    const stdin = new PassThrough();
-    if (input !== undefined) stdin.end(input);
-    const io: CommandIo = {
-      stdout,
-      stderr,
-      stdin,
-      // No TALLY_SERVICE_ID / TALLY_SECRET: the credentials can only come from the keychain.
-      env: {
-        TALLY_BASE_URL: sb.endpoints.baseUrl,
-        TALLY_CONSOLE_API_URL: sb.endpoints.consoleApiUrl,
-        TALLY_ADMIN_URL: sb.endpoints.adminUrl,
-        TALLY_HOME: home,
-        TALLY_RETRIES: '0',
-      },
-      signal: new AbortController().signal,
+    // No TALLY_SERVICE_ID / TALLY_SECRET: the credentials can only come from the keychain (the real one here).
+    const env = {
+      TALLY_BASE_URL: sb.endpoints.baseUrl,
+      TALLY_CONSOLE_API_URL: sb.endpoints.consoleApiUrl,
+      TALLY_ADMIN_URL: sb.endpoints.adminUrl,
+      TALLY_HOME: home,
+      TALLY_RETRIES: '0',
     };
-    const code = await main(argv, io);
-    return { code, stdout: out, stderr: err };
+    const made = captureIo(new AbortController().signal, env, undefined, input);
+    const code = await main(argv, made.io);
+    return { code, stdout: made.out(), stderr: made.err() };
   }
 
   it('stores what login reads from stdin, and live uses it', async () => {
@@ -184,7 +170,7 @@ describe.runIf(linux && hasBus)('tally login and tally live with the real keycha
 });
 
 /** Runs KeyringSecretStore in a child process whose D-Bus address leads nowhere. */
-function runWithoutSecretService(): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runWithoutSecretService(): Promise<ChildOutput> {
   const script = `
     const { createServer } = await import('vite');
     const server = await createServer({
@@ -212,18 +198,9 @@ function runWithoutSecretService(): Promise<{ code: number | null; stdout: strin
     }
     process.stdout.write(JSON.stringify(results));
   `;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
-      cwd: ROOT,
-      env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(tmpdir(), 'no-such-bus', 'socket')}` },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  return runToEnd(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: ROOT,
+    env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(tmpdir(), 'no-such-bus', 'socket')}` },
   });
 }
 

@@ -11,7 +11,7 @@ import { startSandbox, type Sandbox, type SandboxRequestEvent } from '../electro
 import { ensureBuiltCli } from './support/built-cli.js';
 import { startLoopbackProxy } from './support/loopback-proxy.js';
 import { startListen, type ListenEvent, type ListenProcess } from './support/listen-process.js';
-import { sha256File } from './support/sandbox-files.js';
+import { listenEnv, sha256File } from './support/sandbox-files.js';
 
 describe('tally listen (child process against the sandbox)', () => {
   let sb: Sandbox;
@@ -19,15 +19,7 @@ describe('tally listen (child process against the sandbox)', () => {
   let folder: string;
   let listen: ListenProcess | null = null;
 
-  const env = () => ({
-    TALLY_HOME: home,
-    TALLY_DOWNLOAD_ORIGINS: sb.downloadOrigin,
-    TALLY_BASE_URL: sb.endpoints.baseUrl,
-    TALLY_CONSOLE_API_URL: sb.endpoints.consoleApiUrl,
-    TALLY_ADMIN_URL: sb.endpoints.adminUrl,
-    TALLY_SERVICE_ID: sb.credentials.serviceId,
-    TALLY_SECRET: sb.credentials.secret,
-  });
+  const env = () => listenEnv(sb, home);
 
   async function start(): Promise<{ proc: ListenProcess; ready: ListenEvent }> {
     const proc = startListen(['--folder', folder, '--port', '0', '--tunnel', 'none'], env());

@@ -13,6 +13,7 @@ import type { HealthView } from '../electron/contract.js';
 import { startSandbox, type Sandbox } from '../electron/core/sandbox/index.js';
 import { ensureBuiltCli, TALLY_BIN } from './support/built-cli.js';
 import { startListen, startTally, type ListenEvent, type ListenProcess } from './support/listen-process.js';
+import { listenEnv } from './support/sandbox-files.js';
 
 let sb: Sandbox;
 const running: ListenProcess[] = [];
@@ -47,15 +48,7 @@ async function tempDir(name: string): Promise<string> {
 
 /** The environment of a producer whose service is the sandbox (its variables, as `tally sandbox` prints them). */
 function serviceEnv(home: string): NodeJS.ProcessEnv {
-  return {
-    TALLY_HOME: join(home, 'state'),
-    TALLY_DOWNLOAD_ORIGINS: sb.downloadOrigin,
-    TALLY_BASE_URL: sb.endpoints.baseUrl,
-    TALLY_CONSOLE_API_URL: sb.endpoints.consoleApiUrl,
-    TALLY_ADMIN_URL: sb.endpoints.adminUrl,
-    TALLY_SERVICE_ID: sb.credentials.serviceId,
-    TALLY_SECRET: sb.credentials.secret,
-  };
+  return listenEnv(sb, join(home, 'state'));
 }
 
 function track(proc: ListenProcess): ListenProcess {

@@ -38,11 +38,20 @@ export async function bundleHelper(name: string, outDir: string, opts: { cjsRequ
 }
 
 /**
- * Runs `node [nodeFlags] <script> <args>` and resolves with the parsed last stdout line and the wall time.
+ * Runs `node [nodeFlags] <script> <args>` (`env` added to the environment) and resolves with the parsed last
+ * stdout line.
  */
-export function runNodeChild<T>(script: string, args: string[], nodeFlags: string[] = []): Promise<T> {
+export function runNodeChild<T>(
+  script: string,
+  args: string[],
+  nodeFlags: string[] = [],
+  env: NodeJS.ProcessEnv = {},
+): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...nodeFlags, script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeFlags, script, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...env },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -99,12 +99,19 @@ export interface ListenRun {
 
 /**
  * `tally listen` receiving one webhook for `url` (a recording of `bytes`) and saving it into `<dir>/recordings`;
- * resolves after the save, with the process's memory read before it stops.
+ * resolves after the save, with the process's memory read before it stops. `env` is added to its environment
+ * (NODE_EXTRA_CA_CERTS for an origin signed by the bench's own CA).
  */
-export async function runListen(url: string, bytes: number, dir: string): Promise<ListenRun> {
+export async function runListen(
+  url: string,
+  bytes: number,
+  dir: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<ListenRun> {
   const folder = join(dir, 'recordings');
   const cli = await startCli(['listen', '--ndjson', '--folder', folder, '--port', '0', '--tunnel', 'none'], dir, {
     TALLY_DOWNLOAD_ORIGINS: new URL(url).origin,
+    ...env,
   });
   try {
     const ready = await cli.next('ready');

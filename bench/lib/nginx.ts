@@ -1,6 +1,7 @@
 /**
  * A throwaway nginx on loopback serving one folder, optionally with a per-connection `limit_rate`
- * (the way a throttled origin caps a single connection). Used as the peer origin for download benches.
+ * (the way a throttled origin caps a single connection) and optionally over HTTPS (a certificate from
+ * bench/lib/tls-ca.ts). Used as the peer origin for download benches.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -8,6 +9,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { freePort } from './harness.js';
+import type { BenchTls } from './tls-ca.js';
 
 export interface Nginx {
   origin: string;
@@ -16,7 +18,12 @@ export interface Nginx {
   stop(): Promise<void>;
 }
 
-export async function startNginx(opts: { root: string; workDir: string; limitRate?: string }): Promise<Nginx> {
+export async function startNginx(opts: {
+  root: string;
+  workDir: string;
+  limitRate?: string;
+  tls?: BenchTls;
+}): Promise<Nginx> {
   const port = await freePort();
   await mkdir(join(opts.workDir, 'logs'), { recursive: true });
   const conf = join(opts.workDir, 'nginx.conf');
@@ -39,7 +46,8 @@ http {
   uwsgi_temp_path ${opts.workDir}/uwsgi;
   scgi_temp_path ${opts.workDir}/scgi;
   server {
-    listen 127.0.0.1:${port};
+    listen 127.0.0.1:${port}${opts.tls ? ' ssl' : ''};
+    ${opts.tls ? `ssl_certificate ${opts.tls.certFile};\n    ssl_certificate_key ${opts.tls.keyFile};` : ''}
     root ${opts.root};
     etag on;
     ${opts.limitRate ? `limit_rate ${opts.limitRate};` : ''}
@@ -51,7 +59,7 @@ http {
   const child: ChildProcess = spawn(bin, ['-c', conf, '-p', opts.workDir], { stdio: 'ignore' });
   await waitForPort(port, child);
   return {
-    origin: `http://127.0.0.1:${port}`,
+    origin: `${opts.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     requests: async () => {
       const log = await readFile(join(opts.workDir, 'logs', 'access.log'), 'utf8').catch(() => '');
       return log.split('\n').filter(Boolean).length;

@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { RecordingJob } from '../core/recordings/types.js';
+import { systemClock } from '../core/time.js';
 import {
   coalescingWriter,
   createListenPrinter,
@@ -265,14 +266,18 @@ describe('coalescingWriter', () => {
     let wrote: () => void = () => undefined;
     // A window far longer than five turns take, so the test says the same on a loaded machine.
     const windowMs = 10 * OUTPUT_BATCH_MS;
+    // Each write is timed by the writer's own clock, as the writer last read it (just before it wrote).
+    let read = 0;
+    const clock = { now: () => (read = systemClock.now()) };
     const writer = coalescingWriter(
       {
         write: (text: string) => {
-          writes.push({ text, at: performance.now() });
+          writes.push({ text, at: read });
           wrote();
         },
       },
       windowMs,
+      clock,
     );
     const nextWrite = () => new Promise<void>((resolve) => (wrote = resolve));
     const turn = () => new Promise((resolve) => setImmediate(resolve));
@@ -288,7 +293,34 @@ describe('coalescingWriter', () => {
     await second;
     expect(writes).toHaveLength(2);
     expect(writes[1]?.text).toBe('burst 0\nburst 1\nburst 2\nburst 3\nburst 4\n');
-    expect((writes[1]?.at ?? 0) - (writes[0]?.at ?? 0)).toBeGreaterThanOrEqual(windowMs - 1);
+    expect((writes[1]?.at ?? 0) - (writes[0]?.at ?? 0)).toBeGreaterThanOrEqual(windowMs);
+  });
+
+  it('keeps the window on its own clock when the timer fires early by that clock', async () => {
+    // A timer counts whole milliseconds of the event loop's time, so it can fire before the window is over on the
+    // writer's clock. Here the writer's clock runs at half speed: every timer fires early by it.
+    const start = systemClock.now();
+    const clock = { now: () => (systemClock.now() - start) / 2 };
+    const writes: { text: string; at: number }[] = [];
+    let wrote: () => void = () => undefined;
+    const windowMs = 2 * OUTPUT_BATCH_MS;
+    const writer = coalescingWriter(
+      {
+        write: (text: string) => {
+          writes.push({ text, at: clock.now() });
+          wrote();
+        },
+      },
+      windowMs,
+      clock,
+    );
+    writer.write('first\n');
+    writer.flush();
+    const second = new Promise<void>((resolve) => (wrote = resolve));
+    writer.write('second\n');
+    await second;
+    expect(writes.map((w) => w.text)).toEqual(['first\n', 'second\n']);
+    expect((writes[1]?.at ?? 0) - (writes[0]?.at ?? 0)).toBeGreaterThanOrEqual(windowMs);
   });
 });
 

@@ -129,6 +129,14 @@ export function coalescingWriter(
   let immediate: NodeJS.Immediate | null = null;
   let timer: NodeJS.Timeout | null = null;
   let lastWrite = -Infinity;
+  // A timer is due by the event loop's cached time, in whole milliseconds: it can fire a little before the window
+  // is over on `clock` (by the rest of the turn it was set in, under load several ms). It waits out the rest.
+  const windowOver = (): void => {
+    timer = null;
+    const wait = lastWrite + batchMs - clock.now();
+    if (wait > 0) timer = setTimeout(windowOver, wait);
+    else flush();
+  };
   const flush = (): void => {
     if (immediate) clearImmediate(immediate);
     if (timer) clearTimeout(timer);
@@ -146,7 +154,7 @@ export function coalescingWriter(
       if (immediate || timer) return;
       const wait = lastWrite + batchMs - clock.now();
       if (wait <= 0) immediate = setImmediate(flush);
-      else timer = setTimeout(flush, wait);
+      else timer = setTimeout(windowOver, wait);
     },
     flush,
   };

@@ -16,28 +16,36 @@ function abortError(): Error {
   return error;
 }
 
-/** Reads one line (without its line break) from stdin; null at end of input. */
-export function readLine(io: Pick<CommandIo, 'stdin' | 'signal'>): Promise<string | null> {
+/**
+ * Reads stdin chunk by chunk: `take` sees each chunk and may finish with a value (`done`) or an error (`fail`);
+ * at the end of input the value is `atEnd()`. An error of stdin or a cancelled command fails it. Whichever comes
+ * first, every listener is removed and stdin paused.
+ */
+function readStdin<T>(
+  io: Pick<CommandIo, 'stdin' | 'signal'>,
+  take: (chunk: Buffer, done: (value: T) => void, fail: (error: Error) => void) => void,
+  atEnd: () => T,
+): Promise<T> {
   const { stdin, signal } = io;
   return new Promise((resolve, reject) => {
-    let buffer = '';
-    const finish = (value: string | null, error?: Error) => {
+    const finish = (outcome: { value: T } | { error: Error }) => {
       stdin.removeListener('data', onData);
       stdin.removeListener('end', onEnd);
       stdin.removeListener('error', onError);
       signal.removeEventListener('abort', onAbort);
       stdin.pause();
-      if (error) reject(error);
-      else resolve(value);
+      if ('error' in outcome) reject(outcome.error);
+      else resolve(outcome.value);
     };
-    const onData = (chunk: Buffer | string) => {
-      buffer += chunk.toString();
-      const newline = buffer.search(/\r?\n/);
-      if (newline >= 0) finish(buffer.slice(0, newline));
-    };
-    const onEnd = () => finish(buffer.length > 0 ? buffer : null);
-    const onError = (error: Error) => finish(null, error);
-    const onAbort = () => finish(null, abortError());
+    const onData = (chunk: Buffer | string) =>
+      take(
+        typeof chunk === 'string' ? Buffer.from(chunk) : chunk,
+        (value) => finish({ value }),
+        (error) => finish({ error }),
+      );
+    const onEnd = () => finish({ value: atEnd() });
+    const onError = (error: Error) => finish({ error });
+    const onAbort = () => finish({ error: abortError() });
     if (signal.aborted) return onAbort();
     stdin.on('data', onData);
     stdin.once('end', onEnd);
@@ -47,38 +55,33 @@ export function readLine(io: Pick<CommandIo, 'stdin' | 'signal'>): Promise<strin
   });
 }
 
+/** Reads one line (without its line break) from stdin; null at end of input. */
+export function readLine(io: Pick<CommandIo, 'stdin' | 'signal'>): Promise<string | null> {
+  let buffer = '';
+  return readStdin<string | null>(
+    io,
+    (chunk, done) => {
+      buffer += chunk.toString();
+      const newline = buffer.search(/\r?\n/);
+      if (newline >= 0) done(buffer.slice(0, newline));
+    },
+    () => (buffer.length > 0 ? buffer : null),
+  );
+}
+
 /** Reads all of stdin as text (for `--secret-stdin` and pipes). */
 export function readAll(io: Pick<CommandIo, 'stdin' | 'signal'>, maxBytes = 64 * 1024): Promise<string> {
-  const { stdin, signal } = io;
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const finish = (error?: Error) => {
-      stdin.removeListener('data', onData);
-      stdin.removeListener('end', onEnd);
-      stdin.removeListener('error', onError);
-      signal.removeEventListener('abort', onAbort);
-      if (error) {
-        stdin.pause();
-        reject(error);
-      } else resolve(Buffer.concat(chunks).toString('utf8'));
-    };
-    const onData = (chunk: Buffer | string) => {
-      const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-      size += buf.length;
-      if (size > maxBytes) return finish(new UsageError('stdin is too large for a secret.'));
-      chunks.push(buf);
-    };
-    const onEnd = () => finish();
-    const onError = (error: Error) => finish(error);
-    const onAbort = () => finish(abortError());
-    if (signal.aborted) return onAbort();
-    stdin.on('data', onData);
-    stdin.once('end', onEnd);
-    stdin.once('error', onError);
-    signal.addEventListener('abort', onAbort, { once: true });
-    stdin.resume();
-  });
+  const chunks: Buffer[] = [];
+  let size = 0;
+  return readStdin(
+    io,
+    (chunk, _done, fail) => {
+      size += chunk.length;
+      if (size > maxBytes) return fail(new UsageError('stdin is too large for a secret.'));
+      chunks.push(chunk);
+    },
+    () => Buffer.concat(chunks).toString('utf8'),
+  );
 }
 
 interface RawModeStream {

@@ -1,6 +1,6 @@
 /**
  * The core's own vocabulary: messages with a stable code (electron/contract.ts re-exports them for the
- * renderer, which is why this file imports nothing but zod). Status lines, reasons and
+ * renderer, which is why this file imports nothing). Status lines, reasons and
  * test results the core sends in English for the log and the CLI also travel as notes: a code from
  * `NOTE_TEXT` and its params. The popover translates each note by its code (the English dictionary takes its
  * `notes` from here, other languages must cover every code), and falls back to the English text for a code it
@@ -9,19 +9,16 @@
  * says refused settings, tunnel and folder problems in its own language. A sentence inside another one (a
  * reason after a colon) is `nested`: its English under a param, its code under `<param>Note`.
  */
-import { z } from 'zod';
-
 export type NoteParams = Record<string, string | number>;
 
-export const NoteSchema = z
-  .object({
-    code: z.string().min(1).max(64),
-    params: z.record(z.string(), z.union([z.string(), z.number()])).optional(),
-  })
-  .strict();
-
-/** One sentence of a core message: its code and the specifics it names. */
-export type Note = z.infer<typeof NoteSchema>;
+/**
+ * One sentence of a core message: its code and the specifics it names. Its schema is in note-schema.ts: zod
+ * costs a thread 11 MB, and the download engine's worker, which throws these errors, never validates a note.
+ */
+export interface Note {
+  code: string;
+  params?: NoteParams | undefined;
+}
 
 /** Forms chosen by the `count` param (the renderer's Plural has the same shape). */
 export interface PluralText {

@@ -2,10 +2,14 @@
  * The redactor's two nets (core/redact.ts): patterns for secrets by their shape, and registered values, short
  * ones included; and what it must leave alone, so a log stays readable.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { forgetSecretsForTesting, redactSecrets, registerSecret, secretsInEnv } from './redact.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { Redactor, redactSecrets, registerSecret } from './redact.js';
 
-afterEach(() => forgetSecretsForTesting());
+/** A redactor of each test's own: what one test registers is not there for the next. */
+let redactor: Redactor;
+beforeEach(() => {
+  redactor = new Redactor();
+});
 
 describe('redactSecrets', () => {
   it.each([
@@ -26,19 +30,21 @@ describe('redactSecrets', () => {
     ['nats://alice:s3cret-pw@10.0.0.2:4222', 's3cret-pw'],
     ['key AKIAIOSFODNN7EXAMPLE was refused', 'AKIAIOSFODNN7EXAMPLE'],
   ])('hides the secret in %s', (text, secret) => {
-    const out = redactSecrets(text);
+    const out = redactor.redact(text);
     expect(out).not.toContain(secret);
     expect(out).toContain('[redacted]');
   });
 
   it('hides registered values wherever they are, a short one only where it stands alone', () => {
-    registerSecret('plainvalue123', 'k7Q', '  ');
-    expect(redactSecrets('failed near plainvalue123 and k7Q.')).toBe('failed near [redacted] and [redacted].');
+    redactor.register('plainvalue123', 'k7Q', '  ');
+    expect(redactor.redact('failed near plainvalue123 and k7Q.')).toBe('failed near [redacted] and [redacted].');
     // Part of a longer word is not the secret.
-    expect(redactSecrets('k7Quality stays')).toBe('k7Quality stays');
+    expect(redactor.redact('k7Quality stays')).toBe('k7Quality stays');
     // Percent-encoded in a URL too.
-    registerSecret('a/b+c=d!');
-    expect(redactSecrets('https://x.example/?v=a%2Fb%2Bc%3Dd!')).not.toContain('a%2Fb%2Bc%3Dd!');
+    redactor.register('a/b+c=d!');
+    expect(redactor.redact('https://x.example/?v=a%2Fb%2Bc%3Dd!')).not.toContain('a%2Fb%2Bc%3Dd!');
+    // Only where it was registered: another redactor (another test) does not know it.
+    expect(new Redactor().redact('failed near plainvalue123')).toBe('failed near plainvalue123');
   });
 
   it('leaves ordinary prose alone', () => {
@@ -48,15 +54,22 @@ describe('redactSecrets', () => {
       'recording key=rec-1 saved to /videos/show.mp4',
       'The team password was refused by nats://10.0.0.2:4222.',
     ]) {
-      expect(redactSecrets(text)).toBe(text);
+      expect(redactor.redact(text)).toBe(text);
     }
   });
 
   it('knows the secrets of the environment, TALLY_NGROK_AUTHTOKEN and AWS_SESSION_TOKEN included', () => {
     const env = { TALLY_NGROK_AUTHTOKEN: 'ngrok-env-tok', AWS_SESSION_TOKEN: 'sess-tok-99', HOME: '/home/x' };
-    expect(secretsInEnv(env).sort()).toEqual(['ngrok-env-tok', 'sess-tok-99']);
-    expect(redactSecrets('tunnel said ngrok-env-tok; s3 said sess-tok-99')).toBe(
+    expect(redactor.secretsIn(env).sort()).toEqual(['ngrok-env-tok', 'sess-tok-99']);
+    expect(redactor.redact('tunnel said ngrok-env-tok; s3 said sess-tok-99')).toBe(
       'tunnel said [redacted]; s3 said [redacted]',
+    );
+  });
+
+  it('is one redactor for the whole process: what any reader registers, every logger hides', () => {
+    registerSecret(`process-wide-${process.pid}`);
+    expect(redactSecrets(`the server echoed process-wide-${process.pid} back`)).toBe(
+      'the server echoed [redacted] back',
     );
   });
 });

@@ -7,26 +7,12 @@
  * URLs, queries and JSON), and the values themselves: every secret Tally holds is registered here by the code
  * that reads it (keychain, environment, token files, flags, generated keys), so a line that quotes one in a
  * shape no pattern knows is still blanked.
+ *
+ * A `Redactor` holds one such registry. The process has one (`registerSecret`, `redactSecrets`, `secretsInEnv`
+ * use it): a library's error may be logged anywhere in the process, so every reader registers where every
+ * logger looks. A test that needs an empty registry makes a `Redactor` of its own, or loads a fresh module
+ * graph (as a new process would).
  */
-
-/** Secret values read in this process (see the header); redacted from every text that passes through here. */
-const registered = new Set<string>();
-
-/**
- * Registers secret values read from the keychain, the environment, a file or a flag: from now on they are
- * hidden wherever they appear. Empty values are ignored; whitespace around a value is not part of it.
- */
-export function registerSecret(...values: readonly (string | null | undefined)[]): void {
-  for (const value of values) {
-    const v = value?.trim();
-    if (v) registered.add(v);
-  }
-}
-
-/** The registered secrets (for reports that name what they redacted by value, and tests). */
-export function registeredSecrets(): string[] {
-  return [...registered];
-}
 
 /** Names of fields, headers and parameters whose value is a secret (`secretAccessKey`, `sessionToken`…). */
 const SECRET_NAME =
@@ -68,25 +54,6 @@ function hideValue(text: string, secret: string): string {
   return text.replace(alone, '[redacted]');
 }
 
-/**
- * Hides anything that looks like a secret or token in `text`, every registered secret and every value of
- * `known` (further secrets in use), in their plain and URL-encoded spellings.
- */
-export function redactSecrets(text: string, known: readonly string[] = []): string {
-  let out = text;
-  // Values first: a pattern's "[redacted]" must not split a value so that it is no longer found.
-  const values = [...new Set([...registered, ...known.map((k) => k.trim()).filter(Boolean)])].sort(
-    (a, b) => b.length - a.length,
-  );
-  for (const secret of values) {
-    out = hideValue(out, secret);
-    const encoded = encodeURIComponent(secret);
-    if (encoded !== secret) out = hideValue(out, encoded);
-  }
-  for (const [pattern, replacement] of PATTERNS) out = out.replace(pattern, replacement);
-  return out;
-}
-
 /** The environment variables that hold secrets (tally login's alternatives, the S3 keys). */
 const SECRET_ENV = [
   'TALLY_SECRET',
@@ -101,16 +68,65 @@ const SECRET_ENV = [
   'AWS_SESSION_TOKEN',
 ];
 
-/** The secret values set in `env`, for redaction (each is registered too: it is read). */
-export function secretsInEnv(env: NodeJS.ProcessEnv): string[] {
-  const found = SECRET_ENV.map((name) => env[name]).filter(
-    (v): v is string => typeof v === 'string' && v.trim() !== '',
-  );
-  registerSecret(...found);
-  return found.map((v) => v.trim());
+/** Secret values (see the header) and the patterns: what passes through `redact` comes out without them. */
+export class Redactor {
+  /** Secret values read so far; redacted from every text that passes through here. */
+  readonly #registered = new Set<string>();
+
+  /**
+   * Registers secret values read from the keychain, the environment, a file or a flag: from now on they are
+   * hidden wherever they appear. Empty values are ignored; whitespace around a value is not part of it.
+   */
+  register(...values: readonly (string | null | undefined)[]): void {
+    for (const value of values) {
+      const v = value?.trim();
+      if (v) this.#registered.add(v);
+    }
+  }
+
+  /**
+   * Hides anything that looks like a secret or token in `text`, every registered secret and every value of
+   * `known` (further secrets in use), in their plain and URL-encoded spellings.
+   */
+  redact(text: string, known: readonly string[] = []): string {
+    let out = text;
+    // Values first: a pattern's "[redacted]" must not split a value so that it is no longer found.
+    const values = [...new Set([...this.#registered, ...known.map((k) => k.trim()).filter(Boolean)])].sort(
+      (a, b) => b.length - a.length,
+    );
+    for (const secret of values) {
+      out = hideValue(out, secret);
+      const encoded = encodeURIComponent(secret);
+      if (encoded !== secret) out = hideValue(out, encoded);
+    }
+    for (const [pattern, replacement] of PATTERNS) out = out.replace(pattern, replacement);
+    return out;
+  }
+
+  /** The secret values set in `env`, for redaction (each is registered too: it is read). */
+  secretsIn(env: NodeJS.ProcessEnv): string[] {
+    const found = SECRET_ENV.map((name) => env[name]).filter(
+      (v): v is string => typeof v === 'string' && v.trim() !== '',
+    );
+    this.register(...found);
+    return found.map((v) => v.trim());
+  }
 }
 
-/** Tests: forgets every registered secret, so a check sees what one reading path registers by itself. */
-export function forgetSecretsForTesting(): void {
-  registered.clear();
+/** This process's redactor: every reader of a secret registers with it, every log line passes through it. */
+const processRedactor = new Redactor();
+
+/** Registers secret values with this process's redactor (see `Redactor.register`). */
+export function registerSecret(...values: readonly (string | null | undefined)[]): void {
+  processRedactor.register(...values);
+}
+
+/** `text` without anything that looks like a secret, this process's registered ones or `known` (see `Redactor.redact`). */
+export function redactSecrets(text: string, known: readonly string[] = []): string {
+  return processRedactor.redact(text, known);
+}
+
+/** The secret values set in `env`, registered with this process's redactor (see `Redactor.secretsIn`). */
+export function secretsInEnv(env: NodeJS.ProcessEnv): string[] {
+  return processRedactor.secretsIn(env);
 }

@@ -47,3 +47,23 @@ export interface TunnelStatus {
   uploadsMessage: string | null;
   uploadsNotes?: Note[] | null;
 }
+
+/**
+ * A tunnel with nothing open: no public URL, nothing checked, said or registered, uploads off. What the supervisor
+ * starts from, and the view while no receiver runs; the caller adds what it knows.
+ */
+export function tunnelOff(provider: TunnelKind, localUrl: string | null = null): TunnelStatus {
+  return {
+    provider,
+    state: 'off',
+    publicUrl: null,
+    localUrl,
+    uploadUrl: null,
+    lastCheckedAt: null,
+    message: null,
+    messageNotes: null,
+    registered: false,
+    uploads: 'off',
+    uploadsMessage: null,
+  };
+}

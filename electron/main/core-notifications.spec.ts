@@ -10,10 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fakeNotificationFactory } from '../../tests/fakes/electron.js';
-import type { TallyAppCore } from '../core/app/app-core.js';
-import { createDemoCore } from '../../tests/support/app/demo-core.js';
+import type { AppCore } from '../core/app/app-core.js';
+import { createDemoCore, partsOf } from '../../tests/support/app/demo-core.js';
 import type { AppCoreEvents } from '../core/app/types.js';
-import type { Sandbox } from '../core/sandbox/index.js';
 import { openSettingsStore } from '../core/settings.js';
 import { notesTextIn } from '../shell-text.js';
 import { NotificationService } from './notifications.js';
@@ -51,12 +50,12 @@ async function notifyingCore(live: boolean, options: { language?: 'en' | 'ko'; m
   core.on('settings:changed', (settings) => service.setSettings(settings.notifications));
   await core.start();
   service.setSettings((await core.handlers['settings:get']()).notifications);
-  const sandbox = core.testOnly.sandbox() as Sandbox;
+  const sandbox = partsOf(core).sandbox;
   return { core, sandbox, made: factory.made, popovers };
 }
 
 function next<E extends keyof AppCoreEvents>(
-  core: TallyAppCore,
+  core: AppCore,
   event: E,
   test: (payload: AppCoreEvents[E]) => boolean,
 ): Promise<AppCoreEvents[E]> {
@@ -157,7 +156,7 @@ describe('app core notifications in Korean', () => {
 
   it('says why new recordings are being refused in Korean', async () => {
     const { core, sandbox, made } = await notifyingCore(false, { language: 'ko', maxUnfinishedJobs: 1 });
-    const pipeline = core.testOnly.pipeline()!;
+    const pipeline = partsOf(core).pipeline;
     // Held, so the first recording stays unfinished and fills the cap of one.
     await pipeline.setDownloadsPaused(true);
     const hook = (id: string) =>

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { REQUEST_NAMES } from '../contract.js';
-import type { ChannelView, RecordingView, RequestHandlers, RequestName } from '../contract.js';
+import type { ChannelView, RecordingView, RequestName } from '../contract.js';
 import { BadCredentialsError, UnknownChannelError } from '../core/errors.js';
 import { FakeWebContents } from '../../tests/fakes/electron.js';
 import { createSenderCheck, EventPusher, isAppPageUrl, registerIpc } from './ipc.js';
 import type { FrameLike, IpcMainLike, SenderEvent } from './ipc.js';
-import { VALID_ARGS } from '../../tests/security/support/contract-cases.js';
+import { VALID_ARGS, recordingHandlers } from '../../tests/security/support/contract-cases.js';
+import { tunnelStatus } from '../../tests/support/tunnels/tunnel-status.js';
 
 const FILE_URL = 'file:///Applications/Tally.app/Contents/Resources/app.asar/dist/renderer/index.html';
 const page = { fileUrl: FILE_URL };
@@ -45,16 +46,7 @@ function frame(url: string, parent: FrameLike | null = null): FrameLike {
 function setup() {
   const ipcMain = new FakeIpcMain();
   const contents = new FakeWebContents();
-  const calls: { name: RequestName; args: unknown[] }[] = [];
-  const handlers = Object.fromEntries(
-    REQUEST_NAMES.map((name) => [
-      name,
-      async (...args: unknown[]) => {
-        calls.push({ name, args });
-        return { from: name };
-      },
-    ]),
-  ) as unknown as RequestHandlers;
+  const { handlers, calls } = recordingHandlers();
   const logs: string[] = [];
   let readies = 0;
   const isTrustedSender = createSenderCheck({ getWebContents: () => contents, page });
@@ -257,18 +249,7 @@ describe('EventPusher', () => {
     expect((contents.sent[1]!.args[0] as RecordingView).bytes).toBe(50);
     expect(contents.sent[4]!.args[0]).toBe(live2);
 
-    pusher.send('tunnel:status', {
-      provider: 'none',
-      state: 'off',
-      publicUrl: null,
-      localUrl: null,
-      uploadUrl: null,
-      lastCheckedAt: null,
-      message: null,
-      registered: false,
-      uploads: 'off',
-      uploadsMessage: null,
-    });
+    pusher.send('tunnel:status', tunnelStatus());
     expect(contents.sent).toHaveLength(6);
   });
 

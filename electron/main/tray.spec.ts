@@ -3,23 +3,14 @@ import { describe, expect, it } from 'vitest';
 import type { TraySnapshot } from '../core/app/types.js';
 import { ChannelNotEndedError } from '../core/errors.js';
 import { fakeImage, fakeMenuBuilder, FakeTray } from '../../tests/fakes/electron.js';
+import { traySnapshot } from '../../tests/support/app/tray-snapshot.js';
 import { cleanText, MAX_MENU_CHANNELS, SystemTrayService, trayIconState, trayTitle, trayTooltip } from './tray.js';
 
 const ALL_WELL = 'All is well: webhooks reach Tally and recordings are saved.';
 const PORT_HELD = 'Port 8787 is in use by another program: webhooks cannot reach Tally.';
 
 function snapshot(patch: Partial<TraySnapshot> = {}): TraySnapshot {
-  return {
-    liveCount: 0,
-    liveChannels: [],
-    downloading: 0,
-    progress: null,
-    attention: null,
-    health: { state: 'ok', summary: ALL_WELL },
-    receivingPaused: false,
-    recordingsFolder: '/home/me/Videos/Tally',
-    ...patch,
-  };
+  return traySnapshot({ health: { state: 'ok', summary: ALL_WELL }, ...patch });
 }
 
 const live = (...ids: string[]) => ({ liveCount: ids.length, liveChannels: ids.map((id) => ({ id, watchers: 1 })) });

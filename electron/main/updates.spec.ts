@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TraySnapshot } from '../core/app/types.js';
 import { fakeImage, fakeMenuBuilder, FakeTray } from '../../tests/fakes/electron.js';
+import { traySnapshot } from '../../tests/support/app/tray-snapshot.js';
 import { appImageUpdater, pendingFolder, startUpdateFeed, type UpdateFeed } from '../../tests/support/update-feed.js';
 import { SystemTrayService } from './tray.js';
 import { UPDATE_CHECK_INTERVAL_MS, UpdateService, type Updater } from './updates.js';
@@ -41,16 +42,7 @@ afterEach(async () => {
 });
 
 function snapshot(): TraySnapshot {
-  return {
-    liveCount: 0,
-    liveChannels: [],
-    downloading: 0,
-    progress: null,
-    attention: null,
-    health: { state: 'ok', summary: 'All is well.' },
-    receivingPaused: false,
-    recordingsFolder: dir,
-  };
+  return traySnapshot({ health: { state: 'ok', summary: 'All is well.' }, recordingsFolder: dir });
 }
 
 function setup(

@@ -7,6 +7,7 @@
 import {
   RemoteError,
   createBridge,
+  tunnelOff,
   type AppInfo,
   type ChannelView,
   type CredentialsStatus,
@@ -161,20 +162,9 @@ export function healthView(partial: Partial<HealthView> = {}): HealthView {
   };
 }
 
+/** No tunnel open, the receiver's local URL known; `partial` says what differs. */
 export function tunnelStatus(partial: Partial<TunnelStatus> = {}): TunnelStatus {
-  return {
-    provider: 'none',
-    state: 'off',
-    publicUrl: null,
-    localUrl: 'http://127.0.0.1:4590/webhook',
-    uploadUrl: null,
-    lastCheckedAt: null,
-    message: null,
-    registered: false,
-    uploads: 'off',
-    uploadsMessage: null,
-    ...partial,
-  };
+  return { ...tunnelOff('none', 'http://127.0.0.1:4590/webhook'), ...partial };
 }
 
 export function gapReport(partial: Partial<GapReport> = {}): GapReport {

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createAppCore, type TallyAppCore } from '../../electron/core/app/app-core.js';
+import { createAppCore, type AppCore } from '../../electron/core/app/app-core.js';
 import { startUiServer, type UiServer } from '../../electron/core/app/ui-server.js';
 import { MemorySecretStore, PROJECT_ACCOUNT } from '../../electron/core/credentials.js';
 import type { PipelineOptions } from '../../electron/core/pipeline/pipeline-types.js';
@@ -73,7 +73,7 @@ describe('the receiver port held by another program', () => {
       firstRunDone: true,
       ...settings,
     });
-    const core: TallyAppCore = await createAppCore({
+    const core: AppCore = await createAppCore({
       home,
       secrets: extra.secrets ?? new MemorySecretStore(),
       transport: 'ws',

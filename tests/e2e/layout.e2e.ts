@@ -19,6 +19,7 @@ import {
   type PopoverHarness,
   type PopoverPage,
 } from './support/popover-harness.js';
+import { untilRecordings } from '../support/app/core-helpers.js';
 import { contrast, inkRows, pixelAt } from './support/png-ink.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -81,23 +82,9 @@ afterAll(async () => {
   await h?.close();
 });
 
-/** Resolves once the channel's recording is in `state`, checked on every change the pipeline announces. */
-async function untilState(channelId: string, state: string): Promise<void> {
-  const pipeline = h.core.testOnly.pipeline();
-  if (!pipeline) throw new Error('the demo core has no recording pipeline');
-  const reached = async () =>
-    (await h.core.handlers['recordings:list']()).some((r) => r.channelId === channelId && r.state === state);
-  await new Promise<void>((resolve, reject) => {
-    const onChange = () => {
-      reached().then((done) => {
-        if (!done) return;
-        pipeline.off('changed', onChange);
-        resolve();
-      }, reject);
-    };
-    pipeline.on('changed', onChange);
-    onChange();
-  });
+/** Resolves once the channel's recording is in `state`. */
+function untilState(channelId: string, state: string): Promise<void> {
+  return untilRecordings(h.core, (rows) => rows.some((r) => r.channelId === channelId && r.state === state));
 }
 
 async function open(opts: OpenOptions = {}): Promise<PopoverPage> {

@@ -27,16 +27,11 @@ import {
 } from './support/popover-harness.js';
 import { STUDIO_DAY, seedStudioDay } from './support/studio-day.js';
 import { startLoopbackProxy, type LoopbackProxy } from '../support/loopback-proxy.js';
+import { screenshotsFolder } from './support/screenshots.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-/**
- * Every run writes the screenshots to test-results/screenshots (and checks them there); with
- * TALLY_UPDATE_SCREENSHOTS=1 it writes the committed ones in docs/screenshots instead, so an ordinary test run
- * leaves the working tree as it was (the Recordings view shows real save times).
- */
-const SHOTS = process.env.TALLY_UPDATE_SCREENSHOTS
-  ? join(ROOT, 'docs', 'screenshots')
-  : join(ROOT, 'test-results', 'screenshots');
+/** The README's copies with TALLY_UPDATE_SCREENSHOTS=1, else test-results (see support/screenshots.ts). */
+const SHOTS = screenshotsFolder(ROOT);
 const MIN = 60_000;
 /** How long a UI change may take to show: polls run every 250 ms, so this is only hit on failure. */
 const eventually = { timeout: 10_000, interval: 50 };

@@ -20,6 +20,7 @@ import {
   type PopoverHarness,
   type PopoverPage,
 } from './support/popover-harness.js';
+import { untilRecordings } from '../support/app/core-helpers.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const eventually = { timeout: 20_000, interval: 50 };
@@ -57,25 +58,11 @@ afterAll(async () => {
   await h?.close();
 });
 
-/** Resolves once every channel's recording is saved, checked on every change the pipeline announces. */
-async function untilSaved(channels: string[]): Promise<void> {
-  const pipeline = h.core.testOnly.pipeline();
-  if (!pipeline) throw new Error('the demo core has no recording pipeline');
-  const done = async () => {
-    const saved = (await h.core.handlers['recordings:list']()).filter((r) => r.state === 'saved');
-    return channels.every((c) => saved.some((r) => r.channelId === c));
-  };
-  await new Promise<void>((resolve, reject) => {
-    const onChange = () => {
-      done().then((yes) => {
-        if (!yes) return;
-        pipeline.off('changed', onChange);
-        resolve();
-      }, reject);
-    };
-    pipeline.on('changed', onChange);
-    onChange();
-  });
+/** Resolves once every channel's recording is saved. */
+function untilSaved(channels: string[]): Promise<void> {
+  return untilRecordings(h.core, (rows) =>
+    channels.every((c) => rows.some((r) => r.channelId === c && r.state === 'saved')),
+  );
 }
 
 async function open(opts: OpenOptions): Promise<Page> {
@@ -112,8 +99,7 @@ describe('file names in Recordings', () => {
 
 describe('the filter chips', () => {
   it('stay whole, none alone on a line, with counts in the thousands at 300 and 380 px (English, Korean, light, dark)', async () => {
-    const pipeline = h.core.testOnly.pipeline();
-    if (!pipeline) throw new Error('the demo core has no recording pipeline');
+    const pipeline = h.pipeline();
     // Held, so none of them is tried: each is written to the journal, then failed, as a download that gave up.
     await pipeline.setDownloadsPaused(true);
     for (let from = 0; from < FAILED; from += 100) {

@@ -31,12 +31,11 @@ import {
   type TrayStandin,
 } from './support/electron-standin.js';
 import { ensureRendererBuilt } from './support/popover-harness.js';
+import { screenshotsFolder } from './support/screenshots.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-/** As popover.e2e.ts: the README's copies with TALLY_UPDATE_SCREENSHOTS=1, else test-results. */
-const SHOTS = process.env.TALLY_UPDATE_SCREENSHOTS
-  ? join(ROOT, 'docs', 'screenshots')
-  : join(ROOT, 'test-results', 'screenshots');
+/** The README's copies with TALLY_UPDATE_SCREENSHOTS=1, else test-results (see support/screenshots.ts). */
+const SHOTS = screenshotsFolder(ROOT);
 
 /**
  * The tray menu as the stand-in recorded it (labels, separators, the checkbox, disabled lines), drawn as a

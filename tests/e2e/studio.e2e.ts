@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startNatsServer, type NatsServer } from '../support/nats-server.js';
 import { announceRecording } from '../support/studio-announce.js';
+import { sandboxAnswers } from '../support/app/core-parts.js';
 import { openSettingsStore } from '../../electron/core/settings.js';
 import {
   closePages,
@@ -25,12 +26,11 @@ import {
   type PopoverHarness,
   type PopoverPage,
 } from './support/popover-harness.js';
+import { screenshotsFolder } from './support/screenshots.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-/** As popover.e2e.ts: the README's copies with TALLY_UPDATE_SCREENSHOTS=1, else test-results. */
-const SHOTS = process.env.TALLY_UPDATE_SCREENSHOTS
-  ? join(ROOT, 'docs', 'screenshots')
-  : join(ROOT, 'test-results', 'screenshots');
+/** The README's copies with TALLY_UPDATE_SCREENSHOTS=1, else test-results (see support/screenshots.ts). */
+const SHOTS = screenshotsFolder(ROOT);
 const eventually = { timeout: 15_000, interval: 50 };
 const TOKEN = `team-${randomBytes(12).toString('hex')}`;
 
@@ -141,7 +141,8 @@ describe('a studio member without service credentials', () => {
     await studio.getByRole('button', { name: 'Save studio settings' }).click();
     await studio.getByText(/^Connected to the team server/).waitFor();
     expect((await m.core.handlers['app:info']()).demo).toBe(false);
-    expect(m.core.testOnly.sandbox()).toBeNull();
+    // Its demo sandbox is closed: nothing answers there any more.
+    expect(await sandboxAnswers(m.sandbox)).toBe(false);
 
     // The receiver alone registers the webhook URL (the service keeps one): the setting is off here, and says why.
     const autoRegister = page.getByRole('checkbox', { name: 'Register automatically when the URL changes' });

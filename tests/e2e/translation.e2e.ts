@@ -18,6 +18,7 @@ import {
   type PopoverHarness,
   type PopoverPage,
 } from './support/popover-harness.js';
+import { untilRecordings } from '../support/app/core-helpers.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const eventually = { timeout: 10_000, interval: 50 };
@@ -136,22 +137,9 @@ afterAll(async () => {
   await h?.close();
 });
 
-/** Resolves once a recording is saved, checked on every change the pipeline announces. */
-async function untilSaved(): Promise<void> {
-  const pipeline = h.core.testOnly.pipeline();
-  if (!pipeline) throw new Error('the demo core has no recording pipeline');
-  const saved = async () => (await h.core.handlers['recordings:list']()).some((r) => r.state === 'saved');
-  await new Promise<void>((resolve, reject) => {
-    const onChange = () => {
-      saved().then((done) => {
-        if (!done) return;
-        pipeline.off('changed', onChange);
-        resolve();
-      }, reject);
-    };
-    pipeline.on('changed', onChange);
-    onChange();
-  });
+/** Resolves once a recording is saved. */
+function untilSaved(): Promise<void> {
+  return untilRecordings(h.core, (rows) => rows.some((r) => r.state === 'saved'));
 }
 
 async function showTab(page: Page, index: number): Promise<void> {

@@ -12,32 +12,23 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { REQUEST_NAMES, uiProtocols, type RequestHandlers, type RequestName } from '../../electron/contract.js';
+import { REQUEST_NAMES, uiProtocols } from '../../electron/contract.js';
 import { createAppCore } from '../../electron/core/app/app-core.js';
 import { dispatchRequest } from '../../electron/core/app/dispatch.js';
 import type { AppCore } from '../../electron/core/app/types.js';
 import { startUiServer, type UiServer } from '../../electron/core/app/ui-server.js';
 import { MemorySecretStore } from '../../electron/core/credentials.js';
 import { registerIpc, type IpcMainLike, type SenderEvent } from '../../electron/main/ipc.js';
-import { ECHO_CANARY, VALID_ARGS, invalidCases, type InvalidCase } from './support/contract-cases.js';
+import {
+  ECHO_CANARY,
+  VALID_ARGS,
+  invalidCases,
+  recordingHandlers,
+  type InvalidCase,
+} from './support/contract-cases.js';
 
 const SEED = Number(process.env.TALLY_FUZZ_SEED ?? Date.now() % 1_000_000);
 const ROUNDS = Math.max(25, Math.floor(Number(process.env.TALLY_FUZZ_COUNT ?? 0) / 400));
-
-/** A handler map in which every function records that it ran. */
-function recordingHandlers(): { handlers: RequestHandlers; calls: { name: RequestName; args: unknown[] }[] } {
-  const calls: { name: RequestName; args: unknown[] }[] = [];
-  const handlers = Object.fromEntries(
-    REQUEST_NAMES.map((name) => [
-      name,
-      async (...args: unknown[]) => {
-        calls.push({ name, args });
-        return { from: name };
-      },
-    ]),
-  ) as unknown as RequestHandlers;
-  return { handlers, calls };
-}
 
 /** Plays `ipcMain`: records handlers, `invoke` plays a renderer. */
 class FakeIpcMain implements IpcMainLike {

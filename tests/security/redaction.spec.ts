@@ -5,8 +5,9 @@
  *
  * The secrets are held where Tally really keeps them: the keychain (its in-memory twin in-process), the
  * environment, the ngrok token file, the path-token files, the serve key of a UI server. Values that look like
- * nothing (no "token=" around them) can only be caught because their reader registered them, so before each
- * channel the registry is emptied and only that channel's own reads may fill it again.
+ * nothing (no "token=" around them) can only be caught because their reader registered them, so each channel
+ * loads the modules it goes through afresh, as a new process would: the registry starts empty and only that
+ * channel's own reads may fill it.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -14,18 +15,11 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../electron/cli.js';
-import { createAppCore } from '../../electron/core/app/app-core.js';
-import { startUiServer } from '../../electron/core/app/ui-server.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CredentialStore, MemorySecretStore } from '../../electron/core/credentials.js';
-import { openLogFile } from '../../electron/core/log-file.js';
-import { ngrokTokenFromEnv, readNgrokTokenFile, writeNgrokTokenFile } from '../../electron/core/ngrok-token-file.js';
-import { forgetSecretsForTesting } from '../../electron/core/redact.js';
+import { writeNgrokTokenFile } from '../../electron/core/ngrok-token-file.js';
 import { openSettingsStore } from '../../electron/core/settings.js';
-import { s3FromEnv } from '../../electron/core/studio/store.js';
-import { resolveTeamCredentials, saveTeamCredentials } from '../../electron/core/studio/team-credentials.js';
-import { teamCredentialsFromEnv } from '../../electron/core/studio/team.js';
+import { saveTeamCredentials } from '../../electron/core/studio/team-credentials.js';
 import { TokenStore } from '../../electron/core/webhook/token.js';
 import { captureIo } from '../support/cli/io.js';
 import { ensureBuiltCli, ROOT, TALLY_BIN } from '../support/built-cli.js';
@@ -117,6 +111,34 @@ function leaks(text: string, channel: 'log' | 'doctor' | 'diagnostics' | 'proces
 /** One log line per row, as a library error would quote each secret. */
 const leakyLines = () => ROWS.map((r) => (r.quoted ?? plain)(r.value));
 
+/**
+ * The modules a channel goes through, loaded afresh (a module graph of its own, as a new process has): the
+ * secret registry of core/redact.ts is empty, whatever earlier channels read.
+ */
+async function freshProcess() {
+  vi.resetModules();
+  const fresh = {
+    ...(await import('../../electron/core/redact.js')),
+    ...(await import('../../electron/cli.js')),
+    ...(await import('../../electron/core/app/app-core.js')),
+    ...(await import('../../electron/core/app/ui-server.js')),
+    ...(await import('../../electron/core/credentials.js')),
+    ...(await import('../../electron/core/log-file.js')),
+    ...(await import('../../electron/core/ngrok-token-file.js')),
+    ...(await import('../../electron/core/studio/store.js')),
+    ...(await import('../../electron/core/studio/team-credentials.js')),
+    ...(await import('../../electron/core/studio/team.js')),
+    ...(await import('../../electron/core/webhook/token.js')),
+  };
+  // Nothing read before (every secret: by beforeAll and earlier channels) is known to the fresh registry: a value
+  // no pattern catches stays as it is.
+  const patternsOnly = new fresh.Redactor();
+  const byValue = ROWS.map((r) => plain(r.value)).filter((line) => patternsOnly.redact(line) === line);
+  expect(byValue.length).toBeGreaterThan(5);
+  for (const line of byValue) expect(fresh.redactSecrets(line)).toBe(line);
+  return fresh;
+}
+
 let home: string;
 let keychain: MemorySecretStore;
 let env: NodeJS.ProcessEnv;
@@ -156,7 +178,9 @@ afterAll(async () => {
 
 describe('every secret Tally holds', () => {
   it('is in none of the log file lines once read, and the log is 0600 in a 0700 folder', async () => {
-    forgetSecretsForTesting();
+    const { CredentialStore, resolveTeamCredentials, teamCredentialsFromEnv, ngrokTokenFromEnv, ...fresh } =
+      await freshProcess();
+    const { readNgrokTokenFile, s3FromEnv, TokenStore, createAppCore, startUiServer, openLogFile } = fresh;
     // The reads the faces make: each reader registers what it read.
     const store = new CredentialStore(keychain);
     await store.load(env);
@@ -194,7 +218,7 @@ describe('every secret Tally holds', () => {
   });
 
   it('is in none of Copy diagnostics, team credentials from the keychain included', async () => {
-    forgetSecretsForTesting();
+    const { createAppCore, startUiServer } = await freshProcess();
     // What a log could hold from before (an older version, another tool): written raw, past the redactor.
     await writeRawLog('serve.7.log');
     const core = await createAppCore({ home, secrets: keychain, transport: 'ws', env, version: '9' });
@@ -211,7 +235,7 @@ describe('every secret Tally holds', () => {
   });
 
   it('is in none of `tally doctor`, team credentials from the keychain included', async () => {
-    forgetSecretsForTesting();
+    const { main } = await freshProcess();
     await writeRawLog('listen.7.log');
     const made = captureIo(new AbortController().signal, env, keychain);
     expect(await main(['doctor'], made.io)).toBe(0);

@@ -22,7 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../electron/cli.js';
 import type { CommandIo } from '../../electron/cli/command.js';
 import { EVENT_NAMES } from '../../electron/contract.js';
-import { createAppCore, type TallyAppCore } from '../../electron/core/app/app-core.js';
+import { createAppCore, type AppCore } from '../../electron/core/app/app-core.js';
 import { dispatchRequest } from '../../electron/core/app/dispatch.js';
 import {
   CredentialStore,
@@ -222,7 +222,7 @@ describe('secrets stay secret', () => {
     const credentials = new CredentialStore(store);
     await credentials.setToken('ngrok', WRONG_NGROK);
     const logs: string[] = [];
-    const core: TallyAppCore = await createAppCore({
+    const core: AppCore = await createAppCore({
       home: coreHome,
       secrets: store,
       transport: 'ws',
@@ -278,10 +278,10 @@ describe('secrets stay secret', () => {
       expect(await call('webhook:register')).toMatchObject({ ok: true });
       expect(sb.control.webhookUrl).toContain(`x${NGROK_DOMAIN}`);
 
-      // A recording through the core's receiver.
-      const pipeline = core.testOnly.pipeline();
-      expect(pipeline).not.toBeNull();
-      sb.control.setWebhookUrl(pipeline!.receiver.localUrl);
+      // A recording through the core's receiver, at the local URL the tunnel view gives.
+      const { localUrl } = await core.handlers['tunnel:status']();
+      expect(localUrl).not.toBeNull();
+      sb.control.setWebhookUrl(localUrl);
       const saved = new Promise<void>((resolve) => {
         const off = core.on('notify', (n) => n.kind === 'saved' && (off(), resolve()));
       });

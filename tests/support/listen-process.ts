@@ -22,8 +22,12 @@ export interface ListenProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-export function startListen(args: string[], env: NodeJS.ProcessEnv): ListenProcess {
-  return startTally('listen', args, env);
+export function startListen(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  options: { nodeArgs?: string[] } = {},
+): ListenProcess {
+  return startTally('listen', args, env, options);
 }
 
 /** Any long-running `tally <command> --ndjson` (listen, follow) as a child process. */
@@ -31,9 +35,10 @@ export function startTally(
   command: string,
   args: string[],
   env: NodeJS.ProcessEnv,
-  options: { cwd?: string } = {},
+  options: { cwd?: string; nodeArgs?: string[] } = {},
 ): ListenProcess {
-  const child = spawn(process.execPath, [TALLY_BIN, command, '--ndjson', ...args], {
+  // nodeArgs go to node itself, before the entry point (an --import hook).
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), TALLY_BIN, command, '--ndjson', ...args], {
     cwd: options.cwd ?? ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

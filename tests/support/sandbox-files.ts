@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { sandboxEnv } from '../../electron/cli/sandbox.js';
 import type { Sandbox } from '../../electron/core/sandbox/index.js';
 
 /** The hex SHA-256 of a file, streamed (recordings may be large). */
@@ -19,13 +20,6 @@ export function sha256File(path: string): Promise<string> {
 
 /** Environment for `tally listen` against the sandbox, with its state in `home`. */
 export function listenEnv(sb: Sandbox, home: string): Record<string, string> {
-  return {
-    TALLY_HOME: home,
-    TALLY_DOWNLOAD_ORIGINS: sb.downloadOrigin,
-    TALLY_BASE_URL: sb.endpoints.baseUrl,
-    TALLY_CONSOLE_API_URL: sb.endpoints.consoleApiUrl,
-    TALLY_ADMIN_URL: sb.endpoints.adminUrl,
-    TALLY_SERVICE_ID: sb.credentials.serviceId,
-    TALLY_SECRET: sb.credentials.secret,
-  };
+  // The sandbox's variables as `tally sandbox` prints them.
+  return { TALLY_HOME: home, ...sandboxEnv(sb) };
 }

@@ -20,6 +20,7 @@ import {
   collect,
   makeCore,
   next,
+  pipelineOf,
   runCleanups,
   sandboxOf,
   tempHome,
@@ -295,7 +296,7 @@ describe('AppCore in demo mode', () => {
     });
     expect(await changed).toEqual(view);
     expect(await core.handlers['settings:get']()).toEqual(view);
-    expect(core.testOnly.pipeline()?.downloadsPaused).toBe(true);
+    expect(pipelineOf(core).downloadsPaused).toBe(true);
     expect(core.traySnapshot().receivingPaused).toBe(true);
     // Nothing secret ever appears in the view.
     expect(JSON.stringify(view)).not.toMatch(/secret|token/i);
@@ -442,7 +443,8 @@ describe('AppCore credentials', () => {
     expect(JSON.parse((await secrets.get(PROJECT_ACCOUNT)) as string)).toEqual(good);
     expect(credentialEvents.at(-1)?.payload).toEqual(status);
     expect((await core.handlers['app:info']()).demo).toBe(false);
-    expect(core.testOnly.sandbox()).toBeNull();
+    // The demo sandbox is closed and no other one started.
+    expect(sandboxOf(core)).toBe(demo);
     await expect(fetch(`${demo.apiUrl}/_sandbox`)).rejects.toThrow();
     expect((await core.handlers['channels:live']()).map((c) => c.id)).toEqual(['real-1']);
     expect((await core.handlers['settings:get']()).demoMode).toBe(false);

@@ -25,8 +25,6 @@ import { expandFolder } from '../paths.js';
 import { note } from '../notes.js';
 import { channelToJson, type Channel, type Credentials } from '../model.js';
 import { recordingsFolderFor } from '../pipeline/options.js';
-import type { RecordingPipeline } from '../pipeline/pipeline.js';
-import type { Sandbox } from '../sandbox/index.js';
 import {
   applySettingsPatch,
   effectiveDemoMode,
@@ -36,13 +34,7 @@ import {
   type SettingsStore,
 } from '../settings.js';
 import { checkFolder } from './settings-folder-check.js';
-import {
-  BACKGROUND_POLL_FACTOR,
-  readPackageVersion,
-  type AppCoreOptions,
-  type Phase,
-  type TallyAppCore,
-} from './app-options.js';
+import { BACKGROUND_POLL_FACTOR, readPackageVersion, type AppCoreOptions, type Phase } from './app-options.js';
 import { NOT_STARTED, NO_CREDENTIALS, STOPPED, requirePipeline, clean, describe, errorView } from './core-messages.js';
 import { LiveState } from './live-state.js';
 import { RendererErrors } from './renderer-errors.js';
@@ -67,20 +59,17 @@ import { channelAndRecordingHandlers } from './handlers.js';
 import { PipelineHost } from './pipeline-host.js';
 import { StudioHost } from './studio-host.js';
 import { toSettingsView, toStorePatch } from './settings-view.js';
-import type { AppCoreEvents, PlatformHooks, TraySnapshot } from './types.js';
+import type { AppCore, AppCoreEvents, PlatformHooks, TraySnapshot } from './types.js';
 
-export { BACKGROUND_POLL_FACTOR, readPackageVersion, type AppCoreOptions, type TallyAppCore } from './app-options.js';
+export { BACKGROUND_POLL_FACTOR, readPackageVersion, type AppCoreOptions } from './app-options.js';
+export type { AppCore } from './types.js';
 
 /**
  * The app core behind the tray app and `tally serve`: the one serial reconcile of mode (demo or the service),
  * API client and receive pipeline from the settings and credentials, and the request handlers over them.
  */
-class ReconcilingAppCore implements TallyAppCore {
+class ReconcilingAppCore implements AppCore {
   readonly handlers: RequestHandlers;
-  readonly testOnly = {
-    sandbox: (): Sandbox | null => this.#demoRun.sandbox,
-    pipeline: (): RecordingPipeline | null => this.#host.pipeline,
-  };
 
   readonly #opts: AppCoreOptions;
   readonly #env: NodeJS.ProcessEnv;
@@ -141,6 +130,7 @@ class ReconcilingAppCore implements TallyAppCore {
     this.#demoRun = new DemoRunner({
       home: opts.home,
       overrides: opts.sandboxOptions,
+      start: opts.startSandbox,
       webClient: opts.demoWebClient !== false,
       uploadUrl: () => this.#host.pipeline?.ready().localUploadUrl ?? null,
       folder: () => this.#folderFor(this.#settings.get()),
@@ -171,6 +161,26 @@ class ReconcilingAppCore implements TallyAppCore {
       onResult: (channels) => this.#onLive(channels),
       onError: (error) => this.#onPollError(error),
     });
+    // The studio host first: the pipeline host pushes it the removed rows as soon as it is made.
+    this.#studio = new StudioHost(opts, this.#env, this.#settings, {
+      emit: (view) => this.#emit('studio:changed', view),
+      // Rows the producer removed are left out by the studio host itself (setHidden below).
+      recordingChanged: (view) => this.#emit('recordings:changed', view),
+      error: (view) => this.#emit('app:error', view),
+      publish: (setup) => this.#host.publish(setup),
+      // The studio's own link (a member's follower, a receiver held back), pushed down for the health.
+      linkChanged: (link) => this.#host.setFacts({ studio: link }),
+      // The member service while this computer follows a studio: its health is this face's (issue 31).
+      memberChanged: (member) => this.#host.setFacts({ memberHealth: member }),
+      assertStorable: () => this.#creds.assertStorable(),
+      // Following a studio or not may leave or enter demo mode (effectiveDemoMode): the views must say so.
+      save: (studio) =>
+        this.#queue.run(async () => {
+          this.#settings.update({ studio });
+          await this.#reconcile();
+          this.#emit('settings:changed', this.#settingsView());
+        }),
+    });
     this.#host = new PipelineHost({
       emit: (event, payload) => this.#emit(event, payload),
       log: this.#log,
@@ -182,27 +192,9 @@ class ReconcilingAppCore implements TallyAppCore {
       face: opts.transport === 'ipc' ? 'app' : 'serve',
       onHealth: (view, previous) => this.#onHealth(view, previous),
       onPublisher: (publisher, link) => this.#studio.watchPublisher(publisher, link),
-    });
-    this.#studio = new StudioHost(opts, this.#env, this.#settings, {
-      emit: (view) => this.#emit('studio:changed', view),
-      recordingChanged: (view) => {
-        if (!this.#host.isHidden(view.key)) this.#emit('recordings:changed', view);
-      },
-      error: (view) => this.#emit('app:error', view),
-      publish: (setup) => this.#host.publish(setup),
-      // The studio's own link (a member's follower, a receiver held back), pushed down for the health.
-      linkChanged: (link) => this.#host.setFacts({ studio: link }),
-      // The member service while this computer follows a studio: its health is this face's (issue 31).
-      memberChanged: (member) => this.#host.setFacts({ memberHealth: member }),
-      isHidden: (key) => this.#host.isHidden(key),
-      assertStorable: () => this.#creds.assertStorable(),
-      // Following a studio or not may leave or enter demo mode (effectiveDemoMode): the views must say so.
-      save: (studio) =>
-        this.#queue.run(async () => {
-          this.#settings.update({ studio });
-          await this.#reconcile();
-          this.#emit('settings:changed', this.#settingsView());
-        }),
+      // The removed rows, owned by the pipeline host and pushed down to the studio host (never asked for).
+      hiddenChanged: (keys) => this.#studio.setHidden(keys),
+      ...(opts.openPipeline ? { receive: { openPipeline: opts.openPipeline } } : {}),
     });
     this.#host.mirrored = {
       list: () => this.#studio.memberRecordings(),
@@ -641,7 +633,7 @@ class ReconcilingAppCore implements TallyAppCore {
  * polls until `start()`. Every request handler of the contract works before `start()` where it can
  * (settings, credentials status, app info) and answers "still starting" where it cannot.
  */
-export async function createAppCore(options: AppCoreOptions): Promise<TallyAppCore> {
+export async function createAppCore(options: AppCoreOptions): Promise<AppCore> {
   const core = new ReconcilingAppCore(options);
   await core.init();
   return core;

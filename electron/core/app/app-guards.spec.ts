@@ -12,7 +12,8 @@ import { afterEach, expect, it } from 'vitest';
 import { MemorySecretStore } from '../credentials.js';
 import type { RecordingPipeline } from '../pipeline/pipeline.js';
 import { openSettingsStore } from '../settings.js';
-import { createAppCore, type TallyAppCore } from './app-core.js';
+import { CoreParts } from '../../../tests/support/app/core-parts.js';
+import { createAppCore, type AppCore } from './app-core.js';
 import type { AppCoreEvents, PlatformHooks, TraySnapshot } from './types.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -38,7 +39,7 @@ const hook = (pipeline: RecordingPipeline, id: string, url: string): Promise<num
 async function startCore(
   settings: { downloadOrigins?: string[] } = {},
   extra: { maxUnfinishedJobs?: number; hooks?: PlatformHooks; maxUploads?: number } = {},
-): Promise<{ core: TallyAppCore; pipeline: RecordingPipeline; home: string }> {
+): Promise<{ core: AppCore; pipeline: RecordingPipeline; home: string }> {
   const home = await mkdtemp(join(tmpdir(), 'tally-guards-'));
   cleanups.push(() => rm(home, { recursive: true, force: true }));
   openSettingsStore(home).update({
@@ -47,12 +48,14 @@ async function startCore(
     demoMode: false,
     ...settings,
   });
+  const parts = new CoreParts();
   const core = await createAppCore({
     home,
     secrets: new MemorySecretStore(),
     transport: 'ws',
     env: {},
     version: '9.9.9',
+    openPipeline: parts.options.openPipeline,
     ...(extra.hooks ? { hooks: extra.hooks } : {}),
     pipelineOverrides: {
       retryBaseMs: 20,
@@ -64,7 +67,7 @@ async function startCore(
   });
   cleanups.push(() => core.stop());
   await core.start();
-  return { core, pipeline: core.testOnly.pipeline() as RecordingPipeline, home };
+  return { core, pipeline: parts.pipeline, home };
 }
 
 it('notifies and asks for attention while webhooks are refused for too many unfinished recordings, until room frees', async () => {

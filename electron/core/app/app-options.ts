@@ -1,6 +1,6 @@
 /**
- * How the app core is made: its options (the faces and the tests pass them to `createAppCore`), the test-only
- * accessors, the version it reports, and the pacing constants it starts its poller and pipeline with.
+ * How the app core is made: its options (the faces and the tests pass them to `createAppCore`), the version it
+ * reports, and the pacing constants it starts its poller and pipeline with.
  */
 import type { Logger } from '../logger.js';
 import { readFileSync } from 'node:fs';
@@ -9,8 +9,9 @@ import { fileURLToPath } from 'node:url';
 import type { SecretStore } from '../credentials.js';
 import type { ConfigError } from '../errors.js';
 import type { PipelineOptions, RecordingPipeline } from '../pipeline/pipeline.js';
-import type { Sandbox, SandboxOptions } from '../sandbox/index.js';
-import type { AppCore, PlatformHooks } from './types.js';
+import type { SandboxOptions } from '../sandbox/index.js';
+import type { SandboxStarter } from './demo.js';
+import type { PlatformHooks } from './types.js';
 
 export interface AppCoreOptions {
   /** State folder: settings, journal, tokens (appDataDir() or Electron's userData). */
@@ -41,14 +42,16 @@ export interface AppCoreOptions {
   pollIntervalMs?: number;
   /** Tests: pipeline options such as retryBaseMs or ngrokSdk. */
   pipelineOverrides?: Partial<PipelineOptions>;
-}
-
-/** The core plus accessors that exist for tests only. */
-export interface TallyAppCore extends AppCore {
-  readonly testOnly: {
-    sandbox(): Sandbox | null;
-    pipeline(): RecordingPipeline | null;
-  };
+  /**
+   * Starts the demo sandbox (default: the embedded one, loaded only when demo mode starts). Tests pass one that
+   * keeps the sandbox it started, to drive it (broadcasts, faults): the core has no accessor for it.
+   */
+  startSandbox?: SandboxStarter;
+  /**
+   * Opens each recording pipeline (default `RecordingPipeline.open`, in the receive service). Tests pass one that
+   * keeps what it opened, to reach its inbox or receiver: the core has no accessor for it.
+   */
+  openPipeline?: (options: PipelineOptions) => Promise<RecordingPipeline>;
 }
 
 /** Hidden polling (tray only) runs this many times slower than visible polling. */

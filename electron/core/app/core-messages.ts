@@ -6,6 +6,7 @@
 import type { Phase } from './app-options.js';
 import { nested, note, type ErrorView, type GapReport } from '../../contract.js';
 import { ConfigError, TallyError } from '../errors.js';
+import { redactSecrets } from '../redact.js';
 import type { RecordingPipeline } from '../pipeline/pipeline.js';
 import type { GapReportResult } from '../recordings/gap-report.js';
 
@@ -22,8 +23,15 @@ export function errorView(error: unknown): ErrorView {
   return { code: 'internal', message: 'Something went wrong inside Tally. Try again.' };
 }
 
+/**
+ * What went wrong, in one line that names the cause: a Tally error's own message, else the error's message
+ * (its name when it has none) with anything that looks like a secret blanked, since a library's message can
+ * quote a URL or header. Shown in the health ("not running: …") and logged.
+ */
 export function describe(error: unknown): string {
-  return error instanceof TallyError ? error.message : error instanceof Error ? error.name : 'unknown error';
+  if (error instanceof TallyError) return error.message;
+  const text = error instanceof Error ? error.message.trim() || error.name : typeof error === 'string' ? error : '';
+  return text ? clean(redactSecrets(text), 200) : 'unknown error';
 }
 
 /** Control characters in hostile text (channel IDs) must not forge log lines. */

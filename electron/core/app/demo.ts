@@ -48,18 +48,23 @@ export function demoRecordingsDir(home: string): string {
   return join(home, 'demo-recordings');
 }
 
+/** Starts a sandbox from its options: the embedded one by default (see AppCoreOptions.startSandbox). */
+export type SandboxStarter = (options: SandboxOptions) => Promise<DemoSandbox>;
+
 /**
  * Starts the demo sandbox on loopback with a fresh demo state folder, cleaning what the previous demo left.
- * `folder`: where this run saves (a producer's `--folder`; the demo's own folder by default). `overrides` is for tests.
+ * `folder`: where this run saves (a producer's `--folder`; the demo's own folder by default). `overrides` and
+ * `start` are for tests (the sandbox's pace and seed; a starter that keeps the sandbox to drive it).
  */
 export async function startDemoSandbox(
   home: string,
   overrides: SandboxOptions = {},
   folder: string = demoRecordingsDir(home),
+  start?: SandboxStarter,
 ): Promise<DemoSandbox> {
   await resetDemoState(home, folder);
   // Imported lazily: a producer with credentials never loads the emulator.
-  const { startSandbox } = await import('../sandbox/index.js');
+  const startSandbox = start ?? (await import('../sandbox/index.js')).startSandbox;
   const options = { demo: true, timeFactor: DEMO_TIME_FACTOR, host: '127.0.0.1', ...overrides };
   const sandbox = await startSandbox(options);
   // Only when the demo runs on its own: tests that drive the sandbox set their own pace.
@@ -107,6 +112,8 @@ export class DemoRunner {
     private readonly options: {
       home: string;
       overrides: SandboxOptions | undefined;
+      /** Starts the sandbox (default: the embedded one); see AppCoreOptions.startSandbox. */
+      start?: SandboxStarter | undefined;
       webClient: boolean;
       /** Where the web client uploads: the receiver's local upload URL once the pipeline runs. */
       uploadUrl: () => string | null;
@@ -122,7 +129,12 @@ export class DemoRunner {
 
   async start(): Promise<DemoSandbox> {
     await this.close();
-    const sandbox = await startDemoSandbox(this.options.home, this.options.overrides, this.options.folder?.());
+    const sandbox = await startDemoSandbox(
+      this.options.home,
+      this.options.overrides,
+      this.options.folder?.(),
+      this.options.start,
+    );
     this.#sandbox = sandbox;
     if (this.options.webClient) {
       const { attachDemoWebClient } = await import('../sandbox/index.js');

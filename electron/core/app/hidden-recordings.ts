@@ -15,6 +15,9 @@ const MAX_KEYS = 5000;
 
 const fileSchema = z.object({ keys: z.array(z.string().max(4096)).max(MAX_KEYS) });
 
+/** What a reader of the removed rows sees (the receive service, the studio host): handed down, read live. */
+export type HiddenKeys = Pick<HiddenRecordings, 'has'>;
+
 export class HiddenRecordings {
   readonly #file: string;
   readonly #keys: Set<string>;

@@ -20,7 +20,12 @@ import { PROGRESS_INTERVAL_MS, type Phase } from './app-options.js';
 import { REOPEN_BACKOFF } from './reopen-backoff.js';
 import type { DemoWebhookTarget } from './demo.js';
 import { trayCountsOf, type TrayCounts } from './tray-counts.js';
-import { ReceiveService, type FaceFacts, type PublisherSetup } from '../receive/receive-service.js';
+import {
+  ReceiveService,
+  type FaceFacts,
+  type PublisherSetup,
+  type ReceiveServiceOptions,
+} from '../receive/receive-service.js';
 import type { Logger } from '../logger.js';
 import type { PublisherLink } from '../studio/publisher-link.js';
 import type { StudioPublisher } from '../studio/publisher.js';
@@ -35,7 +40,7 @@ import {
   refusedView,
   uploadView,
 } from './recording-views.js';
-import { HiddenRecordings } from './hidden-recordings.js';
+import { HiddenRecordings, type HiddenKeys } from './hidden-recordings.js';
 import {
   expiredNotice,
   failedNotice,
@@ -70,6 +75,13 @@ export interface PipelineHostDeps {
   onHealth(view: HealthView, previous: HealthView | null): void;
   /** The receive service started a studio publisher beside the pipeline, with its link, or stopped it (nulls). */
   onPublisher?(publisher: StudioPublisher | null, link: PublisherLink | null): void;
+  /**
+   * The rows removed from the Recordings list, handed up for the studio host at once and whenever the host keeps
+   * them elsewhere (another state folder): the host owns them and pushes them down; nobody asks it back.
+   */
+  hiddenChanged?(keys: HiddenKeys): void;
+  /** Options handed to the receive service as they are (the app core's own options: see AppCoreOptions). */
+  receive?: Pick<ReceiveServiceOptions, 'openPipeline'>;
 }
 
 /** What only the app core knows about the health, pushed down (PipelineHost.setFacts). */
@@ -141,7 +153,9 @@ export class PipelineHost {
       log: deps.log,
       ...(deps.trail ? { trail: deps.trail } : {}),
       facts: { hidden: this.#hidden.keys },
+      ...deps.receive,
     });
+    deps.hiddenChanged?.(this.#hidden.keys);
     this.#service.on('health', (view, previous) => {
       deps.onHealth(view, previous);
       deps.updateTray();
@@ -399,17 +413,13 @@ export class PipelineHost {
     return { ok: true };
   }
 
-  /** Whether the producer removed this entry from the list. */
-  isHidden(key: string): boolean {
-    return this.#hiddenRecordings().has(key);
-  }
-
   /** The removed-from-list keys of the state folder in use (demo and real service keep separate lists). */
   #hiddenRecordings(): HiddenRecordings {
     const dir = this.#stateDir ?? this.#deps.home;
     if (this.#hidden?.dir !== dir) {
       this.#hidden = { dir, keys: new HiddenRecordings(dir) };
       this.#service.setFacts({ hidden: this.#hidden.keys });
+      this.#deps.hiddenChanged?.(this.#hidden.keys);
     }
     return this.#hidden.keys;
   }

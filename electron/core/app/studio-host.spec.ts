@@ -19,7 +19,8 @@ import { StudioFollower } from '../studio/follower.js';
 import { CLAIMS_BUCKET, STUDIO_STREAM } from '../studio/team.js';
 import { freePort, startNatsCluster, startNatsServer } from '../../../tests/support/nats-server.js';
 import { announceRecording } from '../../../tests/support/studio-announce.js';
-import { createAppCore, type TallyAppCore } from './app-core.js';
+import { CoreParts, sandboxAnswers } from '../../../tests/support/app/core-parts.js';
+import { createAppCore, type AppCore } from './app-core.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -30,17 +31,26 @@ async function makeCore(
   secrets = new MemorySecretStore(),
   settings: SettingsPatch = { demoMode: false },
   env: NodeJS.ProcessEnv = {},
-): Promise<{ core: TallyAppCore; home: string }> {
+): Promise<{ core: AppCore; home: string; parts: CoreParts }> {
   const home = await mkdtemp(join(tmpdir(), 'tally-studio-core-'));
   cleanups.push(() => rm(home, { recursive: true, force: true }));
   openSettingsStore(home).update({ receiverPort: 0, recordingsFolder: join(home, 'recordings'), ...settings });
-  const core = await createAppCore({ home, secrets, transport: 'ws', env, version: '9.9.9', demoWebClient: false });
+  const parts = new CoreParts();
+  const core = await createAppCore({
+    home,
+    secrets,
+    transport: 'ws',
+    env,
+    version: '9.9.9',
+    demoWebClient: false,
+    ...parts.options,
+  });
   cleanups.push(() => core.stop());
   await core.start();
-  return { core, home };
+  return { core, home, parts };
 }
 
-function nextView(core: TallyAppCore, test: (v: StudioView) => boolean): Promise<StudioView> {
+function nextView(core: AppCore, test: (v: StudioView) => boolean): Promise<StudioView> {
   return new Promise((resolve) => {
     const off = core.on('studio:changed', (v) => {
       if (!test(v)) return;
@@ -51,7 +61,7 @@ function nextView(core: TallyAppCore, test: (v: StudioView) => boolean): Promise
 }
 
 /** The tunnel view once it satisfies `test` (now, or when a later push does). */
-async function tunnelWhen(core: TallyAppCore, test: (s: TunnelStatus) => boolean): Promise<TunnelStatus> {
+async function tunnelWhen(core: AppCore, test: (s: TunnelStatus) => boolean): Promise<TunnelStatus> {
   const pushed = new Promise<TunnelStatus>((resolve) => {
     const off = core.on('tunnel:status', (s) => test(s) && (off(), resolve(s)));
   });
@@ -112,16 +122,18 @@ describe('Settings → Studio in the app core', () => {
     const nats = await startNatsServer();
     cleanups.push(() => nats.close());
     // No service credentials and no choice made: the app starts in demo mode, as it always has.
-    const { core, home } = await makeCore(new MemorySecretStore(), {});
+    const { core, home, parts } = await makeCore(new MemorySecretStore(), {});
     expect((await core.handlers['app:info']()).demo).toBe(true);
-    expect(core.testOnly.sandbox()).not.toBeNull();
+    const demo = parts.sandbox;
+    expect(await sandboxAnswers(demo)).toBe(true);
 
     const connected = nextView(core, (v) => v.status.state === 'connected');
     const settingsChanged = new Promise((resolve) => core.on('settings:changed', resolve));
     await core.handlers['studio:set']({ mode: 'follow', url: nats.url, name: 'no-creds-member' });
     // A member never needs the service: the sandbox stops and the views stop saying "demo".
     expect((await core.handlers['app:info']()).demo).toBe(false);
-    expect(core.testOnly.sandbox()).toBeNull();
+    expect(await sandboxAnswers(demo)).toBe(false);
+    expect(parts.sandbox).toBe(demo);
     expect(await settingsChanged).toMatchObject({ demoMode: false });
     await connected;
 

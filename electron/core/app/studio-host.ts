@@ -43,6 +43,7 @@ import {
 } from '../studio/team.js';
 import { followsStudio, type Settings, type SettingsStore } from '../settings.js';
 import { errorView } from './core-messages.js';
+import type { HiddenKeys } from './hidden-recordings.js';
 
 /** Key prefix of the recordings a studio member mirrors, in the one key space of the Recordings list. */
 export const STUDIO_KEY_PREFIX = 'studio:';
@@ -67,7 +68,6 @@ interface StudioHostOptions {
   assertStorable?: () => void;
   linkChanged?: (link: StudioLink | null) => void;
   memberChanged?: (member: MemberHealthSource | null) => void;
-  isHidden?: (key: string) => boolean;
 }
 
 /** What the app core hands over: its options, environment and settings, and its callbacks. */
@@ -90,8 +90,6 @@ export interface StudioCoreLinks {
    * health is the one the app shows (a member runs no receiver of its own).
    */
   memberChanged?: (member: MemberHealthSource | null) => void;
-  /** Whether the producer removed a row from the Recordings list (a missed recording acknowledged). */
-  isHidden?: (key: string) => boolean;
   /**
    * Throws when nothing can be stored (no OS keychain: the secrets are an in-memory stand-in), with the words the
    * service secret is refused with; absent where the secrets are always storable.
@@ -123,6 +121,8 @@ export class StudioHost {
   /** The member rows last pushed, by key, so only changed ones are pushed again. */
   readonly #pushed = new Map<string, string>();
   readonly #warnings = new Map<string, Note>();
+  /** The rows the producer removed from the Recordings list, as the pipeline host (their owner) pushed them. */
+  #hidden: HiddenKeys = { has: () => false };
 
   constructor(
     core: { secrets: SecretStore; home: string; log?: (line: string) => void; trail?: Logger },
@@ -141,6 +141,15 @@ export class StudioHost {
       ...links,
     };
     this.#store = new CredentialStore(core.secrets);
+  }
+
+  /**
+   * The rows removed from the Recordings list, pushed by their owner (the pipeline host, through the app core)
+   * whenever it keeps them elsewhere: a removed row is not pushed up again, and a removed missed recording is
+   * acknowledged (the member's health stops warning of it). A live view: later removals are seen at once.
+   */
+  setHidden(keys: HiddenKeys): void {
+    this.#hidden = keys;
   }
 
   /**
@@ -246,7 +255,7 @@ export class StudioHost {
         ...(this.#opts.trail ? { trail: this.#opts.trail.child('follow') } : {}),
         catalogue: true,
         // A missed recording stays a warning until its row is removed from the list.
-        acknowledged: (identity) => this.#opts.isHidden?.(`${STUDIO_KEY_PREFIX}${identity}`) ?? false,
+        acknowledged: (identity) => this.#hidden.has(`${STUDIO_KEY_PREFIX}${identity}`),
       });
       follower.on('missed', () => this.#changed());
       // The member's health is the one the app shows (its team link, mirror and disk; no receiver port).
@@ -453,6 +462,8 @@ export class StudioHost {
     const push = this.#opts.recordingChanged;
     if (!push) return;
     for (const row of this.memberRecordings()) {
+      // Removed from the list: not shown again (the list leaves it out too).
+      if (this.#hidden.has(row.key)) continue;
       const text = JSON.stringify(row);
       if (this.#pushed.get(row.key) === text) continue;
       this.#pushed.set(row.key, text);

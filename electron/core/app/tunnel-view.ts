@@ -7,6 +7,7 @@ import type { RecordingPipeline } from '../pipeline/pipeline.js';
 import type { Settings } from '../settings.js';
 import type { Phase } from './app-options.js';
 import type { DemoWebhookTarget } from './demo.js';
+import { tunnelOff } from '../view-shapes.js';
 
 export interface TunnelViewInput {
   pipeline: RecordingPipeline | null;
@@ -23,20 +24,7 @@ export function tunnelView(input: TunnelViewInput): TunnelStatus {
   const restartProblem = input.error && errorNotes ? { message: input.error, notes: errorNotes } : null;
   if (!pipeline) {
     const why = said(...(errorNotes ?? [note(phase === 'new' ? 'receiverStarting' : 'receiverNotRunning')]));
-    return {
-      provider: settings.tunnel.provider,
-      state: 'off',
-      publicUrl: null,
-      localUrl: null,
-      uploadUrl: null,
-      lastCheckedAt: null,
-      message: why.text,
-      messageNotes: why.notes,
-      registered: false,
-      uploads: 'off',
-      uploadsMessage: null,
-      restartProblem,
-    };
+    return { ...tunnelOff(settings.tunnel.provider), message: why.text, messageNotes: why.notes, restartProblem };
   }
   const status = pipeline.supervisor.status;
   let localUrl: string | null;

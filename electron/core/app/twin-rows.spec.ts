@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordingView } from '../../contract.js';
 import type { RecordingJob } from '../recordings/types.js';
 import { collect, makeCore, next, runCleanups, sandboxOf, tempHome } from '../../../tests/support/app/core-helpers.js';
+import { partsOf } from '../../../tests/support/app/demo-core.js';
 
 afterEach(() => runCleanups());
 
@@ -33,8 +34,7 @@ describe('a recording sent in both webhook forms', () => {
     expect(first.state).toBe('pending');
 
     // The current form of the same recording: a job of its own, shown in the same row, and saved.
-    const pipeline = core.testOnly.pipeline();
-    if (!pipeline) throw new Error('no pipeline');
+    const pipeline = partsOf(core).pipeline;
     const legacySaved = new Promise<RecordingJob>((resolve) => {
       pipeline.inbox.on('updated', (job) => job.key === first.key && job.state === 'saved' && resolve(job));
     });
@@ -64,8 +64,7 @@ describe('a recording sent in both webhook forms', () => {
     const core = await makeCore(home, { pipelineOverrides: { retryBaseMs: 60_000 } });
     await core.start();
     const sandbox = sandboxOf(core);
-    const pipeline = core.testOnly.pipeline();
-    if (!pipeline) throw new Error('no pipeline');
+    const pipeline = partsOf(core).pipeline;
     const notes = collect(core, 'notify');
     const goneJobs = new Set<string>();
     const bothGone = new Promise<void>((resolve) => {

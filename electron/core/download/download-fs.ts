@@ -10,6 +10,11 @@ import type { StatfsFunction } from './disk.js';
 
 /** The subset of `FileHandle` the engine writes through. */
 export interface PartHandle {
+  /**
+   * The descriptor, when writes may go straight to it (fs.writeSync in the engine's thread). Absent for a handle
+   * a test replaced: its writes then go through `writev`.
+   */
+  readonly fd?: number;
   writev(buffers: NodeJS.ArrayBufferView[], position?: number | null): Promise<{ bytesWritten: number }>;
   read(buffer: Buffer, offset: number, length: number, position: number | null): Promise<{ bytesRead: number }>;
   truncate(len?: number): Promise<void>;
@@ -61,18 +66,28 @@ export const nodeFs: DownloadFs = {
  * The real file system with some calls replaced. Every flush of a file it opens (fsync, fdatasync) waits its
  * turn behind the recordings journal's commits: a download never delays a webhook's answer (flush-priority.ts).
  */
-export function downloadFs(overrides?: Partial<DownloadFs>): DownloadFs {
+export function downloadFs(
+  overrides?: Partial<DownloadFs>,
+  turn: <T>(flush: () => Promise<T>) => Promise<T> = (flush) => flushes.background(flush),
+): DownloadFs {
   const base = overrides ? { ...nodeFs, ...overrides } : nodeFs;
-  return { ...base, open: async (file, flags) => flushInBackground(await base.open(file, flags)) };
+  // A replaced `open` may hand out handles whose writes are watched or failed on purpose: never bypassed.
+  const direct = !overrides?.open;
+  return { ...base, open: async (file, flags) => flushInBackground(await base.open(file, flags), direct, turn) };
 }
 
-function flushInBackground(handle: PartHandle): PartHandle {
+function flushInBackground(
+  handle: PartHandle,
+  direct: boolean,
+  turn: <T>(flush: () => Promise<T>) => Promise<T>,
+): PartHandle {
   return {
+    ...(direct && typeof handle.fd === 'number' ? { fd: handle.fd } : {}),
     writev: (buffers, position) => handle.writev(buffers, position),
     read: (buffer, offset, length, position) => handle.read(buffer, offset, length, position),
     truncate: (len) => handle.truncate(len),
-    sync: () => flushes.background(() => handle.sync()),
-    datasync: () => flushes.background(() => handle.datasync()),
+    sync: () => turn(() => handle.sync()),
+    datasync: () => turn(() => handle.datasync()),
     close: () => handle.close(),
   };
 }

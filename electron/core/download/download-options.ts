@@ -32,6 +32,13 @@ export interface DownloadOptions {
   /** Called after every write with the bytes it put in the part (not throttled: keep it cheap). */
   onBytesWritten?(bytes: number): void;
   /**
+   * The most bytes `onBytesWritten` may be late by. On the engine's worker thread the writes are told in batches
+   * (every 100 ms); a batch then also goes as soon as this many bytes wait (the queue's free-space watch).
+   */
+  bytesWrittenEvery?: number;
+  /** Called once every byte has arrived: what follows is local (verification, the rename). */
+  onReceived?(): void;
+  /**
    * Called with the `Date` header (ms since the epoch, on the origin's clock) of every answer that serves the file
    * (200/206): the service's own time, which the download queue judges the service's deadline by. An error answer
    * carries its Date in HttpStatusError.serviceDate instead.
@@ -60,6 +67,11 @@ export interface DownloadOptions {
   stallRule?: StallRule;
   /** Test seam: replaces file-system calls (e.g. to inject ENOSPC). */
   fs?: Partial<DownloadFs>;
+  /**
+   * How a flush of the part (fsync, fdatasync) waits for its turn behind the recordings journal's commits. By
+   * default this thread's flush order (flush-priority.ts); the engine's worker asks the main thread's.
+   */
+  flushTurn?: <T>(flush: () => Promise<T>) => Promise<T>;
   /**
    * Keep the sidecar (with the name the file was saved under) after the rename, so a caller that records
    * the result durably can remove it afterwards with `forgetCommit`. A restart in between then finds the

@@ -4,14 +4,13 @@
 import type { DownloadFs } from './download-fs.js';
 import { isNoSpaceError } from './disk.js';
 import { DiskFullError } from './errors.js';
-import type { Agents, DownloadPolicy } from './http-request.js';
+import type { DownloadPolicy } from './http-request.js';
 import { toDownloadError } from './http-request.js';
 import type { PartState } from './part-state.js';
 import type { ProgressMeter } from './progress.js';
 
 export interface EngineContext {
   fsx: DownloadFs;
-  agents: Agents;
   policy: DownloadPolicy;
   signal: AbortSignal | undefined;
   timeoutMs: number;

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Hash } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { SocketResponse } from './socket-response.js';
 import path from 'node:path';
 import type { EngineContext } from './engine-context.js';
 import { ifRangeValidator, RestartFromZero, transferError } from './engine-context.js';
@@ -23,7 +23,6 @@ import {
 import { pumpToFile } from './file-sink.js';
 import { WRITE_BEHIND_BYTES, WriteBehind } from './write-behind.js';
 import {
-  Agents,
   contentLength,
   describeEndpoint,
   errorHint,
@@ -78,15 +77,13 @@ interface TransferOutcome {
  *   or the signal's abort reason (part kept).
  */
 export async function downloadFile(opts: DownloadOptions): Promise<DownloadResult> {
-  const fsx = downloadFs(opts.fs);
+  const fsx = downloadFs(opts.fs, opts.flushTurn);
   const segments = Math.max(1, Math.floor(opts.segments ?? DEFAULT_SEGMENTS));
-  const agents = new Agents(segments + 1);
   // The stall rule stops this download (not the caller's): its own signal, joined with the caller's.
   const stall = new AbortController();
   const signal = opts.signal ? AbortSignal.any([opts.signal, stall.signal]) : stall.signal;
   const ctx: EngineContext = {
     fsx,
-    agents,
     policy: opts.policy,
     signal,
     timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
@@ -122,7 +119,6 @@ export async function downloadFile(opts: DownloadOptions): Promise<DownloadResul
     throw error;
   } finally {
     unwatch();
-    agents.destroy();
   }
 }
 
@@ -131,7 +127,7 @@ async function run(ctx: EngineContext, opts: DownloadOptions): Promise<DownloadR
   opts.signal?.throwIfAborted();
   let url: URL;
   if (opts.policy.check) {
-    const verdict = opts.policy.check(opts.url);
+    const verdict = await opts.policy.check(opts.url);
     if (!verdict.ok) throw new DownloadRefusedError(verdict.reason);
     url = verdict.url;
   } else {
@@ -213,6 +209,7 @@ async function run(ctx: EngineContext, opts: DownloadOptions): Promise<DownloadR
   }
   ctx.meter.flush();
   ctx.meter.done = true;
+  opts.onReceived?.();
 
   return finalize(ctx, opts, outcome, {
     resumedFrom,
@@ -253,11 +250,10 @@ async function transferSequential(
     url,
     headers,
     policy: ctx.policy,
-    agents: ctx.agents,
     signal: ctx.signal,
     timeoutMs: ctx.timeoutMs,
   });
-  let res: IncomingMessage = opened.res;
+  let res: SocketResponse = opened.res;
   let status = res.statusCode ?? 0;
   let ranged = true;
 
@@ -274,7 +270,6 @@ async function transferSequential(
     opened = await openResponse({
       url,
       policy: ctx.policy,
-      agents: ctx.agents,
       signal: ctx.signal,
       timeoutMs: ctx.timeoutMs,
     });

@@ -1,66 +1,46 @@
 /**
  * One GET with redirects followed by hand: every hop is shown to the download-origin policy before any
  * request goes to it, DNS answers go through the policy's lookup, and the socket has an idle timeout that
- * also covers the body. Plain node:http keeps the byte path short, which is what loopback speed needs.
+ * also covers the body. The request itself runs on a raw socket (socket-response.ts): the byte path is a read
+ * into a reused buffer and a positional write, which is what loopback speed needs (issue 34).
  */
-import type { Agent as HttpAgent, IncomingMessage } from 'node:http';
-import type { Agent as HttpsAgent } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { TallyError } from '../errors.js';
-import { DownloadRefusedError, HttpStatusError, NetworkError, TimeoutError } from './errors.js';
-import { nodeHttp, nodeHttps } from '../node-http.js';
+import { DownloadRefusedError, HttpStatusError, NetworkError } from './errors.js';
+import { requestOverSocket, type SocketResponse } from './socket-response.js';
+
+export type { SocketResponse } from './socket-response.js';
 
 /** Outcome of a policy check (structurally the download-origin policy's `UrlCheck`). */
 export type PolicyVerdict = { ok: true; url: URL } | { ok: false; reason: string };
 
-/** What the engine needs from the download-origin policy. */
+/**
+ * What the engine needs from the download-origin policy. The answers may come later (a promise): the engine in
+ * its worker thread asks the policy that lives on the main thread (download-thread.ts).
+ */
 export interface DownloadPolicy {
   /** Checks the first URL; optional because the inbox already checked it on arrival. */
-  check?(url: string): PolicyVerdict;
+  check?(url: string): PolicyVerdict | Promise<PolicyVerdict>;
   /** Checks a redirect hop; a refusal ends the download with DownloadRefusedError. */
-  checkRedirect(from: URL, location: string): PolicyVerdict;
+  checkRedirect(from: URL, location: string): PolicyVerdict | Promise<PolicyVerdict>;
   /** A `dns.lookup` replacement for connections to `url` (refuses internal addresses). */
   lookupFor?(url: URL): LookupFunction;
 }
 
 export const MAX_REDIRECTS = 5;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
-const USER_AGENT = 'Tally (recording downloader)';
-
-/** Keep-alive agents owned by one download, destroyed with it so no socket outlives the call. */
-export class Agents {
-  readonly #maxSockets: number;
-  #http: HttpAgent | null = null;
-  #https: HttpsAgent | null = null;
-  constructor(maxSockets: number) {
-    this.#maxSockets = maxSockets;
-  }
-  /** The agent for plain http (made on first use). */
-  get http(): HttpAgent {
-    return (this.#http ??= new (nodeHttp().Agent)({ keepAlive: true, maxSockets: this.#maxSockets }));
-  }
-  /** The agent for https (made on first use: node:https loads TLS). */
-  get https(): HttpsAgent {
-    return (this.#https ??= new (nodeHttps().Agent)({ keepAlive: true, maxSockets: this.#maxSockets }));
-  }
-  destroy(): void {
-    this.#http?.destroy();
-    this.#https?.destroy();
-  }
-}
 
 export interface OpenOptions {
   url: URL;
   headers?: Record<string, string>;
   policy: DownloadPolicy;
-  agents: Agents;
   signal?: AbortSignal;
   /** Idle time without any byte (headers or body) before the request fails with TimeoutError. */
   timeoutMs: number;
 }
 
 export interface OpenedResponse {
-  res: IncomingMessage;
+  res: SocketResponse;
   /** URL that finally answered (after redirects). */
   url: URL;
 }
@@ -139,45 +119,16 @@ export function toDownloadError(error: unknown, url: URL, signal?: AbortSignal):
   });
 }
 
-function requestOnce(url: URL, headers: Record<string, string>, opts: OpenOptions): Promise<IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    const isHttps = url.protocol === 'https:';
-    const lookup = opts.policy.lookupFor?.(url);
-    const req = (isHttps ? nodeHttps() : nodeHttp()).request(url, {
-      method: 'GET',
-      agent: isHttps ? opts.agents.https : opts.agents.http,
-      headers: { 'user-agent': USER_AGENT, 'accept-encoding': 'identity', ...headers },
-      ...(lookup ? { lookup } : {}),
-      ...(opts.signal ? { signal: opts.signal } : {}),
-    });
-    let response: IncomingMessage | null = null;
-    // The idle timer below counts only silence: headers trickled a byte a second would never trip it. The
-    // whole header block gets the same time as one silence (issue 20).
-    const headersTimer = setTimeout(() => {
-      if (!response) req.destroy(new TimeoutError(describeEndpoint(url), opts.timeoutMs));
-    }, opts.timeoutMs);
-    req.once('close', () => clearTimeout(headersTimer));
-    req.setTimeout(opts.timeoutMs, () => {
-      const error = new TimeoutError(describeEndpoint(url), opts.timeoutMs);
-      // After the headers the stall is in the body: fail the body stream so its reader sees the timeout.
-      if (response) response.destroy(error);
-      else req.destroy(error);
-    });
-    req.once('response', (res) => {
-      response = res;
-      clearTimeout(headersTimer);
-      // Stop reading the socket until the body's reader is attached (it resumes it). Between the headers and
-      // that moment the caller awaits file-system work; since Node 22, an early FIN read meanwhile destroys the
-      // response together with the body bytes already buffered, so a short body cut by a reset lost everything
-      // that had arrived instead of leaving it in the part file to resume from.
-      res.socket?.pause();
-      resolve(res);
-    });
-    req.once('error', (error) => {
-      if (!response) reject(toDownloadError(error, url, opts.signal));
-      // Errors after the headers surface on the response stream, where the body reader handles them.
-    });
-    req.end();
+function requestOnce(url: URL, headers: Record<string, string>, opts: OpenOptions): Promise<SocketResponse> {
+  const lookup = opts.policy.lookupFor?.(url);
+  return requestOverSocket({
+    url,
+    headers,
+    timeoutMs: opts.timeoutMs,
+    endpoint: describeEndpoint(url),
+    mapError: (error) => toDownloadError(error, url, opts.signal),
+    ...(lookup ? { lookup } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
   });
 }
 
@@ -197,7 +148,7 @@ export async function openResponse(opts: OpenOptions): Promise<OpenedResponse> {
     res.resume();
     if (!location) throw new HttpStatusError(status, url.host, 'redirect without a Location');
     if (hop >= MAX_REDIRECTS) throw new DownloadRefusedError(`the server redirected more than ${MAX_REDIRECTS} times`);
-    const verdict = opts.policy.checkRedirect(url, location);
+    const verdict = await opts.policy.checkRedirect(url, location);
     if (!verdict.ok) throw new DownloadRefusedError(verdict.reason);
     url = verdict.url;
   }
@@ -207,21 +158,10 @@ export async function openResponse(opts: OpenOptions): Promise<OpenedResponse> {
  * Reads at most a few KiB of an error body and turns it into a short hint: the `<Code>` of an S3 XML error,
  * the `<title>` of an HTML page, or the first line of text. Never echoes more than 80 characters.
  */
-export async function errorHint(res: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of res as AsyncIterable<Buffer>) {
-      chunks.push(chunk);
-      size += chunk.length;
-      if (size >= 4096) break;
-    }
-  } catch {
-    // A broken error body still leaves the status to report.
-  } finally {
-    res.destroy();
-  }
-  const text = Buffer.concat(chunks).toString('utf8').slice(0, 4096);
+export async function errorHint(res: SocketResponse): Promise<string> {
+  // A broken error body still leaves the status to report.
+  const body = await res.readSome(4096).catch(() => Buffer.alloc(0));
+  const text = body.toString('utf8').slice(0, 4096);
   const code = /<Code>([^<]{1,80})<\/Code>/i.exec(text)?.[1];
   if (code) return code.trim();
   const title = /<title>([^<]{1,200})<\/title>/i.exec(text)?.[1];
@@ -258,7 +198,7 @@ export function parseContentRange(header: string | undefined): ContentRange | nu
 }
 
 /** Content-Length as a safe integer, or null. */
-export function contentLength(res: IncomingMessage): number | null {
+export function contentLength(res: Pick<SocketResponse, 'headers'>): number | null {
   const raw = res.headers['content-length'];
   if (raw === undefined || !/^\d+$/.test(raw)) return null;
   const value = Number(raw);

@@ -4,8 +4,8 @@
  * Last-Modified and its size. A webhook carries none of them, so this is how a repeated webhook for a URL already
  * saved is told apart from a new recording published under the same URL (a reused channel ID, issue 31).
  */
-import type { IncomingMessage } from 'node:http';
-import { Agents, contentLength, openResponse, parseContentRange, type DownloadPolicy } from './http-request.js';
+import type { SocketResponse } from './socket-response.js';
+import { contentLength, openResponse, parseContentRange, type DownloadPolicy } from './http-request.js';
 
 /** The object's validators, as far as the origin gives them. */
 export interface ObjectVersion {
@@ -30,7 +30,7 @@ export async function probeOrigin(
 ): Promise<OriginProbe> {
   let target: URL;
   if (policy.check) {
-    const verdict = policy.check(url);
+    const verdict = await policy.check(url);
     if (!verdict.ok) return { kind: 'unknown', reason: verdict.reason };
     target = verdict.url;
   } else {
@@ -40,14 +40,12 @@ export async function probeOrigin(
       return { kind: 'unknown', reason: 'not a valid absolute URL' };
     }
   }
-  const agents = new Agents(1);
-  let res: IncomingMessage | null = null;
+  let res: SocketResponse | null = null;
   try {
     ({ res } = await openResponse({
       url: target,
       headers: { range: 'bytes=0-0' },
       policy,
-      agents,
       timeoutMs: opts.timeoutMs ?? 10_000,
       ...(opts.signal ? { signal: opts.signal } : {}),
     }));
@@ -66,7 +64,6 @@ export async function probeOrigin(
     return { kind: 'unknown', reason: error instanceof Error ? error.message : String(error) };
   } finally {
     res?.destroy();
-    agents.destroy();
   }
 }
 

@@ -11,7 +11,7 @@
  * slow connection does not hold up the end.
  */
 import type { Hash } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { SocketResponse } from './socket-response.js';
 import type { EngineContext } from './engine-context.js';
 import { ifRangeValidator, RestartFromZero, transferError } from './engine-context.js';
 import { HttpStatusError, NetworkError, TimeoutError } from './errors.js';
@@ -72,7 +72,7 @@ export async function runSegmented(
   ctx: EngineContext,
   url: URL,
   state: PartState,
-  first: IncomingMessage | null,
+  first: SocketResponse | null,
   hash: Hash | null = null,
 ): Promise<StreamedPrefix | null> {
   const total = state.total;
@@ -140,7 +140,7 @@ export async function runSegmented(
   let written = 0;
   const fetchSegment = async (
     seg: LiveSegment,
-    response: IncomingMessage | null,
+    response: SocketResponse | null,
     segHash: Hash | null,
   ): Promise<void> => {
     let res = response;
@@ -151,7 +151,6 @@ export async function runSegmented(
         url,
         headers,
         policy: ctx.policy,
-        agents: ctx.agents,
         signal: inner.signal,
         timeoutMs: ctx.timeoutMs,
       });
@@ -204,7 +203,7 @@ export async function runSegmented(
 
   let prefix: StreamedPrefix | null = null;
   let running = 0;
-  const worker = async (initial: IncomingMessage | null): Promise<void> => {
+  const worker = async (initial: SocketResponse | null): Promise<void> => {
     running += 1;
     try {
       await work(initial);
@@ -212,7 +211,7 @@ export async function runSegmented(
       running -= 1;
     }
   };
-  const work = async (initial: IncomingMessage | null): Promise<void> => {
+  const work = async (initial: SocketResponse | null): Promise<void> => {
     let response = initial;
     while (!inner.signal.aborted) {
       const seg = response ? (segs.find((s) => s.start === 0 && s.pos === 0) ?? null) : pick();

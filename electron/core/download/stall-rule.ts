@@ -17,7 +17,7 @@ import { systemClock } from '../time.js';
  */
 export function watchStall(
   rule: StallRule,
-  meter: ProgressMeter,
+  meter: Pick<ProgressMeter, 'bytes' | 'total' | 'done'>,
   host: () => string,
   stop: (error: StallError) => void,
 ): () => void {

@@ -5,7 +5,7 @@
  * image, and hands the page a `data:` URL, which the page's Content-Security-Policy already allows.
  */
 import type { DownloadPolicy } from './http-request.js';
-import { Agents, openResponse } from './http-request.js';
+import { openResponse } from './http-request.js';
 
 export const MAX_THUMBNAIL_BYTES = 512 * 1024;
 const TIMEOUT_MS = 10_000;
@@ -29,14 +29,12 @@ export async function fetchThumbnail(
   policy: DownloadPolicy & { check(url: string): { ok: true; url: URL } | { ok: false; reason: string } },
   signal?: AbortSignal,
 ): Promise<string | null> {
-  const verdict = policy.check(url);
+  const verdict = await policy.check(url);
   if (!verdict.ok) return null;
-  const agents = new Agents(1);
   try {
     const { res } = await openResponse({
       url: verdict.url,
       policy,
-      agents,
       timeoutMs: TIMEOUT_MS,
       ...(signal ? { signal } : {}),
     });
@@ -44,22 +42,12 @@ export async function fetchThumbnail(
       res.destroy();
       return null;
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > MAX_THUMBNAIL_BYTES) {
-        res.destroy();
-        return null;
-      }
-      chunks.push(chunk);
-    }
-    const bytes = Buffer.concat(chunks);
+    // One byte past the bound tells a picture that is too big from one that just fits.
+    const bytes = await res.readSome(MAX_THUMBNAIL_BYTES + 1);
+    if (bytes.length > MAX_THUMBNAIL_BYTES) return null;
     const type = imageTypeOf(bytes);
     return type ? `data:${type};base64,${bytes.toString('base64')}` : null;
   } catch {
     return null;
-  } finally {
-    agents.destroy();
   }
 }

@@ -245,7 +245,7 @@ export class DiskBudget {
     key: string,
     folder: string,
     onLow: (free: number) => void,
-  ): { wrote: (bytes: number) => void; settled: () => Promise<void> } {
+  ): { wrote: (bytes: number) => void; settled: () => Promise<void>; every: number } {
     const every = Math.max(64 * 1024, Math.floor((this.#last?.floorBytes ?? 0) / 4));
     let since = 0;
     let looking: Promise<void> | null = null;
@@ -262,7 +262,7 @@ export class DiskBudget {
           looking = null;
         });
     };
-    return { wrote, settled: async () => void (await looking) };
+    return { wrote, settled: async () => void (await looking), every };
   }
 
   /** Whether `key`'s folder is below the floor now (checked while a download of unknown size writes). */

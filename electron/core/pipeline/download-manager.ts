@@ -40,7 +40,8 @@ import {
   formatBytes,
 } from '../download/errors.js';
 import type { DownloadPolicy } from '../download/fetch-file.js';
-import { DEFAULT_MAX_RECORDING_BYTES, discardPart, downloadFile, forgetCommit } from '../download/fetch-file.js';
+import { DEFAULT_MAX_RECORDING_BYTES, discardPart, forgetCommit } from '../download/fetch-file.js';
+import { downloadInThread } from '../download/download-thread.js';
 import { isAbortError } from '../download/http-request.js';
 import { probeOrigin, sameVersion } from '../download/origin-probe.js';
 import { DiskBudget, bytesToWrite, type DiskStats, type DiskStatus } from './disk-budget.js';
@@ -588,7 +589,7 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
       // Not a recursive mkdir: on a file system that refuses folders it would spin (see folder-check.ts).
       await ensureWritableFolder(folder, { source: 'the recordings folder', probe: false });
       await refusePlantedLinks(partPath);
-      const result = await downloadFile({
+      const result = await downloadInThread({
         url: job.url,
         partPath,
         // Named once verified, after the bytes themselves say what the file is (the URL only suggested it).
@@ -611,6 +612,8 @@ export class DownloadManager extends EventEmitter<DownloadManagerEvents> {
         ...(this.#opts.progressIntervalMs !== undefined ? { progressIntervalMs: this.#opts.progressIntervalMs } : {}),
         // The origin's Date on an answer that serves the file: the service's deadline is learned from the first.
         onServiceDate: (date) => void this.#serviceDeadlineOf(job, date, deadline),
+        // The free-space watch looks every `watch.every` bytes: the engine's thread tells the writes no later.
+        bytesWrittenEvery: watch.every,
         onBytesWritten: (bytes) => {
           done.written += bytes;
           watch.wrote(bytes);

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { judgeHealth, type HealthFacts } from './health.js';
+import { listeningReceiver } from '../../../tests/support/receive/health-facts.js';
 
 function facts(diskWait: HealthFacts['diskWait']): HealthFacts {
   return {
@@ -11,16 +12,7 @@ function facts(diskWait: HealthFacts['diskWait']): HealthFacts {
     now: Date.parse('2026-11-28T05:00:00.000Z'),
     demo: false,
     member: false,
-    receiver: {
-      host: '127.0.0.1',
-      configuredPort: 8787,
-      portFollows: false,
-      listening: true,
-      port: 8787,
-      holder: null,
-      down: null,
-      refusing: null,
-    },
+    receiver: listeningReceiver(),
     tunnel: null,
     registration: { enabled: false, registeredUrl: null, failed: null },
     downloads: { paused: false, jobs: [], lastProgressAt: new Map(), refusedUploads: 0, missing: 0, neededBytes: 0 },

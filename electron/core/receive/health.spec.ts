@@ -8,24 +8,22 @@ import { describe, expect, it } from 'vitest';
 import type { TunnelStatus } from '../tunnels/types.js';
 import { DISK_ERROR_BYTES, STALLED_MS, URGENT_MS, judgeHealth, judgeMemberHealth, type HealthFacts } from './health.js';
 import { findPortHolder } from './port-holder.js';
+import { listeningReceiver } from '../../../tests/support/receive/health-facts.js';
+import { tunnelStatus } from '../../../tests/support/tunnels/tunnel-status.js';
 
 const NOW = Date.parse('2026-11-26T09:00:00.000Z');
 
+/** A tunnel reaching the receiver at a URL of the producer's, registered. */
 function tunnel(patch: Partial<TunnelStatus> = {}): TunnelStatus {
-  return {
+  return tunnelStatus({
     provider: 'url',
     state: 'reachable',
     publicUrl: 'https://hooks.example.com/hooks/t0ken',
     localUrl: 'http://127.0.0.1:8787/hooks/t0ken',
-    uploadUrl: null,
-    lastCheckedAt: null,
-    message: null,
     messageNotes: null,
     registered: true,
-    uploads: 'off',
-    uploadsMessage: null,
     ...patch,
-  };
+  });
 }
 
 function facts(patch: Partial<HealthFacts> = {}): HealthFacts {
@@ -34,16 +32,7 @@ function facts(patch: Partial<HealthFacts> = {}): HealthFacts {
     now: NOW,
     demo: false,
     member: false,
-    receiver: {
-      host: '127.0.0.1',
-      configuredPort: 8787,
-      portFollows: false,
-      listening: true,
-      port: 8787,
-      holder: null,
-      down: null,
-      refusing: null,
-    },
+    receiver: listeningReceiver(),
     tunnel: tunnel(),
     registration: { enabled: true, registeredUrl: null, failed: null },
     downloads: {

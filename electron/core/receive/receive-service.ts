@@ -86,6 +86,8 @@ export interface ReceiveServiceOptions {
   shareStuckMs?: number;
   /** Who holds a port (tests may replace the OS lookup). */
   findHolder?: (port: number) => Promise<PortHolder | null>;
+  /** Opens each pipeline (default `RecordingPipeline.open`); a test passes one that keeps what it opened. */
+  openPipeline?: (options: PipelineOptions) => Promise<RecordingPipeline>;
 }
 
 /**
@@ -259,7 +261,8 @@ export class ReceiveService extends EventEmitter<ReceiveServiceEvents> {
     // else last time's free one, else any free one (see the file comment).
     const follows = portFollows && configured !== 0;
     const fallbackPorts = follows ? [...new Set([this.#fallbackPort ?? 0, 0])] : [];
-    const pipeline = await RecordingPipeline.open({ ...spec, port: configured, waitForPort: !follows, fallbackPorts });
+    const opening = { ...spec, port: configured, waitForPort: !follows, fallbackPorts };
+    const pipeline = await (this.#opts.openPipeline?.(opening) ?? RecordingPipeline.open(opening));
     // The face's listeners first (its own, or the service's stream), so what start does reaches the face.
     const detachFace = options.attach?.(pipeline);
     const detachStream = forwardPipeline(pipeline, this.#emit);

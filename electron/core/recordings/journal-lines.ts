@@ -2,7 +2,7 @@
  * The recordings journal's lines: the schema a replayed line must pass, reading one snapshot back from the
  * journal where the index says it is (see job-index.ts), and the handle the journal is appended through.
  */
-import { NoteSchema } from '../notes.js';
+import { NoteSchema } from '../note-schema.js';
 import { constants, readSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { z } from 'zod';

@@ -11,6 +11,7 @@ import { RecordingFile, recordingSizeFor } from './recording-file.js';
 import type { Rng } from './rng.js';
 import { SearchIndex, type EndedChannel, type SearchAnswer } from './search-index.js';
 import type {
+  BroadcastOptions,
   BroadcastInfo,
   FaultSpec,
   RecordingInfo,
@@ -119,16 +120,7 @@ export class SandboxService implements SandboxControl {
 
   // ---- broadcasts -------------------------------------------------------------------------------------
 
-  startBroadcast(
-    opts: {
-      id?: string;
-      record?: boolean;
-      recordingBytes?: number;
-      watchers?: number;
-      createdAt?: Date;
-      reuse?: boolean;
-    } = {},
-  ): BroadcastInfo {
+  startBroadcast(opts: BroadcastOptions = {}): BroadcastInfo {
     let id = opts.id;
     if (id === undefined) {
       do id = `${this.clock.wall()}_${this.rng.chars(5)}`;

@@ -141,20 +141,23 @@ export interface SandboxRequestEvent {
   range: string | null;
 }
 
+/** What a broadcast is started with (`SandboxControl.startBroadcast`); all of it optional. */
+export interface BroadcastOptions {
+  id?: string;
+  record?: boolean;
+  recordingBytes?: number;
+  watchers?: number;
+  createdAt?: Date;
+  /**
+   * Reuse the ID of an ended channel, as a producer naming every morning show `morning-show` does: the new
+   * recording replaces the old one at the legacy URL (which names only the channel), and gets a random segment
+   * of its own. A live channel's ID is still refused.
+   */
+  reuse?: boolean;
+}
+
 export interface SandboxControl {
-  startBroadcast(opts?: {
-    id?: string;
-    record?: boolean;
-    recordingBytes?: number;
-    watchers?: number;
-    createdAt?: Date;
-    /**
-     * Reuse the ID of an ended channel, as a producer naming every morning show `morning-show` does: the new
-     * recording replaces the old one at the legacy URL (which names only the channel), and gets a random segment
-     * of its own. A live channel's ID is still refused.
-     */
-    reuse?: boolean;
-  }): BroadcastInfo;
+  startBroadcast(opts?: BroadcastOptions): BroadcastInfo;
   /** Ends a live broadcast; if recorded, publishes the recording and sends the webhook; resolves with the recording (after the webhook attempt completed) or null. */
   endBroadcast(id: string, opts?: { sendWebhook?: boolean }): Promise<RecordingInfo | null>;
   /** Seeds ended channels directly into search (for bulk tests: thousands of items fast). */

@@ -543,17 +543,9 @@ export class StudioFollower extends EventEmitter<FollowerEvents> {
     await this.#cleanup();
   }
 
+  /** What `#leave` closes, then the ledger and the lock (a presence that cannot say goodbye keeps neither open). */
   async #cleanup(): Promise<void> {
-    this.#link?.stop();
-    this.#link = null;
-    if (this.#lagTimer) clearInterval(this.#lagTimer);
-    this.#lagTimer = null;
-    if (this.#renew) clearInterval(this.#renew);
-    this.#renew = null;
-    await this.#presence?.leave();
-    this.#presence = null;
-    await this.#nc?.close().catch(() => undefined);
-    this.#nc = null;
+    await this.#leave();
     await this.#ledger?.close();
     this.#ledger = null;
     await this.#lock?.release();

@@ -20,15 +20,35 @@ export const MISSED_LIMIT = 500;
 
 const seqKey = (seq: number) => String(seq).padStart(12, '0');
 
-async function indexBucket(nc: NatsConnection, retentionMs: number, replicas?: number): Promise<KV> {
-  return new Kvm(nc).create(INDEX_BUCKET, {
-    history: 1,
-    ttl: retentionMs * INDEX_KEEP_FACTOR,
-    ...(replicas ? { replicas } : {}),
-  });
+/**
+ * The index bucket, set up once per connection and settings: setting it up asks the server for the stream's info
+ * (and creates or updates it), which a receiver paid on every announcement, a round trip and the server's work
+ * each time. A failed set-up is asked again next time.
+ */
+const buckets = new WeakMap<NatsConnection, Map<string, Promise<KV>>>();
+
+function indexBucket(nc: NatsConnection, retentionMs: number, replicas?: number): Promise<KV> {
+  let mine = buckets.get(nc);
+  if (!mine) buckets.set(nc, (mine = new Map()));
+  const key = `${retentionMs}/${replicas ?? ''}`;
+  let kv = mine.get(key);
+  if (!kv) {
+    kv = new Kvm(nc).create(INDEX_BUCKET, {
+      history: 1,
+      ttl: retentionMs * INDEX_KEEP_FACTOR,
+      ...(replicas ? { replicas } : {}),
+    });
+    mine.set(key, kv);
+    const set = mine;
+    kv.catch(() => set.delete(key));
+  }
+  return kv;
 }
 
-/** The receiver's side: keeps the announcement published with stream sequence `seq`. */
+/**
+ * The receiver's side: keeps the announcement published with stream sequence `seq`. A put that fails sets the
+ * bucket up again once (it may have been removed since) before giving up.
+ */
 export async function indexAnnouncement(
   nc: NatsConnection,
   seq: number,
@@ -36,9 +56,20 @@ export async function indexAnnouncement(
   retentionMs: number,
   replicas?: number,
 ): Promise<void> {
-  const kv = await indexBucket(nc, retentionMs, replicas);
-  await kv.put(seqKey(seq), JSON.stringify(a));
+  const value = JSON.stringify(a);
+  try {
+    await (await indexBucket(nc, retentionMs, replicas)).put(seqKey(seq), value);
+  } catch {
+    buckets.get(nc)?.delete(`${retentionMs}/${replicas ?? ''}`);
+    await (await indexBucket(nc, retentionMs, replicas)).put(seqKey(seq), value);
+  }
 }
+
+/**
+ * Index entries asked for at once by a member coming back: one after the other, a member away for a while paid a
+ * round trip per missed sequence (500 round trips over a slow link is many seconds before it mirrors anything).
+ */
+const GETS_AT_ONCE = 32;
 
 /**
  * The member's side: the announcements with a stream sequence after `after` and before `before` (the stream's
@@ -49,11 +80,16 @@ export async function announcementsBetween(nc: NatsConnection, after: number, be
   const kv = await new Kvm(nc).open(INDEX_BUCKET).catch(() => null);
   if (!kv) return [];
   const found: Announcement[] = [];
-  for (let seq = before - 1; seq > after && found.length < MISSED_LIMIT; seq--) {
-    const entry = await kv.get(seqKey(seq)).catch(() => null);
-    if (!entry || entry.operation !== 'PUT') continue;
-    const a = parseAnnouncement(entry.value);
-    if (a) found.push(a);
+  for (let seq = before - 1; seq > after && found.length < MISSED_LIMIT;) {
+    const batch: number[] = [];
+    for (; seq > after && batch.length < GETS_AT_ONCE; seq--) batch.push(seq);
+    const entries = await Promise.all(batch.map((n) => kv.get(seqKey(n)).catch(() => null)));
+    for (const entry of entries) {
+      if (found.length >= MISSED_LIMIT) break;
+      if (!entry || entry.operation !== 'PUT') continue;
+      const a = parseAnnouncement(entry.value);
+      if (a) found.push(a);
+    }
   }
   return found.reverse();
 }

@@ -12,7 +12,7 @@ import { LocalTunnel, normalizeLocaltunnelHost } from './localtunnel.js';
 import { AutoRegistrar, readRegistration } from './register.js';
 import { startTestLocaltunnelServer } from '../../../tests/support/tunnels/localtunnel-server.js';
 import type { TestLocaltunnelServer } from '../../../tests/support/tunnels/localtunnel-server.js';
-import { startTestReceiver, waitForEvent } from '../../../tests/support/tunnels/receiver.js';
+import { startTestReceiver, supervisedReceiver, waitForEvent } from '../../../tests/support/tunnels/receiver.js';
 import type { ReceivedHook, TestReceiver } from '../../../tests/support/tunnels/receiver.js';
 import { TunnelError } from './types.js';
 import type { TunnelStatus } from './types.js';
@@ -41,10 +41,7 @@ afterEach(async () => {
 function supervise(provider: LocalTunnel): TunnelSupervisor {
   const supervisor = new TunnelSupervisor({
     provider,
-    local: { host: receiver.host, port: receiver.port },
-    localUrl: receiver.localUrl,
-    webhookUrl: receiver.webhookUrl,
-    selfCheckUrl: receiver.selfCheckUrl,
+    ...supervisedReceiver(receiver),
     expectedId: NONCE,
     checkIntervalMs: 60_000,
     retryCheckIntervalMs: 20,

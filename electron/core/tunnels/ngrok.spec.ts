@@ -7,7 +7,7 @@ import { createTunnelProvider } from './index.js';
 import { NgrokTunnel, normalizeNgrokDomain, redact } from './ngrok.js';
 import { fakeNgrokSdk } from '../../../tests/support/tunnels/fake-ngrok-sdk.js';
 import type { FakeNgrokSdk } from '../../../tests/support/tunnels/fake-ngrok-sdk.js';
-import { startTestReceiver, waitForEvent } from '../../../tests/support/tunnels/receiver.js';
+import { startTestReceiver, supervisedReceiver, waitForEvent } from '../../../tests/support/tunnels/receiver.js';
 import type { TestReceiver } from '../../../tests/support/tunnels/receiver.js';
 import { TunnelError } from './types.js';
 import type { TunnelStatus } from './types.js';
@@ -43,10 +43,7 @@ function record(supervisor: TunnelSupervisor): string[] {
 function supervise(provider: NgrokTunnel): TunnelSupervisor {
   const supervisor = new TunnelSupervisor({
     provider,
-    local: { host: receiver.host, port: receiver.port },
-    localUrl: receiver.localUrl,
-    webhookUrl: receiver.webhookUrl,
-    selfCheckUrl: receiver.selfCheckUrl,
+    ...supervisedReceiver(receiver),
     expectedId: NONCE,
     retryCheckIntervalMs: 20,
     backoff: { baseMs: 5, maxMs: 40 },

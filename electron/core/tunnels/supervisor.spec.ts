@@ -5,7 +5,7 @@ import { ConfigError } from '../errors.js';
 import { TunnelSupervisor, checkSelf } from './supervisor.js';
 import type { ReconnectScheduled, TunnelSupervisorOptions, UrlChange } from './supervisor.js';
 import { NoTunnel } from './none.js';
-import { startTestReceiver, waitForEvent } from '../../../tests/support/tunnels/receiver.js';
+import { startTestReceiver, supervisedReceiver, waitForEvent } from '../../../tests/support/tunnels/receiver.js';
 import type { TestReceiver } from '../../../tests/support/tunnels/receiver.js';
 import { TunnelError, TunnelProviderBase } from './types.js';
 import type { LocalTarget, TunnelOpenResult, TunnelProvider, TunnelStatus } from './types.js';
@@ -47,10 +47,7 @@ class ScriptedProvider extends TunnelProviderBase {
 function supervise(provider: TunnelProvider, overrides: Partial<TunnelSupervisorOptions> = {}): TunnelSupervisor {
   const supervisor = new TunnelSupervisor({
     provider,
-    local: { host: receiver.host, port: receiver.port },
-    localUrl: receiver.localUrl,
-    webhookUrl: receiver.webhookUrl,
-    selfCheckUrl: receiver.selfCheckUrl,
+    ...supervisedReceiver(receiver),
     uploadUrl: (base) => `${base}/uploads/${TOKEN}`,
     expectedId: NONCE,
     retryCheckIntervalMs: 5,

@@ -16,6 +16,7 @@ import type { BackoffPolicy } from '../backoff.js';
 import { RetryLoop } from '../retry-loop.js';
 import { systemClock } from '../time.js';
 import type { LocalTarget, TunnelProvider, TunnelState, TunnelStatus } from './types.js';
+import { tunnelOff } from '../view-shapes.js';
 
 /** How a broken tunnel is reopened: equal jitter, from 1 s up to 5 min (core/backoff.ts computes each wait). */
 export const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 1_000, maxMs: 300_000, jitter: 0.5 };
@@ -198,16 +199,7 @@ export class TunnelSupervisor extends EventEmitter<TunnelSupervisorEvents> {
     });
     this.#now = options.now ?? (() => new Date());
     this.#status = {
-      provider: this.#provider.kind,
-      state: 'off',
-      publicUrl: null,
-      localUrl: options.localUrl,
-      uploadUrl: null,
-      lastCheckedAt: null,
-      message: null,
-      messageNotes: null,
-      registered: false,
-      uploads: 'off',
+      ...tunnelOff(this.#provider.kind, options.localUrl),
       ...uploadsSaid(options.uploadUrl ? null : [note('uploadsOff')]),
     };
   }

@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
 import { JsonLinesAppender, jsonOfLine, openJsonLines } from '../jsonl-journal.js';
-import { NoteSchema, type Note } from '../notes.js';
+import { NoteSchema } from '../note-schema.js';
+import type { Note } from '../notes.js';
 
 export const UPLOAD_LOG_FILE = 'uploads.jsonl';
 

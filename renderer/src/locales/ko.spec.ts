@@ -22,9 +22,20 @@ const KEPT = new Set(
     .split(' '),
 );
 
-/** What is not a word to translate: placeholders, addresses, host names, flags, headers and environment variables. */
+/**
+ * A key chord as a keyboard prints it (`Ctrl+C`, `Cmd+Shift+Q`, `Alt+F4`): modifier names joined by `+` to one
+ * key. Keys keep their Latin names in every language, but only inside a chord: a bare "Ctrl" or "C" is a word.
+ */
+const KEY_CHORD =
+  /\b(?:(?:Ctrl|Cmd|Alt|Shift|Option|Meta|Win)\+)+(?:[A-Z0-9]|F[1-9][0-9]?|Tab|Enter|Esc|Space|Delete|Backspace)\b/g;
+
+/**
+ * What is not a word to translate: placeholders, addresses, host names, flags, headers, environment variables
+ * and key chords.
+ */
 function wordsOf(text: string): string[] {
   const rest = text
+    .replace(KEY_CHORD, ' ')
     .replace(/\{\w+\}/g, ' ')
     .replace(/\bhttps?:\/\/\S+/g, ' ')
     .replace(/\b[\w-]+(?:\.[\w-]+)+\b/g, ' ')
@@ -45,6 +56,12 @@ describe('the Korean dictionary', () => {
         .map((word) => `${key}: ${word}`),
     );
     expect(leftovers).toEqual([]);
+  });
+
+  it('passes a key chord as a key name but still finds English around it', () => {
+    expect(wordsOf('실행 중인 터미널에서 Ctrl+C 또는 Cmd+Shift+Q, Alt+F4')).toEqual([]);
+    expect(wordsOf('터미널에서 Ctrl+C to stop, or press Ctrl')).toEqual(['to', 'stop', 'or', 'press', 'Ctrl']);
+    expect(wordsOf('Ctrl+Copy')).toEqual(['Ctrl', 'Copy']);
   });
 
   it('says every sentence in Korean: a string without Hangul is a name or a pattern of placeholders', () => {

@@ -5,8 +5,9 @@
  *
  * Why not `main(['serve', '--sandbox', ...])` itself: serve never says where its embedded sandbox listens, so
  * a test could not reach the sandbox's control to start and end broadcasts, and serve always turns on the
- * sandbox's random demo simulation. The calls below are the ones serve.ts makes, with two test seams the
- * core offers (`sandboxOptions`, `pollIntervalMs`) and an in-memory keychain.
+ * sandbox's random demo simulation. The calls below are the ones serve.ts makes, with the test seams the
+ * core offers (`sandboxOptions`, `pollIntervalMs`; `startSandbox` and `openPipeline`, which keep the sandbox and
+ * pipeline the core makes: core-parts.ts) and an in-memory keychain.
  *
  * A second, standalone sandbox stands in for the real service: the configured endpoints point at it, so
  * entering credentials in Settings (which leaves demo mode) talks to loopback only.
@@ -21,21 +22,25 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { desktopFileHooks } from '../../../electron/cli/desktop-open.js';
 import { uiDir } from '../../../electron/cli/serve.js';
-import { createAppCore, type TallyAppCore } from '../../../electron/core/app/app-core.js';
+import { createAppCore, type AppCore } from '../../../electron/core/app/app-core.js';
 import { startUiServer, type UiServer } from '../../../electron/core/app/ui-server.js';
 import { MemorySecretStore } from '../../../electron/core/credentials.js';
 import { startSandbox, type Sandbox } from '../../../electron/core/sandbox/index.js';
 import { openSettingsStore } from '../../../electron/core/settings.js';
 import type { NgrokSdk } from '../../../electron/core/tunnels/index.js';
+import type { RecordingPipeline } from '../../../electron/core/pipeline/pipeline.js';
+import { CoreParts } from '../../support/app/core-parts.js';
 import { launchChromium } from '../browser.js';
 
 /** The popover's size in the tray app. */
 export const POPOVER = { width: 380, height: 560 } as const;
 
 export interface PopoverHarness {
-  core: TallyAppCore;
+  core: AppCore;
   /** The demo sandbox the core runs (its `control` drives broadcasts). */
   sandbox: Sandbox;
+  /** The recording pipeline the core opened last (its inbox, its events). */
+  pipeline(): RecordingPipeline;
   /** Stand-in for the real service, for the credentials tests. */
   service: Sandbox;
   serviceSecret: string;
@@ -166,6 +171,7 @@ export async function startPopoverHarness(
   const service = await startSandbox({ serviceId: 'e2e-project', secret: serviceSecret, seed: 3 });
   const secrets = new MemorySecretStore();
   const clock = { offsetMs: 0 };
+  const parts = new CoreParts();
   const core = await createAppCore({
     home,
     secrets,
@@ -184,6 +190,7 @@ export async function startPopoverHarness(
     sandboxOptions: { demo: false, seed: 7, timeFactor: 1, searchIndexDelayMs: 0 },
     // Its uploads on every broadcast end carry random names: the Recordings screenshot would change each run.
     demoWebClient: false,
+    ...parts.options,
     pollIntervalMs: 250,
     // One connection per download, so a throttled download moves at exactly the throttled rate.
     pipelineOverrides: {
@@ -205,14 +212,15 @@ export async function startPopoverHarness(
   };
   try {
     await core.start();
-    const sandbox = core.testOnly.sandbox();
-    if (!sandbox) throw new Error('demo mode did not start the embedded sandbox');
+    if (!parts.startedSandbox) throw new Error('demo mode did not start the embedded sandbox');
+    const sandbox = parts.sandbox;
     const server = await startUiServer({ core, staticDir, host: '127.0.0.1', port: 0 });
     ui = server;
     browser = await launchChromium();
     return {
       core,
       sandbox,
+      pipeline: () => parts.pipeline,
       service,
       serviceSecret,
       secrets,

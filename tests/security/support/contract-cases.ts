@@ -4,7 +4,7 @@
  * generator adds random mutations of the valid tuples on top of the fixed cases, so a failure reproduces
  * from the printed seed.
  */
-import { REQUEST_NAMES, type RequestName } from '../../../electron/contract.js';
+import { REQUEST_NAMES, type RequestHandlers, type RequestName } from '../../../electron/contract.js';
 import { Rng } from '../../../electron/core/sandbox/rng.js';
 
 /** Marker put into oversized strings: a validation message must never echo it back. */
@@ -327,4 +327,19 @@ export function invalidCases(seed: number, randomRounds = 25): InvalidCase[] {
     for (const c of [...fixedCases(name), ...randomCases(name, rng, randomRounds)]) all.push({ name, ...c });
   }
   return all;
+}
+
+/** A handler map in which every function records that it ran. */
+export function recordingHandlers(): { handlers: RequestHandlers; calls: { name: RequestName; args: unknown[] }[] } {
+  const calls: { name: RequestName; args: unknown[] }[] = [];
+  const handlers = Object.fromEntries(
+    REQUEST_NAMES.map((name) => [
+      name,
+      async (...args: unknown[]) => {
+        calls.push({ name, args });
+        return { from: name };
+      },
+    ]),
+  ) as unknown as RequestHandlers;
+  return { handlers, calls };
 }

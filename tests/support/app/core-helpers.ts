@@ -7,11 +7,13 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
+import type { RecordingPipeline } from '../../../electron/core/pipeline/pipeline.js';
 import type { Sandbox } from '../../../electron/core/sandbox/index.js';
 import { openSettingsStore, type SettingsPatch } from '../../../electron/core/settings.js';
-import type { AppCoreOptions, TallyAppCore } from '../../../electron/core/app/app-core.js';
-import { createDemoCore } from './demo-core.js';
+import type { AppCoreOptions, AppCore } from '../../../electron/core/app/app-core.js';
+import { createDemoCore, partsOf } from './demo-core.js';
 import type { AppCoreEvents } from '../../../electron/core/app/types.js';
+import type { RecordingView } from '../../../electron/contract.js';
 
 export const cleanups: (() => Promise<unknown>)[] = [];
 
@@ -27,7 +29,7 @@ export async function tempHome(settings: SettingsPatch = {}): Promise<string> {
   return home;
 }
 
-export async function makeCore(home: string, extra: Partial<AppCoreOptions> = {}): Promise<TallyAppCore> {
+export async function makeCore(home: string, extra: Partial<AppCoreOptions> = {}): Promise<AppCore> {
   const core = await createDemoCore(home, { pollIntervalMs: 40, pipelineOverrides: { retryBaseMs: 20 }, ...extra });
   cleanups.push(() => core.stop());
   return core;
@@ -35,7 +37,7 @@ export async function makeCore(home: string, extra: Partial<AppCoreOptions> = {}
 
 /** Resolves with the first payload of `event` that satisfies `test`. */
 export function next<E extends keyof AppCoreEvents>(
-  core: TallyAppCore,
+  core: AppCore,
   event: E,
   test: (payload: AppCoreEvents[E]) => boolean = () => true,
 ): Promise<AppCoreEvents[E]> {
@@ -48,8 +50,25 @@ export function next<E extends keyof AppCoreEvents>(
   });
 }
 
+/** Resolves once `done` holds for the Recordings list: checked now and on every `recordings:changed` push. */
+export function untilRecordings(core: AppCore, done: (rows: RecordingView[]) => boolean): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let settled = false;
+    const check = () => {
+      core.handlers['recordings:list']().then((rows) => {
+        if (settled || !done(rows)) return;
+        settled = true;
+        off();
+        resolve();
+      }, reject);
+    };
+    const off = core.on('recordings:changed', check);
+    check();
+  });
+}
+
 export function collect<E extends keyof AppCoreEvents>(
-  core: TallyAppCore,
+  core: AppCore,
   event: E,
 ): { at: number; payload: AppCoreEvents[E] }[] {
   const seen: { at: number; payload: AppCoreEvents[E] }[] = [];
@@ -57,14 +76,18 @@ export function collect<E extends keyof AppCoreEvents>(
   return seen;
 }
 
-export function sandboxOf(core: TallyAppCore): Sandbox {
-  const sandbox = core.testOnly.sandbox();
-  if (!sandbox) throw new Error('no demo sandbox');
-  return sandbox;
+/** The demo sandbox a core made by `makeCore` started last. */
+export function sandboxOf(core: AppCore): Sandbox {
+  return partsOf(core).sandbox;
+}
+
+/** The recording pipeline a core made by `makeCore` opened last. */
+export function pipelineOf(core: AppCore): RecordingPipeline {
+  return partsOf(core).pipeline;
 }
 
 /** A broadcast recorded and ended in the demo sandbox, received through the webhook and saved byte for byte. */
-export async function receivesAndSaves(core: TallyAppCore, home: string, channelId: string): Promise<void> {
+export async function receivesAndSaves(core: AppCore, home: string, channelId: string): Promise<void> {
   const sandbox = sandboxOf(core);
   const saved = next(core, 'recordings:changed', (v) => v.channelId === channelId && v.state === 'saved');
   sandbox.control.startBroadcast({ id: channelId, record: true, recordingBytes: 50_000 });

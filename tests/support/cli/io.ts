@@ -5,16 +5,18 @@ import type { SecretStore } from '../../../electron/core/credentials.js';
 
 /**
  * A CommandIo whose output is captured; `stdout` stays readable for `firstLine`. `secrets` stands in for the OS
- * keychain (unset: the real one).
+ * keychain (unset: the real one); `input`, when given, is all of stdin (a piped secret).
  */
-export function captureIo(signal: AbortSignal, env: NodeJS.ProcessEnv = {}, secrets?: SecretStore) {
+export function captureIo(signal: AbortSignal, env: NodeJS.ProcessEnv = {}, secrets?: SecretStore, input?: string) {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   let out = '';
   let err = '';
   stdout.on('data', (c: Buffer) => (out += c.toString()));
   stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const io: CommandIo = { stdout, stderr, stdin: new PassThrough(), env, signal, ...(secrets ? { secrets } : {}) };
+  const stdin = new PassThrough();
+  if (input !== undefined) stdin.end(input);
+  const io: CommandIo = { stdout, stderr, stdin, env, signal, ...(secrets ? { secrets } : {}) };
   return { io, stdout, out: () => out, err: () => err };
 }
 

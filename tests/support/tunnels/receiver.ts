@@ -7,6 +7,7 @@
  */
 import { EventEmitter } from 'node:events';
 import http from 'node:http';
+import type { TunnelSupervisorOptions } from '../../../electron/core/tunnels/supervisor.js';
 
 export interface ReceivedHook {
   method: string;
@@ -27,6 +28,18 @@ export interface TestReceiver {
   /** With false, the self-check answers 503 until set back to true. */
   setHealthy(healthy: boolean): void;
   close(): Promise<void>;
+}
+
+/** What a TunnelSupervisor is told about the receiver it forwards to: where it listens and its URLs. */
+export function supervisedReceiver(
+  receiver: TestReceiver,
+): Pick<TunnelSupervisorOptions, 'local' | 'localUrl' | 'webhookUrl' | 'selfCheckUrl'> {
+  return {
+    local: { host: receiver.host, port: receiver.port },
+    localUrl: receiver.localUrl,
+    webhookUrl: (base) => receiver.webhookUrl(base),
+    selfCheckUrl: (base) => receiver.selfCheckUrl(base),
+  };
 }
 
 /** Starts the stand-in on 127.0.0.1 with an ephemeral port. */

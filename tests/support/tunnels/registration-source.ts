@@ -6,24 +6,14 @@ import { EventEmitter } from 'node:events';
 import type { UrlChange } from '../../../electron/core/tunnels/supervisor.js';
 import type { RegistrationSource } from '../../../electron/core/tunnels/register.js';
 import type { TunnelStatus } from '../../../electron/core/tunnels/types.js';
+import { tunnelStatus } from './tunnel-status.js';
 
 export class FakeRegistrationSource
   extends EventEmitter<{ 'url-changed': [UrlChange]; status: [TunnelStatus] }>
   implements RegistrationSource
 {
   registeredUrl: string | null = null;
-  status: TunnelStatus = {
-    provider: 'localtunnel',
-    state: 'connecting',
-    publicUrl: null,
-    localUrl: null,
-    uploadUrl: null,
-    lastCheckedAt: null,
-    message: null,
-    registered: false,
-    uploads: 'off',
-    uploadsMessage: null,
-  };
+  status: TunnelStatus = tunnelStatus({ provider: 'localtunnel', state: 'connecting' });
   setRegisteredUrl(url: string | null): void {
     this.registeredUrl = url;
     this.status = { ...this.status, registered: url !== null && url === this.status.publicUrl };
