@@ -221,12 +221,12 @@ describe('a studio whose team servers hang (real three-node nats-server cluster)
     const named = (said: TeamAnswer[]) => said.some((a) => !a.answering && (a.message ?? '').includes(port));
     expect(named(s.receiverSaid), JSON.stringify(s.receiverSaid)).toBe(true);
     expect(named(s.memberSaid), JSON.stringify(s.memberSaid)).toBe(true);
-    // Published within 20 s of the hang's start (measured 10-15 s). Mirrored while the node is still hung: issue 30
-    // asks for 20 s there too, measured 10-27 s (a member's byte reads still time out now and then during the hang,
-    // see docs/studio.md), so this bound is the hang's own length until that is found; before issue 30 nothing was
-    // mirrored for the whole hang.
+    // Published and mirrored within 20 s of the hang's start (both measured 10-17 s beside three busy loops: the
+    // member saves it within a second of its announcement). Before issue 30 nothing was mirrored for the whole
+    // hang; before the member read chunks without a consumer, one read in three waited 5 s on a consumer the
+    // cluster had placed on the hung node, and the first mirror took up to 27 s (docs/studio.md).
     expect(await publishedIn).toBeLessThan(20_000);
-    expect(firstThrough).toBeLessThan(40_000);
+    expect(firstThrough).toBeLessThan(20_000);
 
     // Recordings keep going through for the rest of the minute, one after the other.
     step = 'the rest of the hang';
@@ -238,6 +238,8 @@ describe('a studio whose team servers hang (real three-node nats-server cluster)
     hung.resume();
     const after = await s.share();
     await when(s.member, 'saved', () => s.mirrored.has(after));
+    // The member may save it before the receiver has marked its claim published (the announcement comes first).
+    await when(s.publisher, 'published', () => s.published.has(after));
     expect(s.publisher.pending).toBe(0);
     expect(s.mirrored.size).toBe(s.published.size);
     await s.checkFiles();
@@ -259,9 +261,11 @@ describe('a studio whose team servers hang (real three-node nats-server cluster)
     await cluster.nodes[2]!.stop(true);
     const waiting = [await s.share(), await s.share(), await s.share()];
     // Neither face is green while nothing can be stored or announced.
+    // Both at once: in the first seconds the node left alone may still answer from what it last knew (it took a
+    // few seconds to learn it had no majority), and either face may say "answering" once more meanwhile.
     const silent = (said: TeamAnswer[]) => said.at(-1)?.answering === false;
-    await when(s.publisher, 'answering', () => silent(s.receiverSaid));
-    await when(s.member, 'answering', () => silent(s.memberSaid));
+    const bothSilent = () => silent(s.receiverSaid) && silent(s.memberSaid);
+    await Promise.race([when(s.publisher, 'answering', bothSilent), when(s.member, 'answering', bothSilent)]);
     expect(s.receiverSaid.at(-1)!.message).toMatch(/cannot store or announce/);
     // Long enough that each has failed twice (before issue 30 each failure grew a pause of the recording's own,
     // which it waited out after the cluster was back).

@@ -240,6 +240,8 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
    * pauses of their own, grown through the outage, when nothing would say "answering" a second time (issue 30).
    */
   #scoutDue = false;
+  /** Ends the wait for each attempt in flight (a reconnect: its answers would come from the server left behind). */
+  readonly #abandon = new Set<(error: Error) => void>();
   #selfWake: NodeJS.Timeout | null = null;
   readonly #detach: () => void;
 
@@ -525,6 +527,9 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
         item.retry?.recover();
         item.busy = false;
       }
+      // Attempts in flight through the server left behind are not waited for: a hung one never answers, and a
+      // chunk's put waits 30 s for its answer (tests/studio-hung-server.spec.ts: published 35 s after the hang).
+      for (const abandon of [...this.#abandon]) abandon(new MovedOnError());
       this.#wakeAll();
     }
   }
@@ -629,8 +634,15 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       }
       this.#inFlight.set(item.identity, item);
       const startedAt = monotonic();
+      let abandon: (error: Error) => void = () => undefined;
+      const movedOn = new Promise<never>((_, reject) => (abandon = reject));
+      this.#abandon.add(abandon);
       try {
-        await this.#publish(item);
+        // An attempt left behind ends by its own timeouts, unheard: what it did is settled by the claim's
+        // compare-and-set, the object's revision and the announcement's message ID, as between two receivers.
+        const attempt = this.#publish(item);
+        attempt.catch(() => undefined);
+        await Promise.race([attempt, movedOn]);
         this.#queue.delete(item.identity);
         this.#clear('s3Setup');
         // One went through: the cluster stores again, and the others' pauses were the outage's.
@@ -638,10 +650,12 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
         item.retry?.reset();
       } catch (error) {
         if (signal.aborted) return;
-        const busy = clusterFailure(error);
+        const moved = error instanceof MovedOnError;
+        const busy = moved || clusterFailure(error);
         const wasBusy = item.busy === true;
-        // An attempt begun before the cluster answered again failed for the outage: it goes again at once.
-        const straddled = busy && startedAt <= this.#answeredAt;
+        // An attempt begun before the cluster answered again (or left on the server the client moved from) failed
+        // for the outage: it goes again at once.
+        const straddled = moved || (busy && startedAt <= this.#answeredAt);
         item.busy = busy && !straddled;
         item.retry ??= new RetryLoop({ policy: ITEM_RETRY, signal, clock: systemClock });
         // The cluster's failure: no pause of its own, it waits on the cluster (the scout, `#outageOver`). Else not
@@ -659,6 +673,7 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
         // To the back of the queue, so one stubborn recording does not hold up the others.
         if (this.#queue.delete(item.identity)) this.#queue.set(item.identity, item);
       } finally {
+        this.#abandon.delete(abandon);
         this.#inFlight.delete(item.identity);
         this.#wakeAll();
       }
@@ -991,6 +1006,14 @@ export class StudioPublisher extends EventEmitter<PublisherEvents> {
       .catch(() => null);
     if (!m || m.data.length === 0) return null;
     return { revision: m.seq, created: m.time, json: <T>() => m.json<T>() };
+  }
+}
+
+/** An attempt no longer waited for: the client moved to another server while it was in flight. */
+class MovedOnError extends Error {
+  constructor() {
+    super('the team connection moved to another server during the attempt; trying again through it');
+    this.name = 'MovedOnError';
   }
 }
 

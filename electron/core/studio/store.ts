@@ -9,14 +9,7 @@ import { createReadStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { Transform, type Readable } from 'node:stream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import {
-  DeliverPolicy,
-  JetStreamApiCodes,
-  JetStreamApiError,
-  jetstream,
-  jetstreamManager,
-  type JsMsg,
-} from '@nats-io/jetstream';
+import { JetStreamApiCodes, JetStreamApiError, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { Objm, StorageType, setSha256Backend, type ObjectStore } from '@nats-io/obj';
 import { note } from '../notes.js';
 import { ConfigError } from '../errors.js';
@@ -24,6 +17,7 @@ import { registerSecret } from '../redact.js';
 import { holdBuffers } from '../download/reclaim.js';
 import type { StoredRef } from './announcement.js';
 import { OBJECT_BUCKET, serverNow } from './team.js';
+import { systemClock } from '../time.js';
 
 /** What the receiver knows of a saved file. */
 export interface PutInput {
@@ -229,30 +223,39 @@ export function digestHex(digest: string): string | null {
 }
 
 /**
- * Chunks asked for at once by a read. Each chunk arrives as a view into the NATS client's own buffer for it
- * (about 1 MB for 512 KiB, grown as the socket's 64 KiB reads come in), so batches of 8 held 8-16 MB and
- * their buffers outlived young collections: a member mirroring 1 GiB peaked at 160 MB (issue 22: under
- * 100 MB). One chunk at a time, the next one asked for as soon as the last has arrived (`read`): two chunks
- * in memory (three after the first request), as paced batches of 2 held, with the server sending while the
- * member writes (batches of 2 overlapped so peaked at 98-105 MB).
- */
-const FETCH_CHUNKS = 1;
-
-/**
- * The first batch of a read: 2 chunks, so a recording of up to 1 MiB (the most common clip) is one request to
- * the server, not two (each is a few system calls and a pull on the server, 2 % of a member's CPU).
- */
-const FIRST_FETCH_CHUNKS = 2;
-
-/**
- * What a reader of the team server should know to reclaim the pieces it wrote (mirror-file.ts): a chunk
- * lives from its arrival until it is written, within `liveBytes` written (the batch written before it, its
- * own, and one more chunk); the batches alive at once hold about `inFlightBytes` of buffers.
+ * A read asks for one chunk at a time, the next one as soon as the last has arrived (`read`). Each chunk arrives
+ * as a view into the NATS client's own buffer for it (about 1 MB for 512 KiB, grown as the socket's 64 KiB reads
+ * come in): batches of 8 held 8-16 MB and their buffers outlived young collections, so a member mirroring 1 GiB
+ * peaked at 160 MB (issue 22: under 100 MB). One at a time, two chunks are in memory (the one being written, the
+ * next arriving), with the server sending while the member writes.
+ *
+ * What a reader of the team server should know to reclaim the pieces it wrote (mirror-file.ts): a chunk lives
+ * from its arrival until it is written, within `liveBytes` written (the one written before it, its own, and one
+ * more); the chunks alive at once hold about `inFlightBytes` of buffers.
  */
 export const NATS_READ_SPAN = {
-  liveBytes: (Math.max(FIRST_FETCH_CHUNKS, 2 * FETCH_CHUNKS) + 1) * CHUNK_BYTES,
-  inFlightBytes: (Math.max(FIRST_FETCH_CHUNKS, 2 * FETCH_CHUNKS) + 1) * 1024 * 1024,
+  liveBytes: 3 * CHUNK_BYTES,
+  inFlightBytes: 3 * 1024 * 1024,
 } as const;
+
+/**
+ * How long a direct get of a chunk may take before the stream's leader is asked instead, and how long a store then
+ * asks the leader alone (on the monotonic clock). A direct get goes to any server holding a replica, and the others
+ * kept sending them to a hung one: every direct get of a member timed out for the whole of a node's 60-second hang
+ * while the leader answered in milliseconds (tests/studio-hung-server.spec.ts).
+ */
+const DIRECT_TIMEOUT_MS = 1_500;
+const LEADER_ONLY_MS = 30_000;
+
+/** Rejects with the signal's reason once it is aborted; otherwise settles as `p` does. */
+function unlessAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
 
 /** The JetStream Object Store bucket `tally-studio`. */
 export class NatsTeamStore implements TeamStore {
@@ -301,6 +304,21 @@ export class NatsTeamStore implements TeamStore {
       os.catch(() => this.#readable.delete(bucket));
     }
     return os;
+  }
+
+  readonly #managers = new Map<number, Promise<JetStreamManager>>();
+  /** Until when (monotonic) chunks are read from the stream's leader alone: a direct get went unanswered. */
+  #leaderOnlyUntil = 0;
+
+  /** The JetStream API with its request timeout (0: the client's default), made once per store. */
+  #manager(timeout = 0): Promise<JetStreamManager> {
+    let jsm = this.#managers.get(timeout);
+    if (!jsm) {
+      // Made without asking the server first (`checkAPI`): each would be one more request per store.
+      jsm = jetstreamManager(this.#nc, { checkAPI: false, ...(timeout > 0 ? { timeout } : {}) });
+      this.#managers.set(timeout, jsm);
+    }
+    return jsm;
   }
 
   /** Whether the server still holds every chunk the object's name says it has (one request). */
@@ -413,57 +431,54 @@ export class NatsTeamStore implements TeamStore {
       startSeq = Number(seq) + 1;
     }
     if (offset >= info.size) return;
-    const js = jetstream(this.#nc);
-    const consumer = await js.consumers.get(`OBJ_${ref.bucket}`, {
-      filter_subjects: `$O.${ref.bucket}.C.${info.nuid}`,
-      ...(startSeq > 0
-        ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: startSeq }
-        : { deliver_policy: DeliverPolicy.All }),
-    });
-    // Paced and overlapped: the next batch is asked for as soon as the last one has arrived, and arrives while
-    // the file takes that one (one batch after the other, the server and the member each waited for the other:
-    // a member mirrored at a third of a download's speed). A batch is asked for only once the one before it is
-    // all here and the one before that is written, so at most two are in memory however fast the server
-    // sends, and a slow disk slows the reads.
-    const chunk = info.options?.max_chunk_size ?? CHUNK_BYTES;
-    let at = offset;
-    let received = offset;
-    type Batch = Awaited<ReturnType<typeof consumer.fetch>>;
-    let current = null as Batch | null; // set inside fetchBatch
-    const stop = () => void current?.close();
-    signal.addEventListener('abort', stop, { once: true });
-    const fetchBatch = async (): Promise<JsMsg[]> => {
-      const left = Math.ceil((info.size - received) / chunk);
-      const batch = received === offset ? FIRST_FETCH_CHUNKS : FETCH_CHUNKS;
-      current = await consumer.fetch({ max_messages: Math.max(1, Math.min(batch, left)), expires: 10_000 });
-      const got: JsMsg[] = [];
-      for await (const m of current) got.push(m);
-      for (const m of got) received += m.data.length;
-      return got;
-    };
-    let next: Promise<JsMsg[]> | null = fetchBatch();
-    next.catch(() => undefined); // awaited below; an early end must not leave it unhandled
-    try {
-      while (next && at < info.size && !signal.aborted) {
-        const batch = await next;
-        next = received < info.size && !signal.aborted ? fetchBatch() : null;
-        next?.catch(() => undefined);
-        // An empty batch: the server had nothing within the expiry (a node lost mid-read): the caller's idle
-        // timeout decides; asking again is cheap.
-        while (batch.length > 0 && !signal.aborted && at < info.size) {
-          const m = batch.shift()!;
-          const data = m.data;
-          at += data.length;
-          yield { data, resume: `${info.nuid}:${m.seq}`, release: () => releaseChunk(data) };
-        }
+    // Each chunk is asked for by its subject from the sequence after the last one, never through a consumer: the
+    // cluster places a consumer on any server of the stream, a hung one included (it stays a peer for minutes),
+    // and its creation then waits for an answer that never comes: one in three reads of a member timed out so for
+    // the whole of a node's 60-second hang (tests/studio-hung-server.spec.ts). A direct get (raw bytes, answered
+    // by a replica) first; the stream's leader when it does not answer in time or has not the chunk yet (a
+    // replica a little behind), and the leader alone for a while after a direct get went unanswered.
+    const stream = `OBJ_${ref.bucket}`;
+    const subject = `$O.${ref.bucket}.C.${info.nuid}`;
+    const jsm = await this.#manager();
+    const chunkFrom = async (seq: number): Promise<{ data: Uint8Array; seq: number }> => {
+      const query = { seq, next_by_subj: subject };
+      if (systemClock.now() >= this.#leaderOnlyUntil) {
+        const direct = await (
+          await this.#manager(DIRECT_TIMEOUT_MS)
+        ).direct
+          .getMessage(stream, query)
+          .catch((error: unknown) => {
+            if (jetStreamTimeout(error)) this.#leaderOnlyUntil = systemClock.now() + LEADER_ONLY_MS;
+            return null;
+          });
+        if (direct && direct.seq > 0) return { data: direct.data, seq: direct.seq };
       }
-    } finally {
-      signal.removeEventListener('abort', stop);
-      await current?.close();
-      await next?.catch(() => undefined);
+      // The server's message API takes `next_by_subj` too (nats-server 2.9), which the client's type leaves out.
+      const stored = await jsm.streams.getMessage(stream, query as unknown as { seq: number });
+      if (!stored) throw new UnreadableError(`The team store has ${ref.name} by name, but not all of its bytes.`);
+      return { data: stored.data, seq: stored.seq };
+    };
+    const ask = (seq: number) => {
+      const asked = chunkFrom(seq);
+      asked.catch(() => undefined); // awaited below; a read ended early must not leave it unhandled
+      return asked;
+    };
+    let at = offset;
+    let next: Promise<{ data: Uint8Array; seq: number }> | null = ask(Math.max(1, startSeq));
+    while (next && at < info.size && !signal.aborted) {
+      const chunk: { data: Uint8Array; seq: number } = await unlessAborted(next, signal);
+      at += chunk.data.length;
+      // The next one is asked for as soon as this one is here: it arrives while the file takes this one.
+      next = at < info.size ? ask(chunk.seq + 1) : null;
+      yield { data: chunk.data, resume: `${info.nuid}:${chunk.seq}`, release: () => releaseChunk(chunk.data) };
     }
     if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('aborted');
   }
+}
+
+/** A request that went unanswered (as opposed to one answered with an error). */
+function jetStreamTimeout(error: unknown): boolean {
+  return error instanceof Error && (error.name === 'TimeoutError' || /\btimeout\b/i.test(error.message));
 }
 
 /** `s3://bucket/prefix` → bucket and prefix (no leading or trailing slash). */
