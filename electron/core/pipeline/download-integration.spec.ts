@@ -129,12 +129,14 @@ describe('download manager with the inbox, the origin policy and the sandbox', (
   });
 
   it('uses parallel ranges against a throttled host', async () => {
+    // One connection would take 4 s: the ramp's two steps (each a window once every connection streams, later on
+    // a loaded machine) are over while most of the file is still to fetch, so the last step has ranges to split.
     const info = await record(4 * MiB);
-    sb.control.setFaults('download', { rateBytesPerSec: 4 * MiB });
+    sb.control.setFaults('download', { rateBytesPerSec: 1 * MiB });
     const m = manager({
       segments: 4,
       segmentThresholdBytes: 1 * MiB,
-      ramp: { rampWindowMs: 100, minSplitBytes: 256 * 1024 },
+      ramp: { rampWindowMs: 200, minSplitBytes: 256 * 1024 },
     });
     m.start();
     const { job } = await announce(info);

@@ -22,16 +22,21 @@ afterEach(async () => {
   for (const clean of cleanups.splice(0).reverse()) await clean();
 });
 
-/** Resolves with the first health view (now or announced later) that `ok` accepts. */
+/**
+ * Resolves with the first health view (now or announced later) that `ok` accepts. The view now is judged by
+ * `refresh`, which announces it when it changed: read with `health()` instead, a state never announced (a studio
+ * still connecting, between a close and a reopen) would leave the last announced one in place, and a return to
+ * it (connected again) would not be announced either: the wait would never end.
+ */
 function healthWhen(service: ReceiveService, ok: (view: HealthView) => boolean): Promise<HealthView> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const check = (view: HealthView) => {
       if (!ok(view)) return;
       service.off('health', check);
       resolve(view);
     };
     service.on('health', check);
-    check(service.health());
+    service.refresh().then(check, reject);
   });
 }
 
