@@ -63,6 +63,7 @@ describe('dependencies', () => {
         'content-type', // strict Content-Type parsing at the receiver
         'electron-updater', // the tray app's updates: electron-builder's own updater (feed, SHA-512, install on quit)
         'got', // the service's API
+        'http-parser-js', // the download engine's response heads on raw sockets (core/download/response-head.ts)
         'pino', // the log files
         'ws', // the popover's WebSocket transport in a browser
         'zod', // every trust boundary
