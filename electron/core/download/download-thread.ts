@@ -60,15 +60,8 @@ class DownloadThread {
       worker.ref();
       let stalled: Error | null = null;
       const stop = (): void => this.#post({ type: 'abort', id });
-      const host = (): string => {
-        try {
-          return new URL(opts.url).host;
-        } catch {
-          return 'the download server';
-        }
-      };
       const unwatch = opts.stallRule
-        ? watchStall(opts.stallRule, running.mirror, host, (error) => {
+        ? watchStall(opts.stallRule, running.mirror, opts.url, (error) => {
             stalled ??= error;
             stop();
           })

@@ -101,15 +101,8 @@ export async function downloadFile(opts: DownloadOptions): Promise<DownloadResul
       splitBelowBytesPerSec: opts.splitBelowBytesPerSec ?? DEFAULT_SPLIT_BELOW_BYTES_PER_SEC,
     },
   };
-  const host = (): string => {
-    try {
-      return new URL(opts.url).host;
-    } catch {
-      return 'the download server';
-    }
-  };
   const unwatch = opts.stallRule
-    ? watchStall(opts.stallRule, ctx.meter, host, (error) => stall.abort(error))
+    ? watchStall(opts.stallRule, ctx.meter, opts.url, (error) => stall.abort(error))
     : () => undefined;
   try {
     return await run(ctx, opts);

@@ -11,16 +11,26 @@ import { StallError } from './errors.js';
 import type { ProgressMeter } from './progress.js';
 import { systemClock } from '../time.js';
 
+/** The host a stall message names: the download URL's, or a plain phrase for a URL that does not parse. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'the download server';
+  }
+}
+
 /**
- * Starts watching `meter` under `rule`; `stop` is called with the StallError when the rule trips. Returns the
- * function that ends the watch (call it whatever the outcome).
+ * Starts watching `meter` under `rule` for the download of `url`; `stop` is called with the StallError when the
+ * rule trips. Returns the function that ends the watch (call it whatever the outcome).
  */
 export function watchStall(
   rule: StallRule,
   meter: Pick<ProgressMeter, 'bytes' | 'total' | 'done'>,
-  host: () => string,
+  url: string,
   stop: (error: StallError) => void,
 ): () => void {
+  const host = (): string => hostOf(url);
   const now = rule.now ?? systemClock.now;
   let before = meter.bytes;
   const timer = setInterval(() => {
